@@ -1,0 +1,109 @@
+//! Authentication (SPEC §6): bearer token → verified [`Identity`], the 401 challenge,
+//! and the RFC 9728 protected-resource metadata.
+//!
+//! Two surfaces share the verifier but not their tokens: MCP tokens carry the server's
+//! public URL (or it + `/mcp`) as audience, API tokens the API base URL + `/v1`.
+
+pub mod jwt;
+pub mod keys;
+
+use http::HeaderMap;
+use serde_json::{json, Value};
+
+use crate::app::AppState;
+use crate::domain::roles::{all_scopes, ScopeSet, ALL_READS_SCOPE};
+use crate::error::ApiError;
+
+/// Which door a token is presented at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Mcp,
+    Api,
+}
+
+/// A verified caller.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub user_id: String,
+    pub scopes: ScopeSet,
+    pub jti: Option<String>,
+}
+
+/// Why authentication failed.
+#[derive(Debug)]
+pub enum AuthFailure {
+    /// No `Authorization: Bearer` header.
+    Missing,
+    /// A token was sent but is not acceptable (bad, expired, revoked, wrong audience).
+    Invalid,
+    /// The secret store or database could not be asked.
+    Unavailable(ApiError),
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+/// Verifies the bearer token of a request made at `surface`.
+pub async fn authenticate(state: &AppState, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
+    let token = match headers.get(http::header::AUTHORIZATION) {
+        None => return Err(AuthFailure::Missing),
+        Some(_) => bearer(headers).ok_or(AuthFailure::Invalid)?,
+    };
+    let keys = state.keys.current().await.map_err(AuthFailure::Unavailable)?;
+    let config = &state.config;
+    let audiences: Vec<String> = match surface {
+        Surface::Mcp => config.mcp_audiences().to_vec(),
+        Surface::Api => vec![config.api_audience()],
+    };
+    let claims = jwt::verify(token, &keys, &audiences, &config.auth_server).map_err(|rejection| {
+        tracing::debug!(?rejection, "token refused");
+        AuthFailure::Invalid
+    })?;
+    if claims.sub.trim().is_empty() {
+        return Err(AuthFailure::Invalid);
+    }
+    if let Some(jti) = &claims.jti {
+        let revoked = crate::storage::identity::is_revoked(&state.db, jti)
+            .await
+            .map_err(|e| AuthFailure::Unavailable(crate::storage::db_error(e)))?;
+        if revoked {
+            return Err(AuthFailure::Invalid);
+        }
+    }
+    Ok(Identity { user_id: claims.sub, scopes: ScopeSet::parse(&claims.scope), jti: claims.jti })
+}
+
+/// The well-known metadata URL for a resource path (`""` for `/`, `"/mcp"` for the alias).
+pub fn metadata_url(public_url: &str, resource_path: &str) -> String {
+    format!("{public_url}/.well-known/oauth-protected-resource{resource_path}")
+}
+
+/// The `WWW-Authenticate` value of a 401.
+pub fn challenge(public_url: &str, resource_path: &str, token_sent: bool) -> String {
+    let mut value = format!("Bearer resource_metadata=\"{}\"", metadata_url(public_url, resource_path));
+    if token_sent {
+        value.push_str(", error=\"invalid_token\"");
+    }
+    value
+}
+
+/// Scopes advertised in the metadata: the 20 read/write scopes and `finance.all`.
+pub fn scopes_supported() -> Vec<String> {
+    let mut scopes = all_scopes();
+    scopes.push(ALL_READS_SCOPE.to_string());
+    scopes
+}
+
+/// RFC 9728 protected-resource metadata for `resource_path` (`""` or `"/mcp"`).
+pub fn protected_resource_metadata(state: &AppState, resource_path: &str) -> Value {
+    json!({
+        "resource": format!("{}{}", state.config.public_url, resource_path),
+        "authorization_servers": [state.config.auth_server],
+        "scopes_supported": scopes_supported(),
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Kobana Finance",
+    })
+}

@@ -1,0 +1,286 @@
+//! The command line (SPEC §12). One binary: a Lambda handler when
+//! `AWS_LAMBDA_RUNTIME_API` is set, otherwise these commands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::app::{App, AppState};
+use crate::auth::jwt::{self, Audience, Claims};
+use crate::config::{Config, Mode};
+use crate::storage::{migrate, seed};
+
+#[derive(Parser, Debug)]
+#[command(name = "kobana-finance-mcp", version, about = "Kobana Finance MCP server and REST API")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the HTTP server; an empty database is migrated and seeded with demo data.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Database URL (sqlite:PATH or postgres://…); overrides KFIN_DATABASE_URL.
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Apply pending database migrations.
+    Migrate {
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Write the demo data (two workspaces, users in every role).
+    Seed {
+        #[arg(long)]
+        database_url: Option<String>,
+        /// Print the ids created as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign a token with the same secret `serve` uses; prints only the JWT.
+    Token {
+        /// The user id (the token's `sub`).
+        #[arg(long)]
+        user: String,
+        /// Space-separated scopes (default: the 20 read and write scopes).
+        #[arg(long)]
+        scope: Option<String>,
+        /// Which surface the token is for.
+        #[arg(long, value_enum, default_value_t = TokenAudience::Mcp)]
+        audience: TokenAudience,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 86_400)]
+        ttl: u64,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Add a token id (`jti`) to the deny list.
+    Revoke {
+        #[arg(long)]
+        jti: String,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Run an API Gateway / Function URL / ALB event through the Lambda handler and
+    /// print the Lambda response.
+    Replay {
+        event: PathBuf,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TokenAudience {
+    Mcp,
+    Api,
+}
+
+type CliResult = Result<(), String>;
+
+fn init_logging(mode: Mode, default_level: tracing::Level) {
+    let level = match std::env::var("KFIN_LOG").ok().as_deref().map(str::trim) {
+        Some("off") => return,
+        Some("error") => tracing::Level::ERROR,
+        Some("warn") => tracing::Level::WARN,
+        Some("info") => tracing::Level::INFO,
+        Some("debug") => tracing::Level::DEBUG,
+        _ => default_level,
+    };
+    let builder = tracing_subscriber::fmt().with_max_level(level);
+    let _ = match mode {
+        Mode::Lambda => builder.json().with_current_span(false).without_time().try_init(),
+        Mode::Local => builder.with_writer(std::io::stderr).with_target(false).compact().try_init(),
+    };
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+        return lambda_main();
+    }
+    let cli = Cli::parse();
+    let serving = matches!(cli.command, Command::Serve { .. });
+    init_logging(Mode::Local, if serving { tracing::Level::INFO } else { tracing::Level::WARN });
+    let runtime = if serving {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    };
+    let runtime = match runtime {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn lambda_main() -> ExitCode {
+    init_logging(Mode::Lambda, tracing::Level::INFO);
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome: CliResult = runtime.block_on(async {
+        let config = Config::from_env(None).map_err(|e| e.to_string())?;
+        let state = App::build(config).await?;
+        state.keys.warm().await;
+        crate::transport::lambda::run(crate::transport::router(state)).await.map_err(|e| e.to_string())
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!(error = %message, "lambda runtime stopped");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> CliResult {
+    match command {
+        Command::Serve { addr, database_url } => serve(addr, database_url).await,
+        Command::Migrate { database_url } => {
+            let state = open(database_url).await?;
+            let applied = migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
+            println!("{applied} migration(s) applied");
+            Ok(())
+        }
+        Command::Seed { database_url, json } => {
+            let state = open(database_url).await?;
+            migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
+            let wrote = seed::run(&state.db).await.map_err(|e| format!("seeding failed: {e}"))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&seed::report()).map_err(|e| e.to_string())?);
+            } else if wrote {
+                println!("demo data written");
+            } else {
+                println!("demo data already present");
+            }
+            Ok(())
+        }
+        Command::Token { user, scope, audience, ttl, database_url } => {
+            let config = Config::from_env(database_url).map_err(|e| e.to_string())?;
+            let keys = crate::auth::keys::KeyStore::from_config(&config.keys).await?;
+            let keys = keys.current().await.map_err(|e| e.message)?;
+            println!("{}", mint(&config, &keys, &user, scope, audience, ttl)?);
+            Ok(())
+        }
+        Command::Revoke { jti, database_url } => {
+            let state = open(database_url).await?;
+            migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
+            let fresh = crate::storage::identity::revoke(&state.db, &jti).await.map_err(|e| format!("cannot revoke: {e}"))?;
+            println!("{}", if fresh { "revoked" } else { "already revoked" });
+            Ok(())
+        }
+        Command::Replay { event, database_url } => replay(event, database_url).await,
+    }
+}
+
+async fn open(database_url: Option<String>) -> Result<AppState, String> {
+    let config = Config::from_env(database_url).map_err(|e| e.to_string())?;
+    App::build(config).await
+}
+
+/// Migrates, and seeds an empty database (local use only).
+async fn bootstrap(state: &AppState) -> CliResult {
+    migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
+    if seed::is_empty(&state.db).await.map_err(|e| e.to_string())? {
+        seed::run(&state.db).await.map_err(|e| format!("seeding failed: {e}"))?;
+        tracing::info!("empty database: demo data written");
+    }
+    let horizon = crate::clock::now_unix() - 2 * state.config.rate_limits.window_seconds;
+    if let Err(e) = crate::storage::rate_limit::prune(&state.db, horizon).await {
+        tracing::warn!(error = %e, "could not prune rate-limit counters");
+    }
+    Ok(())
+}
+
+pub fn mint(
+    config: &Config,
+    keys: &crate::auth::keys::Keys,
+    user: &str,
+    scope: Option<String>,
+    audience: TokenAudience,
+    ttl: u64,
+) -> Result<String, String> {
+    let now = crate::clock::now_unix().max(0) as u64;
+    let claims = Claims {
+        iss: config.auth_server.clone(),
+        aud: Audience::One(match audience {
+            TokenAudience::Mcp => config.public_url.clone(),
+            TokenAudience::Api => config.api_audience(),
+        }),
+        sub: user.to_string(),
+        scope: scope.unwrap_or_else(|| crate::domain::roles::all_scopes().join(" ")),
+        exp: now + ttl,
+        iat: Some(now),
+        nbf: None,
+        jti: Some(uuid::Uuid::new_v4().to_string()),
+    };
+    jwt::mint(&claims, keys)
+}
+
+async fn serve(addr: String, database_url: Option<String>) -> CliResult {
+    if std::env::var_os("KFIN_PUBLIC_URL").is_none() {
+        // Locally the public URL is where we listen, unless told otherwise.
+        let host = addr.replace("0.0.0.0", "127.0.0.1");
+        std::env::set_var("KFIN_PUBLIC_URL", format!("http://{host}"));
+    }
+    let state = open(database_url).await?;
+    bootstrap(&state).await?;
+    let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let keys = state.keys.current().await.map_err(|e| e.message)?;
+    let token = mint(&state.config, &keys, seed::DEMO_OWNER, None, TokenAudience::Mcp, 86_400)?;
+    println!("Kobana Finance MCP server listening on {}/ (MCP endpoint POST /, alias /mcp)", state.config.public_url);
+    println!("Database: {}", redact(&state.config.database_url));
+    println!("Dev token for the demo owner (ana.souza@demo.kobana.com.br, valid 24 h):\n{token}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    crate::transport::local::serve(listener, crate::transport::router(state)).await.map_err(|e| format!("server error: {e}"))
+}
+
+/// A database URL without its password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+async fn replay(event: PathBuf, database_url: Option<String>) -> CliResult {
+    if std::env::var_os("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH").is_none() {
+        // As in the deployed function (template.yaml): routes do not carry the stage.
+        std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
+    }
+    let bytes = std::fs::read(&event).map_err(|e| format!("cannot read {}: {e}", event.display()))?;
+    let payload = crate::transport::lambda::parse_event(&bytes)?;
+    let state = open(database_url).await?;
+    bootstrap(&state).await?;
+    let app = crate::transport::router(state);
+    let context = lambda_http::Context::default();
+    let Ok(response) = crate::transport::lambda::handle_event(app, lambda_http::LambdaEvent { payload, context }).await;
+    println!("{}", serde_json::to_string_pretty(&response).map_err(|e| e.to_string())?);
+    Ok(())
+}

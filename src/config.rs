@@ -1,0 +1,172 @@
+//! Configuration: `KFIN_*` environment variables (SPEC §12), with command-line flags
+//! overriding them. Read once at start; nothing here changes while serving.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the process runs. Lambda mode is chosen by `AWS_LAMBDA_RUNTIME_API`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Local,
+    Lambda,
+}
+
+/// Where JWT signing keys (and the request-state key) come from.
+#[derive(Debug, Clone)]
+pub enum KeySourceConfig {
+    /// `KFIN_JWT_SECRET` (optionally `KFIN_STATE_KEY`).
+    Static { jwt_secret: String, state_key: Option<String> },
+    /// AWS Secrets Manager: `KFIN_SECRET_ID`, cached for `ttl`.
+    SecretsManager { secret_id: String, ttl: Duration },
+    /// A generated development secret kept in this file (beside the SQLite database).
+    DevFile { path: PathBuf },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RateLimits {
+    pub reads: i64,
+    pub writes: i64,
+    pub window_seconds: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub mode: Mode,
+    pub database_url: String,
+    pub db_max_connections: u32,
+    /// The MCP server's canonical public URL, without a trailing slash.
+    pub public_url: String,
+    /// The REST API's origin, without a trailing slash.
+    pub api_base_url: String,
+    pub auth_server: String,
+    pub allowed_origins: Vec<String>,
+    pub keys: KeySourceConfig,
+    pub rate_limits: RateLimits,
+    pub blob_url: Option<String>,
+}
+
+pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
+pub const DEFAULT_DATA_DIR: &str = ".data";
+
+/// Errors in configuration are reported to the operator, who fixes the environment.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+fn env_number<T: std::str::FromStr>(name: &str, default: T) -> Result<T, ConfigError> {
+    match env(name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| ConfigError(format!("{name} must be a whole number, got {v:?}"))),
+    }
+}
+
+fn normalize_url(name: &str, url: &str) -> Result<String, ConfigError> {
+    let url = url.trim().trim_end_matches('/');
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.contains('#') {
+        return Err(ConfigError(format!("{name} must be an http(s) URL without a fragment, got {url:?}")));
+    }
+    Ok(url.to_string())
+}
+
+impl Config {
+    /// Reads the environment; `database_url` (from `--database-url`) overrides
+    /// `KFIN_DATABASE_URL`.
+    pub fn from_env(database_url: Option<String>) -> Result<Config, ConfigError> {
+        let mode = if env("AWS_LAMBDA_RUNTIME_API").is_some() { Mode::Lambda } else { Mode::Local };
+        let data_dir = PathBuf::from(env("KFIN_DATA_DIR").unwrap_or_else(|| DEFAULT_DATA_DIR.into()));
+        let database_url = match database_url.or_else(|| env("KFIN_DATABASE_URL")) {
+            Some(url) => url,
+            None if mode == Mode::Lambda => {
+                return Err(ConfigError("KFIN_DATABASE_URL is required in Lambda".into()))
+            }
+            None => format!("sqlite:{}", data_dir.join("kobana-finance.db").display()),
+        };
+        let public_url = normalize_url(
+            "KFIN_PUBLIC_URL",
+            &env("KFIN_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.into()),
+        )?;
+        let api_base_url = match env("KFIN_API_BASE_URL") {
+            Some(u) => normalize_url("KFIN_API_BASE_URL", &u)?,
+            None => public_url.clone(),
+        };
+        let auth_server = match env("KFIN_AUTH_SERVER") {
+            Some(u) => normalize_url("KFIN_AUTH_SERVER", &u)?,
+            None => public_url.clone(),
+        };
+        let allowed_origins = env("KFIN_ALLOWED_ORIGINS")
+            .map(|v| {
+                v.split(',')
+                    .map(|o| o.trim().trim_end_matches('/').to_string())
+                    .filter(|o| !o.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let keys = if let Some(secret_id) = env("KFIN_SECRET_ID") {
+            KeySourceConfig::SecretsManager {
+                secret_id,
+                ttl: Duration::from_secs(env_number("KFIN_SECRET_TTL_SECONDS", 300u64)?),
+            }
+        } else if let Some(jwt_secret) = env("KFIN_JWT_SECRET") {
+            KeySourceConfig::Static { jwt_secret, state_key: env("KFIN_STATE_KEY") }
+        } else if mode == Mode::Lambda {
+            return Err(ConfigError("KFIN_SECRET_ID (or KFIN_JWT_SECRET) is required in Lambda".into()));
+        } else {
+            KeySourceConfig::DevFile { path: dev_secret_path(&database_url, &data_dir) }
+        };
+        let rate_limits = RateLimits {
+            reads: env_number("KFIN_RATE_LIMIT_READS", 3_600)?,
+            writes: env_number("KFIN_RATE_LIMIT_WRITES", 1_200)?,
+            window_seconds: env_number("KFIN_RATE_LIMIT_WINDOW_SECONDS", 3_600)?,
+        };
+        if rate_limits.window_seconds <= 0 {
+            return Err(ConfigError("KFIN_RATE_LIMIT_WINDOW_SECONDS must be positive".into()));
+        }
+        let default_connections = if mode == Mode::Lambda { 2 } else { 8 };
+        Ok(Config {
+            mode,
+            database_url,
+            db_max_connections: env_number("KFIN_DB_MAX_CONNECTIONS", default_connections)?,
+            public_url,
+            api_base_url,
+            auth_server,
+            allowed_origins,
+            keys,
+            rate_limits,
+            blob_url: env("KFIN_BLOB_URL"),
+        })
+    }
+
+    /// The audiences an MCP token may carry: the public URL, or it + `/mcp`.
+    pub fn mcp_audiences(&self) -> [String; 2] {
+        [self.public_url.clone(), format!("{}/mcp", self.public_url)]
+    }
+
+    /// The audience of REST API tokens.
+    pub fn api_audience(&self) -> String {
+        format!("{}/v1", self.api_base_url)
+    }
+}
+
+/// The development secret lives beside the SQLite file, so `serve` and `token` that
+/// point at the same database sign and verify with the same key.
+fn dev_secret_path(database_url: &str, data_dir: &std::path::Path) -> PathBuf {
+    if let Some(path) = crate::storage::sqlite_file_path(database_url) {
+        let file = PathBuf::from(path);
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        return file.with_file_name(format!("{name}.dev-secret"));
+    }
+    data_dir.join("dev-secret")
+}

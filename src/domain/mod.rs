@@ -1,0 +1,3 @@
+//! Domain rules that do not depend on transport or storage.
+
+pub mod roles;

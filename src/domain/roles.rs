@@ -1,0 +1,230 @@
+//! Who may do what: the token's scopes (what the person delegated to the agent)
+//! intersected with the person's role in the workspace (what the person may do).
+//! Both are checked for tool visibility and again inside every operation.
+
+/// The finance resources a scope names (SPEC §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resource {
+    Companies,
+    Accounts,
+    Transactions,
+    Payables,
+    Receivables,
+    Categories,
+    CostCenters,
+    People,
+    Taxes,
+    Attachments,
+}
+
+impl Resource {
+    pub const ALL: [Resource; 10] = [
+        Resource::Companies,
+        Resource::Accounts,
+        Resource::Transactions,
+        Resource::Payables,
+        Resource::Receivables,
+        Resource::Categories,
+        Resource::CostCenters,
+        Resource::People,
+        Resource::Taxes,
+        Resource::Attachments,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Companies => "companies",
+            Resource::Accounts => "accounts",
+            Resource::Transactions => "transactions",
+            Resource::Payables => "payables",
+            Resource::Receivables => "receivables",
+            Resource::Categories => "categories",
+            Resource::CostCenters => "cost_centers",
+            Resource::People => "people",
+            Resource::Taxes => "taxes",
+            Resource::Attachments => "attachments",
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
+    pub fn read_scope(self) -> String {
+        format!("finance.{}", self.as_str())
+    }
+
+    pub fn write_scope(self) -> String {
+        format!("finance.{}.write", self.as_str())
+    }
+}
+
+/// What an action does to a resource. Deleting needs the write scope and a role that
+/// may delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Delete,
+}
+
+/// A workspace membership role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Owner,
+    Admin,
+    Finance,
+    Viewer,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "owner" => Some(Role::Owner),
+            "admin" => Some(Role::Admin),
+            "finance" => Some(Role::Finance),
+            "viewer" => Some(Role::Viewer),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Admin => "admin",
+            Role::Finance => "finance",
+            Role::Viewer => "viewer",
+        }
+    }
+
+    /// owner/admin: everything; finance: read and write everything but may not delete
+    /// companies or accounts; viewer: read only.
+    pub fn allows(self, resource: Resource, access: Access) -> bool {
+        match (self, access) {
+            (Role::Owner | Role::Admin, _) => true,
+            (Role::Finance, Access::Delete) => {
+                !matches!(resource, Resource::Companies | Resource::Accounts)
+            }
+            (Role::Finance, _) => true,
+            (Role::Viewer, Access::Read) => true,
+            (Role::Viewer, _) => false,
+        }
+    }
+}
+
+/// The scopes a token grants, parsed from its space-separated `scope` claim.
+/// Each scope is independent: `.write` does not imply the read scope; `finance.all`
+/// grants every read scope and no write. Unknown scopes are kept (for `granted` in
+/// error details) but grant nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ScopeSet {
+    reads: u16,
+    writes: u16,
+    granted: Vec<String>,
+}
+
+pub const ALL_READS_SCOPE: &str = "finance.all";
+
+impl ScopeSet {
+    pub fn parse(claim: &str) -> ScopeSet {
+        let mut set = ScopeSet::default();
+        for scope in claim.split_ascii_whitespace() {
+            if !set.granted.iter().any(|g| g == scope) {
+                set.granted.push(scope.to_string());
+            }
+            if scope == ALL_READS_SCOPE {
+                set.reads = u16::MAX;
+                continue;
+            }
+            let Some(rest) = scope.strip_prefix("finance.") else { continue };
+            let (name, write) = match rest.strip_suffix(".write") {
+                Some(name) => (name, true),
+                None => (rest, false),
+            };
+            if let Some(resource) = Resource::ALL.iter().find(|r| r.as_str() == name) {
+                if write {
+                    set.writes |= resource.bit();
+                } else {
+                    set.reads |= resource.bit();
+                }
+            }
+        }
+        set
+    }
+
+    pub fn allows(&self, resource: Resource, access: Access) -> bool {
+        match access {
+            Access::Read => self.reads & resource.bit() != 0,
+            Access::Write | Access::Delete => self.writes & resource.bit() != 0,
+        }
+    }
+
+    /// The scope an access needs, as it is written in tokens.
+    pub fn required(resource: Resource, access: Access) -> String {
+        match access {
+            Access::Read => resource.read_scope(),
+            Access::Write | Access::Delete => resource.write_scope(),
+        }
+    }
+
+    pub fn granted(&self) -> &[String] {
+        &self.granted
+    }
+}
+
+/// The 20 read and write scopes (not `finance.all`): what a dev token gets by default.
+pub fn all_scopes() -> Vec<String> {
+    Resource::ALL.iter().flat_map(|r| [r.read_scope(), r.write_scope()]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_scope_does_not_imply_read() {
+        let s = ScopeSet::parse("finance.payables.write");
+        assert!(s.allows(Resource::Payables, Access::Write));
+        assert!(!s.allows(Resource::Payables, Access::Read));
+    }
+
+    #[test]
+    fn finance_all_grants_reads_only() {
+        let s = ScopeSet::parse("finance.all");
+        for r in Resource::ALL {
+            assert!(s.allows(r, Access::Read));
+            assert!(!s.allows(r, Access::Write));
+        }
+    }
+
+    #[test]
+    fn unknown_scopes_grant_nothing() {
+        let s = ScopeSet::parse("finance.payable finance.payables.writ openid");
+        for r in Resource::ALL {
+            assert!(!s.allows(r, Access::Read) && !s.allows(r, Access::Write));
+        }
+        assert_eq!(s.granted().len(), 3);
+    }
+
+    #[test]
+    fn finance_role_cannot_delete_companies_or_accounts() {
+        assert!(!Role::Finance.allows(Resource::Companies, Access::Delete));
+        assert!(!Role::Finance.allows(Resource::Accounts, Access::Delete));
+        assert!(Role::Finance.allows(Resource::Payables, Access::Delete));
+        assert!(Role::Finance.allows(Resource::Accounts, Access::Write));
+    }
+
+    #[test]
+    fn viewer_reads_only() {
+        for r in Resource::ALL {
+            assert!(Role::Viewer.allows(r, Access::Read));
+            assert!(!Role::Viewer.allows(r, Access::Write));
+            assert!(!Role::Viewer.allows(r, Access::Delete));
+        }
+    }
+
+    #[test]
+    fn twenty_default_scopes() {
+        assert_eq!(all_scopes().len(), 20);
+    }
+}

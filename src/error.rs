@@ -1,0 +1,143 @@
+//! The one error type of the operations layer.
+//!
+//! Every failure an operation can report is an [`ApiError`]: a stable [`ErrorCode`]
+//! (which fixes the HTTP status), an English message and optional `details`. The REST
+//! door serialises it as the envelope `{"error":{"code","message","details"}}`; the MCP
+//! door puts the same envelope in an `isError` tool result. Protocol-level failures
+//! (JSON-RPC codes) are a different thing and live in `protocol::rpc`.
+
+use http::StatusCode;
+use serde_json::{json, Value};
+
+/// Stable error codes of SPEC §7. The status of each code is decided here and only here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    BadRequest,
+    InvalidToken,
+    InsufficientScope,
+    Forbidden,
+    NotFound,
+    WorkspaceRequired,
+    Conflict,
+    IdempotencyKeyReused,
+    UnprocessableEntity,
+    RateLimited,
+    InternalError,
+    /// A dependency (database, secret store, blob store) is unavailable: retry later.
+    ServiceUnavailable,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::InvalidToken => "invalid_token",
+            ErrorCode::InsufficientScope => "insufficient_scope",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::WorkspaceRequired => "workspace_required",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
+            ErrorCode::UnprocessableEntity => "unprocessable_entity",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::InternalError => "internal_error",
+            ErrorCode::ServiceUnavailable => "service_unavailable",
+        }
+    }
+
+    pub fn status(self) -> StatusCode {
+        match self {
+            ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidToken => StatusCode::UNAUTHORIZED,
+            ErrorCode::InsufficientScope | ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::WorkspaceRequired => StatusCode::BAD_REQUEST,
+            ErrorCode::Conflict | ErrorCode::IdempotencyKeyReused => StatusCode::CONFLICT,
+            ErrorCode::UnprocessableEntity => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+/// Seconds a client is told to wait after a dependency failure.
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 5;
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Option<Value>,
+    /// Set for `rate_limited` and `service_unavailable`: becomes `Retry-After`.
+    pub retry_after_seconds: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError { code, message: message.into(), details: None, retry_after_seconds: None }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::BadRequest, message)
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::new(ErrorCode::NotFound, format!("{what} not found"))
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Forbidden, message)
+    }
+
+    pub fn insufficient_scope(required: &str, granted: &[String]) -> Self {
+        Self::new(ErrorCode::InsufficientScope, format!("This action needs the scope {required}"))
+            .with_details(json!({ "required": [required], "granted": granted }))
+    }
+
+    pub fn workspace_required() -> Self {
+        Self::new(
+            ErrorCode::WorkspaceRequired,
+            "Several workspaces are available: pass workspace_id (see finance_workspaces_list)",
+        )
+    }
+
+    pub fn unavailable(what: &str) -> Self {
+        ApiError {
+            code: ErrorCode::ServiceUnavailable,
+            message: format!("The {what} is temporarily unavailable; retry later"),
+            details: None,
+            retry_after_seconds: Some(UNAVAILABLE_RETRY_AFTER_SECONDS),
+        }
+    }
+
+    pub fn internal() -> Self {
+        Self::new(ErrorCode::InternalError, "Internal error")
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
+    }
+
+    /// The REST envelope `{"error":{"code","message","details"}}`.
+    pub fn envelope(&self) -> Value {
+        json!({ "error": {
+            "code": self.code.as_str(),
+            "message": self.message,
+            "details": self.details.clone().unwrap_or_else(|| json!({})),
+        }})
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}

@@ -1,0 +1,19 @@
+//! Kobana Finance MCP server.
+//!
+//! The layout follows a request's path:
+//! transport (HTTP, limits, Lambda) → protocol (JSON-RPC, eras, headers) → mcp (methods,
+//! tools, resources) → ops (the `/v1` operations) → domain (rules) → storage.
+//! Lower layers never reach into higher ones.
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod mcp;
+pub mod ops;
+pub mod protocol;
+pub mod storage;
+pub mod transport;

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    kobana_finance_mcp::cli::main()
+}

@@ -1,0 +1,275 @@
+//! Tools (SPEC §5): the catalogue is data — one [`ToolSpec`] row per tool, naming the
+//! permission it needs, its annotations, its schemas and the operation it dispatches
+//! to in-process. `tools/list` filters the rows by what the caller may run;
+//! `tools/call` validates arguments and runs the operation, turning actionable errors
+//! into `isError` results with the REST envelope.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{json, Map, Value};
+
+use super::{no_cursor, unavailable, McpContext};
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::protocol::rpc::RpcError;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool invocation as its handler sees it.
+pub struct ToolCall<'a> {
+    pub ctx: &'a McpContext<'a>,
+    pub arguments: Map<String, Value>,
+}
+
+type Handler = for<'a> fn(&'a ToolCall<'a>) -> BoxFuture<'a, Result<Value, ApiError>>;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+}
+
+/// One row of the catalogue.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// What the tool needs; `None` for tools every valid token may run.
+    pub permission: Option<(Resource, Access)>,
+    pub annotations: Annotations,
+    pub input_schema: fn() -> Value,
+    pub output_schema: Option<fn() -> Value>,
+    pub handler: Handler,
+}
+
+impl ToolSpec {
+    fn describe(&self) -> Value {
+        let mut tool = json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": (self.input_schema)(),
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": self.annotations.read_only,
+                "destructiveHint": self.annotations.destructive,
+                "idempotentHint": self.annotations.idempotent,
+                "openWorldHint": false,
+            },
+        });
+        if let Some(output) = self.output_schema {
+            tool["outputSchema"] = output();
+        }
+        tool
+    }
+
+    /// Whether a call counts against the write budget.
+    pub fn is_write(&self) -> bool {
+        !self.annotations.read_only
+    }
+}
+
+/// The catalogue, in the order `tools/list` returns it; `finance_workspaces_list` first.
+pub static CATALOGUE: &[ToolSpec] = &[ToolSpec {
+    name: "finance_workspaces_list",
+    title: "List workspaces",
+    description: "Lists the workspaces you can act in, your role in each, and what you may do there per resource \
+(read, write, delete), which is your token's scopes intersected with your role. Call it first: pass the chosen \
+workspace's id as workspace_id to the other finance tools when you have more than one workspace. Takes no arguments.",
+    permission: None,
+    annotations: Annotations { read_only: true, destructive: false, idempotent: true },
+    input_schema: no_arguments_schema,
+    output_schema: Some(workspaces_output_schema),
+    handler: workspaces_list,
+}];
+
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    CATALOGUE.iter().find(|t| t.name == name)
+}
+
+fn no_arguments_schema() -> Value {
+    json!({ "type": "object", "properties": {}, "additionalProperties": false })
+}
+
+fn workspaces_output_schema() -> Value {
+    let permission = json!({
+        "type": "object",
+        "properties": { "read": {"type": "boolean"}, "write": {"type": "boolean"}, "delete": {"type": "boolean"} },
+        "required": ["read", "write", "delete"],
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "data": { "type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "id": { "type": "string", "format": "uuid" },
+                    "name": { "type": "string" },
+                    "role": { "type": "string", "enum": ["owner", "admin", "finance", "viewer"] },
+                    "permissions": { "type": "object", "additionalProperties": permission },
+                },
+                "required": ["id", "name", "role", "permissions"],
+            }},
+            "meta": { "type": "object", "properties": { "next_cursor": { "type": ["string", "null"] } } },
+        },
+        "required": ["data", "meta"],
+    })
+}
+
+fn workspaces_list<'a>(call: &'a ToolCall<'a>) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let ctx = call.ctx.op_context().await?;
+        let list = crate::ops::workspaces::list(&ctx)?;
+        serde_json::to_value(list).map_err(|_| ApiError::internal())
+    })
+}
+
+/// Whether the caller may run `tool`: the scope is in the token and the role grants it
+/// in the default workspace when one is given, else in any of the caller's workspaces.
+async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError> {
+    let Some((resource, access)) = tool.permission else { return Ok(true) };
+    if !ctx.identity.scopes.allows(resource, access) {
+        return Ok(false);
+    }
+    let memberships = ctx.memberships().await?;
+    Ok(match &ctx.default_workspace {
+        Some(id) => memberships.iter().any(|m| &m.workspace_id == id && m.role.allows(resource, access)),
+        None => memberships.iter().any(|m| m.role.allows(resource, access)),
+    })
+}
+
+pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+    no_cursor(params)?;
+    let mut tools = Vec::with_capacity(CATALOGUE.len());
+    for tool in CATALOGUE {
+        if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
+            tools.push(tool.describe());
+        }
+    }
+    let mut result = Map::new();
+    result.insert("tools".into(), Value::Array(tools));
+    Ok(result)
+}
+
+fn tool_result(value: &Value, is_error: bool) -> Map<String, Value> {
+    let mut result = Map::new();
+    result.insert("content".into(), json!([{ "type": "text", "text": value.to_string() }]));
+    result.insert("structuredContent".into(), value.clone());
+    if is_error {
+        result.insert("isError".into(), json!(true));
+    }
+    result
+}
+
+pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+    let name = params.get("name").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
+    let tool = find(name).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args.clone(),
+        Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
+    };
+    let outcome = run(ctx, tool, arguments).await;
+    match outcome {
+        Ok(value) => Ok(tool_result(&value, false)),
+        Err(e) if e.code == ErrorCode::ServiceUnavailable => Err(unavailable(&e)),
+        Err(e) => Ok(tool_result(&e.envelope(), true)),
+    }
+}
+
+async fn run(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: Map<String, Value>) -> Result<Value, ApiError> {
+    validate_arguments(&(tool.input_schema)(), &arguments)?;
+    if !visible(ctx, tool).await? {
+        // Visibility failed: say which half (scope or role) is missing.
+        if let Some((resource, access)) = tool.permission {
+            if !ctx.identity.scopes.allows(resource, access) {
+                return Err(ApiError::insufficient_scope(
+                    &crate::domain::roles::ScopeSet::required(resource, access),
+                    ctx.identity.scopes.granted(),
+                ));
+            }
+        }
+        return Err(ApiError::forbidden("Your role does not allow this tool in any of your workspaces"));
+    }
+    let call = ToolCall { ctx, arguments };
+    (tool.handler)(&call).await
+}
+
+/// Checks `arguments` against the top level of a tool's input schema: unknown fields
+/// (when `additionalProperties` is false), required fields and JSON types. The
+/// offending field is named in `details`.
+pub fn validate_arguments(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ApiError> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    for (field, value) in arguments {
+        match properties.and_then(|p| p.get(field)) {
+            None if closed => {
+                return Err(ApiError::bad_request(format!("Unknown argument: {field}"))
+                    .with_details(json!({ "field": field, "reason": "unknown_field" })))
+            }
+            None => {}
+            Some(property) => {
+                if let Some(expected) = property.get("type") {
+                    if !type_matches(expected, value) {
+                        return Err(ApiError::bad_request(format!("Argument {field} has the wrong type"))
+                            .with_details(json!({ "field": field, "reason": "wrong_type", "expected": expected })));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for field in required.iter().filter_map(Value::as_str) {
+            if !arguments.contains_key(field) {
+                return Err(ApiError::bad_request(format!("Missing required argument: {field}"))
+                    .with_details(json!({ "field": field, "reason": "required" })));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn type_matches(expected: &Value, value: &Value) -> bool {
+    match expected {
+        Value::String(t) => match t.as_str() {
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "null" => value.is_null(),
+            _ => true,
+        },
+        Value::Array(types) => types.iter().any(|t| type_matches(t, value)),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspaces_list_is_first_and_read_only() {
+        let first = &CATALOGUE[0];
+        assert_eq!(first.name, "finance_workspaces_list");
+        assert!(first.annotations.read_only && first.annotations.idempotent && !first.annotations.destructive);
+        assert!(first.permission.is_none());
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_schema() {
+        let schema = json!({"type":"object","properties":{"limit":{"type":"integer"}},"required":["limit"],"additionalProperties":false});
+        let ok: Map<String, Value> = serde_json::from_value(json!({"limit": 3})).unwrap();
+        assert!(validate_arguments(&schema, &ok).is_ok());
+        for bad in [json!({}), json!({"limit":"3"}), json!({"limit":3,"x":1})] {
+            let args: Map<String, Value> = serde_json::from_value(bad).unwrap();
+            let err = validate_arguments(&schema, &args).unwrap_err();
+            assert_eq!(err.code, ErrorCode::BadRequest);
+            assert!(err.details.unwrap().get("field").is_some());
+        }
+    }
+}

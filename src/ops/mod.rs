@@ -1,0 +1,78 @@
+//! Operations: one function per `/v1` operation. The REST routes and the MCP tools are
+//! two thin doors onto these functions; scope, role and workspace isolation are
+//! checked here, inside the operation, whichever door the call came through.
+
+pub mod rate_limit;
+pub mod workspaces;
+
+use crate::app::AppState;
+use crate::auth::Identity;
+use crate::domain::roles::{Access, Resource, ScopeSet};
+use crate::error::ApiError;
+use crate::storage::identity::Membership;
+
+/// The door a write came through: recorded as `created_via`/`updated_via` and in the
+/// audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Api,
+    Mcp,
+    System,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Api => "api",
+            Channel::Mcp => "mcp",
+            Channel::System => "system",
+        }
+    }
+}
+
+/// Everything an operation needs to know about its caller.
+pub struct OpContext<'a> {
+    pub state: &'a AppState,
+    pub identity: &'a Identity,
+    pub channel: Channel,
+    /// The caller's memberships, loaded once per request by the door.
+    pub memberships: &'a [Membership],
+}
+
+impl<'a> OpContext<'a> {
+    /// Resolves the workspace of a call (SPEC §6): the explicit one (tool argument),
+    /// else the connection default (header or query), else the caller's only workspace.
+    /// A workspace the caller does not belong to is `not_found`, exactly like one that
+    /// does not exist.
+    pub fn workspace(&self, explicit: Option<&str>, default: Option<&str>) -> Result<&'a Membership, ApiError> {
+        match explicit.or(default) {
+            Some(id) => {
+                self.memberships.iter().find(|m| m.workspace_id == id).ok_or_else(|| ApiError::not_found("Workspace"))
+            }
+            None => match self.memberships {
+                [only] => Ok(only),
+                _ => Err(ApiError::workspace_required()),
+            },
+        }
+    }
+
+    /// Scope first (what the agent was delegated), then role (what the person may do).
+    pub fn authorize(&self, membership: &Membership, resource: Resource, access: Access) -> Result<(), ApiError> {
+        if !self.identity.scopes.allows(resource, access) {
+            return Err(ApiError::insufficient_scope(&ScopeSet::required(resource, access), self.identity.scopes.granted()));
+        }
+        if !membership.role.allows(resource, access) {
+            return Err(ApiError::forbidden(format!(
+                "The role {} may not {} {} in this workspace",
+                membership.role.as_str(),
+                match access {
+                    Access::Read => "read",
+                    Access::Write => "change",
+                    Access::Delete => "delete",
+                },
+                resource.as_str()
+            )));
+        }
+        Ok(())
+    }
+}

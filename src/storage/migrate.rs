@@ -1,0 +1,59 @@
+//! Schema migrations, embedded in the binary (a Lambda deployment has no files beside
+//! it). Each migration runs in its own transaction together with its bookkeeping row,
+//! so a failed or concurrent run leaves the schema either before or after it.
+
+use sqlx::Row;
+
+use super::{Backend, Db};
+
+struct Migration {
+    version: i64,
+    name: &'static str,
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+/// In order. A migration whose SQL is portable uses the same file for both backends.
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "foundation",
+    sqlite: include_str!("../../migrations/0001_foundation.sql"),
+    postgres: include_str!("../../migrations/0001_foundation.sql"),
+}];
+
+/// Applies the pending migrations; returns how many ran.
+pub async fn run(db: &Db) -> Result<usize, sqlx::Error> {
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    )
+    .execute(&db.pool)
+    .await?;
+    let applied: Vec<i64> = sqlx::query("SELECT version FROM schema_migrations")
+        .fetch_all(&db.pool)
+        .await?
+        .iter()
+        .map(|row| row.try_get::<i64, _>(0))
+        .collect::<Result<_, _>>()?;
+    let mut count = 0;
+    for migration in MIGRATIONS.iter().filter(|m| !applied.contains(&m.version)) {
+        let sql = match db.backend {
+            Backend::Sqlite => migration.sqlite,
+            Backend::Postgres => migration.postgres,
+        };
+        let mut tx = db.pool.begin().await?;
+        // The bookkeeping row goes first: a concurrent runner blocks or fails on its
+        // primary key instead of applying the same DDL twice.
+        sqlx::query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)")
+            .bind(migration.version)
+            .bind(migration.name)
+            .bind(crate::clock::now_rfc3339())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::raw_sql(sql).execute(&mut *tx).await?;
+        tx.commit().await?;
+        tracing::info!(version = migration.version, name = migration.name, "migration applied");
+        count += 1;
+    }
+    Ok(count)
+}

@@ -1,0 +1,124 @@
+//! Storage: one data-access layer over SQLite (embedded, local) and PostgreSQL
+//! (production), through sqlx's `Any` driver with runtime queries, so every query is
+//! written once. SQL uses `$n` placeholders, which both backends accept.
+//!
+//! Failures are mapped once, here: a dependency that is down (I/O, pool exhausted,
+//! database locked) becomes 503 `service_unavailable`; anything else is an internal
+//! error. Neither leaks SQL or connection details to the caller.
+
+pub mod audit;
+pub mod identity;
+pub mod migrate;
+pub mod rate_limit;
+pub mod seed;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The database handle shared by every request (cheap to clone).
+#[derive(Clone, Debug)]
+pub struct Db {
+    pub pool: AnyPool,
+    pub backend: Backend,
+}
+
+/// The file path of a `sqlite:` URL (`sqlite:path`, `sqlite://path`), if it is one and
+/// names a file rather than an in-memory database.
+pub fn sqlite_file_path(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("sqlite:")?;
+    let rest = rest.strip_prefix("//").unwrap_or(rest);
+    let path = rest.split('?').next().unwrap_or(rest);
+    if path.is_empty() || path == ":memory:" {
+        None
+    } else {
+        Some(path)
+    }
+}
+
+impl Db {
+    /// Connects to `url` (`sqlite:PATH` or `postgres://…`). A SQLite file and its
+    /// directory are created when missing.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Db, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            return Err(sqlx::Error::Configuration(
+                "KFIN_DATABASE_URL must start with sqlite: or postgres://".into(),
+            ));
+        };
+        let mut url = url.to_string();
+        if backend == Backend::Sqlite {
+            if let Some(path) = sqlite_file_path(&url) {
+                if let Some(dir) = std::path::Path::new(path).parent() {
+                    if !dir.as_os_str().is_empty() {
+                        std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
+                    }
+                }
+            }
+            if !url.contains("mode=") {
+                url.push_str(if url.contains('?') { "&mode=rwc" } else { "?mode=rwc" });
+            }
+        }
+        let options = AnyConnectOptions::from_str(&url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers proceed during a write; NORMAL is durable in WAL
+                        // mode except on power loss; foreign keys are off by default in SQLite.
+                        conn.execute(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                             PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+                        )
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        Ok(Db { pool, backend })
+    }
+}
+
+/// Maps a database failure to what the caller sees, logging the cause for operators.
+pub fn db_error(err: sqlx::Error) -> ApiError {
+    let unavailable = match &err {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            let msg = db.message().to_ascii_lowercase();
+            msg.contains("database is locked")
+                || msg.contains("busy")
+                || msg.contains("terminating connection")
+                || msg.contains("shutting down")
+        }
+        _ => false,
+    };
+    if unavailable {
+        tracing::warn!(error = %err, "database unavailable");
+        ApiError::unavailable("database")
+    } else {
+        tracing::error!(error = %err, "database error");
+        ApiError::internal()
+    }
+}

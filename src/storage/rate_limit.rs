@@ -1,0 +1,32 @@
+//! Rate-limit counters, shared by every replica through the database: one atomic
+//! upsert per request returns the new count of the caller's current window.
+
+use sqlx::Row;
+
+use super::Db;
+
+/// Counts one hit for `user_id` in `bucket` (`read`/`write`) in the window starting at
+/// `window_start`, returning the hits so far including this one.
+pub async fn hit(db: &Db, user_id: &str, bucket: &str, window_start: i64) -> Result<i64, sqlx::Error> {
+    let row = sqlx::query(
+        "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits) VALUES ($1, $2, $3, 1)
+         ON CONFLICT (user_id, bucket, window_start)
+         DO UPDATE SET hits = rate_limit_counters.hits + 1
+         RETURNING hits",
+    )
+    .bind(user_id)
+    .bind(bucket)
+    .bind(window_start)
+    .fetch_one(&db.pool)
+    .await?;
+    row.try_get(0)
+}
+
+/// Drops counters of windows that ended before `before` (housekeeping at start).
+pub async fn prune(db: &Db, before: i64) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query("DELETE FROM rate_limit_counters WHERE window_start < $1")
+        .bind(before)
+        .execute(&db.pool)
+        .await?
+        .rows_affected())
+}

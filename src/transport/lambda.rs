@@ -1,0 +1,65 @@
+//! The Lambda entry point: API Gateway REST (v1), HTTP API (v2), Function URL and ALB
+//! events run through the same router as the local server.
+//!
+//! One guard sits in front of the runtime's event conversion: a body flagged
+//! `isBase64Encoded` that is not valid base64 would make that conversion panic, so such
+//! an event is answered 400 (-32700) here, as the framing error it is.
+
+use std::convert::Infallible;
+
+use axum::Router;
+use base64::Engine;
+use lambda_http::request::LambdaRequest;
+use lambda_http::{lambda_runtime, service_fn, Adapter, LambdaEvent, Service};
+use serde_json::Value;
+
+use super::response;
+use crate::protocol::rpc::{RpcError, PARSE_ERROR};
+
+pub type LambdaResponse = <Adapter<'static, axum::response::Response, Router> as Service<LambdaEvent<LambdaRequest>>>::Response;
+
+/// Runs the Lambda runtime loop until the process is stopped.
+pub async fn run(app: Router) -> Result<(), lambda_runtime::Error> {
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| handle_event(app.clone(), event))).await
+}
+
+/// Takes the body out of an event whose base64 body does not decode; returns whether
+/// it did.
+fn remove_malformed_body(event: &mut LambdaRequest) -> bool {
+    let (encoded, body) = match event {
+        LambdaRequest::ApiGatewayV1(r) => (r.is_base64_encoded, &mut r.body),
+        LambdaRequest::ApiGatewayV2(r) => (r.is_base64_encoded, &mut r.body),
+        LambdaRequest::Alb(r) => (r.is_base64_encoded, &mut r.body),
+        #[allow(unreachable_patterns)]
+        _ => return false,
+    };
+    let malformed = encoded
+        && body.as_deref().is_some_and(|b| base64::engine::general_purpose::STANDARD.decode(b).is_err());
+    if malformed {
+        *body = None;
+    }
+    malformed
+}
+
+/// Handles one invocation: the event becomes an HTTP request for the router, and the
+/// router's response becomes the Lambda response for that event's source.
+pub async fn handle_event(app: Router, event: LambdaEvent<LambdaRequest>) -> Result<LambdaResponse, Infallible> {
+    let LambdaEvent { mut payload, context } = event;
+    if remove_malformed_body(&mut payload) {
+        let error = RpcError::new(http::StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error: the body is not valid base64");
+        let answer = response::no_store(response::rpc_error(&Value::Null, &error, None)).await;
+        let mut fixed = Some(answer);
+        let mut adapter: Adapter<'static, _, _> = Adapter::from(service_fn(move |_request: lambda_http::Request| {
+            let answer = fixed.take().unwrap_or_else(response::accepted);
+            async move { Ok::<_, Infallible>(answer) }
+        }));
+        return adapter.call(LambdaEvent { payload, context }).await;
+    }
+    let mut adapter: Adapter<'static, _, _> = Adapter::from(app);
+    adapter.call(LambdaEvent { payload, context }).await
+}
+
+/// Parses an event fixture (API Gateway v1/v2, Function URL or ALB).
+pub fn parse_event(bytes: &[u8]) -> Result<LambdaRequest, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("not an API Gateway, Function URL or ALB event: {e}"))
+}

@@ -1,0 +1,199 @@
+//! The MCP endpoint (`POST /`, alias `/mcp`): the request pipeline of SPEC §2, one step
+//! after the other in the contract's order. The first step that fails answers.
+//!
+//! | # | step | where |
+//! |---|---|---|
+//! | – | GET/DELETE/… → 405 | here |
+//! | 1 | declared `Content-Length` over the cap → 413 | [`body`] |
+//! | 2 | `Origin` not allowed → 403 | [`origin`] |
+//! | 3 | bearer token → 401 | [`crate::auth`] |
+//! | 4 | body read under the cap → 413 | [`body`] |
+//! | 5–8 | JSON, batch, JSON-RPC shape, notification → 400/202 | [`crate::protocol::rpc`] |
+//! | 9 | rate limit → 429 | [`crate::ops::rate_limit`] |
+//! | 10 | era and version checks → 400 | [`crate::protocol::era`] |
+//! | 11 | method dispatch | [`crate::mcp`] |
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode};
+use serde_json::{json, Value};
+
+use super::body::{self, BodyError, MAX_BODY_BYTES};
+use super::{origin, response};
+use crate::app::AppState;
+use crate::auth::{self, AuthFailure, Surface};
+use crate::mcp::{self, WorkspaceHint};
+use crate::ops::rate_limit::{self, Budget};
+use crate::protocol::era;
+use crate::protocol::rpc::{self, Incoming, RpcError};
+
+/// What the one log line of a request says. Never tokens, secrets or bodies.
+#[derive(Default)]
+struct RequestLog {
+    era: Option<&'static str>,
+    method: Option<String>,
+    tool: Option<String>,
+    user_id: Option<String>,
+    workspace: Option<String>,
+}
+
+pub async fn handle(State(state): State<AppState>, request: http::Request<Body>) -> Response {
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let mut log = RequestLog::default();
+    let response = pipeline(&state, &parts, body, &mut log).await;
+    tracing::info!(
+        target: "kobana_finance_mcp::request",
+        request_id = %request_id(&parts),
+        era = log.era.unwrap_or("-"),
+        method = log.method.as_deref().unwrap_or("-"),
+        tool = log.tool.as_deref().unwrap_or("-"),
+        status = response.status().as_u16(),
+        latency_us = started.elapsed().as_micros() as u64,
+        user_id = log.user_id.as_deref().unwrap_or("-"),
+        workspace = log.workspace.as_deref().unwrap_or("-"),
+    );
+    response
+}
+
+fn request_id(parts: &Parts) -> String {
+    if let Some(ctx) = parts.extensions.get::<lambda_http::Context>() {
+        return ctx.request_id.clone();
+    }
+    parts
+        .headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| v.len() <= 128)
+        .map(str::to_string)
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// Answers `early` only after the body has been read to its end (so the connection
+/// stays in sync), or with 413 if the body turns out to be over the cap.
+async fn after_draining(body: Body, early: Response) -> Response {
+    match body::drain(body, MAX_BODY_BYTES).await {
+        Ok(()) | Err(BodyError::Broken) => early,
+        Err(BodyError::TooLarge) => response::too_large(),
+    }
+}
+
+fn unauthorized(state: &AppState, resource_path: &str, token_sent: bool) -> Response {
+    let error = RpcError::new(
+        StatusCode::UNAUTHORIZED,
+        rpc::INVALID_REQUEST,
+        if token_sent { "Unauthorized: the bearer token is not valid for this server" } else { "Unauthorized: a bearer token is required" },
+    );
+    let mut response = response::rpc_error(&Value::Null, &error, None);
+    let challenge = auth::challenge(&state.config.public_url, resource_path, token_sent);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// 429 with `Retry-After` and `RateLimit-*`, or 503 when the counter could not be read.
+fn rate_limited(id: &Value, error: &crate::error::ApiError, status: Option<rate_limit::RateStatus>) -> Response {
+    let retry = error.retry_after_seconds.unwrap_or(1);
+    let rpc_error = match error.code {
+        crate::error::ErrorCode::RateLimited => RpcError::rate_limited(retry),
+        _ => mcp::unavailable(error),
+    };
+    let mut response = response::rpc_error(id, &rpc_error, None);
+    if let Some(status) = status {
+        let headers = response.headers_mut();
+        headers.insert("ratelimit-limit", HeaderValue::from(status.limit));
+        headers.insert("ratelimit-remaining", HeaderValue::from(status.remaining));
+        headers.insert("ratelimit-reset", HeaderValue::from(status.reset));
+    }
+    response
+}
+
+async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut RequestLog) -> Response {
+    if parts.method != Method::POST {
+        return response::method_not_allowed();
+    }
+    // 1. A declared length over the cap is refused before anything is read.
+    if body::declared_length(&parts.headers).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return response::too_large();
+    }
+    // 2. Origin.
+    if !origin::allowed(&state.config, &parts.headers) {
+        let error = RpcError::new(StatusCode::FORBIDDEN, rpc::INVALID_REQUEST, "Forbidden: origin not allowed");
+        return after_draining(body, response::rpc_error(&Value::Null, &error, None)).await;
+    }
+    // 3. Authentication.
+    let resource_path = if parts.uri.path() == "/mcp" { "/mcp" } else { "" };
+    let identity = match auth::authenticate(state, &parts.headers, Surface::Mcp).await {
+        Ok(identity) => identity,
+        Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, false)).await,
+        Err(AuthFailure::Invalid) => return after_draining(body, unauthorized(state, resource_path, true)).await,
+        Err(AuthFailure::Unavailable(e)) => {
+            return after_draining(body, response::rpc_error(&Value::Null, &mcp::unavailable(&e), None)).await
+        }
+    };
+    log.user_id = Some(identity.user_id.clone());
+    // 4. The body, under the cap.
+    let bytes = match body::read(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => return response::too_large(),
+        Err(BodyError::Broken) => {
+            return response::rpc_error(&Value::Null, &RpcError::invalid_request("The request body could not be read"), None)
+        }
+    };
+    // 5. JSON.
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        return response::rpc_error(&Value::Null, &RpcError::parse_error(), None);
+    };
+    // 6–8. One JSON-RPC message; notifications and responses are accepted.
+    let request = match rpc::classify(value) {
+        Ok(Incoming::Request(request)) => request,
+        Ok(Incoming::Accepted) => return response::accepted(),
+        Err((id, error)) => return response::rpc_error(&id, &error, None),
+    };
+    log.method = Some(request.method.clone());
+    let tool = (request.method == "tools/call").then(|| request.params.get("name").and_then(Value::as_str)).flatten();
+    log.tool = tool.map(str::to_string);
+    // 9. Rate limit: tools that change data spend the write budget.
+    let budget = match tool.and_then(mcp::tools::find) {
+        Some(spec) if spec.is_write() => Budget::Write,
+        _ => Budget::Read,
+    };
+    if let Err((error, status)) = rate_limit::check(state, &identity.user_id, budget).await {
+        return rate_limited(&request.id, &error, status);
+    }
+    // 10. Era and version checks.
+    let era = match era::decide(&parts.headers, &request) {
+        Ok(era) => era,
+        Err(error) => return response::rpc_error(&request.id, &error, None),
+    };
+    log.era = Some(era.version());
+    // 11. Dispatch.
+    let hint = WorkspaceHint {
+        header: parts.headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string()),
+        query: query_workspace(parts.uri.query()),
+    };
+    log.workspace = hint.header.clone().or_else(|| hint.query.clone());
+    match mcp::dispatch(state, &identity, &era, &request, hint).await {
+        Ok(done) => {
+            log.era = Some(done.version);
+            response::json(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": request.id, "result": done.result }), Some(done.version))
+        }
+        Err(error) => response::rpc_error(&request.id, &error, Some(era.version())),
+    }
+}
+
+/// `?workspace_id=` from the query string (percent-decoding is not needed for UUIDs;
+/// anything else simply names no workspace).
+fn query_workspace(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == "workspace_id")
+        .map(|(_, v)| v.to_string())
+        .filter(|v| !v.is_empty())
+}

@@ -1,0 +1,64 @@
+//! Building HTTP responses: JSON bodies, JSON-RPC errors with their status and headers,
+//! and the fixed answers (202, 405, 413).
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{header, HeaderValue, StatusCode};
+use serde_json::Value;
+
+use super::body::MAX_BODY_BYTES;
+use crate::protocol::rpc::RpcError;
+
+pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+pub fn json(status: StatusCode, body: &Value, version: Option<&str>) -> Response {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(version) = version.and_then(|v| HeaderValue::from_str(v).ok()) {
+        headers.insert(MCP_PROTOCOL_VERSION, version);
+    }
+    response
+}
+
+pub fn retry_after(response: &mut Response, seconds: Option<u64>) {
+    if let Some(seconds) = seconds {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+}
+
+/// A JSON-RPC error answer: its own HTTP status, and `Retry-After` when it has one.
+pub fn rpc_error(id: &Value, error: &RpcError, version: Option<&str>) -> Response {
+    let mut response = json(error.status, &error.to_response(id), version);
+    retry_after(&mut response, error.retry_after_seconds);
+    response
+}
+
+/// 202 for notifications and client responses: no body.
+pub fn accepted() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// 405 for anything but POST on the MCP endpoint; reveals nothing else.
+pub fn method_not_allowed() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+/// 413; the connection is closed since the rest of the body was not read.
+pub fn too_large() -> Response {
+    let mut response = rpc_error(&Value::Null, &RpcError::too_large(MAX_BODY_BYTES), None);
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// Every response: never cached.
+pub async fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
