@@ -1,0 +1,285 @@
+//! Test harness: the real router over a fresh database — a temporary SQLite file, or a
+//! throw-away PostgreSQL database when `KFIN_TEST_DATABASE=postgres`
+//! (`KFIN_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432/test`).
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::Router;
+use bytes::Bytes;
+use http::{HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use kobana_finance_mcp::app::{App, AppState};
+use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
+use kobana_finance_mcp::auth::keys::Keys;
+use kobana_finance_mcp::config::{Config, KeySourceConfig, Mode, RateLimits};
+use kobana_finance_mcp::storage::{migrate, seed, Db};
+
+pub const SECRET: &str = "test-signing-secret";
+pub const PUBLIC_URL: &str = "http://127.0.0.1:8080";
+#[allow(unused_imports)]
+pub use kobana_finance_mcp::storage::seed::{
+    DEMO_BETA_OWNER, DEMO_FINANCE, DEMO_OWNER, DEMO_VIEWER, DEMO_WORKSPACE_ACME, DEMO_WORKSPACE_BETA,
+};
+
+pub fn backend() -> &'static str {
+    match std::env::var("KFIN_TEST_DATABASE").as_deref() {
+        Ok("postgres") => "postgres",
+        _ => "sqlite",
+    }
+}
+
+pub fn config(database_url: String) -> Config {
+    Config {
+        mode: Mode::Local,
+        database_url,
+        db_max_connections: 4,
+        public_url: PUBLIC_URL.into(),
+        api_base_url: PUBLIC_URL.into(),
+        auth_server: PUBLIC_URL.into(),
+        allowed_origins: vec!["https://app.kobana.com.br".into()],
+        keys: KeySourceConfig::Static { jwt_secret: SECRET.into(), state_key: None },
+        rate_limits: RateLimits { reads: 100_000, writes: 100_000, window_seconds: 3600 },
+        blob_url: None,
+    }
+}
+
+/// A fresh, migrated and seeded database; dropped with the harness (PostgreSQL).
+pub struct TestDb {
+    pub url: String,
+    _dir: Option<TempDir>,
+    pg: Option<(String, String)>,
+}
+
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        let dir = std::env::temp_dir().join(format!("kfin-test-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn postgres_admin_url() -> String {
+    std::env::var("KFIN_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+impl TestDb {
+    pub async fn new() -> TestDb {
+        if backend() == "postgres" {
+            let admin = postgres_admin_url();
+            let name = format!("kfin_t_{}", uuid::Uuid::new_v4().simple());
+            let db = Db::connect(&admin, 1).await.expect("PostgreSQL for tests (KFIN_TEST_POSTGRES_URL)");
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&db.pool).await.expect("create test database");
+            db.pool.close().await;
+            let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin.clone());
+            TestDb { url: format!("{base}/{name}"), _dir: None, pg: Some((admin, name)) }
+        } else {
+            let dir = TempDir::new();
+            let url = format!("sqlite:{}", dir.0.join("kfin.db").display());
+            TestDb { url, _dir: Some(dir), pg: None }
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = self.pg.take() {
+            // Dropped from a plain thread: Drop cannot await, and the test's runtime may be gone.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+                rt.block_on(async {
+                    if let Ok(db) = Db::connect(&admin, 1).await {
+                        let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&db.pool).await;
+                        db.pool.close().await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
+
+pub struct Harness {
+    pub state: AppState,
+    pub app: Router,
+    pub db: TestDb,
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        Harness::with(|_| {}).await
+    }
+
+    pub async fn with(adjust: impl FnOnce(&mut Config)) -> Harness {
+        let db = TestDb::new().await;
+        let mut config = config(db.url.clone());
+        adjust(&mut config);
+        let state = App::build(config).await.expect("app");
+        migrate::run(&state.db).await.expect("migrate");
+        seed::run(&state.db).await.expect("seed");
+        let app = kobana_finance_mcp::transport::router(state.clone());
+        Harness { state, app, db }
+    }
+
+    pub fn token(&self, user: &str) -> String {
+        self.token_with(user, None, |_| {})
+    }
+
+    /// A token with the given scope (default: all 20) and claims adjusted by `edit`.
+    pub fn token_with(&self, user: &str, scope: Option<&str>, edit: impl FnOnce(&mut Claims)) -> String {
+        let now = kobana_finance_mcp::clock::now_unix() as u64;
+        let mut claims = Claims {
+            iss: PUBLIC_URL.into(),
+            aud: Audience::One(PUBLIC_URL.into()),
+            sub: user.into(),
+            scope: scope.map(str::to_string).unwrap_or_else(|| kobana_finance_mcp::domain::roles::all_scopes().join(" ")),
+            exp: now + 600,
+            iat: Some(now),
+            nbf: None,
+            jti: Some(uuid::Uuid::new_v4().to_string()),
+        };
+        edit(&mut claims);
+        jwt::mint(&claims, &Keys::from_secret(SECRET, None)).expect("mint")
+    }
+
+    pub fn api_token(&self, user: &str) -> String {
+        self.token_with(user, None, |c| c.aud = Audience::One(format!("{PUBLIC_URL}/v1")))
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Reply {
+        let response = self.app.clone().oneshot(request).await.expect("infallible");
+        Reply::from(response).await
+    }
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub bytes: Bytes,
+}
+
+impl Reply {
+    pub async fn from(response: http::Response<Body>) -> Reply {
+        let (parts, body) = response.into_parts();
+        let bytes = tokio::time::timeout(Duration::from_secs(10), body.collect()).await.expect("body in time").expect("body").to_bytes();
+        Reply { status: parts.status, headers: parts.headers, bytes }
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.bytes).unwrap_or_else(|_| panic!("JSON body, got {:?}", String::from_utf8_lossy(&self.bytes)))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn rpc_code(&self) -> Option<i64> {
+        serde_json::from_slice::<Value>(&self.bytes).ok()?.get("error")?.get("code")?.as_i64()
+    }
+
+    pub fn result(&self) -> Value {
+        let body = self.json();
+        assert!(body.get("error").is_none(), "unexpected error: {body}");
+        body["result"].clone()
+    }
+}
+
+/// The `_meta` envelope of a 2026-07-28 request.
+pub fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "tests", "version": "1.0.0" },
+    })
+}
+
+/// A request builder for the MCP endpoint.
+#[derive(Clone)]
+pub struct Mcp {
+    pub method: http::Method,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Mcp {
+    /// A raw POST with the given body and no headers.
+    pub fn raw(body: impl Into<Vec<u8>>) -> Mcp {
+        Mcp { method: http::Method::POST, path: "/".into(), headers: vec![], body: body.into() }
+    }
+
+    /// A 2026-era request with matching headers and envelope.
+    pub fn modern(method: &str, mut params: Value) -> Mcp {
+        params["_meta"] = meta();
+        let mut m = Mcp::raw(json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}).to_string())
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if method == "tools/call" {
+            if let Some(name) = params.get("name").and_then(Value::as_str) {
+                m = m.header("mcp-name", name);
+            }
+        }
+        m
+    }
+
+    /// A 2025-era request (no envelope); `version` is the header, if any.
+    pub fn legacy(method: &str, params: Value, version: Option<&str>) -> Mcp {
+        let mut m = Mcp::raw(json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}).to_string())
+            .header("content-type", "application/json");
+        if let Some(v) = version {
+            m = m.header("mcp-protocol-version", v);
+        }
+        m
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Mcp {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn without(mut self, name: &str) -> Mcp {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self
+    }
+
+    pub fn path(mut self, path: &str) -> Mcp {
+        self.path = path.into();
+        self
+    }
+
+    pub fn method(mut self, method: http::Method) -> Mcp {
+        self.method = method;
+        self
+    }
+
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Mcp {
+        self.body = body.into();
+        self
+    }
+
+    pub fn bearer(self, token: &str) -> Mcp {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    pub fn build(self) -> Request<Body> {
+        let mut builder = Request::builder().method(self.method).uri(self.path);
+        for (name, value) in &self.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder.body(Body::from(self.body)).expect("request")
+    }
+}
