@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# test.sh: everything `make test` runs, in order.
+#
+#   1. the Rust suite on SQLite (cargo nextest, or cargo test when nextest is missing);
+#   2. the same suite on PostgreSQL when one answers at KFIN_TEST_POSTGRES_URL
+#      (default postgres://postgres@127.0.0.1:5432/test) — required when CI=true;
+#   3. the end-to-end suites, which need the tools of scripts/ensure-tools.sh (Python
+#      venv with moto and the mcp client, Node 22, the conformance CLI, the TypeScript
+#      SDK): the official MCP conformance suite, and the official Python and TypeScript
+#      clients against a real local server;
+#   4. the SAM template lint (scripts/sam-validate.sh) and the event fixtures being up
+#      to date (scripts/make-events.py --check).
+# Locally, a missing service or tool skips its suite with a loud message; with CI=true
+# nothing is skipped. Exit status: non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+CI=${CI:-false}
+export KFIN_TEST_POSTGRES_URL=${KFIN_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
+BIN=target/debug/kobana-finance-mcp
+failed=()
+skipped=()
+
+banner() { printf '\n==== %s ====\n' "$*"; }
+skip() {
+  if [[ $CI == true ]]; then
+    echo "ERROR: $1 is required in CI" >&2
+    failed+=("$1")
+  else
+    printf '\n*** SKIPPED: %s — %s ***\n' "$1" "$2" >&2
+    skipped+=("$1")
+  fi
+}
+
+# Tools first, so the Rust suite finds moto (the Secrets Manager test) on a fresh machine.
+banner "test tools (scripts/ensure-tools.sh)"
+tools=ok
+scripts/ensure-tools.sh || tools=missing
+[[ -x target/tools/venv/bin/moto_server ]] && export KFIN_TEST_MOTO_SERVER=$PWD/target/tools/venv/bin/moto_server
+
+if cargo nextest --version >/dev/null 2>&1; then
+  runner=(cargo nextest run --no-fail-fast)
+else
+  echo "cargo-nextest not found: using cargo test" >&2
+  runner=(cargo test --no-fail-fast)
+fi
+
+banner "Rust suite on SQLite"
+KFIN_TEST_DATABASE=sqlite "${runner[@]}" || failed+=("rust-sqlite")
+
+banner "Rust suite on PostgreSQL"
+pg_up() {
+  if command -v pg_isready >/dev/null 2>&1; then
+    pg_isready -q -d "$KFIN_TEST_POSTGRES_URL" -t 3
+  elif command -v psql >/dev/null 2>&1; then
+    psql "$KFIN_TEST_POSTGRES_URL" -w -Atqc 'select 1' >/dev/null 2>&1
+  else
+    (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null
+  fi
+}
+if pg_up; then
+  KFIN_TEST_DATABASE=postgres "${runner[@]}" || failed+=("rust-postgres")
+else
+  skip "rust-postgres" "no PostgreSQL answers at $KFIN_TEST_POSTGRES_URL"
+fi
+
+banner "end-to-end suites"
+if [[ $tools != ok ]]; then
+  skip "conformance" "scripts/ensure-tools.sh could not install Node 22 / the conformance CLI"
+  skip "clients" "scripts/ensure-tools.sh could not install the MCP clients"
+else
+  cargo build --quiet || failed+=("build")
+  banner "official MCP conformance suite"
+  tests/conformance/run.sh "$BIN" || failed+=("conformance")
+  banner "official Python and TypeScript MCP clients"
+  tests/clients/run.sh "$BIN" || failed+=("clients")
+fi
+
+banner "SAM template lint"
+if [[ $CI == true || ${KFIN_SKIP_SAM:-0} != 1 ]]; then
+  scripts/sam-validate.sh || failed+=("sam-validate")
+fi
+
+banner "event fixtures up to date"
+python3 scripts/make-events.py --check || failed+=("events-fixtures")
+
+banner "summary"
+[[ ${#skipped[@]} -gt 0 ]] && echo "SKIPPED (not run here): ${skipped[*]}"
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all test suites passed"

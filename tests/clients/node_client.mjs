@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// node_client.mjs: end-to-end check of the server with the official TypeScript MCP SDK
+// (npm @modelcontextprotocol/sdk, installed by scripts/ensure-tools.sh into
+// target/tools/clients) over its StreamableHTTPClientTransport.
+//
+// Usage: KFIN_TOKEN=<jwt> node node_client.mjs URL [--expect-version VERSION]
+//   URL  the MCP endpoint, e.g. http://127.0.0.1:8080/ (or .../mcp)
+// The SDK speaks the initialize era: it offers its latest version and the server settles
+// on 2025-06-18 (the default expected version). The token goes in an
+// `Authorization: Bearer` header on every request (requestInit.headers).
+//
+// Checks, each printed as `PASS name` or `FAIL name: why`:
+//   * the negotiated protocol version is the expected one;
+//   * tools/list (every page) includes finance_workspaces_list, first in the list;
+//   * calling it returns a result that is not an error, whose text content is JSON
+//     containing the demo workspace id (and so does structuredContent, when present).
+// Exit status 0 only if every check passed.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
+
+const DEMO_WORKSPACE_ID = '2b93f876-769a-4bdc-b23e-304957f313b4';
+const WORKSPACES_TOOL = 'finance_workspaces_list';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const toolsDir = process.env.KFIN_NODE_CLIENTS_DIR ?? path.resolve(here, '../../target/tools/clients');
+
+const args = process.argv.slice(2);
+const url = args.find((a) => !a.startsWith('--'));
+const ev = args.indexOf('--expect-version');
+const expectVersion = ev >= 0 ? args[ev + 1] : '2025-06-18';
+const label = `node[sdk] ${url}`;
+let failed = 0;
+
+function record(name, ok, why = '') {
+  if (ok) {
+    console.log(`PASS ${label}: ${name}`);
+  } else {
+    failed += 1;
+    console.log(`FAIL ${label}: ${name}: ${why}`);
+  }
+  return ok;
+}
+
+function containsValue(node, wanted) {
+  if (typeof node === 'string') return node === wanted;
+  if (Array.isArray(node)) return node.some((v) => containsValue(v, wanted));
+  if (node && typeof node === 'object') return Object.values(node).some((v) => containsValue(v, wanted));
+  return false;
+}
+
+async function loadSdk() {
+  // The SDK lives in target/tools/clients, not beside this file: resolve it from there,
+  // through the package's own exports map.
+  const require = createRequire(path.join(toolsDir, 'package.json'));
+  const load = async (spec) => {
+    const resolved = require.resolve(spec);
+    return import(pathToFileURL(resolved).href);
+  };
+  const { Client } = await load('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await load('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  return { Client, StreamableHTTPClientTransport };
+}
+
+async function main() {
+  const token = (process.env.KFIN_TOKEN ?? '').trim();
+  if (!url || !token) {
+    console.log('FAIL node: setup: usage: KFIN_TOKEN=<jwt> node node_client.mjs URL [--expect-version V]');
+    return 1;
+  }
+  let sdk;
+  try {
+    sdk = await loadSdk();
+  } catch (e) {
+    record('load @modelcontextprotocol/sdk', false, `${e.message} (run scripts/ensure-tools.sh)`);
+    return 1;
+  }
+
+  const transport = new sdk.StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new sdk.Client({ name: 'kfin-e2e-node', version: '1.0.0' });
+  try {
+    await client.connect(transport, { timeout: 30000 });
+  } catch (e) {
+    record('connect', false, `${e.name}: ${e.message}`);
+    return 1;
+  }
+
+  try {
+    const version = transport.protocolVersion;
+    record(`protocol version ${expectVersion}`, version === expectVersion, `negotiated ${JSON.stringify(version)}`);
+
+    const names = [];
+    let cursor;
+    for (let page = 0; page < 50; page += 1) { // bounded, so a looping cursor cannot hang
+      const res = await client.listTools(cursor ? { cursor } : undefined, { timeout: 30000 });
+      names.push(...res.tools.map((t) => t.name));
+      cursor = res.nextCursor;
+      if (!cursor) break;
+    }
+    record(`tools/list includes ${WORKSPACES_TOOL}`, names.includes(WORKSPACES_TOOL),
+      `${names.length} tools: ${names.slice(0, 10).join(', ')}`);
+    record(`${WORKSPACES_TOOL} is the first tool`, names[0] === WORKSPACES_TOOL, `first is ${names[0]}`);
+
+    // callTool also validates structuredContent against the tool's outputSchema.
+    const result = await client.callTool({ name: WORKSPACES_TOOL, arguments: {} }, undefined, { timeout: 30000 });
+    const texts = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
+    record(`${WORKSPACES_TOOL} result is not an error`, !result.isError, `isError: ${texts[0]?.slice(0, 300)}`);
+    let parsed;
+    let why = `no text content in ${JSON.stringify(result.content).slice(0, 300)}`;
+    if (texts.length > 0) {
+      try {
+        parsed = JSON.parse(texts[0]);
+      } catch (e) {
+        why = `text content is not JSON (${e.message}): ${texts[0].slice(0, 300)}`;
+      }
+    }
+    record(`${WORKSPACES_TOOL} JSON includes demo workspace ${DEMO_WORKSPACE_ID}`,
+      parsed !== undefined && containsValue(parsed, DEMO_WORKSPACE_ID),
+      parsed === undefined ? why : `got ${texts[0].slice(0, 300)}`);
+    if (result.structuredContent !== undefined) {
+      record(`${WORKSPACES_TOOL} structuredContent includes the demo workspace`,
+        containsValue(result.structuredContent, DEMO_WORKSPACE_ID),
+        `got ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
+    }
+  } catch (e) {
+    record('request', false, `${e.name}: ${e.message}`);
+  } finally {
+    try {
+      await client.close();
+    } catch (e) {
+      record('close', false, `${e.name}: ${e.message}`);
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
