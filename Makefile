@@ -1,0 +1,37 @@
+# The two commands a newcomer needs are `make run` and `make test`.
+.PHONY: run test bench lambda replay build release fmt lint
+
+ARCH ?= arm64
+EVENT ?= events/v2/tools-list.json
+
+## Run the server locally on 127.0.0.1:8080 (SQLite in .data/, demo data, prints a dev token).
+run:
+	cargo run --quiet -- serve
+
+## Run every test suite (SQLite; PostgreSQL when one answers; conformance; real clients).
+test:
+	scripts/test.sh
+
+## Benchmarks: cold start, tools/list throughput and latency, binary size, memory.
+bench:
+	scripts/bench.sh
+
+## Build the Lambda deployable with cargo-lambda (ARCH=arm64 or ARCH=x86_64).
+lambda:
+	scripts/lambda-build.sh $(ARCH)
+
+## Replay an API Gateway event through the Lambda handler (fixture key, local SQLite).
+replay:
+	KFIN_JWT_SECRET=kobana-finance-replay-fixtures cargo run --quiet -- replay $(EVENT)
+
+build:
+	cargo build
+
+release:
+	cargo build --release
+
+fmt:
+	cargo fmt --all
+
+lint:
+	cargo clippy --all-targets -- -D warnings
