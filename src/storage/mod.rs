@@ -76,6 +76,9 @@ impl Db {
         let pool = AnyPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(5))
+            // A pinged idle connection costs a round trip per query. A SQLite file
+            // cannot go away under us; a PostgreSQL connection can, so it is checked.
+            .test_before_acquire(backend == Backend::Postgres)
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
