@@ -105,6 +105,11 @@ pub fn main() -> ExitCode {
         return lambda_main();
     }
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Replay { .. }) && std::env::var_os("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH").is_none() {
+        // As in the deployed function (template.yaml): routes do not carry the stage.
+        // Set before any thread starts; the event conversion reads it.
+        std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
+    }
     let serving = matches!(cli.command, Command::Serve { .. });
     init_logging(Mode::Local, if serving { tracing::Level::INFO } else { tracing::Level::WARN });
     let runtime = if serving {
@@ -237,12 +242,10 @@ pub fn mint(
 }
 
 async fn serve(addr: String, database_url: Option<String>) -> CliResult {
-    if std::env::var_os("KFIN_PUBLIC_URL").is_none() {
-        // Locally the public URL is where we listen, unless told otherwise.
-        let host = addr.replace("0.0.0.0", "127.0.0.1");
-        std::env::set_var("KFIN_PUBLIC_URL", format!("http://{host}"));
-    }
-    let state = open(database_url).await?;
+    // Locally the public URL is where we listen, unless KFIN_PUBLIC_URL says otherwise.
+    let listening = format!("http://{}", addr.replace("0.0.0.0", "127.0.0.1"));
+    let config = Config::from_env_with(database_url, Some(listening)).map_err(|e| e.to_string())?;
+    let state = App::build(config).await?;
     bootstrap(&state).await?;
     let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let keys = state.keys.current().await.map_err(|e| e.message)?;
@@ -270,10 +273,6 @@ fn redact(url: &str) -> String {
 }
 
 async fn replay(event: PathBuf, database_url: Option<String>) -> CliResult {
-    if std::env::var_os("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH").is_none() {
-        // As in the deployed function (template.yaml): routes do not carry the stage.
-        std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
-    }
     let bytes = std::fs::read(&event).map_err(|e| format!("cannot read {}: {e}", event.display()))?;
     let payload = crate::transport::lambda::parse_event(&bytes)?;
     let state = open(database_url).await?;

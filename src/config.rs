@@ -85,6 +85,12 @@ impl Config {
     /// Reads the environment; `database_url` (from `--database-url`) overrides
     /// `KFIN_DATABASE_URL`.
     pub fn from_env(database_url: Option<String>) -> Result<Config, ConfigError> {
+        Config::from_env_with(database_url, None)
+    }
+
+    /// As [`Config::from_env`], with a fallback for `KFIN_PUBLIC_URL` (the address
+    /// `serve` listens on).
+    pub fn from_env_with(database_url: Option<String>, public_url_fallback: Option<String>) -> Result<Config, ConfigError> {
         let mode = if env("AWS_LAMBDA_RUNTIME_API").is_some() { Mode::Lambda } else { Mode::Local };
         let data_dir = PathBuf::from(env("KFIN_DATA_DIR").unwrap_or_else(|| DEFAULT_DATA_DIR.into()));
         let database_url = match database_url.or_else(|| env("KFIN_DATABASE_URL")) {
@@ -96,7 +102,7 @@ impl Config {
         };
         let public_url = normalize_url(
             "KFIN_PUBLIC_URL",
-            &env("KFIN_PUBLIC_URL").unwrap_or_else(|| DEFAULT_PUBLIC_URL.into()),
+            &env("KFIN_PUBLIC_URL").or(public_url_fallback).unwrap_or_else(|| DEFAULT_PUBLIC_URL.into()),
         )?;
         let api_base_url = match env("KFIN_API_BASE_URL") {
             Some(u) => normalize_url("KFIN_API_BASE_URL", &u)?,
