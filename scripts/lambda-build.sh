@@ -2,7 +2,7 @@
 # lambda-build.sh ARCH: build the Lambda deployable (bootstrap + zip) with cargo-lambda.
 # ARCH is arm64 (the template's default) or x86_64. cargo-lambda comes from PyPI into
 # target/tools/lambda-venv (it brings its own zig for cross-linking).
-# Output: target/lambda/kobana-finance-mcp/bootstrap and bootstrap.zip.
+# Output: target/lambda/kobana-finance-mcp/bootstrap.zip (the bootstrap binary, zipped).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ARCH=${1:-arm64}
@@ -18,7 +18,12 @@ if [[ ! -x $VENV/bin/cargo-lambda ]]; then
 fi
 export PATH="$PWD/$VENV/bin:$PATH"
 if [[ $flag == --arm64 ]] && ! rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu$'; then
-  rustup target add aarch64-unknown-linux-gnu
+  if ! timeout 120 rustup target add aarch64-unknown-linux-gnu; then
+    echo "error: the arm64 build needs the Rust standard library for aarch64-unknown-linux-gnu," >&2
+    echo "       and 'rustup target add aarch64-unknown-linux-gnu' could not fetch it here." >&2
+    echo "       Build with ARCH=x86_64 (and deploy with Architecture=x86_64), or add the target first." >&2
+    exit 1
+  fi
 fi
 cargo lambda build --release "$flag" --output-format zip --bin kobana-finance-mcp
 ls -l target/lambda/kobana-finance-mcp/
