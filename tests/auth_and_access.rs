@@ -128,7 +128,7 @@ async fn rate_limit_on_the_mcp_door() {
     assert_eq!(reply.rpc_code(), Some(-31429));
     assert_eq!(reply.json()["id"], 1);
     let retry: u64 = reply.header("retry-after").unwrap().parse().unwrap();
-    assert!(retry >= 1 && retry <= 3600);
+    assert!((1..=3600).contains(&retry));
     assert_eq!(reply.json()["error"]["data"]["retryAfterSeconds"], retry);
     assert_eq!(reply.header("ratelimit-limit"), Some("2"));
     assert_eq!(reply.header("ratelimit-remaining"), Some("0"));
