@@ -105,10 +105,7 @@ fn rate_limited(id: &Value, error: &crate::error::ApiError, status: Option<rate_
     };
     let mut response = response::rpc_error(id, &rpc_error, None);
     if let Some(status) = status {
-        let headers = response.headers_mut();
-        headers.insert("ratelimit-limit", HeaderValue::from(status.limit));
-        headers.insert("ratelimit-remaining", HeaderValue::from(status.remaining));
-        headers.insert("ratelimit-reset", HeaderValue::from(status.reset));
+        response::rate_limit_headers(&mut response, &status);
     }
     response
 }

@@ -28,6 +28,14 @@ pub fn retry_after(response: &mut Response, seconds: Option<u64>) {
     }
 }
 
+/// `RateLimit-Limit`, `-Remaining` and `-Reset` (SPEC §8).
+pub fn rate_limit_headers(response: &mut Response, status: &crate::ops::rate_limit::RateStatus) {
+    let headers = response.headers_mut();
+    headers.insert("ratelimit-limit", HeaderValue::from(status.limit));
+    headers.insert("ratelimit-remaining", HeaderValue::from(status.remaining));
+    headers.insert("ratelimit-reset", HeaderValue::from(status.reset));
+}
+
 /// A JSON-RPC error answer: its own HTTP status, and `Retry-After` when it has one.
 pub fn rpc_error(id: &Value, error: &RpcError, version: Option<&str>) -> Response {
     let mut response = json(error.status, &error.to_response(id), version);

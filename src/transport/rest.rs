@@ -57,10 +57,7 @@ async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<
         Err((error, status)) => {
             let mut answer = error_response(&error);
             if let Some(status) = status {
-                let headers = answer.headers_mut();
-                headers.insert("ratelimit-limit", HeaderValue::from(status.limit));
-                headers.insert("ratelimit-remaining", HeaderValue::from(status.remaining));
-                headers.insert("ratelimit-reset", HeaderValue::from(status.reset));
+                response::rate_limit_headers(&mut answer, &status);
             }
             Err(answer)
         }
