@@ -2,6 +2,7 @@
 //! two thin doors onto these functions; scope, role and workspace isolation are
 //! checked here, inside the operation, whichever door the call came through.
 
+pub mod list;
 pub mod rate_limit;
 pub mod workspaces;
 

@@ -1,0 +1,431 @@
+//! Listing: the filter grammar, sorting and cursor pagination shared by every list
+//! operation (`/v1` query strings and the MCP list tools' `filters` object both end up
+//! here), compiled to one SQL statement confined to the caller's workspace.
+//!
+//! Pagination is keyset-based on (sort column, id): a page starts strictly after the
+//! last row of the previous one, so rows inserted meanwhile never cause a skip or a
+//! duplicate. Cursors are opaque, signed with the state key and bound to their sort.
+
+use aws_lc_rs::hmac;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+
+pub const DEFAULT_LIMIT: i64 = 25;
+pub const MAX_LIMIT: i64 = 100;
+
+/// The type of a filterable or sortable field, which decides how values are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Uuid,
+    Text,
+    Bool,
+    Date,
+    Timestamp,
+    Integer,
+    Enum(&'static [&'static str]),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    In,
+    Gte,
+    Lte,
+    Gt,
+    Lt,
+}
+
+impl Op {
+    fn parse(s: &str) -> Option<Op> {
+        Some(match s {
+            "in" => Op::In,
+            "gte" => Op::Gte,
+            "lte" => Op::Lte,
+            "gt" => Op::Gt,
+            "lt" => Op::Lt,
+            "eq" => Op::Eq,
+            _ => return None,
+        })
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            Op::Eq | Op::In => "=",
+            Op::Gte => ">=",
+            Op::Lte => "<=",
+            Op::Gt => ">",
+            Op::Lt => "<",
+        }
+    }
+}
+
+/// Ranges make sense for these kinds only.
+fn ranged(kind: Kind) -> bool {
+    matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer)
+}
+
+/// One filterable field of a resource.
+#[derive(Debug)]
+pub struct Field {
+    pub name: &'static str,
+    pub column: &'static str,
+    pub kind: Kind,
+}
+
+/// What a resource's list accepts.
+#[derive(Debug)]
+pub struct ListSpec {
+    pub table: &'static str,
+    pub filters: &'static [Field],
+    /// Sortable fields (name, column); columns are NOT NULL.
+    pub sorts: &'static [(&'static str, &'static str)],
+    /// The default sort field and whether it is descending.
+    pub default_sort: (&'static str, bool),
+    /// Extra fixed condition (e.g. `deleted_at IS NULL`).
+    pub scope: Option<&'static str>,
+}
+
+/// A parsed list request, before it is checked against a [`ListSpec`].
+#[derive(Debug, Default, Clone)]
+pub struct ListRequest {
+    pub filters: Vec<(String, Op, Vec<String>)>,
+    pub sort: Option<String>,
+    pub limit: Option<String>,
+    pub cursor: Option<String>,
+}
+
+/// A value bound to a statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// A list statement ready to run: `SELECT {columns} FROM … {sql}` with its binds.
+#[derive(Debug)]
+pub struct Compiled {
+    /// `WHERE … ORDER BY … LIMIT …` (the workspace is bind `$1`).
+    pub sql: String,
+    pub binds: Vec<Bind>,
+    pub limit: i64,
+    pub sort_field: &'static str,
+    pub sort_column: &'static str,
+    pub descending: bool,
+}
+
+fn bad(message: impl Into<String>, details: Value) -> ApiError {
+    ApiError::bad_request(message).with_details(details)
+}
+
+impl ListRequest {
+    /// From `/v1` query pairs: `field=v`, `field[op]=v` (`in` takes a comma list),
+    /// `sort`, `limit`, `cursor`.
+    pub fn from_query(pairs: &[(String, String)]) -> Result<ListRequest, ApiError> {
+        let mut request = ListRequest::default();
+        for (key, value) in pairs {
+            match key.as_str() {
+                "sort" => request.sort = Some(value.clone()),
+                "limit" => request.limit = Some(value.clone()),
+                "cursor" => request.cursor = Some(value.clone()),
+                "workspace_id" => {}
+                _ => {
+                    let (field, op) = match key.split_once('[') {
+                        Some((field, rest)) => {
+                            let op = rest
+                                .strip_suffix(']')
+                                .and_then(Op::parse)
+                                .filter(|op| *op != Op::Eq)
+                                .ok_or_else(|| bad(format!("Unknown operator in {key}"), json!({"field": field, "reason": "unknown_operator"})))?;
+                            (field.to_string(), op)
+                        }
+                        None => (key.clone(), Op::Eq),
+                    };
+                    let values = if op == Op::In { value.split(',').map(str::to_string).collect() } else { vec![value.clone()] };
+                    request.filters.push((field, op, values));
+                }
+            }
+        }
+        Ok(request)
+    }
+
+    /// From an MCP list tool's arguments: `filters` is an object whose values are a
+    /// plain value (equality) or `{"in": [...], "gte": …}`.
+    pub fn from_arguments(filters: Option<&Value>, sort: Option<&Value>, limit: Option<&Value>, cursor: Option<&Value>) -> Result<ListRequest, ApiError> {
+        let scalar = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let mut request = ListRequest::default();
+        match filters {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                for (field, condition) in map {
+                    let wrong = || bad(format!("Filter {field} has an invalid value"), json!({"field": field, "reason": "invalid_value"}));
+                    match condition {
+                        Value::Object(ops) => {
+                            for (op_name, value) in ops {
+                                let op = Op::parse(op_name).ok_or_else(|| bad(format!("Unknown operator {op_name} on {field}"), json!({"field": field, "reason": "unknown_operator"})))?;
+                                let values = match (op, value) {
+                                    (Op::In, Value::Array(items)) => items.iter().map(|i| scalar(i).ok_or_else(wrong)).collect::<Result<_, _>>()?,
+                                    (Op::In, _) => return Err(wrong()),
+                                    (_, v) => vec![scalar(v).ok_or_else(wrong)?],
+                                };
+                                request.filters.push((field.clone(), op, values));
+                            }
+                        }
+                        Value::Array(items) => {
+                            let values = items.iter().map(|i| scalar(i).ok_or_else(wrong)).collect::<Result<_, _>>()?;
+                            request.filters.push((field.clone(), Op::In, values));
+                        }
+                        v => request.filters.push((field.clone(), Op::Eq, vec![scalar(v).ok_or_else(wrong)?])),
+                    }
+                }
+            }
+            Some(_) => return Err(bad("filters must be an object", json!({"field": "filters", "reason": "wrong_type"}))),
+        }
+        request.sort = sort.and_then(scalar);
+        request.limit = limit.and_then(scalar);
+        request.cursor = cursor.and_then(Value::as_str).map(str::to_string);
+        Ok(request)
+    }
+}
+
+fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
+    let invalid = || bad(format!("Invalid value for filter {}", field.name), json!({"field": field.name, "reason": "invalid_value"}));
+    match field.kind {
+        Kind::Uuid => uuid::Uuid::parse_str(value).map(|u| Bind::Text(u.to_string())).map_err(|_| invalid()),
+        Kind::Text => Ok(Bind::Text(value.to_string())),
+        Kind::Bool => match value {
+            "true" => Ok(Bind::Int(1)),
+            "false" => Ok(Bind::Int(0)),
+            _ => Err(invalid()),
+        },
+        Kind::Date => crate::domain::dates::is_valid_date(value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid),
+        Kind::Timestamp => {
+            // A date or an RFC 3339 UTC timestamp, compared as text in that form.
+            if crate::domain::dates::is_valid_date(value) {
+                Ok(Bind::Text(format!("{value}T00:00:00Z")))
+            } else if value.len() == 20 && value.ends_with('Z') && crate::domain::dates::is_valid_date(&value[..10]) && value.as_bytes()[10] == b'T' {
+                Ok(Bind::Text(value.to_string()))
+            } else {
+                Err(invalid())
+            }
+        }
+        Kind::Integer => value.parse::<i64>().map(Bind::Int).map_err(|_| invalid()),
+        Kind::Enum(allowed) => allowed.contains(&value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid),
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct CursorBody {
+    /// Sort field and direction the cursor belongs to.
+    s: String,
+    d: bool,
+    /// The last row's sort value and id.
+    v: Value,
+    id: String,
+}
+
+fn cursor_mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, key);
+    hmac::sign(&key, payload).as_ref()[..16].to_vec()
+}
+
+/// Encodes the cursor that continues after a row with `sort_value` and `id`.
+pub fn encode_cursor(key: &[u8], compiled: &Compiled, sort_value: Value, id: &str) -> String {
+    let body = serde_json::to_vec(&CursorBody { s: compiled.sort_field.to_string(), d: compiled.descending, v: sort_value, id: id.to_string() })
+        .unwrap_or_default();
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    format!("{}.{}", b64.encode(&body), b64.encode(cursor_mac(key, &body)))
+}
+
+fn decode_cursor(key: &[u8], cursor: &str) -> Option<CursorBody> {
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (body, mac) = cursor.split_once('.')?;
+    let body = b64.decode(body).ok()?;
+    let mac = b64.decode(mac).ok()?;
+    let expected = cursor_mac(key, &body);
+    aws_lc_rs::constant_time::verify_slices_are_equal(&expected, &mac).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl ListSpec {
+    /// Checks `request` against this resource and compiles the statement's tail.
+    /// Bind `$1` is the workspace id; every other value is bound, never interpolated.
+    pub fn compile(&'static self, request: &ListRequest, workspace_id: &str, state_key: &[u8]) -> Result<Compiled, ApiError> {
+        let mut binds = vec![Bind::Text(workspace_id.to_string())];
+        let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
+        if let Some(scope) = self.scope {
+            clauses.push(scope.to_string());
+        }
+        for (name, op, values) in &request.filters {
+            let field = self
+                .filters
+                .iter()
+                .find(|f| f.name == name)
+                .ok_or_else(|| bad(format!("Unknown filter: {name}"), json!({"field": name, "reason": "unknown_filter"})))?;
+            if matches!(op, Op::Gte | Op::Lte | Op::Gt | Op::Lt) && !ranged(field.kind) {
+                return Err(bad(format!("Filter {name} does not take ranges"), json!({"field": name, "reason": "unknown_operator"})));
+            }
+            if values.is_empty() || values.len() > 100 {
+                return Err(bad(format!("Filter {name} takes 1 to 100 values"), json!({"field": name, "reason": "invalid_value"})));
+            }
+            let mut placeholders = Vec::with_capacity(values.len());
+            for value in values {
+                binds.push(check_value(field, value)?);
+                placeholders.push(format!("${}", binds.len()));
+            }
+            clauses.push(match op {
+                Op::In => format!("{} IN ({})", field.column, placeholders.join(", ")),
+                _ => format!("{} {} {}", field.column, op.sql(), placeholders[0]),
+            });
+        }
+        let (sort_field, descending) = match request.sort.as_deref() {
+            None => self.default_sort,
+            Some(s) => {
+                let (name, desc) = match s.strip_prefix('-') {
+                    Some(n) => (n, true),
+                    None => (s, false),
+                };
+                let known = self.sorts.iter().find(|(n, _)| *n == name).ok_or_else(|| bad(format!("Unknown sort field: {name}"), json!({"field": "sort", "reason": "unknown_sort"})))?;
+                (known.0, desc)
+            }
+        };
+        let sort_column = self.sorts.iter().find(|(n, _)| *n == sort_field).map(|(_, c)| *c).unwrap_or("created_at");
+        let limit = match request.limit.as_deref() {
+            None => DEFAULT_LIMIT,
+            Some(l) => l
+                .parse::<i64>()
+                .ok()
+                .filter(|l| (1..=MAX_LIMIT).contains(l))
+                .ok_or_else(|| bad(format!("limit must be between 1 and {MAX_LIMIT}"), json!({"field": "limit", "reason": "out_of_range"})))?,
+        };
+        if let Some(cursor) = &request.cursor {
+            let body = decode_cursor(state_key, cursor)
+                .filter(|b| b.s == sort_field && b.d == descending)
+                .ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"})))?;
+            let value = match body.v {
+                Value::String(s) => Bind::Text(s),
+                Value::Number(n) => Bind::Int(n.as_i64().ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor"})))?),
+                _ => return Err(bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"}))),
+            };
+            binds.push(value);
+            let v = binds.len();
+            binds.push(Bind::Text(body.id));
+            let id = binds.len();
+            let cmp = if descending { "<" } else { ">" };
+            clauses.push(format!(
+                "({sort_column} {cmp} ${v} OR ({sort_column} = ${v} AND {table}.id {cmp} ${id}))",
+                table = self.table
+            ));
+        }
+        let direction = if descending { "DESC" } else { "ASC" };
+        let sql = format!(
+            "WHERE {} ORDER BY {sort_column} {direction}, {table}.id {direction} LIMIT {}",
+            clauses.join(" AND "),
+            limit + 1,
+            table = self.table
+        );
+        Ok(Compiled { sql, binds, limit, sort_field, sort_column, descending })
+    }
+}
+
+/// Binds `binds` to `query` in order.
+pub fn bind_all<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    binds: &'q [Bind],
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    for bind in binds {
+        query = match bind {
+            Bind::Text(s) => query.bind(s.as_str()),
+            Bind::Int(i) => query.bind(*i),
+        };
+    }
+    query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    static SPEC: ListSpec = ListSpec {
+        table: "things",
+        filters: &[
+            Field { name: "company_id", column: "things.company_id", kind: Kind::Uuid },
+            Field { name: "due_date", column: "things.due_date", kind: Kind::Date },
+            Field { name: "status", column: "things.status", kind: Kind::Enum(&["pending", "paid"]) },
+            Field { name: "active", column: "things.active", kind: Kind::Bool },
+        ],
+        sorts: &[("name", "things.name"), ("created_at", "things.created_at")],
+        default_sort: ("name", false),
+        scope: None,
+    };
+    const KEY: &[u8] = b"state-key";
+
+    fn query(q: &str) -> Result<Compiled, ApiError> {
+        let pairs: Vec<(String, String)> =
+            q.split('&').filter(|p| !p.is_empty()).filter_map(|p| p.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
+        SPEC.compile(&ListRequest::from_query(&pairs)?, "ws", KEY)
+    }
+
+    fn rejected(q: &str) -> Value {
+        let err = query(q).unwrap_err();
+        assert_eq!(err.code, ErrorCode::BadRequest, "{q}");
+        err.details.unwrap()
+    }
+
+    #[test]
+    fn filter_grammar_compiles_to_bound_sql() {
+        let c = query("status[in]=pending,paid&due_date[gte]=2026-01-01&active=true&sort=-created_at&limit=10").unwrap();
+        assert_eq!(
+            c.sql,
+            "WHERE things.workspace_id = $1 AND things.status IN ($2, $3) AND things.due_date >= $4 AND things.active = $5 \
+             ORDER BY things.created_at DESC, things.id DESC LIMIT 11"
+        );
+        assert_eq!(c.binds[1..], [Bind::Text("pending".into()), Bind::Text("paid".into()), Bind::Text("2026-01-01".into()), Bind::Int(1)]);
+        assert_eq!(c.limit, 10);
+    }
+
+    #[test]
+    fn unknown_filters_operators_and_bad_values_are_bad_requests() {
+        assert_eq!(rejected("colour=red")["reason"], "unknown_filter");
+        assert_eq!(rejected("due_date[between]=x")["reason"], "unknown_operator");
+        assert_eq!(rejected("status[gte]=paid")["reason"], "unknown_operator");
+        assert_eq!(rejected("status=lost")["reason"], "invalid_value");
+        assert_eq!(rejected("company_id=not-a-uuid")["reason"], "invalid_value");
+        assert_eq!(rejected("due_date[lt]=2026-02-30")["reason"], "invalid_value");
+        assert_eq!(rejected("sort=-secret")["reason"], "unknown_sort");
+        assert_eq!(rejected("limit=101")["reason"], "out_of_range");
+        assert_eq!(rejected("limit=0")["reason"], "out_of_range");
+    }
+
+    #[test]
+    fn cursors_are_signed_and_bound_to_their_sort() {
+        let first = query("sort=name").unwrap();
+        let cursor = encode_cursor(KEY, &first, json!("Acme"), "id-1");
+        let next = query(&format!("sort=name&cursor={cursor}")).unwrap();
+        assert!(next.sql.contains("(things.name > $2 OR (things.name = $2 AND things.id > $3))"), "{}", next.sql);
+        assert_eq!(rejected(&format!("sort=-name&cursor={cursor}"))["reason"], "invalid_cursor");
+        let (body, mac) = cursor.split_once('.').unwrap();
+        let forged = format!("{}.{mac}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"s":"name","d":false,"v":"Zzz","id":"x"}"#));
+        assert_eq!(rejected(&format!("cursor={forged}"))["reason"], "invalid_cursor");
+        assert_eq!(rejected("cursor=garbage")["reason"], "invalid_cursor");
+        let _ = body;
+    }
+
+    #[test]
+    fn tool_filters_take_plain_values_and_operator_objects() {
+        let filters = json!({"status": {"in": ["pending"]}, "due_date": {"gte": "2026-01-01", "lte": "2026-01-31"}, "active": true});
+        let request = ListRequest::from_arguments(Some(&filters), Some(&json!("-created_at")), Some(&json!(5)), None).unwrap();
+        let c = SPEC.compile(&request, "ws", KEY).unwrap();
+        assert_eq!(c.binds.len(), 5);
+        assert_eq!(c.limit, 5);
+        assert!(ListRequest::from_arguments(Some(&json!([1])), None, None, None).is_err());
+    }
+}
