@@ -180,7 +180,7 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
 }
 
 async fn run(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: Map<String, Value>) -> Result<Value, ApiError> {
-    validate_arguments(&(tool.input_schema)(), &arguments)?;
+    crate::ops::validate::check_object(&(tool.input_schema)(), &arguments, "")?;
     if !visible(ctx, tool).await? {
         // Visibility failed: say which half (scope or role) is missing.
         if let Some((resource, access)) = tool.permission {
@@ -195,57 +195,6 @@ async fn run(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: Map<String, Value
     }
     let call = ToolCall { ctx, arguments };
     (tool.handler)(&call).await
-}
-
-/// Checks `arguments` against the top level of a tool's input schema: unknown fields
-/// (when `additionalProperties` is false), required fields and JSON types. The
-/// offending field is named in `details`.
-pub fn validate_arguments(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ApiError> {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-    for (field, value) in arguments {
-        match properties.and_then(|p| p.get(field)) {
-            None if closed => {
-                return Err(ApiError::bad_request(format!("Unknown argument: {field}"))
-                    .with_details(json!({ "field": field, "reason": "unknown_field" })))
-            }
-            None => {}
-            Some(property) => {
-                if let Some(expected) = property.get("type") {
-                    if !type_matches(expected, value) {
-                        return Err(ApiError::bad_request(format!("Argument {field} has the wrong type"))
-                            .with_details(json!({ "field": field, "reason": "wrong_type", "expected": expected })));
-                    }
-                }
-            }
-        }
-    }
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for field in required.iter().filter_map(Value::as_str) {
-            if !arguments.contains_key(field) {
-                return Err(ApiError::bad_request(format!("Missing required argument: {field}"))
-                    .with_details(json!({ "field": field, "reason": "required" })));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn type_matches(expected: &Value, value: &Value) -> bool {
-    match expected {
-        Value::String(t) => match t.as_str() {
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "boolean" => value.is_boolean(),
-            "object" => value.is_object(),
-            "array" => value.is_array(),
-            "null" => value.is_null(),
-            _ => true,
-        },
-        Value::Array(types) => types.iter().any(|t| type_matches(t, value)),
-        _ => true,
-    }
 }
 
 #[cfg(test)]
@@ -264,10 +213,10 @@ mod tests {
     fn arguments_are_checked_against_the_schema() {
         let schema = json!({"type":"object","properties":{"limit":{"type":"integer"}},"required":["limit"],"additionalProperties":false});
         let ok: Map<String, Value> = serde_json::from_value(json!({"limit": 3})).unwrap();
-        assert!(validate_arguments(&schema, &ok).is_ok());
+        assert!(crate::ops::validate::check_object(&schema, &ok, "").is_ok());
         for bad in [json!({}), json!({"limit":"3"}), json!({"limit":3,"x":1})] {
             let args: Map<String, Value> = serde_json::from_value(bad).unwrap();
-            let err = validate_arguments(&schema, &args).unwrap_err();
+            let err = crate::ops::validate::check_object(&schema, &args, "").unwrap_err();
             assert_eq!(err.code, ErrorCode::BadRequest);
             assert!(err.details.unwrap().get("field").is_some());
         }

@@ -2,8 +2,12 @@
 //! two thin doors onto these functions; scope, role and workspace isolation are
 //! checked here, inside the operation, whichever door the call came through.
 
+pub mod companies;
+pub mod idempotency;
 pub mod list;
+pub mod openapi;
 pub mod rate_limit;
+pub mod validate;
 pub mod workspaces;
 
 use crate::app::AppState;
@@ -28,6 +32,24 @@ impl Channel {
             Channel::Mcp => "mcp",
             Channel::System => "system",
         }
+    }
+}
+
+/// A page of a list: `{"data":[…],"meta":{"next_cursor":…}}`.
+#[derive(Debug, serde::Serialize)]
+pub struct Page<T> {
+    pub data: Vec<T>,
+    pub meta: PageMeta,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct PageMeta {
+    pub next_cursor: Option<String>,
+}
+
+impl<T> Page<T> {
+    pub fn new(data: Vec<T>, next_cursor: Option<String>) -> Self {
+        Page { data, meta: PageMeta { next_cursor } }
     }
 }
 

@@ -14,12 +14,20 @@ struct Migration {
 }
 
 /// In order. A migration whose SQL is portable uses the same file for both backends.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "foundation",
-    sqlite: include_str!("../../migrations/0001_foundation.sql"),
-    postgres: include_str!("../../migrations/0001_foundation.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "foundation",
+        sqlite: include_str!("../../migrations/0001_foundation.sql"),
+        postgres: include_str!("../../migrations/0001_foundation.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "companies",
+        sqlite: include_str!("../../migrations/0002_companies.sql"),
+        postgres: include_str!("../../migrations/0002_companies.sql"),
+    },
+];
 
 /// Applies the pending migrations; returns how many ran.
 pub async fn run(db: &Db) -> Result<usize, sqlx::Error> {

@@ -126,9 +126,9 @@ pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
     }
     for &(id, workspace, name, trade_name, document) in COMPANIES {
         sqlx::query(
-            "INSERT INTO companies (id, workspace_id, name, trade_name, document, created_at, updated_at,
+            "INSERT INTO companies (id, workspace_id, name, trade_name, cnpj, company_type, active, created_at, updated_at,
                                     created_via, updated_via)
-             VALUES ($1, $2, $3, $4, $5, $6, $6, 'system', 'system')",
+             VALUES ($1, $2, $3, $4, $5, 'matriz', 1, $6, $6, 'system', 'system')",
         )
         .bind(id)
         .bind(workspace)

@@ -4,7 +4,7 @@
 //! the REST envelope. Each route is a thin adapter: authenticate, count, call the
 //! operation, serialise.
 
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
@@ -12,8 +12,9 @@ use super::response;
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Identity, Surface};
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::list::ListRequest;
 use crate::ops::rate_limit::{self, Budget};
-use crate::ops::{Channel, OpContext};
+use crate::ops::{companies, idempotency, validate, Channel, OpContext};
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
     response::json(StatusCode::OK, &auth::protected_resource_metadata(&state, ""), None)
@@ -81,3 +82,234 @@ pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) 
     }
 }
 
+
+/// A `/v1` caller: authenticated, counted, with their memberships and the connection's
+/// default workspace (`X-Workspace-Id` or `?workspace_id=`, which must agree).
+struct Caller {
+    identity: Identity,
+    memberships: Vec<crate::storage::identity::Membership>,
+    default_workspace: Option<String>,
+}
+
+impl Caller {
+    fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
+        OpContext { state, identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
+    }
+}
+
+async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
+    let identity = enter(state, headers, budget).await?;
+    let header = headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
+    let query = query.iter().find(|(k, _)| k == "workspace_id").map(|(_, v)| v.clone());
+    let default_workspace = match (header, query) {
+        (Some(h), Some(q)) if h != q => {
+            return Err(error_response(&ApiError::bad_request("X-Workspace-Id and ?workspace_id= name different workspaces")))
+        }
+        (h, q) => h.or(q),
+    };
+    let memberships = crate::storage::identity::memberships(&state.db, &identity.user_id)
+        .await
+        .map_err(|e| error_response(&crate::storage::db_error(e)))?;
+    Ok(Caller { identity, memberships, default_workspace })
+}
+
+fn ok_json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_value(value) {
+        Ok(body) => response::json(status, &body, None),
+        Err(_) => error_response(&ApiError::internal()),
+    }
+}
+
+fn body_json(body: &[u8]) -> Result<serde_json::Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|_| ApiError::bad_request("The request body is not valid JSON").with_details(serde_json::json!({"reason": "invalid_json"})))
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let value = headers.get("x-idempotency-key").or_else(|| headers.get("idempotency-key"));
+    match value {
+        None => Ok(None),
+        Some(v) => {
+            let key = v.to_str().map_err(|_| ApiError::bad_request("The idempotency key must be visible ASCII"))?.trim().to_string();
+            crate::ops::idempotency::check_key(&key)?;
+            Ok(Some(key))
+        }
+    }
+}
+
+/// The idempotent part of a create: opens the transaction and claims the key (when one
+/// is sent). `Err(Ok(stored))` is a replay of an earlier answer.
+async fn begin_create(
+    state: &AppState,
+    ctx: &OpContext<'_>,
+    workspace_id: &str,
+    headers: &HeaderMap,
+    route: &str,
+    body: &[u8],
+) -> Result<(sqlx::Transaction<'static, sqlx::Any>, Option<String>), Result<idempotency::Stored, ApiError>> {
+    let key = idempotency_key(headers).map_err(Err)?;
+    let mut tx = state.db.pool.begin().await.map_err(|e| Err(crate::storage::db_error(e)))?;
+    if let Some(key) = &key {
+        let digest = idempotency::digest_request("POST", route, body);
+        match idempotency::claim(&mut tx, workspace_id, &ctx.identity.user_id, key, route, &digest).await.map_err(Err)? {
+            idempotency::Claim::Fresh => {}
+            idempotency::Claim::Replay(stored) => return Err(Ok(stored)),
+        }
+    }
+    Ok((tx, key))
+}
+
+/// Stores the answer under the key and commits.
+async fn finish_create(
+    mut tx: sqlx::Transaction<'static, sqlx::Any>,
+    workspace_id: &str,
+    key: Option<String>,
+    stored: &idempotency::Stored,
+) -> Result<(), ApiError> {
+    if let Some(key) = key {
+        idempotency::store(&mut tx, workspace_id, &key, stored).await?;
+    }
+    tx.commit().await.map_err(crate::storage::db_error)
+}
+
+/// 201 with `Location` (from the body's `id`), marked when it is a replay.
+fn created(stored: &idempotency::Stored, collection: &str, replayed: bool) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
+    let mut answer = response::json(status, &stored.body, None);
+    if let Some(id) = stored.body.get("id").and_then(serde_json::Value::as_str) {
+        if let Ok(location) = HeaderValue::from_str(&format!("{collection}/{id}")) {
+            answer.headers_mut().insert(http::header::LOCATION, location);
+        }
+    }
+    if replayed {
+        answer.headers_mut().insert("x-idempotency-replayed", HeaderValue::from_static("true"));
+    }
+    answer
+}
+
+type Query = axum::extract::Query<Vec<(String, String)>>;
+use axum::extract::Query as QueryPairs;
+
+/// `GET /v1/companies`
+pub async fn companies_list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
+    let caller = match caller(&state, &headers, &query, Budget::Read).await {
+        Ok(c) => c,
+        Err(answer) => return answer,
+    };
+    let ctx = caller.ctx(&state);
+    let outcome = async {
+        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+        let request = ListRequest::from_query(&query)?;
+        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
+        companies::list(&ctx, &mut conn, ws, &request).await
+    }
+    .await;
+    match outcome {
+        Ok(page) => ok_json(StatusCode::OK, &page),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `GET /v1/companies/{id}`
+pub async fn companies_get(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+    let caller = match caller(&state, &headers, &query, Budget::Read).await {
+        Ok(c) => c,
+        Err(answer) => return answer,
+    };
+    let ctx = caller.ctx(&state);
+    let outcome = async {
+        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
+        companies::get(&ctx, &mut conn, ws, &id).await
+    }
+    .await;
+    match outcome {
+        Ok(company) => ok_json(StatusCode::OK, &company),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `POST /v1/companies` (idempotent with a key)
+pub async fn companies_create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: axum::body::Bytes) -> Response {
+    const ROUTE: &str = "/v1/companies";
+    let caller = match caller(&state, &headers, &query, Budget::Write).await {
+        Ok(c) => c,
+        Err(answer) => return answer,
+    };
+    let ctx = caller.ctx(&state);
+    let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
+        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+        let input: companies::CompanyCreate = validate::parse(body_json(&body)?)?;
+        let (mut tx, key) = match begin_create(&state, &ctx, &ws.workspace_id, &headers, ROUTE, &body).await {
+            Ok(started) => started,
+            Err(Ok(replay)) => return Ok((replay, true)),
+            Err(Err(e)) => return Err(e),
+        };
+        let company = companies::create(&ctx, &mut tx, ws, input).await?;
+        let stored = idempotency::Stored { status: 201, body: serde_json::to_value(&company).map_err(|_| ApiError::internal())? };
+        finish_create(tx, &ws.workspace_id, key, &stored).await?;
+        Ok((stored, false))
+    }
+    .await;
+    match outcome {
+        Ok((stored, replayed)) => created(&stored, ROUTE, replayed),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `PATCH /v1/companies/{id}`
+pub async fn companies_update(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    QueryPairs(query): Query,
+    body: axum::body::Bytes,
+) -> Response {
+    let caller = match caller(&state, &headers, &query, Budget::Write).await {
+        Ok(c) => c,
+        Err(answer) => return answer,
+    };
+    let ctx = caller.ctx(&state);
+    let outcome = async {
+        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+        let input: companies::CompanyUpdate = validate::parse(body_json(&body)?)?;
+        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
+        let company = companies::update(&ctx, &mut tx, ws, &id, input).await?;
+        tx.commit().await.map_err(crate::storage::db_error)?;
+        Ok(company)
+    }
+    .await;
+    match outcome {
+        Ok(company) => ok_json(StatusCode::OK, &company),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `DELETE /v1/companies/{id}` → 204
+pub async fn companies_delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+    let caller = match caller(&state, &headers, &query, Budget::Write).await {
+        Ok(c) => c,
+        Err(answer) => return answer,
+    };
+    let ctx = caller.ctx(&state);
+    let outcome = async {
+        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
+        companies::delete(&ctx, &mut tx, ws, &id).await?;
+        tx.commit().await.map_err(crate::storage::db_error)
+    }
+    .await;
+    match outcome {
+        Ok(()) => {
+            let mut answer = Response::new(axum::body::Body::empty());
+            *answer.status_mut() = StatusCode::NO_CONTENT;
+            answer
+        }
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `GET /v1/openapi.json`: generated from the same types that validate requests.
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    response::json(StatusCode::OK, &crate::ops::openapi::document(&state.config.api_base_url), None)
+}

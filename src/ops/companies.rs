@@ -1,0 +1,391 @@
+//! Companies (`/v1/companies`, scope `finance.companies`): the legal entities (CNPJ) of
+//! a workspace that every other finance record belongs to.
+//!
+//! Rules: the CNPJ is validated (check digits; the alphanumeric format is accepted) and
+//! immutable, and one active company per CNPJ exists in a workspace (409 `conflict`);
+//! headquarters/branch (`type`) follows from the CNPJ; `locked_until` closes a period
+//! for the records of the company. Deleting needs the delete permission (not the
+//! `finance` role).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::list::{bind_all, encode_cursor, Field, Kind, ListRequest, ListSpec};
+use super::validate::nullable;
+use super::{OpContext, Page};
+use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::storage::audit::{self, AuditEvent};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// Brazilian tax regimes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TaxRegime {
+    SimplesNacional,
+    SimplesNacionalExcessoSublimite,
+    MicroempreendedorIndividual,
+    LucroPresumido,
+    LucroReal,
+    Isento,
+}
+
+/// A postal address; replaced whole on update.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Address {
+    #[schemars(length(min = 1, max = 255))]
+    pub street: String,
+    #[schemars(length(min = 1, max = 20))]
+    pub number: String,
+    #[serde(default)]
+    #[schemars(length(max = 255))]
+    pub complement: Option<String>,
+    #[schemars(length(min = 1, max = 255))]
+    pub neighborhood: String,
+    #[schemars(length(min = 1, max = 255))]
+    pub city: String,
+    /// IBGE municipality code (7 digits).
+    #[serde(default)]
+    #[schemars(length(min = 7, max = 7))]
+    pub city_ibge_code: Option<String>,
+    /// State (UF), two letters.
+    #[schemars(length(min = 2, max = 2))]
+    pub state: String,
+    /// CEP, 8 digits (a hyphen is accepted).
+    #[schemars(length(min = 8, max = 9))]
+    pub zip_code: String,
+}
+
+/// `POST /v1/companies`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompanyCreate {
+    /// Legal name (razão social).
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    /// CNPJ: 14 characters, digits or the alphanumeric format; punctuation is ignored.
+    /// Check digits are validated. Immutable.
+    #[schemars(length(min = 14, max = 18))]
+    pub cnpj: String,
+    #[serde(default)]
+    #[schemars(length(max = 255))]
+    pub trade_name: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 50))]
+    pub municipal_registration: Option<String>,
+    #[serde(default)]
+    pub tax_regime: Option<TaxRegime>,
+    #[serde(default)]
+    pub address: Option<Address>,
+    /// Closed period: records of this company dated on or before this day (YYYY-MM-DD)
+    /// can no longer be created, changed, settled, reopened or deleted.
+    #[serde(default)]
+    #[schemars(length(min = 10, max = 10))]
+    pub locked_until: Option<String>,
+}
+
+/// `PATCH /v1/companies/{id}`: only the fields sent change; `null` clears an optional
+/// field. The CNPJ and the type cannot change.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompanyUpdate {
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub active: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 255))]
+    pub trade_name: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 50))]
+    pub municipal_registration: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<TaxRegime>")]
+    pub tax_regime: Option<Option<TaxRegime>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<Address>")]
+    pub address: Option<Option<Address>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(min = 10, max = 10))]
+    pub locked_until: Option<Option<String>>,
+}
+
+/// A company as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Company {
+    pub id: String,
+    pub name: String,
+    pub cnpj: String,
+    /// `matriz` (headquarters) or `filial` (branch), from the CNPJ.
+    #[serde(rename = "type")]
+    pub company_type: String,
+    pub active: bool,
+    pub trade_name: Option<String>,
+    pub municipal_registration: Option<String>,
+    pub tax_regime: Option<TaxRegime>,
+    pub address: Option<Address>,
+    pub locked_until: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+pub static LIST: ListSpec = ListSpec {
+    table: "companies",
+    filters: &[
+        Field { name: "active", column: "companies.active", kind: Kind::Bool },
+        Field { name: "name", column: "companies.name", kind: Kind::Text },
+        Field { name: "cnpj", column: "companies.cnpj", kind: Kind::Text },
+        Field { name: "type", column: "companies.company_type", kind: Kind::Enum(&["matriz", "filial"]) },
+        Field { name: "created_at", column: "companies.created_at", kind: Kind::Timestamp },
+    ],
+    sorts: &[("name", "companies.name"), ("created_at", "companies.created_at")],
+    default_sort: ("name", false),
+    scope: Some("companies.deleted_at IS NULL"),
+};
+
+const COLUMNS: &str = "companies.id, companies.name, companies.cnpj, companies.company_type, companies.active, \
+    companies.trade_name, companies.municipal_registration, companies.tax_regime, companies.address, \
+    companies.locked_until, companies.created_at, companies.updated_at, companies.created_via, \
+    companies.updated_via, companies.created_by, companies.updated_by";
+
+fn from_row(row: &AnyRow) -> Result<Company, sqlx::Error> {
+    let tax_regime: Option<String> = row.try_get("tax_regime")?;
+    let address: Option<String> = row.try_get("address")?;
+    let active: i64 = row.try_get("active")?;
+    Ok(Company {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        cnpj: row.try_get::<Option<String>, _>("cnpj")?.unwrap_or_default(),
+        company_type: row.try_get("company_type")?,
+        active: active != 0,
+        trade_name: row.try_get("trade_name")?,
+        municipal_registration: row.try_get("municipal_registration")?,
+        tax_regime: tax_regime.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
+        address: address.and_then(|a| serde_json::from_str(&a).ok()),
+        locked_until: row.try_get("locked_until")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+fn unprocessable(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({ "field": field, "reason": reason }))
+}
+
+fn check_date(field: &str, value: &Option<String>) -> Result<(), ApiError> {
+    match value {
+        Some(d) if !crate::domain::dates::is_valid_date(d) => {
+            Err(ApiError::bad_request(format!("{field} must be a date YYYY-MM-DD")).with_details(json!({"field": field, "reason": "invalid_date"})))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
+    if let Some(a) = address {
+        let zip: String = a.zip_code.chars().filter(|c| *c != '-').collect();
+        if zip.len() != 8 || !zip.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(unprocessable("address.zip_code", "invalid_zip_code", "The CEP must have 8 digits"));
+        }
+        if !a.state.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(unprocessable("address.state", "invalid_state", "The state must be two upper-case letters"));
+        }
+        if a.city_ibge_code.as_deref().is_some_and(|c| !c.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(unprocessable("address.city_ibge_code", "invalid_value", "The IBGE code must have 7 digits"));
+        }
+    }
+    Ok(())
+}
+
+fn parse_id(id: &str) -> Result<String, ApiError> {
+    uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| ApiError::not_found("Company"))
+}
+
+fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            ApiError::new(ErrorCode::Conflict, "An active company with this CNPJ already exists in the workspace")
+                .with_details(json!({"field": "cnpj", "reason": "duplicate"}))
+        }
+        _ => db_error(err),
+    }
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Company>, ApiError> {
+    ctx.authorize(ws, Resource::Companies, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM companies {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let mut data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let next_cursor = if data.len() as i64 > compiled.limit {
+        data.truncate(compiled.limit as usize);
+        data.last().map(|last| {
+            let value = match compiled.sort_field {
+                "created_at" => json!(last.created_at),
+                _ => json!(last.name),
+            };
+            encode_cursor(&keys.state, &compiled, value, &last.id)
+        })
+    } else {
+        None
+    };
+    Ok(Page::new(data, next_cursor))
+}
+
+async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
+    let id = parse_id(id)?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM companies WHERE companies.workspace_id = $1 AND companies.id = $2 AND companies.deleted_at IS NULL"
+    )))
+    .bind(&ws.workspace_id)
+    .bind(&id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    match row {
+        Some(row) => from_row(&row).map_err(db_error),
+        None => Err(ApiError::not_found("Company")),
+    }
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
+    ctx.authorize(ws, Resource::Companies, Access::Read)?;
+    find(conn, ws, id).await
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
+    ctx.authorize(ws, Resource::Companies, Access::Write)?;
+    let cnpj = normalize(&input.cnpj);
+    if !is_valid_cnpj(&cnpj) {
+        return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
+    }
+    if input.name.trim().is_empty() {
+        return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
+    }
+    check_date("locked_until", &input.locked_until)?;
+    check_address(&input.address)?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    let company_type = if cnpj_is_headquarters(&cnpj) { "matriz" } else { "filial" };
+    sqlx::query(
+        "INSERT INTO companies (id, workspace_id, name, cnpj, company_type, active, trade_name, municipal_registration,
+                                tax_regime, address, locked_until, created_at, updated_at, created_via, updated_via,
+                                created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $10, $11, $11, $12, $12, $13, $13)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(input.name.trim())
+    .bind(&cnpj)
+    .bind(company_type)
+    .bind(input.trade_name.as_deref())
+    .bind(input.municipal_registration.as_deref())
+    .bind(input.tax_regime.map(tax_regime_text))
+    .bind(input.address.as_ref().map(|a| json!(a).to_string()))
+    .bind(input.locked_until.as_deref())
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(conflict_on_duplicate)?;
+    record(ctx, conn, ws, "companies.create", &id).await?;
+    find(conn, ws, &id).await
+}
+
+fn tax_regime_text(t: TaxRegime) -> String {
+    match serde_json::to_value(t) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
+    ctx.authorize(ws, Resource::Companies, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
+    }
+    if let Some(locked) = &input.locked_until {
+        check_date("locked_until", locked)?;
+    }
+    if let Some(address) = &input.address {
+        check_address(address)?;
+    }
+    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let active = input.active.unwrap_or(current.active);
+    let trade_name = input.trade_name.unwrap_or(current.trade_name);
+    let registration = input.municipal_registration.unwrap_or(current.municipal_registration);
+    let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
+    let address = input.address.unwrap_or(current.address);
+    let locked_until = input.locked_until.unwrap_or(current.locked_until);
+    sqlx::query(
+        "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
+                address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
+          WHERE workspace_id = $11 AND id = $12",
+    )
+    .bind(&name)
+    .bind(if active { 1i64 } else { 0 })
+    .bind(trade_name.as_deref())
+    .bind(registration.as_deref())
+    .bind(tax_regime.map(tax_regime_text))
+    .bind(address.as_ref().map(|a| json!(a).to_string()))
+    .bind(locked_until.as_deref())
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(conflict_on_duplicate)?;
+    record(ctx, conn, ws, "companies.update", &current.id).await?;
+    find(conn, ws, &current.id).await
+}
+
+/// Deletes a company. The finance records that will reference companies (accounts,
+/// transactions, payables, receivables, people) make it `in_use` once they exist.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Companies, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    sqlx::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    record(ctx, conn, ws, "companies.delete", &current.id).await
+}
+
+async fn record(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, action: &str, id: &str) -> Result<(), ApiError> {
+    audit::append(
+        &mut *conn,
+        ctx.channel,
+        &AuditEvent {
+            workspace_id: Some(&ws.workspace_id),
+            user_id: Some(&ctx.identity.user_id),
+            action,
+            target_type: Some("company"),
+            target_id: Some(id),
+            outcome: "ok",
+            details: None,
+        },
+    )
+    .await
+    .map_err(db_error)
+}
