@@ -13,13 +13,15 @@ use serde_json::{json, Value};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::list::{bind_all, encode_cursor, Field, Kind, ListRequest, ListSpec};
+use super::common::{audit_write, check_date, conflict_on_unique, page, path_id, unprocessable};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::validate::schema_of;
 use super::validate::nullable;
 use super::{OpContext, Page};
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
-use crate::error::{ApiError, ErrorCode};
-use crate::storage::audit::{self, AuditEvent};
+use crate::error::ApiError;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
@@ -139,6 +141,15 @@ pub struct Company {
     pub updated_by: Option<String>,
 }
 
+/// The `/v1/companies` operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/companies", id: "companies_list", summary: "List companies", scope: "finance.companies", request: None, success: 200, response: Some(|| page_of(schema_of::<Company>())) },
+    Operation { method: "post", path: "/v1/companies", id: "companies_create", summary: "Create a company", scope: "finance.companies.write", request: Some(schema_of::<CompanyCreate>), success: 201, response: Some(schema_of::<Company>) },
+    Operation { method: "get", path: "/v1/companies/{id}", id: "companies_get", summary: "Get a company", scope: "finance.companies", request: None, success: 200, response: Some(schema_of::<Company>) },
+    Operation { method: "patch", path: "/v1/companies/{id}", id: "companies_update", summary: "Update a company", scope: "finance.companies.write", request: Some(schema_of::<CompanyUpdate>), success: 200, response: Some(schema_of::<Company>) },
+    Operation { method: "delete", path: "/v1/companies/{id}", id: "companies_delete", summary: "Delete a company", scope: "finance.companies.write", request: None, success: 204, response: None },
+];
+
 pub static LIST: ListSpec = ListSpec {
     table: "companies",
     filters: &[
@@ -182,19 +193,6 @@ fn from_row(row: &AnyRow) -> Result<Company, sqlx::Error> {
     })
 }
 
-fn unprocessable(field: &str, reason: &str, message: &str) -> ApiError {
-    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({ "field": field, "reason": reason }))
-}
-
-fn check_date(field: &str, value: &Option<String>) -> Result<(), ApiError> {
-    match value {
-        Some(d) if !crate::domain::dates::is_valid_date(d) => {
-            Err(ApiError::bad_request(format!("{field} must be a date YYYY-MM-DD")).with_details(json!({"field": field, "reason": "invalid_date"})))
-        }
-        _ => Ok(()),
-    }
-}
-
 fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
     if let Some(a) = address {
         let zip: String = a.zip_code.chars().filter(|c| *c != '-').collect();
@@ -211,18 +209,8 @@ fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn parse_id(id: &str) -> Result<String, ApiError> {
-    uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| ApiError::not_found("Company"))
-}
-
 fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
-    match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
-            ApiError::new(ErrorCode::Conflict, "An active company with this CNPJ already exists in the workspace")
-                .with_details(json!({"field": "cnpj", "reason": "duplicate"}))
-        }
-        _ => db_error(err),
-    }
+    conflict_on_unique(err, "cnpj", "An active company with this CNPJ already exists in the workspace")
 }
 
 pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Company>, ApiError> {
@@ -231,24 +219,12 @@ pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
     let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT {COLUMNS} FROM companies {}", compiled.sql);
     let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let mut data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    let next_cursor = if data.len() as i64 > compiled.limit {
-        data.truncate(compiled.limit as usize);
-        data.last().map(|last| {
-            let value = match compiled.sort_field {
-                "created_at" => json!(last.created_at),
-                _ => json!(last.name),
-            };
-            encode_cursor(&keys.state, &compiled, value, &last.id)
-        })
-    } else {
-        None
-    };
-    Ok(Page::new(data, next_cursor))
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(data, &compiled, &keys.state, |c, field| if field == "created_at" { json!(c.created_at) } else { json!(c.name) }, |c| c.id.clone()))
 }
 
 async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
-    let id = parse_id(id)?;
+    let id = path_id(id, "Company")?;
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM companies WHERE companies.workspace_id = $1 AND companies.id = $2 AND companies.deleted_at IS NULL"
     )))
@@ -277,7 +253,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     if input.name.trim().is_empty() {
         return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
     }
-    check_date("locked_until", &input.locked_until)?;
+    check_date("locked_until", input.locked_until.as_deref())?;
     check_address(&input.address)?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
@@ -304,7 +280,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;
-    record(ctx, conn, ws, "companies.create", &id).await?;
+    audit_write(ctx, conn, ws, "companies.create", "company", &id).await?;
     find(conn, ws, &id).await
 }
 
@@ -322,7 +298,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
     }
     if let Some(locked) = &input.locked_until {
-        check_date("locked_until", locked)?;
+        check_date("locked_until", locked.as_deref())?;
     }
     if let Some(address) = &input.address {
         check_address(address)?;
@@ -354,7 +330,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;
-    record(ctx, conn, ws, "companies.update", &current.id).await?;
+    audit_write(ctx, conn, ws, "companies.update", "company", &current.id).await?;
     find(conn, ws, &current.id).await
 }
 
@@ -369,23 +345,6 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    record(ctx, conn, ws, "companies.delete", &current.id).await
+    audit_write(ctx, conn, ws, "companies.delete", "company", &current.id).await
 }
 
-async fn record(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, action: &str, id: &str) -> Result<(), ApiError> {
-    audit::append(
-        &mut *conn,
-        ctx.channel,
-        &AuditEvent {
-            workspace_id: Some(&ws.workspace_id),
-            user_id: Some(&ctx.identity.user_id),
-            action,
-            target_type: Some("company"),
-            target_id: Some(id),
-            outcome: "ok",
-            details: None,
-        },
-    )
-    .await
-    .map_err(db_error)
-}

@@ -2,11 +2,20 @@
 //! two thin doors onto these functions; scope, role and workspace isolation are
 //! checked here, inside the operation, whichever door the call came through.
 
+pub mod accounts;
+pub mod attachments;
+pub mod billings;
+pub mod categories;
+pub mod common;
 pub mod companies;
+pub mod cost_centers;
 pub mod idempotency;
 pub mod list;
 pub mod openapi;
+pub mod people;
 pub mod rate_limit;
+pub mod taxes;
+pub mod transactions;
 pub mod validate;
 pub mod workspaces;
 

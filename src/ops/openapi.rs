@@ -3,22 +3,35 @@
 
 use serde_json::{json, Map, Value};
 
-use super::companies::{Company, CompanyCreate, CompanyUpdate};
-use super::validate::schema_of;
 
-/// One documented operation.
-struct Operation {
-    method: &'static str,
-    path: &'static str,
-    id: &'static str,
-    summary: &'static str,
-    scope: &'static str,
-    request: Option<fn() -> Value>,
-    success: u16,
-    response: Option<fn() -> Value>,
+/// One documented operation; each resource module lists its own in `DOCS`.
+pub struct Operation {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub scope: &'static str,
+    /// The request body's schema (from the request type).
+    pub request: Option<fn() -> Value>,
+    pub success: u16,
+    pub response: Option<fn() -> Value>,
 }
 
-fn page_of(item: Value) -> Value {
+/// The `/v1` operations, per resource, in the order the document lists them.
+const RESOURCES: &[&[Operation]] = &[
+    super::companies::DOCS,
+    super::categories::DOCS,
+    super::cost_centers::DOCS,
+    super::people::DOCS,
+    super::taxes::DOCS,
+    super::accounts::DOCS,
+    super::transactions::DOCS,
+    super::billings::DOCS,
+    super::attachments::DOCS,
+];
+
+/// `{"data":[item…],"meta":{"next_cursor"}}`
+pub fn page_of(item: Value) -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -28,14 +41,6 @@ fn page_of(item: Value) -> Value {
         "required": ["data", "meta"],
     })
 }
-
-const OPERATIONS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/companies", id: "companies_list", summary: "List companies", scope: "finance.companies", request: None, success: 200, response: Some(|| page_of(schema_of::<Company>())) },
-    Operation { method: "post", path: "/v1/companies", id: "companies_create", summary: "Create a company", scope: "finance.companies.write", request: Some(schema_of::<CompanyCreate>), success: 201, response: Some(schema_of::<Company>) },
-    Operation { method: "get", path: "/v1/companies/{id}", id: "companies_get", summary: "Get a company", scope: "finance.companies", request: None, success: 200, response: Some(schema_of::<Company>) },
-    Operation { method: "patch", path: "/v1/companies/{id}", id: "companies_update", summary: "Update a company", scope: "finance.companies.write", request: Some(schema_of::<CompanyUpdate>), success: 200, response: Some(schema_of::<Company>) },
-    Operation { method: "delete", path: "/v1/companies/{id}", id: "companies_delete", summary: "Delete a company", scope: "finance.companies.write", request: None, success: 204, response: None },
-];
 
 fn error_schema() -> Value {
     json!({
@@ -51,7 +56,7 @@ fn error_schema() -> Value {
 
 pub fn document(api_base_url: &str) -> Value {
     let mut paths = Map::new();
-    for op in OPERATIONS {
+    for op in RESOURCES.iter().flat_map(|r| r.iter()) {
         let mut operation = json!({
             "operationId": op.id,
             "summary": op.summary,

@@ -27,6 +27,18 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0002_companies.sql"),
         postgres: include_str!("../../migrations/0002_companies.sql"),
     },
+    Migration {
+        version: 3,
+        name: "finance",
+        sqlite: include_str!("../../migrations/0003_finance.sql"),
+        postgres: include_str!("../../migrations/0003_finance.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "attachments",
+        sqlite: include_str!("../../migrations/0004_attachments.sqlite.sql"),
+        postgres: include_str!("../../migrations/0004_attachments.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -65,8 +65,13 @@ pub fn too_large() -> Response {
     response
 }
 
-/// Every response: never cached.
+/// Every response is never cached: `no-store`, unless the handler set a stricter
+/// policy of its own (downloads: `private, no-store`).
 pub async fn no_store(mut response: Response) -> Response {
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let headers = response.headers_mut();
+    let keeps_no_store = headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("no-store"));
+    if !keeps_no_store {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     response
 }

@@ -2,9 +2,19 @@
 //!
 //! `/v1` takes API tokens only (audience `KFIN_API_BASE_URL/v1`) and answers errors with
 //! the REST envelope. Each route is a thin adapter: authenticate, count, call the
-//! operation, serialise.
+//! operation, serialise. Each resource's routes live in a module of their own.
 
-use axum::extract::{Path, State};
+pub mod accounts;
+pub mod attachments;
+pub mod billings;
+pub mod categories;
+pub mod companies;
+pub mod cost_centers;
+pub mod people;
+pub mod taxes;
+pub mod transactions;
+
+use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
@@ -12,9 +22,8 @@ use super::response;
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Identity, Surface};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::list::ListRequest;
 use crate::ops::rate_limit::{self, Budget};
-use crate::ops::{companies, idempotency, validate, Channel, OpContext};
+use crate::ops::{idempotency, Channel, OpContext};
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
     response::json(StatusCode::OK, &auth::protected_resource_metadata(&state, ""), None)
@@ -85,19 +94,19 @@ pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) 
 
 /// A `/v1` caller: authenticated, counted, with their memberships and the connection's
 /// default workspace (`X-Workspace-Id` or `?workspace_id=`, which must agree).
-struct Caller {
-    identity: Identity,
-    memberships: Vec<crate::storage::identity::Membership>,
-    default_workspace: Option<String>,
+pub(crate) struct Caller {
+    pub(crate) identity: Identity,
+    pub(crate) memberships: Vec<crate::storage::identity::Membership>,
+    pub(crate) default_workspace: Option<String>,
 }
 
 impl Caller {
-    fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
+    pub(crate) fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
         OpContext { state, identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
     }
 }
 
-async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
+pub(crate) async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
     let identity = enter(state, headers, budget).await?;
     let header = headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
     let query = query.iter().find(|(k, _)| k == "workspace_id").map(|(_, v)| v.clone());
@@ -113,19 +122,19 @@ async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)
     Ok(Caller { identity, memberships, default_workspace })
 }
 
-fn ok_json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
+pub(crate) fn ok_json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_value(value) {
         Ok(body) => response::json(status, &body, None),
         Err(_) => error_response(&ApiError::internal()),
     }
 }
 
-fn body_json(body: &[u8]) -> Result<serde_json::Value, ApiError> {
+pub(crate) fn body_json(body: &[u8]) -> Result<serde_json::Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|_| ApiError::bad_request("The request body is not valid JSON").with_details(serde_json::json!({"reason": "invalid_json"})))
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let value = headers.get("x-idempotency-key").or_else(|| headers.get("idempotency-key"));
     match value {
         None => Ok(None),
@@ -139,7 +148,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 
 /// The idempotent part of a create: opens the transaction and claims the key (when one
 /// is sent). `Err(Ok(stored))` is a replay of an earlier answer.
-async fn begin_create(
+pub(crate) async fn begin_create(
     state: &AppState,
     ctx: &OpContext<'_>,
     workspace_id: &str,
@@ -160,7 +169,7 @@ async fn begin_create(
 }
 
 /// Stores the answer under the key and commits.
-async fn finish_create(
+pub(crate) async fn finish_create(
     mut tx: sqlx::Transaction<'static, sqlx::Any>,
     workspace_id: &str,
     key: Option<String>,
@@ -173,7 +182,7 @@ async fn finish_create(
 }
 
 /// 201 with `Location` (from the body's `id`), marked when it is a replay.
-fn created(stored: &idempotency::Stored, collection: &str, replayed: bool) -> Response {
+pub(crate) fn created(stored: &idempotency::Stored, collection: &str, replayed: bool) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut answer = response::json(status, &stored.body, None);
     if let Some(id) = stored.body.get("id").and_then(serde_json::Value::as_str) {
@@ -187,126 +196,15 @@ fn created(stored: &idempotency::Stored, collection: &str, replayed: bool) -> Re
     answer
 }
 
-type Query = axum::extract::Query<Vec<(String, String)>>;
-use axum::extract::Query as QueryPairs;
+/// A `/v1` route's query string as pairs.
+pub(crate) type Query = axum::extract::Query<Vec<(String, String)>>;
+pub(crate) use axum::extract::Query as QueryPairs;
 
-/// `GET /v1/companies`
-pub async fn companies_list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let request = ListRequest::from_query(&query)?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        companies::list(&ctx, &mut conn, ws, &request).await
-    }
-    .await;
-    match outcome {
-        Ok(page) => ok_json(StatusCode::OK, &page),
-        Err(e) => error_response(&e),
-    }
-}
-
-/// `GET /v1/companies/{id}`
-pub async fn companies_get(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        companies::get(&ctx, &mut conn, ws, &id).await
-    }
-    .await;
-    match outcome {
-        Ok(company) => ok_json(StatusCode::OK, &company),
-        Err(e) => error_response(&e),
-    }
-}
-
-/// `POST /v1/companies` (idempotent with a key)
-pub async fn companies_create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: axum::body::Bytes) -> Response {
-    const ROUTE: &str = "/v1/companies";
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let input: companies::CompanyCreate = validate::parse(body_json(&body)?)?;
-        let (mut tx, key) = match begin_create(&state, &ctx, &ws.workspace_id, &headers, ROUTE, &body).await {
-            Ok(started) => started,
-            Err(Ok(replay)) => return Ok((replay, true)),
-            Err(Err(e)) => return Err(e),
-        };
-        let company = companies::create(&ctx, &mut tx, ws, input).await?;
-        let stored = idempotency::Stored { status: 201, body: serde_json::to_value(&company).map_err(|_| ApiError::internal())? };
-        finish_create(tx, &ws.workspace_id, key, &stored).await?;
-        Ok((stored, false))
-    }
-    .await;
-    match outcome {
-        Ok((stored, replayed)) => created(&stored, ROUTE, replayed),
-        Err(e) => error_response(&e),
-    }
-}
-
-/// `PATCH /v1/companies/{id}`
-pub async fn companies_update(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    QueryPairs(query): Query,
-    body: axum::body::Bytes,
-) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let input: companies::CompanyUpdate = validate::parse(body_json(&body)?)?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        let company = companies::update(&ctx, &mut tx, ws, &id, input).await?;
-        tx.commit().await.map_err(crate::storage::db_error)?;
-        Ok(company)
-    }
-    .await;
-    match outcome {
-        Ok(company) => ok_json(StatusCode::OK, &company),
-        Err(e) => error_response(&e),
-    }
-}
-
-/// `DELETE /v1/companies/{id}` → 204
-pub async fn companies_delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        companies::delete(&ctx, &mut tx, ws, &id).await?;
-        tx.commit().await.map_err(crate::storage::db_error)
-    }
-    .await;
-    match outcome {
-        Ok(()) => {
-            let mut answer = Response::new(axum::body::Body::empty());
-            *answer.status_mut() = StatusCode::NO_CONTENT;
-            answer
-        }
-        Err(e) => error_response(&e),
-    }
+/// 204 No Content.
+pub(crate) fn no_content() -> Response {
+    let mut answer = Response::new(axum::body::Body::empty());
+    *answer.status_mut() = StatusCode::NO_CONTENT;
+    answer
 }
 
 /// `GET /v1/openapi.json`: generated from the same types that validate requests.

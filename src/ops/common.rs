@@ -1,0 +1,82 @@
+//! Small pieces every operation uses: error shapes, id and date checks, the audit
+//! record of a write, and turning a fetched page into `{data, meta.next_cursor}`.
+
+use serde_json::{json, Value};
+use sqlx::AnyConnection;
+
+use super::list::{encode_cursor, Compiled};
+use super::{OpContext, Page};
+use crate::error::{ApiError, ErrorCode};
+use crate::storage::audit::{self, AuditEvent};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// 422 `unprocessable_entity` with `details {field, reason}`.
+pub fn unprocessable(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({ "field": field, "reason": reason }))
+}
+
+/// 400 `bad_request` with `details {field, reason}`.
+pub fn invalid(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::bad_request(message).with_details(json!({ "field": field, "reason": reason }))
+}
+
+/// A date field must be a real `YYYY-MM-DD` day.
+pub fn check_date(field: &str, value: Option<&str>) -> Result<(), ApiError> {
+    match value {
+        Some(d) if !crate::domain::dates::is_valid_date(d) => Err(invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD"))),
+        _ => Ok(()),
+    }
+}
+
+/// A path id: a malformed one names nothing, exactly like an unknown one (404).
+pub fn path_id(id: &str, what: &str) -> Result<String, ApiError> {
+    uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| ApiError::not_found(what))
+}
+
+/// A referenced id in a body: malformed is a 400 naming the field.
+pub fn body_id(field: &str, id: &str) -> Result<String, ApiError> {
+    uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
+}
+
+/// Maps a unique-constraint violation to 409 `conflict` naming `field`.
+pub fn conflict_on_unique(err: sqlx::Error, field: &str, message: &str) -> ApiError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            ApiError::new(ErrorCode::Conflict, message).with_details(json!({ "field": field, "reason": "duplicate" }))
+        }
+        _ => db_error(err),
+    }
+}
+
+/// Appends the audit event of a successful write, in the write's transaction.
+pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, action: &str, target_type: &str, target_id: &str) -> Result<(), ApiError> {
+    audit::append(
+        &mut *conn,
+        ctx.channel,
+        &AuditEvent {
+            workspace_id: Some(&ws.workspace_id),
+            user_id: Some(&ctx.identity.user_id),
+            action,
+            target_type: Some(target_type),
+            target_id: Some(target_id),
+            outcome: "ok",
+            details: None,
+        },
+    )
+    .await
+    .map_err(db_error)
+}
+
+/// Cuts the fetched rows (the statement asks for one more than the limit) to a page,
+/// with the cursor after its last row. `sort_value` gives a row's value of the sort
+/// field (as stored), `id` its id.
+pub fn page<T>(mut rows: Vec<T>, compiled: &Compiled, state_key: &[u8], sort_value: impl Fn(&T, &str) -> Value, id: impl Fn(&T) -> String) -> Page<T> {
+    let next_cursor = if rows.len() as i64 > compiled.limit {
+        rows.truncate(compiled.limit as usize);
+        rows.last().map(|last| encode_cursor(state_key, compiled, sort_value(last, compiled.sort_field), &id(last)))
+    } else {
+        None
+    };
+    Page::new(rows, next_cursor)
+}

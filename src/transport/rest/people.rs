@@ -1,0 +1,9 @@
+//! Routes of People 
+
+use axum::Router;
+
+use crate::app::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+}

@@ -1,0 +1,9 @@
+//! Routes of Financial transactions and transfers 
+
+use axum::Router;
+
+use crate::app::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+}
