@@ -3,6 +3,7 @@
 //! checked here, inside the operation, whichever door the call came through.
 
 pub mod accounts;
+pub mod apportionment;
 pub mod attachments;
 pub mod billings;
 pub mod categories;
@@ -10,10 +11,12 @@ pub mod common;
 pub mod companies;
 pub mod cost_centers;
 pub mod idempotency;
+pub mod ledger;
 pub mod list;
 pub mod openapi;
 pub mod people;
 pub mod rate_limit;
+pub mod refs;
 pub mod taxes;
 pub mod transactions;
 pub mod validate;

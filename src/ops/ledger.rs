@@ -1,0 +1,125 @@
+//! The ledger: inserting financial transactions (by hand, by settlement, by transfer or
+//! by balance adjustment) and computing an account's balance, which is never stored:
+//! opening balance + Σ credits − Σ debits of its realised (non-pending) transactions.
+
+use sqlx::{AnyConnection, Row};
+
+use super::refs::Polarity;
+use super::OpContext;
+use crate::domain::money::Cents;
+use crate::error::ApiError;
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// A transaction to insert. References are already checked by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct NewTransaction {
+    pub company_id: String,
+    pub account_id: String,
+    pub description: String,
+    pub amount: Cents,
+    /// YYYY-MM-DD.
+    pub occurred_at: String,
+    pub competence_date: Option<String>,
+    pub polarity: Option<Polarity>,
+    pub category_id: Option<String>,
+    pub person_id: Option<String>,
+    pub payment_method_kind: Option<String>,
+    pub bank_description: Option<String>,
+    pub document: Option<String>,
+    pub document_date: Option<String>,
+    pub notes: Option<String>,
+    pub classified: bool,
+    pub is_pending: bool,
+    /// Created by the server (settlement, balance adjustment): cannot be deleted directly.
+    pub auto_created: bool,
+    pub transfer_id: Option<String>,
+    /// The bill whose settlement created it.
+    pub billing_id: Option<String>,
+}
+
+/// Inserts `tx` (positive amount; direction from `polarity`) and returns its id.
+pub async fn insert(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, tx: &NewTransaction) -> Result<String, ApiError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    let polarity = tx.polarity.unwrap_or(Polarity::Debit);
+    sqlx::query(
+        "INSERT INTO financial_transactions
+           (id, workspace_id, company_id, financial_account_id, description, bank_description, document, document_date,
+            amount_cents, occurred_at, competence_date, transaction_type, category_id, person_id, payment_method_kind,
+            classified, is_pending, notes, auto_created, transfer_id, billing_id,
+            created_at, updated_at, created_via, updated_via, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+                 $22, $22, $23, $23, $24, $24)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(&tx.company_id)
+    .bind(&tx.account_id)
+    .bind(&tx.description)
+    .bind(tx.bank_description.as_deref())
+    .bind(tx.document.as_deref())
+    .bind(tx.document_date.as_deref())
+    .bind(tx.amount.0)
+    .bind(&tx.occurred_at)
+    .bind(tx.competence_date.as_deref())
+    .bind(polarity.transaction_type())
+    .bind(tx.category_id.as_deref())
+    .bind(tx.person_id.as_deref())
+    .bind(tx.payment_method_kind.as_deref())
+    .bind(tx.classified as i64)
+    .bind(tx.is_pending as i64)
+    .bind(tx.notes.as_deref())
+    .bind(tx.auto_created as i64)
+    .bind(tx.transfer_id.as_deref())
+    .bind(tx.billing_id.as_deref())
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(id)
+}
+
+/// The balance of an account: opening balance + realised credits − realised debits.
+pub async fn balance(conn: &mut AnyConnection, ws: &Membership, account_id: &str) -> Result<Cents, ApiError> {
+    let row = sqlx::query(
+        "SELECT CAST(a.opening_balance_cents
+              + COALESCE((SELECT SUM(CASE WHEN t.transaction_type = 'credit' THEN t.amount_cents ELSE -t.amount_cents END)
+                            FROM financial_transactions t
+                           WHERE t.workspace_id = a.workspace_id AND t.financial_account_id = a.id AND t.is_pending = 0), 0)
+                AS BIGINT)
+           FROM financial_accounts a WHERE a.workspace_id = $1 AND a.id = $2",
+    )
+    .bind(&ws.workspace_id)
+    .bind(account_id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?
+    .ok_or_else(|| ApiError::not_found("Financial account"))?;
+    // PostgreSQL sums BIGINT into NUMERIC: the CAST brings it back to BIGINT on both.
+    let cents: i64 = row.try_get(0).map_err(db_error)?;
+    Ok(Cents(cents))
+}
+
+/// Removes the transaction a bill's settlement created (reopen, delete of the bill),
+/// with its apportionment. Returns how many transactions went.
+pub async fn remove_settlement(conn: &mut AnyConnection, ws: &Membership, billing_id: &str) -> Result<u64, ApiError> {
+    sqlx::query(
+        "DELETE FROM allocations WHERE owner_type = 'transaction' AND workspace_id = $1 AND owner_id IN
+           (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
+    )
+    .bind(&ws.workspace_id)
+    .bind(billing_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let done = sqlx::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1")
+        .bind(&ws.workspace_id)
+        .bind(billing_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    Ok(done.rows_affected())
+}
