@@ -334,11 +334,49 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     find(conn, ws, &current.id).await
 }
 
-/// Deletes a company. The finance records that will reference companies (accounts,
-/// transactions, payables, receivables, people) make it `in_use` once they exist.
+/// What still refers to a company, by kind; any of these makes it `in_use`.
+const USAGE: &[(&str, &str)] = &[
+    ("accounts", "SELECT COUNT(*) FROM financial_accounts WHERE workspace_id = $1 AND company_id = $2"),
+    ("transactions", "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1 AND company_id = $2"),
+    ("payables", "SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND company_id = $2 AND kind = 'payable'"),
+    ("receivables", "SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND company_id = $2 AND kind = 'receivable'"),
+    ("people", "SELECT COUNT(*) FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NULL"),
+];
+
+/// Deletes a company that no account, transaction, bill or live person refers to
+/// (422 `in_use` with the counts otherwise). Its configuration — categories,
+/// classification centers and soft-deleted people — goes with it.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Delete)?;
     let current = find(conn, ws, id).await?;
+    let mut usage = serde_json::Map::new();
+    for (kind, sql) in USAGE {
+        let row = sqlx::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;
+        let n: i64 = row.try_get(0).map_err(db_error)?;
+        if n > 0 {
+            usage.insert(kind.to_string(), json!(n));
+        }
+    }
+    if !usage.is_empty() {
+        return Err(ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "The company is still in use")
+            .with_details(json!({ "reason": "in_use", "usage": usage })));
+    }
+    // Categories form a tree: children first.
+    for level in [3, 2, 1] {
+        sqlx::query("DELETE FROM categories WHERE workspace_id = $1 AND company_id = $2 AND level = $3")
+            .bind(&ws.workspace_id)
+            .bind(&current.id)
+            .bind(level as i64)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    }
+    for sql in [
+        "DELETE FROM classification_centers WHERE workspace_id = $1 AND company_id = $2",
+        "DELETE FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NOT NULL",
+    ] {
+        sqlx::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await.map_err(db_error)?;
+    }
     sqlx::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
