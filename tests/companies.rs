@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 
 const ACME_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11";
 const BETA_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
+/// The demo company without finance records.
+const ACME_SERVICES: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a12";
 
 fn rest(method: Method, path: &str, token: &str, body: Option<Value>) -> Mcp {
     let mut m = Mcp::raw(body.map(|b| b.to_string()).unwrap_or_default()).method(method).path(path).bearer(token);
@@ -261,11 +263,11 @@ async fn update_is_partial_and_null_clears() {
 async fn delete_is_204_then_404() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let path = format!("/v1/companies/{ACME_COMPANY}");
+    let path = format!("/v1/companies/{ACME_SERVICES}");
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
     assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'companies.delete'", ACME_COMPANY).await, 1);
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'companies.delete'", ACME_SERVICES).await, 1);
 }
 
 #[tokio::test]
@@ -288,19 +290,26 @@ async fn openapi_is_generated_from_the_request_types() {
 async fn deleting_a_company_in_use_is_refused_with_the_usage() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
+    // The demo's main company has accounts, bills, transactions and people.
+    let reply = h.send(rest(Method::DELETE, &format!("/v1/companies/{ACME_COMPANY}"), &token, None).build()).await;
+    assert_eq!(reply.status, 422);
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"reason": "in_use", "usage": {"accounts": 2, "transactions": 3, "payables": 4, "receivables": 3, "people": 4}})
+    );
     let now = "2026-11-30T00:00:00Z";
-    let insert = |sql: &'static str| sqlx::query(sql).bind(DEMO_WORKSPACE_ACME).bind(ACME_COMPANY).bind(now);
+    let insert = |sql: &'static str| sqlx::query(sql).bind(DEMO_WORKSPACE_ACME).bind(ACME_SERVICES).bind(now);
     insert("INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, created_at, updated_at, created_via, updated_via)
             VALUES ('a0000000-0000-4000-8000-000000000001', $1, $2, 'Caixa', 'cash', $3, $3, 'system', 'system')")
         .execute(&h.state.db.pool).await.unwrap();
     insert("INSERT INTO categories (id, workspace_id, company_id, name, level, category_type, created_at, updated_at, created_via, updated_via)
             VALUES ('b0000000-0000-4000-8000-000000000001', $1, $2, 'Despesas', 1, 'debit', $3, $3, 'system', 'system')")
         .execute(&h.state.db.pool).await.unwrap();
-    let path = format!("/v1/companies/{ACME_COMPANY}");
+    let path = format!("/v1/companies/{ACME_SERVICES}");
     let reply = h.send(rest(Method::DELETE, &path, &token, None).build()).await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"accounts": 1}}));
     sqlx::query("DELETE FROM financial_accounts WHERE id = 'a0000000-0000-4000-8000-000000000001'").execute(&h.state.db.pool).await.unwrap();
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE company_id = $1", ACME_COMPANY).await, 0, "configuration goes with the company");
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE company_id = $1", ACME_SERVICES).await, 0, "configuration goes with the company");
 }

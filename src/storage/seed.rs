@@ -4,7 +4,7 @@
 //! with `created_via = 'system'`.
 
 use serde::Serialize;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use super::Db;
 use crate::domain::roles::Role;
@@ -139,6 +139,7 @@ pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
         .execute(&mut *tx)
         .await?;
     }
+    seed_finance(&mut tx, &now).await?;
     super::audit::append(
         &mut *tx,
         crate::ops::Channel::System,
@@ -147,4 +148,186 @@ pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
     .await?;
     tx.commit().await?;
     Ok(true)
+}
+
+const ACME: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11";
+const BETA: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
+
+/// Runs one demo INSERT with its binds (all text; NULL where `None`).
+async fn insert(conn: &mut AnyConnection, sql: &'static str, binds: &[Option<&str>]) -> Result<(), sqlx::Error> {
+    let mut query = sqlx::query(sql);
+    for b in binds {
+        query = query.bind(*b);
+    }
+    query.execute(&mut *conn).await.map(|_| ())
+}
+
+/// The demo finance records of both workspaces: accounts, a category tree, cost
+/// centers, people, taxes, payables and receivables in every status (settled ones with
+/// their settlement transactions), manual transactions and one attachment.
+async fn seed_finance(conn: &mut AnyConnection, now: &str) -> Result<(), sqlx::Error> {
+    let acme_ws = Some(DEMO_WORKSPACE_ACME);
+    let beta_ws = Some(DEMO_WORKSPACE_BETA);
+    let now = Some(now);
+    // Accounts: (id, workspace, company, name, type, bank, opening cents)
+    for (id, ws, company, name, kind, bank, opening) in [
+        ("a1b2c3d4-0001-4000-8000-000000000001", acme_ws, ACME, "Conta corrente Itaú", "checking", Some("341"), "1000000"),
+        ("a1b2c3d4-0001-4000-8000-000000000002", acme_ws, ACME, "Caixa", "cash", None, "50000"),
+        ("a1b2c3d4-0001-4000-8000-000000000021", beta_ws, BETA, "Conta corrente Nubank", "checking", Some("260"), "250000"),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, opening_balance_cents,
+                                             created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS BIGINT), $8, $8, 'system', 'system')",
+            &[Some(id), ws, Some(company), Some(name), Some(kind), bank, Some(opening), now],
+        )
+        .await?;
+    }
+    // Category tree: (id, parent, level, name, type)
+    for (id, parent, level, name, kind) in [
+        ("ca7e0000-0001-4000-8000-000000000001", None, "1", "Despesas operacionais", "debit"),
+        ("ca7e0000-0001-4000-8000-000000000002", Some("ca7e0000-0001-4000-8000-000000000001"), "2", "Pessoal", "debit"),
+        ("ca7e0000-0001-4000-8000-000000000003", Some("ca7e0000-0001-4000-8000-000000000002"), "3", "Salários", "debit"),
+        ("ca7e0000-0001-4000-8000-000000000004", Some("ca7e0000-0001-4000-8000-000000000001"), "2", "Aluguel", "debit"),
+        ("ca7e0000-0001-4000-8000-000000000005", Some("ca7e0000-0001-4000-8000-000000000001"), "2", "Material de escritório", "debit"),
+        ("ca7e0000-0001-4000-8000-000000000006", None, "1", "Receitas", "credit"),
+        ("ca7e0000-0001-4000-8000-000000000007", Some("ca7e0000-0001-4000-8000-000000000006"), "2", "Vendas", "credit"),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, $5, CAST($6 AS INTEGER), $7, $8, $8, 'system', 'system')",
+            &[Some(id), acme_ws, Some(ACME), Some(name), parent, Some(level), Some(kind), now],
+        )
+        .await?;
+    }
+    for (id, name, kind) in [
+        ("cc000000-0001-4000-8000-000000000001", "Administrativo", "cost"),
+        ("cc000000-0001-4000-8000-000000000002", "Comercial", "both"),
+        ("cc000000-0001-4000-8000-000000000003", "Projetos", "revenue"),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, $5, $6, $6, 'system', 'system')",
+            &[Some(id), acme_ws, Some(ACME), Some(name), Some(kind), now],
+        )
+        .await?;
+    }
+    // People: (id, name, kind, document type, document, supplier, customer)
+    for (id, name, kind, doc_type, doc, supplier, customer) in [
+        ("9e000000-0001-4000-8000-000000000001", "Imobiliária Central Ltda", "juridical", "cnpj", "45997418000153", "1", "0"),
+        ("9e000000-0001-4000-8000-000000000002", "Papelaria Boa Vista", "juridical", "cnpj", "11444777000242", "1", "0"),
+        ("9e000000-0001-4000-8000-000000000003", "Cliente Exemplo S.A.", "juridical", "cnpj", "11444777000323", "0", "1"),
+        ("9e000000-0001-4000-8000-000000000004", "Maria Oliveira", "natural", "cpf", "52998224725", "0", "1"),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO people (id, workspace_id, company_id, name, kind, document_type, document_number, is_supplier, is_customer,
+                                 emails, phones, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS INTEGER), CAST($9 AS INTEGER), '[]', '[]', $10, $10, 'system', 'system')",
+            &[Some(id), acme_ws, Some(ACME), Some(name), Some(kind), Some(doc_type), Some(doc), Some(supplier), Some(customer), now],
+        )
+        .await?;
+    }
+    for (id, name, rate) in [
+        ("7a000000-0001-4000-8000-000000000001", "IRRF", "150"),
+        ("7a000000-0001-4000-8000-000000000002", "ISS", "500"),
+        ("7a000000-0001-4000-8000-000000000003", "INSS", "1100"),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, CAST($4 AS INTEGER), $5, $5, 'system', 'system')",
+            &[Some(id), acme_ws, Some(name), Some(rate), now],
+        )
+        .await?;
+    }
+    // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, account, payment date, settlement txn)
+    let bills: [(&str, Option<&str>, &str, &str, &str, &str, &str, &str, Option<&str>, Option<&str>, Option<&str>, Option<&str>, Option<&str>); 8] = [
+        ("b1110000-0001-4000-8000-000000000001", acme_ws, ACME, "payable", "Aluguel de dezembro", "450000", "2026-12-10", "pending",
+         Some("9e000000-0001-4000-8000-000000000001"), Some("ca7e0000-0001-4000-8000-000000000004"), None, None, None),
+        ("b1110000-0001-4000-8000-000000000002", acme_ws, ACME, "payable", "Aluguel de novembro", "450000", "2026-11-10", "paid",
+         Some("9e000000-0001-4000-8000-000000000001"), Some("ca7e0000-0001-4000-8000-000000000004"), Some("a1b2c3d4-0001-4000-8000-000000000001"),
+         Some("2026-11-10"), Some("7e000000-0001-4000-8000-000000000001")),
+        ("b1110000-0001-4000-8000-000000000003", acme_ws, ACME, "payable", "Material de escritório", "32000", "2026-11-05", "cancelled",
+         Some("9e000000-0001-4000-8000-000000000002"), Some("ca7e0000-0001-4000-8000-000000000005"), None, None, None),
+        ("b1110000-0001-4000-8000-000000000004", acme_ws, ACME, "payable", "Papelaria — reposição", "15000", "2026-11-20", "pending",
+         Some("9e000000-0001-4000-8000-000000000002"), Some("ca7e0000-0001-4000-8000-000000000005"), None, None, None),
+        ("b1110000-0001-4000-8000-000000000005", acme_ws, ACME, "receivable", "Venda NF-1001", "1200000", "2026-12-15", "pending",
+         Some("9e000000-0001-4000-8000-000000000003"), Some("ca7e0000-0001-4000-8000-000000000007"), None, None, None),
+        ("b1110000-0001-4000-8000-000000000006", acme_ws, ACME, "receivable", "Venda NF-0999", "800000", "2026-11-25", "received",
+         Some("9e000000-0001-4000-8000-000000000004"), Some("ca7e0000-0001-4000-8000-000000000007"), Some("a1b2c3d4-0001-4000-8000-000000000001"),
+         Some("2026-11-25"), Some("7e000000-0001-4000-8000-000000000002")),
+        ("b1110000-0001-4000-8000-000000000007", acme_ws, ACME, "receivable", "Venda NF-0998 (devolvida)", "50000", "2026-11-15", "cancelled",
+         Some("9e000000-0001-4000-8000-000000000003"), Some("ca7e0000-0001-4000-8000-000000000007"), None, None, None),
+        ("b1110000-0001-4000-8000-000000000021", beta_ws, BETA, "payable", "Licenças de software", "99000", "2026-12-05", "pending",
+         None, None, None, None, None),
+    ];
+    for (id, ws, company, kind, description, cents, due, status, person, category, account, paid_on, transaction) in bills {
+        insert(
+            conn,
+            "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type, status,
+                                   person_id, category_id, financial_account_id, payment_date, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, $5, CAST($6 AS BIGINT), $7, $7, 'normal', $8, $9, $10, $11, $12, $13, $13, 'system', 'system')",
+            &[Some(id), ws, Some(company), Some(kind), Some(description), Some(cents), Some(due), Some(status), person, category, account, paid_on, now],
+        )
+        .await?;
+        if let (Some(transaction), Some(account), Some(paid_on)) = (transaction, account, paid_on) {
+            // The settlement's ledger movement, linked both ways.
+            let direction = if kind == "payable" { "debit" } else { "credit" };
+            insert(
+                conn,
+                "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents, occurred_at,
+                                                     competence_date, transaction_type, category_id, person_id, classified, auto_created,
+                                                     billing_id, created_at, updated_at, created_via, updated_via)
+                 VALUES ($1, $2, $3, $4, $5, CAST($6 AS BIGINT), $7, $7, $8, $9, $10, 1, 1, $11, $12, $12, 'system', 'system')",
+                &[Some(transaction), ws, Some(company), Some(account), Some(description), Some(cents), Some(paid_on), Some(direction), category, person, Some(id), now],
+            )
+            .await?;
+            insert(conn, "UPDATE billings SET transaction_id = $1 WHERE id = $2", &[Some(transaction), Some(id)]).await?;
+        }
+    }
+    // Apportionment of December's rent: all administrative.
+    insert(
+        conn,
+        "INSERT INTO allocations (owner_type, owner_id, workspace_id, classification_center_id, position, percentage_bp)
+         VALUES ('billing', 'b1110000-0001-4000-8000-000000000001', $1, 'cc000000-0001-4000-8000-000000000001', 0, 10000)",
+        &[acme_ws],
+    )
+    .await?;
+    // A manual transaction: the partners' capital contribution.
+    insert(
+        conn,
+        "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents, occurred_at,
+                                             transaction_type, classified, created_at, updated_at, created_via, updated_via)
+         VALUES ('7e000000-0001-4000-8000-000000000003', $1, $2, 'a1b2c3d4-0001-4000-8000-000000000002', 'Aporte dos sócios', 200000,
+                 '2026-11-02', 'credit', 0, $3, $3, 'system', 'system')",
+        &[acme_ws, Some(ACME), now],
+    )
+    .await?;
+    // One attachment: the receipt of November's rent, linked to its payable.
+    let pdf: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n";
+    let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, pdf).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    sqlx::query(
+        "INSERT INTO attachments (id, workspace_id, file_name, title, mime_type, file_size, sha256, content, uploaded_by, uploaded_at, created_via)
+         VALUES ('a7000000-0001-4000-8000-000000000001', $1, 'recibo-aluguel-novembro.pdf', 'Recibo do aluguel de novembro',
+                 'application/pdf', $2, $3, $4, 'system', $5, 'system')",
+    )
+    .bind(DEMO_WORKSPACE_ACME)
+    .bind(pdf.len() as i64)
+    .bind(digest)
+    .bind(pdf.to_vec())
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO attachment_links (attachment_id, workspace_id, target_type, target_id, created_at, created_via)
+         VALUES ('a7000000-0001-4000-8000-000000000001', $1, 'payable', 'b1110000-0001-4000-8000-000000000002', $2, 'system')",
+        &[acme_ws, now],
+    )
+    .await?;
+    Ok(())
 }
