@@ -28,6 +28,33 @@ async fn revoked_token_is_refused() {
 }
 
 #[tokio::test]
+async fn a_revoked_token_is_401_whatever_the_body() {
+    let h = Harness::with(|c| c.rate_limits.reads = 1).await;
+    let token = h.token_with(DEMO_OWNER, None, |c| c.jti = Some("gone".into()));
+    kobana_finance_mcp::storage::identity::revoke(&h.state.db, "gone").await.unwrap();
+    let bodies = [
+        "{not json",
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    ];
+    for body in bodies {
+        let reply = h.send(Mcp::raw(body).header("content-type", "application/json").bearer(&token).build()).await;
+        assert_eq!(reply.status, 401, "{body}");
+        assert!(reply.header("www-authenticate").unwrap().contains("invalid_token"), "{body}");
+    }
+    let oversized = h.send(Mcp::raw(vec![b' '; 14_680_065]).bearer(&token).build()).await;
+    assert_eq!(oversized.status, 401, "revocation answers before the size of an unread body");
+    // Nothing a revoked token sent was counted: a fresh token of the same user still has
+    // its one request of budget.
+    let fresh = h.token(DEMO_OWNER);
+    assert_eq!(h.send(Mcp::modern("server/discover", json!({})).bearer(&fresh).build()).await.status, 200);
+    assert_eq!(h.send(Mcp::modern("server/discover", json!({})).bearer(&fresh).build()).await.status, 429);
+}
+
+#[tokio::test]
 async fn workspaces_are_isolated_between_tenants() {
     let h = Harness::new().await;
     let acme = workspaces(&h, &h.token(DEMO_OWNER)).await;

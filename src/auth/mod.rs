@@ -46,8 +46,18 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
-/// Verifies the bearer token of a request made at `surface`.
+/// Verifies the bearer token of a request made at `surface`, revocation included.
 pub async fn authenticate(state: &AppState, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
+    let identity = verify(state, headers, surface).await?;
+    check_revocation(state, &identity).await?;
+    Ok(identity)
+}
+
+/// Verifies the token itself — signature, algorithm, audience, issuer, expiry — without
+/// the database. A caller that uses this alone must still refuse a revoked token, with
+/// [`check_revocation`] or in one statement with other work (the MCP pipeline folds it
+/// into the rate-limit count).
+pub async fn verify(state: &AppState, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
     let token = match headers.get(http::header::AUTHORIZATION) {
         None => return Err(AuthFailure::Missing),
         Some(_) => bearer(headers).ok_or(AuthFailure::Invalid)?,
@@ -65,7 +75,12 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap, surface: Surfac
     if claims.sub.trim().is_empty() {
         return Err(AuthFailure::Invalid);
     }
-    if let Some(jti) = &claims.jti {
+    Ok(Identity { user_id: claims.sub, scopes: ScopeSet::parse(&claims.scope), jti: claims.jti })
+}
+
+/// Refuses a token whose `jti` is on the deny list.
+pub async fn check_revocation(state: &AppState, identity: &Identity) -> Result<(), AuthFailure> {
+    if let Some(jti) = &identity.jti {
         let revoked = crate::storage::identity::is_revoked(&state.db, jti)
             .await
             .map_err(|e| AuthFailure::Unavailable(crate::storage::db_error(e)))?;
@@ -73,7 +88,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap, surface: Surfac
             return Err(AuthFailure::Invalid);
         }
     }
-    Ok(Identity { user_id: claims.sub, scopes: ScopeSet::parse(&claims.scope), jti: claims.jti })
+    Ok(())
 }
 
 /// The well-known metadata URL for a resource path (`""` for `/`, `"/mcp"` for the alias).

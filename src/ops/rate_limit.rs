@@ -2,6 +2,7 @@
 //! counted in the database so every replica shares them.
 
 use crate::app::AppState;
+use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +29,18 @@ pub struct RateStatus {
     pub reset: i64,
 }
 
-/// Counts one request. `Err` is `rate_limited` (with the status for the headers) or a
-/// dependency failure.
-pub async fn check(state: &AppState, user_id: &str, budget: Budget) -> Result<RateStatus, (ApiError, Option<RateStatus>)> {
+/// The outcome of counting a request.
+#[derive(Debug)]
+pub enum Counted {
+    /// Within budget.
+    Allowed(RateStatus),
+    /// Over budget: `rate_limited` with the status for the headers.
+    Limited(ApiError, RateStatus),
+    /// The token is revoked (only from [`count_unless_revoked`]); nothing was counted.
+    Revoked,
+}
+
+fn window(state: &AppState, budget: Budget) -> (i64, i64, i64) {
     let limits = state.config.rate_limits;
     let limit = match budget {
         Budget::Read => limits.reads,
@@ -39,14 +49,44 @@ pub async fn check(state: &AppState, user_id: &str, budget: Budget) -> Result<Ra
     let now = crate::clock::now_unix();
     let window_start = now - now.rem_euclid(limits.window_seconds);
     let reset = (window_start + limits.window_seconds - now).max(1);
-    let hits = crate::storage::rate_limit::hit(&state.db, user_id, budget.as_str(), window_start)
-        .await
-        .map_err(|e| (crate::storage::db_error(e), None))?;
+    (limit, window_start, reset)
+}
+
+fn judge(limit: i64, reset: i64, hits: i64, budget: Budget) -> Result<RateStatus, (ApiError, RateStatus)> {
     let status = RateStatus { limit, remaining: (limit - hits).max(0), reset };
     if hits > limit {
         let mut err = ApiError::new(ErrorCode::RateLimited, format!("Rate limit of {limit} {} requests per window exceeded", budget.as_str()));
         err.retry_after_seconds = Some(reset as u64);
-        return Err((err, Some(status)));
+        return Err((err, status));
     }
     Ok(status)
+}
+
+/// Counts one request. `Err` is `rate_limited` (with the status for the headers) or a
+/// dependency failure.
+pub async fn check(state: &AppState, user_id: &str, budget: Budget) -> Result<RateStatus, (ApiError, Option<RateStatus>)> {
+    let (limit, window_start, reset) = window(state, budget);
+    let hits = crate::storage::rate_limit::hit(&state.db, user_id, budget.as_str(), window_start)
+        .await
+        .map_err(|e| (crate::storage::db_error(e), None))?;
+    judge(limit, reset, hits, budget).map_err(|(err, status)| (err, Some(status)))
+}
+
+/// Counts one request of a verified token and checks its revocation in the same
+/// statement (one database round trip on the hot path). A token without `jti` cannot be
+/// revoked and is simply counted.
+pub async fn count_unless_revoked(state: &AppState, identity: &Identity, budget: Budget) -> Result<Counted, ApiError> {
+    let (limit, window_start, reset) = window(state, budget);
+    let hits = match &identity.jti {
+        Some(jti) => crate::storage::rate_limit::hit_unless_revoked(&state.db, &identity.user_id, budget.as_str(), window_start, jti).await,
+        None => crate::storage::rate_limit::hit(&state.db, &identity.user_id, budget.as_str(), window_start).await.map(Some),
+    }
+    .map_err(crate::storage::db_error)?;
+    Ok(match hits {
+        None => Counted::Revoked,
+        Some(hits) => match judge(limit, reset, hits, budget) {
+            Ok(status) => Counted::Allowed(status),
+            Err((err, status)) => Counted::Limited(err, status),
+        },
+    })
 }

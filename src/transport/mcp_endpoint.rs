@@ -6,7 +6,7 @@
 //! | – | GET/DELETE/… → 405 | here |
 //! | 1 | declared `Content-Length` over the cap → 413 | [`body`] |
 //! | 2 | `Origin` not allowed → 403 | [`origin`] |
-//! | 3 | bearer token → 401 | [`crate::auth`] |
+//! | 3 | bearer token → 401 (revocation: with step 9, or alone on an early answer) | [`crate::auth`] |
 //! | 4 | body read under the cap → 413 | [`body`] |
 //! | 5–8 | JSON, batch, JSON-RPC shape, notification → 400/202 | [`crate::protocol::rpc`] |
 //! | 9 | rate limit → 429 | [`crate::ops::rate_limit`] |
@@ -27,7 +27,7 @@ use super::{origin, response};
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Surface};
 use crate::mcp::{self, WorkspaceHint};
-use crate::ops::rate_limit::{self, Budget};
+use crate::ops::rate_limit::{self, Budget, Counted};
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
 
@@ -123,9 +123,12 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         let error = RpcError::new(StatusCode::FORBIDDEN, rpc::INVALID_REQUEST, "Forbidden: origin not allowed");
         return after_draining(body, response::rpc_error(&Value::Null, &error, None)).await;
     }
-    // 3. Authentication.
+    // 3. Authentication. The token itself is verified here, without the database; its
+    //    revocation is checked in the same statement as the rate-limit count (step 9),
+    //    or on its own when the request ends before that — so a revoked token is
+    //    always answered 401, exactly as if it had been refused here.
     let resource_path = if parts.uri.path() == "/mcp" { "/mcp" } else { "" };
-    let identity = match auth::authenticate(state, &parts.headers, Surface::Mcp).await {
+    let identity = match auth::verify(state, &parts.headers, Surface::Mcp).await {
         Ok(identity) => identity,
         Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, false)).await,
         Err(AuthFailure::Invalid) => return after_draining(body, unauthorized(state, resource_path, true)).await,
@@ -134,34 +137,37 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         }
     };
     log.user_id = Some(identity.user_id.clone());
-    // 4. The body, under the cap.
-    let bytes = match body::read(body, MAX_BODY_BYTES).await {
-        Ok(bytes) => bytes,
-        Err(BodyError::TooLarge) => return response::too_large(),
-        Err(BodyError::Broken) => {
-            return response::rpc_error(&Value::Null, &RpcError::invalid_request("The request body could not be read"), None)
+    // 4–8. Body, JSON, JSON-RPC shape; notifications and responses are accepted.
+    let request = match read_request(body).await {
+        Ok(request) => request,
+        Err(early) => {
+            return match auth::check_revocation(state, &identity).await {
+                Ok(()) => early,
+                Err(AuthFailure::Unavailable(e)) => response::rpc_error(&Value::Null, &mcp::unavailable(&e), None),
+                Err(_) => {
+                    let mut answer = unauthorized(state, resource_path, true);
+                    if let Some(close) = early.headers().get(http::header::CONNECTION) {
+                        answer.headers_mut().insert(http::header::CONNECTION, close.clone());
+                    }
+                    answer
+                }
+            };
         }
-    };
-    // 5. JSON.
-    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
-        return response::rpc_error(&Value::Null, &RpcError::parse_error(), None);
-    };
-    // 6–8. One JSON-RPC message; notifications and responses are accepted.
-    let request = match rpc::classify(value) {
-        Ok(Incoming::Request(request)) => request,
-        Ok(Incoming::Accepted) => return response::accepted(),
-        Err((id, error)) => return response::rpc_error(&id, &error, None),
     };
     log.method = Some(request.method.clone());
     let tool = (request.method == "tools/call").then(|| request.params.get("name").and_then(Value::as_str)).flatten();
     log.tool = tool.map(str::to_string);
-    // 9. Rate limit: tools that change data spend the write budget.
+    // 9. Rate limit (tools that change data spend the write budget), with the token's
+    //    revocation checked in the same statement.
     let budget = match tool.and_then(mcp::tools::find) {
         Some(spec) if spec.is_write() => Budget::Write,
         _ => Budget::Read,
     };
-    if let Err((error, status)) = rate_limit::check(state, &identity.user_id, budget).await {
-        return rate_limited(&request.id, &error, status);
+    match rate_limit::count_unless_revoked(state, &identity, budget).await {
+        Ok(Counted::Allowed(_)) => {}
+        Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
+        Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),
+        Err(error) => return rate_limited(&request.id, &error, None),
     }
     // 10. Era and version checks.
     let era = match era::decide(&parts.headers, &request) {
@@ -181,6 +187,26 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
             response::json(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": request.id, "result": done.result }), Some(done.version))
         }
         Err(error) => response::rpc_error(&request.id, &error, Some(era.version())),
+    }
+}
+
+/// Steps 4–8: reads the body under the cap and classifies the message. `Err` is the
+/// answer for a request that ends here (413, 400, or 202 for a notification).
+async fn read_request(body: Body) -> Result<rpc::Request, Response> {
+    let bytes = match body::read(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => return Err(response::too_large()),
+        Err(BodyError::Broken) => {
+            return Err(response::rpc_error(&Value::Null, &RpcError::invalid_request("The request body could not be read"), None))
+        }
+    };
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        return Err(response::rpc_error(&Value::Null, &RpcError::parse_error(), None));
+    };
+    match rpc::classify(value) {
+        Ok(Incoming::Request(request)) => Ok(request),
+        Ok(Incoming::Accepted) => Err(response::accepted()),
+        Err((id, error)) => Err(response::rpc_error(&id, &error, None)),
     }
 }
 
