@@ -33,6 +33,33 @@ pub fn router(state: AppState) -> Router {
         .merge(rest::billings::routes())
         .merge(rest::attachments::routes())
         .fallback(rest::not_found)
+        .layer(axum::middleware::from_fn(log_rest))
         .layer(axum::middleware::map_response(response::no_store))
         .with_state(state)
+}
+
+/// One log line per `/v1` and well-known request (the MCP endpoint logs its own, with
+/// era, method and tool). Never the query string, headers or body.
+async fn log_rest(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let path = request.uri().path().to_string();
+    if path == "/" || path == "/mcp" {
+        return next.run(request).await;
+    }
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let request_id = request
+        .extensions()
+        .get::<lambda_http::Context>()
+        .map(|c| c.request_id.clone())
+        .unwrap_or_else(|| "-".to_string());
+    let response = next.run(request).await;
+    tracing::info!(
+        target: "kobana_finance_mcp::request",
+        request_id = %request_id,
+        method = %method,
+        path = %path,
+        status = response.status().as_u16(),
+        latency_us = started.elapsed().as_micros() as u64,
+    );
+    response
 }
