@@ -2,6 +2,8 @@
 //! offers each, and dispatch to the handler. Handlers build the result; [`shape`] then
 //! gives it the form the era requires.
 
+pub mod catalogue;
+pub mod confirm;
 pub mod lifecycle;
 pub mod prompts;
 pub mod resources;

@@ -8,8 +8,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{json, Map, Value};
+use sqlx::AnyConnection;
 
-use super::{no_cursor, unavailable, McpContext};
+use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::protocol::rpc::RpcError;
@@ -22,7 +23,13 @@ pub struct ToolCall<'a> {
     pub arguments: Map<String, Value>,
 }
 
-type Handler = for<'a> fn(&'a ToolCall<'a>) -> BoxFuture<'a, Result<Value, ApiError>>;
+/// Runs the operation. Write tools get the call's database transaction (committed by
+/// the caller together with the confirmation nonce, if any); read tools a connection.
+pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>>;
+
+/// Describes, in the user's terms, what a destructive call is about to do (the
+/// confirmation message).
+pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>>;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Annotations {
@@ -42,6 +49,8 @@ pub struct ToolSpec {
     pub input_schema: fn() -> Value,
     pub output_schema: Option<fn() -> Value>,
     pub handler: Handler,
+    /// For destructive tools: the confirmation message (SPEC §5.2).
+    pub describe: Option<Describe>,
 }
 
 impl ToolSpec {
@@ -71,8 +80,8 @@ impl ToolSpec {
     }
 }
 
-/// The catalogue, in the order `tools/list` returns it; `finance_workspaces_list` first.
-pub static CATALOGUE: &[ToolSpec] = &[ToolSpec {
+/// The first tool of every list.
+static WORKSPACES: &[ToolSpec] = &[ToolSpec {
     name: "finance_workspaces_list",
     title: "List workspaces",
     description: "Lists the workspaces you can act in, your role in each, and what you may do there per resource \
@@ -83,10 +92,19 @@ workspace's id as workspace_id to the other finance tools when you have more tha
     input_schema: no_arguments_schema,
     output_schema: Some(workspaces_output_schema),
     handler: workspaces_list,
+    describe: None,
 }];
 
+/// The catalogue, in the order `tools/list` returns it: `finance_workspaces_list` first,
+/// then each resource's tools.
+static CATALOGUE: &[&[ToolSpec]] = &[WORKSPACES, super::catalogue::companies::TOOLS];
+
+pub fn catalogue() -> impl Iterator<Item = &'static ToolSpec> {
+    CATALOGUE.iter().flat_map(|part| part.iter())
+}
+
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    CATALOGUE.iter().find(|t| t.name == name)
+    catalogue().find(|t| t.name == name)
 }
 
 fn no_arguments_schema() -> Value {
@@ -118,7 +136,7 @@ fn workspaces_output_schema() -> Value {
     })
 }
 
-fn workspaces_list<'a>(call: &'a ToolCall<'a>) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let ctx = call.ctx.op_context().await?;
         let list = crate::ops::workspaces::list(&ctx)?;
@@ -142,8 +160,8 @@ async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError
 
 pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
     no_cursor(params)?;
-    let mut tools = Vec::with_capacity(CATALOGUE.len());
-    for tool in CATALOGUE {
+    let mut tools = Vec::new();
+    for tool in catalogue() {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
             tools.push(tool.describe());
         }
@@ -153,7 +171,8 @@ pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
     Ok(result)
 }
 
-fn tool_result(value: &Value, is_error: bool) -> Map<String, Value> {
+/// A tool result: the JSON as text, and as structured content.
+pub fn tool_result(value: &Value, is_error: bool) -> Map<String, Value> {
     let mut result = Map::new();
     result.insert("content".into(), json!([{ "type": "text", "text": value.to_string() }]));
     result.insert("structuredContent".into(), value.clone());
@@ -161,6 +180,16 @@ fn tool_result(value: &Value, is_error: bool) -> Map<String, Value> {
         result.insert("isError".into(), json!(true));
     }
     result
+}
+
+/// The result of an operation's outcome: the value, or the REST envelope as `isError`.
+/// A dependency failure is a protocol-level 503 instead.
+pub fn outcome_result(outcome: Result<Value, ApiError>) -> Result<Map<String, Value>, RpcError> {
+    match outcome {
+        Ok(value) => Ok(tool_result(&value, false)),
+        Err(e) if e.code == ErrorCode::ServiceUnavailable => Err(unavailable(&e)),
+        Err(e) => Ok(tool_result(&e.envelope(), true)),
+    }
 }
 
 pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
@@ -171,18 +200,26 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
         Some(Value::Object(args)) => args.clone(),
         Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
     };
-    let outcome = run(ctx, tool, arguments).await;
-    match outcome {
-        Ok(value) => Ok(tool_result(&value, false)),
-        Err(e) if e.code == ErrorCode::ServiceUnavailable => Err(unavailable(&e)),
-        Err(e) => Ok(tool_result(&e.envelope(), true)),
+    if let Err(e) = admit(ctx, tool, &arguments).await {
+        return outcome_result(Err(e));
     }
+    // The caller's memberships are read now, before the operation holds a connection:
+    // with a one-connection pool (SQLite) a second acquire would wait forever.
+    if let Err(e) = ctx.memberships().await {
+        return outcome_result(Err(e));
+    }
+    let call = ToolCall { ctx, arguments };
+    if tool.annotations.destructive {
+        return confirm::run_confirmed(&call, tool, params).await;
+    }
+    outcome_result(execute(&call, tool).await)
 }
 
-async fn run(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: Map<String, Value>) -> Result<Value, ApiError> {
-    crate::ops::validate::check_object(&(tool.input_schema)(), &arguments, "")?;
+/// Schema and permission checks before anything runs.
+async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), ApiError> {
+    crate::ops::validate::check_object(&(tool.input_schema)(), arguments, "")?;
     if !visible(ctx, tool).await? {
-        // Visibility failed: say which half (scope or role) is missing.
+        // Say which half (scope or role) is missing; the operation checks both again.
         if let Some((resource, access)) = tool.permission {
             if !ctx.identity.scopes.allows(resource, access) {
                 return Err(ApiError::insufficient_scope(
@@ -193,8 +230,21 @@ async fn run(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: Map<String, Value
         }
         return Err(ApiError::forbidden("Your role does not allow this tool in any of your workspaces"));
     }
-    let call = ToolCall { ctx, arguments };
-    (tool.handler)(&call).await
+    Ok(())
+}
+
+/// Runs a tool that needs no confirmation: reads on a pooled connection, writes in one
+/// transaction.
+async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Value, ApiError> {
+    let pool = &call.ctx.state.db.pool;
+    if tool.annotations.read_only {
+        let mut conn = pool.acquire().await.map_err(crate::storage::db_error)?;
+        return (tool.handler)(call, &mut conn).await;
+    }
+    let mut tx = pool.begin().await.map_err(crate::storage::db_error)?;
+    let value = (tool.handler)(call, &mut tx).await?;
+    tx.commit().await.map_err(crate::storage::db_error)?;
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -203,7 +253,7 @@ mod tests {
 
     #[test]
     fn workspaces_list_is_first_and_read_only() {
-        let first = &CATALOGUE[0];
+        let first = catalogue().next().unwrap();
         assert_eq!(first.name, "finance_workspaces_list");
         assert!(first.annotations.read_only && first.annotations.idempotent && !first.annotations.destructive);
         assert!(first.permission.is_none());

@@ -153,6 +153,24 @@ pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
 const ACME: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11";
 const BETA: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
 
+/// A demo bill: id, workspace, company, kind, description, cents, due date, status,
+/// person, category, settlement account, payment date, settlement transaction.
+type DemoBill = (
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
 /// Runs one demo INSERT with its binds (all text; NULL where `None`).
 async fn insert(conn: &mut AnyConnection, sql: &'static str, binds: &[Option<&str>]) -> Result<(), sqlx::Error> {
     let mut query = sqlx::query(sql);
@@ -245,7 +263,7 @@ async fn seed_finance(conn: &mut AnyConnection, now: &str) -> Result<(), sqlx::E
         .await?;
     }
     // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, account, payment date, settlement txn)
-    let bills: [(&str, Option<&str>, &str, &str, &str, &str, &str, &str, Option<&str>, Option<&str>, Option<&str>, Option<&str>, Option<&str>); 8] = [
+    let bills: [DemoBill; 8] = [
         ("b1110000-0001-4000-8000-000000000001", acme_ws, ACME, "payable", "Aluguel de dezembro", "450000", "2026-12-10", "pending",
          Some("9e000000-0001-4000-8000-000000000001"), Some("ca7e0000-0001-4000-8000-000000000004"), None, None, None),
         ("b1110000-0001-4000-8000-000000000002", acme_ws, ACME, "payable", "Aluguel de novembro", "450000", "2026-11-10", "paid",

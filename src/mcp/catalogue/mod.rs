@@ -1,0 +1,165 @@
+//! The tool catalogue's building blocks: every tool is generated from a `/v1`
+//! operation and its request type. A write tool's input schema is the endpoint's own
+//! request schema plus `workspace_id` (and the path `id`, and `idempotency_key` on
+//! creates); list tools take `filters`/`sort`/`limit`/`cursor`/`fields`; get tools
+//! `id`/`fields`. Tools dispatch in-process to the operation with channel `mcp`.
+
+pub mod companies;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+use crate::ops::list::{Kind, ListRequest, ListSpec};
+use crate::ops::OpContext;
+use crate::storage::identity::Membership;
+
+fn uuid_property(description: &str) -> Value {
+    json!({ "type": "string", "format": "uuid", "description": description })
+}
+
+fn workspace_property() -> Value {
+    uuid_property("The workspace to act in (see finance_workspaces_list); optional when you have only one")
+}
+
+fn fields_property() -> Value {
+    json!({ "type": "array", "items": { "type": "string" }, "description": "Return only these fields of each record" })
+}
+
+fn filter_value_schema(kind: Kind) -> Value {
+    let scalar = match kind {
+        Kind::Bool => json!({ "type": "boolean" }),
+        Kind::Integer => json!({ "type": "integer" }),
+        Kind::Enum(values) => json!({ "type": "string", "enum": values }),
+        Kind::Uuid => json!({ "type": "string", "format": "uuid" }),
+        Kind::Date => json!({ "type": "string", "format": "date" }),
+        _ => json!({ "type": "string" }),
+    };
+    let mut operators = Map::new();
+    operators.insert("in".into(), json!({ "type": "array", "items": scalar.clone(), "maxItems": 100 }));
+    if matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer) {
+        for op in ["gte", "lte", "gt", "lt"] {
+            operators.insert(op.into(), scalar.clone());
+        }
+    }
+    json!({ "anyOf": [scalar, { "type": "object", "properties": operators, "additionalProperties": false }] })
+}
+
+/// The input schema of a list tool for the resource described by `spec`.
+pub fn list_schema(spec: &ListSpec) -> Value {
+    let filters: Map<String, Value> = spec.filters.iter().map(|f| (f.name.to_string(), filter_value_schema(f.kind))).collect();
+    let sorts: Vec<String> = spec.sorts.iter().flat_map(|(name, _)| [name.to_string(), format!("-{name}")]).collect();
+    json!({
+        "type": "object",
+        "properties": {
+            "workspace_id": workspace_property(),
+            "filters": {
+                "type": "object",
+                "description": "Equality (\"field\": value) or operators ({\"in\": [...]}, {\"gte\": ..., \"lte\": ...})",
+                "properties": filters,
+                "additionalProperties": false,
+            },
+            "sort": { "type": "string", "enum": sorts, "description": "A field, or -field for descending" },
+            "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 25 },
+            "cursor": { "type": "string", "description": "meta.next_cursor of the previous page" },
+            "fields": fields_property(),
+        },
+        "additionalProperties": false,
+    })
+}
+
+/// The input schema of a get tool.
+pub fn get_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "id": uuid_property("The record's id"), "workspace_id": workspace_property(), "fields": fields_property() },
+        "required": ["id"],
+        "additionalProperties": false,
+    })
+}
+
+/// The input schema of a delete (or other id-only action) tool.
+pub fn id_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "id": uuid_property("The record's id"), "workspace_id": workspace_property() },
+        "required": ["id"],
+        "additionalProperties": false,
+    })
+}
+
+/// A write tool's schema: the request type's own schema plus `workspace_id`, and the
+/// path `id` (updates) or `idempotency_key` (creates).
+pub fn write_schema(request: Value, with_id: bool, with_key: bool) -> Value {
+    let mut schema = request;
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert("workspace_id".into(), workspace_property());
+        if with_id {
+            properties.insert("id".into(), uuid_property("The record's id"));
+        }
+        if with_key {
+            properties.insert(
+                "idempotency_key".into(),
+                json!({ "type": "string", "minLength": 1, "maxLength": 255, "description": "Retrying with the same key and arguments returns the first result instead of creating twice" }),
+            );
+        }
+    }
+    if with_id {
+        match schema.get_mut("required").and_then(Value::as_array_mut) {
+            Some(required) => required.insert(0, json!("id")),
+            None => schema["required"] = json!(["id"]),
+        }
+    }
+    schema.as_object_mut().map(|o| o.remove("$schema"));
+    schema.as_object_mut().map(|o| o.remove("title"));
+    schema
+}
+
+/// Takes the tool-only arguments out, leaving the request body.
+pub struct Split {
+    pub workspace_id: Option<String>,
+    pub id: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub fields: Option<Vec<String>>,
+    pub body: Map<String, Value>,
+}
+
+pub fn split(arguments: &Map<String, Value>) -> Split {
+    let mut body = arguments.clone();
+    let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
+    Split {
+        workspace_id: text(body.remove("workspace_id")),
+        id: text(body.remove("id")),
+        idempotency_key: text(body.remove("idempotency_key")),
+        fields: body.remove("fields").and_then(|f| f.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())),
+        body,
+    }
+}
+
+/// The list request of a list tool's arguments.
+pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiError> {
+    ListRequest::from_arguments(arguments.get("filters"), arguments.get("sort"), arguments.get("limit"), arguments.get("cursor"))
+}
+
+/// The workspace of a tool call: `workspace_id` argument, else the connection default,
+/// else the caller's only workspace.
+pub fn workspace<'a>(ctx: &OpContext<'a>, split: &Split, default: Option<&str>) -> Result<&'a Membership, ApiError> {
+    ctx.workspace(split.workspace_id.as_deref(), default)
+}
+
+/// Keeps only `fields` of a record (all of it without a projection).
+pub fn project(record: Value, fields: Option<&[String]>) -> Value {
+    match (record, fields) {
+        (Value::Object(map), Some(fields)) => Value::Object(map.into_iter().filter(|(k, _)| fields.iter().any(|f| f == k)).collect()),
+        (record, _) => record,
+    }
+}
+
+/// Applies `fields` to each row of a `{data, meta}` page.
+pub fn project_page(mut page: Value, fields: Option<&[String]>) -> Value {
+    if let Some(rows) = page.get_mut("data").and_then(Value::as_array_mut) {
+        for row in rows.iter_mut() {
+            *row = project(std::mem::take(row), fields);
+        }
+    }
+    page
+}

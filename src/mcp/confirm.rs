@@ -1,0 +1,270 @@
+//! Confirmation of destructive tools (SPEC §5.2), by multi round-trip requests.
+//!
+//! A destructive tool never runs on the first call. On protocol 2026-07-28 with form
+//! elicitation, the first call answers `input_required` with a form asking the user to
+//! confirm (the message says what will happen, in the user's terms) and a
+//! `requestState`: an HMAC-signed token, valid 5 minutes, bound to the user, the
+//! workspace, the tool, a digest of the arguments and a nonce. The retry that carries
+//! that state and an accepting answer runs the tool — exactly once: the nonce is claimed
+//! in the same database transaction as the operation, and a replay returns the first
+//! outcome. Without form elicitation the call is refused (-32021); on the 2025 era,
+//! which cannot ask, it is an `isError` result and nothing changes.
+
+use aws_lc_rs::{digest, hmac};
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use sqlx::Row;
+
+use super::catalogue::split;
+use super::tools::{outcome_result, tool_result, ToolCall, ToolSpec};
+use super::unavailable;
+use crate::error::{ApiError, ErrorCode};
+use crate::ops::Channel;
+use crate::protocol::rpc::RpcError;
+use crate::storage::audit::{self, AuditEvent};
+use crate::storage::db_error;
+
+/// How long a confirmation request stays valid.
+pub const STATE_TTL_SECONDS: i64 = 300;
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct State {
+    /// User, workspace, tool, arguments digest, nonce, expiry (Unix seconds).
+    u: String,
+    w: String,
+    t: String,
+    d: String,
+    n: String,
+    e: i64,
+}
+
+fn b64() -> base64::engine::GeneralPurpose {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+}
+
+fn sign(key: &[u8], state: &State) -> String {
+    let payload = serde_json::to_vec(state).unwrap_or_default();
+    let tag = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, key), &payload);
+    format!("{}.{}", b64().encode(&payload), b64().encode(tag.as_ref()))
+}
+
+fn verify(key: &[u8], token: &str) -> Option<State> {
+    let (payload, tag) = token.split_once('.')?;
+    let payload = b64().decode(payload).ok()?;
+    let tag = b64().decode(tag).ok()?;
+    hmac::verify(&hmac::Key::new(hmac::HMAC_SHA256, key), &payload, &tag).ok()?;
+    serde_json::from_slice(&payload).ok()
+}
+
+/// A digest of the arguments (object keys are sorted, so equal arguments digest equally).
+fn arguments_digest(arguments: &Map<String, Value>) -> String {
+    let bytes = Value::Object(arguments.clone()).to_string();
+    digest::digest(&digest::SHA256, bytes.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+async fn record(call: &ToolCall<'_>, workspace_id: Option<&str>, tool: &ToolSpec, outcome: &str) {
+    let event = AuditEvent {
+        workspace_id,
+        user_id: Some(&call.ctx.identity.user_id),
+        action: "tools.confirmation",
+        target_type: Some("tool"),
+        target_id: Some(tool.name),
+        outcome,
+        details: None,
+    };
+    if let Err(e) = audit::record(&call.ctx.state.db, Channel::Mcp, &event).await {
+        tracing::warn!(error = %e, "could not record a confirmation outcome");
+    }
+}
+
+fn not_confirmed(message: &str, reason: &str) -> Map<String, Value> {
+    let error = ApiError::new(ErrorCode::Forbidden, message).with_details(json!({ "reason": reason }));
+    tool_result(&error.envelope(), true)
+}
+
+/// Whether this request's client declared form elicitation (`{}` means form).
+fn has_form_elicitation(call: &ToolCall<'_>) -> bool {
+    match call.ctx.era {
+        crate::protocol::era::Era::Modern { client_capabilities } => match client_capabilities.get("elicitation") {
+            Some(Value::Object(e)) => e.is_empty() || e.contains_key("form"),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Runs a destructive tool through the confirmation flow.
+pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+    if !call.ctx.era.is_modern() {
+        record(call, None, tool, "refused_legacy_era").await;
+        return Ok(not_confirmed(
+            "This action needs the user's confirmation, which requires a client on protocol 2026-07-28 with form \
+             elicitation (or the Kobana Finance dashboard). Nothing changed.",
+            "confirmation_unavailable",
+        ));
+    }
+    if !has_form_elicitation(call) {
+        return Err(RpcError::missing_capability(
+            "This tool asks the user to confirm through form elicitation, which the client did not declare",
+            json!({ "elicitation": {} }),
+        ));
+    }
+    let ctx = match call.ctx.op_context().await {
+        Ok(ctx) => ctx,
+        Err(e) => return outcome_result(Err(e)),
+    };
+    let args = split(&call.arguments);
+    let ws = match ctx.workspace(args.workspace_id.as_deref(), call.ctx.default_workspace.as_deref()) {
+        Ok(ws) => ws,
+        Err(e) => return outcome_result(Err(e)),
+    };
+    let keys = call.ctx.state.keys.current().await.map_err(|e| unavailable(&e))?;
+    let digest = arguments_digest(&call.arguments);
+    let now = crate::clock::now_unix();
+    if let Some(token) = params.get("requestState") {
+        let state = token
+            .as_str()
+            .and_then(|t| verify(&keys.state, t))
+            .filter(|s| s.u == call.ctx.identity.user_id && s.w == ws.workspace_id && s.t == tool.name && s.d == digest && s.e >= now)
+            .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
+        if let Some(answer) = params.get("inputResponses").and_then(|r| r.get("confirm")) {
+            let accepted = answer.get("action").and_then(Value::as_str) == Some("accept")
+                && answer.get("content").and_then(|c| c.get("confirm")) == Some(&Value::Bool(true));
+            if !accepted {
+                record(call, Some(&ws.workspace_id), tool, "declined").await;
+                return Ok(not_confirmed("The user did not confirm; nothing changed.", "not_confirmed"));
+            }
+            return execute_once(call, tool, &ws.workspace_id, &state.n, &digest).await;
+        }
+    }
+    // First call (or a retry without an answer): ask.
+    let message = {
+        let mut conn = call.ctx.state.db.pool.acquire().await.map_err(|e| unavailable(&db_error(e)))?;
+        let describe = tool.describe.ok_or_else(RpcError::internal)?;
+        match describe(call, &mut conn).await {
+            Ok(message) => message,
+            Err(e) => return outcome_result(Err(e)),
+        }
+    };
+    let state = State {
+        u: call.ctx.identity.user_id.clone(),
+        w: ws.workspace_id.clone(),
+        t: tool.name.to_string(),
+        d: digest,
+        n: uuid::Uuid::new_v4().to_string(),
+        e: now + STATE_TTL_SECONDS,
+    };
+    record(call, Some(&ws.workspace_id), tool, "requested").await;
+    let mut result = Map::new();
+    result.insert("resultType".into(), json!("input_required"));
+    result.insert(
+        "inputRequests".into(),
+        json!({ "confirm": { "method": "elicitation/create", "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "confirm": { "type": "boolean", "title": "Confirm" } },
+                "required": ["confirm"],
+            },
+        }}}),
+    );
+    result.insert("requestState".into(), json!(sign(&keys.state, &state)));
+    Ok(result)
+}
+
+/// Runs the confirmed call once per nonce: the nonce row and the operation commit
+/// together; a replay answers the stored outcome.
+async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, nonce: &str, digest: &str) -> Result<Map<String, Value>, RpcError> {
+    let db = &call.ctx.state.db;
+    let fail = |e: sqlx::Error| unavailable(&db_error(e));
+    let now = crate::clock::now_unix();
+    let mut tx = db.pool.begin().await.map_err(fail)?;
+    let claimed = sqlx::query(
+        "INSERT INTO confirmation_nonces (nonce, workspace_id, user_id, tool, args_digest, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (nonce) DO NOTHING",
+    )
+    .bind(nonce)
+    .bind(workspace_id)
+    .bind(&call.ctx.identity.user_id)
+    .bind(tool.name)
+    .bind(digest)
+    .bind(now)
+    .bind(now + STATE_TTL_SECONDS)
+    .execute(&mut *tx)
+    .await
+    .map_err(fail)?
+    .rows_affected();
+    if claimed == 0 {
+        let row = sqlx::query("SELECT outcome FROM confirmation_nonces WHERE nonce = $1").bind(nonce).fetch_one(&mut *tx).await.map_err(fail)?;
+        let outcome: Option<String> = row.try_get(0).map_err(fail)?;
+        drop(tx);
+        record(call, Some(workspace_id), tool, "replayed").await;
+        return match outcome.and_then(|o| serde_json::from_str::<Map<String, Value>>(&o).ok()) {
+            Some(first) => Ok(first),
+            None => Ok(tool_result(&ApiError::new(ErrorCode::Conflict, "This confirmation is still being carried out").envelope(), true)),
+        };
+    }
+    match (tool.handler)(call, &mut tx).await {
+        Ok(value) => {
+            let result = tool_result(&value, false);
+            store(&mut tx, nonce, &result).await.map_err(fail)?;
+            tx.commit().await.map_err(fail)?;
+            record(call, Some(workspace_id), tool, "executed").await;
+            Ok(result)
+        }
+        Err(e) if e.code == ErrorCode::ServiceUnavailable => Err(unavailable(&e)),
+        Err(e) => {
+            // The operation's writes are rolled back; the refusal itself is the outcome
+            // a replay will see.
+            drop(tx);
+            let result = tool_result(&e.envelope(), true);
+            let mut tx = db.pool.begin().await.map_err(fail)?;
+            sqlx::query(
+                "INSERT INTO confirmation_nonces (nonce, workspace_id, user_id, tool, args_digest, outcome, created_at, expires_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (nonce) DO NOTHING",
+            )
+            .bind(nonce)
+            .bind(workspace_id)
+            .bind(&call.ctx.identity.user_id)
+            .bind(tool.name)
+            .bind(digest)
+            .bind(Value::Object(result.clone()).to_string())
+            .bind(now)
+            .bind(now + STATE_TTL_SECONDS)
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+            tx.commit().await.map_err(fail)?;
+            record(call, Some(workspace_id), tool, "failed").await;
+            Ok(result)
+        }
+    }
+}
+
+async fn store(conn: &mut sqlx::AnyConnection, nonce: &str, result: &Map<String, Value>) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE confirmation_nonces SET outcome = $1 WHERE nonce = $2")
+        .bind(Value::Object(result.clone()).to_string())
+        .bind(nonce)
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_state_is_signed() {
+        let state = State { u: "u".into(), w: "w".into(), t: "t".into(), d: "d".into(), n: "n".into(), e: 1 };
+        let token = sign(b"key", &state);
+        assert_eq!(verify(b"key", &token), Some(state));
+        assert_eq!(verify(b"other", &token), None);
+        let (payload, tag) = token.split_once('.').unwrap();
+        let forged = b64().encode(br#"{"u":"x","w":"w","t":"t","d":"d","n":"n","e":1}"#);
+        assert_eq!(verify(b"key", &format!("{forged}.{tag}")), None);
+        assert_eq!(verify(b"key", payload), None);
+    }
+}
