@@ -241,3 +241,51 @@ async fn confirmed_delete_of_a_company_in_use_is_an_error_and_replays_as_one() {
     assert_eq!(replay["structuredContent"], first["structuredContent"]);
     assert!(company_exists(&h, ACME_COMPANY).await);
 }
+
+#[tokio::test]
+async fn record_templates_read_through_the_get_operation() {
+    let h = Harness::new().await;
+    let token = h.token(DEMO_OWNER);
+    let templates = h.send(Mcp::modern("resources/templates/list", json!({})).bearer(&token).build()).await.result();
+    assert_eq!(templates["resourceTemplates"][0]["uriTemplate"], "kobana://finance/companies/{id}");
+    let read = |uri: String| Mcp::modern("resources/read", json!({"uri": uri})).bearer(&token).build();
+    let reply = h.send(read(format!("kobana://finance/companies/{ACME_COMPANY}"))).await.result();
+    let record: Value = serde_json::from_str(reply["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let via_tool = h.send(call("finance_companies_get", json!({"id": ACME_COMPANY})).bearer(&token).build()).await.result();
+    assert_eq!(record, via_tool["structuredContent"]);
+    assert_eq!(reply["contents"][0]["mimeType"], "application/json");
+    // Another tenant's record and a malformed id read as not found.
+    for uri in [format!("kobana://finance/companies/{BETA_COMPANY}"), "kobana://finance/companies/nope".to_string()] {
+        let missing = h.send(read(uri.clone())).await;
+        assert_eq!(missing.rpc_code(), Some(-32602), "{uri}");
+        assert_eq!(missing.json()["error"]["data"]["uri"], uri);
+    }
+    // A token without the read scope sees no template and reads nothing.
+    let blind = h.token_with(DEMO_OWNER, Some("finance.payables"), |_| {});
+    let none = h.send(Mcp::modern("resources/templates/list", json!({})).bearer(&blind).build()).await.result();
+    assert_eq!(none["resourceTemplates"], json!([]));
+    let refused = h.send(Mcp::modern("resources/read", json!({"uri": format!("kobana://finance/companies/{ACME_COMPANY}")})).bearer(&blind).build()).await;
+    assert_eq!(refused.rpc_code(), Some(-32602));
+}
+
+#[tokio::test]
+async fn completion_suggests_record_ids_by_name_prefix_within_the_callers_workspaces() {
+    let h = Harness::new().await;
+    let complete = |token: &str, value: &str| {
+        Mcp::modern("completion/complete", json!({"ref": {"type": "ref/resource", "uri": "kobana://finance/companies/{id}"}, "argument": {"name": "id", "value": value}}))
+            .bearer(token)
+            .build()
+    };
+    let owner = h.token(DEMO_OWNER);
+    let reply = h.send(complete(&owner, "acme s")).await.result();
+    assert_eq!(reply["completion"]["values"], json!([ACME_SERVICES]));
+    let all = h.send(complete(&owner, "")).await.result();
+    assert_eq!(all["completion"]["values"], json!([ACME_COMPANY, ACME_SERVICES]));
+    assert_eq!(all["completion"]["hasMore"], false);
+    let wildcard = h.send(complete(&owner, "%")).await.result();
+    assert_eq!(wildcard["completion"]["values"], json!([]), "LIKE wildcards are literal");
+    let beta = h.send(complete(&h.token(DEMO_BETA_OWNER), "acme")).await.result();
+    assert_eq!(beta["completion"]["values"], json!([]), "another tenant's records are never suggested");
+    let wrong = h.send(Mcp::modern("completion/complete", json!({"ref": {"type": "ref/resource", "uri": "kobana://finance/companies/{id}"}, "argument": {"name": "other", "value": ""}})).bearer(&owner).build()).await;
+    assert_eq!(wrong.rpc_code(), Some(-32602));
+}

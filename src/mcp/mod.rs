@@ -180,11 +180,11 @@ pub async fn dispatch(
         Method::ToolsList => tools::list(&ctx, params).await?,
         Method::ToolsCall => tools::call(&ctx, params).await?,
         Method::ResourcesList => resources::list(params)?,
-        Method::ResourceTemplatesList => resources::templates(params)?,
+        Method::ResourceTemplatesList => resources::templates(&ctx, params)?,
         Method::ResourcesRead => resources::read(&ctx, params).await?,
         Method::PromptsList => prompts::list(params)?,
         Method::PromptsGet => prompts::get(params)?,
-        Method::Complete => prompts::complete(params)?,
+        Method::Complete => prompts::complete(&ctx, params).await?,
     };
     Ok(Dispatched { result: shape::finish(era, method, result), version: era.version() })
 }

@@ -1,10 +1,10 @@
-//! Prompts and completions (SPEC §9). The capabilities are advertised; the prompts and
-//! the completable template variables arrive with the finance operations they steer
-//! to, so the lists are empty and any named prompt or reference is unknown (-32602).
+//! Prompts and completions (SPEC §9). The prompts arrive with the finance tools they
+//! steer to, so their list is empty for now and any named prompt is unknown (-32602);
+//! completion answers the `{id}` of the record templates.
 
 use serde_json::{json, Map, Value};
 
-use super::no_cursor;
+use super::{no_cursor, McpContext};
 use crate::protocol::rpc::RpcError;
 
 pub fn list(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
@@ -19,9 +19,9 @@ pub fn get(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> 
     Err(RpcError::invalid_params(format!("Unknown prompt: {name}")))
 }
 
-pub fn complete(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
     let reference = params.get("ref").and_then(Value::as_object).ok_or_else(|| RpcError::invalid_params("params.ref must be an object"))?;
-    params
+    let argument = params
         .get("argument")
         .and_then(Value::as_object)
         .filter(|a| a.get("name").is_some_and(Value::is_string) && a.get("value").is_some_and(Value::is_string))
@@ -33,7 +33,18 @@ pub fn complete(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcEr
         }
         Some("ref/resource") => {
             let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
-            Err(RpcError::invalid_params(format!("Unknown resource template: {uri}")))
+            let template = super::resources::TEMPLATES
+                .iter()
+                .find(|t| uri == format!("kobana://finance/{}/{{id}}", t.resource))
+                .ok_or_else(|| RpcError::invalid_params(format!("Unknown resource template: {uri}")))?;
+            if argument.get("name").and_then(Value::as_str) != Some("id") {
+                return Err(RpcError::invalid_params("This template's only variable is id"));
+            }
+            let prefix = argument.get("value").and_then(Value::as_str).unwrap_or("");
+            let (values, more) = super::resources::complete_id(ctx, template, prefix).await.map_err(|e| super::unavailable(&e))?;
+            let mut result = Map::new();
+            result.insert("completion".into(), json!({ "values": values, "hasMore": more }));
+            Ok(result)
         }
         _ => Err(RpcError::invalid_params("params.ref.type must be ref/prompt or ref/resource")),
     }
