@@ -1,6 +1,548 @@
 //! People (`/v1/people`, scope `finance.people`): vendors and customers of a company.
+//!
+//! Rules: a person belongs to a company of the workspace; the document (CPF or CNPJ) is
+//! stored as digits only, its check digits are validated and its type follows from its
+//! length (11 = CPF, 14 = CNPJ); the kind (natural/juridical) is inferred from the
+//! document when not given; one live person per document exists in a company (409
+//! `conflict`). Deleting is a soft delete: the person disappears from reads, lists and
+//! the id sweep, and its document may be used again. E-mails and phones are read-only.
 
-use super::openapi::Operation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = &[];
+use super::common::{audit_write, body_id, conflict_on_unique, invalid, page, path_id, unprocessable};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::validate::{nullable, schema_of};
+use super::{OpContext, Page};
+use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// Natural person (pessoa física) or legal entity (pessoa jurídica).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PersonKind {
+    Natural,
+    Juridical,
+}
+
+/// The type of a person's document: CPF (11 digits) or CNPJ (14 digits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DocumentType {
+    Cpf,
+    Cnpj,
+}
+
+impl PersonKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            PersonKind::Natural => "natural",
+            PersonKind::Juridical => "juridical",
+        }
+    }
+
+    fn parse(s: &str) -> Option<PersonKind> {
+        match s {
+            "natural" => Some(PersonKind::Natural),
+            "juridical" => Some(PersonKind::Juridical),
+            _ => None,
+        }
+    }
+}
+
+impl DocumentType {
+    fn as_str(self) -> &'static str {
+        match self {
+            DocumentType::Cpf => "cpf",
+            DocumentType::Cnpj => "cnpj",
+        }
+    }
+
+    fn parse(s: &str) -> Option<DocumentType> {
+        match s {
+            "cpf" => Some(DocumentType::Cpf),
+            "cnpj" => Some(DocumentType::Cnpj),
+            _ => None,
+        }
+    }
+
+    /// The type a document's digit count implies.
+    fn of(document: &str) -> Option<DocumentType> {
+        match document.len() {
+            11 => Some(DocumentType::Cpf),
+            14 => Some(DocumentType::Cnpj),
+            _ => None,
+        }
+    }
+
+    /// The kind a document of this type implies.
+    fn kind(self) -> PersonKind {
+        match self {
+            DocumentType::Cpf => PersonKind::Natural,
+            DocumentType::Cnpj => PersonKind::Juridical,
+        }
+    }
+}
+
+/// `POST /v1/people`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PersonCreate {
+    /// The company (of the workspace) the person belongs to.
+    #[schemars(extend("format" = "uuid"))]
+    pub company_id: String,
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    #[serde(default)]
+    #[schemars(length(max = 255))]
+    pub legal_name: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 255))]
+    pub nickname: Option<String>,
+    /// Inferred from the document when absent (CPF → natural, CNPJ → juridical).
+    #[serde(default)]
+    pub kind: Option<PersonKind>,
+    /// Inferred from the document's digit count; when given it must agree with it.
+    #[serde(default)]
+    pub document_type: Option<DocumentType>,
+    /// CPF or CNPJ; punctuation is ignored, digits are stored. Check digits are validated.
+    #[serde(default)]
+    #[schemars(length(max = 32))]
+    pub document_number: Option<String>,
+    /// Default false.
+    #[serde(default)]
+    pub is_customer: Option<bool>,
+    /// Default false.
+    #[serde(default)]
+    pub is_supplier: Option<bool>,
+    /// Default true.
+    #[serde(default)]
+    pub active: Option<bool>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+}
+
+/// `PATCH /v1/people/{id}`: only the fields sent change. `null` on a text field leaves
+/// it unchanged (an empty string clears it; an empty `document_number` removes the
+/// document); `null` on `kind` clears it. The company cannot change. The document is
+/// validated again only when it changes.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PersonUpdate {
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 255))]
+    pub legal_name: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 255))]
+    pub nickname: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<PersonKind>")]
+    pub kind: Option<Option<PersonKind>>,
+    /// Must agree with the (resulting) document's digit count.
+    #[serde(default)]
+    pub document_type: Option<DocumentType>,
+    #[serde(default)]
+    #[schemars(length(max = 32))]
+    pub document_number: Option<String>,
+    #[serde(default)]
+    pub is_customer: Option<bool>,
+    #[serde(default)]
+    pub is_supplier: Option<bool>,
+    #[serde(default)]
+    pub active: Option<bool>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+}
+
+/// A person as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Person {
+    pub id: String,
+    pub company_id: String,
+    pub name: String,
+    pub legal_name: Option<String>,
+    pub nickname: Option<String>,
+    pub kind: Option<PersonKind>,
+    pub document_type: Option<DocumentType>,
+    /// Digits only.
+    pub document_number: Option<String>,
+    pub is_customer: bool,
+    pub is_supplier: bool,
+    pub active: bool,
+    /// Read-only.
+    pub emails: Vec<String>,
+    /// Read-only.
+    pub phones: Vec<String>,
+    pub notes: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+fn id_page() -> Value {
+    page_of(json!({ "type": "string", "format": "uuid" }))
+}
+
+/// The `/v1/people` operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/people", id: "people_list", summary: "List people", scope: "finance.people", request: None, success: 200, response: Some(|| page_of(schema_of::<Person>())) },
+    Operation { method: "post", path: "/v1/people", id: "people_create", summary: "Create a person", scope: "finance.people.write", request: Some(schema_of::<PersonCreate>), success: 201, response: Some(schema_of::<Person>) },
+    Operation { method: "get", path: "/v1/people/ids", id: "people_ids", summary: "Sweep the ids of the live people (ascending; limit up to 10000, no filters)", scope: "finance.people", request: None, success: 200, response: Some(id_page) },
+    Operation { method: "get", path: "/v1/people/{id}", id: "people_get", summary: "Get a person", scope: "finance.people", request: None, success: 200, response: Some(schema_of::<Person>) },
+    Operation { method: "patch", path: "/v1/people/{id}", id: "people_update", summary: "Update a person", scope: "finance.people.write", request: Some(schema_of::<PersonUpdate>), success: 200, response: Some(schema_of::<Person>) },
+    Operation { method: "delete", path: "/v1/people/{id}", id: "people_delete", summary: "Delete a person (soft delete)", scope: "finance.people.write", request: None, success: 204, response: None },
+];
+
+pub static LIST: ListSpec = ListSpec {
+    table: "people",
+    filters: &[
+        Field { name: "company_id", column: "people.company_id", kind: Kind::Uuid },
+        Field { name: "kind", column: "people.kind", kind: Kind::Enum(&["natural", "juridical"]) },
+        Field { name: "is_customer", column: "people.is_customer", kind: Kind::Bool },
+        Field { name: "is_supplier", column: "people.is_supplier", kind: Kind::Bool },
+        Field { name: "active", column: "people.active", kind: Kind::Bool },
+        Field { name: "document_number", column: "people.document_number", kind: Kind::Text },
+        Field { name: "name", column: "people.name", kind: Kind::Text },
+        Field { name: "updated_at", column: "people.updated_at", kind: Kind::Timestamp },
+    ],
+    sorts: &[("name", "people.name"), ("created_at", "people.created_at"), ("updated_at", "people.updated_at")],
+    default_sort: ("name", false),
+    scope: Some("people.deleted_at IS NULL"),
+};
+
+/// The id sweep: live ids only, ascending, no filters or sort.
+static IDS: ListSpec = ListSpec {
+    table: "people",
+    filters: &[],
+    sorts: &[("id", "people.id")],
+    default_sort: ("id", false),
+    scope: Some("people.deleted_at IS NULL"),
+};
+
+pub const IDS_DEFAULT_LIMIT: i64 = 1000;
+pub const IDS_MAX_LIMIT: i64 = 10_000;
+
+const COLUMNS: &str = "people.id, people.company_id, people.name, people.legal_name, people.nickname, people.kind, \
+    people.document_type, people.document_number, people.is_customer, people.is_supplier, people.active, \
+    people.emails, people.phones, people.notes, people.created_at, people.updated_at, people.created_via, \
+    people.updated_via, people.created_by, people.updated_by";
+
+/// A JSON array stored as text, read as strings; anything else reads as `[]`.
+fn string_array(text: Option<String>) -> Vec<String> {
+    match text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+        Some(Value::Array(items)) => items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn from_row(row: &AnyRow) -> Result<Person, sqlx::Error> {
+    let kind: Option<String> = row.try_get("kind")?;
+    let document_type: Option<String> = row.try_get("document_type")?;
+    let is_customer: i64 = row.try_get("is_customer")?;
+    let is_supplier: i64 = row.try_get("is_supplier")?;
+    let active: i64 = row.try_get("active")?;
+    Ok(Person {
+        id: row.try_get("id")?,
+        company_id: row.try_get("company_id")?,
+        name: row.try_get("name")?,
+        legal_name: row.try_get("legal_name")?,
+        nickname: row.try_get("nickname")?,
+        kind: kind.as_deref().and_then(PersonKind::parse),
+        document_type: document_type.as_deref().and_then(DocumentType::parse),
+        document_number: row.try_get("document_number")?,
+        is_customer: is_customer != 0,
+        is_supplier: is_supplier != 0,
+        active: active != 0,
+        emails: string_array(row.try_get("emails")?),
+        phones: string_array(row.try_get("phones")?),
+        notes: row.try_get("notes")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+fn flag(value: bool) -> i64 {
+    if value {
+        1
+    } else {
+        0
+    }
+}
+
+/// An optional text: trimmed, and blank means none.
+fn text(value: Option<String>) -> Option<String> {
+    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+fn blank_name() -> ApiError {
+    invalid("name", "too_short", "name must not be blank")
+}
+
+/// Strips the formatting of a document and checks it: digits only, 11 (CPF) or 14
+/// (CNPJ) of them, check digits right.
+fn check_document(raw: &str) -> Result<(String, DocumentType), ApiError> {
+    let digits = normalize(raw);
+    let wrong = || unprocessable("document_number", "invalid_document", "The document is not a valid CPF or CNPJ (check digits)");
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(wrong());
+    }
+    let document_type = DocumentType::of(&digits).ok_or_else(wrong)?;
+    let valid = match document_type {
+        DocumentType::Cpf => is_valid_cpf(&digits),
+        DocumentType::Cnpj => is_valid_cnpj(&digits),
+    };
+    if !valid {
+        return Err(wrong());
+    }
+    Ok((digits, document_type))
+}
+
+/// A `document_type` sent by the caller must agree with the document it ends up with.
+fn check_document_type(given: Option<DocumentType>, actual: Option<DocumentType>) -> Result<(), ApiError> {
+    match given {
+        Some(given) if Some(given) != actual => Err(unprocessable(
+            "document_type",
+            "document_type_mismatch",
+            "document_type does not match the document number (11 digits = cpf, 14 digits = cnpj)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
+    conflict_on_unique(err, "document_number", "A person with this document already exists in the company")
+}
+
+/// The company must be a live company of the caller's workspace.
+async fn check_company(conn: &mut AnyConnection, ws: &Membership, company_id: &str) -> Result<String, ApiError> {
+    let id = body_id("company_id", company_id)?;
+    let found = sqlx::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+        .bind(&ws.workspace_id)
+        .bind(&id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    match found {
+        Some(_) => Ok(id),
+        None => Err(unprocessable("company_id", "invalid_reference", "The company does not exist in this workspace")),
+    }
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Person>, ApiError> {
+    ctx.authorize(ws, Resource::People, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM people {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(
+        data,
+        &compiled,
+        &keys.state,
+        |p, field| match field {
+            "created_at" => json!(p.created_at),
+            "updated_at" => json!(p.updated_at),
+            _ => json!(p.name),
+        },
+        |p| p.id.clone(),
+    ))
+}
+
+/// `GET /v1/people/ids`: the ids of the live people, ascending, `limit` 1–10000
+/// (default 1000). Filters and sorting are refused: a deleted person is one whose id
+/// no longer appears here.
+pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<String>, ApiError> {
+    ctx.authorize(ws, Resource::People, Access::Read)?;
+    if let Some((field, _, _)) = request.filters.first() {
+        return Err(ApiError::bad_request("The id sweep takes no filters").with_details(json!({"field": field, "reason": "unknown_filter"})));
+    }
+    if request.sort.is_some() {
+        return Err(invalid("sort", "unknown_sort", "The id sweep takes no sort"));
+    }
+    let limit = match request.limit.as_deref() {
+        None => IDS_DEFAULT_LIMIT,
+        Some(l) => l
+            .parse::<i64>()
+            .ok()
+            .filter(|l| (1..=IDS_MAX_LIMIT).contains(l))
+            .ok_or_else(|| invalid("limit", "out_of_range", "limit must be between 1 and 10000"))?,
+    };
+    let keys = ctx.state.keys.current().await?;
+    let sweep = ListRequest { filters: Vec::new(), sort: None, limit: None, cursor: request.cursor.clone() };
+    let mut compiled = IDS.compile(&sweep, &ws.workspace_id, &keys.state)?;
+    // The shared compiler caps pages at the list maximum; the sweep has its own limit.
+    let condition = compiled.sql.rsplit_once(" LIMIT ").map(|(head, _)| head.to_string()).ok_or_else(ApiError::internal)?;
+    compiled.limit = limit;
+    compiled.sql = format!("{condition} LIMIT {}", limit + 1);
+    let sql = format!("SELECT people.id FROM people {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(data, &compiled, &keys.state, |id, _| json!(id), Clone::clone))
+}
+
+async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Person, ApiError> {
+    let id = path_id(id, "Person")?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM people WHERE people.workspace_id = $1 AND people.id = $2 AND people.deleted_at IS NULL"
+    )))
+    .bind(&ws.workspace_id)
+    .bind(&id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    match row {
+        Some(row) => from_row(&row).map_err(db_error),
+        None => Err(ApiError::not_found("Person")),
+    }
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Person, ApiError> {
+    ctx.authorize(ws, Resource::People, Access::Read)?;
+    find(conn, ws, id).await
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: PersonCreate) -> Result<Person, ApiError> {
+    ctx.authorize(ws, Resource::People, Access::Write)?;
+    let name = input.name.trim().to_string();
+    if name.is_empty() {
+        return Err(blank_name());
+    }
+    let company_id = body_id("company_id", &input.company_id)?;
+    let document = match text(input.document_number) {
+        Some(raw) => Some(check_document(&raw)?),
+        None => None,
+    };
+    let document_type = document.as_ref().map(|(_, t)| *t);
+    check_document_type(input.document_type, document_type)?;
+    let kind = input.kind.or(document_type.map(DocumentType::kind));
+    let company_id = check_company(conn, ws, &company_id).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    sqlx::query(
+        "INSERT INTO people (id, workspace_id, company_id, name, legal_name, nickname, kind, document_type, document_number,
+                             is_customer, is_supplier, active, emails, phones, notes, created_at, updated_at,
+                             created_via, updated_via, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '[]', '[]', $13, $14, $14, $15, $15, $16, $16)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(&company_id)
+    .bind(&name)
+    .bind(text(input.legal_name))
+    .bind(text(input.nickname))
+    .bind(kind.map(PersonKind::as_str))
+    .bind(document_type.map(DocumentType::as_str))
+    .bind(document.map(|(digits, _)| digits))
+    .bind(flag(input.is_customer.unwrap_or(false)))
+    .bind(flag(input.is_supplier.unwrap_or(false)))
+    .bind(flag(input.active.unwrap_or(true)))
+    .bind(text(input.notes))
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(conflict_on_duplicate)?;
+    audit_write(ctx, conn, ws, "people.create", "person", &id).await?;
+    find(conn, ws, &id).await
+}
+
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
+    ctx.authorize(ws, Resource::People, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    let name = match input.name {
+        Some(n) if n.trim().is_empty() => return Err(blank_name()),
+        Some(n) => n.trim().to_string(),
+        None => current.name.clone(),
+    };
+    // The document: absent or null keeps it, empty removes it, anything else replaces it
+    // (validated only when it differs from the stored one).
+    let (document_number, document_type) = match input.document_number {
+        None => (current.document_number.clone(), current.document_type),
+        Some(raw) if raw.trim().is_empty() => (None, None),
+        Some(raw) => {
+            let digits = normalize(&raw);
+            if current.document_number.as_deref() == Some(digits.as_str()) {
+                (current.document_number.clone(), current.document_type.or(DocumentType::of(&digits)))
+            } else {
+                let (digits, document_type) = check_document(&raw)?;
+                (Some(digits), Some(document_type))
+            }
+        }
+    };
+    check_document_type(input.document_type, document_type)?;
+    let kind = input.kind.unwrap_or(current.kind);
+    let keep_or_clear = |given: Option<String>, current: Option<String>| match given {
+        None => current,
+        Some(v) => text(Some(v)),
+    };
+    let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
+    let nickname = keep_or_clear(input.nickname, current.nickname.clone());
+    let notes = keep_or_clear(input.notes, current.notes.clone());
+    sqlx::query(
+        "UPDATE people SET name = $1, legal_name = $2, nickname = $3, kind = $4, document_type = $5, document_number = $6,
+                is_customer = $7, is_supplier = $8, active = $9, notes = $10, updated_at = $11, updated_via = $12,
+                updated_by = $13
+          WHERE workspace_id = $14 AND id = $15 AND deleted_at IS NULL",
+    )
+    .bind(&name)
+    .bind(legal_name.as_deref())
+    .bind(nickname.as_deref())
+    .bind(kind.map(PersonKind::as_str))
+    .bind(document_type.map(DocumentType::as_str))
+    .bind(document_number.as_deref())
+    .bind(flag(input.is_customer.unwrap_or(current.is_customer)))
+    .bind(flag(input.is_supplier.unwrap_or(current.is_supplier)))
+    .bind(flag(input.active.unwrap_or(current.active)))
+    .bind(notes.as_deref())
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(conflict_on_duplicate)?;
+    audit_write(ctx, conn, ws, "people.update", "person", &current.id).await?;
+    find(conn, ws, &current.id).await
+}
+
+/// Soft-deletes a person: records that name it keep their reference, but the person no
+/// longer reads, lists or sweeps, and its document may be used again.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::People, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    let now = crate::clock::now_rfc3339();
+    sqlx::query(
+        "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3
+          WHERE workspace_id = $4 AND id = $5 AND deleted_at IS NULL",
+    )
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    audit_write(ctx, conn, ws, "people.delete", "person", &current.id).await
+}

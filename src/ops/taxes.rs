@@ -1,6 +1,320 @@
 //! Taxes (`/v1/taxes`, scope `finance.taxes`): the workspace's withholding-tax catalogue.
+//!
+//! Rules: a tax belongs to the workspace (not to a company); its name is unique in the
+//! workspace (409 `conflict`); `default_rate` is a percentage string with at most two
+//! decimals (`"1.50"` = 1.5 %) between 0 and 100, stored as basis points and never
+//! handled as a float; `default_withholding` defaults to true. A tax that billings
+//! charge cannot be deleted (422 `in_use`, with the usage and the billing ids).
 
-use super::openapi::Operation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = &[];
+use super::common::{audit_write, conflict_on_unique, invalid, page, path_id, unprocessable};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::validate::{nullable, schema_of};
+use super::{OpContext, Page};
+use crate::domain::money::{Cents, MoneyError};
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// The input pattern of a rate (checked in code; 0–100 as well).
+pub const RATE_PATTERN: &str = r"^\d{1,3}\.\d{1,2}$";
+/// 100 % in basis points.
+const MAX_RATE_BP: i64 = 10_000;
+/// At most this many referencing billing ids are named when a delete is refused.
+const MAX_BILLING_IDS: i64 = 100;
+
+/// `POST /v1/taxes`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxCreate {
+    /// Unique in the workspace, e.g. `IRRF`, `INSS`, `ISS`.
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    /// Percentage with 1–2 decimals, 0–100 (`"1.50"` = 1.5 %), or null.
+    #[serde(default)]
+    #[schemars(regex(pattern = RATE_PATTERN))]
+    pub default_rate: Option<String>,
+    /// Whether charges of this tax are withheld (deducted) by default. Default true.
+    #[serde(default)]
+    pub default_withholding: Option<bool>,
+    /// Default true.
+    #[serde(default)]
+    pub active: Option<bool>,
+}
+
+/// `PATCH /v1/taxes/{id}`: only the fields sent change; `null` clears `default_rate`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxUpdate {
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", regex(pattern = RATE_PATTERN))]
+    pub default_rate: Option<Option<String>>,
+    #[serde(default)]
+    pub default_withholding: Option<bool>,
+    #[serde(default)]
+    pub active: Option<bool>,
+}
+
+/// A tax as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Tax {
+    pub id: String,
+    pub name: String,
+    /// Percentage with two decimals (`"1.50"` = 1.5 %), or null.
+    pub default_rate: Option<String>,
+    pub default_withholding: bool,
+    pub active: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+    /// The stored rate in basis points.
+    #[serde(skip)]
+    #[schemars(skip)]
+    rate_bp: Option<i64>,
+}
+
+/// The `/v1/taxes` operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/taxes", id: "taxes_list", summary: "List taxes", scope: "finance.taxes", request: None, success: 200, response: Some(|| page_of(schema_of::<Tax>())) },
+    Operation { method: "post", path: "/v1/taxes", id: "taxes_create", summary: "Create a tax", scope: "finance.taxes.write", request: Some(schema_of::<TaxCreate>), success: 201, response: Some(schema_of::<Tax>) },
+    Operation { method: "get", path: "/v1/taxes/{id}", id: "taxes_get", summary: "Get a tax", scope: "finance.taxes", request: None, success: 200, response: Some(schema_of::<Tax>) },
+    Operation { method: "patch", path: "/v1/taxes/{id}", id: "taxes_update", summary: "Update a tax", scope: "finance.taxes.write", request: Some(schema_of::<TaxUpdate>), success: 200, response: Some(schema_of::<Tax>) },
+    Operation { method: "delete", path: "/v1/taxes/{id}", id: "taxes_delete", summary: "Delete a tax (refused while billings charge it)", scope: "finance.taxes.write", request: None, success: 204, response: None },
+];
+
+pub static LIST: ListSpec = ListSpec {
+    table: "taxes",
+    filters: &[
+        Field { name: "name", column: "taxes.name", kind: Kind::Text },
+        Field { name: "active", column: "taxes.active", kind: Kind::Bool },
+        Field { name: "default_withholding", column: "taxes.default_withholding", kind: Kind::Bool },
+        Field { name: "created_at", column: "taxes.created_at", kind: Kind::Timestamp },
+        Field { name: "updated_at", column: "taxes.updated_at", kind: Kind::Timestamp },
+    ],
+    sorts: &[("name", "taxes.name"), ("created_at", "taxes.created_at"), ("updated_at", "taxes.updated_at")],
+    default_sort: ("name", false),
+    scope: None,
+};
+
+const COLUMNS: &str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
+    taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
+
+fn from_row(row: &AnyRow) -> Result<Tax, sqlx::Error> {
+    let rate: Option<i64> = row.try_get("default_rate_bp")?;
+    let withholding: i64 = row.try_get("default_withholding")?;
+    let active: i64 = row.try_get("active")?;
+    Ok(Tax {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        default_rate: rate.map(|bp| Cents(bp).to_string()),
+        default_withholding: withholding != 0,
+        active: active != 0,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+        rate_bp: rate,
+    })
+}
+
+/// Parses a rate (`"1.50"`) to basis points (150), digit by digit: a malformed string
+/// is a 400, a rate outside 0–100 a 422 `out_of_range`.
+pub fn parse_rate(field: &str, text: &str) -> Result<i64, ApiError> {
+    let out_of_range = || unprocessable(field, "out_of_range", "The rate must be between 0 and 100");
+    match Cents::parse(text, false) {
+        Ok(Cents(bp)) if bp <= MAX_RATE_BP => Ok(bp),
+        Ok(_) | Err(MoneyError::Negative) => Err(out_of_range()),
+        Err(_) => Err(invalid(field, "invalid_format", "The rate must be a decimal string with 1-2 decimals, e.g. \"1.50\"")),
+    }
+}
+
+fn flag(value: bool) -> i64 {
+    if value {
+        1
+    } else {
+        0
+    }
+}
+
+fn blank_name() -> ApiError {
+    invalid("name", "too_short", "name must not be blank")
+}
+
+fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
+    conflict_on_unique(err, "name", "A tax with this name already exists in the workspace")
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Tax>, ApiError> {
+    ctx.authorize(ws, Resource::Taxes, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM taxes {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(
+        data,
+        &compiled,
+        &keys.state,
+        |t, field| match field {
+            "created_at" => json!(t.created_at),
+            "updated_at" => json!(t.updated_at),
+            _ => json!(t.name),
+        },
+        |t| t.id.clone(),
+    ))
+}
+
+async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
+    let id = path_id(id, "Tax")?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM taxes WHERE taxes.workspace_id = $1 AND taxes.id = $2")))
+        .bind(&ws.workspace_id)
+        .bind(&id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    match row {
+        Some(row) => from_row(&row).map_err(db_error),
+        None => Err(ApiError::not_found("Tax")),
+    }
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
+    ctx.authorize(ws, Resource::Taxes, Access::Read)?;
+    find(conn, ws, id).await
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
+    ctx.authorize(ws, Resource::Taxes, Access::Write)?;
+    let name = input.name.trim().to_string();
+    if name.is_empty() {
+        return Err(blank_name());
+    }
+    let rate = match input.default_rate.as_deref() {
+        Some(text) => Some(parse_rate("default_rate", text)?),
+        None => None,
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    sqlx::query(
+        "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, default_withholding, active, created_at, updated_at,
+                            created_via, updated_via, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $8, $9, $9)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(&name)
+    .bind(rate)
+    .bind(flag(input.default_withholding.unwrap_or(true)))
+    .bind(flag(input.active.unwrap_or(true)))
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(conflict_on_duplicate)?;
+    audit_write(ctx, conn, ws, "taxes.create", "tax", &id).await?;
+    find(conn, ws, &id).await
+}
+
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
+    ctx.authorize(ws, Resource::Taxes, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    let name = match input.name {
+        Some(n) if n.trim().is_empty() => return Err(blank_name()),
+        Some(n) => n.trim().to_string(),
+        None => current.name.clone(),
+    };
+    let rate = match input.default_rate {
+        None => current.rate_bp,
+        Some(None) => None,
+        Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
+    };
+    sqlx::query(
+        "UPDATE taxes SET name = $1, default_rate_bp = $2, default_withholding = $3, active = $4, updated_at = $5,
+                updated_via = $6, updated_by = $7
+          WHERE workspace_id = $8 AND id = $9",
+    )
+    .bind(&name)
+    .bind(rate)
+    .bind(flag(input.default_withholding.unwrap_or(current.default_withholding)))
+    .bind(flag(input.active.unwrap_or(current.active)))
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(conflict_on_duplicate)?;
+    audit_write(ctx, conn, ws, "taxes.update", "tax", &current.id).await?;
+    find(conn, ws, &current.id).await
+}
+
+/// Deletes a tax no billing charges; otherwise 422 `in_use` with
+/// `details.usage {payables, receivables}` and up to 100 `details.billing_ids`.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Taxes, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    let usage = sqlx::query(
+        "SELECT billings.kind, COUNT(*) FROM billing_tax_charges
+           JOIN billings ON billings.id = billing_tax_charges.billing_id
+          WHERE billing_tax_charges.workspace_id = $1 AND billing_tax_charges.tax_id = $2
+          GROUP BY billings.kind",
+    )
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let (mut payables, mut receivables) = (0i64, 0i64);
+    for row in &usage {
+        let kind: String = row.try_get(0).map_err(db_error)?;
+        let count: i64 = row.try_get(1).map_err(db_error)?;
+        match kind.as_str() {
+            "payable" => payables += count,
+            _ => receivables += count,
+        }
+    }
+    if payables + receivables > 0 {
+        let billing_ids: Vec<String> = sqlx::query(
+            "SELECT billing_id FROM billing_tax_charges WHERE workspace_id = $1 AND tax_id = $2 ORDER BY billing_id LIMIT $3",
+        )
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .bind(MAX_BILLING_IDS)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?
+        .iter()
+        .map(|r| r.try_get::<String, _>(0))
+        .collect::<Result<_, _>>()
+        .map_err(db_error)?;
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The tax is charged by billings and cannot be deleted").with_details(json!({
+            "reason": "in_use",
+            "usage": { "payables": payables, "receivables": receivables },
+            "billing_ids": billing_ids,
+        })));
+    }
+    sqlx::query("DELETE FROM taxes WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    audit_write(ctx, conn, ws, "taxes.delete", "tax", &current.id).await
+}
