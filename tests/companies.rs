@@ -288,7 +288,7 @@ async fn openapi_is_generated_from_the_request_types() {
 
 #[tokio::test]
 async fn deleting_a_company_in_use_is_refused_with_the_usage() {
-    let h = Harness::new().await;
+    let h = Harness::with_demo().await;
     let token = h.api_token(DEMO_OWNER);
     // The demo's main company has accounts, bills, transactions and people.
     let reply = h.send(rest(Method::DELETE, &format!("/v1/companies/{ACME_COMPANY}"), &token, None).build()).await;

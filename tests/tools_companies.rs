@@ -229,7 +229,7 @@ async fn tampered_foreign_expired_or_mismatched_state_is_refused() {
 
 #[tokio::test]
 async fn confirmed_delete_of_a_company_in_use_is_an_error_and_replays_as_one() {
-    let h = Harness::new().await;
+    let h = Harness::with_demo().await;
     let token = h.token(DEMO_OWNER);
     let args = json!({"id": ACME_COMPANY});
     let ask = h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();

@@ -88,6 +88,12 @@ pub async fn is_empty(db: &Db) -> Result<bool, sqlx::Error> {
 
 /// Writes the demo data unless it is already there. Returns whether it wrote anything.
 pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
+    run_with(db, true).await
+}
+
+/// The demo's workspaces, users, memberships and companies, with the finance records
+/// (`finance`) or without them (a clean slate for tests of a single resource).
+pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
     let mut tx = db.pool.begin().await?;
     let present = sqlx::query("SELECT 1 FROM workspaces WHERE id = $1")
         .bind(DEMO_WORKSPACE_ACME)
@@ -139,7 +145,9 @@ pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
         .execute(&mut *tx)
         .await?;
     }
-    seed_finance(&mut tx, &now).await?;
+    if finance {
+        seed_finance(&mut tx, &now).await?;
+    }
     super::audit::append(
         &mut *tx,
         crate::ops::Channel::System,
@@ -238,7 +246,7 @@ async fn seed_finance(conn: &mut AnyConnection, now: &str) -> Result<(), sqlx::E
         ("9e000000-0001-4000-8000-000000000001", "Imobiliária Central Ltda", "juridical", "cnpj", "45997418000153", "1", "0"),
         ("9e000000-0001-4000-8000-000000000002", "Papelaria Boa Vista", "juridical", "cnpj", "11444777000242", "1", "0"),
         ("9e000000-0001-4000-8000-000000000003", "Cliente Exemplo S.A.", "juridical", "cnpj", "11444777000323", "0", "1"),
-        ("9e000000-0001-4000-8000-000000000004", "Maria Oliveira", "natural", "cpf", "52998224725", "0", "1"),
+        ("9e000000-0001-4000-8000-000000000004", "Maria Oliveira", "natural", "cpf", "39053344705", "0", "1"),
     ] {
         insert(
             conn,

@@ -124,13 +124,23 @@ impl Harness {
         Harness::with(|_| {}).await
     }
 
+    /// Workspaces, users and companies of the demo, without its finance records.
     pub async fn with(adjust: impl FnOnce(&mut Config)) -> Harness {
+        Harness::build(adjust, false).await
+    }
+
+    /// The whole demo, finance records included (as `serve` seeds it).
+    pub async fn with_demo() -> Harness {
+        Harness::build(|_| {}, true).await
+    }
+
+    async fn build(adjust: impl FnOnce(&mut Config), finance: bool) -> Harness {
         let db = TestDb::new().await;
         let mut config = config(db.url.clone());
         adjust(&mut config);
         let state = App::build(config).await.expect("app");
         migrate::run(&state.db).await.expect("migrate");
-        seed::run(&state.db).await.expect("seed");
+        seed::run_with(&state.db, finance).await.expect("seed");
         let app = kobana_finance_mcp::transport::router(state.clone());
         Harness { state, app, db }
     }
