@@ -216,6 +216,11 @@ async fn patch_changes_name_and_type_only_and_never_reparents() {
         assert_eq!(reply.status, 400, "{body}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "unknown_field"}), "{body}");
     }
+    for body in [json!({"name": null}), json!({"type": null})] {
+        let reply = h.send(rest(Method::PATCH, &path, &token, Some(body.clone())).build()).await;
+        assert_eq!(reply.status, 400, "{body}");
+        assert_eq!(reply.json()["error"]["details"]["reason"], "wrong_type", "{body}");
+    }
     let blank = h.send(rest(Method::PATCH, &path, &token, Some(json!({"name": " "}))).build()).await;
     assert_eq!(blank.status, 400);
     assert_eq!(blank.json()["error"]["details"]["field"], "name");
@@ -475,4 +480,30 @@ async fn openapi_lists_the_category_operations() {
     let update = &item["patch"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
     assert_eq!(update.as_object().unwrap().keys().collect::<Vec<_>>(), vec!["name", "type"]);
     assert!(item["delete"]["responses"]["204"].is_object());
+}
+
+#[tokio::test]
+async fn children_created_during_a_type_change_end_up_with_the_tree_type() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let (root, child, _) = tree(&h, &token, "debit").await;
+    let new_child = |n: usize| {
+        rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": format!("Filho {n}"), "type": "debit", "parent_id": child}))).build()
+    };
+    let flip = rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build();
+    let (a, b, c, d) = tokio::join!(h.send(new_child(1)), h.send(flip), h.send(new_child(2)), h.send(new_child(3)));
+    for reply in [&a, &b, &c, &d] {
+        // 201/200, 422 type_mismatch (the child came after the flip), or 503 when SQLite is busy.
+        assert!([200, 201, 422, 503].contains(&reply.status.as_u16()), "{}", String::from_utf8_lossy(&reply.bytes));
+    }
+    use sqlx::Row;
+    let root_type: String = sqlx::query("SELECT category_type FROM categories WHERE id = $1").bind(&root).fetch_one(&h.state.db.pool).await.unwrap().get(0);
+    let mixed = count(
+        &h,
+        "SELECT COUNT(*) FROM categories WHERE (parent_id = $1 OR parent_id IN (SELECT id FROM categories WHERE parent_id = $1))
+            AND category_type <> (SELECT category_type FROM categories WHERE id = $1)",
+        &root,
+    )
+    .await;
+    assert_eq!(mixed, 0, "every descendant has the root's type ({root_type})");
 }

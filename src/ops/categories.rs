@@ -78,9 +78,10 @@ pub struct CategoryCreate {
 #[serde(deny_unknown_fields)]
 pub struct CategoryUpdate {
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(with = "String", length(min = 1, max = 255))]
     pub name: Option<String>,
     #[serde(default, rename = "type")]
+    #[schemars(with = "CategoryType")]
     pub category_type: Option<CategoryType>,
 }
 
