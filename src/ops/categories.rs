@@ -1,6 +1,406 @@
-//! Categories (`/v1/categories`, scope `finance.categories`): the chart of accounts, a tree of at most three levels.
+//! Categories (`/v1/categories`, scope `finance.categories`): the chart of accounts, a
+//! tree of at most three levels.
+//!
+//! Rules: a category belongs to a company of the workspace; a child is one level below
+//! its parent (at most level 3, else 422 `max_depth`), in the same company, and of the
+//! same type (422 `type_mismatch`). The parent never changes (no re-parenting). A type
+//! change is made on a root and cascades to every descendant in the same transaction;
+//! it is refused (422 `in_use`) while records of the subtree would be left with a
+//! category of the other direction. Deleting needs a leaf (422 `has_children`) that no
+//! transaction, payable or receivable uses (422 `in_use` with the usage).
 
-use super::openapi::Operation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = &[];
+use super::common::{audit_write, body_id, page, path_id, unprocessable};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::validate::schema_of;
+use super::{OpContext, Page};
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// The deepest level of the tree (1 = root).
+pub const MAX_LEVEL: i64 = 3;
+
+/// The direction of the records a category classifies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CategoryType {
+    Debit,
+    Credit,
+}
+
+impl CategoryType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CategoryType::Debit => "debit",
+            CategoryType::Credit => "credit",
+        }
+    }
+
+    fn parse(s: &str) -> Option<CategoryType> {
+        match s {
+            "debit" => Some(CategoryType::Debit),
+            "credit" => Some(CategoryType::Credit),
+            _ => None,
+        }
+    }
+}
+
+/// `POST /v1/categories`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryCreate {
+    /// The company (of the workspace) the category belongs to.
+    #[schemars(length(min = 36, max = 36))]
+    pub company_id: String,
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    /// `debit` (costs) or `credit` (revenue); a child has its parent's type.
+    #[serde(rename = "type")]
+    pub category_type: CategoryType,
+    /// The parent category (same company); the new one is one level below it, at most
+    /// level 3. Absent for a root. Immutable.
+    #[serde(default)]
+    #[schemars(length(min = 36, max = 36))]
+    pub parent_id: Option<String>,
+}
+
+/// `PATCH /v1/categories/{id}`: only the name and the type change; a type change
+/// cascades to the descendants. The parent and the company cannot change.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryUpdate {
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 255))]
+    pub name: Option<String>,
+    #[serde(default, rename = "type")]
+    #[schemars(with = "CategoryType")]
+    pub category_type: Option<CategoryType>,
+}
+
+/// A category as `/v1` returns it (flat; the tree is built from `parent_id`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Category {
+    pub id: String,
+    pub company_id: String,
+    pub name: String,
+    pub parent_id: Option<String>,
+    /// 1 = root, at most 3.
+    pub level: i64,
+    #[serde(rename = "type")]
+    pub category_type: CategoryType,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+/// The `/v1/categories` operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/categories", id: "categories_list", summary: "List categories", scope: "finance.categories", request: None, success: 200, response: Some(|| page_of(schema_of::<Category>())) },
+    Operation { method: "post", path: "/v1/categories", id: "categories_create", summary: "Create a category", scope: "finance.categories.write", request: Some(schema_of::<CategoryCreate>), success: 201, response: Some(schema_of::<Category>) },
+    Operation { method: "get", path: "/v1/categories/{id}", id: "categories_get", summary: "Get a category", scope: "finance.categories", request: None, success: 200, response: Some(schema_of::<Category>) },
+    Operation { method: "patch", path: "/v1/categories/{id}", id: "categories_update", summary: "Update a category", scope: "finance.categories.write", request: Some(schema_of::<CategoryUpdate>), success: 200, response: Some(schema_of::<Category>) },
+    Operation { method: "delete", path: "/v1/categories/{id}", id: "categories_delete", summary: "Delete a category", scope: "finance.categories.write", request: None, success: 204, response: None },
+];
+
+pub static LIST: ListSpec = ListSpec {
+    table: "categories",
+    filters: &[
+        Field { name: "company_id", column: "categories.company_id", kind: Kind::Uuid },
+        Field { name: "parent_id", column: "categories.parent_id", kind: Kind::Uuid },
+        Field { name: "type", column: "categories.category_type", kind: Kind::Enum(&["debit", "credit"]) },
+        Field { name: "level", column: "categories.level", kind: Kind::Integer },
+        Field { name: "name", column: "categories.name", kind: Kind::Text },
+    ],
+    sorts: &[("name", "categories.name"), ("created_at", "categories.created_at"), ("level", "categories.level")],
+    default_sort: ("name", false),
+    scope: None,
+};
+
+const COLUMNS: &str = "categories.id, categories.company_id, categories.name, categories.parent_id, categories.level, \
+    categories.category_type, categories.created_at, categories.updated_at, categories.created_via, \
+    categories.updated_via, categories.created_by, categories.updated_by";
+
+/// The ids of a category's subtree (itself and its descendants; the tree has three
+/// levels at most). Binds: `$1` workspace, `$2` the category.
+const SUBTREE: &str = "SELECT id FROM categories WHERE workspace_id = $1 AND (id = $2 OR parent_id = $2 OR parent_id IN \
+    (SELECT id FROM categories WHERE workspace_id = $1 AND parent_id = $2))";
+
+fn from_row(row: &AnyRow) -> Result<Category, sqlx::Error> {
+    let kind: String = row.try_get("category_type")?;
+    Ok(Category {
+        id: row.try_get("id")?,
+        company_id: row.try_get("company_id")?,
+        name: row.try_get("name")?,
+        parent_id: row.try_get("parent_id")?,
+        level: row.try_get("level")?,
+        category_type: CategoryType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown category type".into()))?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+fn blank_name() -> ApiError {
+    ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))
+}
+
+fn not_in_workspace(field: &str, what: &str) -> ApiError {
+    unprocessable(field, "invalid_reference", &format!("{what} not found in this workspace"))
+}
+
+/// A foreign-key violation on a write means a referenced row vanished meanwhile, or a
+/// row still refers to the one being removed.
+fn foreign_key(err: sqlx::Error, on_violation: impl FnOnce() -> ApiError) -> ApiError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_foreign_key_violation() => on_violation(),
+        _ => db_error(err),
+    }
+}
+
+/// How many transactions, payables and receivables use the categories selected by
+/// `subquery` (binds `$1` workspace, `$2` category).
+async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, subquery: &str) -> Result<(i64, i64, i64), ApiError> {
+    let sql = format!(
+        "SELECT (SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1 AND category_id IN ({subquery})),
+                (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'payable' AND category_id IN ({subquery})),
+                (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'receivable' AND category_id IN ({subquery}))"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&ws.workspace_id).bind(id).fetch_one(&mut *conn).await.map_err(db_error)?;
+    Ok((row.try_get(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?, row.try_get(2).map_err(db_error)?))
+}
+
+fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64)) -> ApiError {
+    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({
+        "reason": "in_use",
+        "usage": { "transactions": transactions, "payables": payables, "receivables": receivables },
+    }))
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Category>, ApiError> {
+    ctx.authorize(ws, Resource::Categories, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM categories {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(
+        data,
+        &compiled,
+        &keys.state,
+        |c, field| match field {
+            "created_at" => json!(c.created_at),
+            "level" => json!(c.level),
+            _ => json!(c.name),
+        },
+        |c| c.id.clone(),
+    ))
+}
+
+/// The category `id` of the workspace, if any (the id is already a canonical UUID).
+async fn fetch(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Option<Category>, ApiError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM categories WHERE categories.workspace_id = $1 AND categories.id = $2")))
+        .bind(&ws.workspace_id)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    row.as_ref().map(from_row).transpose().map_err(db_error)
+}
+
+async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Category, ApiError> {
+    let id = path_id(id, "Category")?;
+    fetch(conn, ws, &id).await?.ok_or_else(|| ApiError::not_found("Category"))
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Category, ApiError> {
+    ctx.authorize(ws, Resource::Categories, Access::Read)?;
+    find(conn, ws, id).await
+}
+
+/// Takes the row lock of a category (a write that changes nothing), so that a type
+/// change of its tree and the creation of a child below it happen one after the other.
+async fn lock(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    sqlx::query("UPDATE categories SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    Ok(())
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CategoryCreate) -> Result<Category, ApiError> {
+    ctx.authorize(ws, Resource::Categories, Access::Write)?;
+    let company_id = body_id("company_id", &input.company_id)?;
+    let parent_id = input.parent_id.as_deref().map(|p| body_id("parent_id", p)).transpose()?;
+    let name = input.name.trim();
+    if name.is_empty() {
+        return Err(blank_name());
+    }
+    let company = sqlx::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+        .bind(&ws.workspace_id)
+        .bind(&company_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    if company.is_none() {
+        return Err(not_in_workspace("company_id", "Company"));
+    }
+    let level = match &parent_id {
+        None => 1,
+        Some(parent_id) => {
+            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            if parent.company_id != company_id {
+                return Err(unprocessable("parent_id", "company_mismatch", "The parent category belongs to another company"));
+            }
+            if parent.level >= MAX_LEVEL {
+                return Err(ApiError::new(ErrorCode::UnprocessableEntity, "Categories have at most three levels")
+                    .with_details(json!({"field": "parent_id", "reason": "max_depth", "max_level": MAX_LEVEL})));
+            }
+            // The type of a tree changes at its root: hold the root, then read the
+            // parent's type as it now is.
+            lock(conn, ws, parent.parent_id.as_deref().unwrap_or(&parent.id)).await?;
+            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            if parent.category_type != input.category_type {
+                return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
+            }
+            parent.level + 1
+        }
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    sqlx::query(
+        "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
+                                 created_via, updated_via, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $9, $10, $10)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(&company_id)
+    .bind(name)
+    .bind(parent_id.as_deref())
+    .bind(level)
+    .bind(input.category_type.as_str())
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| {
+        foreign_key(e, || match &parent_id {
+            Some(_) => not_in_workspace("parent_id", "Parent category"),
+            None => not_in_workspace("company_id", "Company"),
+        })
+    })?;
+    audit_write(ctx, conn, ws, "categories.create", "category", &id).await?;
+    find(conn, ws, &id).await
+}
+
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
+    ctx.authorize(ws, Resource::Categories, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(blank_name());
+    }
+    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let new_type = input.category_type.unwrap_or(current.category_type);
+    let now = crate::clock::now_rfc3339();
+    // The category's own row first: its lock orders this change after (or before) any
+    // creation of a child in its tree.
+    sqlx::query(
+        "UPDATE categories SET name = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
+    )
+    .bind(&name)
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let mut cascaded = Vec::new();
+    if new_type != current.category_type {
+        if let Some(parent_id) = &current.parent_id {
+            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
+            if parent.category_type != new_type {
+                return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
+            }
+        }
+        let used = usage(conn, ws, &current.id, SUBTREE).await?;
+        if used != (0, 0, 0) {
+            return Err(in_use("Records of this category tree would change direction", used));
+        }
+        let rows = sqlx::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await.map_err(db_error)?;
+        for row in rows {
+            let member: String = row.try_get(0).map_err(db_error)?;
+            sqlx::query(
+                "UPDATE categories SET category_type = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
+            )
+            .bind(new_type.as_str())
+            .bind(&now)
+            .bind(ctx.channel.as_str())
+            .bind(&ctx.identity.user_id)
+            .bind(&ws.workspace_id)
+            .bind(&member)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+            if member != current.id {
+                cascaded.push(member);
+            }
+        }
+    }
+    audit_write(ctx, conn, ws, "categories.update", "category", &current.id).await?;
+    for member in &cascaded {
+        audit_write(ctx, conn, ws, "categories.update", "category", member).await?;
+    }
+    find(conn, ws, &current.id).await
+}
+
+/// Deletes a leaf category that no record uses.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Categories, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    let children: i64 = sqlx::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(db_error)?;
+    if children > 0 {
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The category has subcategories; delete them first")
+            .with_details(json!({"reason": "has_children", "children": children})));
+    }
+    let used = usage(conn, ws, &current.id, "SELECT id FROM categories WHERE workspace_id = $1 AND id = $2").await?;
+    if used != (0, 0, 0) {
+        return Err(in_use("The category is still in use", used));
+    }
+    // A child or a record added meanwhile makes the delete fail on its foreign key.
+    sqlx::query("DELETE FROM categories WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| {
+            foreign_key(e, || {
+                ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use").with_details(json!({"reason": "in_use"}))
+            })
+        })?;
+    audit_write(ctx, conn, ws, "categories.delete", "category", &current.id).await
+}

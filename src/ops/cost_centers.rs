@@ -1,6 +1,342 @@
-//! Classification centers (`/v1/classification_centers`, scope `finance.cost_centers`): cost and revenue centers, the targets of apportionment.
+//! Classification centers (`/v1/classification_centers`, scope `finance.cost_centers`):
+//! cost and revenue centers, the targets of apportionment.
+//!
+//! Rules: a center belongs to a company of the workspace; its type says which records
+//! may be apportioned to it (`cost`: payables and debit transactions, `revenue`:
+//! receivables and credit transactions, `both`). The company never changes. A type
+//! change that would leave existing apportionments on a center of the wrong type is
+//! refused (422 `in_use` with those records). Deleting a center any apportionment still
+//! uses is 422 `in_use` with the usage; deactivating it is the way to retire it.
 
-use super::openapi::Operation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = &[];
+use super::common::{audit_write, body_id, page, path_id, unprocessable};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::validate::{nullable, schema_of};
+use super::{OpContext, Page};
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// Which records a center takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CenterType {
+    Cost,
+    Revenue,
+    Both,
+}
+
+impl CenterType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CenterType::Cost => "cost",
+            CenterType::Revenue => "revenue",
+            CenterType::Both => "both",
+        }
+    }
+
+    fn parse(s: &str) -> Option<CenterType> {
+        match s {
+            "cost" => Some(CenterType::Cost),
+            "revenue" => Some(CenterType::Revenue),
+            "both" => Some(CenterType::Both),
+            _ => None,
+        }
+    }
+}
+
+/// `POST /v1/classification_centers`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CenterCreate {
+    /// The company (of the workspace) the center belongs to. Immutable.
+    #[schemars(length(min = 36, max = 36))]
+    pub company_id: String,
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    /// `cost` (payables, debit transactions), `revenue` (receivables, credit
+    /// transactions) or `both`.
+    #[serde(rename = "type")]
+    pub center_type: CenterType,
+    #[serde(default)]
+    #[schemars(length(max = 500))]
+    pub description: Option<String>,
+}
+
+/// `PATCH /v1/classification_centers/{id}`: only the fields sent change; `null` clears
+/// the description (and is refused for the other fields). The company cannot change.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CenterUpdate {
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 255))]
+    pub name: Option<String>,
+    #[serde(default, rename = "type")]
+    #[schemars(with = "CenterType")]
+    pub center_type: Option<CenterType>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 500))]
+    pub description: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub active: Option<bool>,
+}
+
+/// A classification center as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Center {
+    pub id: String,
+    pub company_id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub center_type: CenterType,
+    pub description: Option<String>,
+    pub active: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+/// The `/v1/classification_centers` operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/classification_centers", id: "classification_centers_list", summary: "List classification centers", scope: "finance.cost_centers", request: None, success: 200, response: Some(|| page_of(schema_of::<Center>())) },
+    Operation { method: "post", path: "/v1/classification_centers", id: "classification_centers_create", summary: "Create a classification center", scope: "finance.cost_centers.write", request: Some(schema_of::<CenterCreate>), success: 201, response: Some(schema_of::<Center>) },
+    Operation { method: "get", path: "/v1/classification_centers/{id}", id: "classification_centers_get", summary: "Get a classification center", scope: "finance.cost_centers", request: None, success: 200, response: Some(schema_of::<Center>) },
+    Operation { method: "patch", path: "/v1/classification_centers/{id}", id: "classification_centers_update", summary: "Update a classification center", scope: "finance.cost_centers.write", request: Some(schema_of::<CenterUpdate>), success: 200, response: Some(schema_of::<Center>) },
+    Operation { method: "delete", path: "/v1/classification_centers/{id}", id: "classification_centers_delete", summary: "Delete a classification center", scope: "finance.cost_centers.write", request: None, success: 204, response: None },
+];
+
+pub static LIST: ListSpec = ListSpec {
+    table: "classification_centers",
+    filters: &[
+        Field { name: "company_id", column: "classification_centers.company_id", kind: Kind::Uuid },
+        Field { name: "active", column: "classification_centers.active", kind: Kind::Bool },
+        Field { name: "type", column: "classification_centers.center_type", kind: Kind::Enum(&["cost", "revenue", "both"]) },
+        Field { name: "name", column: "classification_centers.name", kind: Kind::Text },
+    ],
+    sorts: &[("name", "classification_centers.name"), ("created_at", "classification_centers.created_at")],
+    default_sort: ("name", false),
+    scope: None,
+};
+
+const COLUMNS: &str = "classification_centers.id, classification_centers.company_id, classification_centers.name, \
+    classification_centers.center_type, classification_centers.description, classification_centers.active, \
+    classification_centers.created_at, classification_centers.updated_at, classification_centers.created_via, \
+    classification_centers.updated_via, classification_centers.created_by, classification_centers.updated_by";
+
+fn from_row(row: &AnyRow) -> Result<Center, sqlx::Error> {
+    let kind: String = row.try_get("center_type")?;
+    let active: i64 = row.try_get("active")?;
+    Ok(Center {
+        id: row.try_get("id")?,
+        company_id: row.try_get("company_id")?,
+        name: row.try_get("name")?,
+        center_type: CenterType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown center type".into()))?,
+        description: row.try_get("description")?,
+        active: active != 0,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+fn blank_name() -> ApiError {
+    ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))
+}
+
+fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64)) -> ApiError {
+    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({
+        "reason": "in_use",
+        "usage": { "transactions": transactions, "payables": payables, "receivables": receivables },
+    }))
+}
+
+/// The apportionments of a center: (transactions, payables, receivables, all rows).
+/// With `against`, only those whose record has the direction `against` cannot take.
+async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Option<CenterType>) -> Result<(i64, i64, i64, i64), ApiError> {
+    // The transaction type and the bill kind a center of this type refuses.
+    let (transaction_type, kind) = match against {
+        None => (None, None),
+        Some(CenterType::Cost) => (Some("credit"), Some("receivable")),
+        Some(CenterType::Revenue) => (Some("debit"), Some("payable")),
+        Some(CenterType::Both) => return Ok((0, 0, 0, 0)),
+    };
+    let transactions = match transaction_type {
+        None => "SELECT COUNT(*) FROM allocations a WHERE a.workspace_id = $1 AND a.classification_center_id = $2 AND a.owner_type = 'transaction'",
+        Some(_) => {
+            "SELECT COUNT(*) FROM allocations a JOIN financial_transactions t ON t.id = a.owner_id AND t.workspace_id = a.workspace_id
+              WHERE a.workspace_id = $1 AND a.classification_center_id = $2 AND a.owner_type = 'transaction' AND t.transaction_type = $3"
+        }
+    };
+    let billings = "SELECT COUNT(*) FROM allocations a JOIN billings b ON b.id = a.owner_id AND b.workspace_id = a.workspace_id
+                     WHERE a.workspace_id = $1 AND a.classification_center_id = $2 AND a.owner_type = 'billing' AND b.kind = $3";
+    let count = |row: Result<AnyRow, sqlx::Error>| row.and_then(|r| r.try_get::<i64, _>(0)).map_err(db_error);
+    let mut query = sqlx::query(transactions).bind(&ws.workspace_id).bind(id);
+    if let Some(t) = transaction_type {
+        query = query.bind(t);
+    }
+    let t = count(query.fetch_one(&mut *conn).await)?;
+    let mut by_kind = [0i64; 2];
+    for (slot, k) in by_kind.iter_mut().zip(["payable", "receivable"]) {
+        if kind.is_none_or(|refused| refused == k) {
+            *slot = count(sqlx::query(billings).bind(&ws.workspace_id).bind(id).bind(k).fetch_one(&mut *conn).await)?;
+        }
+    }
+    let all = match against {
+        None => count(
+            sqlx::query("SELECT COUNT(*) FROM allocations WHERE workspace_id = $1 AND classification_center_id = $2")
+                .bind(&ws.workspace_id)
+                .bind(id)
+                .fetch_one(&mut *conn)
+                .await,
+        )?,
+        Some(_) => t + by_kind[0] + by_kind[1],
+    };
+    Ok((t, by_kind[0], by_kind[1], all))
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Center>, ApiError> {
+    ctx.authorize(ws, Resource::CostCenters, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM classification_centers {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(data, &compiled, &keys.state, |c, field| if field == "created_at" { json!(c.created_at) } else { json!(c.name) }, |c| c.id.clone()))
+}
+
+async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Center, ApiError> {
+    let id = path_id(id, "Classification center")?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM classification_centers WHERE classification_centers.workspace_id = $1 AND classification_centers.id = $2"
+    )))
+    .bind(&ws.workspace_id)
+    .bind(&id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    match row {
+        Some(row) => from_row(&row).map_err(db_error),
+        None => Err(ApiError::not_found("Classification center")),
+    }
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Center, ApiError> {
+    ctx.authorize(ws, Resource::CostCenters, Access::Read)?;
+    find(conn, ws, id).await
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CenterCreate) -> Result<Center, ApiError> {
+    ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
+    let company_id = body_id("company_id", &input.company_id)?;
+    let name = input.name.trim();
+    if name.is_empty() {
+        return Err(blank_name());
+    }
+    let not_in_workspace = || unprocessable("company_id", "invalid_reference", "Company not found in this workspace");
+    let company = sqlx::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+        .bind(&ws.workspace_id)
+        .bind(&company_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    if company.is_none() {
+        return Err(not_in_workspace());
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    sqlx::query(
+        "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, description, active, created_at,
+                                             updated_at, created_via, updated_via, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7, $8, $8, $9, $9)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(&company_id)
+    .bind(name)
+    .bind(input.center_type.as_str())
+    .bind(input.description.as_deref())
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| match &e {
+        sqlx::Error::Database(db) if db.is_foreign_key_violation() => not_in_workspace(),
+        _ => db_error(e),
+    })?;
+    audit_write(ctx, conn, ws, "classification_centers.create", "classification_center", &id).await?;
+    find(conn, ws, &id).await
+}
+
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
+    ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(blank_name());
+    }
+    let center_type = input.center_type.unwrap_or(current.center_type);
+    if center_type != current.center_type {
+        let (t, p, r, all) = usage(conn, ws, &current.id, Some(center_type)).await?;
+        if all > 0 {
+            return Err(in_use("Records apportioned to this center do not fit the new type", (t, p, r)));
+        }
+    }
+    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let description = input.description.unwrap_or(current.description);
+    let active = input.active.unwrap_or(current.active);
+    sqlx::query(
+        "UPDATE classification_centers SET name = $1, center_type = $2, description = $3, active = $4, updated_at = $5,
+                updated_via = $6, updated_by = $7
+          WHERE workspace_id = $8 AND id = $9",
+    )
+    .bind(&name)
+    .bind(center_type.as_str())
+    .bind(description.as_deref())
+    .bind(if active { 1i64 } else { 0 })
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    audit_write(ctx, conn, ws, "classification_centers.update", "classification_center", &current.id).await?;
+    find(conn, ws, &current.id).await
+}
+
+/// Deletes a center no apportionment uses.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::CostCenters, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    let (t, p, r, all) = usage(conn, ws, &current.id, None).await?;
+    if all > 0 {
+        return Err(in_use("The classification center is still in use", (t, p, r)));
+    }
+    // An apportionment added meanwhile makes the delete fail on its foreign key.
+    sqlx::query("DELETE FROM classification_centers WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
+                .with_details(json!({"reason": "in_use"})),
+            _ => db_error(e),
+        })?;
+    audit_write(ctx, conn, ws, "classification_centers.delete", "classification_center", &current.id).await
+}
