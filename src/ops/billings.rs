@@ -275,35 +275,38 @@ pub struct BillingCreate {
 #[serde(deny_unknown_fields)]
 pub struct BillingUpdate {
     #[serde(default)]
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(with = "String", length(min = 1, max = 500))]
     pub description: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 3, max = 16))]
+    #[schemars(with = "String", length(min = 3, max = 16))]
     pub amount: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
+    #[schemars(with = "String", length(min = 10, max = 10))]
     pub due_date: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
+    #[schemars(with = "String", length(min = 10, max = 10))]
     pub competence_date: Option<String>,
     #[serde(default)]
+    #[schemars(with = "String")]
     pub person_id: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(with = "String", length(min = 1, max = 255))]
     pub person_name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(with = "String", length(min = 1, max = 255))]
     pub category_name: Option<String>,
     #[serde(default)]
+    #[schemars(with = "String")]
     pub classification_center_id: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(with = "String", length(min = 1, max = 255))]
     pub classification_center_name: Option<String>,
     /// Replace-all: the full set; `[]` clears it.
     #[serde(default)]
+    #[schemars(with = "Vec<AllocationInput>")]
     pub classification_centers: Option<Vec<AllocationInput>>,
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
@@ -328,6 +331,7 @@ pub struct BillingUpdate {
     pub notes: Option<Option<String>>,
     /// Replace-all: the full set; `[]` clears it.
     #[serde(default)]
+    #[schemars(with = "Vec<TaxChargeInput>")]
     pub tax_charges: Option<Vec<TaxChargeInput>>,
 }
 
