@@ -1277,7 +1277,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     if let Some(paid) = &current.payment_date {
         refs::check_period(&company, "payment_date", paid)?;
     }
-    ledger::remove_settlement(conn, ws, &current.id).await?;
+    if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
+        if let Some(tx) = &current.transaction_id {
+            audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
+        }
+    }
     sqlx::query("UPDATE financial_transactions SET billing_id = NULL WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
@@ -1419,7 +1423,11 @@ pub async fn reopen(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     }
     transition(ctx, conn, ws, kind, &current.id, &current.status, "pending").await?;
     if current.status == kind.settled() {
-        ledger::remove_settlement(conn, ws, &current.id).await?;
+        if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
+            if let Some(tx) = &current.transaction_id {
+                audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
+            }
+        }
         sqlx::query(
             "UPDATE billings SET payment_date = NULL, interest_cents = NULL, discount_cents = NULL, ticket_cents = NULL,
                     transaction_id = NULL WHERE workspace_id = $1 AND id = $2",
@@ -1606,12 +1614,12 @@ mod tests {
             Allocation { center_id: "b".into(), percentage_bp: None, amount: Some(Cents(2999)), effective: Cents(2999) },
         ];
         let parcels = split_amount(Cents(10_000), 3);
-        let spread = spread(&items, Cents(10_000), &parcels, true);
-        for (row, parcel) in spread.iter().zip(&parcels) {
+        let rows = spread(&items, Cents(10_000), &parcels, true);
+        for (row, parcel) in rows.iter().zip(&parcels) {
             assert_eq!(row.iter().map(|a| a.effective.0).sum::<i64>(), parcel.0);
         }
         for (i, item) in items.iter().enumerate() {
-            assert_eq!(spread.iter().map(|row| row[i].amount.unwrap().0).sum::<i64>(), item.amount.unwrap().0);
+            assert_eq!(rows.iter().map(|row| row[i].amount.unwrap().0).sum::<i64>(), item.amount.unwrap().0);
         }
         let pct = vec![Allocation { center_id: "a".into(), percentage_bp: Some(10_000), amount: None, effective: Cents(10_000) }];
         assert_eq!(spread(&pct, Cents(10_000), &[Cents(12_000)], false)[0][0].effective, Cents(12_000));

@@ -354,6 +354,7 @@ pub async fn reopen_removes_the_settlement_transaction(k: K) {
     assert_eq!(r["ticket_amount"], Value::Null);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE id = $1", &tx).await, 0);
     assert_eq!(settled_transactions(&h, id).await.len(), 0);
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'transactions.delete'", &tx).await, 1);
     // Reopening a pending record is not a transition; settling again works.
     expect(&post(&h, &format!("{}/{id}/reopen", k.path), None).await, 422, "invalid_transition");
     let again = post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-13"}))).await;
