@@ -330,6 +330,10 @@ pub async fn settle_requires_payment_date_and_an_account_of_the_same_company(k: 
     expect(&post(&h, &path, Some(json!({"payment_date": "2026-03-12", "financial_account_id": foreign}))).await, 422, "invalid_reference");
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 0);
     assert_eq!(get(&h, &format!("{}/{}", k.path, b["id"].as_str().unwrap())).await.json()["status"], "pending");
+    // Accounts given on create or update must belong to the company too.
+    expect(&post(&h, k.path, Some(with(body(), json!({"expected_account_id": sister})))).await, 422, "account_company_mismatch");
+    expect(&post(&h, k.path, Some(with(body(), json!({"financial_account_id": foreign})))).await, 422, "invalid_reference");
+    expect(&patch(&h, &format!("{}/{}", k.path, b["id"].as_str().unwrap()), json!({"financial_account_id": sister})).await, 422, "account_company_mismatch");
     // An account set on the record beforehand is used.
     let b2 = create(&h, k, with(body(), json!({"financial_account_id": mine}))).await;
     let ok = post(&h, &format!("{}/{}/settle", k.path, b2["id"].as_str().unwrap()), Some(json!({"payment_date": "2026-03-12"}))).await;
@@ -525,6 +529,14 @@ pub async fn apportionment_sums_within_a_cent_and_matches_polarity(k: K) {
     assert_eq!(cleared["classification_center_id"], Value::Null);
     let filtered = get(&h, &format!("{}?classification_center_id={c1}", k.path)).await.json();
     assert_eq!(filtered["data"].as_array().unwrap().len(), 0);
+    let primary = get(&h, &format!("{}?classification_center_id[in]={c1},{c2}", k.path)).await.json();
+    assert_eq!(primary["data"].as_array().unwrap().len(), 0, "only the first center of a record is filtered on");
+    // The single-center shorthand and the full set do not mix.
+    let mixed = post(&h, k.path, Some(with(body(), json!({"classification_center_id": c1, "classification_centers": [{"classification_center_id": c2, "percentage": "100"}]})))).await;
+    assert_eq!(reason(&mixed), (400, "mutually_exclusive".into(), "classification_center_id".into()));
+    let again = create(&h, k, with(body(), json!({"classification_centers": [{"classification_center_id": c2, "percentage": "100"}]}))).await;
+    let by_center = get(&h, &format!("{}?classification_center_id={c2}", k.path)).await.json();
+    assert_eq!(by_center["data"][0]["id"], again["id"]);
 }
 
 pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
@@ -549,6 +561,10 @@ pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
     let created = create(&h, k, with(body(), json!({"category_name": "Nova categoria"}))).await;
     let kind: String = sqlx::query("SELECT category_type FROM categories WHERE id = $1").bind(created["category_id"].as_str().unwrap()).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap();
     assert_eq!(kind, k.tx_type);
+    // On update too: found or created by name.
+    let renamed = patch(&h, &format!("{}/{}", k.path, created["id"].as_str().unwrap()), json!({"person_name": "Maria Silva", "category_id": null})).await.json();
+    assert_eq!(renamed["person_id"].as_str(), Some(existing.as_str()));
+    assert_eq!(renamed["category_id"], Value::Null);
     // A category of the other polarity is refused by id.
     let wrong = category(&h, ACME_COMPANY, k.wrong_category(), "Errada").await;
     expect(&post(&h, k.path, Some(with(body(), json!({"category_id": wrong})))).await, 422, "type_mismatch");
