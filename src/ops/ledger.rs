@@ -104,8 +104,18 @@ pub async fn balance(conn: &mut AnyConnection, ws: &Membership, account_id: &str
 }
 
 /// Removes the transaction a bill's settlement created (reopen, delete of the bill),
-/// with its apportionment. Returns how many transactions went.
+/// with its apportionment and its attachment links. Returns how many transactions went.
 pub async fn remove_settlement(conn: &mut AnyConnection, ws: &Membership, billing_id: &str) -> Result<u64, ApiError> {
+    // Links to a removed transaction would point at nothing.
+    sqlx::query(
+        "DELETE FROM attachment_links WHERE target_type = 'transaction' AND workspace_id = $1 AND target_id IN
+           (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
+    )
+    .bind(&ws.workspace_id)
+    .bind(billing_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
     sqlx::query(
         "DELETE FROM allocations WHERE owner_type = 'transaction' AND workspace_id = $1 AND owner_id IN
            (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",

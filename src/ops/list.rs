@@ -25,6 +25,8 @@ pub enum Kind {
     Date,
     Timestamp,
     Integer,
+    /// An amount on the wire (`"1500.00"`), compared as integer cents.
+    Money,
     Enum(&'static [&'static str]),
 }
 
@@ -64,7 +66,7 @@ impl Op {
 
 /// Ranges make sense for these kinds only.
 fn ranged(kind: Kind) -> bool {
-    matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer)
+    matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer | Kind::Money)
 }
 
 /// One filterable field of a resource.
@@ -217,6 +219,7 @@ fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
             }
         }
         Kind::Integer => value.parse::<i64>().map(Bind::Int).map_err(|_| invalid()),
+        Kind::Money => crate::domain::money::Cents::parse(value, false).map(|c| Bind::Int(c.0)).map_err(|_| invalid()),
         Kind::Enum(allowed) => allowed.contains(&value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid),
     }
 }
