@@ -348,6 +348,14 @@ async fn apportionment_must_sum_to_the_amount() {
     let reply = send(&h, Method::PATCH, &path, &token, Some(json!({"classification_center_id": null}))).await;
     assert_eq!(reply.json()["classification_center_id"], Value::Null);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM allocations WHERE owner_id = $1", tx["id"].as_str().unwrap()).await, 0);
+    // The largest amount splits by percentage without overflowing.
+    let mut top = body(&account, "9999999999999.99", "debit", "2026-05-10");
+    top["classification_centers"] = json!([{"classification_center_id": admin, "percentage": "50"}, {"classification_center_id": sales, "percentage": "50"}]);
+    let tx = create(&h, &token, top).await;
+    assert_eq!(tx["classification_center_allocations"][1]["percentage"], "50.00");
+    let mut top = body(&account, "9999999999999.99", "debit", "2026-05-10");
+    top["classification_center_id"] = json!(admin);
+    assert_eq!(create(&h, &token, top).await["amount"], "9999999999999.99");
 }
 
 #[tokio::test]
