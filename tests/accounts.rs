@@ -319,6 +319,23 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
 }
 
 #[tokio::test]
+async fn adjust_balance_is_serialised_per_account() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let account = create_account(&h, &token, ACME_COMPANY, "Itaú", Some("10.00")).await;
+    let id = account["id"].as_str().unwrap().to_string();
+    let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
+    let path = format!("/v1/financial-accounts/{id}/adjust-balance");
+    let request = || rest(Method::POST, &path, &token, Some(json!({"target_balance": "100.00", "category_id": credit}))).build();
+    let (a, b, c) = tokio::join!(h.send(request()), h.send(request()), h.send(request()));
+    let mut statuses = [a.status.as_u16(), b.status.as_u16(), c.status.as_u16()];
+    statuses.sort();
+    assert_eq!(statuses, [201, 422, 422], "one adjustment, then no_change: {} {} {}", text(&a), text(&b), text(&c));
+    assert_eq!(balance(&h, &token, &id).await, "100.00", "never adjusted twice from the same balance");
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &id).await, 1);
+}
+
+#[tokio::test]
 async fn adjust_balance_is_idempotent_with_a_key() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);

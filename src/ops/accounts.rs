@@ -453,7 +453,18 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 /// already the target.
 pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: AdjustBalance) -> Result<BalanceAdjustment, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
-    let account = find(conn, ws, id).await?;
+    // Read-modify-write of the balance: lock the account row first, so concurrent
+    // adjustments of one account run one after the other and each sees the balance the
+    // previous one left (a row lock on PostgreSQL; the write lock, taken before any
+    // read, on SQLite).
+    let id = path_id(id, "Financial account")?;
+    sqlx::query("UPDATE financial_accounts SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    let account = find(conn, ws, &id).await?;
     let target = Cents::parse(&input.target_balance, true)
         .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;
     let category_id = body_id("category_id", &input.category_id)?;
