@@ -451,7 +451,7 @@ async fn auto_created_transactions_cannot_be_deleted() {
     assert_eq!(reply.status, 200, "{}", text(&reply));
     assert_eq!(reply.json()["description"], "Ajuste conferido");
     assert_eq!(balance(&h, &token, &account).await, "100.00");
-    let settled = send(&h, Method::GET, &format!("/v1/financial-transactions?auto_created=true"), &token, None).await.json();
+    let settled = send(&h, Method::GET, "/v1/financial-transactions?auto_created=true", &token, None).await.json();
     assert_eq!(settled["data"].as_array().unwrap().len(), 1);
 }
 
