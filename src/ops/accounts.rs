@@ -1,6 +1,512 @@
-//! Financial accounts (`/v1/financial-accounts`, scope `finance.accounts`): bank, cash, investment and credit accounts and their computed balance.
+//! Financial accounts (`/v1/financial-accounts`, scope `finance.accounts`): bank, cash,
+//! investment and credit accounts of a company, and their balance.
+//!
+//! Rules: the balance is never stored — it is the opening balance (`balance` on create,
+//! never updatable) plus the realised credits minus the realised debits of the account
+//! (pending transactions do not count); only the detail answers (get, create, update,
+//! adjust) carry it, never the list. `bank_code` is the 3-digit COMPE code. An account
+//! that transactions, payables or receivables use cannot be deleted (422 `in_use` with
+//! the usage; deactivate it instead), and the `finance` role may not delete accounts.
+//! Adjusting the balance records one auto-created transaction for the difference.
 
-use super::openapi::Operation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = &[];
+use super::common::{audit_write, body_id, check_date, invalid, page, path_id};
+use super::ledger::{self, NewTransaction};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::refs::{self, Polarity};
+use super::validate::{nullable, schema_of};
+use super::{OpContext, Page};
+use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// The kind of an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AccountType {
+    Checking,
+    Savings,
+    Cash,
+    Investment,
+    Credit,
+}
+
+impl AccountType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountType::Checking => "checking",
+            AccountType::Savings => "savings",
+            AccountType::Cash => "cash",
+            AccountType::Investment => "investment",
+            AccountType::Credit => "credit",
+        }
+    }
+}
+
+/// `POST /v1/financial-accounts`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountCreate {
+    /// The company the account belongs to (same workspace).
+    pub company_id: String,
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    #[serde(rename = "type")]
+    pub account_type: AccountType,
+    /// COMPE bank code, 3 digits with leading zeros (e.g. "001", "341").
+    #[serde(default)]
+    #[schemars(length(min = 3, max = 3))]
+    pub bank_code: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 50))]
+    pub agency: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 5))]
+    pub agency_digit: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 50))]
+    pub account_number: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 5))]
+    pub account_digit: Option<String>,
+    /// Opening balance, signed, e.g. "1500.00" or "-20.00" (default "0.00"). Cannot be
+    /// changed later: use adjust-balance.
+    #[serde(default)]
+    #[schemars(length(min = 3, max = 17))]
+    pub balance: Option<String>,
+    #[serde(default)]
+    pub disable_reconcile: Option<bool>,
+}
+
+/// `PATCH /v1/financial-accounts/{id}`: only the fields sent change; `null` clears an
+/// optional field. The company and the opening balance cannot change.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountUpdate {
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub name: Option<String>,
+    #[serde(default, rename = "type")]
+    pub account_type: Option<AccountType>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(min = 3, max = 3))]
+    pub bank_code: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 50))]
+    pub agency: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 5))]
+    pub agency_digit: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 50))]
+    pub account_number: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 5))]
+    pub account_digit: Option<Option<String>>,
+    #[serde(default)]
+    pub active: Option<bool>,
+    #[serde(default)]
+    pub disable_reconcile: Option<bool>,
+}
+
+/// `POST /v1/financial-accounts/{id}/adjust-balance`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdjustBalance {
+    /// The balance the account should have, signed, e.g. "1250.00".
+    #[schemars(length(min = 3, max = 17))]
+    pub target_balance: String,
+    /// A category of the account's company: of type credit when the balance goes up,
+    /// debit when it goes down.
+    pub category_id: String,
+    /// YYYY-MM-DD (default: today, UTC).
+    #[serde(default)]
+    #[schemars(length(min = 10, max = 10))]
+    pub occurred_at: Option<String>,
+    /// Default "Ajuste de saldo".
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 500))]
+    pub description: Option<String>,
+}
+
+/// An account as the list returns it (no balance).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Account {
+    pub id: String,
+    pub company_id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub account_type: String,
+    pub bank_code: Option<String>,
+    pub agency: Option<String>,
+    pub agency_digit: Option<String>,
+    pub account_number: Option<String>,
+    pub account_digit: Option<String>,
+    pub active: bool,
+    pub disable_reconcile: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+/// An account with its balance (get, create, update).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AccountDetail {
+    #[serde(flatten)]
+    pub account: Account,
+    /// Opening balance + realised credits − realised debits, signed, e.g. "-12.50".
+    #[schemars(with = "String")]
+    pub balance: Cents,
+}
+
+/// The answer of adjust-balance (money as signed 2-decimal strings).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BalanceAdjustment {
+    /// The auto-created transaction.
+    pub transaction_id: String,
+    /// new − previous.
+    #[schemars(with = "String")]
+    pub difference: Cents,
+    #[schemars(with = "String")]
+    pub previous_balance: Cents,
+    #[schemars(with = "String")]
+    pub new_balance: Cents,
+}
+
+/// What keeps an account from being deleted.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Usage {
+    pub transactions: i64,
+    pub payables: i64,
+    pub receivables: i64,
+}
+
+/// The `/v1/financial-accounts` operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/financial-accounts", id: "financial_accounts_list", summary: "List financial accounts (without balance)", scope: "finance.accounts", request: None, success: 200, response: Some(|| page_of(schema_of::<Account>())) },
+    Operation { method: "post", path: "/v1/financial-accounts", id: "financial_accounts_create", summary: "Create a financial account", scope: "finance.accounts.write", request: Some(schema_of::<AccountCreate>), success: 201, response: Some(schema_of::<AccountDetail>) },
+    Operation { method: "get", path: "/v1/financial-accounts/{id}", id: "financial_accounts_get", summary: "Get a financial account with its balance", scope: "finance.accounts", request: None, success: 200, response: Some(schema_of::<AccountDetail>) },
+    Operation { method: "patch", path: "/v1/financial-accounts/{id}", id: "financial_accounts_update", summary: "Update a financial account", scope: "finance.accounts.write", request: Some(schema_of::<AccountUpdate>), success: 200, response: Some(schema_of::<AccountDetail>) },
+    Operation { method: "delete", path: "/v1/financial-accounts/{id}", id: "financial_accounts_delete", summary: "Delete an unused financial account", scope: "finance.accounts.write", request: None, success: 204, response: None },
+    Operation { method: "post", path: "/v1/financial-accounts/{id}/adjust-balance", id: "financial_accounts_adjust_balance", summary: "Adjust the balance with one auto-created transaction", scope: "finance.accounts.write", request: Some(schema_of::<AdjustBalance>), success: 201, response: Some(schema_of::<BalanceAdjustment>) },
+];
+
+pub static LIST: ListSpec = ListSpec {
+    table: "financial_accounts",
+    filters: &[
+        Field { name: "company_id", column: "financial_accounts.company_id", kind: Kind::Uuid },
+        Field { name: "type", column: "financial_accounts.account_type", kind: Kind::Enum(&["checking", "savings", "cash", "investment", "credit"]) },
+        Field { name: "bank_code", column: "financial_accounts.bank_code", kind: Kind::Text },
+        Field { name: "active", column: "financial_accounts.active", kind: Kind::Bool },
+        Field { name: "name", column: "financial_accounts.name", kind: Kind::Text },
+        Field { name: "created_at", column: "financial_accounts.created_at", kind: Kind::Timestamp },
+    ],
+    sorts: &[("name", "financial_accounts.name"), ("created_at", "financial_accounts.created_at"), ("type", "financial_accounts.account_type")],
+    default_sort: ("name", false),
+    scope: None,
+};
+
+const COLUMNS: &str = "financial_accounts.id, financial_accounts.company_id, financial_accounts.name, financial_accounts.account_type, \
+    financial_accounts.bank_code, financial_accounts.agency, financial_accounts.agency_digit, financial_accounts.account_number, \
+    financial_accounts.account_digit, financial_accounts.active, financial_accounts.disable_reconcile, financial_accounts.created_at, \
+    financial_accounts.updated_at, financial_accounts.created_via, financial_accounts.updated_via, financial_accounts.created_by, \
+    financial_accounts.updated_by";
+
+/// The description of a balance adjustment when none is given.
+pub const ADJUSTMENT_DESCRIPTION: &str = "Ajuste de saldo";
+
+fn from_row(row: &AnyRow) -> Result<Account, sqlx::Error> {
+    let active: i64 = row.try_get("active")?;
+    let disable_reconcile: i64 = row.try_get("disable_reconcile")?;
+    Ok(Account {
+        id: row.try_get("id")?,
+        company_id: row.try_get("company_id")?,
+        name: row.try_get("name")?,
+        account_type: row.try_get("account_type")?,
+        bank_code: row.try_get("bank_code")?,
+        agency: row.try_get("agency")?,
+        agency_digit: row.try_get("agency_digit")?,
+        account_number: row.try_get("account_number")?,
+        account_digit: row.try_get("account_digit")?,
+        active: active != 0,
+        disable_reconcile: disable_reconcile != 0,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
+    match code {
+        Some(c) if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(invalid("bank_code", "invalid_value", "bank_code must be the 3-digit COMPE code"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_name(name: &str) -> Result<(), ApiError> {
+    if name.trim().is_empty() {
+        return Err(invalid("name", "too_short", "name must not be blank"));
+    }
+    Ok(())
+}
+
+fn trimmed(value: Option<&str>) -> Option<String> {
+    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Account>, ApiError> {
+    ctx.authorize(ws, Resource::Accounts, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM financial_accounts {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    Ok(page(
+        data,
+        &compiled,
+        &keys.state,
+        |a, field| match field {
+            "created_at" => json!(a.created_at),
+            "type" => json!(a.account_type),
+            _ => json!(a.name),
+        },
+        |a| a.id.clone(),
+    ))
+}
+
+/// The account `id` of the workspace (404 otherwise, also for a malformed id).
+pub(crate) async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Account, ApiError> {
+    let id = path_id(id, "Financial account")?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM financial_accounts WHERE financial_accounts.workspace_id = $1 AND financial_accounts.id = $2"
+    )))
+    .bind(&ws.workspace_id)
+    .bind(&id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    match row {
+        Some(row) => from_row(&row).map_err(db_error),
+        None => Err(ApiError::not_found("Financial account")),
+    }
+}
+
+async fn detail(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
+    let account = find(conn, ws, id).await?;
+    let balance = ledger::balance(conn, ws, &account.id).await?;
+    Ok(AccountDetail { account, balance })
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
+    ctx.authorize(ws, Resource::Accounts, Access::Read)?;
+    detail(conn, ws, id).await
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: AccountCreate) -> Result<AccountDetail, ApiError> {
+    ctx.authorize(ws, Resource::Accounts, Access::Write)?;
+    check_name(&input.name)?;
+    check_bank_code(input.bank_code.as_deref())?;
+    let opening = match input.balance.as_deref() {
+        None => Cents(0),
+        Some(text) => Cents::parse(text, true).map_err(|e| invalid("balance", "invalid_amount", &format!("balance {e}")))?,
+    };
+    let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = crate::clock::now_rfc3339();
+    sqlx::query(
+        "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
+                                         account_number, account_digit, active, disable_reconcile, opening_balance_cents,
+                                         created_at, updated_at, created_via, updated_via, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $12, $13, $13, $14, $14, $15, $15)",
+    )
+    .bind(&id)
+    .bind(&ws.workspace_id)
+    .bind(&company.id)
+    .bind(input.name.trim())
+    .bind(input.account_type.as_str())
+    .bind(input.bank_code.as_deref())
+    .bind(trimmed(input.agency.as_deref()))
+    .bind(trimmed(input.agency_digit.as_deref()))
+    .bind(trimmed(input.account_number.as_deref()))
+    .bind(trimmed(input.account_digit.as_deref()))
+    .bind(input.disable_reconcile.unwrap_or(false) as i64)
+    .bind(opening.0)
+    .bind(&now)
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    audit_write(ctx, conn, ws, "financial_accounts.create", "financial_account", &id).await?;
+    detail(conn, ws, &id).await
+}
+
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: AccountUpdate) -> Result<AccountDetail, ApiError> {
+    ctx.authorize(ws, Resource::Accounts, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    if let Some(name) = &input.name {
+        check_name(name)?;
+    }
+    if let Some(code) = &input.bank_code {
+        check_bank_code(code.as_deref())?;
+    }
+    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
+    let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
+        Some(value) => trimmed(value.as_deref()),
+        None => kept,
+    };
+    let bank_code = pick(input.bank_code, current.bank_code);
+    let agency = pick(input.agency, current.agency);
+    let agency_digit = pick(input.agency_digit, current.agency_digit);
+    let account_number = pick(input.account_number, current.account_number);
+    let account_digit = pick(input.account_digit, current.account_digit);
+    let active = input.active.unwrap_or(current.active);
+    let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
+    sqlx::query(
+        "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
+                account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
+                updated_via = $11, updated_by = $12
+          WHERE workspace_id = $13 AND id = $14",
+    )
+    .bind(&name)
+    .bind(&account_type)
+    .bind(bank_code.as_deref())
+    .bind(agency.as_deref())
+    .bind(agency_digit.as_deref())
+    .bind(account_number.as_deref())
+    .bind(account_digit.as_deref())
+    .bind(active as i64)
+    .bind(disable_reconcile as i64)
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    audit_write(ctx, conn, ws, "financial_accounts.update", "financial_account", &current.id).await?;
+    detail(conn, ws, &current.id).await
+}
+
+/// How many transactions, payables and receivables use the account (as the account of
+/// a movement or settlement, or as a bill's expected account).
+async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Usage, ApiError> {
+    let row = sqlx::query(
+        "SELECT (SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1 AND financial_account_id = $2),
+                (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'payable'
+                    AND (financial_account_id = $2 OR expected_account_id = $2)),
+                (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'receivable'
+                    AND (financial_account_id = $2 OR expected_account_id = $2))",
+    )
+    .bind(&ws.workspace_id)
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(Usage {
+        transactions: row.try_get(0).map_err(db_error)?,
+        payables: row.try_get(1).map_err(db_error)?,
+        receivables: row.try_get(2).map_err(db_error)?,
+    })
+}
+
+/// Deletes an account nothing uses; otherwise 422 `in_use` with the usage (deactivate
+/// it with `active: false` instead).
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Accounts, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    let usage = usage(conn, ws, &current.id).await?;
+    if usage.transactions + usage.payables + usage.receivables > 0 {
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The financial account is in use; deactivate it instead")
+            .with_details(json!({ "reason": "in_use", "usage": usage })));
+    }
+    sqlx::query("DELETE FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    audit_write(ctx, conn, ws, "financial_accounts.delete", "financial_account", &current.id).await
+}
+
+/// Brings the balance to `target_balance` with one auto-created transaction for the
+/// difference (credit when it goes up, debit when it goes down), dated `occurred_at`
+/// and subject to the company's closed period. 422 `no_change` when the balance is
+/// already the target.
+pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: AdjustBalance) -> Result<BalanceAdjustment, ApiError> {
+    ctx.authorize(ws, Resource::Accounts, Access::Write)?;
+    // Read-modify-write of the balance: lock the account row first, so concurrent
+    // adjustments of one account run one after the other and each sees the balance the
+    // previous one left (a row lock on PostgreSQL; the write lock, taken before any
+    // read, on SQLite).
+    let id = path_id(id, "Financial account")?;
+    sqlx::query("UPDATE financial_accounts SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    let account = find(conn, ws, &id).await?;
+    let target = Cents::parse(&input.target_balance, true)
+        .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;
+    let category_id = body_id("category_id", &input.category_id)?;
+    check_date("occurred_at", input.occurred_at.as_deref())?;
+    let description = match input.description.as_deref().map(str::trim) {
+        Some("") => return Err(invalid("description", "too_short", "description must not be blank")),
+        Some(d) => d.to_string(),
+        None => ADJUSTMENT_DESCRIPTION.to_string(),
+    };
+    let occurred_at = match input.occurred_at {
+        Some(d) => d,
+        None => crate::clock::now_rfc3339()[..10].to_string(),
+    };
+    let company = refs::company(conn, ws, "company_id", &account.company_id).await?;
+    refs::check_period(&company, "occurred_at", &occurred_at)?;
+    let previous = ledger::balance(conn, ws, &account.id).await?;
+    let difference = Cents(target.0 - previous.0);
+    if difference.0 == 0 {
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The account already has this balance")
+            .with_details(json!({ "field": "target_balance", "reason": "no_change" })));
+    }
+    let polarity = if difference.0 > 0 { Polarity::Credit } else { Polarity::Debit };
+    let category = refs::category(ctx, conn, ws, &company, polarity, Some(&category_id), None).await?;
+    let transaction_id = ledger::insert(
+        ctx,
+        conn,
+        ws,
+        &NewTransaction {
+            company_id: company.id.clone(),
+            account_id: account.id.clone(),
+            description,
+            amount: Cents(difference.0.abs()),
+            occurred_at,
+            polarity: Some(polarity),
+            category_id: category,
+            auto_created: true,
+            ..NewTransaction::default()
+        },
+    )
+    .await?;
+    audit_write(ctx, conn, ws, "financial_accounts.adjust_balance", "financial_account", &account.id).await?;
+    audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &transaction_id).await?;
+    let new_balance = ledger::balance(conn, ws, &account.id).await?;
+    Ok(BalanceAdjustment { transaction_id, difference, previous_balance: previous, new_balance })
+}

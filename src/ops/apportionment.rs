@@ -91,7 +91,9 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
             None => None,
             Some(a) => Some(Cents::parse(a, false).map_err(|e| invalid(&format!("{field}.amount"), "invalid_amount", &format!("amount {e}")))?),
         };
-        let from_percentage = percentage_bp.map(|bp| Cents((total.0 * bp + 5_000) / 10_000));
+        // In i128: the largest amount (13 integer digits, in cents) times 10,000 basis
+        // points does not fit in i64. The result is at most `total`, so it fits back.
+        let from_percentage = percentage_bp.map(|bp| Cents(((i128::from(total.0) * i128::from(bp) + 5_000) / 10_000) as i64));
         let effective = match (amount, from_percentage) {
             (Some(a), Some(p)) if (a.0 - p.0).abs() > 1 => {
                 return Err(unprocessable(&field, "allocation_mismatch", "The percentage and the amount of an item disagree"))
@@ -103,8 +105,9 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
         out.push(Allocation { center_id, percentage_bp, amount, effective });
     }
     if !out.is_empty() {
-        let sum: i64 = out.iter().map(|a| a.effective.0).sum();
-        if (sum - total.0).abs() > 1 {
+        let sum: i128 = out.iter().map(|a| i128::from(a.effective.0)).sum();
+        if (sum - i128::from(total.0)).abs() > 1 {
+            let sum = i64::try_from(sum).unwrap_or(i64::MAX);
             return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The apportionment does not add up to the amount")
                 .with_details(json!({ "field": "classification_centers", "reason": "allocation_sum", "expected": total, "actual": Cents(sum) })));
         }
@@ -203,6 +206,16 @@ mod tests {
         assert!(resolve(Cents(10_000), &[item(Some("33.33"), None, 1), item(Some("33.33"), None, 2), item(Some("33.34"), None, 3)]).is_ok());
         let err = resolve(Cents(10_000), &[item(Some("50"), None, 1), item(Some("40"), None, 2)]).unwrap_err();
         assert_eq!(err.details.unwrap()["reason"], "allocation_sum");
+    }
+
+    #[test]
+    fn percentages_of_the_largest_amount_do_not_overflow() {
+        // 9,999,999,999,999.99 (13 integer digits) × 10,000 basis points exceeds i64.
+        let top = Cents(999_999_999_999_999);
+        let out = resolve(top, &[item(Some("100"), None, 1)]).unwrap();
+        assert_eq!(out[0].effective, top);
+        let out = resolve(top, &[item(Some("50"), None, 1), item(Some("50"), None, 2)]).unwrap();
+        assert_eq!(out[0].effective.0 + out[1].effective.0, top.0 + 1, "each half rounds up by half a cent");
     }
 
     #[test]

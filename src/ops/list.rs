@@ -15,6 +15,9 @@ use crate::error::ApiError;
 
 pub const DEFAULT_LIMIT: i64 = 25;
 pub const MAX_LIMIT: i64 = 100;
+/// Page size of the id sweeps (`GET …/ids`): default and maximum.
+pub const IDS_DEFAULT_LIMIT: i64 = 1000;
+pub const IDS_MAX_LIMIT: i64 = 10_000;
 
 /// The type of a filterable or sortable field, which decides how values are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,9 +28,10 @@ pub enum Kind {
     Date,
     Timestamp,
     Integer,
-    /// An amount on the wire (`"1500.00"`), compared as integer cents.
-    Money,
     Enum(&'static [&'static str]),
+    /// An amount: a 2-decimal string on the wire (`"1500.00"`, signed allowed),
+    /// compared as integer cents against a `*_cents` column.
+    Money,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,7 +223,7 @@ fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
             }
         }
         Kind::Integer => value.parse::<i64>().map(Bind::Int).map_err(|_| invalid()),
-        Kind::Money => crate::domain::money::Cents::parse(value, false).map(|c| Bind::Int(c.0)).map_err(|_| invalid()),
+        Kind::Money => crate::domain::money::Cents::parse(value, true).map(|c| Bind::Int(c.0)).map_err(|_| invalid()),
         Kind::Enum(allowed) => allowed.contains(&value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid),
     }
 }
@@ -336,6 +340,41 @@ impl ListSpec {
         );
         Ok(Compiled { sql, binds, limit, sort_field, sort_column, descending })
     }
+
+    /// Compiles an id sweep (`GET …/ids`): every id of the resource in the workspace,
+    /// ascending, `limit` 1 to [`IDS_MAX_LIMIT`] (default [`IDS_DEFAULT_LIMIT`]), with a
+    /// signed cursor. Filters and sorts are refused (400): a sweep always covers
+    /// everything, so an id missing from it was deleted.
+    pub fn compile_ids(&'static self, request: &ListRequest, workspace_id: &str, state_key: &[u8]) -> Result<Compiled, ApiError> {
+        if let Some((name, _, _)) = request.filters.first() {
+            return Err(bad("The id sweep takes no filters", json!({"field": name, "reason": "unknown_filter"})));
+        }
+        if request.sort.is_some() {
+            return Err(bad("The id sweep takes no sort", json!({"field": "sort", "reason": "unknown_sort"})));
+        }
+        let limit = match request.limit.as_deref() {
+            None => IDS_DEFAULT_LIMIT,
+            Some(l) => l
+                .parse::<i64>()
+                .ok()
+                .filter(|l| (1..=IDS_MAX_LIMIT).contains(l))
+                .ok_or_else(|| bad(format!("limit must be between 1 and {IDS_MAX_LIMIT}"), json!({"field": "limit", "reason": "out_of_range"})))?,
+        };
+        let mut binds = vec![Bind::Text(workspace_id.to_string())];
+        let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
+        if let Some(scope) = self.scope {
+            clauses.push(scope.to_string());
+        }
+        if let Some(cursor) = &request.cursor {
+            let body = decode_cursor(state_key, cursor)
+                .filter(|b| b.s == "id" && !b.d)
+                .ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"})))?;
+            binds.push(Bind::Text(body.id));
+            clauses.push(format!("{}.id > ${}", self.table, binds.len()));
+        }
+        let sql = format!("WHERE {} ORDER BY {table}.id ASC LIMIT {}", clauses.join(" AND "), limit + 1, table = self.table);
+        Ok(Compiled { sql, binds, limit, sort_field: "id", sort_column: "id", descending: false })
+    }
 }
 
 /// Binds `binds` to `query` in order.
@@ -420,6 +459,46 @@ mod tests {
         assert_eq!(rejected(&format!("cursor={forged}"))["reason"], "invalid_cursor");
         assert_eq!(rejected("cursor=garbage")["reason"], "invalid_cursor");
         let _ = body;
+    }
+
+    #[test]
+    fn money_filters_compare_cents() {
+        static MONEY: ListSpec = ListSpec {
+            table: "things",
+            filters: &[Field { name: "amount", column: "things.amount_cents", kind: Kind::Money }],
+            sorts: &[("amount", "things.amount_cents")],
+            default_sort: ("amount", false),
+            scope: None,
+        };
+        let pairs = vec![("amount[gte]".to_string(), "10.5".to_string()), ("amount[lt]".to_string(), "1500.00".to_string())];
+        let c = MONEY.compile(&ListRequest::from_query(&pairs).unwrap(), "ws", KEY).unwrap();
+        assert_eq!(c.binds[1..], [Bind::Int(1050), Bind::Int(150_000)]);
+        for bad in ["10", "1e3", "10.001", "abc"] {
+            let pairs = vec![("amount".to_string(), bad.to_string())];
+            let err = MONEY.compile(&ListRequest::from_query(&pairs).unwrap(), "ws", KEY).unwrap_err();
+            assert_eq!(err.details.unwrap()["reason"], "invalid_value", "{bad}");
+        }
+    }
+
+    #[test]
+    fn id_sweeps_refuse_filters_and_sorts() {
+        let sweep = |q: &str| {
+            let pairs: Vec<(String, String)> =
+                q.split('&').filter(|p| !p.is_empty()).filter_map(|p| p.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
+            SPEC.compile_ids(&ListRequest::from_query(&pairs)?, "ws", KEY)
+        };
+        let c = sweep("").unwrap();
+        assert_eq!(c.sql, "WHERE things.workspace_id = $1 ORDER BY things.id ASC LIMIT 1001");
+        assert_eq!(sweep("limit=10000").unwrap().limit, 10_000);
+        assert_eq!(sweep("limit=10001").unwrap_err().details.unwrap()["reason"], "out_of_range");
+        assert_eq!(sweep("status=paid").unwrap_err().details.unwrap()["reason"], "unknown_filter");
+        assert_eq!(sweep("sort=name").unwrap_err().details.unwrap()["reason"], "unknown_sort");
+        let cursor = encode_cursor(KEY, &c, json!("id-9"), "id-9");
+        let next = sweep(&format!("cursor={cursor}")).unwrap();
+        assert!(next.sql.contains("things.id > $2"), "{}", next.sql);
+        assert_eq!(next.binds[1], Bind::Text("id-9".into()));
+        let page_cursor = encode_cursor(KEY, &query("sort=name").unwrap(), json!("Acme"), "id-1");
+        assert_eq!(sweep(&format!("cursor={page_cursor}")).unwrap_err().details.unwrap()["reason"], "invalid_cursor");
     }
 
     #[test]

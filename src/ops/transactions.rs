@@ -1,6 +1,981 @@
-//! Financial transactions and transfers (`/v1/financial-transactions`, `/v1/transfers`, scope `finance.transactions`): the ledger.
+//! Financial transactions and transfers (`/v1/financial-transactions`, `/v1/transfers`,
+//! scope `finance.transactions`): the ledger.
+//!
+//! Rules: amounts are positive 2-decimal strings and `type` (debit/credit) gives the
+//! direction; the account must belong to the transaction's company; category, person
+//! and classification center are given by id or found/created by name (`*_id` and
+//! `*_name` are mutually exclusive) with the polarity of `type`; a single center is an
+//! apportionment of 100 %, `classification_centers[]` splits the amount (sums within
+//! R$ 0.01, polarity per center) and the two forms are mutually exclusive. The
+//! company's closed period (`locked_until`) blocks creating, changing (old and new
+//! date) and deleting transactions dated on or before it. Pending transactions
+//! (`is_pending`) are forecasts: they count in neither balances nor aggregates.
+//! Auto-created transactions (settlements, balance adjustments) cannot be deleted and
+//! their amount, type, date and pending flag cannot be changed; neither can those of a
+//! transfer leg (a transfer is changed by deleting it and creating it again).
 
-use super::openapi::Operation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = &[];
+use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
+use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
+use super::ledger::{self, NewTransaction};
+use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::refs::{self, CompanyRef, Polarity};
+use super::validate::{nullable, schema_of};
+use super::{OpContext, Page};
+use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// Direction of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TransactionType {
+    Debit,
+    Credit,
+}
+
+impl TransactionType {
+    pub fn polarity(self) -> Polarity {
+        match self {
+            TransactionType::Debit => Polarity::Debit,
+            TransactionType::Credit => Polarity::Credit,
+        }
+    }
+}
+
+fn polarity_of(text: &str) -> Polarity {
+    if text == "credit" {
+        Polarity::Credit
+    } else {
+        Polarity::Debit
+    }
+}
+
+/// How a transaction was paid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentMethodKind {
+    BankBillet,
+    Ted,
+    Pix,
+    CreditCard,
+    DebitCard,
+    Cash,
+    Check,
+    DirectDebit,
+    Other,
+    None,
+}
+
+impl PaymentMethodKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            PaymentMethodKind::BankBillet => "bank_billet",
+            PaymentMethodKind::Ted => "ted",
+            PaymentMethodKind::Pix => "pix",
+            PaymentMethodKind::CreditCard => "credit_card",
+            PaymentMethodKind::DebitCard => "debit_card",
+            PaymentMethodKind::Cash => "cash",
+            PaymentMethodKind::Check => "check",
+            PaymentMethodKind::DirectDebit => "direct_debit",
+            PaymentMethodKind::Other => "other",
+            PaymentMethodKind::None => "none",
+        }
+    }
+}
+
+/// `POST /v1/financial-transactions`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransactionCreate {
+    pub company_id: String,
+    /// An account of the same company.
+    pub financial_account_id: String,
+    #[schemars(length(min = 1, max = 500))]
+    pub description: String,
+    /// Positive amount in BRL, e.g. "1500.00".
+    #[schemars(length(min = 3, max = 16))]
+    pub amount: String,
+    /// When it hit the account, YYYY-MM-DD.
+    #[schemars(length(min = 10, max = 10))]
+    pub occurred_at: String,
+    #[serde(rename = "type")]
+    pub transaction_type: TransactionType,
+    /// Raw bank statement text.
+    #[serde(default)]
+    #[schemars(length(max = 500))]
+    pub bank_description: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub document: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 10, max = 10))]
+    pub document_date: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 10, max = 10))]
+    pub competence_date: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub payment_method_kind: Option<PaymentMethodKind>,
+    #[serde(default)]
+    pub classified: Option<bool>,
+    /// true = forecast, excluded from balances and aggregates (default false).
+    #[serde(default)]
+    pub is_pending: Option<bool>,
+    #[serde(default)]
+    pub category_id: Option<String>,
+    /// Find or create a root category of this name with the transaction's type.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub category_name: Option<String>,
+    #[serde(default)]
+    pub person_id: Option<String>,
+    /// Find or create a person of this name (supplier for debit, customer for credit).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub person_name: Option<String>,
+    /// A single classification center taking 100 % of the amount.
+    #[serde(default)]
+    pub classification_center_id: Option<String>,
+    /// Find or create a center of this name (cost for debit, revenue for credit).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub classification_center_name: Option<String>,
+    /// Apportionment across centers (exclusive with the single center).
+    #[serde(default)]
+    pub classification_centers: Option<Vec<AllocationInput>>,
+}
+
+/// `PATCH /v1/financial-transactions/{id}`: only the fields sent change; `null` clears
+/// an optional field. Company, account, `auto_created` and `transfer_id` cannot change.
+/// `classification_centers` replaces the whole apportionment (`[]` clears it).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransactionUpdate {
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 500))]
+    pub description: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 3, max = 16))]
+    pub amount: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 10, max = 10))]
+    pub occurred_at: Option<String>,
+    #[serde(default, rename = "type")]
+    pub transaction_type: Option<TransactionType>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 500))]
+    pub bank_description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 100))]
+    pub document: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(min = 10, max = 10))]
+    pub document_date: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(min = 10, max = 10))]
+    pub competence_date: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 2000))]
+    pub notes: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<PaymentMethodKind>")]
+    pub payment_method_kind: Option<Option<PaymentMethodKind>>,
+    #[serde(default)]
+    pub classified: Option<bool>,
+    #[serde(default)]
+    pub is_pending: Option<bool>,
+    /// `null` clears the category.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub category_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub category_name: Option<String>,
+    /// `null` clears the person.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub person_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub person_name: Option<String>,
+    /// A single center for 100 %; `null` clears the apportionment.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub classification_center_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub classification_center_name: Option<String>,
+    #[serde(default)]
+    pub classification_centers: Option<Vec<AllocationInput>>,
+}
+
+/// A transaction as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Transaction {
+    pub id: String,
+    pub company_id: String,
+    pub financial_account_id: String,
+    pub description: String,
+    pub bank_description: Option<String>,
+    pub document: Option<String>,
+    pub document_date: Option<String>,
+    /// Positive, e.g. "1500.00"; the direction is `type`.
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub occurred_at: String,
+    pub competence_date: Option<String>,
+    #[serde(rename = "type")]
+    pub transaction_type: String,
+    pub category_id: Option<String>,
+    pub person_id: Option<String>,
+    /// The first center of the apportionment.
+    pub classification_center_id: Option<String>,
+    pub classification_center_allocations: Vec<AllocationView>,
+    pub payment_method_kind: Option<String>,
+    pub classified: bool,
+    pub is_pending: bool,
+    pub notes: Option<String>,
+    /// Created by the server (settlement, balance adjustment): cannot be deleted.
+    pub auto_created: bool,
+    /// Set on both legs of a transfer.
+    pub transfer_id: Option<String>,
+    /// The payable or receivable whose settlement created it.
+    pub billing_id: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+/// `GET /v1/financial-transactions/aggregates`: realised (non-pending) rows only.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Aggregates {
+    pub count: i64,
+    #[schemars(with = "String")]
+    pub credit: Cents,
+    #[schemars(with = "String")]
+    pub debit: Cents,
+    /// credit − debit, signed.
+    #[schemars(with = "String")]
+    pub net: Cents,
+}
+
+/// `POST /v1/transfers`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransferCreate {
+    /// Debited account.
+    pub from_account_id: String,
+    /// Credited account (another one; may belong to another company of the workspace).
+    pub to_account_id: String,
+    #[schemars(length(min = 3, max = 16))]
+    pub amount: String,
+    #[schemars(length(min = 10, max = 10))]
+    pub occurred_at: String,
+    #[schemars(length(min = 1, max = 500))]
+    pub description: String,
+    #[serde(default)]
+    #[schemars(length(min = 10, max = 10))]
+    pub competence_date: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub is_pending: Option<bool>,
+}
+
+/// A transfer: a debit leg and a credit leg sharing `transfer_id`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Transfer {
+    pub transfer_id: String,
+    pub from_account_id: String,
+    pub to_account_id: String,
+    pub from_transaction_id: String,
+    pub to_transaction_id: String,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub occurred_at: String,
+    pub competence_date: Option<String>,
+    pub description: String,
+    pub notes: Option<String>,
+    pub is_pending: bool,
+}
+
+/// The answer of the id sweep.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IdPage {
+    pub data: Vec<String>,
+    pub meta: IdPageMeta,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IdPageMeta {
+    pub next_cursor: Option<String>,
+}
+
+/// The transaction and transfer operations in the OpenAPI document.
+pub const DOCS: &[Operation] = &[
+    Operation { method: "get", path: "/v1/financial-transactions", id: "financial_transactions_list", summary: "List financial transactions", scope: "finance.transactions", request: None, success: 200, response: Some(|| page_of(schema_of::<Transaction>())) },
+    Operation { method: "post", path: "/v1/financial-transactions", id: "financial_transactions_create", summary: "Create a financial transaction", scope: "finance.transactions.write", request: Some(schema_of::<TransactionCreate>), success: 201, response: Some(schema_of::<Transaction>) },
+    Operation { method: "get", path: "/v1/financial-transactions/aggregates", id: "financial_transactions_aggregates", summary: "Count and sum realised transactions (company_id, month+year or start_date+end_date)", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<Aggregates>) },
+    Operation { method: "get", path: "/v1/financial-transactions/ids", id: "financial_transactions_ids", summary: "Sweep every transaction id (ascending; limit up to 10000)", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<IdPage>) },
+    Operation { method: "get", path: "/v1/financial-transactions/{id}", id: "financial_transactions_get", summary: "Get a financial transaction", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<Transaction>) },
+    Operation { method: "patch", path: "/v1/financial-transactions/{id}", id: "financial_transactions_update", summary: "Update a financial transaction", scope: "finance.transactions.write", request: Some(schema_of::<TransactionUpdate>), success: 200, response: Some(schema_of::<Transaction>) },
+    Operation { method: "delete", path: "/v1/financial-transactions/{id}", id: "financial_transactions_delete", summary: "Delete a financial transaction (a transfer leg goes with its pair)", scope: "finance.transactions.write", request: None, success: 204, response: None },
+    Operation { method: "post", path: "/v1/transfers", id: "transfers_create", summary: "Transfer between two accounts (a linked debit and credit)", scope: "finance.transactions.write", request: Some(schema_of::<TransferCreate>), success: 201, response: Some(schema_of::<Transfer>) },
+    Operation { method: "get", path: "/v1/transfers/{id}", id: "transfers_get", summary: "Get a transfer by its transfer_id", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<Transfer>) },
+];
+
+pub static LIST: ListSpec = ListSpec {
+    table: "financial_transactions",
+    filters: &[
+        Field { name: "company_id", column: "financial_transactions.company_id", kind: Kind::Uuid },
+        Field { name: "type", column: "financial_transactions.transaction_type", kind: Kind::Enum(&["debit", "credit"]) },
+        Field { name: "financial_account_id", column: "financial_transactions.financial_account_id", kind: Kind::Uuid },
+        Field { name: "person_id", column: "financial_transactions.person_id", kind: Kind::Uuid },
+        Field { name: "category_id", column: "financial_transactions.category_id", kind: Kind::Uuid },
+        // The row's classification_center_id: the first center of its apportionment.
+        Field {
+            name: "classification_center_id",
+            column: "(SELECT a.classification_center_id FROM allocations a WHERE a.workspace_id = financial_transactions.workspace_id \
+                     AND a.owner_type = 'transaction' AND a.owner_id = financial_transactions.id ORDER BY a.position LIMIT 1)",
+            kind: Kind::Uuid,
+        },
+        Field { name: "transfer_id", column: "financial_transactions.transfer_id", kind: Kind::Uuid },
+        Field { name: "is_pending", column: "financial_transactions.is_pending", kind: Kind::Bool },
+        Field { name: "auto_created", column: "financial_transactions.auto_created", kind: Kind::Bool },
+        Field { name: "classified", column: "financial_transactions.classified", kind: Kind::Bool },
+        Field { name: "occurred_at", column: "financial_transactions.occurred_at", kind: Kind::Date },
+        Field { name: "updated_at", column: "financial_transactions.updated_at", kind: Kind::Timestamp },
+        Field { name: "created_at", column: "financial_transactions.created_at", kind: Kind::Timestamp },
+        Field { name: "amount", column: "financial_transactions.amount_cents", kind: Kind::Money },
+    ],
+    sorts: &[
+        ("occurred_at", "financial_transactions.occurred_at"),
+        ("created_at", "financial_transactions.created_at"),
+        ("updated_at", "financial_transactions.updated_at"),
+        ("amount", "financial_transactions.amount_cents"),
+    ],
+    default_sort: ("occurred_at", true),
+    scope: None,
+};
+
+const COLUMNS: &str = "financial_transactions.id, financial_transactions.company_id, financial_transactions.financial_account_id, \
+    financial_transactions.description, financial_transactions.bank_description, financial_transactions.document, \
+    financial_transactions.document_date, financial_transactions.amount_cents, financial_transactions.occurred_at, \
+    financial_transactions.competence_date, financial_transactions.transaction_type, financial_transactions.category_id, \
+    financial_transactions.person_id, financial_transactions.payment_method_kind, financial_transactions.classified, \
+    financial_transactions.is_pending, financial_transactions.notes, financial_transactions.auto_created, \
+    financial_transactions.transfer_id, financial_transactions.billing_id, financial_transactions.created_at, \
+    financial_transactions.updated_at, financial_transactions.created_via, financial_transactions.updated_via, \
+    financial_transactions.created_by, financial_transactions.updated_by";
+
+fn from_row(row: &AnyRow) -> Result<Transaction, sqlx::Error> {
+    let flag = |name: &str| row.try_get::<i64, _>(name).map(|v| v != 0);
+    Ok(Transaction {
+        id: row.try_get("id")?,
+        company_id: row.try_get("company_id")?,
+        financial_account_id: row.try_get("financial_account_id")?,
+        description: row.try_get("description")?,
+        bank_description: row.try_get("bank_description")?,
+        document: row.try_get("document")?,
+        document_date: row.try_get("document_date")?,
+        amount: Cents(row.try_get("amount_cents")?),
+        occurred_at: row.try_get("occurred_at")?,
+        competence_date: row.try_get("competence_date")?,
+        transaction_type: row.try_get("transaction_type")?,
+        category_id: row.try_get("category_id")?,
+        person_id: row.try_get("person_id")?,
+        classification_center_id: None,
+        classification_center_allocations: Vec::new(),
+        payment_method_kind: row.try_get("payment_method_kind")?,
+        classified: flag("classified")?,
+        is_pending: flag("is_pending")?,
+        notes: row.try_get("notes")?,
+        auto_created: flag("auto_created")?,
+        transfer_id: row.try_get("transfer_id")?,
+        billing_id: row.try_get("billing_id")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+/// Fills the apportionment of `rows` with one query.
+async fn with_allocations(conn: &mut AnyConnection, ws: &Membership, mut rows: Vec<Transaction>) -> Result<Vec<Transaction>, ApiError> {
+    let ids: Vec<String> = rows.iter().map(|t| t.id.clone()).collect();
+    let mut allocations = apportionment::read(conn, ws, "transaction", &ids).await?;
+    for row in &mut rows {
+        if let Some(items) = allocations.remove(&row.id) {
+            row.classification_center_id = items.first().map(|a| a.classification_center_id.clone());
+            row.classification_center_allocations = items;
+        }
+    }
+    Ok(rows)
+}
+
+fn parse_amount(field: &str, text: &str) -> Result<Cents, ApiError> {
+    Cents::parse_positive(text).map_err(|e| invalid(field, "invalid_amount", &format!("{field} {e}")))
+}
+
+fn check_text(field: &str, value: &str) -> Result<(), ApiError> {
+    if value.trim().is_empty() {
+        return Err(invalid(field, "too_short", &format!("{field} must not be blank")));
+    }
+    Ok(())
+}
+
+/// `None`/blank → `None`, otherwise trimmed.
+fn trimmed(value: Option<&str>) -> Option<String> {
+    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
+pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Transaction>, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {COLUMNS} FROM financial_transactions {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let page = page(
+        data,
+        &compiled,
+        &keys.state,
+        |t, field| match field {
+            "created_at" => json!(t.created_at),
+            "updated_at" => json!(t.updated_at),
+            "amount" => json!(t.amount.0),
+            _ => json!(t.occurred_at),
+        },
+        |t| t.id.clone(),
+    );
+    let data = with_allocations(conn, ws, page.data).await?;
+    Ok(Page { data, meta: page.meta })
+}
+
+/// The transaction `id` of the workspace with its apportionment (404 otherwise).
+async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
+    let id = path_id(id, "Financial transaction")?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM financial_transactions WHERE financial_transactions.workspace_id = $1 AND financial_transactions.id = $2"
+    )))
+    .bind(&ws.workspace_id)
+    .bind(&id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let row = match row {
+        Some(row) => from_row(&row).map_err(db_error)?,
+        None => return Err(ApiError::not_found("Financial transaction")),
+    };
+    let mut rows = with_allocations(conn, ws, vec![row]).await?;
+    rows.pop().ok_or_else(ApiError::internal)
+}
+
+pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
+    find(conn, ws, id).await
+}
+
+/// A single center as an apportionment of 100 %.
+fn whole(center_id: String, amount: Cents) -> Allocation {
+    Allocation { center_id, percentage_bp: Some(10_000), amount: None, effective: amount }
+}
+
+/// Refuses a single center together with `classification_centers` (400).
+fn centers_exclusive(single: bool, split: bool) -> Result<(), ApiError> {
+    if single && split {
+        return Err(invalid(
+            "classification_centers",
+            "mutually_exclusive",
+            "classification_center_id/classification_center_name and classification_centers are mutually exclusive",
+        ));
+    }
+    Ok(())
+}
+
+pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TransactionCreate) -> Result<Transaction, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Write)?;
+    check_text("description", &input.description)?;
+    let amount = parse_amount("amount", &input.amount)?;
+    check_date("occurred_at", Some(&input.occurred_at))?;
+    check_date("document_date", input.document_date.as_deref())?;
+    check_date("competence_date", input.competence_date.as_deref())?;
+    let account_id = body_id("financial_account_id", &input.financial_account_id)?;
+    let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
+    centers_exclusive(single, input.classification_centers.is_some())?;
+    // Shape and sums of the split before touching the database.
+    let split = match &input.classification_centers {
+        Some(items) => Some(apportionment::resolve(amount, items)?),
+        None => None,
+    };
+    let polarity = input.transaction_type.polarity();
+    let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+    refs::check_period(&company, "occurred_at", &input.occurred_at)?;
+    let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
+    let category_id = refs::category(ctx, conn, ws, &company, polarity, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+    let person_id = refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+    let allocations = match split {
+        Some(items) => {
+            apportionment::check(conn, ws, &company, polarity, &items).await?;
+            items
+        }
+        None => refs::center_by_id_or_name(
+            ctx,
+            conn,
+            ws,
+            &company,
+            polarity,
+            input.classification_center_id.as_deref(),
+            input.classification_center_name.as_deref(),
+        )
+        .await?
+        .map(|center| vec![whole(center, amount)])
+        .unwrap_or_default(),
+    };
+    let id = ledger::insert(
+        ctx,
+        conn,
+        ws,
+        &NewTransaction {
+            company_id: company.id.clone(),
+            account_id,
+            description: input.description.trim().to_string(),
+            amount,
+            occurred_at: input.occurred_at,
+            competence_date: input.competence_date,
+            polarity: Some(polarity),
+            category_id,
+            person_id,
+            payment_method_kind: input.payment_method_kind.map(|k| k.as_str().to_string()),
+            bank_description: trimmed(input.bank_description.as_deref()),
+            document: trimmed(input.document.as_deref()),
+            document_date: input.document_date,
+            notes: trimmed(input.notes.as_deref()),
+            classified: input.classified.unwrap_or(false),
+            is_pending: input.is_pending.unwrap_or(false),
+            auto_created: false,
+            transfer_id: None,
+            billing_id: None,
+        },
+    )
+    .await?;
+    if !allocations.is_empty() {
+        apportionment::replace(conn, ws, "transaction", &id, &allocations).await?;
+    }
+    audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &id).await?;
+    find(conn, ws, &id).await
+}
+
+/// The existing apportionment as request items, to check it against a new amount.
+fn as_inputs(views: &[AllocationView]) -> Vec<AllocationInput> {
+    views
+        .iter()
+        .map(|v| AllocationInput { classification_center_id: v.classification_center_id.clone(), percentage: v.percentage.clone(), amount: v.amount.clone() })
+        .collect()
+}
+
+/// Changes a transaction. Changing the amount re-checks the apportionment it keeps;
+/// changing the type re-checks the polarity of the category and centers it keeps.
+pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: TransactionUpdate) -> Result<Transaction, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Write)?;
+    let current = find(conn, ws, id).await?;
+    if let Some(d) = &input.description {
+        check_text("description", d)?;
+    }
+    let amount = match &input.amount {
+        Some(a) => parse_amount("amount", a)?,
+        None => current.amount,
+    };
+    check_date("occurred_at", input.occurred_at.as_deref())?;
+    if let Some(d) = &input.document_date {
+        check_date("document_date", d.as_deref())?;
+    }
+    if let Some(d) = &input.competence_date {
+        check_date("competence_date", d.as_deref())?;
+    }
+    if input.category_id.is_some() && input.category_name.is_some() {
+        return Err(invalid("category_id", "mutually_exclusive", "category_id and category_name are mutually exclusive"));
+    }
+    if input.person_id.is_some() && input.person_name.is_some() {
+        return Err(invalid("person_id", "mutually_exclusive", "person_id and person_name are mutually exclusive"));
+    }
+    if input.classification_center_id.is_some() && input.classification_center_name.is_some() {
+        return Err(invalid(
+            "classification_center_id",
+            "mutually_exclusive",
+            "classification_center_id and classification_center_name are mutually exclusive",
+        ));
+    }
+    let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
+    centers_exclusive(single, input.classification_centers.is_some())?;
+    let occurred_at = input.occurred_at.clone().unwrap_or_else(|| current.occurred_at.clone());
+    let transaction_type = input.transaction_type.map(|t| if t == TransactionType::Credit { "credit" } else { "debit" }).unwrap_or(&current.transaction_type).to_string();
+    let is_pending = input.is_pending.unwrap_or(current.is_pending);
+    let moves_money = amount != current.amount || occurred_at != current.occurred_at || transaction_type != current.transaction_type || is_pending != current.is_pending;
+    if moves_money && current.auto_created {
+        return Err(unprocessable("id", "auto_created", "An auto-created transaction's amount, type, date and pending flag are managed by the server"));
+    }
+    if moves_money && current.transfer_id.is_some() {
+        return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));
+    }
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "occurred_at", &current.occurred_at)?;
+    if occurred_at != current.occurred_at {
+        refs::check_period(&company, "occurred_at", &occurred_at)?;
+    }
+    let polarity = polarity_of(&transaction_type);
+    let type_changed = transaction_type != current.transaction_type;
+    let category_id = match (&input.category_id, &input.category_name) {
+        (Some(Some(id)), _) => refs::category(ctx, conn, ws, &company, polarity, Some(id), None).await?,
+        (Some(None), _) => None,
+        (None, Some(name)) => refs::category(ctx, conn, ws, &company, polarity, None, Some(name)).await?,
+        (None, None) => match &current.category_id {
+            Some(id) if type_changed => refs::category(ctx, conn, ws, &company, polarity, Some(id), None).await?,
+            kept => kept.clone(),
+        },
+    };
+    let person_id = match (&input.person_id, &input.person_name) {
+        (Some(Some(id)), _) => refs::person(ctx, conn, ws, &company, polarity, Some(id), None).await?,
+        (Some(None), _) => None,
+        (None, Some(name)) => refs::person(ctx, conn, ws, &company, polarity, None, Some(name)).await?,
+        (None, None) => current.person_id.clone(),
+    };
+    // The apportionment: replaced when sent, otherwise re-checked when the amount or
+    // the type changes.
+    let allocations: Option<Vec<Allocation>> = if let Some(items) = &input.classification_centers {
+        let items = apportionment::resolve(amount, items)?;
+        apportionment::check(conn, ws, &company, polarity, &items).await?;
+        Some(items)
+    } else if input.classification_center_id.is_some() || input.classification_center_name.is_some() {
+        let id = input.classification_center_id.clone().flatten();
+        if input.classification_center_id == Some(None) {
+            Some(Vec::new())
+        } else {
+            let center = refs::center_by_id_or_name(ctx, conn, ws, &company, polarity, id.as_deref(), input.classification_center_name.as_deref()).await?;
+            Some(center.map(|c| vec![whole(c, amount)]).unwrap_or_default())
+        }
+    } else if !current.classification_center_allocations.is_empty() && (amount != current.amount || type_changed) {
+        let items = apportionment::resolve(amount, &as_inputs(&current.classification_center_allocations))?;
+        apportionment::check(conn, ws, &company, polarity, &items).await?;
+        None
+    } else {
+        None
+    };
+    let pick = |sent: &Option<Option<String>>, kept: &Option<String>| match sent {
+        Some(value) => trimmed(value.as_deref()),
+        None => kept.clone(),
+    };
+    let description = input.description.as_deref().map(str::trim).unwrap_or(&current.description).to_string();
+    let competence_date = match &input.competence_date {
+        Some(v) => v.clone(),
+        None => current.competence_date.clone(),
+    };
+    let document_date = match &input.document_date {
+        Some(v) => v.clone(),
+        None => current.document_date.clone(),
+    };
+    let payment_method_kind = match input.payment_method_kind {
+        Some(v) => v.map(|k| k.as_str().to_string()),
+        None => current.payment_method_kind.clone(),
+    };
+    sqlx::query(
+        "UPDATE financial_transactions SET description = $1, bank_description = $2, document = $3, document_date = $4,
+                amount_cents = $5, occurred_at = $6, competence_date = $7, transaction_type = $8, category_id = $9,
+                person_id = $10, payment_method_kind = $11, classified = $12, is_pending = $13, notes = $14,
+                updated_at = $15, updated_via = $16, updated_by = $17
+          WHERE workspace_id = $18 AND id = $19",
+    )
+    .bind(&description)
+    .bind(pick(&input.bank_description, &current.bank_description))
+    .bind(pick(&input.document, &current.document))
+    .bind(document_date)
+    .bind(amount.0)
+    .bind(&occurred_at)
+    .bind(competence_date)
+    .bind(&transaction_type)
+    .bind(category_id)
+    .bind(person_id)
+    .bind(payment_method_kind)
+    .bind(input.classified.unwrap_or(current.classified) as i64)
+    .bind(is_pending as i64)
+    .bind(pick(&input.notes, &current.notes))
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(&current.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    if let Some(items) = allocations {
+        apportionment::replace(conn, ws, "transaction", &current.id, &items).await?;
+    }
+    audit_write(ctx, conn, ws, "financial_transactions.update", "financial_transaction", &current.id).await?;
+    find(conn, ws, &current.id).await
+}
+
+/// The legs (id, company, date) of a transfer in the workspace.
+async fn transfer_legs(conn: &mut AnyConnection, ws: &Membership, transfer_id: &str) -> Result<Vec<(String, String, String)>, ApiError> {
+    let rows = sqlx::query("SELECT id, company_id, occurred_at FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY id")
+        .bind(&ws.workspace_id)
+        .bind(transfer_id)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .map_err(db_error)
+}
+
+/// Deletes a transaction (hard), with its apportionment and attachment links.
+/// Auto-created transactions (settlements, balance adjustments) are refused (422
+/// `auto_created`: reopen or delete the bill instead). A transfer leg is deleted
+/// together with its pair, so a transfer never stays half-recorded. Every deleted row
+/// must be outside its company's closed period.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Delete)?;
+    let current = find(conn, ws, id).await?;
+    if current.auto_created {
+        return Err(unprocessable("id", "auto_created", "An auto-created transaction cannot be deleted; reopen or delete its bill instead"));
+    }
+    let legs = match &current.transfer_id {
+        Some(transfer_id) => transfer_legs(conn, ws, transfer_id).await?,
+        None => vec![(current.id.clone(), current.company_id.clone(), current.occurred_at.clone())],
+    };
+    for (_, company_id, occurred_at) in &legs {
+        let company = refs::company(conn, ws, "company_id", company_id).await?;
+        refs::check_period(&company, "occurred_at", occurred_at)?;
+    }
+    for (leg_id, _, _) in &legs {
+        apportionment::replace(conn, ws, "transaction", leg_id, &[]).await?;
+        sqlx::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = 'transaction' AND target_id = $2")
+            .bind(&ws.workspace_id)
+            .bind(leg_id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        sqlx::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
+            .bind(&ws.workspace_id)
+            .bind(leg_id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        audit_write(ctx, conn, ws, "financial_transactions.delete", "financial_transaction", leg_id).await?;
+    }
+    Ok(())
+}
+
+/// `GET /v1/financial-transactions/ids`: every id, ascending, with a cursor.
+pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<IdPage, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT financial_transactions.id FROM financial_transactions {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let ids = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let page = page(ids, &compiled, &keys.state, |id, _| json!(id), Clone::clone);
+    Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either
+/// `month` + `year` or `start_date` + `end_date` (inclusive, on `occurred_at`); neither
+/// pair means all time. Counts and sums realised (non-pending) transactions only.
+pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, query: &[(String, String)]) -> Result<Aggregates, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
+    let mut company_id = None;
+    let (mut month, mut year, mut start, mut end) = (None, None, None, None);
+    for (key, value) in query {
+        match key.as_str() {
+            "workspace_id" => {}
+            "company_id" => company_id = Some(body_id("company_id", value)?),
+            "month" => {
+                month = Some(value.parse::<i64>().ok().filter(|m| (1..=12).contains(m)).ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))?)
+            }
+            "year" => {
+                year = Some(value.parse::<i64>().ok().filter(|y| (1900..=2999).contains(y)).ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))?)
+            }
+            "start_date" => {
+                check_date("start_date", Some(value))?;
+                start = Some(value.clone());
+            }
+            "end_date" => {
+                check_date("end_date", Some(value))?;
+                end = Some(value.clone());
+            }
+            other => return Err(invalid(other, "unknown_filter", "Unknown parameter")),
+        }
+    }
+    let by_month = month.is_some() || year.is_some();
+    let by_range = start.is_some() || end.is_some();
+    if by_month && by_range {
+        return Err(invalid("month", "mutually_exclusive", "month/year and start_date/end_date are mutually exclusive"));
+    }
+    let range = match (month, year, start, end) {
+        (Some(m), Some(y), None, None) => Some((format!("{y:04}-{m:02}-01"), format!("{y:04}-{m:02}-{:02}", days_in_month(y, m)))),
+        (Some(_), None, _, _) => return Err(invalid("year", "required", "year is required with month")),
+        (None, Some(_), _, _) => return Err(invalid("month", "required", "month is required with year")),
+        (None, None, Some(s), Some(e)) => {
+            if e < s {
+                return Err(invalid("end_date", "invalid_value", "end_date must not be before start_date"));
+            }
+            Some((s, e))
+        }
+        (None, None, Some(_), None) => return Err(invalid("end_date", "required", "end_date is required with start_date")),
+        (None, None, None, Some(_)) => return Err(invalid("start_date", "required", "start_date is required with end_date")),
+        _ => None,
+    };
+    let mut sql = String::from(
+        "SELECT COUNT(*),
+                CAST(COALESCE(SUM(CASE WHEN transaction_type = 'credit' THEN amount_cents ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN transaction_type = 'debit' THEN amount_cents ELSE 0 END), 0) AS BIGINT)
+           FROM financial_transactions WHERE workspace_id = $1 AND is_pending = 0",
+    );
+    let mut binds = vec![ws.workspace_id.clone()];
+    if let Some(c) = company_id {
+        binds.push(c);
+        sql.push_str(&format!(" AND company_id = ${}", binds.len()));
+    }
+    if let Some((s, e)) = range {
+        binds.push(s);
+        sql.push_str(&format!(" AND occurred_at >= ${}", binds.len()));
+        binds.push(e);
+        sql.push_str(&format!(" AND occurred_at <= ${}", binds.len()));
+    }
+    let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for b in &binds {
+        statement = statement.bind(b.as_str());
+    }
+    let row = statement.fetch_one(&mut *conn).await.map_err(db_error)?;
+    let count: i64 = row.try_get(0).map_err(db_error)?;
+    let credit: i64 = row.try_get(1).map_err(db_error)?;
+    let debit: i64 = row.try_get(2).map_err(db_error)?;
+    Ok(Aggregates { count, credit: Cents(credit), debit: Cents(debit), net: Cents(credit - debit) })
+}
+
+/// An account of the workspace (any company) for a transfer leg, with its company.
+async fn transfer_account(conn: &mut AnyConnection, ws: &Membership, field: &str, id: &str) -> Result<(String, CompanyRef), ApiError> {
+    let id = body_id(field, id)?;
+    let row = sqlx::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?
+        .ok_or_else(|| unprocessable(field, "invalid_reference", "Financial account not found in this workspace"))?;
+    let company_id: String = row.try_get(0).map_err(db_error)?;
+    let company = refs::company(conn, ws, field, &company_id).await?;
+    Ok((id, company))
+}
+
+/// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
+/// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
+/// company and is subject to that company's closed period.
+pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TransferCreate) -> Result<Transfer, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Write)?;
+    check_text("description", &input.description)?;
+    let amount = parse_amount("amount", &input.amount)?;
+    check_date("occurred_at", Some(&input.occurred_at))?;
+    check_date("competence_date", input.competence_date.as_deref())?;
+    let from = body_id("from_account_id", &input.from_account_id)?;
+    let to = body_id("to_account_id", &input.to_account_id)?;
+    if from == to {
+        return Err(unprocessable("to_account_id", "same_account", "A transfer needs two different accounts"));
+    }
+    let (from, from_company) = transfer_account(conn, ws, "from_account_id", &from).await?;
+    let (to, to_company) = transfer_account(conn, ws, "to_account_id", &to).await?;
+    refs::check_period(&from_company, "occurred_at", &input.occurred_at)?;
+    refs::check_period(&to_company, "occurred_at", &input.occurred_at)?;
+    let transfer_id = uuid::Uuid::new_v4().to_string();
+    let description = input.description.trim().to_string();
+    let notes = trimmed(input.notes.as_deref());
+    let is_pending = input.is_pending.unwrap_or(false);
+    let leg = |company: &CompanyRef, account: &str, polarity: Polarity| NewTransaction {
+        company_id: company.id.clone(),
+        account_id: account.to_string(),
+        description: description.clone(),
+        amount,
+        occurred_at: input.occurred_at.clone(),
+        competence_date: input.competence_date.clone(),
+        polarity: Some(polarity),
+        notes: notes.clone(),
+        is_pending,
+        transfer_id: Some(transfer_id.clone()),
+        ..NewTransaction::default()
+    };
+    let from_transaction_id = ledger::insert(ctx, conn, ws, &leg(&from_company, &from, Polarity::Debit)).await?;
+    let to_transaction_id = ledger::insert(ctx, conn, ws, &leg(&to_company, &to, Polarity::Credit)).await?;
+    audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &from_transaction_id).await?;
+    audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &to_transaction_id).await?;
+    audit_write(ctx, conn, ws, "transfers.create", "transfer", &transfer_id).await?;
+    Ok(Transfer {
+        transfer_id,
+        from_account_id: from,
+        to_account_id: to,
+        from_transaction_id,
+        to_transaction_id,
+        amount,
+        occurred_at: input.occurred_at,
+        competence_date: input.competence_date,
+        description,
+        notes,
+        is_pending,
+    })
+}
+
+/// `GET /v1/transfers/{transfer_id}`: both legs of a transfer of the workspace.
+pub async fn get_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, transfer_id: &str) -> Result<Transfer, ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
+    let transfer_id = path_id(transfer_id, "Transfer")?;
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM financial_transactions WHERE financial_transactions.workspace_id = $1 AND financial_transactions.transfer_id = $2"
+    )))
+    .bind(&ws.workspace_id)
+    .bind(&transfer_id)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    let legs = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let from = legs.iter().find(|t| t.transaction_type == "debit");
+    let to = legs.iter().find(|t| t.transaction_type == "credit");
+    let (Some(from), Some(to)) = (from, to) else { return Err(ApiError::not_found("Transfer")) };
+    Ok(Transfer {
+        transfer_id,
+        from_account_id: from.financial_account_id.clone(),
+        to_account_id: to.financial_account_id.clone(),
+        from_transaction_id: from.id.clone(),
+        to_transaction_id: to.id.clone(),
+        amount: from.amount,
+        occurred_at: from.occurred_at.clone(),
+        competence_date: from.competence_date.clone(),
+        description: from.description.clone(),
+        notes: from.notes.clone(),
+        is_pending: from.is_pending,
+    })
+}

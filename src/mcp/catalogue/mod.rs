@@ -36,7 +36,7 @@ fn filter_value_schema(kind: Kind) -> Value {
     };
     let mut operators = Map::new();
     operators.insert("in".into(), json!({ "type": "array", "items": scalar.clone(), "maxItems": 100 }));
-    if matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer) {
+    if matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer | Kind::Money) {
         for op in ["gte", "lte", "gt", "lt"] {
             operators.insert(op.into(), scalar.clone());
         }
