@@ -292,9 +292,12 @@ fn bad_filter(message: String, field: &str, reason: &str) -> ApiError {
     ApiError::bad_request(message).with_details(json!({ "field": field, "reason": reason }))
 }
 
+/// A link condition of a list: attachments linked to any of these records of this kind.
+type LinkFilter = (LinkType, Vec<String>);
+
 /// Takes the link filters out of `request`: what remains goes through the shared list
 /// grammar; each link filter becomes `(link type, ids)` (equality or `[in]`, UUIDs).
-fn split_link_filters(request: &ListRequest) -> Result<(ListRequest, Vec<(LinkType, Vec<String>)>), ApiError> {
+fn split_link_filters(request: &ListRequest) -> Result<(ListRequest, Vec<LinkFilter>), ApiError> {
     let mut rest = request.clone();
     rest.filters.clear();
     let mut links = Vec::new();
@@ -600,7 +603,11 @@ pub async fn link(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
     .bind(&ctx.identity.user_id)
     .execute(&mut *conn)
     .await
-    .map_err(db_error)?
+    .map_err(|e| match e {
+        // Deleted meanwhile: the foreign key keeps a link from pointing at nothing.
+        sqlx::Error::Database(db) if db.is_foreign_key_violation() => ApiError::not_found("Attachment"),
+        e => db_error(e),
+    })?
     .rows_affected();
     if inserted == 0 {
         return Err(ApiError::new(ErrorCode::Conflict, "The attachment is already linked to this record")
@@ -886,7 +893,10 @@ pub fn parse_multipart(content_type: Option<&str>, body: &Bytes) -> Result<Uploa
 mod tests {
     use super::*;
 
-    fn body(parts: &[(&str, Option<&str>, Option<&str>, &[u8])]) -> Bytes {
+    /// (part name, file name, content type, data)
+    type TestPart<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
+
+    fn body(parts: &[TestPart]) -> Bytes {
         let mut out = b"preamble\r\n".to_vec();
         for (name, file_name, content_type, data) in parts {
             out.extend_from_slice(b"--XyZ\r\n");
