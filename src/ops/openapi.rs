@@ -17,6 +17,20 @@ pub struct Operation {
     pub response: Option<fn() -> Value>,
 }
 
+/// A request or response schema function may return `{CUSTOM_CONTENT: {media type:
+/// media type object, …}}` instead of a JSON schema, for bodies that are not JSON (an
+/// upload in `multipart/form-data`, the bytes of a download). A POST with such a
+/// request body is not idempotent: it gets no `X-Idempotency-Key` parameter.
+pub const CUSTOM_CONTENT: &str = "x-content";
+
+/// The `content` map of a request or response body.
+fn content_of(value: Value) -> (Value, bool) {
+    match value {
+        Value::Object(mut map) if map.contains_key(CUSTOM_CONTENT) => (map.remove(CUSTOM_CONTENT).unwrap_or_default(), true),
+        schema => (json!({ "application/json": { "schema": schema } }), false),
+    }
+}
+
 /// The `/v1` operations, per resource, in the order the document lists them.
 const RESOURCES: &[&[Operation]] = &[
     super::companies::DOCS,
@@ -67,16 +81,19 @@ pub fn document(api_base_url: &str) -> Value {
         });
         let mut success = json!({ "description": "Success" });
         if let Some(response) = op.response {
-            success["content"] = json!({ "application/json": { "schema": response() } });
+            success["content"] = content_of(response()).0;
         }
         operation["responses"][op.success.to_string()] = success;
+        let mut idempotent = true;
         if let Some(request) = op.request {
-            operation["requestBody"] = json!({ "required": true, "content": { "application/json": { "schema": request() } } });
+            let (content, custom) = content_of(request());
+            idempotent = !custom;
+            operation["requestBody"] = json!({ "required": true, "content": content });
         }
         if op.path.contains("{id}") {
             operation["parameters"] = json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }]);
         }
-        if op.method == "post" {
+        if op.method == "post" && idempotent {
             let header = json!({ "name": "X-Idempotency-Key", "in": "header", "required": false, "schema": { "type": "string", "maxLength": 255 } });
             match operation.get_mut("parameters").and_then(Value::as_array_mut) {
                 Some(params) => params.push(header),
