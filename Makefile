@@ -1,5 +1,5 @@
 # The two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench lambda replay build release fmt lint
+.PHONY: run test bench lambda replay build release fmt lint bench-lists
 
 ARCH ?= arm64
 EVENT ?= events/v2/tools-list.json
@@ -35,3 +35,7 @@ fmt:
 
 lint:
 	cargo clippy --all-targets -- -D warnings
+
+## Benchmarks: GET /v1/payables latency with 10k and 1M payables, SQLite and PostgreSQL.
+bench-lists:
+	scripts/bench-lists.sh
