@@ -107,6 +107,29 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
     catalogue().find(|t| t.name == name)
 }
 
+/// A tool's description and input schema, generated once per process: the schemas come
+/// from the request types and never change while the server runs.
+struct Generated {
+    description: Value,
+    input_schema: Value,
+}
+
+fn generated(tool: &ToolSpec) -> Option<&'static Generated> {
+    static CACHE: std::sync::OnceLock<Vec<(&'static str, Generated)>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(|| {
+        catalogue().map(|t| (t.name, Generated { description: t.describe(), input_schema: (t.input_schema)() })).collect()
+    });
+    cache.iter().find(|(name, _)| *name == tool.name).map(|(_, g)| g)
+}
+
+/// The input schema `tools/list` shows and `tools/call` checks.
+fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
+    match generated(tool) {
+        Some(g) => std::borrow::Cow::Borrowed(&g.input_schema),
+        None => std::borrow::Cow::Owned((tool.input_schema)()),
+    }
+}
+
 fn no_arguments_schema() -> Value {
     json!({ "type": "object", "properties": {}, "additionalProperties": false })
 }
@@ -163,7 +186,7 @@ pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
     let mut tools = Vec::new();
     for tool in catalogue() {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
-            tools.push(tool.describe());
+            tools.push(generated(tool).map(|g| g.description.clone()).unwrap_or_else(|| tool.describe()));
         }
     }
     let mut result = Map::new();
@@ -217,7 +240,7 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
 
 /// Schema and permission checks before anything runs.
 async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), ApiError> {
-    crate::ops::validate::check_object(&(tool.input_schema)(), arguments, "")?;
+    crate::ops::validate::check_object(&input_schema(tool), arguments, "")?;
     if !visible(ctx, tool).await? {
         // Say which half (scope or role) is missing; the operation checks both again.
         if let Some((resource, access)) = tool.permission {
