@@ -1,17 +1,16 @@
 //! `/v1/categories` routes.
 
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use http::{HeaderMap, StatusCode};
+use http::HeaderMap;
 
-use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json, Query, QueryPairs};
+use super::{door, Query, QueryPairs};
 use crate::app::AppState;
-use crate::error::ApiError;
 use crate::ops::list::ListRequest;
-use crate::ops::rate_limit::Budget;
-use crate::ops::{categories, idempotency, validate};
+use crate::ops::categories::{self, CategoryCreate, CategoryUpdate};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -19,119 +18,22 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/categories/{id}", get(get_one).patch(update).delete(delete))
 }
 
-
-/// `GET /v1/categories`
 async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let request = ListRequest::from_query(&query)?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        categories::list(&ctx, &mut conn, ws, &request).await
-    }
-    .await;
-    match outcome {
-        Ok(page) => ok_json(StatusCode::OK, &page),
-        Err(e) => error_response(&e),
-    }
+    door::read(&state, &headers, &query, async |ctx, conn, ws| categories::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }
 
-/// `GET /v1/categories/{id}`
 async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        categories::get(&ctx, &mut conn, ws, &id).await
-    }
-    .await;
-    match outcome {
-        Ok(category) => ok_json(StatusCode::OK, &category),
-        Err(e) => error_response(&e),
-    }
+    door::read(&state, &headers, &query, async |ctx, conn, ws| categories::get(ctx, conn, ws, &id).await).await
 }
 
-/// `POST /v1/categories` (idempotent with a key)
-async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: axum::body::Bytes) -> Response {
-    const ROUTE: &str = "/v1/categories";
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let input: categories::CategoryCreate = validate::parse(body_json(&body)?)?;
-        let (mut tx, key) = match begin_create(&state, &ctx, &ws.workspace_id, &headers, ROUTE, &body).await {
-            Ok(started) => started,
-            Err(Ok(replay)) => return Ok((replay, true)),
-            Err(Err(e)) => return Err(e),
-        };
-        let category = categories::create(&ctx, &mut tx, ws, input).await?;
-        let stored = idempotency::Stored { status: 201, body: serde_json::to_value(&category).map_err(|_| ApiError::internal())? };
-        finish_create(tx, &ws.workspace_id, key, &stored).await?;
-        Ok((stored, false))
-    }
-    .await;
-    match outcome {
-        Ok((stored, replayed)) => created(&stored, ROUTE, replayed),
-        Err(e) => error_response(&e),
-    }
+async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: Bytes) -> Response {
+    door::create(&state, &headers, &query, "/v1/categories", &body, async |ctx, conn, ws, input: CategoryCreate| categories::create(ctx, conn, ws, input).await).await
 }
 
-/// `PATCH /v1/categories/{id}`
-async fn update(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    QueryPairs(query): Query,
-    body: axum::body::Bytes,
-) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let input: categories::CategoryUpdate = validate::parse(body_json(&body)?)?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        let category = categories::update(&ctx, &mut tx, ws, &id, input).await?;
-        tx.commit().await.map_err(crate::storage::db_error)?;
-        Ok(category)
-    }
-    .await;
-    match outcome {
-        Ok(category) => ok_json(StatusCode::OK, &category),
-        Err(e) => error_response(&e),
-    }
+async fn update(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: CategoryUpdate| categories::update(ctx, conn, ws, &id, input).await).await
 }
 
-/// `DELETE /v1/categories/{id}` → 204
 async fn delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        categories::delete(&ctx, &mut tx, ws, &id).await?;
-        tx.commit().await.map_err(crate::storage::db_error)
-    }
-    .await;
-    match outcome {
-        Ok(()) => no_content(),
-        Err(e) => error_response(&e),
-    }
+    door::remove(&state, &headers, &query, async |ctx, conn, ws| categories::delete(ctx, conn, ws, &id).await).await
 }
-

@@ -211,3 +211,141 @@ pub(crate) fn no_content() -> Response {
 pub async fn openapi(State(state): State<AppState>) -> Response {
     response::json(StatusCode::OK, &crate::ops::openapi::document(&state.config.api_base_url), None)
 }
+
+/// The route shapes every `/v1` resource shares, so a resource's route module only
+/// names its operations: authenticate and count the call, resolve the workspace, run the
+/// operation (reads on a pooled connection, writes in one transaction), and answer with
+/// the REST status and envelope.
+pub(crate) mod door {
+    use axum::response::Response;
+    use http::{HeaderMap, StatusCode};
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+    use sqlx::AnyConnection;
+
+    use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json};
+    use crate::app::AppState;
+    use crate::error::ApiError;
+    use crate::ops::rate_limit::Budget;
+    use crate::ops::{idempotency, validate, OpContext};
+    use crate::storage::db_error;
+    use crate::storage::identity::Membership;
+
+    /// A read (list, get, aggregates, ids): 200 with the result.
+    pub(crate) async fn read<T: Serialize>(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<T, ApiError>,
+    ) -> Response {
+        let caller = match caller(state, headers, query, Budget::Read).await {
+            Ok(c) => c,
+            Err(answer) => return answer,
+        };
+        let ctx = caller.ctx(state);
+        let outcome = async {
+            let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+            let mut conn = state.db.pool.acquire().await.map_err(db_error)?;
+            op(&ctx, &mut conn, ws).await
+        }
+        .await;
+        match outcome {
+            Ok(value) => ok_json(StatusCode::OK, &value),
+            Err(e) => error_response(&e),
+        }
+    }
+
+    async fn in_transaction<T>(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<T, ApiError>,
+    ) -> Result<T, Response> {
+        let caller = caller(state, headers, query, Budget::Write).await?;
+        let ctx = caller.ctx(state);
+        let outcome = async {
+            let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+            let mut tx = state.db.pool.begin().await.map_err(db_error)?;
+            let value = op(&ctx, &mut tx, ws).await?;
+            tx.commit().await.map_err(db_error)?;
+            Ok(value)
+        }
+        .await;
+        outcome.map_err(|e| error_response(&e))
+    }
+
+    /// A change (PATCH, actions without idempotency): one transaction, 200 with the result.
+    pub(crate) async fn change<T: Serialize>(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<T, ApiError>,
+    ) -> Response {
+        match in_transaction(state, headers, query, op).await {
+            Ok(value) => ok_json(StatusCode::OK, &value),
+            Err(answer) => answer,
+        }
+    }
+
+    /// A PATCH: the body is checked against `I`'s schema before anything opens, then one
+    /// transaction, 200 with the result.
+    pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema, T: Serialize>(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        body: &[u8],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
+    ) -> Response {
+        let input: Result<I, ApiError> = body_json(body).and_then(validate::parse);
+        change(state, headers, query, async |ctx, conn, ws| op(ctx, conn, ws, input?).await).await
+    }
+
+    /// A delete: one transaction, 204.
+    pub(crate) async fn remove(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<(), ApiError>,
+    ) -> Response {
+        match in_transaction(state, headers, query, op).await {
+            Ok(()) => no_content(),
+            Err(answer) => answer,
+        }
+    }
+
+    /// A create with its idempotency key: the body is checked against `I`'s schema, the
+    /// operation runs in the key's transaction, 201 + `Location` under `collection` (a
+    /// replay is marked `X-Idempotency-Replayed: true`).
+    pub(crate) async fn create<I: DeserializeOwned + schemars::JsonSchema, T: Serialize>(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        collection: &'static str,
+        body: &[u8],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
+    ) -> Response {
+        let caller = match caller(state, headers, query, Budget::Write).await {
+            Ok(c) => c,
+            Err(answer) => return answer,
+        };
+        let ctx = caller.ctx(state);
+        let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
+            let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+            let input: I = validate::parse(body_json(body)?)?;
+            let (mut tx, key) = match begin_create(state, &ctx, &ws.workspace_id, headers, collection, body).await {
+                Ok(started) => started,
+                Err(Ok(replay)) => return Ok((replay, true)),
+                Err(Err(e)) => return Err(e),
+            };
+            let record = op(&ctx, &mut tx, ws, input).await?;
+            let stored = idempotency::Stored { status: 201, body: serde_json::to_value(&record).map_err(|_| ApiError::internal())? };
+            finish_create(tx, &ws.workspace_id, key, &stored).await?;
+            Ok((stored, false))
+        }
+        .await;
+        match outcome {
+            Ok((stored, replayed)) => created(&stored, collection, replayed),
+            Err(e) => error_response(&e),
+        }
+    }
+}
