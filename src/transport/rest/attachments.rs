@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 
-use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json, Query, QueryPairs};
+use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json, Location, Query, QueryPairs};
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -123,7 +123,7 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     }
     .await;
     match outcome {
-        Ok(body) => created(&idempotency::Stored { status: 201, body }, "/v1/attachments", false),
+        Ok(body) => created(&idempotency::Stored { status: 201, body }, Location::Id("/v1/attachments"), false),
         Err(e) => error_response(&e),
     }
 }
@@ -230,7 +230,7 @@ async fn link(
     }
     .await;
     match outcome {
-        Ok((stored, replayed)) => created(&stored, &route, replayed),
+        Ok((stored, replayed)) => created(&stored, Location::None, replayed),
         Err(e) => error_response(&e),
     }
 }

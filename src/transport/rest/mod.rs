@@ -181,14 +181,28 @@ pub(crate) async fn finish_create(
     tx.commit().await.map_err(crate::storage::db_error)
 }
 
-/// 201 with `Location` (from the body's `id`), marked when it is a replay.
-pub(crate) fn created(stored: &idempotency::Stored, collection: &str, replayed: bool) -> Response {
+/// Where a created record lives, for the `Location` header.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Location<'a> {
+    /// `{collection}/{body.id}`
+    Id(&'a str),
+    /// `{prefix}/{body[field]}` (a transfer, the transaction of a balance adjustment)
+    Field(&'a str, &'static str),
+    /// No URL of its own (a link).
+    None,
+}
+
+/// 201 with `Location`, marked when it is a replay.
+pub(crate) fn created(stored: &idempotency::Stored, location: Location<'_>, replayed: bool) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut answer = response::json(status, &stored.body, None);
-    if let Some(id) = stored.body.get("id").and_then(serde_json::Value::as_str) {
-        if let Ok(location) = HeaderValue::from_str(&format!("{collection}/{id}")) {
-            answer.headers_mut().insert(http::header::LOCATION, location);
-        }
+    let url = match location {
+        Location::Id(collection) => stored.body.get("id").and_then(serde_json::Value::as_str).map(|id| format!("{collection}/{id}")),
+        Location::Field(prefix, field) => stored.body.get(field).and_then(serde_json::Value::as_str).map(|v| format!("{prefix}/{v}")),
+        Location::None => None,
+    };
+    if let Some(value) = url.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        answer.headers_mut().insert(http::header::LOCATION, value);
     }
     if replayed {
         answer.headers_mut().insert("x-idempotency-replayed", HeaderValue::from_static("true"));
@@ -223,7 +237,7 @@ pub(crate) mod door {
     use serde::Serialize;
     use sqlx::AnyConnection;
 
-    use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json};
+    use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json, Location};
     use crate::app::AppState;
     use crate::error::ApiError;
     use crate::ops::rate_limit::Budget;
@@ -324,6 +338,20 @@ pub(crate) mod door {
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
+        create_keyed(state, headers, query, collection, Location::Id(collection), body, op).await
+    }
+
+    /// As [`create`], for a route that is not a collection (`route` is the key's
+    /// fingerprint) and whose answer lives at `location`.
+    pub(crate) async fn create_keyed<I: DeserializeOwned + schemars::JsonSchema, T: Serialize>(
+        state: &AppState,
+        headers: &HeaderMap,
+        query: &[(String, String)],
+        route: &str,
+        location: Location<'_>,
+        body: &[u8],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
+    ) -> Response {
         let caller = match caller(state, headers, query, Budget::Write).await {
             Ok(c) => c,
             Err(answer) => return answer,
@@ -332,7 +360,7 @@ pub(crate) mod door {
         let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
             let input: I = validate::parse(body_json(body)?)?;
-            let (mut tx, key) = match begin_create(state, &ctx, &ws.workspace_id, headers, collection, body).await {
+            let (mut tx, key) = match begin_create(state, &ctx, &ws.workspace_id, headers, route, body).await {
                 Ok(started) => started,
                 Err(Ok(replay)) => return Ok((replay, true)),
                 Err(Err(e)) => return Err(e),
@@ -344,7 +372,7 @@ pub(crate) mod door {
         }
         .await;
         match outcome {
-            Ok((stored, replayed)) => created(&stored, collection, replayed),
+            Ok((stored, replayed)) => created(&stored, location, replayed),
             Err(e) => error_response(&e),
         }
     }
