@@ -6,14 +6,14 @@
 //! which the answer is 422 `too_large` in the REST envelope and the connection closes.
 //! The other routes take JSON bodies under the extractors' default limit.
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, HeaderValue};
 
-use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json, Location, Query, QueryPairs};
+use super::{body_json, caller, created, door, error_response, Location, Query, QueryPairs};
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -35,41 +35,12 @@ pub fn routes() -> Router<AppState> {
 
 /// `GET /v1/attachments`
 async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let request = ListRequest::from_query(&query)?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        attachments::list(&ctx, &mut conn, ws, &request).await
-    }
-    .await;
-    match outcome {
-        Ok(page) => ok_json(StatusCode::OK, &page),
-        Err(e) => error_response(&e),
-    }
+    door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }
 
 /// `GET /v1/attachments/{id}`
 async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        attachments::get(&ctx, &mut conn, ws, &id).await
-    }
-    .await;
-    match outcome {
-        Ok(attachment) => ok_json(StatusCode::OK, &attachment),
-        Err(e) => error_response(&e),
-    }
+    door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
 }
 
 fn close_connection(mut answer: Response) -> Response {
@@ -130,22 +101,7 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
 
 /// `DELETE /v1/attachments/{id}` → 204
 async fn delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        attachments::delete(&ctx, &mut tx, ws, &id).await?;
-        tx.commit().await.map_err(crate::storage::db_error)
-    }
-    .await;
-    match outcome {
-        Ok(()) => no_content(),
-        Err(e) => error_response(&e),
-    }
+    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await
 }
 
 /// `Content-Disposition` for a download: `inline` for PDF and images, `attachment`
@@ -202,64 +158,18 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): P
 
 /// `POST /v1/attachments/{id}/links` → 201 `{attachment_id, parent_type, parent_id}`
 /// (idempotent with a key).
-async fn link(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    QueryPairs(query): Query,
-    body: axum::body::Bytes,
-) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
+async fn link(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
     let route = format!("/v1/attachments/{id}/links");
-    let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let input: attachments::LinkRequest = validate::parse(body_json(&body)?)?;
-        let (mut tx, key) = match begin_create(&state, &ctx, &ws.workspace_id, &headers, &route, &body).await {
-            Ok(started) => started,
-            Err(Ok(replay)) => return Ok((replay, true)),
-            Err(Err(e)) => return Err(e),
-        };
-        let link = attachments::link(&ctx, &mut tx, ws, &id, input).await?;
-        let stored = idempotency::Stored { status: 201, body: serde_json::to_value(&link).map_err(|_| ApiError::internal())? };
-        finish_create(tx, &ws.workspace_id, key, &stored).await?;
-        Ok((stored, false))
-    }
-    .await;
-    match outcome {
-        Ok((stored, replayed)) => created(&stored, Location::None, replayed),
-        Err(e) => error_response(&e),
-    }
+    door::create_keyed(&state, &headers, &query, &route, Location::None, &body, async |ctx, conn, ws, input: attachments::LinkRequest| {
+        attachments::link(ctx, conn, ws, &id, input).await
+    })
+    .await
 }
 
 /// `DELETE /v1/attachments/{id}/links` → 204
-async fn unlink(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    QueryPairs(query): Query,
-    body: axum::body::Bytes,
-) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
-    let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let input: attachments::LinkRequest = validate::parse(body_json(&body)?)?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        attachments::unlink(&ctx, &mut tx, ws, &id, input).await?;
-        tx.commit().await.map_err(crate::storage::db_error)
-    }
-    .await;
-    match outcome {
-        Ok(()) => no_content(),
-        Err(e) => error_response(&e),
-    }
+async fn unlink(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+    let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>);
+    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await).await
 }
 
 #[cfg(test)]
