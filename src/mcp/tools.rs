@@ -10,6 +10,7 @@ use std::pin::Pin;
 use serde_json::{json, Map, Value};
 use sqlx::AnyConnection;
 
+use super::catalogue::{self, Route};
 use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -46,6 +47,8 @@ pub struct ToolSpec {
     /// What the tool needs; `None` for tools every valid token may run.
     pub permission: Option<(Resource, Access)>,
     pub annotations: Annotations,
+    /// The `/v1` operation this tool is the MCP door of.
+    pub route: Option<Route>,
     pub input_schema: fn() -> Value,
     pub output_schema: Option<fn() -> Value>,
     pub handler: Handler,
@@ -89,6 +92,7 @@ static WORKSPACES: &[ToolSpec] = &[ToolSpec {
 workspace's id as workspace_id to the other finance tools when you have more than one workspace. Takes no arguments.",
     permission: None,
     annotations: Annotations { read_only: true, destructive: false, idempotent: true },
+    route: Route::get("/v1/workspaces", ""),
     input_schema: no_arguments_schema,
     output_schema: Some(workspaces_output_schema),
     handler: workspaces_list,
@@ -97,7 +101,19 @@ workspace's id as workspace_id to the other finance tools when you have more tha
 
 /// The catalogue, in the order `tools/list` returns it: `finance_workspaces_list` first,
 /// then each resource's tools.
-static CATALOGUE: &[&[ToolSpec]] = &[WORKSPACES, super::catalogue::companies::TOOLS];
+static CATALOGUE: &[&[ToolSpec]] = &[
+    WORKSPACES,
+    catalogue::companies::TOOLS,
+    catalogue::accounts::TOOLS,
+    catalogue::categories::TOOLS,
+    catalogue::cost_centers::TOOLS,
+    catalogue::people::TOOLS,
+    catalogue::taxes::TOOLS,
+    catalogue::transactions::TOOLS,
+    catalogue::billings::PAYABLES,
+    catalogue::billings::RECEIVABLES,
+    catalogue::attachments::TOOLS,
+];
 
 pub fn catalogue() -> impl Iterator<Item = &'static ToolSpec> {
     CATALOGUE.iter().flat_map(|part| part.iter())

@@ -4,14 +4,123 @@
 //! creates); list tools take `filters`/`sort`/`limit`/`cursor`/`fields`; get tools
 //! `id`/`fields`. Tools dispatch in-process to the operation with channel `mcp`.
 
+pub mod accounts;
+pub mod attachments;
+pub mod billings;
+pub mod categories;
 pub mod companies;
+pub mod cost_centers;
+pub mod people;
+pub mod records;
+pub mod taxes;
+pub mod transactions;
 
 use serde_json::{json, Map, Value};
+use sqlx::AnyConnection;
 
 use crate::error::ApiError;
+use crate::mcp::tools::{Annotations, ToolCall};
+use crate::ops::idempotency;
 use crate::ops::list::{Kind, ListRequest, ListSpec};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
+
+/// list, get, aggregates, download: read-only and idempotent.
+pub const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true };
+/// Creates (safe to retry with an `idempotency_key`, not by themselves).
+pub const CREATE: Annotations = Annotations { read_only: false, destructive: false, idempotent: false };
+/// Updates and unlink: the same call twice leaves the same state.
+pub const UPDATE: Annotations = Annotations { read_only: false, destructive: false, idempotent: true };
+/// Deletes, cancels, settles, reopens, transfers, balance adjustments: confirmed by the
+/// user before they run (SPEC §5.2).
+pub const DESTRUCTIVE: Annotations = Annotations { read_only: false, destructive: true, idempotent: false };
+
+/// The `/v1` route a tool is the MCP door of: `collection` + `suffix` (e.g.
+/// `/v1/payables` + `/{id}/settle`). The OpenAPI document names the tool on that
+/// operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    pub method: &'static str,
+    pub collection: &'static str,
+    pub suffix: &'static str,
+}
+
+impl Route {
+    pub const fn get(collection: &'static str, suffix: &'static str) -> Option<Route> {
+        Some(Route { method: "get", collection, suffix })
+    }
+    pub const fn post(collection: &'static str, suffix: &'static str) -> Option<Route> {
+        Some(Route { method: "post", collection, suffix })
+    }
+    pub const fn patch(collection: &'static str, suffix: &'static str) -> Option<Route> {
+        Some(Route { method: "patch", collection, suffix })
+    }
+    pub const fn delete(collection: &'static str, suffix: &'static str) -> Option<Route> {
+        Some(Route { method: "delete", collection, suffix })
+    }
+    pub fn path(&self) -> String {
+        format!("{}{}", self.collection, self.suffix)
+    }
+}
+
+/// A tool call's operation context, arguments and resolved workspace.
+pub struct Scope<'a> {
+    pub ctx: OpContext<'a>,
+    pub args: Split,
+    pub ws: &'a Membership,
+}
+
+impl<'a> Scope<'a> {
+    /// The workspace of a tool call: `workspace_id` argument, else the connection
+    /// default, else the caller's only workspace.
+    pub async fn of(call: &'a ToolCall<'a>) -> Result<Scope<'a>, ApiError> {
+        let ctx = call.ctx.op_context().await?;
+        let args = split(&call.arguments);
+        let ws = ctx.workspace(args.workspace_id.as_deref(), call.ctx.default_workspace.as_deref())?;
+        Ok(Scope { ctx, args, ws })
+    }
+
+    /// The record id (the schema requires it where the tool takes one).
+    pub fn id(&self) -> &str {
+        self.args.id.as_deref().unwrap_or_default()
+    }
+
+    /// The request body: the arguments without the tool-only ones.
+    pub fn body(&self) -> Value {
+        Value::Object(self.args.body.clone())
+    }
+
+    /// With an `idempotency_key`: claims it in the call's transaction (the same key
+    /// space as `X-Idempotency-Key` on `POST {route}`), or returns the first answer.
+    pub async fn replay(&self, conn: &mut AnyConnection, route: &str) -> Result<Option<Value>, ApiError> {
+        let Some(key) = &self.args.idempotency_key else { return Ok(None) };
+        idempotency::check_key(key)?;
+        let digest = idempotency::digest_request("POST", route, self.body().to_string().as_bytes());
+        match idempotency::claim(conn, &self.ws.workspace_id, &self.ctx.identity.user_id, key, route, &digest).await? {
+            idempotency::Claim::Fresh => Ok(None),
+            idempotency::Claim::Replay(stored) => Ok(Some(stored.body)),
+        }
+    }
+
+    /// Stores the answer under the call's `idempotency_key`, if any.
+    pub async fn remember(&self, conn: &mut AnyConnection, status: u16, body: &Value) -> Result<(), ApiError> {
+        match &self.args.idempotency_key {
+            Some(key) => idempotency::store(conn, &self.ws.workspace_id, key, &idempotency::Stored { status, body: body.clone() }).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// A record schema as a projection may return it: `fields` can leave any field out.
+pub fn projected(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("required");
+        object.remove("$schema");
+        object.remove("title");
+    }
+    schema
+}
+
 
 fn uuid_property(description: &str) -> Value {
     json!({ "type": "string", "format": "uuid", "description": description })
@@ -138,12 +247,6 @@ pub fn split(arguments: &Map<String, Value>) -> Split {
 /// The list request of a list tool's arguments.
 pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiError> {
     ListRequest::from_arguments(arguments.get("filters"), arguments.get("sort"), arguments.get("limit"), arguments.get("cursor"))
-}
-
-/// The workspace of a tool call: `workspace_id` argument, else the connection default,
-/// else the caller's only workspace.
-pub fn workspace<'a>(ctx: &OpContext<'a>, split: &Split, default: Option<&str>) -> Result<&'a Membership, ApiError> {
-    ctx.workspace(split.workspace_id.as_deref(), default)
 }
 
 /// Keeps only `fields` of a record (all of it without a projection).

@@ -1,0 +1,1 @@
+use crate::mcp::tools::ToolSpec; pub static TOOLS: &[ToolSpec] = &[];
