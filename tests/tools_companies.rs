@@ -35,7 +35,13 @@ fn confirmable(tool: &str, arguments: Value, extra: Value) -> Mcp {
 
 async fn tool_names(h: &Harness, token: &str) -> Vec<String> {
     let reply = h.send(Mcp::modern("tools/list", json!({})).bearer(token).build()).await;
-    reply.result()["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    reply.result()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .filter(|name| name == "finance_workspaces_list" || name.starts_with("finance_companies_"))
+        .collect()
 }
 
 async fn company_exists(h: &Harness, id: &str) -> bool {

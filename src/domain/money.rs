@@ -66,6 +66,23 @@ impl Cents {
     }
 }
 
+impl Cents {
+    /// The amount as Brazilians write it: `R$ 4.500,00`, `-R$ 12,50`.
+    pub fn brl(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let abs = self.0.unsigned_abs();
+        let units = (abs / 100).to_string();
+        let mut grouped = String::with_capacity(units.len() + units.len() / 3);
+        for (i, digit) in units.chars().enumerate() {
+            if i > 0 && (units.len() - i) % 3 == 0 {
+                grouped.push('.');
+            }
+            grouped.push(digit);
+        }
+        format!("{sign}R$ {grouped},{:02}", abs % 100)
+    }
+}
+
 impl fmt::Display for Cents {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
@@ -83,6 +100,15 @@ impl serde::Serialize for Cents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brl_groups_thousands_with_dots_and_cents_with_a_comma() {
+        assert_eq!(Cents(450000).brl(), "R$ 4.500,00");
+        assert_eq!(Cents(-1250).brl(), "-R$ 12,50");
+        assert_eq!(Cents(5).brl(), "R$ 0,05");
+        assert_eq!(Cents(123456789012).brl(), "R$ 1.234.567.890,12");
+        assert_eq!(Cents(99999).brl(), "R$ 999,99");
+    }
 
     #[test]
     fn money_is_parsed_digit_by_digit() {

@@ -62,6 +62,19 @@ impl FileType {
         })
     }
 
+    /// The media type files of this type are stored with.
+    fn media_type(self) -> &'static str {
+        match self {
+            FileType::Pdf => "application/pdf",
+            FileType::Png => "image/png",
+            FileType::Jpeg => "image/jpeg",
+            FileType::Xml => "application/xml",
+            FileType::Ofx => "application/x-ofx",
+            FileType::Csv => "text/csv",
+            FileType::Xlsx => XLSX_MIME,
+        }
+    }
+
     /// From a media type's essence (lower-case, without parameters).
     fn from_mime(mime: &str) -> Option<FileType> {
         Some(match mime {
@@ -114,7 +127,7 @@ pub enum LinkType {
 }
 
 impl LinkType {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             LinkType::Payable => "payable",
             LinkType::Receivable => "receivable",
@@ -434,6 +447,13 @@ fn essence(content_type: &str) -> String {
 
 /// Decides the file's type from its declared content type and its extension, which
 /// must name the same supported type, then checks its first bytes.
+/// The media type a file name's extension names (`None` for an unsupported type), for
+/// an upload that does not declare one.
+pub fn media_type_of(file_name: &str) -> Option<&'static str> {
+    let (_, ext) = file_name.rsplit_once('.')?;
+    FileType::from_extension(&ext.to_ascii_lowercase()).map(FileType::media_type)
+}
+
 fn check_type(file_name: &str, content_type: &str, content: &[u8]) -> Result<(FileType, String), ApiError> {
     let mime = essence(content_type);
     let by_mime = FileType::from_mime(&mime);

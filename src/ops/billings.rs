@@ -122,7 +122,7 @@ impl BillingKind {
         }
     }
 
-    fn list_spec(self) -> &'static ListSpec {
+    pub fn list_spec(self) -> &'static ListSpec {
         match self {
             BillingKind::Payable => &PAYABLES_LIST,
             BillingKind::Receivable => &RECEIVABLES_LIST,
@@ -436,7 +436,7 @@ pub struct IdPageMeta {
     pub next_cursor: Option<String>,
 }
 
-fn aggregates_schema(settled: &str) -> Value {
+pub fn aggregates_schema(settled: &str) -> Value {
     json!({
         "type": "object",
         "properties": {

@@ -1,1 +1,103 @@
-use crate::mcp::tools::ToolSpec; pub static TOOLS: &[ToolSpec] = &[];
+//! `finance_accounts_*`: the `/v1/financial-accounts` operations as tools, with the
+//! balance adjustment (destructive: it writes a ledger transaction).
+
+use serde_json::Value;
+use sqlx::AnyConnection;
+
+use super::records::{create_tool, delete_tool, get_tool, list_tool, records, to_value, update_tool, Records};
+use super::{write_schema, Route, Scope, DESTRUCTIVE};
+use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::ops::accounts::{self, Account, AccountCreate, AccountDetail, AccountUpdate, AdjustBalance, BalanceAdjustment};
+use crate::ops::validate::{parse, schema_of};
+
+records!(Accounts, accounts, Resource::Accounts, "/v1/financial-accounts", "account",
+    row: Account, record: AccountDetail, create: AccountCreate, created: AccountDetail, update: AccountUpdate,
+    label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
+
+pub static TOOLS: &[ToolSpec] = &[
+    list_tool::<Accounts>(
+        "finance_accounts_list",
+        "List financial accounts",
+        "Lists the financial accounts (bank accounts, cash, cards, investments) of a workspace, without balances. Filter \
+by company_id, type, bank_code, active or name; sort by name, type or created_at. Use finance_accounts_get for an \
+account's balance.",
+    ),
+    get_tool::<Accounts>(
+        "finance_accounts_get",
+        "Get a financial account",
+        "Gets one financial account by id with its balance: opening balance plus realised credits minus realised debits, \
+a signed decimal string such as \"-12.50\" (BRL).",
+    ),
+    create_tool::<Accounts>(
+        "finance_accounts_create",
+        "Create a financial account",
+        "Creates a financial account of a company: name, type, bank details and an optional opening balance (a decimal \
+string such as \"1500.00\"). Pass an idempotency_key to make a retry safe.",
+    ),
+    update_tool::<Accounts>(
+        "finance_accounts_update",
+        "Update a financial account",
+        "Changes the fields sent (name, bank details, active…). The balance changes only through transactions or \
+finance_accounts_adjust_balance.",
+    ),
+    delete_tool::<Accounts>(
+        "finance_accounts_delete",
+        "Delete a financial account",
+        "Deletes an account that no transaction or bill uses (otherwise the error lists what uses it; deactivate it \
+instead). Destructive: the server asks the user to confirm before anything changes.",
+    ),
+    ToolSpec {
+        name: "finance_accounts_adjust_balance",
+        title: "Adjust an account's balance",
+        description: "Brings an account's balance to target_balance (a signed decimal string, e.g. \"1250.00\") with one \
+auto-created transaction for the difference: a credit when the balance goes up, a debit when it goes down, classified \
+under category_id (credit or debit to match), dated occurred_at (default today). Use it to match a bank statement. \
+Destructive (it moves the balance): the server asks the user to confirm before anything changes.",
+        permission: Some((Resource::Accounts, Access::Write)),
+        annotations: DESTRUCTIVE,
+        route: Route::post("/v1/financial-accounts", "/{id}/adjust-balance"),
+        input_schema: || write_schema(schema_of::<AdjustBalance>(), true, false),
+        output_schema: Some(schema_of::<BalanceAdjustment>),
+        handler: adjust_balance,
+        describe: Some(describe_adjust_balance),
+    },
+];
+
+fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let input: AdjustBalance = parse(s.body())?;
+        to_value(&accounts::adjust_balance(&s.ctx, conn, s.ws, s.id(), input).await?)
+    })
+}
+
+fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let input: AdjustBalance = parse(s.body())?;
+        let target = Cents::parse(&input.target_balance, true).map_err(|e| {
+            ApiError::bad_request(format!("target_balance {e}")).with_details(serde_json::json!({ "field": "target_balance", "reason": "invalid_amount" }))
+        })?;
+        let when = input.occurred_at.as_deref().unwrap_or("today");
+        match Accounts::get(&s.ctx, conn, s.ws, s.id()).await {
+            Ok(account) => {
+                let difference = Cents(target.0 - account.balance.0);
+                let movement = if difference.0 >= 0 { "credit" } else { "debit" };
+                Ok(format!(
+                    "Set the balance of the account “{}” from {} to {}? This records a {movement} of {} dated {when}.",
+                    account.account.name,
+                    account.balance.brl(),
+                    target.brl(),
+                    Cents(difference.0.abs()).brl(),
+                ))
+            }
+            Err(e) if matches!(e.code, ErrorCode::InsufficientScope | ErrorCode::Forbidden) => {
+                Ok(format!("Set the balance of the account {} to {} with a transaction dated {when}?", s.id(), target.brl()))
+            }
+            Err(e) => Err(e),
+        }
+    })
+}

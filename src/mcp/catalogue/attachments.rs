@@ -1,1 +1,278 @@
-use crate::mcp::tools::ToolSpec; pub static TOOLS: &[ToolSpec] = &[];
+//! `finance_attachments_*`: the `/v1/attachments` operations as tools (SPEC §5.3). An
+//! upload arrives as base64 and goes to the same multipart reader as `POST
+//! /v1/attachments`; a download never returns bytes, only where to fetch them with an
+//! API token.
+
+use base64::Engine;
+use serde_json::{json, Map, Value};
+use sqlx::AnyConnection;
+
+use super::records::{delete_tool, get_tool, list_tool, to_value, Deletable, Records};
+use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES};
+use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::validate::{parse, schema_of};
+use crate::ops::{OpContext, Page};
+use crate::storage::identity::Membership;
+
+pub struct Attachments;
+
+impl Records for Attachments {
+    const RESOURCE: Resource = Resource::Attachments;
+    const COLLECTION: &'static str = "/v1/attachments";
+    const NOUN: &'static str = "attachment";
+    type Row = Attachment;
+    type Record = Attachment;
+    fn spec() -> &'static ListSpec {
+        &attachments::LIST
+    }
+    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
+        attachments::list(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
+        attachments::get(ctx, conn, ws, id).await
+    }
+    fn label(a: &Attachment) -> String {
+        match &a.title {
+            Some(title) => format!("“{}” ({title}, {} bytes)", a.file_name, a.file_size),
+            None => format!("“{}” ({} bytes)", a.file_name, a.file_size),
+        }
+    }
+}
+
+impl Deletable for Attachments {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        attachments::delete(ctx, conn, ws, id).await
+    }
+}
+
+const MEDIA_TYPES: [&str; 8] = [
+    "application/pdf",
+    "image/png",
+    "image/jpeg",
+    "application/xml",
+    "text/xml",
+    "application/x-ofx",
+    "text/csv",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+];
+
+fn upload_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "workspace_id": super::workspace_property(),
+            "file_name": { "type": "string", "minLength": 1, "maxLength": 255, "description": "With its extension: .pdf, .png, .jpg, .xml, .ofx, .csv or .xlsx" },
+            "content_base64": { "type": "string", "contentEncoding": "base64", "description": "The file's bytes in base64 (at most 10 MB decoded)" },
+            "title": { "type": "string", "maxLength": 255 },
+            "mime_type": { "type": "string", "enum": MEDIA_TYPES, "description": "Default: from the file name's extension" },
+        },
+        "required": ["file_name", "content_base64"],
+        "additionalProperties": false,
+    })
+}
+
+fn download_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "format": "uuid" },
+            "file_name": { "type": "string" },
+            "content_type": { "type": "string" },
+            "size": { "type": "integer", "description": "Bytes" },
+            "download_url": { "type": "string", "format": "uri", "description": "GET it with an API token (finance.attachments); MCP tokens are refused there" },
+        },
+        "required": ["id", "file_name", "content_type", "size", "download_url"],
+    })
+}
+
+fn link_input() -> Value {
+    let mut schema = write_schema(schema_of::<LinkRequest>(), false, false);
+    schema["properties"]["attachment_id"] = json!({ "type": "string", "format": "uuid", "description": "The attachment" });
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        required.insert(0, json!("attachment_id"));
+    }
+    schema
+}
+
+fn unlinked_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "unlinked": { "type": "boolean" },
+            "attachment_id": { "type": "string", "format": "uuid" },
+            "type": { "type": "string" },
+            "id": { "type": "string", "format": "uuid" },
+        },
+        "required": ["unlinked", "attachment_id", "type", "id"],
+    })
+}
+
+pub static TOOLS: &[ToolSpec] = &[
+    list_tool::<Attachments>(
+        "finance_attachments_list",
+        "List attachments",
+        "Lists the documents stored in a workspace (invoices, boletos, receipts, bank statements): name, type, size and \
+how many payables, receivables and transactions each is linked to. Filter by mime_type, file_name, uploaded_by or \
+uploaded_at; sort by uploaded_at (default, newest first), file_name or file_size.",
+    ),
+    get_tool::<Attachments>("finance_attachments_get", "Get an attachment", "Gets one attachment's description by id (not its bytes: see finance_attachments_download)."),
+    ToolSpec {
+        name: "finance_attachments_upload",
+        title: "Upload an attachment",
+        description: "Stores a document: file_name (with its extension), content_base64 (the bytes in base64, at most \
+10 MB decoded), optional title and mime_type. Types: pdf, png, jpeg, xml, ofx, csv, xlsx; the content must match the \
+type. Then link it to a record with finance_attachments_link.",
+        permission: Some((Resource::Attachments, Access::Write)),
+        annotations: CREATE,
+        route: Route::post("/v1/attachments", ""),
+        input_schema: upload_input,
+        output_schema: Some(schema_of::<Attachment>),
+        handler: upload,
+        describe: None,
+    },
+    ToolSpec {
+        name: "finance_attachments_download",
+        title: "Where to download an attachment",
+        description: "Answers an attachment's content_type, size and download_url — the absolute API address to GET its \
+bytes with an API token (finance.attachments scope). No bytes come back through this tool, and MCP tokens are refused \
+at that address.",
+        permission: Some((Resource::Attachments, Access::Read)),
+        annotations: READ,
+        route: Route::get("/v1/attachments", "/{id}/download"),
+        input_schema: super::id_schema,
+        output_schema: Some(download_output),
+        handler: download,
+        describe: None,
+    },
+    ToolSpec {
+        name: "finance_attachments_link",
+        title: "Link an attachment",
+        description: "Links an attachment to a record: attachment_id, type (payable|receivable|transaction) and id of \
+the record. Linking twice is a conflict.",
+        permission: Some((Resource::Attachments, Access::Write)),
+        annotations: CREATE,
+        route: Route::post("/v1/attachments", "/{id}/links"),
+        input_schema: link_input,
+        output_schema: Some(schema_of::<Link>),
+        handler: link,
+        describe: None,
+    },
+    ToolSpec {
+        name: "finance_attachments_unlink",
+        title: "Unlink an attachment",
+        description: "Removes the link between an attachment and a record (attachment_id, type, id); the attachment and \
+the record stay.",
+        permission: Some((Resource::Attachments, Access::Write)),
+        annotations: UPDATE,
+        route: Route::delete("/v1/attachments", "/{id}/links"),
+        input_schema: link_input,
+        output_schema: Some(unlinked_output),
+        handler: unlink,
+        describe: None,
+    },
+    delete_tool::<Attachments>(
+        "finance_attachments_delete",
+        "Delete an attachment",
+        "Deletes an attachment and its bytes; refused while it is linked to any record (unlink it first). Destructive: \
+the server asks the user to confirm before anything changes.",
+    ),
+];
+
+/// The upload as the `/v1/attachments` handler receives it: `multipart/form-data` with
+/// a `file` part and an optional `title` part.
+fn multipart(file_name: &str, media_type: &str, title: Option<&str>, content: &[u8]) -> Result<(String, Vec<u8>), ApiError> {
+    if file_name.chars().any(|c| c == '"' || c == '\\' || c.is_control()) {
+        return Err(ApiError::bad_request("The file name cannot contain quotes, backslashes or control characters")
+            .with_details(json!({ "field": "file_name", "reason": "invalid_value" })));
+    }
+    let mut boundary = format!("kfin-{}", uuid::Uuid::new_v4().simple());
+    while content.windows(boundary.len()).any(|w| w == boundary.as_bytes()) {
+        boundary = format!("kfin-{}", uuid::Uuid::new_v4().simple());
+    }
+    let mut body = Vec::with_capacity(content.len() + 512);
+    body.extend_from_slice(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: {media_type}\r\n\r\n").as_bytes(),
+    );
+    body.extend_from_slice(content);
+    if let Some(title) = title {
+        body.extend_from_slice(format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n{title}").as_bytes());
+    }
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Ok((format!("multipart/form-data; boundary={boundary}"), body))
+}
+
+fn text<'m>(arguments: &'m Map<String, Value>, name: &str) -> Option<&'m str> {
+    arguments.get(name).and_then(Value::as_str)
+}
+
+fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let file_name = text(&s.args.body, "file_name").unwrap_or_default();
+        let encoded = text(&s.args.body, "content_base64").unwrap_or_default();
+        // Decoded size, before decoding: refuse an oversized file without allocating it.
+        if encoded.len() / 4 * 3 > MAX_FILE_BYTES + 3 {
+            return Err(attachments::too_large());
+        }
+        let content = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .map_err(|_| ApiError::bad_request("content_base64 is not valid base64").with_details(json!({ "field": "content_base64", "reason": "invalid_base64" })))?;
+        if content.len() > MAX_FILE_BYTES {
+            return Err(attachments::too_large());
+        }
+        let media_type = match text(&s.args.body, "mime_type") {
+            Some(declared) => declared,
+            None => attachments::media_type_of(file_name).unwrap_or("application/octet-stream"),
+        };
+        let (content_type, body) = multipart(file_name, media_type, text(&s.args.body, "title"), &content)?;
+        let upload = attachments::parse_multipart(Some(&content_type), &body.into())?;
+        to_value(&attachments::upload(&s.ctx, conn, s.ws, upload).await?)
+    })
+}
+
+fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let a = attachments::get(&s.ctx, conn, s.ws, s.id()).await?;
+        Ok(json!({
+            "id": a.id,
+            "file_name": a.file_name,
+            "content_type": a.mime_type,
+            "size": a.file_size,
+            "download_url": a.download_url,
+        }))
+    })
+}
+
+/// The link request of a link/unlink call (`id` is the record's, `attachment_id` the
+/// path's).
+fn link_request(s: &Scope<'_>) -> Result<(String, LinkRequest), ApiError> {
+    let mut body = s.args.body.clone();
+    let attachment_id = body.remove("attachment_id").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    if let Some(id) = &s.args.id {
+        body.insert("id".into(), json!(id));
+    }
+    Ok((attachment_id, parse(Value::Object(body))?))
+}
+
+fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let (attachment_id, request) = link_request(&s)?;
+        to_value(&attachments::link(&s.ctx, conn, s.ws, &attachment_id, request).await?)
+    })
+}
+
+fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let (attachment_id, request) = link_request(&s)?;
+        let answer = json!({ "unlinked": true, "attachment_id": attachment_id, "type": request.target_type.as_str(), "id": request.id });
+        attachments::unlink(&s.ctx, conn, s.ws, &attachment_id, request).await?;
+        Ok(answer)
+    })
+}

@@ -1,1 +1,371 @@
-use crate::mcp::tools::ToolSpec; pub static PAYABLES: &[ToolSpec] = &[]; pub static RECEIVABLES: &[ToolSpec] = &[];
+//! `finance_payables_*` and `finance_receivables_*`: the `/v1/payables` and
+//! `/v1/receivables` operations as tools — one implementation for both kinds (the const
+//! parameter says which). Settle, cancel and reopen change what is owed or move money:
+//! they are destructive and confirmed by the user.
+
+use serde_json::Value;
+use sqlx::AnyConnection;
+
+use super::accounts::Accounts;
+use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, to_value, update_tool, Deletable, Records, Writable};
+use super::{aggregates_schema, brl, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
+use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::mcp::tools::{BoxFuture, Describe, Handler, ToolCall, ToolSpec};
+use crate::ops::billings::{self, Billing, BillingCreate, BillingCreated, BillingKind, BillingUpdate, SettleRequest};
+use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::validate::{parse, schema_of};
+use crate::ops::{OpContext, Page};
+use crate::storage::identity::Membership;
+
+/// Payables (`false`) or receivables (`true`).
+pub struct Bills<const RECEIVABLE: bool>;
+
+pub type Payables = Bills<false>;
+pub type Receivables = Bills<true>;
+
+impl<const R: bool> Bills<R> {
+    const KIND: BillingKind = if R { BillingKind::Receivable } else { BillingKind::Payable };
+}
+
+impl<const R: bool> Records for Bills<R> {
+    const RESOURCE: Resource = if R { Resource::Receivables } else { Resource::Payables };
+    const COLLECTION: &'static str = if R { "/v1/receivables" } else { "/v1/payables" };
+    const NOUN: &'static str = if R { "receivable" } else { "payable" };
+    type Row = Billing;
+    type Record = Billing;
+    fn spec() -> &'static ListSpec {
+        Self::KIND.list_spec()
+    }
+    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+        billings::list(ctx, conn, ws, Self::KIND, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+        billings::get(ctx, conn, ws, Self::KIND, id).await
+    }
+    fn label(bill: &Billing) -> String {
+        let counterparty = match (&bill.person_name, R) {
+            (Some(name), false) => format!(" to {name}"),
+            (Some(name), true) => format!(" from {name}"),
+            (None, _) => String::new(),
+        };
+        format!("“{}”{counterparty} ({}, due {})", bill.description, brl(&bill.amount), bill.due_date)
+    }
+}
+
+impl<const R: bool> Writable for Bills<R> {
+    type Create = BillingCreate;
+    type Created = BillingCreated;
+    type Update = BillingUpdate;
+    async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+        billings::create(ctx, conn, ws, Self::KIND, input).await
+    }
+    async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+        billings::update(ctx, conn, ws, Self::KIND, id, input).await
+    }
+}
+
+impl<const R: bool> Deletable for Bills<R> {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        billings::delete(ctx, conn, ws, Self::KIND, id).await
+    }
+}
+
+fn aggregates_output<const R: bool>() -> Value {
+    billings::aggregates_schema(Bills::<R>::KIND.settled())
+}
+
+fn settle_input() -> Value {
+    write_schema(schema_of::<SettleRequest>(), true, false)
+}
+
+const fn aggregates_tool<const R: bool>(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        title: if R { "Receivable totals" } else { "Payable totals" },
+        description,
+        permission: Some((Bills::<R>::RESOURCE, Access::Read)),
+        annotations: READ,
+        route: Route::get(Bills::<R>::COLLECTION, "/aggregates"),
+        input_schema: aggregates_schema,
+        output_schema: Some(aggregates_output::<R>),
+        handler: aggregates::<R>,
+        describe: None,
+    }
+}
+
+/// settle, cancel, reopen: destructive, confirmed by the user.
+const fn action_tool<const R: bool>(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    suffix: &'static str,
+    input_schema: fn() -> Value,
+    handler: Handler,
+    describe: Describe,
+) -> ToolSpec {
+    ToolSpec {
+        name,
+        title,
+        description,
+        permission: Some((Bills::<R>::RESOURCE, Access::Write)),
+        annotations: DESTRUCTIVE,
+        route: Route::post(Bills::<R>::COLLECTION, suffix),
+        input_schema,
+        output_schema: Some(schema_of::<Billing>),
+        handler,
+        describe: Some(describe),
+    }
+}
+
+pub static PAYABLES: &[ToolSpec] = &[
+    list_tool::<Payables>(
+        "finance_payables_list",
+        "List payables",
+        "Lists the bills a company must pay (accounts payable). Filter by status (pending|paid|cancelled), due_date, \
+payment_date, competence_date, company_id, person_id (the vendor), category_id, classification_center_id, \
+financial_account_id, type, group_id (a series) or amount — e.g. overdue: {\"status\":\"pending\",\"due_date\":{\"lt\":\
+\"2026-11-30\"}}; sort by due_date (default), amount, competence_date, created_at or updated_at. Amounts are decimal \
+strings such as \"4500.00\" (BRL). For totals use finance_payables_aggregates.",
+    ),
+    get_tool::<Payables>("finance_payables_get", "Get a payable", "Gets one payable by id: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction."),
+    create_tool::<Payables>(
+        "finance_payables_create",
+        "Create a payable",
+        "Records a bill to pay: company_id, description, amount (decimal string, \"4500.00\"), due_date (YYYY-MM-DD); \
+optionally person_id or person_name (vendor, found or created), category_id or category_name, cost centers, \
+competence_date, document, tax_charges. installments (2–120) splits it into monthly parcels; recurrence_period repeats \
+it. Answers the first record and the ids of the series. Pass an idempotency_key to make a retry safe. It is created \
+pending: pay it with finance_payables_settle.",
+    ),
+    update_tool::<Payables>(
+        "finance_payables_update",
+        "Update a payable",
+        "Changes the fields sent of a pending payable (description, amount, dates, vendor, category, centers, document, \
+notes); null clears an optional field. Never changes the status: use finance_payables_settle, _cancel or _reopen.",
+    ),
+    delete_tool::<Payables>(
+        "finance_payables_delete",
+        "Delete a payable",
+        "Deletes a pending or cancelled payable (a paid one must be reopened first). Destructive: the server asks the \
+user to confirm before anything changes.",
+    ),
+    aggregates_tool::<false>(
+        "finance_payables_aggregates",
+        "Totals of the payables of a workspace, optionally of one company, for a month (month + year) or a due-date range \
+(start_date + end_date), or all time: count, total (without cancelled), pending, paid (decimal strings, BRL) and \
+overdue_count. Use it before listing when the question is \"how much\".",
+    ),
+    action_tool::<false>(
+        "finance_payables_settle",
+        "Pay a payable",
+        "Marks a pending payable as paid: payment_date (YYYY-MM-DD), financial_account_id (the account the money left; \
+required unless the payable names one), optional interest_amount, discount_amount, ticket_amount (what was actually \
+paid). Creates the debit transaction in the ledger. Destructive (it moves money): the server asks the user to confirm \
+before anything changes.",
+        "/{id}/settle",
+        settle_input,
+        settle::<false>,
+        describe_settle::<false>,
+    ),
+    action_tool::<false>(
+        "finance_payables_cancel",
+        "Cancel a payable",
+        "Cancels a pending payable: it is no longer expected to be paid (it stays in the history; finance_payables_reopen \
+undoes it). Destructive: the server asks the user to confirm before anything changes.",
+        "/{id}/cancel",
+        id_schema,
+        cancel::<false>,
+        describe_cancel::<false>,
+    ),
+    action_tool::<false>(
+        "finance_payables_reopen",
+        "Reopen a payable",
+        "Makes a paid or cancelled payable pending again; for a paid one its settlement transaction is removed from the \
+ledger (the account balance goes back). Destructive: the server asks the user to confirm before anything changes.",
+        "/{id}/reopen",
+        id_schema,
+        reopen::<false>,
+        describe_reopen::<false>,
+    ),
+];
+
+pub static RECEIVABLES: &[ToolSpec] = &[
+    list_tool::<Receivables>(
+        "finance_receivables_list",
+        "List receivables",
+        "Lists what customers owe a company (accounts receivable). Filter by status (pending|received|cancelled), \
+due_date, payment_date, competence_date, company_id, person_id (the customer), category_id, classification_center_id, \
+expected_account_id, type, group_id or amount — e.g. late: {\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; \
+sort by due_date (default), amount, competence_date, created_at or updated_at. Amounts are decimal strings such as \
+\"4500.00\" (BRL). For totals use finance_receivables_aggregates.",
+    ),
+    get_tool::<Receivables>("finance_receivables_get", "Get a receivable", "Gets one receivable by id: customer, amounts, dates, status, category, apportionment, taxes and its settlement transaction."),
+    create_tool::<Receivables>(
+        "finance_receivables_create",
+        "Create a receivable",
+        "Records an amount to receive: company_id, description, amount (decimal string, \"4500.00\"), due_date \
+(YYYY-MM-DD); optionally person_id or person_name (customer, found or created), category_id or category_name, cost \
+centers, competence_date, document, tax_charges. installments (2–120) splits it into monthly parcels; \
+recurrence_period repeats it. Answers the first record and the ids of the series. Pass an idempotency_key to make a \
+retry safe. It is created pending: record the receipt with finance_receivables_settle.",
+    ),
+    update_tool::<Receivables>(
+        "finance_receivables_update",
+        "Update a receivable",
+        "Changes the fields sent of a pending receivable; null clears an optional field. Never changes the status: use \
+finance_receivables_settle, _cancel or _reopen.",
+    ),
+    delete_tool::<Receivables>(
+        "finance_receivables_delete",
+        "Delete a receivable",
+        "Deletes a pending or cancelled receivable (a received one must be reopened first). Destructive: the server asks \
+the user to confirm before anything changes.",
+    ),
+    aggregates_tool::<true>(
+        "finance_receivables_aggregates",
+        "Totals of the receivables of a workspace, optionally of one company, for a month (month + year) or a due-date \
+range (start_date + end_date), or all time: count, total (without cancelled), pending, received (decimal strings, BRL) \
+and overdue_count.",
+    ),
+    action_tool::<true>(
+        "finance_receivables_settle",
+        "Receive a receivable",
+        "Marks a pending receivable as received: payment_date (YYYY-MM-DD), financial_account_id (the account the money \
+came into; required unless the receivable names one), optional interest_amount, discount_amount, ticket_amount (what \
+was actually received). Creates the credit transaction in the ledger. Destructive (it moves money): the server asks \
+the user to confirm before anything changes.",
+        "/{id}/settle",
+        settle_input,
+        settle::<true>,
+        describe_settle::<true>,
+    ),
+    action_tool::<true>(
+        "finance_receivables_cancel",
+        "Cancel a receivable",
+        "Cancels a pending receivable: it is no longer expected (finance_receivables_reopen undoes it). Destructive: the \
+server asks the user to confirm before anything changes.",
+        "/{id}/cancel",
+        id_schema,
+        cancel::<true>,
+        describe_cancel::<true>,
+    ),
+    action_tool::<true>(
+        "finance_receivables_reopen",
+        "Reopen a receivable",
+        "Makes a received or cancelled receivable pending again; for a received one its settlement transaction is removed \
+from the ledger. Destructive: the server asks the user to confirm before anything changes.",
+        "/{id}/reopen",
+        id_schema,
+        reopen::<true>,
+        describe_reopen::<true>,
+    ),
+];
+
+fn aggregates<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        billings::aggregates(&s.ctx, conn, s.ws, Bills::<R>::KIND, &query_pairs(&s.args.body)).await
+    })
+}
+
+fn settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let input: SettleRequest = parse(s.body())?;
+        to_value(&billings::settle(&s.ctx, conn, s.ws, Bills::<R>::KIND, s.id(), input).await?)
+    })
+}
+
+fn cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        to_value(&billings::cancel(&s.ctx, conn, s.ws, Bills::<R>::KIND, s.id()).await?)
+    })
+}
+
+fn reopen<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        to_value(&billings::reopen(&s.ctx, conn, s.ws, Bills::<R>::KIND, s.id()).await?)
+    })
+}
+
+/// An optional amount argument in cents (0 when absent or malformed: the operation
+/// refuses a malformed one with its own error).
+fn cents(amount: Option<&str>) -> i64 {
+    amount.and_then(|a| Cents::parse(a, false).ok()).map_or(0, |c| c.0)
+}
+
+fn describe_settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let input: SettleRequest = parse(s.body())?;
+        let bill = Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await;
+        let (label, amount, account) = match &bill {
+            Ok(bill) => {
+                let moved = match input.ticket_amount.as_deref() {
+                    Some(ticket) => cents(Some(ticket)),
+                    None => cents(Some(&bill.amount)) + cents(input.interest_amount.as_deref()) - cents(input.discount_amount.as_deref()),
+                };
+                let account = input.financial_account_id.clone().or_else(|| bill.financial_account_id.clone()).or_else(|| bill.expected_account_id.clone());
+                (Bills::<R>::label(bill), Some(Cents(moved).brl()), account)
+            }
+            Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
+                (s.id().to_string(), input.ticket_amount.as_deref().map(brl), input.financial_account_id.clone())
+            }
+            Err(_) => return bill.map(|_| String::new()),
+        };
+        let account = match account {
+            Some(id) => format!(" {} the account {}", if R { "into" } else { "out of" }, label_of::<Accounts>(&s, conn, &id).await?),
+            None => String::new(),
+        };
+        let what = if R { "a receipt" } else { "a payment" };
+        let amount = amount.map(|a| format!(" of {a}")).unwrap_or_default();
+        Ok(format!(
+            "Settle the {} {label}? This records {what}{amount} on {}{account}.",
+            Bills::<R>::NOUN,
+            input.payment_date
+        ))
+    })
+}
+
+fn describe_cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let label = label_of::<Bills<R>>(&s, conn, s.id()).await?;
+        Ok(format!(
+            "Cancel the {} {label}? It will no longer be expected to be {}.",
+            Bills::<R>::NOUN,
+            if R { "received" } else { "paid" }
+        ))
+    })
+}
+
+fn describe_reopen<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+    Box::pin(async move {
+        let s = Scope::of(call).await?;
+        let bill = match Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await {
+            Ok(bill) => bill,
+            Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
+                return Ok(format!("Reopen the {} {}? It becomes pending again.", Bills::<R>::NOUN, s.id()));
+            }
+            Err(e) => return Err(e),
+        };
+        let label = Bills::<R>::label(&bill);
+        let settlement = match (&bill.payment_date, &bill.financial_account_id) {
+            (Some(date), Some(account)) if bill.status == Bills::<R>::KIND.settled() => {
+                let moved = bill.ticket_amount.as_deref().unwrap_or(&bill.nominal_amount);
+                format!(
+                    " Its {} of {} on {date} is removed from the account {}.",
+                    if R { "receipt" } else { "payment" },
+                    brl(moved),
+                    label_of::<Accounts>(&s, conn, account).await?
+                )
+            }
+            _ => String::new(),
+        };
+        Ok(format!("Reopen the {} {} {label}? It becomes pending again.{settlement}", bill.status, Bills::<R>::NOUN))
+    })
+}

@@ -1,55 +1,13 @@
 //! `finance_companies_*`: the `/v1/companies` operations as tools.
 
-use sqlx::AnyConnection;
-
-use super::records::{create_tool, delete_tool, get_tool, list_tool, update_tool, Deletable, Records, Writable};
+use super::records::{create_tool, delete_tool, get_tool, list_tool, records, update_tool};
 use crate::domain::roles::Resource;
-use crate::error::ApiError;
 use crate::mcp::tools::ToolSpec;
 use crate::ops::companies::{self, Company, CompanyCreate, CompanyUpdate};
-use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::{OpContext, Page};
-use crate::storage::identity::Membership;
 
-pub struct Companies;
-
-impl Records for Companies {
-    const RESOURCE: Resource = Resource::Companies;
-    const COLLECTION: &'static str = "/v1/companies";
-    const NOUN: &'static str = "company";
-    type Row = Company;
-    type Record = Company;
-    fn spec() -> &'static ListSpec {
-        &companies::LIST
-    }
-    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Company>, ApiError> {
-        companies::list(ctx, conn, ws, request).await
-    }
-    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
-        companies::get(ctx, conn, ws, id).await
-    }
-    fn label(company: &Company) -> String {
-        format!("{} (CNPJ {})", company.name, company.cnpj)
-    }
-}
-
-impl Writable for Companies {
-    type Create = CompanyCreate;
-    type Created = Company;
-    type Update = CompanyUpdate;
-    async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
-        companies::create(ctx, conn, ws, input).await
-    }
-    async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
-        companies::update(ctx, conn, ws, id, input).await
-    }
-}
-
-impl Deletable for Companies {
-    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        companies::delete(ctx, conn, ws, id).await
-    }
-}
+records!(Companies, companies, Resource::Companies, "/v1/companies", "company",
+    row: Company, record: Company, create: CompanyCreate, created: Company, update: CompanyUpdate,
+    label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Companies>(

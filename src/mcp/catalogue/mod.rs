@@ -111,6 +111,14 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// A decimal amount ("4500.00") as the user reads it ("R$ 4.500,00").
+pub fn brl(amount: &str) -> String {
+    match crate::domain::money::Cents::parse(amount, true) {
+        Ok(cents) => cents.brl(),
+        Err(_) => format!("R$ {amount}"),
+    }
+}
+
 /// A record schema as a projection may return it: `fields` can leave any field out.
 pub fn projected(mut schema: Value) -> Value {
     if let Some(object) = schema.as_object_mut() {
@@ -174,6 +182,33 @@ pub fn list_schema(spec: &ListSpec) -> Value {
         },
         "additionalProperties": false,
     })
+}
+
+/// The input schema of an aggregates tool: the endpoint's query parameters.
+pub fn aggregates_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "workspace_id": workspace_property(),
+            "company_id": uuid_property("Only this company"),
+            "month": { "type": "integer", "minimum": 1, "maximum": 12, "description": "With year: one calendar month" },
+            "year": { "type": "integer", "minimum": 1900, "maximum": 2999 },
+            "start_date": { "type": "string", "format": "date", "description": "With end_date: an inclusive range (YYYY-MM-DD)" },
+            "end_date": { "type": "string", "format": "date" },
+        },
+        "additionalProperties": false,
+    })
+}
+
+/// Tool arguments as the query string pairs of a `GET` operation.
+pub fn query_pairs(arguments: &Map<String, Value>) -> Vec<(String, String)> {
+    arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }))
+        .collect()
 }
 
 /// The input schema of a get tool.

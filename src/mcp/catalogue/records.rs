@@ -237,3 +237,80 @@ pub const fn delete_tool<R: Deletable>(name: &'static str, title: &'static str, 
         describe: Some(describe_delete::<R>),
     }
 }
+
+/// Implements [`Records`], [`Writable`] and [`Deletable`] for a resource whose `/v1`
+/// operations have the common signatures (`module::{list, get, create, update, delete}`).
+macro_rules! records {
+    (
+        $ty:ident, $module:ident, $resource:expr, $collection:literal, $noun:literal,
+        row: $row:ty, record: $record:ty, create: $create:ty, created: $created:ty, update: $update:ty,
+        label: |$r:ident| $label:expr
+    ) => {
+        pub struct $ty;
+
+        impl $crate::mcp::catalogue::records::Records for $ty {
+            const RESOURCE: $crate::domain::roles::Resource = $resource;
+            const COLLECTION: &'static str = $collection;
+            const NOUN: &'static str = $noun;
+            type Row = $row;
+            type Record = $record;
+            fn spec() -> &'static $crate::ops::list::ListSpec {
+                &$module::LIST
+            }
+            async fn list(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                request: &$crate::ops::list::ListRequest,
+            ) -> Result<$crate::ops::Page<$row>, $crate::error::ApiError> {
+                $module::list(ctx, conn, ws, request).await
+            }
+            async fn get(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                id: &str,
+            ) -> Result<$record, $crate::error::ApiError> {
+                $module::get(ctx, conn, ws, id).await
+            }
+            fn label($r: &$record) -> String {
+                $label
+            }
+        }
+
+        impl $crate::mcp::catalogue::records::Writable for $ty {
+            type Create = $create;
+            type Created = $created;
+            type Update = $update;
+            async fn create(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                input: $create,
+            ) -> Result<$created, $crate::error::ApiError> {
+                $module::create(ctx, conn, ws, input).await
+            }
+            async fn update(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                id: &str,
+                input: $update,
+            ) -> Result<$record, $crate::error::ApiError> {
+                $module::update(ctx, conn, ws, id, input).await
+            }
+        }
+
+        impl $crate::mcp::catalogue::records::Deletable for $ty {
+            async fn delete(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                id: &str,
+            ) -> Result<(), $crate::error::ApiError> {
+                $module::delete(ctx, conn, ws, id).await
+            }
+        }
+    };
+}
+pub(crate) use records;
