@@ -123,6 +123,17 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
     catalogue().find(|t| t.name == name)
 }
 
+/// Names, on each operation of the `/v1` OpenAPI document, the tool that is its MCP
+/// door (`x-mcp-tool`): the catalogue and the document describe one set of operations.
+pub fn name_operations(document: &mut Value) {
+    for tool in catalogue() {
+        let Some(route) = tool.route else { continue };
+        if let Some(operation) = document.get_mut("paths").and_then(|p| p.get_mut(route.path())).and_then(|p| p.get_mut(route.method)) {
+            operation["x-mcp-tool"] = json!(tool.name);
+        }
+    }
+}
+
 /// A tool's description and input schema, generated once per process: the schemas come
 /// from the request types and never change while the server runs.
 struct Generated {
@@ -296,6 +307,54 @@ mod tests {
         assert_eq!(first.name, "finance_workspaces_list");
         assert!(first.annotations.read_only && first.annotations.idempotent && !first.annotations.destructive);
         assert!(first.permission.is_none());
+    }
+
+    /// Every tool is the door of one `/v1` operation, and a write tool's input schema
+    /// is that operation's request schema (same fields, types, enums and required list)
+    /// plus the tool-only arguments.
+    #[test]
+    fn every_tool_is_an_operation_and_takes_its_request_schema() {
+        let mut document = crate::ops::openapi::document("https://api.example");
+        name_operations(&mut document);
+        let tool_only = ["workspace_id", "id", "idempotency_key", "fields", "attachment_id"];
+        for tool in catalogue().filter(|t| t.name != "finance_workspaces_list") {
+            let route = tool.route.unwrap_or_else(|| panic!("{} has no route", tool.name));
+            let operation = &document["paths"][route.path()][route.method];
+            assert_eq!(operation["x-mcp-tool"], json!(tool.name), "{} → {} {}", tool.name, route.method, route.path());
+            let request = &operation["requestBody"]["content"]["application/json"]["schema"];
+            if request.is_null() || !tool.name.ends_with("_create") && !tool.name.ends_with("_update") && tool.annotations.read_only {
+                continue;
+            }
+            let input = (tool.input_schema)();
+            for (field, schema) in request["properties"].as_object().unwrap() {
+                assert_eq!(&input["properties"][field], schema, "{}: field {field}", tool.name);
+            }
+            for field in input["properties"].as_object().unwrap().keys() {
+                assert!(request["properties"].get(field).is_some() || tool_only.contains(&field.as_str()), "{}: extra field {field}", tool.name);
+            }
+            let required = |s: &Value| -> Vec<String> {
+                let mut r: Vec<String> = s["required"].as_array().map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect()).unwrap_or_default();
+                r.retain(|f| !tool_only.contains(&f.as_str()));
+                r.sort();
+                r
+            };
+            assert_eq!(required(&input), required(request), "{}: required", tool.name);
+        }
+    }
+
+    #[test]
+    fn destructive_tools_are_exactly_those_of_the_contract() {
+        let destructive: Vec<&str> = catalogue().filter(|t| t.annotations.destructive).map(|t| t.name).collect();
+        for name in &destructive {
+            assert!(
+                name.ends_with("_delete") || name.ends_with("_cancel") || name.ends_with("_settle") || name.ends_with("_reopen")
+                    || *name == "finance_transfers_create" || *name == "finance_accounts_adjust_balance",
+                "{name}"
+            );
+        }
+        assert_eq!(destructive.len(), 10 + 3 * 2 + 2, "{destructive:?}");
+        assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
+        assert_eq!(catalogue().count(), 65);
     }
 
     #[test]

@@ -223,7 +223,9 @@ pub(crate) fn no_content() -> Response {
 
 /// `GET /v1/openapi.json`: generated from the same types that validate requests.
 pub async fn openapi(State(state): State<AppState>) -> Response {
-    response::json(StatusCode::OK, &crate::ops::openapi::document(&state.config.api_base_url), None)
+    let mut document = crate::ops::openapi::document(&state.config.api_base_url);
+    crate::mcp::tools::name_operations(&mut document);
+    response::json(StatusCode::OK, &document, None)
 }
 
 /// The route shapes every `/v1` resource shares, so a resource's route module only
