@@ -1,5 +1,5 @@
 # The two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench lambda replay build release fmt lint bench-lists
+.PHONY: run test bench lambda replay build release fmt lint bench-lists bench-tools
 
 ARCH ?= arm64
 EVENT ?= events/v2/tools-list.json
@@ -39,3 +39,7 @@ lint:
 ## Benchmarks: GET /v1/payables latency with 10k and 1M payables, SQLite and PostgreSQL.
 bench-lists:
 	scripts/bench-lists.sh
+
+## Benchmarks: tools/call finance_payables_list and tools/list with 100k payables, SQLite and PostgreSQL.
+bench-tools:
+	BENCH_SIZES=100000 scripts/bench-lists.sh

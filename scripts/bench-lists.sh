@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench-lists.sh: latency of GET /v1/payables?limit=25 (first page and a deep page ~1000
 # pages in, by keyset cursor) with N payables in one workspace, on SQLite and on
-# PostgreSQL. See "List pagination at scale" in BENCHMARKS.md.
+# PostgreSQL; and of the same first page through MCP (tools/call finance_payables_list
+# with a fields projection) and of the owner's tools/list. See "List pagination at
+# scale" and "Tools" in BENCHMARKS.md. `make bench-tools` runs it with 100k payables.
 #
 # For each backend and each N: a fresh database (SQLite: a temp file; PostgreSQL:
 # CREATE DATABASE kfin_bench_<random> on the admin URL, dropped at the end), `migrate` +
@@ -92,9 +94,9 @@ EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE deep_page('$WS', '$due', '$id');
 SQL
 }
 
-run_wrk() { # label connections url
+run_wrk() { # label connections url [script]
   local out
-  out=$(timeout 120 taskset -c 1 wrk -t1 -c"$2" -d"$DURATION" --latency -s benches/list_get.lua "$3" | grep '^RESULT')
+  out=$(timeout 120 taskset -c 1 wrk -t1 -c"$2" -d"$DURATION" --latency -s "${4:-benches/list_get.lua}" "$3" | grep '^RESULT')
   echo "  $1, $2 connection(s): ${out#RESULT }"
   local p50 p99 rps
   rps=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' <<<"$out"); p50=$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$out"); p99=$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' <<<"$out")
@@ -156,6 +158,17 @@ for BACKEND in $BACKENDS; do
     echo "  page $DEPTH starts at $(grep -o '"due_date":"[^"]*"' <<<"$deep" | head -1)"
     for c in 1 8; do run_wrk "first page" "$c" "$BASE/v1/payables?limit=25"; done
     for c in 1 8; do run_wrk "page $DEPTH" "$c" "$DEEP_URL"; done
+    # The same first page through the MCP door: tools/call finance_payables_list with a
+    # fields projection, and tools/list for the owner (the whole catalogue).
+    KFIN_BENCH_TOKEN=$("$BIN" token --user "$OWNER")
+    export KFIN_BENCH_TOKEN
+    call=$(curl -sf -X POST -H "Authorization: Bearer $KFIN_BENCH_TOKEN" -H 'Content-Type: application/json' \
+      -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: finance_payables_list' \
+      --data "$(sed -n "s/^wrk.body = '\(.*\)'\$/\1/p;s/^  \.\. '\(.*\)'\$/\1/p" benches/tools_call.lua | tr -d '\n')" "$BASE/")
+    grep -q '"isError":true' <<<"$call" && { echo "  tools/call answered an error: ${call:0:300}" >&2; exit 1; }
+    echo "  tools/call answer: $(grep -o 'Bench payable #[0-9]*' <<<"$call" | wc -l) bench rows (of 25), ${#call} bytes"
+    for c in 1 8; do run_wrk "tools/call first page" "$c" "$BASE/" benches/tools_call.lua; done
+    for c in 1 8; do run_wrk "tools/list (owner)" "$c" "$BASE/" benches/tools_list.lua; done
     echo "  server peak RSS: $(awk '/VmHWM/ {print $2" "$3}' /proc/"$(pgrep -P "$SERVER_PID" || echo "$SERVER_PID")"/status 2>/dev/null || echo '?')"
     stop_server
     drop_pg
