@@ -32,8 +32,8 @@ fn field_error(path: &str, reason: &str, message: String) -> ApiError {
 }
 
 /// Checks an object against a schema: unknown fields (when `additionalProperties` is
-/// false), required fields, and each present field's type, enum and string length,
-/// recursing into nested objects.
+/// false), required fields, and each present field's type, enum, string length, format
+/// (`uuid`, `date`) and numeric range, recursing into nested objects and array items.
 pub fn check_object(schema: &Value, object: &Map<String, Value>, prefix: &str) -> Result<(), ApiError> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
@@ -96,10 +96,35 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
             return Err(field_error(path, "too_long", format!("Field {path} is too long")));
         }
     }
-    if let Value::Object(inner) = value {
-        if schema.get("properties").is_some() {
-            check_object(schema, inner, path)?;
+    if let (Some(format), Some(text)) = (schema.get("format").and_then(Value::as_str), value.as_str()) {
+        match format {
+            "uuid" if uuid::Uuid::parse_str(text).is_err() => return Err(field_error(path, "invalid_uuid", format!("Field {path} must be a UUID"))),
+            "date" if !crate::domain::dates::is_valid_date(text) => {
+                return Err(field_error(path, "invalid_date", format!("Field {path} must be a date YYYY-MM-DD")))
+            }
+            _ => {}
         }
+    }
+    if let Some(number) = value.as_f64() {
+        let below = schema.get("minimum").and_then(Value::as_f64).is_some_and(|min| number < min);
+        let above = schema.get("maximum").and_then(Value::as_f64).is_some_and(|max| number > max);
+        if below || above {
+            return Err(field_error(path, "out_of_range", format!("Field {path} is out of range")));
+        }
+    }
+    match value {
+        Value::Object(inner) if schema.get("properties").is_some() => check_object(schema, inner, path)?,
+        Value::Array(items) => {
+            if schema.get("maxItems").and_then(Value::as_u64).is_some_and(|max| items.len() as u64 > max) {
+                return Err(field_error(path, "too_many_items", format!("Field {path} has too many items")));
+            }
+            if let Some(item) = schema.get("items") {
+                for (i, value) in items.iter().enumerate() {
+                    check_value(item, value, &format!("{path}[{i}]"))?;
+                }
+            }
+        }
+        _ => {}
     }
     Ok(())
 }
