@@ -13,13 +13,21 @@
 //   * the negotiated protocol version is the expected one;
 //   * tools/list (every page) includes finance_workspaces_list, first in the list;
 //   * calling it returns a result that is not an error, whose text content is JSON
-//     containing the demo workspace id (and so does structuredContent, when present).
+//     containing the demo workspace id (and so does structuredContent, when present);
+//   * read tools: finance_payables_list with filters, sort and a projection answers only
+//     pending payables due in December, with only the projected fields, and
+//     finance_accounts_get the demo checking account with its balance (the SDK checks
+//     each structuredContent against the tool's outputSchema).
 // Exit status 0 only if every check passed.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 
 const DEMO_WORKSPACE_ID = '2b93f876-769a-4bdc-b23e-304957f313b4';
+// "Conta corrente Itaú", the demo checking account.
+const DEMO_ACCOUNT_ID = 'a1b2c3d4-0001-4000-8000-000000000001';
+// "Aluguel de dezembro", pending, due 2026-12-10.
+const DEMO_PENDING_PAYABLE_ID = 'b1110000-0001-4000-8000-000000000001';
 const WORKSPACES_TOOL = 'finance_workspaces_list';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -60,6 +68,45 @@ async function loadSdk() {
   const { Client } = await load('@modelcontextprotocol/sdk/client/index.js');
   const { StreamableHTTPClientTransport } = await load('@modelcontextprotocol/sdk/client/streamableHttp.js');
   return { Client, StreamableHTTPClientTransport };
+}
+
+// Calls a tool that must succeed; answers the JSON of its text content, checking that
+// structuredContent (when present) says the same.
+async function callJson(client, name, args) {
+  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 30000 });
+  const text = (result.content ?? []).find((c) => c.type === 'text')?.text;
+  if (result.isError) throw new Error(`${name} answered an error: ${text?.slice(0, 300)}`);
+  const parsed = JSON.parse(text);
+  if (result.structuredContent !== undefined && JSON.stringify(result.structuredContent) !== JSON.stringify(parsed)) {
+    throw new Error(`${name}: structuredContent differs from the text content`);
+  }
+  return parsed;
+}
+
+async function readTools(client) {
+  try {
+    const page = await callJson(client, 'finance_payables_list', {
+      filters: { status: { in: ['pending'] }, due_date: { gte: '2026-12-01', lte: '2026-12-31' } },
+      sort: 'due_date',
+      limit: 10,
+      fields: ['id', 'status', 'due_date', 'amount'],
+    });
+    const rows = page.data ?? [];
+    const dates = rows.map((r) => r.due_date);
+    record('finance_payables_list filters: pending, due in December, projected',
+      rows.length > 0
+        && rows.every((r) => r.status === 'pending' && r.due_date >= '2026-12-01' && r.due_date <= '2026-12-31')
+        && rows.every((r) => Object.keys(r).sort().join() === 'amount,due_date,id,status')
+        && dates.join() === [...dates].sort().join()
+        && rows.some((r) => r.id === DEMO_PENDING_PAYABLE_ID),
+      `got ${JSON.stringify(page).slice(0, 400)}`);
+    const account = await callJson(client, 'finance_accounts_get', { id: DEMO_ACCOUNT_ID });
+    record('finance_accounts_get answers the account and its balance',
+      account.id === DEMO_ACCOUNT_ID && typeof account.balance === 'string',
+      `got ${JSON.stringify(account).slice(0, 300)}`);
+  } catch (e) {
+    record('read tools', false, `${e.name}: ${e.message}`);
+  }
 }
 
 async function main() {
@@ -124,6 +171,8 @@ async function main() {
         containsValue(result.structuredContent, DEMO_WORKSPACE_ID),
         `got ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
     }
+
+    await readTools(client);
   } catch (e) {
     record('request', false, `${e.name}: ${e.message}`);
   } finally {

@@ -16,7 +16,19 @@ Checks, each printed as `PASS name` or `FAIL name: why`:
   * the negotiated protocol version is the expected one;
   * tools/list (every page) includes `finance_workspaces_list`, first in the list;
   * calling it returns a result that is not an error, whose text content is JSON that
-    contains the demo workspace id (and so does structuredContent, when present).
+    contains the demo workspace id (and so does structuredContent, when present);
+  * read tools: `finance_payables_list` with filters, sort and a projection answers only
+    pending payables due from December with only the projected fields, and
+    `finance_accounts_get` answers the demo checking account with its balance;
+  * on 2026-07-28 (modes auto and 2026-07-28), a destructive tool confirmed through the
+    library's own multi round-trip driver: a new payable (finance_payables_create) is
+    settled with finance_payables_settle; the server asks through form elicitation, the
+    client's elicitation callback sees the record and the amount in R$ and accepts, and
+    afterwards the payable is paid, the account's balance moved by its amount exactly
+    once and the ledger holds exactly one transaction with its billing_id. A declined
+    elicitation (finance_payables_cancel) is an error result and changes nothing;
+  * on the legacy era, the same destructive tools are refused (an error result naming
+    protocol 2026-07-28) and change nothing.
 Exit status 0 only if every check passed.
 """
 
@@ -27,13 +39,21 @@ import asyncio
 import json
 import os
 import sys
+import uuid
+from decimal import Decimal
 from typing import Any
 
 import httpx2
-from mcp import Client
+from mcp import Client, types
+from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 DEMO_WORKSPACE_ID = "2b93f876-769a-4bdc-b23e-304957f313b4"
+DEMO_COMPANY_ID = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11"
+# "Conta corrente Itaú", the demo checking account.
+DEMO_ACCOUNT_ID = "a1b2c3d4-0001-4000-8000-000000000001"
+# "Aluguel de dezembro", pending, due 2026-12-10.
+DEMO_PENDING_PAYABLE_ID = "b1110000-0001-4000-8000-000000000001"
 WORKSPACES_TOOL = "finance_workspaces_list"
 DEFAULT_EXPECTED_VERSION = {"auto": "2026-07-28", "2026-07-28": "2026-07-28", "legacy": "2025-06-18"}
 
@@ -113,15 +133,204 @@ async def exercise(client: Client, expect_version: str, checks: Checks) -> None:
             f"got {json.dumps(result.structured_content)[:300]}",
         )
 
+    await read_tools(client, checks)
+
+
+class ToolFailed(Exception):
+    """A tool call that had to succeed answered an error result."""
+
+
+async def tool_json(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """Calls a tool; answers (is_error, the JSON of its text content)."""
+    result = await client.call_tool(name, arguments)
+    texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+    payload = json.loads(texts[0]) if texts else None
+    if result.structured_content is not None and result.structured_content != payload:
+        raise ToolFailed(f"{name}: structuredContent differs from the text content")
+    return bool(result.is_error), payload
+
+
+async def ok(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+    is_error, payload = await tool_json(client, name, arguments)
+    if is_error:
+        raise ToolFailed(f"{name} answered an error: {json.dumps(payload)[:300]}")
+    return payload
+
+
+async def read_tools(client: Client, checks: Checks) -> None:
+    try:
+        page = await ok(
+            client,
+            "finance_payables_list",
+            {
+                "filters": {"status": {"in": ["pending"]}, "due_date": {"gte": "2026-12-01", "lte": "2026-12-31"}},
+                "sort": "due_date",
+                "limit": 10,
+                "fields": ["id", "status", "due_date", "amount"],
+            },
+        )
+        rows = page["data"]
+        checks.record(
+            "finance_payables_list filters: pending, due in December, projected",
+            bool(rows)
+            and all(r["status"] == "pending" and "2026-12-01" <= r["due_date"] <= "2026-12-31" for r in rows)
+            and all(set(r) == {"id", "status", "due_date", "amount"} for r in rows)
+            and [r["due_date"] for r in rows] == sorted(r["due_date"] for r in rows)
+            and any(r["id"] == DEMO_PENDING_PAYABLE_ID for r in rows),
+            f"got {json.dumps(page)[:400]}",
+        )
+        account = await ok(client, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID})
+        checks.record(
+            "finance_accounts_get answers the account and its balance",
+            account.get("id") == DEMO_ACCOUNT_ID and isinstance(account.get("balance"), str),
+            f"got {json.dumps(account)[:300]}",
+        )
+    except Exception as e:
+        checks.record("read tools", False, describe(e))
+
+
+class Elicitations:
+    """The client's elicitation callback: answers as `answer` says and remembers each message."""
+
+    def __init__(self) -> None:
+        self.answer = "accept"
+        self.messages: list[str] = []
+
+    async def __call__(self, context: ClientRequestContext, params: Any) -> types.ElicitResult:
+        self.messages.append(getattr(params, "message", ""))
+        if self.answer == "accept":
+            return types.ElicitResult(action="accept", content={"confirm": True})
+        return types.ElicitResult(action=self.answer)
+
+
+async def balance(client: Client) -> Decimal:
+    return Decimal((await ok(client, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID}))["balance"])
+
+
+async def settlement_transactions(client: Client, payable_id: str) -> int:
+    """How many ledger transactions of the demo account carry this payable's billing_id."""
+    found = 0
+    cursor = None
+    for _ in range(50):
+        args: dict[str, Any] = {"filters": {"financial_account_id": DEMO_ACCOUNT_ID, "auto_created": True}, "limit": 100}
+        if cursor:
+            args["cursor"] = cursor
+        page = await ok(client, "finance_transactions_list", args)
+        found += sum(1 for t in page["data"] if t.get("billing_id") == payable_id)
+        cursor = page["meta"]["next_cursor"]
+        if not cursor:
+            break
+    return found
+
+
+async def new_payable(client: Client, label: str) -> dict[str, Any]:
+    return await ok(
+        client,
+        "finance_payables_create",
+        {
+            "company_id": DEMO_COMPANY_ID,
+            "description": label,
+            "amount": "123.45",
+            "due_date": "2026-12-28",
+            "person_name": "Fornecedor do teste",
+            "idempotency_key": str(uuid.uuid4()),
+        },
+    )
+
+
+async def confirmation(client: Client, elicitations: Elicitations, checks: Checks) -> None:
+    """A destructive tool through the library's multi round-trip driver (2026-07-28)."""
+    try:
+        label = f"Conta do cliente Python {uuid.uuid4().hex[:8]}"
+        payable = await new_payable(client, label)
+        before = await balance(client)
+        elicitations.answer = "accept"
+        elicitations.messages.clear()
+        is_error, paid = await tool_json(
+            client,
+            "finance_payables_settle",
+            {"id": payable["id"], "payment_date": "2026-12-28", "financial_account_id": DEMO_ACCOUNT_ID},
+        )
+        messages = list(elicitations.messages)
+        checks.record(
+            "finance_payables_settle asked the user once through form elicitation",
+            len(messages) == 1,
+            f"{len(messages)} elicitations: {messages}",
+        )
+        checks.record(
+            "the elicitation names the record and the amount in R$",
+            bool(messages) and label in messages[0] and "R$ 123,45" in messages[0] and "Conta corrente Itaú" in messages[0],
+            f"message: {messages[:1]}",
+        )
+        checks.record(
+            "the accepted settle answers the paid payable",
+            not is_error and paid.get("status") == "paid",
+            f"isError={is_error}: {json.dumps(paid)[:300]}",
+        )
+        record = await ok(client, "finance_payables_get", {"id": payable["id"], "fields": ["status", "transaction_id"]})
+        checks.record("the payable is paid", record.get("status") == "paid", f"got {record}")
+        after = await balance(client)
+        checks.record(
+            "the account balance moved by the amount exactly once",
+            before - after == Decimal("123.45"),
+            f"before {before}, after {after}",
+        )
+        count = await settlement_transactions(client, payable["id"])
+        checks.record("exactly one ledger transaction with the payable's billing_id", count == 1, f"found {count}")
+
+        declined = await new_payable(client, f"Conta recusada {uuid.uuid4().hex[:8]}")
+        elicitations.answer = "decline"
+        is_error, refused = await tool_json(client, "finance_payables_cancel", {"id": declined["id"]})
+        checks.record(
+            "a declined elicitation is an error result",
+            is_error and "nothing changed" in json.dumps(refused),
+            f"isError={is_error}: {json.dumps(refused)[:300]}",
+        )
+        record = await ok(client, "finance_payables_get", {"id": declined["id"], "fields": ["status"]})
+        checks.record("the declined cancel changed nothing", record.get("status") == "pending", f"got {record}")
+    except Exception as e:
+        checks.record("confirmation of a destructive tool", False, describe(e))
+
+
+async def legacy_refusal(client: Client, checks: Checks) -> None:
+    """Destructive tools on the legacy era: refused, nothing changes."""
+    try:
+        before = await balance(client)
+        is_error, refused = await tool_json(
+            client,
+            "finance_payables_settle",
+            {"id": DEMO_PENDING_PAYABLE_ID, "payment_date": "2026-12-10", "financial_account_id": DEMO_ACCOUNT_ID},
+        )
+        checks.record(
+            "finance_payables_settle on the legacy era is refused",
+            is_error and "2026-07-28" in json.dumps(refused),
+            f"isError={is_error}: {json.dumps(refused)[:300]}",
+        )
+        record = await ok(client, "finance_payables_get", {"id": DEMO_PENDING_PAYABLE_ID, "fields": ["status"]})
+        after = await balance(client)
+        checks.record(
+            "the refused settle changed nothing",
+            record.get("status") == "pending" and before == after,
+            f"status {record}, balance {before} -> {after}",
+        )
+    except Exception as e:
+        checks.record("legacy refusal of a destructive tool", False, describe(e))
+
 
 async def run(url: str, token: str, mode: str, expect_version: str, checks: Checks) -> None:
     headers = {"Authorization": f"Bearer {token}"}
+    elicitations = Elicitations()
     try:
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0)) as http:
             # The server is stateless (no Mcp-Session-Id): nothing to terminate with DELETE.
             transport = streamable_http_client(url, http_client=http, terminate_on_close=False)
-            async with Client(transport, mode=mode, read_timeout_seconds=30) as client:
+            # The elicitation callback makes the client declare form elicitation.
+            async with Client(transport, mode=mode, read_timeout_seconds=30, elicitation_callback=elicitations) as client:
                 await exercise(client, expect_version, checks)
+                if mode == "legacy":
+                    await legacy_refusal(client, checks)
+                else:
+                    await confirmation(client, elicitations, checks)
     except Exception as e:  # reported as a failed check, with the library's own message
         checks.record("client connection", False, describe(e))
 

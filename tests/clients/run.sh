@@ -11,6 +11,10 @@
 #   python_client.py  (PyPI mcp)  --mode legacy      on /     (initialize -> 2025-06-18)
 #   node_client.mjs   (npm sdk)                      on /     (initialize -> 2025-06-18)
 #   node_client.mjs   (npm sdk)                      on /mcp
+# Every client lists the tools and calls read tools; the two 2026-07-28 Python runs also
+# settle a payable of their own through the library's confirmation driver (form
+# elicitation answered by the client's callback) and check it changed exactly once, and
+# the legacy run checks that a destructive tool is refused there.
 # Each client prints one `PASS ...` / `FAIL ...` line per check; this script counts them
 # and ends with `N passed, N failed`. Exit status 0 only if nothing failed.
 set -uo pipefail
