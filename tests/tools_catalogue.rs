@@ -140,11 +140,28 @@ struct Agent<'h> {
     h: &'h Harness,
     token: String,
     called: BTreeSet<String>,
+    /// Each visible tool's `outputSchema`, from the caller's `tools/list`.
+    output_schemas: Option<std::collections::HashMap<String, Value>>,
 }
 
 impl<'h> Agent<'h> {
     fn new(h: &'h Harness, token: String) -> Agent<'h> {
-        Agent { h, token, called: BTreeSet::new() }
+        Agent { h, token, called: BTreeSet::new(), output_schemas: None }
+    }
+
+    /// A successful result's JSON conforms to the tool's `outputSchema` (which clients
+    /// may check): required fields, types, enums, formats.
+    async fn check_output(&mut self, tool: &str, value: &Value) {
+        if self.output_schemas.is_none() {
+            let listed = self.h.send(Mcp::modern("tools/list", json!({})).bearer(&self.token).build()).await.result();
+            let schemas = listed["tools"].as_array().unwrap().iter().filter(|t| t.get("outputSchema").is_some());
+            self.output_schemas = Some(schemas.map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone())).collect());
+        }
+        let Some(schema) = self.output_schemas.as_ref().and_then(|s| s.get(tool)) else { return };
+        let object = value.as_object().unwrap_or_else(|| panic!("{tool} declares an outputSchema but answered {value}"));
+        if let Err(e) = kobana_finance_mcp::ops::validate::check_object(schema, object, "") {
+            panic!("{tool}: the result does not match its outputSchema: {} {:?}\n{value}", e.message, e.details);
+        }
     }
 
     async fn result(&mut self, request: Mcp, tool: &str) -> Value {
@@ -159,7 +176,9 @@ impl<'h> Agent<'h> {
         let result = self.result(call(tool, arguments), tool).await;
         assert_eq!(result.get("isError"), None, "{tool}: {result}");
         assert_eq!(result["resultType"], "complete", "{tool}");
-        payload(&result)
+        let value = payload(&result);
+        self.check_output(tool, &value).await;
+        value
     }
 
     /// Calls a tool that must answer `isError`; answers the envelope's `error`.
@@ -186,7 +205,9 @@ impl<'h> Agent<'h> {
         let done = self.result(confirmable(tool, arguments, accept(&state)), tool).await;
         assert_eq!(done.get("isError"), None, "{tool}: {done}");
         assert_eq!(done["resultType"], "complete");
-        (message, payload(&done))
+        let value = payload(&done);
+        self.check_output(tool, &value).await;
+        (message, value)
     }
 }
 
@@ -424,7 +445,8 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_mentions(&message, &["R$ 1.500,00", "Conta corrente Itaú", "Caixa", "2026-11-29", "Reforço de caixa"]);
     let got = a.ok("finance_transfers_get", json!({"id": transfer["transfer_id"]})).await;
     assert_eq!(got, transfer);
-    assert_eq!((got["from_account_id"].as_str(), got["amount"].as_str()), (Some(ITAU), Some("1500.00")));
+    let projected = a.ok("finance_transfers_get", json!({"id": transfer["transfer_id"], "fields": ["from_account_id", "amount"]})).await;
+    assert_eq!(projected, json!({"from_account_id": ITAU, "amount": "1500.00"}));
 
     // Payables.
     let pending = a.ok("finance_payables_list", json!({"filters": {"status": "pending"}})).await;

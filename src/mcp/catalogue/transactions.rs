@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 
 use super::accounts::Accounts;
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, records, to_value, update_tool};
-use super::{aggregates_schema, get_schema, query_pairs, project, write_schema, Route, Scope, DESTRUCTIVE, READ};
+use super::{aggregates_schema, get_schema, project, projected, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
@@ -75,7 +75,8 @@ transactions): both accounts, both transaction ids, amount and date.",
         annotations: READ,
         route: Route::get("/v1/transfers", "/{id}"),
         input_schema: get_schema,
-        output_schema: Some(schema_of::<Transfer>),
+        // `fields` may leave any field out, as on every get tool.
+        output_schema: Some(|| projected(schema_of::<Transfer>())),
         handler: transfer_get,
         describe: None,
     },
