@@ -685,6 +685,20 @@ async fn a_tool_outside_the_token_scopes_or_the_role_is_refused_with_a_reason() 
     }
     let mut finance = Agent::new(&h, h.token(DEMO_FINANCE));
     assert_eq!(finance.err("finance_accounts_delete", json!({"id": CAIXA})).await["code"], "forbidden");
+    // Finance in ACME, viewer in Beta: two workspaces, so each call names one, and the
+    // operation checks the role in the one named.
+    assert_eq!(finance.err("finance_payables_get", json!({"id": RENT_DECEMBER})).await["code"], "workspace_required");
+    assert_eq!(finance.ok("finance_payables_get", json!({"id": RENT_DECEMBER, "workspace_id": DEMO_WORKSPACE_ACME})).await["status"], "pending");
+    let in_beta = json!({"company_id": BETA_COMPANY, "description": "x", "amount": "1.00", "due_date": "2026-12-01", "person_name": "x", "workspace_id": DEMO_WORKSPACE_BETA});
+    assert_eq!(finance.err("finance_payables_create", in_beta).await["code"], "forbidden");
+
+    // A write scope without the read scope: the confirmation names the records by id
+    // (it may not read them) and the settle runs.
+    let mut writer = Agent::new(&h, h.token_with(DEMO_OWNER, Some("finance.payables.write"), |_| {}));
+    let (message, paid) = writer.confirmed("finance_payables_settle", json!({"id": SUPPLIES_PENDING, "payment_date": "2026-11-20", "financial_account_id": CAIXA})).await;
+    assert_mentions(&message, &[SUPPLIES_PENDING, CAIXA, "2026-11-20"]);
+    assert!(!message.contains("Papelaria"), "{message}");
+    assert_eq!(paid["status"], "paid");
     assert_eq!(settlements(&h, RENT_DECEMBER).await, 0);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_accounts WHERE id = $1", CAIXA).await, 1);
 }
