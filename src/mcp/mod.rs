@@ -152,6 +152,9 @@ impl WorkspaceHint {
 pub struct Dispatched {
     pub result: Value,
     pub version: &'static str,
+    /// A member of `result` kept as serialised JSON (`tools/list`'s `tools`): the
+    /// transport writes it into the result object.
+    pub raw_member: Option<(&'static str, String)>,
 }
 
 /// Runs `request` in its era and returns the era-shaped result.
@@ -174,10 +177,13 @@ pub async fn dispatch(
             let result = lifecycle::initialize(params);
             let version = crate::protocol::era::negotiate_initialize(params.get("protocolVersion").and_then(Value::as_str));
             let era = Era::Legacy { version };
-            return Ok(Dispatched { result: shape::finish(&era, method, result), version });
+            return Ok(Dispatched { result: shape::finish(&era, method, result), version, raw_member: None });
         }
         Method::Ping => Map::new(),
-        Method::ToolsList => tools::list(&ctx, params).await?,
+        Method::ToolsList => {
+            let tools = tools::list(&ctx, params).await?;
+            return Ok(Dispatched { result: shape::finish(era, method, Map::new()), version: era.version(), raw_member: Some(("tools", tools)) });
+        }
         Method::ToolsCall => tools::call(&ctx, params).await?,
         Method::ResourcesList => resources::list(params)?,
         Method::ResourceTemplatesList => resources::templates(&ctx, params)?,
@@ -186,7 +192,7 @@ pub async fn dispatch(
         Method::PromptsGet => prompts::get(params)?,
         Method::Complete => prompts::complete(&ctx, params).await?,
     };
-    Ok(Dispatched { result: shape::finish(era, method, result), version: era.version() })
+    Ok(Dispatched { result: shape::finish(era, method, result), version: era.version(), raw_member: None })
 }
 
 /// Rejects a `cursor` param: every list here fits in one page, so no cursor we issued
