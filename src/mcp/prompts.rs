@@ -35,13 +35,13 @@ pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Resu
             let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
             let template = super::resources::TEMPLATES
                 .iter()
-                .find(|t| uri == format!("kobana://finance/{}/{{id}}", t.resource))
+                .find(|t| uri == super::resources::uri_template(t))
                 .ok_or_else(|| RpcError::invalid_params(format!("Unknown resource template: {uri}")))?;
             if argument.get("name").and_then(Value::as_str) != Some("id") {
                 return Err(RpcError::invalid_params("This template's only variable is id"));
             }
             let prefix = argument.get("value").and_then(Value::as_str).unwrap_or("");
-            let (values, more) = super::resources::complete_id(ctx, template, prefix).await.map_err(|e| super::unavailable(&e))?;
+            let (values, more) = super::resources::complete_id(ctx, template, prefix, None).await.map_err(|e| super::unavailable(&e))?;
             let mut result = Map::new();
             result.insert("completion".into(), json!({ "values": values, "hasMore": more }));
             Ok(result)
