@@ -1,6 +1,8 @@
-//! Resources and completions (SPEC §9): every record template reads the get
+//! Resources, prompts and completions (SPEC §9): every record template reads the get
 //! operation's JSON in both eras, records of another workspace are not found and never
-//! suggested, and templates are listed by what the caller may read.
+//! suggested, templates and prompts are listed by what the caller may do, prompts check
+//! their arguments and steer to the catalogue's tools, and completion answers every
+//! prompt argument and template variable.
 
 mod common;
 
@@ -30,6 +32,7 @@ const RECORDS: &[(&str, &str, &str)] = &[
 const ALL_TEMPLATES: [&str; 10] =
     ["companies", "accounts", "categories", "cost_centers", "people", "taxes", "transactions", "payables", "receivables", "attachments"];
 
+const ALL_PROMPTS: [&str; 4] = ["overdue_payables_review", "cash_position", "month_close_checklist", "classify_transactions"];
 
 fn uri(resource: &str, id: &str) -> String {
     format!("kobana://finance/{resource}/{id}")
@@ -62,6 +65,18 @@ fn complete_id(resource: &str, value: &str) -> Mcp {
     )
 }
 
+fn complete_prompt(prompt: &str, argument: &str, value: &str, context: Option<Value>) -> Mcp {
+    let mut params = json!({"ref": {"type": "ref/prompt", "name": prompt}, "argument": {"name": argument, "value": value}});
+    if let Some(arguments) = context {
+        params["context"] = json!({ "arguments": arguments });
+    }
+    Mcp::modern("completion/complete", params)
+}
+
+fn get_prompt(name: &str, arguments: Value) -> Mcp {
+    Mcp::modern("prompts/get", json!({"name": name, "arguments": arguments}))
+}
+
 async fn values(h: &Harness, request: Mcp, token: &str) -> Vec<String> {
     let result = h.send(request.bearer(token).build()).await.result();
     result["completion"]["values"].as_array().expect("values").iter().map(|v| v.as_str().unwrap().to_string()).collect()
@@ -80,6 +95,27 @@ fn names(list: &Value, key: &str) -> Vec<String> {
 async fn template_names(h: &Harness, token: &str) -> Vec<String> {
     let result = h.send(Mcp::modern("resources/templates/list", json!({})).bearer(token).build()).await.result();
     names(&result["resourceTemplates"], "name")
+}
+
+async fn prompt_names(h: &Harness, token: &str) -> Vec<String> {
+    let result = h.send(Mcp::modern("prompts/list", json!({})).bearer(token).build()).await.result();
+    names(&result["prompts"], "name")
+}
+
+fn prompt_text(result: &Value) -> String {
+    let messages = result["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["content"]["type"], "text");
+    messages[0]["content"]["text"].as_str().unwrap().to_string()
+}
+
+fn today() -> String {
+    kobana_finance_mcp::clock::now_rfc3339()[..10].to_string()
+}
+
+fn in_days(days: i64) -> String {
+    kobana_finance_mcp::ops::billings::add_days(&today(), days).unwrap()
 }
 
 // ---------------------------------------------------------------------------------
@@ -200,6 +236,9 @@ async fn the_fixed_documents_are_listed_for_every_token() {
         let result = h.send(Mcp::modern("resources/list", json!({})).bearer(&token).build()).await.result();
         assert_eq!(names(&result["resources"], "uri"), ["kobana://finance/workspaces", "kobana://finance/guide"]);
     }
+    let guide = h.send(read_modern("kobana://finance/guide").bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    let text = guide["contents"][0]["text"].as_str().unwrap();
+    assert!(text.contains("month_close_checklist") && text.contains("kobana://finance/{resource}/{id}"));
 }
 
 // ---------------------------------------------------------------------------------
@@ -326,5 +365,265 @@ async fn completion_rejects_unknown_references_and_variables() {
         assert_eq!(reply.rpc_code(), Some(-32602), "{params}");
         let legacy = h.send(Mcp::legacy("completion/complete", params.clone(), Some("2025-06-18")).bearer(&owner).build()).await;
         assert_eq!(legacy.rpc_code(), Some(-32602), "{params} (2025)");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Prompts
+
+#[tokio::test]
+async fn prompts_are_listed_for_what_the_caller_may_do() {
+    let h = Harness::new().await;
+    let result = h.send(Mcp::modern("prompts/list", json!({})).bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    assert_eq!(names(&result["prompts"], "name"), ALL_PROMPTS);
+    assert_eq!(result["ttlMs"], 0);
+    let month_close = &result["prompts"][2];
+    assert_eq!(
+        month_close["arguments"],
+        json!([
+            {"name": "workspace_id", "title": "Workspace", "description": "The workspace to work in (optional when you have only one)", "required": false},
+            {"name": "month", "title": "Month", "description": "The month to close, YYYY-MM (e.g. 2026-11)", "required": true},
+        ])
+    );
+    assert_eq!(names(&result["prompts"][0]["arguments"], "name"), ["workspace_id", "days_ahead"]);
+    assert_eq!(names(&result["prompts"][1]["arguments"], "name"), ["workspace_id", "company_id"]);
+    assert_eq!(names(&result["prompts"][3]["arguments"], "name"), ["workspace_id"]);
+    // Classifying writes transactions: not for a viewer, nor for a read-only token.
+    assert_eq!(prompt_names(&h, &h.token(DEMO_VIEWER)).await, ALL_PROMPTS[..3]);
+    assert_eq!(prompt_names(&h, &h.token_with(DEMO_OWNER, Some("finance.all"), |_| {})).await, ALL_PROMPTS[..3]);
+    assert_eq!(prompt_names(&h, &h.token(DEMO_FINANCE)).await, ALL_PROMPTS);
+    // One read scope: the prompt that needs only it.
+    assert_eq!(prompt_names(&h, &h.token_with(DEMO_OWNER, Some("finance.payables"), |_| {})).await, ["overdue_payables_review"]);
+    assert_eq!(prompt_names(&h, &h.token_with(DEMO_OWNER, Some("finance.accounts"), |_| {})).await, ["cash_position"]);
+    assert!(prompt_names(&h, &h.token_with(DEMO_OWNER, Some(""), |_| {})).await.is_empty());
+    // 2025-03-26 has no titles, on prompts or their arguments.
+    let old = h.send(Mcp::legacy("prompts/list", json!({}), Some("2025-03-26")).bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    assert!(old["prompts"][0].get("title").is_none() && old["prompts"][0]["arguments"][0].get("title").is_none());
+    assert!(old.get("ttlMs").is_none());
+}
+
+/// What every script says: money format, third-party data, confirmation.
+fn assert_rules(text: &str) {
+    assert!(text.contains("\"1234.56\""), "money format: {text}");
+    assert!(text.contains("third parties"), "third-party data: {text}");
+    assert!(text.contains("confirm"), "confirmation: {text}");
+}
+
+#[tokio::test]
+async fn overdue_payables_review_steers_to_the_payables_tools() {
+    let h = Harness::new().await;
+    let owner = h.token(DEMO_OWNER);
+    let result = h.send(get_prompt("overdue_payables_review", json!({})).bearer(&owner).build()).await.result();
+    assert!(result["description"].is_string());
+    let text = prompt_text(&result);
+    // The owner has one workspace: it is named.
+    assert!(text.contains(&format!("\"workspace_id\": \"{DEMO_WORKSPACE_ACME}\"")), "{text}");
+    assert!(text.contains(&format!("{{\"status\": \"pending\", \"due_date\": {{\"lte\": \"{}\"}}}}", in_days(7))), "{text}");
+    for tool in ["finance_payables_list", "finance_payables_aggregates", "finance_accounts_list", "finance_payables_settle", "finance_payables_cancel"] {
+        assert!(text.contains(tool), "{tool}: {text}");
+    }
+    assert_rules(&text);
+    let thirty = prompt_text(&h.send(get_prompt("overdue_payables_review", json!({"days_ahead": "30", "workspace_id": DEMO_WORKSPACE_ACME})).bearer(&owner).build()).await.result());
+    assert!(thirty.contains(&format!("\"lte\": \"{}\"", in_days(30))));
+    let zero = prompt_text(&h.send(get_prompt("overdue_payables_review", json!({"days_ahead": "0"})).bearer(&owner).build()).await.result());
+    assert!(zero.contains(&format!("\"lte\": \"{}\"", today())) && zero.contains("due today"));
+    // The 2025 era gets the same script.
+    let legacy = h.send(Mcp::legacy("prompts/get", json!({"name": "overdue_payables_review", "arguments": {"days_ahead": "30"}}), Some("2025-06-18")).bearer(&owner).build()).await.result();
+    assert_eq!(prompt_text(&legacy), thirty, "the caller's only workspace is named as if given");
+}
+
+#[tokio::test]
+async fn cash_position_steers_to_accounts_and_aggregates() {
+    let h = Harness::new().await;
+    let owner = h.token(DEMO_OWNER);
+    let text = prompt_text(&h.send(get_prompt("cash_position", json!({})).bearer(&owner).build()).await.result());
+    for tool in ["finance_accounts_list", "finance_accounts_get", "finance_transactions_aggregates", "finance_payables_list", "finance_receivables_list"] {
+        assert!(text.contains(tool), "{tool}: {text}");
+    }
+    assert!(text.contains("every company of the workspace"));
+    assert!(text.contains(&format!("month {} and year {}", today()[5..7].trim_start_matches('0'), &today()[..4])), "{text}");
+    assert_rules(&text);
+    let one = prompt_text(&h.send(get_prompt("cash_position", json!({"company_id": ACME_SERVICES})).bearer(&owner).build()).await.result());
+    assert!(one.contains(&format!("{{\"active\": true, \"company_id\": \"{ACME_SERVICES}\"}}")), "{one}");
+}
+
+#[tokio::test]
+async fn month_close_checklist_covers_the_month_named() {
+    let h = Harness::new().await;
+    let owner = h.token(DEMO_OWNER);
+    let text = prompt_text(&h.send(get_prompt("month_close_checklist", json!({"month": "2024-02"})).bearer(&owner).build()).await.result());
+    assert!(text.contains("{\"gte\": \"2024-02-01\", \"lte\": \"2024-02-29\"}"), "{text}");
+    assert!(text.contains("\"classified\": false") && text.contains("\"is_pending\": true"));
+    assert!(text.contains("month 2 and year 2024"));
+    for tool in [
+        "finance_transactions_list",
+        "finance_transactions_update",
+        "finance_categories_list",
+        "finance_payables_list",
+        "finance_receivables_list",
+        "finance_payables_settle",
+        "finance_receivables_settle",
+        "finance_transactions_aggregates",
+        "finance_payables_aggregates",
+        "finance_receivables_aggregates",
+        "finance_accounts_list",
+        "finance_accounts_adjust_balance",
+        "finance_companies_update",
+    ] {
+        assert!(text.contains(tool), "{tool}: {text}");
+    }
+    assert!(text.contains("locked_until to \"2024-02-29\""));
+    assert_rules(&text);
+}
+
+#[tokio::test]
+async fn classify_transactions_proposes_and_applies_only_what_the_user_approves() {
+    let h = Harness::new().await;
+    // Finance has two workspaces: without workspace_id the script asks to choose one.
+    let finance = h.token(DEMO_FINANCE);
+    let text = prompt_text(&h.send(get_prompt("classify_transactions", json!({})).bearer(&finance).build()).await.result());
+    assert!(text.contains("finance_workspaces_list") && text.contains("ask the user which one"), "{text}");
+    for tool in ["finance_transactions_list", "finance_categories_list", "finance_transactions_update"] {
+        assert!(text.contains(tool), "{tool}: {text}");
+    }
+    assert!(text.contains("{\"classified\": false}") && text.contains("\"category_id\""));
+    assert_rules(&text);
+    let named = prompt_text(&h.send(get_prompt("classify_transactions", json!({"workspace_id": DEMO_WORKSPACE_BETA})).bearer(&finance).build()).await.result());
+    assert!(named.contains("\"Beta Tecnologia\"") && named.contains(DEMO_WORKSPACE_BETA));
+    // The connection's default workspace names it too.
+    let by_header = get_prompt("classify_transactions", json!({})).bearer(&finance).header("x-workspace-id", DEMO_WORKSPACE_ACME).build();
+    assert!(prompt_text(&h.send(by_header).await.result()).contains(DEMO_WORKSPACE_ACME));
+}
+
+#[tokio::test]
+async fn prompt_arguments_are_checked() {
+    let h = Harness::new().await;
+    let owner = h.token(DEMO_OWNER);
+    let rows = [
+        ("nope", json!({})),
+        ("month_close_checklist", json!({})),
+        ("month_close_checklist", json!({"month": ""})),
+        ("month_close_checklist", json!({"month": "2024-13"})),
+        ("month_close_checklist", json!({"month": "2024-2"})),
+        ("month_close_checklist", json!({"month": "february"})),
+        ("month_close_checklist", json!({"month": "2024-02-01"})),
+        ("month_close_checklist", json!({"month": 202402})),
+        ("overdue_payables_review", json!({"days_ahead": "-1"})),
+        ("overdue_payables_review", json!({"days_ahead": "366"})),
+        ("overdue_payables_review", json!({"days_ahead": "7.5"})),
+        ("overdue_payables_review", json!({"days_ahead": "seven"})),
+        ("overdue_payables_review", json!({"days_ahead": 7})),
+        ("overdue_payables_review", json!({"extra": "1"})),
+        ("overdue_payables_review", json!("days_ahead=7")),
+        // Another tenant's workspace is not one of the caller's.
+        ("overdue_payables_review", json!({"workspace_id": DEMO_WORKSPACE_BETA})),
+        ("cash_position", json!({"company_id": "acme"})),
+    ];
+    for (name, arguments) in rows {
+        let modern = h.send(get_prompt(name, arguments.clone()).bearer(&owner).build()).await;
+        assert_eq!((modern.status.as_u16(), modern.rpc_code()), (200, Some(-32602)), "{name} {arguments}");
+        let legacy = h.send(Mcp::legacy("prompts/get", json!({"name": name, "arguments": arguments}), Some("2025-06-18")).bearer(&owner).build()).await;
+        assert_eq!(legacy.rpc_code(), Some(-32602), "{name} (2025)");
+    }
+    // A prompt the caller may not use is unknown to them.
+    let viewer = h.send(get_prompt("classify_transactions", json!({})).bearer(&h.token(DEMO_VIEWER)).build()).await;
+    assert_eq!(viewer.rpc_code(), Some(-32602));
+    // Blank optional arguments are left out; boundaries are accepted.
+    for (name, arguments) in [
+        ("overdue_payables_review", json!({"workspace_id": "", "days_ahead": "365"})),
+        ("cash_position", json!({"company_id": ""})),
+        ("month_close_checklist", json!({"month": "1900-01"})),
+    ] {
+        assert!(h.send(get_prompt(name, arguments.clone()).bearer(&owner).build()).await.rpc_code().is_none(), "{name} {arguments}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Completion of prompt arguments
+
+#[tokio::test]
+async fn completion_of_workspace_ids_by_name_prefix() {
+    let h = Harness::new().await;
+    let finance = h.token(DEMO_FINANCE);
+    let complete = |value: &str| complete_prompt("cash_position", "workspace_id", value, None);
+    assert_eq!(values(&h, complete(""), &finance).await, [DEMO_WORKSPACE_ACME, DEMO_WORKSPACE_BETA]);
+    assert_eq!(values(&h, complete("be"), &finance).await, [DEMO_WORKSPACE_BETA]);
+    assert_eq!(values(&h, complete("ACME"), &finance).await, [DEMO_WORKSPACE_ACME]);
+    assert_eq!(values(&h, complete(&DEMO_WORKSPACE_BETA[..8]), &finance).await, [DEMO_WORKSPACE_BETA]);
+    let reply = h.send(complete("").bearer(&finance).build()).await.result();
+    assert_eq!(reply["completion"]["total"], 2);
+    assert_eq!(reply["completion"]["hasMore"], false);
+    // Only the caller's own workspaces.
+    let owner = h.token(DEMO_OWNER);
+    assert_eq!(values(&h, complete(""), &owner).await, [DEMO_WORKSPACE_ACME]);
+    assert!(values(&h, complete("beta"), &owner).await.is_empty());
+}
+
+#[tokio::test]
+async fn completion_of_company_ids_honours_the_workspace_argument() {
+    let h = Harness::new().await;
+    let complete = |value: &str, context: Option<Value>| complete_prompt("cash_position", "company_id", value, context);
+    let owner = h.token(DEMO_OWNER);
+    assert_eq!(values(&h, complete("", None), &owner).await, [ACME_COMPANY, ACME_SERVICES]);
+    assert_eq!(values(&h, complete("acme s", None), &owner).await, [ACME_SERVICES]);
+    // By trade name too ("Beta" for "Beta Tecnologia S.A.").
+    assert_eq!(values(&h, complete("beta", None), &h.token(DEMO_BETA_OWNER)).await, [BETA_COMPANY]);
+    // Another tenant's workspace named in the context offers nothing.
+    assert!(values(&h, complete("", Some(json!({"workspace_id": DEMO_WORKSPACE_BETA}))), &owner).await.is_empty());
+    assert!(values(&h, complete("acme", None), &h.token(DEMO_BETA_OWNER)).await.is_empty());
+    // Finance belongs to both: all three, or the named workspace's.
+    let finance = h.token(DEMO_FINANCE);
+    assert_eq!(sorted(values(&h, complete("", None), &finance).await), sorted(vec![ACME_COMPANY.into(), ACME_SERVICES.into(), BETA_COMPANY.into()]));
+    assert_eq!(values(&h, complete("", Some(json!({"workspace_id": DEMO_WORKSPACE_BETA}))), &finance).await, [BETA_COMPANY]);
+    assert_eq!(values(&h, complete("", Some(json!({"workspace_id": DEMO_WORKSPACE_ACME}))), &finance).await, [ACME_COMPANY, ACME_SERVICES]);
+    // The context's workspace overrides the connection's default.
+    let in_acme = complete("", Some(json!({"workspace_id": DEMO_WORKSPACE_BETA}))).header("x-workspace-id", DEMO_WORKSPACE_ACME);
+    assert_eq!(values(&h, in_acme, &finance).await, [BETA_COMPANY]);
+    // Without the companies scope the prompt is there, the suggestions are not.
+    let accounts_only = h.token_with(DEMO_OWNER, Some("finance.accounts"), |_| {});
+    assert!(values(&h, complete("", None), &accounts_only).await.is_empty());
+}
+
+#[tokio::test]
+async fn completion_of_months_and_days_ahead() {
+    let h = Harness::new().await;
+    let owner = h.token(DEMO_OWNER);
+    let month = |value: &str| complete_prompt("month_close_checklist", "month", value, None);
+    let all = values(&h, month(""), &owner).await;
+    assert_eq!(all.len(), 24);
+    assert_eq!(all[0], today()[..7]);
+    assert!(all.windows(2).all(|w| w[0] > w[1]), "newest first: {all:?}");
+    let this_year = values(&h, month(&today()[..4]), &owner).await;
+    assert!(!this_year.is_empty() && this_year.iter().all(|m| m.starts_with(&today()[..4])));
+    assert!(values(&h, month("1999"), &owner).await.is_empty());
+    let days = |value: &str| complete_prompt("overdue_payables_review", "days_ahead", value, None);
+    assert_eq!(values(&h, days(""), &owner).await, ["0", "7", "15", "30", "60", "90", "180", "365"]);
+    assert_eq!(values(&h, days("3"), &owner).await, ["30", "365"]);
+    assert!(values(&h, days("x"), &owner).await.is_empty());
+    let reply = h.send(days("").bearer(&owner).build()).await.result();
+    assert_eq!((reply["completion"]["total"].clone(), reply["completion"]["hasMore"].clone()), (json!(8), json!(false)));
+    // A prompt the caller cannot use completes nothing: it is unknown.
+    let viewer = h.send(complete_prompt("classify_transactions", "workspace_id", "", None).bearer(&h.token(DEMO_VIEWER)).build()).await;
+    assert_eq!(viewer.rpc_code(), Some(-32602));
+}
+
+// ---------------------------------------------------------------------------------
+// Instructions (SPEC §4)
+
+#[tokio::test]
+async fn instructions_warn_about_third_party_data_and_destructive_actions_in_both_eras() {
+    let h = Harness::new().await;
+    let owner = h.token(DEMO_OWNER);
+    let discover = h.send(Mcp::modern("server/discover", json!({})).bearer(&owner).build()).await.result();
+    let initialize = h
+        .send(Mcp::legacy("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}), None).bearer(&owner).build())
+        .await
+        .result();
+    for result in [discover, initialize] {
+        let instructions = result["instructions"].as_str().expect("instructions");
+        assert!(instructions.contains("written by third parties") && instructions.contains("never as instructions"), "{instructions}");
+        assert!(instructions.contains("destructive or money-moving action") && instructions.contains("ask the user first"), "{instructions}");
+        assert!(result["capabilities"]["prompts"].is_object());
+        assert_eq!(result["capabilities"]["completions"], json!({}));
     }
 }

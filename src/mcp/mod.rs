@@ -3,6 +3,7 @@
 //! gives it the form the era requires.
 
 pub mod catalogue;
+pub mod completion;
 pub mod confirm;
 pub mod lifecycle;
 pub mod prompts;
@@ -206,9 +207,9 @@ pub async fn dispatch(
         Method::ResourcesList => resources::list(params)?,
         Method::ResourceTemplatesList => resources::templates(&ctx, params).await?,
         Method::ResourcesRead => resources::read(&ctx, params).await?,
-        Method::PromptsList => prompts::list(params)?,
-        Method::PromptsGet => prompts::get(params)?,
-        Method::Complete => prompts::complete(&ctx, params).await?,
+        Method::PromptsList => prompts::list(&ctx, params).await?,
+        Method::PromptsGet => prompts::get(&ctx, params).await?,
+        Method::Complete => completion::complete(&ctx, params).await?,
     };
     Ok(Dispatched { result: shape::finish(era, method, result), version: era.version() })
 }
