@@ -211,15 +211,10 @@ fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut AnyConnection) -> 
 /// Whether the caller may run `tool`: the scope is in the token and the role grants it
 /// in the default workspace when one is given, else in any of the caller's workspaces.
 async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError> {
-    let Some((resource, access)) = tool.permission else { return Ok(true) };
-    if !ctx.identity.scopes.allows(resource, access) {
-        return Ok(false);
+    match tool.permission {
+        None => Ok(true),
+        Some((resource, access)) => ctx.may(resource, access).await,
     }
-    let memberships = ctx.memberships().await?;
-    Ok(match &ctx.default_workspace {
-        Some(id) => memberships.iter().any(|m| &m.workspace_id == id && m.role.allows(resource, access)),
-        None => memberships.iter().any(|m| m.role.allows(resource, access)),
-    })
 }
 
 /// `tools/list`: the visible tools as a serialised JSON array (the result's `tools`
