@@ -3,6 +3,8 @@
 //! (`KFIN_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432/test`).
 #![allow(dead_code)]
 
+pub mod moto;
+
 use std::time::Duration;
 
 use axum::body::Body;
