@@ -35,6 +35,16 @@ pub fn backend() -> &'static str {
     }
 }
 
+/// For a test that needs PostgreSQL: true on PostgreSQL; on SQLite it says loudly that
+/// the test did not run (the PostgreSQL pass of `make test` and CI runs it).
+pub fn postgres_only(what: &str) -> bool {
+    if backend() == "postgres" {
+        return true;
+    }
+    eprintln!("\n*** SKIPPED on SQLite: {what} needs PostgreSQL (run with KFIN_TEST_DATABASE=postgres) ***\n");
+    false
+}
+
 pub fn config(database_url: String) -> Config {
     Config {
         mode: Mode::Local,
