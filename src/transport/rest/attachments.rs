@@ -5,6 +5,11 @@
 //! upload: up to [`MAX_UPLOAD_BODY`] (a 10 MB file plus the multipart framing), beyond
 //! which the answer is 422 `too_large` in the REST envelope and the connection closes.
 //! The other routes take JSON bodies under the extractors' default limit.
+//!
+//! No database connection is held while the blob store is called: an upload puts its
+//! bytes before its transaction opens, a download reads its row and gives the
+//! connection back before fetching the bytes, and a delete's object is removed after
+//! the delete has committed.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -87,8 +92,11 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     let outcome = async {
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let input = attachments::parse_multipart(content_type, &bytes)?;
+        let checked = attachments::check_upload(&ctx, ws, input)?;
+        // The bytes first, the row after: see `attachments::record_upload`.
+        let placement = attachments::put_bytes(&ctx, ws, &checked).await?;
         let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        let attachment = attachments::upload(&ctx, &mut tx, ws, input).await?;
+        let attachment = attachments::record_upload(&ctx, &mut tx, ws, checked, placement).await?;
         tx.commit().await.map_err(crate::storage::db_error)?;
         serde_json::to_value(&attachment).map_err(|_| ApiError::internal())
     }
@@ -99,9 +107,14 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     }
 }
 
-/// `DELETE /v1/attachments/{id}` → 204
+/// `DELETE /v1/attachments/{id}` → 204; an object in the blob store is removed after
+/// the delete has committed.
 async fn delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await
+    let answer = door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await;
+    if answer.status().is_success() {
+        state.remove_deleted_blobs_soon();
+    }
+    answer
 }
 
 /// `Content-Disposition` for a download: `inline` for PDF and images, `attachment`
@@ -136,7 +149,9 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): P
     let outcome = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
         let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        attachments::download(&ctx, &mut conn, ws, &id).await
+        let located = attachments::locate(&ctx, &mut conn, ws, &id).await?;
+        drop(conn);
+        attachments::fetch(&ctx, located).await
     }
     .await;
     let file = match outcome {
