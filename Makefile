@@ -1,5 +1,5 @@
 # The two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench lambda replay build release fmt lint bench-lists
+.PHONY: run test bench lambda replay build release fmt lint bench-lists fuzz load
 
 ARCH ?= arm64
 EVENT ?= events/v2/tools-list.json
@@ -39,3 +39,11 @@ lint:
 ## Benchmarks: GET /v1/payables latency with 10k and 1M payables, SQLite and PostgreSQL.
 bench-lists:
 	scripts/bench-lists.sh
+
+## Fuzzing on the stable toolchain: each target FUZZ_SECONDS (60) seconds; prints executions.
+fuzz:
+	scripts/fuzz.sh
+
+## Load test: release server on 127.0.0.1 + fresh PostgreSQL, LOAD_CLIENTS (64) for LOAD_SECONDS (60), then integrity checks.
+load:
+	scripts/load.sh
