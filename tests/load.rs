@@ -411,7 +411,7 @@ async fn run(plan: Plan, db: &Db) -> String {
     if missing > 0 || ids.len() != ledger.created.len() {
         problems.push(format!("{} acknowledged creates, {} in the database, {missing} missing", ledger.created.len(), ids.len()));
     }
-    for (id, _) in &ledger.settled {
+    for id in ledger.settled.keys() {
         if scalar(db, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", &[id]).await != 1 {
             problems.push(format!("settled payable {id} is not paid"));
         }
