@@ -80,3 +80,36 @@ async fn request_pipeline_corpus() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Found by the request pipeline fuzzer: an `{id}` that does not decode (bad
+/// percent-encoding, not UTF-8) got the router's plain-text 400. It names no record:
+/// 404 with the REST envelope, like any other unknown id.
+#[tokio::test]
+async fn a_path_id_that_does_not_decode_is_not_found_with_the_envelope() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    for (method, path) in [
+        (http::Method::GET, "/v1/people/%FF"),
+        (http::Method::PATCH, "/v1/people/9%%%%e0"),
+        (http::Method::DELETE, "/v1/companies/%C3%28"),
+        (http::Method::POST, "/v1/payables/%FF/settle"),
+        (http::Method::GET, "/v1/attachments/%FE%FF/download"),
+        (http::Method::GET, "/v1/transfers/%80"),
+    ] {
+        let reply = h.send(Mcp::raw("{}").method(method.clone()).path(path).bearer(&token).header("content-type", "application/json").build()).await;
+        assert_eq!(reply.status, 404, "{method} {path}");
+        assert_eq!(reply.json()["error"]["code"], "not_found", "{method} {path}");
+        assert_eq!(reply.header("cache-control"), Some("no-store"));
+    }
+}
+
+/// A `/v1` body over what the REST door reads answers with the envelope too.
+#[tokio::test]
+async fn an_oversized_rest_body_is_refused_with_the_envelope() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let body = format!(r#"{{"name":"{}","cnpj":"11444777000242"}}"#, "x".repeat(3 << 20));
+    let reply = h.send(Mcp::raw(body).method(http::Method::POST).path("/v1/companies").bearer(&token).header("content-type", "application/json").build()).await;
+    let check = raw::check("/v1/companies", reply.status.as_u16(), &reply.headers, &reply.bytes);
+    assert!(check.is_ok(), "{check:?}: {} {}", reply.status, String::from_utf8_lossy(&reply.bytes[..reply.bytes.len().min(300)]));
+}
