@@ -328,7 +328,7 @@ async fn router_rejections_answer_with_the_envelope() {
     let huge = format!("{{\"name\":\"{}\",\"cnpj\":\"11444777000242\"}}", "x".repeat(3 * 1024 * 1024));
     let big = h.send(Mcp::raw(huge).method(Method::POST).path("/v1/companies").bearer(&api).header("content-type", "application/json").build()).await;
     assert_eq!(big.status, 413);
-    assert_eq!(big.json()["error"]["details"]["reason"], "too_large");
+    assert_eq!(big.json()["error"]["details"]["reason"], "body_too_large");
 
     let query = h.send(Mcp::raw("").method(Method::GET).path("/v1/companies?name=%FF%FE").bearer(&api).build()).await;
     assert!(query.status == 400 || query.status == 200, "status {}", query.status);

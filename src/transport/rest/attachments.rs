@@ -11,14 +11,14 @@
 //! connection back before fetching the bytes, and a delete's object is removed after
 //! the delete has committed.
 
-use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::body::Body;
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use http::{header, HeaderMap, HeaderValue};
 
-use super::{body_json, caller, created, door, error_response, Location, Query, QueryPairs};
+use super::{body_json, caller, created, door, error_response, Location, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -44,7 +44,7 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(quer
 }
 
 /// `GET /v1/attachments/{id}`
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
 }
 
@@ -109,7 +109,7 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
 
 /// `DELETE /v1/attachments/{id}` → 204; an object in the blob store is removed after
 /// the delete has committed.
-async fn delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     let answer = door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await;
     if answer.status().is_success() {
         state.remove_deleted_blobs_soon();
@@ -140,7 +140,7 @@ pub fn content_disposition(file_name: &str, mime_type: &str) -> String {
 }
 
 /// `GET /v1/attachments/{id}/download`: the bytes, never cached.
-async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn download(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Read).await {
         Ok(c) => c,
         Err(answer) => return answer,
@@ -173,7 +173,7 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): P
 
 /// `POST /v1/attachments/{id}/links` → 201 `{attachment_id, parent_type, parent_id}`
 /// (idempotent with a key).
-async fn link(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn link(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     let route = format!("/v1/attachments/{id}/links");
     door::create_keyed(&state, &headers, &query, &route, Location::None, &body, async |ctx, conn, ws, input: attachments::LinkRequest| {
         attachments::link(ctx, conn, ws, &id, input).await
@@ -182,7 +182,7 @@ async fn link(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<
 }
 
 /// `DELETE /v1/attachments/{id}/links` → 204
-async fn unlink(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn unlink(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>);
     door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await).await
 }
