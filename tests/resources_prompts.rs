@@ -304,9 +304,11 @@ async fn completion_never_offers_ids_of_another_workspace() {
     assert_eq!(values(&h, complete_id("accounts", "conta corrente n"), &h.token(DEMO_OWNER)).await, Vec::<String>::new());
     // Finance (member of both) with Beta as the connection's workspace: Beta's only.
     let finance = h.token(DEMO_FINANCE);
-    assert_eq!(sorted(values(&h, complete_id("accounts", ""), &finance).await).len(), 3);
-    let in_beta = complete_id("accounts", "").header("x-workspace-id", DEMO_WORKSPACE_BETA);
+    assert_eq!(sorted(values(&h, complete_id("accounts", ""), &finance).await).len(), 4);
+    let in_beta = complete_id("accounts", "conta").header("x-workspace-id", DEMO_WORKSPACE_BETA);
     assert_eq!(values(&h, in_beta, &finance).await, [BETA_ACCOUNT]);
+    let all_in_beta = complete_id("accounts", "").header("x-workspace-id", DEMO_WORKSPACE_BETA);
+    assert!(values(&h, all_in_beta, &finance).await.iter().all(|id| !RECORDS.iter().any(|r| r.1 == id)), "no Acme account in Beta");
     // Without the read scope nothing is offered.
     let blind = h.token_with(DEMO_OWNER, Some("finance.companies finance.payables.write"), |_| {});
     assert!(values(&h, complete_id("payables", ""), &blind).await.is_empty());
