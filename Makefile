@@ -1,5 +1,5 @@
 # The two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench lambda replay build release fmt lint bench-lists bench-tools
+.PHONY: run test bench lambda replay build release fmt lint bench-lists bench-tools fuzz load
 
 ARCH ?= arm64
 EVENT ?= events/v2/tools-list.json
@@ -43,3 +43,11 @@ bench-lists:
 ## Benchmarks: tools/call finance_payables_list and tools/list with 100k payables, SQLite and PostgreSQL.
 bench-tools:
 	BENCH_SIZES=100000 scripts/bench-lists.sh
+
+## Fuzzing on the stable toolchain: each target FUZZ_SECONDS (60) seconds; prints executions.
+fuzz:
+	scripts/fuzz.sh
+
+## Load test: release server on 127.0.0.1 + fresh PostgreSQL, LOAD_CLIENTS (64) for LOAD_SECONDS (60), then integrity checks.
+load:
+	scripts/load.sh

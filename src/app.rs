@@ -1,27 +1,65 @@
-//! The application state shared by every request: configuration, database, keys.
-//! Built once per process (per Lambda cold start); nothing else is shared.
+//! The application state shared by every request: configuration, database, keys, the
+//! attachment blob store and the housekeeping clock. Built once per process (per Lambda
+//! cold start); nothing else is shared.
 
 use std::sync::Arc;
 
 use crate::auth::keys::KeyStore;
 use crate::config::Config;
+use crate::storage::blob::BlobStore;
+use crate::storage::housekeeping::{self, Housekeeping};
 use crate::storage::Db;
 
 pub struct App {
     pub config: Config,
     pub db: Db,
     pub keys: KeyStore,
+    pub blobs: BlobStore,
+    pub housekeeping: Housekeeping,
 }
 
 pub type AppState = Arc<App>;
 
 impl App {
-    /// Connects to the database and prepares the key store (nothing is fetched yet).
+    /// Connects to the database and prepares the key and blob stores (nothing is
+    /// fetched from AWS yet).
     pub async fn build(config: Config) -> Result<AppState, String> {
+        let blobs = BlobStore::from_url(config.blob_url.as_deref())?;
         let db = Db::connect(&config.database_url, config.db_max_connections)
             .await
             .map_err(|e| format!("cannot open the database: {e}"))?;
         let keys = KeyStore::from_config(&config.keys).await?;
-        Ok(Arc::new(App { config, db, keys }))
+        let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
+        Ok(Arc::new(App { config, db, keys, blobs, housekeeping }))
+    }
+
+    /// One housekeeping run now: rate-limit counters older than the previous window go,
+    /// and pending removals of deleted attachments' objects are carried out.
+    pub async fn housekeep(&self) -> housekeeping::Report {
+        let horizon = crate::clock::now_unix() - 2 * self.config.rate_limits.window_seconds;
+        housekeeping::run(&self.db, &self.blobs, horizon).await
+    }
+
+    /// Starts a housekeeping run on its own task when one is due (the first request of
+    /// the process, then once per rate-limit window); returns at once either way.
+    pub fn housekeep_if_due(self: &Arc<Self>) {
+        if self.housekeeping.claim(crate::clock::now_unix()) {
+            let app = Arc::clone(self);
+            tokio::spawn(async move {
+                app.housekeep().await;
+            });
+        }
+    }
+
+    /// Removes the objects of just-deleted attachments on a task of its own, so the
+    /// delete's answer does not wait for the blob store; what fails is retried by the
+    /// periodic housekeeping.
+    pub fn remove_deleted_blobs_soon(self: &Arc<Self>) {
+        let app = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(e) = housekeeping::remove_deleted_blobs(&app.db, &app.blobs).await {
+                tracing::warn!(error = %e, "could not read the pending object removals");
+            }
+        });
     }
 }

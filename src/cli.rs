@@ -209,9 +209,9 @@ async fn bootstrap(state: &AppState) -> CliResult {
         seed::run(&state.db).await.map_err(|e| format!("seeding failed: {e}"))?;
         tracing::info!("empty database: demo data written");
     }
-    let horizon = crate::clock::now_unix() - 2 * state.config.rate_limits.window_seconds;
-    if let Err(e) = crate::storage::rate_limit::prune(&state.db, horizon).await {
-        tracing::warn!(error = %e, "could not prune rate-limit counters");
+    // The first housekeeping run happens now rather than on the first request.
+    if state.housekeeping.claim(crate::clock::now_unix()) {
+        state.housekeep().await;
     }
     Ok(())
 }
@@ -252,6 +252,7 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
     let token = mint(&state.config, &keys, seed::DEMO_OWNER, None, TokenAudience::Mcp, 86_400)?;
     println!("Kobana Finance MCP server listening on {}/ (MCP endpoint POST /, alias /mcp)", state.config.public_url);
     println!("Database: {}", redact(&state.config.database_url));
+    println!("Attachment bytes: {}", state.blobs.describe());
     println!("Dev token for the demo owner (ana.souza@demo.kobana.com.br, valid 24 h):\n{token}");
     use std::io::Write;
     let _ = std::io::stdout().flush();

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     InternalError,
     /// A dependency (database, secret store, blob store) is unavailable: retry later.
     ServiceUnavailable,
+    /// A `/v1` route asked with a method it does not take (405, with `Allow`).
+    MethodNotAllowed,
 }
 
 impl ErrorCode {
@@ -42,6 +44,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::InternalError => "internal_error",
             ErrorCode::ServiceUnavailable => "service_unavailable",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
         }
     }
 
@@ -57,6 +60,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         }
     }
 }

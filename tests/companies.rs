@@ -313,3 +313,24 @@ async fn deleting_a_company_in_use_is_refused_with_the_usage() {
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE company_id = $1", ACME_SERVICES).await, 0, "configuration goes with the company");
 }
+
+/// What the router refuses itself (a method a route does not take, a body over the
+/// limit, a query that does not decode) answers with the REST envelope too.
+#[tokio::test]
+async fn router_rejections_answer_with_the_envelope() {
+    let h = Harness::new().await;
+    let api = h.api_token(DEMO_OWNER);
+    let put = h.send(Mcp::raw("{}").method(Method::PUT).path("/v1/companies").bearer(&api).header("content-type", "application/json").build()).await;
+    assert_eq!(put.status, 405);
+    assert_eq!(put.json()["error"]["code"], "method_not_allowed");
+    assert!(put.header("allow").is_some_and(|a| a.contains("GET") && a.contains("POST")), "Allow is kept");
+
+    let huge = format!("{{\"name\":\"{}\",\"cnpj\":\"11444777000242\"}}", "x".repeat(3 * 1024 * 1024));
+    let big = h.send(Mcp::raw(huge).method(Method::POST).path("/v1/companies").bearer(&api).header("content-type", "application/json").build()).await;
+    assert_eq!(big.status, 413);
+    assert_eq!(big.json()["error"]["details"]["reason"], "body_too_large");
+
+    let query = h.send(Mcp::raw("").method(Method::GET).path("/v1/companies?name=%FF%FE").bearer(&api).build()).await;
+    assert!(query.status == 400 || query.status == 200, "status {}", query.status);
+    assert!(query.header("content-type").is_some_and(|c| c.starts_with("application/json")));
+}

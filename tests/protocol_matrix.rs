@@ -35,9 +35,8 @@ fn call_params() -> Value {
     json!({"name": CALL_WORKSPACES, "arguments": {}})
 }
 
-fn rows(h: &Harness) -> Vec<Row> {
-    let owner = h.token(DEMO_OWNER);
-    let auth = |m: Mcp| m.bearer(&owner);
+fn rows(h: &Harness, owner: &str) -> Vec<Row> {
+    let auth = |m: Mcp| m.bearer(owner);
     let discover = || auth(Mcp::modern("server/discover", json!({})));
     let call = || auth(Mcp::modern("tools/call", call_params()));
     let expired = h.token_with(DEMO_OWNER, None, |c| c.exp = 1_000_000);
@@ -309,11 +308,32 @@ fn rows(h: &Harness) -> Vec<Row> {
     ]
 }
 
+/// With `KFIN_FUZZ_SEEDS=DIR`, each row's request is also written to DIR in the request
+/// pipeline fuzz target's input format (fuzz/src/raw.rs; the owner's token becomes
+/// `$MCP_TOKEN`), so the fuzzer starts from every rule of the contract.
+fn write_seed(owner: &str, index: usize, row: &Row) {
+    let Some(dir) = std::env::var_os("KFIN_FUZZ_SEEDS") else { return };
+    if row.request.body.len() > 64 * 1024 {
+        return;
+    }
+    let headers: Vec<(String, String)> = row.request.headers.iter().map(|(n, v)| (n.clone(), v.replace(owner, "$MCP_TOKEN"))).collect();
+    let mut text = format!("{} {}\n", row.request.method, row.request.path).into_bytes();
+    for (name, value) in headers {
+        text.extend_from_slice(format!("{name}: {value}\n").as_bytes());
+    }
+    text.push(b'\n');
+    text.extend_from_slice(&row.request.body);
+    let path = std::path::Path::new(&dir).join(format!("matrix-{index:03}"));
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
 #[tokio::test]
 async fn protocol_matrix() {
     let h = Harness::new().await;
     let mut failures = Vec::new();
-    for row in rows(&h) {
+    let owner = h.token(DEMO_OWNER);
+    for (index, row) in rows(&h, &owner).into_iter().enumerate() {
+        write_seed(&owner, index, &row);
         let reply = h.send(row.request.build()).await;
         let code = reply.rpc_code();
         let mut problems = Vec::new();

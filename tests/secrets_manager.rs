@@ -3,14 +3,10 @@
 //! verify, rotation is picked up after the cache TTL, keys are served from the cache
 //! while fresh, and an unreachable store is 503 + Retry-After.
 //!
-//! moto is found through `KFIN_TEST_MOTO_SERVER`, `target/tools/venv/bin/moto_server`
-//! or `PATH`. Without it the test is skipped with a loud message, except in CI, where
-//! it fails.
+//! moto is started by `common::moto` (skipped loudly when absent, except in CI).
 
 mod common;
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use aws_sdk_secretsmanager::config::{BehaviorVersion, Credentials, Region};
@@ -19,50 +15,6 @@ use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
 use kobana_finance_mcp::auth::keys::Keys;
 use kobana_finance_mcp::config::KeySourceConfig;
 use serde_json::json;
-
-struct Moto(Child);
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn moto_binary() -> Option<String> {
-    if let Ok(path) = std::env::var("KFIN_TEST_MOTO_SERVER") {
-        return Some(path);
-    }
-    let local = format!("{}/target/tools/venv/bin/moto_server", env!("CARGO_MANIFEST_DIR"));
-    if std::path::Path::new(&local).exists() {
-        return Some(local);
-    }
-    Command::new("moto_server").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status().ok().filter(|s| s.success()).map(|_| "moto_server".into())
-}
-
-fn start_moto() -> Option<(Moto, String)> {
-    let Some(binary) = moto_binary() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("moto_server is required in CI (run scripts/ensure-tools.sh)");
-        }
-        eprintln!("\n*** SKIPPED: moto_server not found; the Secrets Manager test did not run. Run scripts/ensure-tools.sh. ***\n");
-        return None;
-    };
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(binary)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start moto_server");
-    let moto = Moto(child);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "moto_server did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Some((moto, format!("http://127.0.0.1:{port}")))
-}
 
 fn token(secret: &str) -> String {
     let now = kobana_finance_mcp::clock::now_unix() as u64;
@@ -81,13 +33,11 @@ fn token(secret: &str) -> String {
 
 #[tokio::test]
 async fn signing_keys_from_secrets_manager() {
-    let Some((moto, endpoint)) = start_moto() else { return };
+    let Some(moto) = common::moto::start("the Secrets Manager test") else { return };
+    let endpoint = moto.endpoint.clone();
     // The SDK's standard environment, as in Lambda (this test binary runs this one test).
+    common::moto::aws_test_environment();
     std::env::set_var("AWS_ENDPOINT_URL", &endpoint);
-    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-    std::env::set_var("AWS_REGION", "us-east-1");
-    std::env::remove_var("AWS_PROFILE");
 
     let admin = aws_sdk_secretsmanager::Client::from_conf(
         aws_sdk_secretsmanager::Config::builder()
@@ -132,7 +82,7 @@ async fn signing_keys_from_secrets_manager() {
     assert_eq!(h.send(discover(&token("key-previous"))).await.status, 401);
 
     // The store goes away: fresh cached keys keep serving, then 503 + Retry-After.
-    drop(moto);
+    moto.stop();
     assert_eq!(h.send(discover(&token("key-next"))).await.status, 200, "served from the cache");
     tokio::time::sleep(ttl + Duration::from_millis(300)).await;
     let reply = h.send(discover(&token("key-next"))).await;

@@ -34,6 +34,9 @@ async fn statements<F: std::future::Future<Output = ()>>(captured: &Captured, f:
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|l| l["target"] == "sqlx::query")
         .map(|l| l["fields"]["summary"].as_str().or(l["fields"]["db.statement"].as_str()).unwrap_or_default().to_string())
+        // Housekeeping (pruning counters, removing deleted blobs) runs on a task of its
+        // own, at most once per window, off the request's path: not the request's work.
+        .filter(|s| !s.contains("blob_deletions") && !s.starts_with("DELETE FROM rate_limit_counters"))
         .collect()
 }
 

@@ -28,28 +28,32 @@ use crate::storage::db_error;
 /// How long a confirmation request stays valid.
 pub const STATE_TTL_SECONDS: i64 = 300;
 
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-struct State {
-    /// User, workspace, tool, arguments digest, nonce, expiry (Unix seconds).
-    u: String,
-    w: String,
-    t: String,
-    d: String,
-    n: String,
-    e: i64,
+/// What a `requestState` binds: user, workspace, tool, arguments digest, nonce and
+/// expiry (Unix seconds). Short field names keep the token small.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct State {
+    pub u: String,
+    pub w: String,
+    pub t: String,
+    pub d: String,
+    pub n: String,
+    pub e: i64,
 }
 
 fn b64() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
 }
 
-fn sign(key: &[u8], state: &State) -> String {
+/// Signs `state` as a `requestState` token: base64url(JSON) "." base64url(HMAC-SHA256).
+pub fn sign(key: &[u8], state: &State) -> String {
     let payload = serde_json::to_vec(state).unwrap_or_default();
     let tag = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, key), &payload);
     format!("{}.{}", b64().encode(&payload), b64().encode(tag.as_ref()))
 }
 
-fn verify(key: &[u8], token: &str) -> Option<State> {
+/// The state a `requestState` token carries, if `key` signed it (expiry and bindings
+/// are the caller's to check).
+pub fn verify(key: &[u8], token: &str) -> Option<State> {
     let (payload, tag) = token.split_once('.')?;
     let payload = b64().decode(payload).ok()?;
     let tag = b64().decode(tag).ok()?;

@@ -3,6 +3,7 @@
 //! gives it the form the era requires.
 
 pub mod catalogue;
+pub mod completion;
 pub mod confirm;
 pub mod lifecycle;
 pub mod prompts;
@@ -16,6 +17,7 @@ use tokio::sync::OnceCell;
 
 use crate::app::AppState;
 use crate::auth::Identity;
+use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::{Channel, OpContext};
 use crate::protocol::era::Era;
@@ -117,6 +119,29 @@ impl<'a> McpContext<'a> {
             .map(Vec::as_slice)
     }
 
+    /// The caller's workspaces where the token's scope and the role both allow `access`
+    /// on `resource`: only `named` when given, else only the connection's default
+    /// workspace when one is set, else all of them.
+    pub async fn workspaces_allowing(&self, resource: Resource, access: Access, named: Option<&str>) -> Result<Vec<&Membership>, ApiError> {
+        if !self.identity.scopes.allows(resource, access) {
+            return Ok(Vec::new());
+        }
+        let only = named.or(self.default_workspace.as_deref());
+        Ok(self
+            .memberships()
+            .await?
+            .iter()
+            .filter(|m| only.is_none_or(|id| id == m.workspace_id) && m.role.allows(resource, access))
+            .collect())
+    }
+
+    /// Whether the caller may do `access` on `resource` somewhere (SPEC §5: the scope is
+    /// in the token and the role grants it in the default workspace when one is given,
+    /// else in any of the caller's workspaces).
+    pub async fn may(&self, resource: Resource, access: Access) -> Result<bool, ApiError> {
+        Ok(!self.workspaces_allowing(resource, access, None).await?.is_empty())
+    }
+
     pub async fn op_context(&self) -> Result<OpContext<'_>, ApiError> {
         Ok(OpContext { state: self.state, identity: self.identity, channel: Channel::Mcp, memberships: self.memberships().await? })
     }
@@ -152,6 +177,9 @@ impl WorkspaceHint {
 pub struct Dispatched {
     pub result: Value,
     pub version: &'static str,
+    /// A member of `result` kept as serialised JSON (`tools/list`'s `tools`): the
+    /// transport writes it into the result object.
+    pub raw_member: Option<(&'static str, String)>,
 }
 
 /// Runs `request` in its era and returns the era-shaped result.
@@ -174,19 +202,22 @@ pub async fn dispatch(
             let result = lifecycle::initialize(params);
             let version = crate::protocol::era::negotiate_initialize(params.get("protocolVersion").and_then(Value::as_str));
             let era = Era::Legacy { version };
-            return Ok(Dispatched { result: shape::finish(&era, method, result), version });
+            return Ok(Dispatched { result: shape::finish(&era, method, result), version, raw_member: None });
         }
         Method::Ping => Map::new(),
-        Method::ToolsList => tools::list(&ctx, params).await?,
+        Method::ToolsList => {
+            let tools = tools::list(&ctx, params).await?;
+            return Ok(Dispatched { result: shape::finish(era, method, Map::new()), version: era.version(), raw_member: Some(("tools", tools)) });
+        }
         Method::ToolsCall => tools::call(&ctx, params).await?,
         Method::ResourcesList => resources::list(params)?,
-        Method::ResourceTemplatesList => resources::templates(&ctx, params)?,
+        Method::ResourceTemplatesList => resources::templates(&ctx, params).await?,
         Method::ResourcesRead => resources::read(&ctx, params).await?,
-        Method::PromptsList => prompts::list(params)?,
-        Method::PromptsGet => prompts::get(params)?,
-        Method::Complete => prompts::complete(&ctx, params).await?,
+        Method::PromptsList => prompts::list(&ctx, params).await?,
+        Method::PromptsGet => prompts::get(&ctx, params).await?,
+        Method::Complete => completion::complete(&ctx, params).await?,
     };
-    Ok(Dispatched { result: shape::finish(era, method, result), version: era.version() })
+    Ok(Dispatched { result: shape::finish(era, method, result), version: era.version(), raw_member: None })
 }
 
 /// Rejects a `cursor` param: every list here fits in one page, so no cursor we issued

@@ -11,7 +11,9 @@ use super::tools::BoxFuture;
 use super::{no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::OpContext;
+use crate::ops::billings::BillingKind;
+use crate::ops::list::ListSpec;
+use crate::ops::{self, OpContext};
 use crate::protocol::rpc::{RpcError, RESOURCE_NOT_FOUND_2025};
 use crate::storage::identity::Membership;
 
@@ -25,28 +27,133 @@ pub struct Template {
     pub description: &'static str,
     pub scope: Resource,
     pub read: ReadRecord,
-    /// Table and label column for completing `{id}` by a label prefix.
-    pub table: &'static str,
-    pub label: &'static str,
+    /// The resource's list: its table and which rows are live (e.g. one kind of billing,
+    /// not soft-deleted), for completing `{id}`.
+    pub list: &'static ListSpec,
+    /// The columns `{id}` completes by (a prefix of any of them); the first orders the
+    /// suggestions.
+    pub labels: &'static [&'static str],
 }
 
-fn read_company<'a>(ctx: &'a OpContext<'a>, conn: &'a mut AnyConnection, ws: &'a Membership, id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
-        let company = crate::ops::companies::get(ctx, conn, ws, id).await?;
-        serde_json::to_value(company).map_err(|_| ApiError::internal())
-    })
+fn to_json<T: serde::Serialize>(record: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(record).map_err(|_| ApiError::internal())
 }
 
-/// The record templates, one per resource with a get operation.
-pub static TEMPLATES: &[Template] = &[Template {
-    resource: "companies",
-    title: "Company",
-    description: "A company by id: the same JSON as finance_companies_get.",
-    scope: Resource::Companies,
-    read: read_company,
-    table: "companies",
-    label: "name",
-}];
+/// A [`ReadRecord`] named `$name` that runs the get operation `$get` and serialises its
+/// answer: the JSON the get tool and `GET /v1/...{id}` return.
+macro_rules! reader {
+    ($name:ident, |$ctx:ident, $conn:ident, $ws:ident, $id:ident| $get:expr) => {
+        fn $name<'a>($ctx: &'a OpContext<'a>, $conn: &'a mut AnyConnection, $ws: &'a Membership, $id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
+            Box::pin(async move { to_json(&$get.await?) })
+        }
+    };
+}
+
+reader!(read_company, |ctx, conn, ws, id| ops::companies::get(ctx, conn, ws, id));
+reader!(read_account, |ctx, conn, ws, id| ops::accounts::get(ctx, conn, ws, id));
+reader!(read_category, |ctx, conn, ws, id| ops::categories::get(ctx, conn, ws, id));
+reader!(read_cost_center, |ctx, conn, ws, id| ops::cost_centers::get(ctx, conn, ws, id));
+reader!(read_person, |ctx, conn, ws, id| ops::people::get(ctx, conn, ws, id));
+reader!(read_tax, |ctx, conn, ws, id| ops::taxes::get(ctx, conn, ws, id));
+reader!(read_transaction, |ctx, conn, ws, id| ops::transactions::get(ctx, conn, ws, id));
+reader!(read_payable, |ctx, conn, ws, id| ops::billings::get(ctx, conn, ws, BillingKind::Payable, id));
+reader!(read_receivable, |ctx, conn, ws, id| ops::billings::get(ctx, conn, ws, BillingKind::Receivable, id));
+reader!(read_attachment, |ctx, conn, ws, id| ops::attachments::get(ctx, conn, ws, id));
+
+/// The record templates, one per resource with a get operation, in the order of the
+/// tool catalogue (SPEC §5.1).
+pub static TEMPLATES: &[Template] = &[
+    Template {
+        resource: "companies",
+        title: "Company",
+        description: "A company by id: the same JSON as finance_companies_get.",
+        scope: Resource::Companies,
+        read: read_company,
+        list: &ops::companies::LIST,
+        labels: &["name", "trade_name"],
+    },
+    Template {
+        resource: "accounts",
+        title: "Financial account",
+        description: "A financial account by id, with its balance: the same JSON as finance_accounts_get.",
+        scope: Resource::Accounts,
+        read: read_account,
+        list: &ops::accounts::LIST,
+        labels: &["name"],
+    },
+    Template {
+        resource: "categories",
+        title: "Category",
+        description: "A category of the chart of accounts by id: the same JSON as finance_categories_get.",
+        scope: Resource::Categories,
+        read: read_category,
+        list: &ops::categories::LIST,
+        labels: &["name"],
+    },
+    Template {
+        resource: "cost_centers",
+        title: "Cost center",
+        description: "A cost/revenue (classification) center by id: the same JSON as finance_cost_centers_get.",
+        scope: Resource::CostCenters,
+        read: read_cost_center,
+        list: &ops::cost_centers::LIST,
+        labels: &["name"],
+    },
+    Template {
+        resource: "people",
+        title: "Person",
+        description: "A vendor or customer by id: the same JSON as finance_people_get.",
+        scope: Resource::People,
+        read: read_person,
+        list: &ops::people::LIST,
+        labels: &["name", "legal_name", "nickname"],
+    },
+    Template {
+        resource: "taxes",
+        title: "Tax",
+        description: "A withholding tax by id: the same JSON as finance_taxes_get.",
+        scope: Resource::Taxes,
+        read: read_tax,
+        list: &ops::taxes::LIST,
+        labels: &["name"],
+    },
+    Template {
+        resource: "transactions",
+        title: "Transaction",
+        description: "A transaction of the ledger by id: the same JSON as finance_transactions_get.",
+        scope: Resource::Transactions,
+        read: read_transaction,
+        list: &ops::transactions::LIST,
+        labels: &["description"],
+    },
+    Template {
+        resource: "payables",
+        title: "Payable",
+        description: "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
+        scope: Resource::Payables,
+        read: read_payable,
+        list: &ops::billings::PAYABLES_LIST,
+        labels: &["description"],
+    },
+    Template {
+        resource: "receivables",
+        title: "Receivable",
+        description: "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
+        scope: Resource::Receivables,
+        read: read_receivable,
+        list: &ops::billings::RECEIVABLES_LIST,
+        labels: &["description"],
+    },
+    Template {
+        resource: "attachments",
+        title: "Attachment",
+        description: "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
+        scope: Resource::Attachments,
+        read: read_attachment,
+        list: &ops::attachments::LIST,
+        labels: &["file_name", "title"],
+    },
+];
 
 const PREFIX: &str = "kobana://finance/";
 
@@ -88,25 +195,29 @@ pub fn list(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError>
     Ok(result)
 }
 
-/// The record templates whose resource the caller's token may read.
-pub fn templates(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+/// The record templates whose resource the caller may read (scope and role, as for the
+/// get tools).
+pub async fn templates(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
     no_cursor(params)?;
-    let list: Vec<Value> = TEMPLATES
-        .iter()
-        .filter(|t| ctx.identity.scopes.allows(t.scope, Access::Read))
-        .map(|t| {
-            json!({
-                "uriTemplate": format!("{PREFIX}{}/{{id}}", t.resource),
+    let mut list = Vec::new();
+    for t in TEMPLATES {
+        if ctx.may(t.scope, Access::Read).await.map_err(|e| unavailable(&e))? {
+            list.push(json!({
+                "uriTemplate": uri_template(t),
                 "name": t.resource,
                 "title": t.title,
                 "description": t.description,
                 "mimeType": "application/json",
-            })
-        })
-        .collect();
+            }));
+        }
+    }
     let mut result = Map::new();
     result.insert("resourceTemplates".into(), Value::Array(list));
     Ok(result)
+}
+
+pub fn uri_template(template: &Template) -> String {
+    format!("{PREFIX}{}/{{id}}", template.resource)
 }
 
 fn not_found(ctx: &McpContext<'_>, uri: &str) -> RpcError {
@@ -144,9 +255,13 @@ pub async fn read(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
 /// workspace only, when one is set). Anything the caller may not read — another
 /// tenant's record, a missing scope or role — is `None`, indistinguishable from missing.
 async fn read_record(ctx: &McpContext<'_>, template: &Template, id: &str) -> Result<Option<Value>, ApiError> {
+    let workspaces = ctx.workspaces_allowing(template.scope, Access::Read, None).await?;
+    if workspaces.is_empty() {
+        return Ok(None);
+    }
     let op = ctx.op_context().await?;
     let mut conn = ctx.state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-    for ws in op.memberships.iter().filter(|m| ctx.default_workspace.as_deref().is_none_or(|d| d == m.workspace_id)) {
+    for ws in workspaces {
         match (template.read)(&op, &mut conn, ws, id).await {
             Ok(record) => return Ok(Some(record)),
             Err(e) if e.code == ErrorCode::ServiceUnavailable || e.code == ErrorCode::InternalError => return Err(e),
@@ -156,37 +271,46 @@ async fn read_record(ctx: &McpContext<'_>, template: &Template, id: &str) -> Res
     Ok(None)
 }
 
-/// Completes the `{id}` of a record template: ids of the caller's records whose label
-/// (or id) starts with `prefix`, at most 100, and whether there are more.
-pub async fn complete_id(ctx: &McpContext<'_>, template: &Template, prefix: &str) -> Result<(Vec<String>, bool), ApiError> {
-    if !ctx.identity.scopes.allows(template.scope, Access::Read) {
-        return Ok((Vec::new(), false));
-    }
-    let memberships = ctx.memberships().await?;
-    let workspaces: Vec<&str> = memberships
-        .iter()
-        .filter(|m| m.role.allows(template.scope, Access::Read))
-        .filter(|m| ctx.default_workspace.as_deref().is_none_or(|d| d == m.workspace_id))
-        .map(|m| m.workspace_id.as_str())
-        .collect();
+/// `LIKE` pattern matching values that start with `prefix` literally (`%`, `_` and the
+/// escape character itself are escaped).
+fn starts_with_pattern(prefix: &str) -> String {
+    format!("{}%", prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
+}
+
+/// Completes the `{id}` of a record template: ids of the caller's live records whose
+/// label (any of the template's label columns, case-insensitively) or id starts with
+/// `prefix`, at most 100, and whether there are more. Only workspaces where the caller
+/// may read the resource count: `workspace` when given, else the connection's default
+/// workspace when set, else all of the caller's.
+pub async fn complete_id(ctx: &McpContext<'_>, template: &Template, prefix: &str, workspace: Option<&str>) -> Result<(Vec<String>, bool), ApiError> {
+    let workspaces = ctx.workspaces_allowing(template.scope, Access::Read, workspace).await?;
     if workspaces.is_empty() {
         return Ok((Vec::new(), false));
     }
-    let pattern = format!("{}%", prefix.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
-    let placeholders: Vec<String> = (0..workspaces.len()).map(|i| format!("${}", i + 2)).collect();
+    // $1: the prefix lowercased (PostgreSQL's LIKE is case-sensitive, SQLite's LOWER
+    // only folds ASCII), $2: as typed (so non-ASCII capitals still match on SQLite).
+    let table = template.list.table;
+    let mut matches: Vec<String> = template
+        .labels
+        .iter()
+        .map(|label| format!("LOWER({table}.{label}) LIKE $1 ESCAPE '\\' OR {table}.{label} LIKE $2 ESCAPE '\\'"))
+        .collect();
+    matches.push(format!("{table}.id LIKE $1 ESCAPE '\\'"));
+    let placeholders: Vec<String> = (0..workspaces.len()).map(|i| format!("${}", i + 3)).collect();
+    let live = template.list.scope.map(|s| format!(" AND {s}")).unwrap_or_default();
     let sql = format!(
-        "SELECT id FROM {table} WHERE (LOWER({label}) LIKE $1 ESCAPE '\\' OR id LIKE $1 ESCAPE '\\') AND workspace_id IN ({ws})
-         ORDER BY {label}, id LIMIT 101",
-        table = template.table,
-        label = template.label,
-        ws = placeholders.join(", ")
+        "SELECT {table}.id FROM {table} WHERE {table}.workspace_id IN ({ws}){live} AND ({matches})
+         ORDER BY {table}.{order}, {table}.id LIMIT 101",
+        ws = placeholders.join(", "),
+        matches = matches.join(" OR "),
+        order = template.labels[0],
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pattern);
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(starts_with_pattern(&prefix.to_lowercase())).bind(starts_with_pattern(prefix));
     for ws in &workspaces {
-        query = query.bind(*ws);
+        query = query.bind(ws.workspace_id.as_str());
     }
     let rows = query.fetch_all(&ctx.state.db.pool).await.map_err(crate::storage::db_error)?;
-    let mut ids: Vec<String> = rows.iter().filter_map(|r| sqlx::Row::try_get::<String, _>(r, 0).ok()).collect();
+    let mut ids = rows.iter().map(|r| sqlx::Row::try_get::<String, _>(r, 0)).collect::<Result<Vec<_>, _>>().map_err(crate::storage::db_error)?;
     let more = ids.len() > 100;
     ids.truncate(100);
     Ok((ids, more))

@@ -47,14 +47,8 @@ fn strip_2025_03_26(method: Method, result: &mut Map<String, Value>) {
                 info.remove("title");
             }
         }
-        Method::ToolsList => {
-            if let Some(Value::Array(tools)) = result.get_mut("tools") {
-                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                    tool.remove("title");
-                    tool.remove("outputSchema");
-                }
-            }
-        }
+        // tools/list arrives already shaped: its descriptions are pre-serialised per era
+        // (mcp::tools::list).
         Method::ToolsCall => {
             result.remove("structuredContent");
             if let Some(Value::Array(content)) = result.get_mut("content") {

@@ -135,16 +135,30 @@ pub fn name_operations(document: &mut Value) {
 }
 
 /// A tool's description and input schema, generated once per process: the schemas come
-/// from the request types and never change while the server runs.
+/// from the request types and never change while the server runs. The description is
+/// also kept serialised, as each era shows it, so `tools/list` copies text instead of
+/// building and serialising some hundred kilobytes of schemas per request.
 struct Generated {
-    description: Value,
     input_schema: Value,
+    json: String,
+    /// Without what 2025-03-26 lacks (`title`, `outputSchema`).
+    json_2025_03_26: String,
 }
 
 fn generated(tool: &ToolSpec) -> Option<&'static Generated> {
     static CACHE: std::sync::OnceLock<Vec<(&'static str, Generated)>> = std::sync::OnceLock::new();
     let cache = CACHE.get_or_init(|| {
-        catalogue().map(|t| (t.name, Generated { description: t.describe(), input_schema: (t.input_schema)() })).collect()
+        catalogue()
+            .map(|t| {
+                let description = t.describe();
+                let mut older = description.clone();
+                if let Some(o) = older.as_object_mut() {
+                    o.remove("title");
+                    o.remove("outputSchema");
+                }
+                (t.name, Generated { input_schema: (t.input_schema)(), json: description.to_string(), json_2025_03_26: older.to_string() })
+            })
+            .collect()
     });
     cache.iter().find(|(name, _)| *name == tool.name).map(|(_, g)| g)
 }
@@ -197,28 +211,33 @@ fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut AnyConnection) -> 
 /// Whether the caller may run `tool`: the scope is in the token and the role grants it
 /// in the default workspace when one is given, else in any of the caller's workspaces.
 async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError> {
-    let Some((resource, access)) = tool.permission else { return Ok(true) };
-    if !ctx.identity.scopes.allows(resource, access) {
-        return Ok(false);
+    match tool.permission {
+        None => Ok(true),
+        Some((resource, access)) => ctx.may(resource, access).await,
     }
-    let memberships = ctx.memberships().await?;
-    Ok(match &ctx.default_workspace {
-        Some(id) => memberships.iter().any(|m| &m.workspace_id == id && m.role.allows(resource, access)),
-        None => memberships.iter().any(|m| m.role.allows(resource, access)),
-    })
 }
 
-pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+/// `tools/list`: the visible tools as a serialised JSON array (the result's `tools`
+/// member), assembled from the pre-serialised descriptions.
+pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<String, RpcError> {
     no_cursor(params)?;
-    let mut tools = Vec::new();
+    let mut tools = String::with_capacity(256 * 1024);
+    tools.push('[');
     for tool in catalogue() {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
-            tools.push(generated(tool).map(|g| g.description.clone()).unwrap_or_else(|| tool.describe()));
+            let text = match generated(tool) {
+                Some(g) if ctx.era.is_2025_03_26() => std::borrow::Cow::Borrowed(g.json_2025_03_26.as_str()),
+                Some(g) => std::borrow::Cow::Borrowed(g.json.as_str()),
+                None => std::borrow::Cow::Owned(tool.describe().to_string()),
+            };
+            if tools.len() > 1 {
+                tools.push(',');
+            }
+            tools.push_str(&text);
         }
     }
-    let mut result = Map::new();
-    result.insert("tools".into(), Value::Array(tools));
-    Ok(result)
+    tools.push(']');
+    Ok(tools)
 }
 
 /// A tool result: the JSON as text, and as structured content.

@@ -4,7 +4,15 @@
 //! Rules: an upload is one file of at most 10 MB (10,485,760 bytes) of a supported type
 //! (pdf, png, jpeg, xml, ofx, csv, xlsx). The type is decided by the declared content
 //! type and the file extension, which must agree, and the first bytes must match it
-//! (`type_mismatch` otherwise). The bytes live in the database with their SHA-256.
+//! (`type_mismatch` otherwise). The row keeps the file's SHA-256; the bytes live in the
+//! row or in the blob store (`KFIN_BLOB_URL`, see [`crate::storage::blob`]), and the
+//! row says which.
+//!
+//! Write order with a blob store never loses data: an upload puts the object first and
+//! only then writes the row, so a failure in between (the store, the insert, the commit)
+//! leaves at worst an object that no row names, never a row without its bytes. A delete
+//! queues the object's removal in its own transaction (`blob_deletions`), and the object
+//! is removed only after that transaction has committed.
 //! A link names a payable, a receivable or a transaction of the same workspace; linking
 //! twice is a conflict. An attachment that is still linked cannot be deleted (`in_use`,
 //! with the usage per kind). Uploads are not idempotent.
@@ -24,6 +32,7 @@ use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::audit::{self, AuditEvent};
+use crate::storage::blob::Placement;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
@@ -394,11 +403,29 @@ pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership,
     find(ctx, conn, ws, id).await
 }
 
-/// The bytes of an attachment (the download route streams them).
-pub async fn download(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Download, ApiError> {
+/// Where an attachment's bytes are, as its row says.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub file_name: String,
+    pub mime_type: String,
+    sha256: String,
+    bytes: Stored,
+}
+
+#[derive(Debug, Clone)]
+enum Stored {
+    /// In the row.
+    Row(Vec<u8>),
+    /// An object in the blob store, at this location.
+    Object(String),
+}
+
+/// The first half of a download: the row, read on `conn`. The bytes are read by
+/// [`fetch`], which needs no connection.
+pub async fn locate(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Located, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let id = path_id(id, "Attachment")?;
-    let row = sqlx::query("SELECT file_name, mime_type, content FROM attachments WHERE workspace_id = $1 AND id = $2")
+    let row = sqlx::query("SELECT file_name, mime_type, sha256, content, blob_key FROM attachments WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
@@ -406,12 +433,41 @@ pub async fn download(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Member
         .map_err(db_error)?
         .ok_or_else(|| ApiError::not_found("Attachment"))?;
     let content: Option<Vec<u8>> = row.try_get("content").map_err(db_error)?;
-    Ok(Download {
+    let blob_key: Option<String> = row.try_get("blob_key").map_err(db_error)?;
+    let bytes = match (content, blob_key) {
+        (Some(content), _) => Stored::Row(content),
+        (None, Some(location)) => Stored::Object(location),
+        (None, None) => {
+            tracing::error!(attachment = %id, "attachment row has neither bytes nor a blob location");
+            return Err(ApiError::internal());
+        }
+    };
+    Ok(Located {
         file_name: row.try_get("file_name").map_err(db_error)?,
         mime_type: row.try_get("mime_type").map_err(db_error)?,
-        // Bytes kept outside the database (a blob store) are not served by this build.
-        content: content.ok_or_else(|| ApiError::unavailable("attachment store"))?,
+        sha256: row.try_get("sha256").map_err(db_error)?,
+        bytes,
     })
+}
+
+/// The second half of a download: the bytes, from the row or from the store the row
+/// names, checked against the SHA-256 recorded at upload.
+pub async fn fetch(ctx: &OpContext<'_>, located: Located) -> Result<Download, ApiError> {
+    let content = match located.bytes {
+        Stored::Row(content) => content,
+        Stored::Object(location) => ctx.state.blobs.get(&location).await?.to_vec(),
+    };
+    if sha256_hex(&content) != located.sha256 {
+        tracing::error!(file_name = %located.file_name, "attachment bytes do not match their recorded SHA-256");
+        return Err(ApiError::internal());
+    }
+    Ok(Download { file_name: located.file_name, mime_type: located.mime_type, content })
+}
+
+/// The bytes of an attachment (the download route streams them).
+pub async fn download(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Download, ApiError> {
+    let located = locate(ctx, conn, ws, id).await?;
+    fetch(ctx, located).await
 }
 
 /// 422 `too_large` (with `details.limit_bytes`): also what the door answers for a
@@ -495,8 +551,27 @@ async fn audit_event(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Members
     .map_err(db_error)
 }
 
-/// Stores an uploaded file. Run it in a transaction (the row and its audit event).
+/// An upload that passed every check, with the id it will be stored under.
+#[derive(Debug, Clone)]
+pub struct CheckedUpload {
+    id: String,
+    file_name: String,
+    title: Option<String>,
+    mime_type: String,
+    content: Bytes,
+}
+
+/// Stores an uploaded file: [`check_upload`], [`put_bytes`], then [`record_upload`].
+/// Run it in a transaction (the row and its audit event); a caller that can should
+/// put the bytes before opening the transaction, as the REST route does.
 pub async fn upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: Upload) -> Result<Attachment, ApiError> {
+    let checked = check_upload(ctx, ws, input)?;
+    let placement = put_bytes(ctx, ws, &checked).await?;
+    record_upload(ctx, conn, ws, checked, placement).await
+}
+
+/// Every check of an upload, before anything is written: permission, names, size, type.
+pub fn check_upload(ctx: &OpContext<'_>, ws: &Membership, input: Upload) -> Result<CheckedUpload, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Write)?;
     let file_name = clean_file_name(&input.file_name)?;
     let title = match input.title.as_deref().map(str::trim) {
@@ -511,21 +586,54 @@ pub async fn upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         return Err(file_problem("empty_file", "The file is empty"));
     }
     let (_, mime_type) = check_type(&file_name, &input.content_type, &input.content)?;
-    let id = uuid::Uuid::new_v4().to_string();
+    Ok(CheckedUpload { id: uuid::Uuid::new_v4().to_string(), file_name, title, mime_type, content: input.content })
+}
+
+/// Puts the bytes of a checked upload where new uploads go: nothing to do for the
+/// database (the row takes them), an object for S3. 503 when the store fails, and then
+/// nothing at all has been written.
+pub async fn put_bytes(ctx: &OpContext<'_>, ws: &Membership, checked: &CheckedUpload) -> Result<Placement, ApiError> {
+    ctx.state.blobs.put(&ws.workspace_id, &checked.id, &checked.content, &checked.mime_type).await
+}
+
+/// Writes the row of an upload whose bytes are at `placement`, and its audit event.
+/// Run it in a transaction and commit after it.
+///
+/// If this fails the object put before is removed (best effort), since no row can name
+/// it. If the commit after it fails, the object stays: a commit's outcome can be unknown
+/// to us, and removing the bytes of a row that did commit would lose the file; an
+/// orphan object is the worst case.
+pub async fn record_upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, checked: CheckedUpload, placement: Placement) -> Result<Attachment, ApiError> {
+    let outcome = insert_row(ctx, conn, ws, &checked, &placement).await;
+    if let (Err(_), Placement::Object(location)) = (&outcome, &placement) {
+        if ctx.state.blobs.remove(location).await.is_err() {
+            tracing::warn!(location = %location, "orphan attachment object left in the blob store");
+        }
+    }
+    outcome
+}
+
+async fn insert_row(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, checked: &CheckedUpload, placement: &Placement) -> Result<Attachment, ApiError> {
+    let CheckedUpload { id, file_name, title, mime_type, content } = checked;
+    let (in_row, blob_key) = match placement {
+        Placement::Row => (Some(&content[..]), None),
+        Placement::Object(location) => (None, Some(location.as_str())),
+    };
     let uploaded_by = format!("{}:{}", ctx.channel.as_str(), ctx.identity.user_id);
     sqlx::query(
         "INSERT INTO attachments (id, workspace_id, file_name, title, mime_type, file_size, sha256, content, blob_key,
                                   uploaded_by, uploaded_at, created_via, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
-    .bind(&id)
+    .bind(id)
     .bind(&ws.workspace_id)
-    .bind(&file_name)
+    .bind(file_name)
     .bind(title.as_deref())
-    .bind(&mime_type)
-    .bind(input.content.len() as i64)
-    .bind(sha256_hex(&input.content))
-    .bind(&input.content[..])
+    .bind(mime_type)
+    .bind(content.len() as i64)
+    .bind(sha256_hex(content))
+    .bind(in_row)
+    .bind(blob_key)
     .bind(&uploaded_by)
     .bind(crate::clock::now_rfc3339())
     .bind(ctx.channel.as_str())
@@ -533,8 +641,8 @@ pub async fn upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    audit_event(ctx, conn, ws, "attachments.upload", &id, None).await?;
-    find(ctx, conn, ws, &id).await
+    audit_event(ctx, conn, ws, "attachments.upload", id, None).await?;
+    find(ctx, conn, ws, id).await
 }
 
 /// How many records of each kind an attachment is linked to.
@@ -559,7 +667,9 @@ fn in_use(usage: Value) -> ApiError {
         .with_details(json!({ "reason": "in_use", "usage": usage }))
 }
 
-/// Deletes an attachment and its bytes; refused while anything links to it.
+/// Deletes an attachment and its bytes; refused while anything links to it. Bytes in a
+/// blob store are queued for removal in this transaction and removed after it commits
+/// (by [`crate::app::App::remove_deleted_blobs_soon`] and the periodic housekeeping).
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Delete)?;
     let current = find(ctx, conn, ws, id).await?;
@@ -570,15 +680,20 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     // the links backs it: a link added meanwhile makes this `in_use`, never a dangling link.
     let deleted = sqlx::query(
         "DELETE FROM attachments WHERE workspace_id = $1 AND id = $2
-            AND NOT EXISTS (SELECT 1 FROM attachment_links WHERE attachment_id = $2)",
+            AND NOT EXISTS (SELECT 1 FROM attachment_links WHERE attachment_id = $2)
+         RETURNING blob_key",
     )
     .bind(&ws.workspace_id)
     .bind(&current.id)
-    .execute(&mut *conn)
+    .fetch_optional(&mut *conn)
     .await;
     match deleted {
-        Ok(done) if done.rows_affected() == 1 => {}
-        Ok(_) => return Err(in_use(usage(conn, ws, &current.id).await?)),
+        Ok(Some(row)) => {
+            if let Some(location) = row.try_get::<Option<String>, _>("blob_key").map_err(db_error)? {
+                crate::storage::housekeeping::queue_blob_removal(conn, &location).await.map_err(db_error)?;
+            }
+        }
+        Ok(None) => return Err(in_use(usage(conn, ws, &current.id).await?)),
         Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
             return Err(in_use(json!({ "payables": null, "receivables": null, "transactions": null })))
         }

@@ -928,6 +928,36 @@ fn invalid_transition(message: &str) -> ApiError {
     ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({"field": "status", "reason": "invalid_transition"}))
 }
 
+/// The account a settlement moves money in: the one the request names, else the
+/// record's own (422 `account_required` when neither names one).
+pub fn settlement_account<'a>(requested: Option<&'a str>, on_record: Option<&'a str>) -> Result<&'a str, ApiError> {
+    requested
+        .or(on_record)
+        .ok_or_else(|| unprocessable("financial_account_id", "account_required", "Settling needs financial_account_id (the account the money moved in)"))
+}
+
+/// A status change a payable or receivable can go through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    Settle,
+    Cancel,
+    Reopen,
+}
+
+/// Whether a record in `status` can go through `transition` (422 `invalid_transition`
+/// otherwise). The operations check it on the row they lock; a confirmation checks it
+/// first, so the user is never asked to confirm what cannot happen.
+pub fn check_transition(status: &str, transition: Transition) -> Result<(), ApiError> {
+    match (transition, status) {
+        (Transition::Settle | Transition::Cancel, "pending") => Ok(()),
+        (Transition::Settle, _) => Err(invalid_transition("Only a pending record can be settled")),
+        (Transition::Cancel, "cancelled") => Err(invalid_transition("The record is already cancelled")),
+        (Transition::Cancel, _) => Err(invalid_transition("A settled record must be reopened before it can be cancelled")),
+        (Transition::Reopen, "pending") => Err(invalid_transition("The record is already pending")),
+        (Transition::Reopen, _) => Ok(()),
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Operations
 
@@ -1314,19 +1344,12 @@ pub async fn settle(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let interest = input.interest_amount.as_deref().map(|a| money("interest_amount", a, false)).transpose()?;
     let discount = input.discount_amount.as_deref().map(|a| money("discount_amount", a, false)).transpose()?;
     let ticket = input.ticket_amount.as_deref().map(|a| money("ticket_amount", a, true)).transpose()?;
-    if current.status != "pending" {
-        return Err(invalid_transition("Only a pending record can be settled"));
-    }
+    check_transition(&current.status, Transition::Settle)?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
     refs::check_period(&company, "due_date", &current.due_date)?;
     refs::check_period(&company, "payment_date", &input.payment_date)?;
-    let account = match (&input.financial_account_id, &current.financial_account_id) {
-        (Some(id), _) => refs::account(conn, ws, &company, "financial_account_id", id).await?,
-        (None, Some(id)) => refs::account(conn, ws, &company, "financial_account_id", id).await?,
-        (None, None) => {
-            return Err(unprocessable("financial_account_id", "account_required", "Settling needs financial_account_id (the account the money moved in)"))
-        }
-    };
+    let account_id = settlement_account(input.financial_account_id.as_deref(), current.financial_account_id.as_deref())?;
+    let account = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
     let nominal = Cents(current.amount_cents + interest.map(|c| c.0).unwrap_or(0) - discount.map(|c| c.0).unwrap_or(0));
     let ticket = match ticket {
         Some(t) => t,
@@ -1398,11 +1421,7 @@ pub async fn settle(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 pub async fn cancel(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, kind: BillingKind, id: &str) -> Result<Billing, ApiError> {
     ctx.authorize(ws, kind.resource(), Access::Write)?;
     let current = find(conn, ws, kind, id).await?;
-    match current.status.as_str() {
-        "pending" => {}
-        "cancelled" => return Err(invalid_transition("The record is already cancelled")),
-        _ => return Err(invalid_transition("A settled record must be reopened before it can be cancelled")),
-    }
+    check_transition(&current.status, Transition::Cancel)?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
     refs::check_period(&company, "due_date", &current.due_date)?;
     transition(ctx, conn, ws, kind, &current.id, "pending", "cancelled").await?;
@@ -1413,9 +1432,7 @@ pub async fn cancel(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 pub async fn reopen(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, kind: BillingKind, id: &str) -> Result<Billing, ApiError> {
     ctx.authorize(ws, kind.resource(), Access::Write)?;
     let current = find(conn, ws, kind, id).await?;
-    if current.status == "pending" {
-        return Err(invalid_transition("The record is already pending"));
-    }
+    check_transition(&current.status, Transition::Reopen)?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
     refs::check_period(&company, "due_date", &current.due_date)?;
     if let Some(paid) = &current.payment_date {

@@ -40,7 +40,11 @@ pub enum Counted {
     Revoked,
 }
 
+/// The window of a counted request. Counting is where every request of either door
+/// meets the database, so it also gives the process's housekeeping (which prunes these
+/// counters) its chance to run when due.
 fn window(state: &AppState, budget: Budget) -> (i64, i64, i64) {
+    state.housekeep_if_due();
     let limits = state.config.rate_limits;
     let limit = match budget {
         Budget::Read => limits.reads,

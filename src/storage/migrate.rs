@@ -39,6 +39,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0004_attachments.sqlite.sql"),
         postgres: include_str!("../../migrations/0004_attachments.postgres.sql"),
     },
+    Migration {
+        version: 5,
+        name: "blob_deletions",
+        sqlite: include_str!("../../migrations/0005_blob_deletions.sql"),
+        postgres: include_str!("../../migrations/0005_blob_deletions.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

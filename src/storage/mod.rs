@@ -7,6 +7,8 @@
 //! error. Neither leaks SQL or connection details to the caller.
 
 pub mod audit;
+pub mod blob;
+pub mod housekeeping;
 pub mod identity;
 pub mod migrate;
 pub mod rate_limit;
@@ -99,6 +101,13 @@ impl Db {
     }
 }
 
+/// PostgreSQL SQLSTATEs of a server that cannot serve now (SQLite's codes are numbers
+/// and never look like these): class 08 (connection exception), 53300 (too many
+/// connections), 57P01–57P03 (shut down, crashed, starting up).
+fn is_unavailable_sqlstate(code: &str) -> bool {
+    code.len() == 5 && (code.starts_with("08") || code == "53300" || matches!(code, "57P01" | "57P02" | "57P03"))
+}
+
 /// Maps a database failure to what the caller sees, logging the cause for operators.
 pub fn db_error(err: sqlx::Error) -> ApiError {
     let unavailable = match &err {
@@ -110,7 +119,8 @@ pub fn db_error(err: sqlx::Error) -> ApiError {
         | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(db) => {
             let msg = db.message().to_ascii_lowercase();
-            msg.contains("database is locked")
+            db.code().is_some_and(|code| is_unavailable_sqlstate(&code))
+                || msg.contains("database is locked")
                 || msg.contains("busy")
                 || msg.contains("terminating connection")
                 || msg.contains("shutting down")

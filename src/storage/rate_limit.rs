@@ -41,7 +41,7 @@ pub async fn hit_unless_revoked(db: &Db, user_id: &str, bucket: &str, window_sta
     row.map(|r| r.try_get(0)).transpose()
 }
 
-/// Drops counters of windows that ended before `before` (housekeeping at start).
+/// Drops counters of windows that started before `before` (see `housekeeping`).
 pub async fn prune(db: &Db, before: i64) -> Result<u64, sqlx::Error> {
     Ok(sqlx::query("DELETE FROM rate_limit_counters WHERE window_start < $1")
         .bind(before)

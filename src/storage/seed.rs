@@ -335,25 +335,154 @@ async fn seed_finance(conn: &mut AnyConnection, now: &str) -> Result<(), sqlx::E
     .await?;
     // One attachment: the receipt of November's rent, linked to its payable.
     let pdf: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n";
-    let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, pdf).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let receipt = DemoFile {
+        id: "a7000000-0001-4000-8000-000000000001",
+        workspace_id: DEMO_WORKSPACE_ACME,
+        file_name: "recibo-aluguel-novembro.pdf",
+        title: "Recibo do aluguel de novembro",
+        mime_type: "application/pdf",
+        content: pdf,
+    };
+    attach(conn, &receipt, ("payable", "b1110000-0001-4000-8000-000000000002"), now).await?;
+    seed_beta(conn, now).await
+}
+
+/// A demo attachment, stored in the database.
+struct DemoFile {
+    id: &'static str,
+    workspace_id: &'static str,
+    file_name: &'static str,
+    title: &'static str,
+    mime_type: &'static str,
+    content: &'static [u8],
+}
+
+/// Stores `file` and links it to `target` (type, id).
+async fn attach(conn: &mut AnyConnection, file: &DemoFile, target: (&str, &str), now: Option<&str>) -> Result<(), sqlx::Error> {
+    let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, file.content).as_ref().iter().map(|b| format!("{b:02x}")).collect();
     sqlx::query(
         "INSERT INTO attachments (id, workspace_id, file_name, title, mime_type, file_size, sha256, content, uploaded_by, uploaded_at, created_via)
-         VALUES ('a7000000-0001-4000-8000-000000000001', $1, 'recibo-aluguel-novembro.pdf', 'Recibo do aluguel de novembro',
-                 'application/pdf', $2, $3, $4, 'system', $5, 'system')",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'system', $9, 'system')",
     )
-    .bind(DEMO_WORKSPACE_ACME)
-    .bind(pdf.len() as i64)
+    .bind(file.id)
+    .bind(file.workspace_id)
+    .bind(file.file_name)
+    .bind(file.title)
+    .bind(file.mime_type)
+    .bind(file.content.len() as i64)
     .bind(digest)
-    .bind(pdf.to_vec())
+    .bind(file.content.to_vec())
     .bind(now)
     .execute(&mut *conn)
     .await?;
     insert(
         conn,
         "INSERT INTO attachment_links (attachment_id, workspace_id, target_type, target_id, created_at, created_via)
-         VALUES ('a7000000-0001-4000-8000-000000000001', $1, 'payable', 'b1110000-0001-4000-8000-000000000002', $2, 'system')",
-        &[acme_ws, now],
+         VALUES ($1, $2, $3, $4, $5, 'system')",
+        &[Some(file.id), Some(file.workspace_id), Some(target.0), Some(target.1), now],
+    )
+    .await
+}
+
+/// Fixed ids of Beta's demo records (one of each resource, so the isolation tests can
+/// call every route of the other workspace with a real id).
+pub const BETA_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000021";
+pub const BETA_CASH_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000022";
+pub const BETA_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000021";
+pub const BETA_COST_CENTER: &str = "cc000000-0001-4000-8000-000000000021";
+pub const BETA_PERSON: &str = "9e000000-0001-4000-8000-000000000021";
+pub const BETA_TAX: &str = "7a000000-0001-4000-8000-000000000021";
+pub const BETA_PAYABLE: &str = "b1110000-0001-4000-8000-000000000021";
+pub const BETA_RECEIVABLE: &str = "b1110000-0001-4000-8000-000000000022";
+pub const BETA_SETTLEMENT_TRANSACTION: &str = "7e000000-0001-4000-8000-000000000021";
+pub const BETA_TRANSFER: &str = "7f000000-0001-4000-8000-000000000021";
+pub const BETA_ATTACHMENT: &str = "a7000000-0001-4000-8000-000000000021";
+
+/// Beta's records beyond its account and payable: a second account, a category, a
+/// cost center, a person, a tax, a received receivable with its settlement, a transfer
+/// between its two accounts and an attachment linked to the settlement.
+async fn seed_beta(conn: &mut AnyConnection, now: Option<&str>) -> Result<(), sqlx::Error> {
+    let ws = Some(DEMO_WORKSPACE_BETA);
+    let company = Some(BETA);
+    insert(
+        conn,
+        "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, opening_balance_cents,
+                                         created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, 'Caixa Beta', 'cash', 10000, $4, $4, 'system', 'system')",
+        &[Some(BETA_CASH_ACCOUNT), ws, company, now],
     )
     .await?;
+    insert(
+        conn,
+        "INSERT INTO categories (id, workspace_id, company_id, name, level, category_type, created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, 'Infraestrutura em nuvem', 1, 'debit', $4, $4, 'system', 'system')",
+        &[Some(BETA_CATEGORY), ws, company, now],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, 'Engenharia Beta', 'cost', $4, $4, 'system', 'system')",
+        &[Some(BETA_COST_CENTER), ws, company, now],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO people (id, workspace_id, company_id, name, kind, document_type, document_number, is_supplier, is_customer,
+                             emails, phones, created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, 'Nuvem Sul Hospedagem Ltda', 'juridical', 'cnpj', '60456789000111', 1, 1, '[]', '[]', $4, $4, 'system', 'system')",
+        &[Some(BETA_PERSON), ws, company, now],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, 'PIS Beta', 65, $3, $3, 'system', 'system')",
+        &[Some(BETA_TAX), ws, now],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type, status,
+                               person_id, financial_account_id, payment_date, created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, 'receivable', 'Consultoria Beta NF-77', 777700, '2026-11-28', '2026-11-28', 'normal', 'received',
+                 $4, $5, '2026-11-28', $6, $6, 'system', 'system')",
+        &[Some(BETA_RECEIVABLE), ws, company, Some(BETA_PERSON), Some(BETA_ACCOUNT), now],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents, occurred_at,
+                                             competence_date, transaction_type, person_id, classified, auto_created, billing_id,
+                                             created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, $4, 'Consultoria Beta NF-77', 777700, '2026-11-28', '2026-11-28', 'credit', $5, 1, 1, $6, $7, $7, 'system', 'system')",
+        &[Some(BETA_SETTLEMENT_TRANSACTION), ws, company, Some(BETA_ACCOUNT), Some(BETA_PERSON), Some(BETA_RECEIVABLE), now],
+    )
+    .await?;
+    insert(conn, "UPDATE billings SET transaction_id = $1 WHERE id = $2", &[Some(BETA_SETTLEMENT_TRANSACTION), Some(BETA_RECEIVABLE)]).await?;
+    // The transfer: a debit in the checking account and a credit in the cash account.
+    for (id, account, direction) in [
+        ("7e000000-0001-4000-8000-000000000022", BETA_ACCOUNT, "debit"),
+        ("7e000000-0001-4000-8000-000000000023", BETA_CASH_ACCOUNT, "credit"),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents, occurred_at,
+                                                 transaction_type, classified, auto_created, transfer_id, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, 'Suprimento do caixa Beta', 33300, '2026-11-29', $5, 1, 0, $6, $7, $7, 'system', 'system')",
+            &[Some(id), ws, company, Some(account), Some(direction), Some(BETA_TRANSFER), now],
+        )
+        .await?;
+    }
+    let xml: &[u8] = b"<?xml version=\"1.0\"?><nfse><numero>77</numero></nfse>\n";
+    let invoice = DemoFile {
+        id: BETA_ATTACHMENT,
+        workspace_id: DEMO_WORKSPACE_BETA,
+        file_name: "nfse-beta-77.xml",
+        title: "NFS-e Beta 77",
+        mime_type: "application/xml",
+        content: xml,
+    };
+    attach(conn, &invoice, ("transaction", BETA_SETTLEMENT_TRANSACTION), now).await?;
     Ok(())
 }

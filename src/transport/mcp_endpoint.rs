@@ -184,10 +184,24 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     match mcp::dispatch(state, &identity, &era, &request, hint).await {
         Ok(done) => {
             log.era = Some(done.version);
-            response::json(StatusCode::OK, &json!({ "jsonrpc": "2.0", "id": request.id, "result": done.result }), Some(done.version))
+            let envelope = json!({ "jsonrpc": "2.0", "id": request.id, "result": done.result });
+            match done.raw_member {
+                None => response::json(StatusCode::OK, &envelope, Some(done.version)),
+                Some((name, raw)) => response::json_text(StatusCode::OK, with_raw_result_member(&envelope, name, &raw), Some(done.version)),
+            }
         }
         Err(error) => response::rpc_error(&request.id, &error, Some(era.version())),
     }
+}
+
+/// The serialised envelope with `"name": raw` as the first member of its `result`
+/// object (`raw` is JSON the server serialised itself).
+fn with_raw_result_member(envelope: &Value, name: &str, raw: &str) -> String {
+    let result = envelope.get("result").map(Value::to_string).unwrap_or_else(|| "{}".into());
+    let rest = result.strip_prefix('{').unwrap_or("}");
+    let separator = if rest == "}" { "" } else { "," };
+    let id = envelope.get("id").map(Value::to_string).unwrap_or_else(|| "null".into());
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"{name}\":{raw}{separator}{rest}}}")
 }
 
 /// Steps 4–8: reads the body under the cap and classifies the message. `Err` is the

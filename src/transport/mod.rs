@@ -33,6 +33,7 @@ pub fn router(state: AppState) -> Router {
         .merge(rest::billings::routes())
         .merge(rest::attachments::routes())
         .fallback(rest::not_found)
+        .layer(axum::middleware::from_fn(rest::envelope_rejections))
         .layer(axum::middleware::from_fn(log_rest))
         .layer(axum::middleware::map_response(response::no_store))
         .with_state(state)

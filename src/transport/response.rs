@@ -12,7 +12,12 @@ use crate::protocol::rpc::RpcError;
 pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 pub fn json(status: StatusCode, body: &Value, version: Option<&str>) -> Response {
-    let mut response = Response::new(Body::from(body.to_string()));
+    json_text(status, body.to_string(), version)
+}
+
+/// As [`json`], for a body already serialised.
+pub fn json_text(status: StatusCode, body: String, version: Option<&str>) -> Response {
+    let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

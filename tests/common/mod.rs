@@ -3,6 +3,8 @@
 //! (`KFIN_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432/test`).
 #![allow(dead_code)]
 
+pub mod moto;
+
 use std::time::Duration;
 
 use axum::body::Body;
@@ -31,6 +33,16 @@ pub fn backend() -> &'static str {
         Ok("postgres") => "postgres",
         _ => "sqlite",
     }
+}
+
+/// For a test that needs PostgreSQL: true on PostgreSQL; on SQLite it says loudly that
+/// the test did not run (the PostgreSQL pass of `make test` and CI runs it).
+pub fn postgres_only(what: &str) -> bool {
+    if backend() == "postgres" {
+        return true;
+    }
+    eprintln!("\n*** SKIPPED on SQLite: {what} needs PostgreSQL (run with KFIN_TEST_DATABASE=postgres) ***\n");
+    false
 }
 
 pub fn config(database_url: String) -> Config {

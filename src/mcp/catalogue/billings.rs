@@ -13,7 +13,7 @@ use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, Describe, Handler, ToolCall, ToolSpec};
-use crate::ops::billings::{self, Billing, BillingCreate, BillingCreated, BillingKind, BillingUpdate, SettleRequest};
+use crate::ops::billings::{self, check_transition, Billing, BillingCreate, BillingCreated, BillingKind, BillingUpdate, SettleRequest, Transition};
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::validate::{parse, schema_of};
 use crate::ops::{OpContext, Page};
@@ -305,12 +305,13 @@ fn describe_settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyC
         let bill = Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await;
         let (label, amount, account) = match &bill {
             Ok(bill) => {
+                check_transition(&bill.status, Transition::Settle)?;
                 let moved = match input.ticket_amount.as_deref() {
                     Some(ticket) => cents(Some(ticket)),
                     None => cents(Some(&bill.amount)) + cents(input.interest_amount.as_deref()) - cents(input.discount_amount.as_deref()),
                 };
-                let account = input.financial_account_id.clone().or_else(|| bill.financial_account_id.clone()).or_else(|| bill.expected_account_id.clone());
-                (Bills::<R>::label(bill), Some(Cents(moved).brl()), account)
+                let account = billings::settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
+                (Bills::<R>::label(bill), Some(Cents(moved).brl()), Some(account.to_string()))
             }
             Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
                 (s.id().to_string(), input.ticket_amount.as_deref().map(brl), input.financial_account_id.clone())
@@ -334,7 +335,14 @@ fn describe_settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyC
 fn describe_cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let label = label_of::<Bills<R>>(&s, conn, s.id()).await?;
+        let label = match Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await {
+            Ok(bill) => {
+                check_transition(&bill.status, Transition::Cancel)?;
+                Bills::<R>::label(&bill)
+            }
+            Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => s.id().to_string(),
+            Err(e) => return Err(e),
+        };
         Ok(format!(
             "Cancel the {} {label}? It will no longer be expected to be {}.",
             Bills::<R>::NOUN,
@@ -353,6 +361,7 @@ fn describe_reopen<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyC
             }
             Err(e) => return Err(e),
         };
+        check_transition(&bill.status, Transition::Reopen)?;
         let label = Bills::<R>::label(&bill);
         let settlement = match (&bill.payment_date, &bill.financial_account_id) {
             (Some(date), Some(account)) if bill.status == Bills::<R>::KIND.settled() => {

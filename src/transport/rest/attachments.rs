@@ -5,15 +5,20 @@
 //! upload: up to [`MAX_UPLOAD_BODY`] (a 10 MB file plus the multipart framing), beyond
 //! which the answer is 422 `too_large` in the REST envelope and the connection closes.
 //! The other routes take JSON bodies under the extractors' default limit.
+//!
+//! No database connection is held while the blob store is called: an upload puts its
+//! bytes before its transaction opens, a download reads its row and gives the
+//! connection back before fetching the bytes, and a delete's object is removed after
+//! the delete has committed.
 
-use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::body::Body;
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use http::{header, HeaderMap, HeaderValue};
 
-use super::{body_json, caller, created, door, error_response, Location, Query, QueryPairs};
+use super::{body_json, caller, created, door, error_response, Location, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -39,7 +44,7 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(quer
 }
 
 /// `GET /v1/attachments/{id}`
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
 }
 
@@ -87,8 +92,11 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     let outcome = async {
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let input = attachments::parse_multipart(content_type, &bytes)?;
+        let checked = attachments::check_upload(&ctx, ws, input)?;
+        // The bytes first, the row after: see `attachments::record_upload`.
+        let placement = attachments::put_bytes(&ctx, ws, &checked).await?;
         let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
-        let attachment = attachments::upload(&ctx, &mut tx, ws, input).await?;
+        let attachment = attachments::record_upload(&ctx, &mut tx, ws, checked, placement).await?;
         tx.commit().await.map_err(crate::storage::db_error)?;
         serde_json::to_value(&attachment).map_err(|_| ApiError::internal())
     }
@@ -99,9 +107,14 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     }
 }
 
-/// `DELETE /v1/attachments/{id}` → 204
-async fn delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await
+/// `DELETE /v1/attachments/{id}` → 204; an object in the blob store is removed after
+/// the delete has committed.
+async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+    let answer = door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await;
+    if answer.status().is_success() {
+        state.remove_deleted_blobs_soon();
+    }
+    answer
 }
 
 /// `Content-Disposition` for a download: `inline` for PDF and images, `attachment`
@@ -127,7 +140,7 @@ pub fn content_disposition(file_name: &str, mime_type: &str) -> String {
 }
 
 /// `GET /v1/attachments/{id}/download`: the bytes, never cached.
-async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn download(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Read).await {
         Ok(c) => c,
         Err(answer) => return answer,
@@ -136,7 +149,9 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): P
     let outcome = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
         let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
-        attachments::download(&ctx, &mut conn, ws, &id).await
+        let located = attachments::locate(&ctx, &mut conn, ws, &id).await?;
+        drop(conn);
+        attachments::fetch(&ctx, located).await
     }
     .await;
     let file = match outcome {
@@ -158,7 +173,7 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, Path(id): P
 
 /// `POST /v1/attachments/{id}/links` → 201 `{attachment_id, parent_type, parent_id}`
 /// (idempotent with a key).
-async fn link(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn link(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     let route = format!("/v1/attachments/{id}/links");
     door::create_keyed(&state, &headers, &query, &route, Location::None, &body, async |ctx, conn, ws, input: attachments::LinkRequest| {
         attachments::link(ctx, conn, ws, &id, input).await
@@ -167,7 +182,7 @@ async fn link(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<
 }
 
 /// `DELETE /v1/attachments/{id}/links` → 204
-async fn unlink(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn unlink(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>);
     door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await).await
 }

@@ -1,14 +1,13 @@
 //! `/v1/payables` and `/v1/receivables` routes: the same handlers for both kinds (the
 //! const parameter says which), thin adapters onto `ops::billings`.
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, Query, QueryPairs};
+use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::ops::billings::{self, BillingKind};
@@ -61,12 +60,12 @@ async fn ids<const R: bool>(State(state): State<AppState>, headers: HeaderMap, Q
 }
 
 /// `GET /v1/{kind}/{id}`
-async fn get_one<const R: bool>(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn get_one<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| billings::get(ctx, conn, ws, kind::<R>(), &id).await).await
 }
 
 /// `POST /v1/{kind}` (idempotent with a key)
-async fn create<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn create<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     let kind = kind::<R>();
     door::create(&state, &headers, &query, kind.collection(), &body, async |ctx, conn, ws, input: billings::BillingCreate| {
         billings::create(ctx, conn, ws, kind, input).await
@@ -75,7 +74,7 @@ async fn create<const R: bool>(State(state): State<AppState>, headers: HeaderMap
 }
 
 /// `PATCH /v1/{kind}/{id}`
-async fn update<const R: bool>(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn update<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: billings::BillingUpdate| {
         billings::update(ctx, conn, ws, kind::<R>(), &id, input).await
     })
@@ -83,7 +82,7 @@ async fn update<const R: bool>(State(state): State<AppState>, headers: HeaderMap
 }
 
 /// `DELETE /v1/{kind}/{id}` → 204
-async fn delete<const R: bool>(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn delete<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     door::remove(&state, &headers, &query, async |ctx, conn, ws| billings::delete(ctx, conn, ws, kind::<R>(), &id).await).await
 }
 
@@ -132,7 +131,7 @@ fn action_answer(stored: &idempotency::Stored, replayed: bool) -> Response {
 
 /// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`: one transaction, idempotent with a
 /// key (a retried settle never moves money twice).
-async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: Bytes, kind: BillingKind, action: Action) -> Response {
+async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, kind: BillingKind, action: Action) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Write).await {
         Ok(c) => c,
         Err(answer) => return answer,
@@ -167,9 +166,9 @@ async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(Str
 async fn settle<const R: bool>(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    RecordId(id): RecordId,
     QueryPairs(query): Query,
-    body: Bytes,
+    RestBody(body): RestBody,
 ) -> Response {
     action(state, headers, id, query, body, kind::<R>(), Action::Settle).await
 }
@@ -178,9 +177,9 @@ async fn settle<const R: bool>(
 async fn cancel<const R: bool>(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    RecordId(id): RecordId,
     QueryPairs(query): Query,
-    body: Bytes,
+    RestBody(body): RestBody,
 ) -> Response {
     action(state, headers, id, query, body, kind::<R>(), Action::Cancel).await
 }
@@ -189,9 +188,9 @@ async fn cancel<const R: bool>(
 async fn reopen<const R: bool>(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    RecordId(id): RecordId,
     QueryPairs(query): Query,
-    body: Bytes,
+    RestBody(body): RestBody,
 ) -> Response {
     action(state, headers, id, query, body, kind::<R>(), Action::Reopen).await
 }

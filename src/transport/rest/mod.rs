@@ -44,6 +44,77 @@ pub async fn not_found() -> Response {
     error_response(&ApiError::new(ErrorCode::NotFound, "No such route"))
 }
 
+/// The REST envelope for what the router itself refuses on `/v1` — a method the route
+/// does not take (405, keeping `Allow`), a body over the extractor's limit (413), a
+/// query string or path that does not decode (400) — which would otherwise answer plain
+/// text. Every answer of the handlers is already JSON (or a download) and passes as is.
+pub async fn envelope_rejections(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let rest = request.uri().path().starts_with("/v1/");
+    let method = request.method().clone();
+    let answer = next.run(request).await;
+    let status = answer.status();
+    let is_json = answer
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !rest || is_json || !(status.is_client_error() || status.is_server_error()) {
+        return answer;
+    }
+    let error = match status {
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::new(ErrorCode::MethodNotAllowed, format!("This route does not take {method}")),
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::bad_request("The request body is too large").with_details(serde_json::json!({ "reason": "too_large" })),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::bad_request("Unsupported content type").with_details(serde_json::json!({ "reason": "unsupported_media_type" })),
+        s if s.is_server_error() => ApiError::internal(),
+        _ => ApiError::bad_request("The request could not be read").with_details(serde_json::json!({ "reason": "invalid_request" })),
+    };
+    let mut envelope = response::json(status, &error.envelope(), None);
+    if let Some(allow) = answer.headers().get(http::header::ALLOW) {
+        envelope.headers_mut().insert(http::header::ALLOW, allow.clone());
+    }
+    envelope
+}
+
+/// A `/v1` JSON request body, read under axum's default limit (2 MiB; uploads have their
+/// own route and limit). Over the limit, or unreadable: the REST envelope (413 with
+/// `details.reason = "body_too_large"`, or 400), never the router's plain-text rejection.
+pub(crate) struct RestBody(pub(crate) axum::body::Bytes);
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for RestBody {
+    type Rejection = Response;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::body::Bytes::from_request(request, state).await {
+            Ok(bytes) => Ok(RestBody(bytes)),
+            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                let error = ApiError::bad_request(format!("Request body too large (limit {REST_BODY_LIMIT} bytes)"))
+                    .with_details(serde_json::json!({ "reason": "body_too_large", "limit": REST_BODY_LIMIT }));
+                Err(response::json(StatusCode::PAYLOAD_TOO_LARGE, &error.envelope(), None))
+            }
+            Err(_) => Err(error_response(&ApiError::bad_request("The request body could not be read"))),
+        }
+    }
+}
+
+/// axum's default body limit, which the JSON routes keep.
+const REST_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// The `{id}` of a `/v1` path. An id that does not decode (bad percent-encoding, not
+/// UTF-8) names no record: 404 with the REST envelope, as for any other unknown id —
+/// never the router's plain-text rejection.
+pub(crate) struct RecordId(pub(crate) String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RecordId {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<String>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(id)) => Ok(RecordId(id)),
+            Err(_) => Err(error_response(&ApiError::new(ErrorCode::NotFound, "No such record"))),
+        }
+    }
+}
+
 /// Authenticates an API token and counts the request against the caller's budget.
 async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<Identity, Response> {
     let identity = match auth::authenticate(state, headers, Surface::Api).await {

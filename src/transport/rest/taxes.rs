@@ -1,13 +1,12 @@
 //! `/v1/taxes` routes.
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use http::HeaderMap;
 
-use super::{door, Query, QueryPairs};
+use super::{door, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::ops::list::ListRequest;
 use crate::ops::taxes::{self, TaxCreate, TaxUpdate};
@@ -22,18 +21,18 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(quer
     door::read(&state, &headers, &query, async |ctx, conn, ws| taxes::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }
 
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| taxes::get(ctx, conn, ws, &id).await).await
 }
 
-async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     door::create(&state, &headers, &query, "/v1/taxes", &body, async |ctx, conn, ws, input: TaxCreate| taxes::create(ctx, conn, ws, input).await).await
 }
 
-async fn update(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query, body: Bytes) -> Response {
+async fn update(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
     door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: TaxUpdate| taxes::update(ctx, conn, ws, &id, input).await).await
 }
 
-async fn delete(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>, QueryPairs(query): Query) -> Response {
+async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
     door::remove(&state, &headers, &query, async |ctx, conn, ws| taxes::delete(ctx, conn, ws, &id).await).await
 }

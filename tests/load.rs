@@ -1,0 +1,554 @@
+//! Load and integrity: concurrent clients over real TCP (loopback only) send a mix of
+//! reads (REST lists, gets and aggregates; MCP `tools/list` and read tools) and writes
+//! (payable creates with idempotency keys — some sent twice —, settles racing on
+//! shared payables, transfers) for a bounded time; then the database is checked:
+//! no 5xx, every acknowledged create and transfer present exactly once, every settled
+//! payable with exactly one ledger transaction, every account's balance equal to its
+//! opening balance plus its transactions and to what the acknowledged writes moved.
+//!
+//! * `short_load_keeps_every_write` runs in `make test` (8 clients × 5 s, against the
+//!   suite's database: SQLite, and PostgreSQL when the suite runs there).
+//! * `external_load` (ignored; `make load`, scripts/load.sh) drives a server started
+//!   elsewhere: `KFIN_LOAD_ADDR`, `KFIN_LOAD_DATABASE_URL`, `KFIN_JWT_SECRET`,
+//!   `KFIN_LOAD_PUBLIC_URL`, `LOAD_CLIENTS` (64), `LOAD_SECONDS` (60).
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
+use kobana_finance_mcp::auth::keys::Keys;
+use kobana_finance_mcp::storage::Db;
+use serde_json::{json, Value};
+use sqlx::Row;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const ACME_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11";
+const CHECKING: &str = "a1b2c3d4-0001-4000-8000-000000000001";
+const CASH: &str = "a1b2c3d4-0001-4000-8000-000000000002";
+const DEMO_PAYABLE: &str = "b1110000-0001-4000-8000-000000000001";
+
+// ---------------------------------------------------------------------------------------
+// A minimal HTTP/1.1 client: one kept-alive connection per client.
+// ---------------------------------------------------------------------------------------
+
+struct Conn {
+    addr: SocketAddr,
+    stream: Option<TcpStream>,
+    buf: Vec<u8>,
+}
+
+struct Answer {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+impl Conn {
+    fn new(addr: SocketAddr) -> Conn {
+        Conn { addr, stream: None, buf: Vec::new() }
+    }
+
+    /// One request; `Err` for a transport failure (refused, reset, timed out).
+    async fn send(&mut self, method: &str, path: &str, token: &str, headers: &[(&str, &str)], body: &str) -> Result<Answer, String> {
+        if self.stream.is_none() {
+            let stream = TcpStream::connect(self.addr).await.map_err(|e| format!("connect: {e}"))?;
+            stream.set_nodelay(true).map_err(|e| e.to_string())?;
+            self.stream = Some(stream);
+            self.buf.clear();
+        }
+        let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n", body.len());
+        if !body.is_empty() {
+            request.push_str("Content-Type: application/json\r\n");
+        }
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        let result = tokio::time::timeout(Duration::from_secs(30), self.exchange(request.as_bytes())).await.unwrap_or_else(|_| Err("timed out".into()));
+        if result.as_ref().map_or(true, |a| a.head.to_ascii_lowercase().contains("connection: close")) {
+            self.stream = None;
+        }
+        result
+    }
+
+    async fn exchange(&mut self, request: &[u8]) -> Result<Answer, String> {
+        let stream = self.stream.as_mut().ok_or("no connection")?;
+        stream.write_all(request).await.map_err(|e| format!("write: {e}"))?;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buf[..end]).to_string();
+                let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or("no status line")?;
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").and_then(|v| v.trim().parse().ok()))
+                    .unwrap_or(0);
+                if self.buf.len() >= end + 4 + length {
+                    let body = self.buf[end + 4..end + 4 + length].to_vec();
+                    self.buf.drain(..end + 4 + length);
+                    return Ok(Answer { status, head, body });
+                }
+            }
+            let n = stream.read(&mut chunk).await.map_err(|e| format!("read: {e}"))?;
+            if n == 0 {
+                return Err("connection closed".into());
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The mix
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    RestList,
+    RestGet,
+    RestAggregates,
+    McpToolsList,
+    McpToolsCall,
+    CreatePayable,
+    Settle,
+    Transfer,
+}
+
+impl Kind {
+    /// (kind, weight): reads 70 %, writes 30 %.
+    const MIX: [(Kind, u32); 8] = [
+        (Kind::RestList, 20),
+        (Kind::RestGet, 15),
+        (Kind::RestAggregates, 10),
+        (Kind::McpToolsList, 10),
+        (Kind::McpToolsCall, 15),
+        (Kind::CreatePayable, 12),
+        (Kind::Settle, 10),
+        (Kind::Transfer, 8),
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::RestList => "GET /v1 list",
+            Kind::RestGet => "GET /v1 record",
+            Kind::RestAggregates => "GET /v1 aggregates",
+            Kind::McpToolsList => "MCP tools/list",
+            Kind::McpToolsCall => "MCP tools/call (read)",
+            Kind::CreatePayable => "POST /v1/payables",
+            Kind::Settle => "POST /v1/payables/{id}/settle",
+            Kind::Transfer => "POST /v1/transfers",
+        }
+    }
+}
+
+/// A small deterministic generator per client (no dependency needed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// What the clients share: the payables created so far (settle targets) and what the
+/// server acknowledged.
+#[derive(Default)]
+struct Ledger {
+    pending: Vec<(String, i64)>,
+    created: HashSet<String>,
+    settled: HashMap<String, i64>,
+    transfers: HashMap<String, (String, String, i64)>,
+}
+
+#[derive(Default)]
+struct Tally {
+    latencies: BTreeMap<Kind, Vec<u32>>,
+    statuses: BTreeMap<(Kind, u16), u64>,
+    transport_errors: Vec<String>,
+    server_errors: Vec<String>,
+    replays_checked: u64,
+}
+
+struct Plan {
+    addr: SocketAddr,
+    clients: usize,
+    seconds: u64,
+    mcp_token: String,
+    api_token: String,
+}
+
+fn mcp_body(method: &str, params: Value) -> String {
+    let mut params = params;
+    params["_meta"] = meta();
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string()
+}
+
+async fn read_tools(conn: &mut Conn, token: &str) -> Vec<String> {
+    let answer = conn
+        .send("POST", "/", token, &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")], &mcp_body("tools/list", json!({})))
+        .await
+        .expect("tools/list");
+    let tools = answer.json()["result"]["tools"].as_array().cloned().unwrap_or_default();
+    tools
+        .iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == json!(true))
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.ends_with("_list"))
+        .map(str::to_string)
+        .collect()
+}
+
+async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: Arc<Mutex<Ledger>>, tally: Arc<Mutex<Tally>>, deadline: Instant) {
+    let mut conn = Conn::new(plan.addr);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let total: u32 = Kind::MIX.iter().map(|(_, w)| w).sum();
+    let mut local = Tally::default();
+    let mut sequence = 0u64;
+    while Instant::now() < deadline {
+        sequence += 1;
+        let mut pick = rng.below(u64::from(total)) as u32;
+        let kind = Kind::MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).map(|(k, _)| *k).unwrap_or(Kind::RestList);
+        let api = plan.api_token.as_str();
+        let started = Instant::now();
+        let (answer, note) = match kind {
+            Kind::RestList => {
+                let path = ["/v1/payables?limit=25&sort=-due_date", "/v1/receivables?limit=25", "/v1/financial-transactions?limit=25", "/v1/people?limit=25"][rng.below(4) as usize];
+                (conn.send("GET", path, api, &[], "").await, None)
+            }
+            Kind::RestGet => {
+                let path = [format!("/v1/payables/{DEMO_PAYABLE}"), format!("/v1/financial-accounts/{CHECKING}"), format!("/v1/companies/{ACME_COMPANY}")][rng.below(3) as usize].clone();
+                (conn.send("GET", &path, api, &[], "").await, None)
+            }
+            Kind::RestAggregates => {
+                let path = ["/v1/payables/aggregates", "/v1/receivables/aggregates?company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11", "/v1/financial-transactions/aggregates"][rng.below(3) as usize];
+                (conn.send("GET", path, api, &[], "").await, None)
+            }
+            Kind::McpToolsList => (
+                conn.send("POST", "/", &plan.mcp_token, &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")], &mcp_body("tools/list", json!({}))).await,
+                None,
+            ),
+            Kind::McpToolsCall => {
+                let name = tools[rng.below(tools.len() as u64) as usize].clone();
+                let arguments = if name == "finance_workspaces_list" { json!({}) } else { json!({"limit": 5}) };
+                let body = mcp_body("tools/call", json!({"name": name, "arguments": arguments}));
+                (conn.send("POST", "/", &plan.mcp_token, &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", &name)], &body).await, None)
+            }
+            Kind::CreatePayable => {
+                let cents = 100 + rng.below(99_900) as i64;
+                let key = format!("load-{index}-{sequence}");
+                let body = json!({"company_id": ACME_COMPANY, "description": format!("Carga {index}-{sequence}"), "amount": format!("{}.{:02}", cents / 100, cents % 100),
+                                  "due_date": "2026-12-28", "person_name": "Fornecedor de carga"})
+                .to_string();
+                let answer = conn.send("POST", "/v1/payables", api, &[("X-Idempotency-Key", &key)], &body).await;
+                // One create in eight is sent again with the same key: it must replay.
+                let replay = if rng.below(8) == 0 { Some(conn.send("POST", "/v1/payables", api, &[("X-Idempotency-Key", &key)], &body).await) } else { None };
+                if let Ok(first) = &answer {
+                    if first.status == 201 {
+                        let id = first.json()["id"].as_str().unwrap_or_default().to_string();
+                        if let Some(Ok(again)) = &replay {
+                            local.replays_checked += 1;
+                            if again.status != 201 || again.json()["id"].as_str() != Some(id.as_str()) || !again.head.to_ascii_lowercase().contains("x-idempotency-replayed: true") {
+                                local.server_errors.push(format!("replay of {key} answered {} {}", again.status, String::from_utf8_lossy(&again.body)));
+                            }
+                        }
+                        let mut ledger = ledger.lock().unwrap();
+                        ledger.created.insert(id.clone());
+                        ledger.pending.push((id, cents));
+                    }
+                }
+                (answer, None)
+            }
+            Kind::Settle => {
+                // Clients pick from the shared pool, so settles of one payable race.
+                let target = {
+                    let ledger = ledger.lock().unwrap();
+                    let n = ledger.pending.len();
+                    (n > 0).then(|| ledger.pending[n - 1 - rng.below(n.min(16) as u64) as usize].clone())
+                };
+                match target {
+                    None => continue,
+                    Some((id, cents)) => {
+                        let body = json!({"payment_date": "2026-11-30", "financial_account_id": CHECKING}).to_string();
+                        let answer = conn.send("POST", &format!("/v1/payables/{id}/settle"), api, &[], &body).await;
+                        (answer, Some((id, cents)))
+                    }
+                }
+            }
+            Kind::Transfer => {
+                let cents = 1 + rng.below(999) as i64;
+                let (from, to) = if rng.below(2) == 0 { (CHECKING, CASH) } else { (CASH, CHECKING) };
+                let key = format!("load-transfer-{index}-{sequence}");
+                let body = json!({"from_account_id": from, "to_account_id": to, "amount": format!("{}.{:02}", cents / 100, cents % 100),
+                                  "occurred_at": "2026-11-30", "description": "Transferência de carga"})
+                .to_string();
+                let answer = conn.send("POST", "/v1/transfers", api, &[("X-Idempotency-Key", &key)], &body).await;
+                if let Ok(done) = &answer {
+                    if done.status == 201 {
+                        let id = done.json()["transfer_id"].as_str().unwrap_or_default().to_string();
+                        ledger.lock().unwrap().transfers.insert(id, (from.to_string(), to.to_string(), cents));
+                    }
+                }
+                (answer, None)
+            }
+        };
+        let elapsed = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+        match answer {
+            Err(e) => local.transport_errors.push(format!("{}: {e}", kind.name())),
+            Ok(answer) => {
+                local.latencies.entry(kind).or_default().push(elapsed);
+                *local.statuses.entry((kind, answer.status)).or_default() += 1;
+                if answer.status >= 500 {
+                    local.server_errors.push(format!("{} → {} {}", kind.name(), answer.status, String::from_utf8_lossy(&answer.body)));
+                }
+                if let (Some((id, cents)), 200) = (note, answer.status) {
+                    let mut ledger = ledger.lock().unwrap();
+                    if ledger.settled.insert(id.clone(), cents).is_some() {
+                        local.server_errors.push(format!("payable {id} settled twice"));
+                    }
+                    ledger.pending.retain(|(p, _)| *p != id);
+                }
+            }
+        }
+    }
+    let mut tally = tally.lock().unwrap();
+    for (kind, mut l) in local.latencies {
+        tally.latencies.entry(kind).or_default().append(&mut l);
+    }
+    for (key, n) in local.statuses {
+        *tally.statuses.entry(key).or_default() += n;
+    }
+    tally.transport_errors.extend(local.transport_errors);
+    tally.server_errors.extend(local.server_errors);
+    tally.replays_checked += local.replays_checked;
+}
+
+async fn scalar(db: &Db, sql: &str, binds: &[&str]) -> i64 {
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()));
+    for b in binds {
+        query = query.bind(b.to_string());
+    }
+    query.fetch_one(&db.pool).await.expect(sql).try_get::<i64, _>(0).expect(sql)
+}
+
+/// Account balances as the API reports them.
+async fn balances(conn: &mut Conn, token: &str) -> HashMap<String, i64> {
+    let mut out = HashMap::new();
+    for account in [CHECKING, CASH] {
+        let answer = conn.send("GET", &format!("/v1/financial-accounts/{account}"), token, &[], "").await.expect("account");
+        let text = answer.json()["balance"].as_str().unwrap_or("x").to_string();
+        out.insert(account.to_string(), kobana_finance_mcp::domain::money::Cents::parse(&text, true).expect("balance").0);
+    }
+    out
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    f64::from(sorted[index]) / 1000.0
+}
+
+/// Runs the plan and checks integrity; returns the report (Markdown) and panics on any
+/// lost, doubled or failed write.
+async fn run(plan: Plan, db: &Db) -> String {
+    let plan = Arc::new(plan);
+    let mut probe = Conn::new(plan.addr);
+    let tools = Arc::new(read_tools(&mut probe, &plan.mcp_token).await);
+    assert!(!tools.is_empty(), "no read tools to call");
+    let before = balances(&mut probe, &plan.api_token).await;
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(plan.seconds);
+    let handles: Vec<_> = (0..plan.clients)
+        .map(|i| tokio::spawn(client(plan.clone(), i, tools.clone(), ledger.clone(), tally.clone(), deadline)))
+        .collect();
+    for handle in handles {
+        handle.await.expect("a client panicked");
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let tally = std::mem::take(&mut *tally.lock().unwrap());
+    let ledger = std::mem::take(&mut *ledger.lock().unwrap());
+
+    // ---- integrity ----
+    let mut problems = Vec::new();
+    if !tally.transport_errors.is_empty() {
+        problems.push(format!("{} transport errors, e.g. {:?}", tally.transport_errors.len(), &tally.transport_errors[..tally.transport_errors.len().min(3)]));
+    }
+    if !tally.server_errors.is_empty() {
+        problems.push(format!("{} server errors, e.g. {:?}", tally.server_errors.len(), &tally.server_errors[..tally.server_errors.len().min(3)]));
+    }
+    let ids: HashSet<String> = sqlx::query("SELECT id FROM billings WHERE workspace_id = $1 AND description LIKE 'Carga %'")
+        .bind(DEMO_WORKSPACE_ACME)
+        .fetch_all(&db.pool)
+        .await
+        .expect("billings")
+        .iter()
+        .map(|r| r.try_get::<String, _>(0).expect("id"))
+        .collect();
+    let missing = ledger.created.iter().filter(|id| !ids.contains(*id)).count();
+    if missing > 0 || ids.len() != ledger.created.len() {
+        problems.push(format!("{} acknowledged creates, {} in the database, {missing} missing", ledger.created.len(), ids.len()));
+    }
+    for id in ledger.settled.keys() {
+        if scalar(db, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", &[id]).await != 1 {
+            problems.push(format!("settled payable {id} is not paid"));
+        }
+    }
+    let bad_settlements = scalar(
+        db,
+        "SELECT COUNT(*) FROM billings b WHERE b.workspace_id = $1 AND (CASE WHEN b.status IN ('paid', 'received') THEN 1 ELSE 0 END) <>
+           (SELECT COUNT(*) FROM financial_transactions t WHERE t.billing_id = b.id AND t.auto_created = 1)",
+        &[DEMO_WORKSPACE_ACME],
+    )
+    .await;
+    if bad_settlements != 0 {
+        problems.push(format!("{bad_settlements} bills whose settlement transactions are not exactly one (paid) or zero (open)"));
+    }
+    for (id, (from, to, cents)) in &ledger.transfers {
+        let legs = scalar(
+            db,
+            "SELECT COUNT(*) FROM financial_transactions WHERE transfer_id = $1 AND amount_cents = CAST($2 AS BIGINT) AND
+               ((financial_account_id = $3 AND transaction_type = 'debit') OR (financial_account_id = $4 AND transaction_type = 'credit'))",
+            &[id, &cents.to_string(), from, to],
+        )
+        .await;
+        if legs != 2 {
+            problems.push(format!("transfer {id} has {legs} matching legs"));
+        }
+    }
+    let transfer_rows = scalar(db, "SELECT COUNT(*) FROM financial_transactions WHERE description = 'Transferência de carga'", &[]).await;
+    if transfer_rows != 2 * ledger.transfers.len() as i64 {
+        problems.push(format!("{} acknowledged transfers but {transfer_rows} transfer legs", ledger.transfers.len()));
+    }
+    let after = balances(&mut probe, &plan.api_token).await;
+    for account in [CHECKING, CASH] {
+        let ledger_sum = scalar(
+            db,
+            "SELECT CAST(a.opening_balance_cents + COALESCE((SELECT SUM(CASE WHEN t.transaction_type = 'credit' THEN t.amount_cents ELSE -t.amount_cents END)
+                 FROM financial_transactions t WHERE t.financial_account_id = a.id AND t.is_pending = 0), 0) AS BIGINT)
+               FROM financial_accounts a WHERE a.id = $1",
+            &[account],
+        )
+        .await;
+        if ledger_sum != after[account] {
+            problems.push(format!("{account}: the API says {} but opening + transactions is {ledger_sum}", after[account]));
+        }
+        let settled: i64 = if account == CHECKING { ledger.settled.values().sum() } else { 0 };
+        let moved: i64 = ledger.transfers.values().map(|(from, to, c)| if from == account { -c } else if to == account { *c } else { 0 }).sum();
+        let expected = before[account] - settled + moved;
+        if after[account] != expected {
+            problems.push(format!("{account}: balance {} but the acknowledged writes make it {expected}", after[account]));
+        }
+    }
+
+    // ---- report ----
+    let total: usize = tally.latencies.values().map(Vec::len).sum();
+    let mut report = format!(
+        "{} clients × {:.0} s: {total} requests, {:.0} req/s; {} creates ({} replays checked), {} settles, {} transfers acknowledged; \
+         5xx: {}, transport errors: {}\n\n| kind | requests | statuses | p50 ms | p99 ms |\n|---|---:|---|---:|---:|\n",
+        plan.clients,
+        wall,
+        total as f64 / wall,
+        ledger.created.len(),
+        tally.replays_checked,
+        ledger.settled.len(),
+        ledger.transfers.len(),
+        tally.server_errors.len(),
+        tally.transport_errors.len(),
+    );
+    let mut all = Vec::new();
+    for (kind, latencies) in &tally.latencies {
+        let mut sorted = latencies.clone();
+        sorted.sort_unstable();
+        all.extend_from_slice(&sorted);
+        let statuses: Vec<String> = tally.statuses.iter().filter(|((k, _), _)| k == kind).map(|((_, s), n)| format!("{s}×{n}")).collect();
+        report.push_str(&format!("| {} | {} | {} | {:.1} | {:.1} |\n", kind.name(), sorted.len(), statuses.join(" "), percentile(&sorted, 0.5), percentile(&sorted, 0.99)));
+    }
+    all.sort_unstable();
+    report.push_str(&format!("| all | {} | | {:.1} | {:.1} |\n", all.len(), percentile(&all, 0.5), percentile(&all, 0.99)));
+    println!("{report}");
+    assert!(problems.is_empty(), "integrity check failed:\n{}\n\n{report}", problems.join("\n"));
+    assert!(!ledger.created.is_empty() && !ledger.transfers.is_empty() && !ledger.settled.is_empty(), "the mix wrote nothing:\n{report}");
+    report
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_load_keeps_every_write() {
+    let h = Harness::with_demo().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = h.app.clone();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let plan = Plan {
+        addr,
+        clients: env_number("LOAD_SHORT_CLIENTS", 8) as usize,
+        seconds: env_number("LOAD_SHORT_SECONDS", 5),
+        mcp_token: h.token(DEMO_OWNER),
+        api_token: h.api_token(DEMO_OWNER),
+    };
+    run(plan, &h.state.db).await;
+    server.abort();
+}
+
+/// Drives a server started by scripts/load.sh (see the module's documentation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "make load: needs a running server (scripts/load.sh)"]
+async fn external_load() {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is required (run scripts/load.sh)"));
+    let addr: SocketAddr = var("KFIN_LOAD_ADDR").parse().expect("KFIN_LOAD_ADDR");
+    assert!(addr.ip().is_loopback(), "the load test only targets loopback");
+    let public_url = var("KFIN_LOAD_PUBLIC_URL");
+    let keys = Keys::from_secret(&var("KFIN_JWT_SECRET"), None);
+    let now = kobana_finance_mcp::clock::now_unix() as u64;
+    let mint = |audience: String| {
+        let claims = Claims {
+            iss: public_url.clone(),
+            aud: Audience::One(audience),
+            sub: DEMO_OWNER.into(),
+            scope: kobana_finance_mcp::domain::roles::all_scopes().join(" "),
+            exp: now + 3600,
+            iat: Some(now),
+            nbf: None,
+            jti: None,
+        };
+        jwt::mint(&claims, &keys).expect("mint")
+    };
+    let db = Db::connect(&var("KFIN_LOAD_DATABASE_URL"), 2).await.expect("database");
+    let plan = Plan {
+        addr,
+        clients: env_number("LOAD_CLIENTS", 64) as usize,
+        seconds: env_number("LOAD_SECONDS", 60),
+        mcp_token: mint(public_url.clone()),
+        api_token: mint(format!("{public_url}/v1")),
+    };
+    let report = run(plan, &db).await;
+    if let Ok(path) = std::env::var("KFIN_LOAD_REPORT") {
+        std::fs::write(path, report).expect("report");
+    }
+}
