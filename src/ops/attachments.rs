@@ -209,17 +209,10 @@ pub struct Download {
     pub content: Vec<u8>,
 }
 
+/// The media types an upload may declare.
+pub const MEDIA_TYPES: [&str; 8] = ["application/pdf", "image/png", "image/jpeg", "application/xml", "text/xml", "application/x-ofx", "text/csv", XLSX_MIME];
+
 fn upload_body() -> Value {
-    let types = [
-        "application/pdf",
-        "image/png",
-        "image/jpeg",
-        "application/xml",
-        "text/xml",
-        "application/x-ofx",
-        "text/csv",
-        XLSX_MIME,
-    ];
     json!({ CUSTOM_CONTENT: { "multipart/form-data": {
         "schema": {
             "type": "object",
@@ -234,7 +227,7 @@ fn upload_body() -> Value {
             "required": ["file"],
             "additionalProperties": false,
         },
-        "encoding": { "file": { "contentType": types.join(", ") } },
+        "encoding": { "file": { "contentType": MEDIA_TYPES.join(", ") } },
     }}})
 }
 

@@ -12,7 +12,7 @@ use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
-use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES};
+use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::validate::{parse, schema_of};
 use crate::ops::{OpContext, Page};
@@ -49,16 +49,6 @@ impl Deletable for Attachments {
     }
 }
 
-const MEDIA_TYPES: [&str; 8] = [
-    "application/pdf",
-    "image/png",
-    "image/jpeg",
-    "application/xml",
-    "text/xml",
-    "application/x-ofx",
-    "text/csv",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-];
 
 fn upload_input() -> Value {
     json!({
