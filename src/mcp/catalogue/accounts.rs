@@ -4,11 +4,11 @@
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, records, to_value, update_tool, Records};
+use super::records::{create_tool, delete_tool, get_tool, list_tool, peek, records, to_value, update_tool};
 use super::{write_schema, Route, Scope, DESTRUCTIVE};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
 use crate::ops::accounts::{self, Account, AccountCreate, AccountDetail, AccountUpdate, AdjustBalance, BalanceAdjustment};
 use crate::ops::validate::{parse, schema_of};
@@ -82,8 +82,8 @@ fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnecti
             ApiError::bad_request(format!("target_balance {e}")).with_details(serde_json::json!({ "field": "target_balance", "reason": "invalid_amount" }))
         })?;
         let when = input.occurred_at.as_deref().unwrap_or("today");
-        match Accounts::get(&s.ctx, conn, s.ws, s.id()).await {
-            Ok(account) => {
+        match peek::<Accounts>(&s, conn, s.id()).await? {
+            Some(account) => {
                 let difference = Cents(target.0 - account.balance.0);
                 let movement = if difference.0 >= 0 { "credit" } else { "debit" };
                 Ok(format!(
@@ -94,10 +94,7 @@ fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnecti
                     Cents(difference.0.abs()).brl(),
                 ))
             }
-            Err(e) if matches!(e.code, ErrorCode::InsufficientScope | ErrorCode::Forbidden) => {
-                Ok(format!("Set the balance of the account {} to {} with a transaction dated {when}?", s.id(), target.brl()))
-            }
-            Err(e) => Err(e),
+            None => Ok(format!("Set the balance of the account {} to {} with a transaction dated {when}?", s.id(), target.brl())),
         }
     })
 }

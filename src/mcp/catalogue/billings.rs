@@ -7,7 +7,7 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use super::accounts::Accounts;
-use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, to_value, update_tool, Deletable, Records, Writable};
+use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool, Deletable, Records, Writable};
 use super::{aggregates_schema, brl, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
@@ -302,21 +302,17 @@ fn describe_settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyC
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
-        let bill = Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await;
-        let (label, amount, account) = match &bill {
-            Ok(bill) => {
+        let (label, amount, account) = match peek::<Bills<R>>(&s, conn, s.id()).await? {
+            Some(bill) => {
                 check_transition(&bill.status, Transition::Settle)?;
                 let moved = match input.ticket_amount.as_deref() {
                     Some(ticket) => cents(Some(ticket)),
                     None => cents(Some(&bill.amount)) + cents(input.interest_amount.as_deref()) - cents(input.discount_amount.as_deref()),
                 };
                 let account = billings::settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
-                (Bills::<R>::label(bill), Some(Cents(moved).brl()), Some(account.to_string()))
+                (Bills::<R>::label(&bill), Some(Cents(moved).brl()), Some(account.to_string()))
             }
-            Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
-                (s.id().to_string(), input.ticket_amount.as_deref().map(brl), input.financial_account_id.clone())
-            }
-            Err(_) => return bill.map(|_| String::new()),
+            None => (s.id().to_string(), input.ticket_amount.as_deref().map(brl), input.financial_account_id.clone()),
         };
         let account = match account {
             Some(id) => format!(" {} the account {}", if R { "into" } else { "out of" }, label_of::<Accounts>(&s, conn, &id).await?),
@@ -335,13 +331,12 @@ fn describe_settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyC
 fn describe_cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let label = match Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await {
-            Ok(bill) => {
+        let label = match peek::<Bills<R>>(&s, conn, s.id()).await? {
+            Some(bill) => {
                 check_transition(&bill.status, Transition::Cancel)?;
                 Bills::<R>::label(&bill)
             }
-            Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => s.id().to_string(),
-            Err(e) => return Err(e),
+            None => s.id().to_string(),
         };
         Ok(format!(
             "Cancel the {} {label}? It will no longer be expected to be {}.",
@@ -354,12 +349,8 @@ fn describe_cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyC
 fn describe_reopen<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let bill = match Bills::<R>::get(&s.ctx, conn, s.ws, s.id()).await {
-            Ok(bill) => bill,
-            Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
-                return Ok(format!("Reopen the {} {}? It becomes pending again.", Bills::<R>::NOUN, s.id()));
-            }
-            Err(e) => return Err(e),
+        let Some(bill) = peek::<Bills<R>>(&s, conn, s.id()).await? else {
+            return Ok(format!("Reopen the {} {}? It becomes pending again.", Bills::<R>::NOUN, s.id()));
         };
         check_transition(&bill.status, Transition::Reopen)?;
         let label = Bills::<R>::label(&bill);

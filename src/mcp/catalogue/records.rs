@@ -67,14 +67,20 @@ pub fn deleted_schema() -> Value {
     })
 }
 
-/// The record a destructive call is about, for its confirmation message: its label, or
-/// its id when the caller may change it but not read it.
-pub async fn label_of<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &str) -> Result<String, ApiError> {
+/// The record a destructive call is about, for its confirmation message: `None` when
+/// the caller may change it but not read it (the message then names it by id; the
+/// operation checks its own permission when it runs). Not found is an error.
+pub async fn peek<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &str) -> Result<Option<R::Record>, ApiError> {
     match R::get(&s.ctx, conn, s.ws, id).await {
-        Ok(record) => Ok(R::label(&record)),
-        Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => Ok(id.to_string()),
+        Ok(record) => Ok(Some(record)),
+        Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The record's label for a confirmation, or its id when the caller cannot read it.
+pub async fn label_of<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &str) -> Result<String, ApiError> {
+    Ok(peek::<R>(s, conn, id).await?.map_or_else(|| id.to_string(), |record| R::label(&record)))
 }
 
 fn list_input<R: Records>() -> Value {
