@@ -123,23 +123,22 @@ impl<'a> McpContext<'a> {
     /// on `resource`: only `named` when given, else only the connection's default
     /// workspace when one is set, else all of them.
     pub async fn workspaces_allowing(&self, resource: Resource, access: Access, named: Option<&str>) -> Result<Vec<&Membership>, ApiError> {
-        if !self.identity.scopes.allows(resource, access) {
-            return Ok(Vec::new());
-        }
         let only = named.or(self.default_workspace.as_deref());
-        Ok(self
-            .memberships()
-            .await?
-            .iter()
-            .filter(|m| only.is_none_or(|id| id == m.workspace_id) && m.role.allows(resource, access))
-            .collect())
+        Ok(self.memberships().await?.iter().filter(|m| self.allows(m, resource, access, only)).collect())
     }
 
     /// Whether the caller may do `access` on `resource` somewhere (SPEC §5: the scope is
     /// in the token and the role grants it in the default workspace when one is given,
-    /// else in any of the caller's workspaces).
+    /// else in any of the caller's workspaces). Asked once per tool by `tools/list`, so
+    /// it collects nothing.
     pub async fn may(&self, resource: Resource, access: Access) -> Result<bool, ApiError> {
-        Ok(!self.workspaces_allowing(resource, access, None).await?.is_empty())
+        let only = self.default_workspace.as_deref();
+        Ok(self.memberships().await?.iter().any(|m| self.allows(m, resource, access, only)))
+    }
+
+    /// The rule of both: the token's scope, the workspace (`only`, if any) and the role.
+    fn allows(&self, m: &Membership, resource: Resource, access: Access, only: Option<&str>) -> bool {
+        self.identity.scopes.allows(resource, access) && only.is_none_or(|id| id == m.workspace_id) && m.role.allows(resource, access)
     }
 
     pub async fn op_context(&self) -> Result<OpContext<'_>, ApiError> {

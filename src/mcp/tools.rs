@@ -145,9 +145,10 @@ struct Generated {
     json_2025_03_26: String,
 }
 
-fn generated(tool: &ToolSpec) -> Option<&'static Generated> {
-    static CACHE: std::sync::OnceLock<Vec<(&'static str, Generated)>> = std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(|| {
+/// Every tool with its generated parts, in catalogue order, built on first use.
+fn generated() -> &'static [(&'static ToolSpec, Generated)] {
+    static CACHE: std::sync::OnceLock<Vec<(&'static ToolSpec, Generated)>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| {
         catalogue()
             .map(|t| {
                 let description = t.describe();
@@ -156,17 +157,16 @@ fn generated(tool: &ToolSpec) -> Option<&'static Generated> {
                     o.remove("title");
                     o.remove("outputSchema");
                 }
-                (t.name, Generated { input_schema: (t.input_schema)(), json: description.to_string(), json_2025_03_26: older.to_string() })
+                (t, Generated { input_schema: (t.input_schema)(), json: description.to_string(), json_2025_03_26: older.to_string() })
             })
             .collect()
-    });
-    cache.iter().find(|(name, _)| *name == tool.name).map(|(_, g)| g)
+    })
 }
 
 /// The input schema `tools/list` shows and `tools/call` checks.
 fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
-    match generated(tool) {
-        Some(g) => std::borrow::Cow::Borrowed(&g.input_schema),
+    match generated().iter().find(|(t, _)| t.name == tool.name) {
+        Some((_, g)) => std::borrow::Cow::Borrowed(&g.input_schema),
         None => std::borrow::Cow::Owned((tool.input_schema)()),
     }
 }
@@ -221,19 +221,15 @@ async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError
 /// member), assembled from the pre-serialised descriptions.
 pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<String, RpcError> {
     no_cursor(params)?;
-    let mut tools = String::with_capacity(256 * 1024);
+    let all = generated();
+    let mut tools = String::with_capacity(all.iter().map(|(_, g)| g.json.len() + 1).sum::<usize>() + 2);
     tools.push('[');
-    for tool in catalogue() {
+    for (tool, g) in all {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
-            let text = match generated(tool) {
-                Some(g) if ctx.era.is_2025_03_26() => std::borrow::Cow::Borrowed(g.json_2025_03_26.as_str()),
-                Some(g) => std::borrow::Cow::Borrowed(g.json.as_str()),
-                None => std::borrow::Cow::Owned(tool.describe().to_string()),
-            };
             if tools.len() > 1 {
                 tools.push(',');
             }
-            tools.push_str(&text);
+            tools.push_str(if ctx.era.is_2025_03_26() { &g.json_2025_03_26 } else { &g.json });
         }
     }
     tools.push(']');
