@@ -3,25 +3,10 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use common::*;
 use http::Method;
 use serde_json::json;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 fn capture(level: tracing::Level) -> (Captured, tracing::subscriber::DefaultGuard) {
     let captured = Captured::default();
