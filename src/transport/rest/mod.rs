@@ -45,9 +45,10 @@ pub async fn not_found() -> Response {
 }
 
 /// The REST envelope for what the router itself refuses on `/v1` — a method the route
-/// does not take (405, keeping `Allow`), a body over the extractor's limit (413), a
-/// query string or path that does not decode (400) — which would otherwise answer plain
-/// text. Every answer of the handlers is already JSON (or a download) and passes as is.
+/// does not take (405, keeping `Allow`), or an extractor's rejection no route-specific
+/// extractor ([`RestBody`], [`RecordId`]) turns into its own answer (e.g. a query
+/// string that does not parse: 400) — which would otherwise answer plain text. Every
+/// answer of the handlers is already JSON (or a download) and passes as is.
 pub async fn envelope_rejections(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let rest = request.uri().path().starts_with("/v1/");
     let method = request.method().clone();
@@ -63,8 +64,6 @@ pub async fn envelope_rejections(request: axum::extract::Request, next: axum::mi
     }
     let error = match status {
         StatusCode::METHOD_NOT_ALLOWED => ApiError::new(ErrorCode::MethodNotAllowed, format!("This route does not take {method}")),
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::bad_request("The request body is too large").with_details(serde_json::json!({ "reason": "too_large" })),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::bad_request("Unsupported content type").with_details(serde_json::json!({ "reason": "unsupported_media_type" })),
         s if s.is_server_error() => ApiError::internal(),
         _ => ApiError::bad_request("The request could not be read").with_details(serde_json::json!({ "reason": "invalid_request" })),
     };
