@@ -138,15 +138,21 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("era: no header, no envelope is 2025-03-26", auth(Mcp::legacy("tools/list", json!({}), None)), 200, None)
             .check(|r| {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-03-26"));
-                let tool = &r.result()["tools"][0];
-                assert!(tool.get("title").is_none() && tool.get("outputSchema").is_none(), "2025-03-26 omits title/outputSchema: {tool}");
+                let tools = r.result()["tools"].as_array().unwrap().clone();
+                assert_eq!(tools.len(), 65);
+                for tool in &tools {
+                    assert!(tool.get("title").is_none() && tool.get("outputSchema").is_none(), "2025-03-26 omits title/outputSchema: {tool}");
+                    assert!(tool["inputSchema"].is_object() && tool["annotations"].is_object(), "{tool}");
+                }
                 assert!(r.result().get("resultType").is_none());
             }),
         row("era: 2025-06-18 header keeps titles, no 2026 fields", auth(Mcp::legacy("tools/list", json!({}), Some("2025-06-18"))), 200, None)
             .check(|r| {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
                 let result = r.result();
-                assert!(result["tools"][0].get("title").is_some() && result["tools"][0].get("outputSchema").is_some());
+                let tools = result["tools"].as_array().unwrap();
+                assert_eq!(tools.len(), 65);
+                assert!(tools.iter().all(|t| t.get("title").is_some() && t.get("outputSchema").is_some()), "every tool keeps title and outputSchema");
                 for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
                     assert!(result.get(key).is_none(), "2025 result carries {key}");
                 }
