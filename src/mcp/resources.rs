@@ -7,11 +7,20 @@ use serde_json::{json, Map, Value};
 
 use sqlx::AnyConnection;
 
+use super::catalogue::accounts::Accounts;
+use super::catalogue::attachments::Attachments;
+use super::catalogue::billings::{Payables, Receivables};
+use super::catalogue::categories::Categories;
+use super::catalogue::companies::Companies;
+use super::catalogue::cost_centers::CostCenters;
+use super::catalogue::people::People;
+use super::catalogue::records::Records;
+use super::catalogue::taxes::Taxes;
+use super::catalogue::transactions::Transactions;
 use super::tools::BoxFuture;
 use super::{no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::billings::BillingKind;
 use crate::ops::list::ListSpec;
 use crate::ops::{self, OpContext};
 use crate::protocol::rpc::{RpcError, RESOURCE_NOT_FOUND_2025};
@@ -39,26 +48,11 @@ fn to_json<T: serde::Serialize>(record: &T) -> Result<Value, ApiError> {
     serde_json::to_value(record).map_err(|_| ApiError::internal())
 }
 
-/// A [`ReadRecord`] named `$name` that runs the get operation `$get` and serialises its
-/// answer: the JSON the get tool and `GET /v1/...{id}` return.
-macro_rules! reader {
-    ($name:ident, |$ctx:ident, $conn:ident, $ws:ident, $id:ident| $get:expr) => {
-        fn $name<'a>($ctx: &'a OpContext<'a>, $conn: &'a mut AnyConnection, $ws: &'a Membership, $id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
-            Box::pin(async move { to_json(&$get.await?) })
-        }
-    };
+/// The [`ReadRecord`] of a resource: its get operation (the one the get tool runs),
+/// serialised — the JSON the get tool and `GET /v1/...{id}` return.
+fn get<'a, R: Records>(ctx: &'a OpContext<'a>, conn: &'a mut AnyConnection, ws: &'a Membership, id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
+    Box::pin(async move { to_json(&R::get(ctx, conn, ws, id).await?) })
 }
-
-reader!(read_company, |ctx, conn, ws, id| ops::companies::get(ctx, conn, ws, id));
-reader!(read_account, |ctx, conn, ws, id| ops::accounts::get(ctx, conn, ws, id));
-reader!(read_category, |ctx, conn, ws, id| ops::categories::get(ctx, conn, ws, id));
-reader!(read_cost_center, |ctx, conn, ws, id| ops::cost_centers::get(ctx, conn, ws, id));
-reader!(read_person, |ctx, conn, ws, id| ops::people::get(ctx, conn, ws, id));
-reader!(read_tax, |ctx, conn, ws, id| ops::taxes::get(ctx, conn, ws, id));
-reader!(read_transaction, |ctx, conn, ws, id| ops::transactions::get(ctx, conn, ws, id));
-reader!(read_payable, |ctx, conn, ws, id| ops::billings::get(ctx, conn, ws, BillingKind::Payable, id));
-reader!(read_receivable, |ctx, conn, ws, id| ops::billings::get(ctx, conn, ws, BillingKind::Receivable, id));
-reader!(read_attachment, |ctx, conn, ws, id| ops::attachments::get(ctx, conn, ws, id));
 
 /// The record templates, one per resource with a get operation, in the order of the
 /// tool catalogue (SPEC §5.1).
@@ -68,7 +62,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Company",
         description: "A company by id: the same JSON as finance_companies_get.",
         scope: Resource::Companies,
-        read: read_company,
+        read: get::<Companies>,
         list: &ops::companies::LIST,
         labels: &["name", "trade_name"],
     },
@@ -77,7 +71,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Financial account",
         description: "A financial account by id, with its balance: the same JSON as finance_accounts_get.",
         scope: Resource::Accounts,
-        read: read_account,
+        read: get::<Accounts>,
         list: &ops::accounts::LIST,
         labels: &["name"],
     },
@@ -86,7 +80,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Category",
         description: "A category of the chart of accounts by id: the same JSON as finance_categories_get.",
         scope: Resource::Categories,
-        read: read_category,
+        read: get::<Categories>,
         list: &ops::categories::LIST,
         labels: &["name"],
     },
@@ -95,7 +89,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Cost center",
         description: "A cost/revenue (classification) center by id: the same JSON as finance_cost_centers_get.",
         scope: Resource::CostCenters,
-        read: read_cost_center,
+        read: get::<CostCenters>,
         list: &ops::cost_centers::LIST,
         labels: &["name"],
     },
@@ -104,7 +98,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Person",
         description: "A vendor or customer by id: the same JSON as finance_people_get.",
         scope: Resource::People,
-        read: read_person,
+        read: get::<People>,
         list: &ops::people::LIST,
         labels: &["name", "legal_name", "nickname"],
     },
@@ -113,7 +107,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Tax",
         description: "A withholding tax by id: the same JSON as finance_taxes_get.",
         scope: Resource::Taxes,
-        read: read_tax,
+        read: get::<Taxes>,
         list: &ops::taxes::LIST,
         labels: &["name"],
     },
@@ -122,7 +116,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Transaction",
         description: "A transaction of the ledger by id: the same JSON as finance_transactions_get.",
         scope: Resource::Transactions,
-        read: read_transaction,
+        read: get::<Transactions>,
         list: &ops::transactions::LIST,
         labels: &["description"],
     },
@@ -131,7 +125,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Payable",
         description: "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
         scope: Resource::Payables,
-        read: read_payable,
+        read: get::<Payables>,
         list: &ops::billings::PAYABLES_LIST,
         labels: &["description"],
     },
@@ -140,7 +134,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Receivable",
         description: "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
         scope: Resource::Receivables,
-        read: read_receivable,
+        read: get::<Receivables>,
         list: &ops::billings::RECEIVABLES_LIST,
         labels: &["description"],
     },
@@ -149,7 +143,7 @@ pub static TEMPLATES: &[Template] = &[
         title: "Attachment",
         description: "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
         scope: Resource::Attachments,
-        read: read_attachment,
+        read: get::<Attachments>,
         list: &ops::attachments::LIST,
         labels: &["file_name", "title"],
     },
