@@ -219,6 +219,28 @@ REQUESTS = {
         base64_body=True,
         title="2026-07-28 tools/list with a base64-encoded body (isBase64Encoded: true)",
     ),
+    "tools-list-view": request(
+        path="/mcp/x/payables,receivables",
+        headers=headers_2026("tools/list"),
+        body=TOOLS_LIST_2026,
+        title="2026-07-28 tools/list on the view /mcp/x/payables,receivables: only those tools",
+    ),
+    "tools-call-outside-view": request(
+        path="/mcp/readonly",
+        headers=headers_2026("tools/call", "finance_payables_settle"),
+        body=rpc_2026("tools/call", name="finance_payables_settle",
+                      arguments={"id": "b1110000-0001-4000-8000-000000000001", "payment_date": "2026-12-01"}),
+        code=-32602,
+        title="2026-07-28 tools/call finance_payables_settle on /mcp/readonly: unknown tool there",
+    ),
+    "reject-unknown-toolset-400": request(
+        path="/mcp/x/wages",
+        headers=headers_2026("tools/list"),
+        body=TOOLS_LIST_2026,
+        status=400,
+        code=-32602,
+        title="tools/list on /mcp/x/wages: 400 naming the valid toolsets",
+    ),
     "malformed-base64": request(
         headers=headers_2026("tools/list"),
         raw_base64="eyJqc29ucnBjIjoiMi4wIiw*not-base64*",

@@ -33,7 +33,7 @@ async fn every_fixture_answers_its_expected_status_through_the_lambda_handler() 
     std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
     let h = Harness::with(|c| c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }).await;
     let fixtures = fixtures();
-    assert!(fixtures.len() >= 49, "fixtures for v1, v2, Function URL and ALB");
+    assert!(fixtures.len() >= 58, "fixtures for v1, v2, Function URL and ALB");
     let mut failures = Vec::new();
     for (path, status) in &fixtures {
         let response = invoke(&h, path).await;
@@ -63,6 +63,28 @@ async fn tools_call_fixture_returns_the_demo_workspace() {
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
         assert_eq!(body["result"]["structuredContent"]["data"][0]["id"], DEMO_WORKSPACE_ACME, "{kind}: {body}");
         assert_eq!(header(&response, "mcp-protocol-version"), Some("2026-07-28"), "{kind}");
+    }
+}
+
+/// SPEC §5.4 through the Lambda handler: every front door routes the view paths.
+#[tokio::test]
+async fn views_narrow_the_catalogue_behind_every_front_door() {
+    std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
+    let h = Harness::with(|c| c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }).await;
+    let root = env!("CARGO_MANIFEST_DIR");
+    for kind in ["v1", "v2", "function-url"] {
+        let response = invoke(&h, &format!("{root}/events/{kind}/tools-list-view.json")).await;
+        let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
+        let names: Vec<&str> = body["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names.len(), 19, "{kind}: {names:?}");
+        assert!(names[1..].iter().all(|n| n.starts_with("finance_payables_") || n.starts_with("finance_receivables_")), "{kind}: {names:?}");
+        let response = invoke(&h, &format!("{root}/events/{kind}/tools-call-outside-view.json")).await;
+        let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], -32602, "{kind}: {body}");
+        assert_eq!(body["error"]["message"], "Unknown tool: finance_payables_settle", "{kind}");
+        let response = invoke(&h, &format!("{root}/events/{kind}/reject-unknown-toolset-400.json")).await;
+        let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
+        assert!(body["error"]["message"].as_str().unwrap().contains("valid toolsets are payables"), "{kind}: {body}");
     }
 }
 

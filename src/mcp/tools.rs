@@ -95,9 +95,8 @@ impl ToolSpec {
 static WORKSPACES: &[ToolSpec] = &[ToolSpec {
     name: "finance_workspaces_list",
     title: "List workspaces",
-    description: "Lists the workspaces you can act in, your role in each, and what you may do there per resource \
-(read, write, delete), which is your token's scopes intersected with your role. Call it first: pass the chosen \
-workspace's id as workspace_id to the other finance tools when you have more than one workspace. Takes no arguments.",
+    description: "Your workspaces, your role in each and what you may read, write or delete there. Call it first; pass \
+workspace_id to the other tools when you have more than one.",
     permission: None,
     annotations: Annotations { read_only: true, destructive: false, idempotent: true },
     route: Route::get("/v1/workspaces", ""),

@@ -55,7 +55,6 @@ impl AccountType {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccountCreate {
-    /// The company the account belongs to (same workspace).
     pub company_id: String,
     #[schemars(length(min = 1, max = 255))]
     pub name: String,

@@ -23,11 +23,10 @@ use crate::storage::identity::Membership;
 #[serde(deny_unknown_fields)]
 pub struct AllocationInput {
     pub classification_center_id: String,
-    /// Share of the amount in percent, e.g. "70" or "12.50" (0–100, up to 2 decimals).
+    /// Percent, 0–100, up to 2 decimals ("12.50").
     #[serde(default)]
     #[schemars(length(min = 1, max = 6))]
     pub percentage: Option<String>,
-    /// Amount in BRL, e.g. "300.00".
     #[serde(default)]
     #[schemars(length(min = 3, max = 16))]
     pub amount: Option<String>,

@@ -160,7 +160,7 @@ pub struct LinkRequest {
     /// What the attachment is linked to.
     #[serde(rename = "type")]
     pub target_type: LinkType,
-    /// The id (UUID) of the payable, receivable or transaction.
+    /// The record's id.
     #[schemars(length(min = 1, max = 64))]
     pub id: String,
 }

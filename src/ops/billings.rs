@@ -148,7 +148,7 @@ pub enum RecurrencePeriod {
     Yearly,
 }
 
-/// How the bill is paid. `utility` and `tribute` exist for payables only.
+/// How the bill is paid; `utility` and `tribute`: payables only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentMethodKind {
@@ -178,12 +178,10 @@ fn enum_text<T: Serialize>(value: T) -> String {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaxChargeInput {
-    /// A tax of the workspace's catalogue.
     pub tax_id: String,
-    /// Amount in BRL, e.g. "15.00".
     #[schemars(length(min = 3, max = 16))]
     pub amount: String,
-    /// true (default): deducted from the bill; false: informational.
+    /// Default true: deducted from the bill (false: informational).
     #[serde(default)]
     pub withholding: Option<bool>,
 }
@@ -339,7 +337,7 @@ pub struct BillingUpdate {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettleRequest {
-    /// The day the money moved (YYYY-MM-DD).
+    /// The day the money moved.
     #[schemars(length(min = 10, max = 10))]
     pub payment_date: String,
     /// The account the money moved in (same company); required unless the record has one.

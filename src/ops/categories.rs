@@ -57,7 +57,6 @@ impl CategoryType {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CategoryCreate {
-    /// The company (of the workspace) the category belongs to.
     #[schemars(length(min = 36, max = 36))]
     pub company_id: String,
     #[schemars(length(min = 1, max = 255))]

@@ -55,7 +55,7 @@ pub struct Address {
     #[serde(default)]
     #[schemars(length(min = 7, max = 7))]
     pub city_ibge_code: Option<String>,
-    /// State (UF), two letters.
+    /// UF, two letters.
     #[schemars(length(min = 2, max = 2))]
     pub state: String,
     /// CEP, 8 digits (a hyphen is accepted).

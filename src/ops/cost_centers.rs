@@ -56,7 +56,7 @@ impl CenterType {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CenterCreate {
-    /// The company (of the workspace) the center belongs to. Immutable.
+    /// Immutable.
     #[schemars(length(min = 36, max = 36))]
     pub company_id: String,
     #[schemars(length(min = 1, max = 255))]

@@ -95,7 +95,6 @@ impl DocumentType {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonCreate {
-    /// The company (of the workspace) the person belongs to.
     #[schemars(extend("format" = "uuid"))]
     pub company_id: String,
     #[schemars(length(min = 1, max = 255))]

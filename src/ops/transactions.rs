@@ -101,7 +101,7 @@ pub struct TransactionCreate {
     pub financial_account_id: String,
     #[schemars(length(min = 1, max = 500))]
     pub description: String,
-    /// Positive amount in BRL, e.g. "1500.00".
+    /// Positive; the direction is `transaction_type`.
     #[schemars(length(min = 3, max = 16))]
     pub amount: String,
     /// When it hit the account, YYYY-MM-DD.

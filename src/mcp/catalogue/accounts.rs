@@ -21,41 +21,35 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Accounts>(
         "finance_accounts_list",
         "List financial accounts",
-        "Lists the financial accounts (bank accounts, cash, cards, investments) of a workspace, without balances. Filter \
-by company_id, type, bank_code, active or name; sort by name, type or created_at. Use finance_accounts_get for an \
-account's balance.",
+        "Lists the financial accounts (bank, cash, card, investment), without balances: finance_accounts_get has the \
+balance.",
     ),
     get_tool::<Accounts>(
         "finance_accounts_get",
         "Get a financial account",
-        "Gets one financial account by id with its balance: opening balance plus realised credits minus realised debits, \
-a signed decimal string such as \"-12.50\" (BRL).",
+        "One financial account with its balance: opening plus realised credits minus debits.",
     ),
     create_tool::<Accounts>(
         "finance_accounts_create",
         "Create a financial account",
-        "Creates a financial account of a company: name, type, bank details and an optional opening balance (a decimal \
-string such as \"1500.00\"). Pass an idempotency_key to make a retry safe.",
+        "Creates a financial account of a company, with an optional opening balance.",
     ),
     update_tool::<Accounts>(
         "finance_accounts_update",
         "Update a financial account",
-        "Changes the fields sent (name, bank details, active…). The balance changes only through transactions or \
-finance_accounts_adjust_balance.",
+        "Changes the fields sent. The balance moves only through transactions or finance_accounts_adjust_balance.",
     ),
     delete_tool::<Accounts>(
         "finance_accounts_delete",
         "Delete a financial account",
-        "Deletes an account that no transaction or bill uses (otherwise the error lists what uses it; deactivate it \
-instead). Destructive: the server asks the user to confirm before anything changes.",
+        "Deletes an account nothing uses (else the error lists what does; deactivate it instead). Asks the user to \
+confirm.",
     ),
     ToolSpec {
         name: "finance_accounts_adjust_balance",
         title: "Adjust an account's balance",
-        description: "Brings an account's balance to target_balance (a signed decimal string, e.g. \"1250.00\") with one \
-auto-created transaction for the difference: a credit when the balance goes up, a debit when it goes down, classified \
-under category_id (credit or debit to match), dated occurred_at (default today). Use it to match a bank statement. \
-Destructive (it moves the balance): the server asks the user to confirm before anything changes.",
+        description: "Brings the balance to target_balance with one transaction for the difference (credit up, debit down), e.g. to \
+match a bank statement. Asks the user to confirm.",
         permission: Some((Resource::Accounts, Access::Write)),
         annotations: DESTRUCTIVE,
         route: Route::post("/v1/financial-accounts", "/{id}/adjust-balance"),

@@ -105,17 +105,14 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Attachments>(
         "finance_attachments_list",
         "List attachments",
-        "Lists the documents stored in a workspace (invoices, boletos, receipts, bank statements): name, type, size and \
-how many payables, receivables and transactions each is linked to. Filter by mime_type, file_name, uploaded_by or \
-uploaded_at; sort by uploaded_at (default, newest first), file_name or file_size.",
+        "Lists stored documents (invoices, boletos, receipts, statements) and how many records each is linked to.",
     ),
-    get_tool::<Attachments>("finance_attachments_get", "Get an attachment", "Gets one attachment's description by id (not its bytes: see finance_attachments_download)."),
+    get_tool::<Attachments>("finance_attachments_get", "Get an attachment", "One attachment's description (for its bytes see finance_attachments_download)."),
     ToolSpec {
         name: "finance_attachments_upload",
         title: "Upload an attachment",
-        description: "Stores a document: file_name (with its extension), content_base64 (the bytes in base64, at most \
-10 MB decoded), optional title and mime_type. Types: pdf, png, jpeg, xml, ofx, csv, xlsx; the content must match the \
-type. Then link it to a record with finance_attachments_link.",
+        description: "Stores a document from content_base64 (at most 10 MB): pdf, png, jpeg, xml, ofx, csv or xlsx, content \
+matching the type. Then finance_attachments_link.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: CREATE,
         route: Route::post("/v1/attachments", ""),
@@ -127,9 +124,7 @@ type. Then link it to a record with finance_attachments_link.",
     ToolSpec {
         name: "finance_attachments_download",
         title: "Where to download an attachment",
-        description: "Answers an attachment's content_type, size and download_url — the absolute API address to GET its \
-bytes with an API token (finance.attachments scope). No bytes come back through this tool, and MCP tokens are refused \
-at that address.",
+        description: "An attachment's content_type, size and download_url, to GET with an API token; no bytes come back here.",
         permission: Some((Resource::Attachments, Access::Read)),
         annotations: READ,
         route: Route::get("/v1/attachments", "/{id}/download"),
@@ -141,8 +136,7 @@ at that address.",
     ToolSpec {
         name: "finance_attachments_link",
         title: "Link an attachment",
-        description: "Links an attachment to a record: attachment_id, type (payable|receivable|transaction) and id of \
-the record. Linking twice is a conflict.",
+        description: "Links an attachment to a payable, receivable or transaction.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: CREATE,
         route: Route::post("/v1/attachments", "/{id}/links"),
@@ -154,8 +148,7 @@ the record. Linking twice is a conflict.",
     ToolSpec {
         name: "finance_attachments_unlink",
         title: "Unlink an attachment",
-        description: "Removes the link between an attachment and a record (attachment_id, type, id); the attachment and \
-the record stay.",
+        description: "Removes a link between an attachment and a record; both stay.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: UPDATE,
         route: Route::delete("/v1/attachments", "/{id}/links"),
@@ -167,8 +160,7 @@ the record stay.",
     delete_tool::<Attachments>(
         "finance_attachments_delete",
         "Delete an attachment",
-        "Deletes an attachment and its bytes; refused while it is linked to any record (unlink it first). Destructive: \
-the server asks the user to confirm before anything changes.",
+        "Deletes an unlinked attachment and its bytes. Asks the user to confirm.",
     ),
 ];
 

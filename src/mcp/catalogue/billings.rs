@@ -123,47 +123,38 @@ pub static PAYABLES: &[ToolSpec] = &[
     list_tool::<Payables>(
         "finance_payables_list",
         "List payables",
-        "Lists the bills a company must pay (accounts payable). Filter by status (pending|paid|cancelled), due_date, \
-payment_date, competence_date, company_id, person_id (the vendor), category_id, classification_center_id, \
-financial_account_id, type, group_id (a series) or amount — e.g. overdue: {\"status\":\"pending\",\"due_date\":{\"lt\":\
-\"2026-11-30\"}}; sort by due_date (default), amount, competence_date, created_at or updated_at. Amounts are decimal \
-strings such as \"4500.00\" (BRL). For totals use finance_payables_aggregates.",
+        "Lists bills to pay. Filters: a value or operators, e.g. overdue: \
+{\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the vendor, group_id a series. \
+For totals use finance_payables_aggregates.",
     ),
-    get_tool::<Payables>("finance_payables_get", "Get a payable", "Gets one payable by id: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction."),
+    get_tool::<Payables>("finance_payables_get", "Get a payable", "One payable: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction."),
     create_tool::<Payables>(
         "finance_payables_create",
         "Create a payable",
-        "Records a bill to pay: company_id, description, amount (decimal string, \"4500.00\"), due_date (YYYY-MM-DD); \
-optionally person_id or person_name (vendor, found or created), category_id or category_name, cost centers, \
-competence_date, document, tax_charges. installments (2–120) splits it into monthly parcels; recurrence_period repeats \
-it. Answers the first record and the ids of the series. Pass an idempotency_key to make a retry safe. It is created \
-pending: pay it with finance_payables_settle.",
+        "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
+monthly parcels, recurring repeats it. Pay it with finance_payables_settle.",
     ),
     update_tool::<Payables>(
         "finance_payables_update",
         "Update a payable",
-        "Changes the fields sent of a pending payable (description, amount, dates, vendor, category, centers, document, \
-notes); null clears an optional field. Never changes the status: use finance_payables_settle, _cancel or _reopen.",
+        "Changes the fields sent of a pending payable; null clears a field. Never the status: use _settle, _cancel or \
+_reopen.",
     ),
     delete_tool::<Payables>(
         "finance_payables_delete",
         "Delete a payable",
-        "Deletes a pending or cancelled payable (a paid one must be reopened first). Destructive: the server asks the \
-user to confirm before anything changes.",
+        "Deletes a pending or cancelled payable (reopen a paid one first). Asks the user to confirm.",
     ),
     aggregates_tool::<false>(
         "finance_payables_aggregates",
-        "Totals of the payables of a workspace, optionally of one company, for a month (month + year) or a due-date range \
-(start_date + end_date), or all time: count, total (without cancelled), pending, paid (decimal strings, BRL) and \
-overdue_count. Use it before listing when the question is \"how much\".",
+        "Totals of payables (count, total, pending, paid, overdue_count) for a month, a due-date range or all time. \
+Use it when the question is how much.",
     ),
     action_tool::<false>(
         "finance_payables_settle",
         "Pay a payable",
-        "Marks a pending payable as paid: payment_date (YYYY-MM-DD), financial_account_id (the account the money left; \
-required unless the payable names one), optional interest_amount, discount_amount, ticket_amount (what was actually \
-paid). Creates the debit transaction in the ledger. Destructive (it moves money): the server asks the user to confirm \
-before anything changes.",
+        "Pays a pending payable: records the debit in the ledger from financial_account_id (unless the payable names \
+one). Moves money: asks the user to confirm.",
         "/{id}/settle",
         settle_input,
         settle::<false>,
@@ -172,8 +163,8 @@ before anything changes.",
     action_tool::<false>(
         "finance_payables_cancel",
         "Cancel a payable",
-        "Cancels a pending payable: it is no longer expected to be paid (it stays in the history; finance_payables_reopen \
-undoes it). Destructive: the server asks the user to confirm before anything changes.",
+        "Cancels a pending payable; it stays in the history (finance_payables_reopen undoes it). Asks the user to \
+confirm.",
         "/{id}/cancel",
         id_schema,
         cancel::<false>,
@@ -182,8 +173,8 @@ undoes it). Destructive: the server asks the user to confirm before anything cha
     action_tool::<false>(
         "finance_payables_reopen",
         "Reopen a payable",
-        "Makes a paid or cancelled payable pending again; for a paid one its settlement transaction is removed from the \
-ledger (the account balance goes back). Destructive: the server asks the user to confirm before anything changes.",
+        "Makes a paid or cancelled payable pending again; a payment's ledger transaction is removed. Asks the user to \
+confirm.",
         "/{id}/reopen",
         id_schema,
         reopen::<false>,
@@ -195,47 +186,39 @@ pub static RECEIVABLES: &[ToolSpec] = &[
     list_tool::<Receivables>(
         "finance_receivables_list",
         "List receivables",
-        "Lists what customers owe a company (accounts receivable). Filter by status (pending|received|cancelled), \
-due_date, payment_date, competence_date, company_id, person_id (the customer), category_id, classification_center_id, \
-expected_account_id, type, group_id or amount — e.g. late: {\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; \
-sort by due_date (default), amount, competence_date, created_at or updated_at. Amounts are decimal strings such as \
-\"4500.00\" (BRL). For totals use finance_receivables_aggregates.",
+        "Lists what customers owe. Filters: a value or operators, e.g. late: \
+{\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the customer. For totals use \
+finance_receivables_aggregates.",
     ),
-    get_tool::<Receivables>("finance_receivables_get", "Get a receivable", "Gets one receivable by id: customer, amounts, dates, status, category, apportionment, taxes and its settlement transaction."),
+    get_tool::<Receivables>("finance_receivables_get", "Get a receivable", "One receivable: customer, amounts, dates, status, category, apportionment, taxes and its settlement \
+transaction."),
     create_tool::<Receivables>(
         "finance_receivables_create",
         "Create a receivable",
-        "Records an amount to receive: company_id, description, amount (decimal string, \"4500.00\"), due_date \
-(YYYY-MM-DD); optionally person_id or person_name (customer, found or created), category_id or category_name, cost \
-centers, competence_date, document, tax_charges. installments (2–120) splits it into monthly parcels; \
-recurrence_period repeats it. Answers the first record and the ids of the series. Pass an idempotency_key to make a \
-retry safe. It is created pending: record the receipt with finance_receivables_settle.",
+        "Records an amount to receive, pending. person_name/category_name find or create; type installment splits it \
+into monthly parcels, recurring repeats it. Record the receipt with finance_receivables_settle.",
     ),
     update_tool::<Receivables>(
         "finance_receivables_update",
         "Update a receivable",
-        "Changes the fields sent of a pending receivable; null clears an optional field. Never changes the status: use \
-finance_receivables_settle, _cancel or _reopen.",
+        "Changes the fields sent of a pending receivable; null clears a field. Never the status: use _settle, _cancel \
+or _reopen.",
     ),
     delete_tool::<Receivables>(
         "finance_receivables_delete",
         "Delete a receivable",
-        "Deletes a pending or cancelled receivable (a received one must be reopened first). Destructive: the server asks \
-the user to confirm before anything changes.",
+        "Deletes a pending or cancelled receivable (reopen a received one first). Asks the user to confirm.",
     ),
     aggregates_tool::<true>(
         "finance_receivables_aggregates",
-        "Totals of the receivables of a workspace, optionally of one company, for a month (month + year) or a due-date \
-range (start_date + end_date), or all time: count, total (without cancelled), pending, received (decimal strings, BRL) \
-and overdue_count.",
+        "Totals of receivables (count, total, pending, received, overdue_count) for a month, a due-date range or all \
+time.",
     ),
     action_tool::<true>(
         "finance_receivables_settle",
         "Receive a receivable",
-        "Marks a pending receivable as received: payment_date (YYYY-MM-DD), financial_account_id (the account the money \
-came into; required unless the receivable names one), optional interest_amount, discount_amount, ticket_amount (what \
-was actually received). Creates the credit transaction in the ledger. Destructive (it moves money): the server asks \
-the user to confirm before anything changes.",
+        "Records a receipt: the credit in the ledger into financial_account_id (unless the receivable names one). \
+Moves money: asks the user to confirm.",
         "/{id}/settle",
         settle_input,
         settle::<true>,
@@ -244,8 +227,7 @@ the user to confirm before anything changes.",
     action_tool::<true>(
         "finance_receivables_cancel",
         "Cancel a receivable",
-        "Cancels a pending receivable: it is no longer expected (finance_receivables_reopen undoes it). Destructive: the \
-server asks the user to confirm before anything changes.",
+        "Cancels a pending receivable (finance_receivables_reopen undoes it). Asks the user to confirm.",
         "/{id}/cancel",
         id_schema,
         cancel::<true>,
@@ -254,8 +236,8 @@ server asks the user to confirm before anything changes.",
     action_tool::<true>(
         "finance_receivables_reopen",
         "Reopen a receivable",
-        "Makes a received or cancelled receivable pending again; for a received one its settlement transaction is removed \
-from the ledger. Destructive: the server asks the user to confirm before anything changes.",
+        "Makes a received or cancelled receivable pending again; a receipt's ledger transaction is removed. Asks the \
+user to confirm.",
         "/{id}/reopen",
         id_schema,
         reopen::<true>,

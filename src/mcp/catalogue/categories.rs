@@ -13,28 +13,23 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Categories>(
         "finance_categories_list",
         "List categories",
-        "Lists the chart of accounts (categories) of a company: a tree up to three levels, each category of type debit \
-(expenses, for payables and outgoing transactions) or credit (income, for receivables and incoming ones). Filter by \
-company_id, parent_id, type, level or name; sort by name, level or created_at. Use a category's id as category_id when \
-classifying payables, receivables or transactions.",
+        "Lists a company's chart of accounts: a tree of up to 3 levels, debit (expenses) or credit (income). Its id is \
+category_id on bills and transactions.",
     ),
-    get_tool::<Categories>("finance_categories_get", "Get a category", "Gets one category by id, with its parent and level."),
+    get_tool::<Categories>("finance_categories_get", "Get a category", "One category, with its parent and level."),
     create_tool::<Categories>(
         "finance_categories_create",
         "Create a category",
-        "Creates a category in a company's chart: name, type (debit|credit) and optionally parent_id (a category of the \
-same company; at most three levels; the parent cannot change later). Pass an idempotency_key to make a retry safe.",
+        "Creates a category, optionally under parent_id (same company, at most 3 levels).",
     ),
     update_tool::<Categories>(
         "finance_categories_update",
         "Update a category",
-        "Renames a category or changes its type (the change cascades to its descendants; refused while records of the \
-other polarity use the tree). The parent and the company cannot change.",
+        "Renames a category or changes its type (cascades to its descendants). Parent and company cannot change.",
     ),
     delete_tool::<Categories>(
         "finance_categories_delete",
         "Delete a category",
-        "Deletes a category that has no children and that no record uses (otherwise the error lists what uses it). \
-Destructive: the server asks the user to confirm before anything changes.",
+        "Deletes a category without children that nothing uses. Asks the user to confirm.",
     ),
 ];

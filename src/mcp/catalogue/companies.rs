@@ -13,31 +13,27 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Companies>(
         "finance_companies_list",
         "List companies",
-        "Lists the companies (CNPJ legal entities) of a workspace. Filters: active, name, cnpj, type (matriz|filial), \
-created_at; sort name or created_at. Every other finance record belongs to a company: use its id as company_id.",
+        "Lists the companies (CNPJ entities). Every record belongs to one: its id is company_id.",
     ),
     get_tool::<Companies>(
         "finance_companies_get",
         "Get a company",
-        "Gets one company by id, with its tax regime, address and closed period (locked_until).",
+        "One company, with tax regime, address and closed period (locked_until).",
     ),
     create_tool::<Companies>(
         "finance_companies_create",
         "Create a company",
-        "Creates a company from its legal name and CNPJ (check digits are validated; one active company per CNPJ). \
-Optional: trade_name, municipal_registration, tax_regime, address, locked_until (YYYY-MM-DD: records dated on or before \
-it can no longer change). Pass an idempotency_key to make a retry safe.",
+        "Creates a company (CNPJ check digits validated, one active per CNPJ). Records dated on or before locked_until \
+can no longer change.",
     ),
     update_tool::<Companies>(
         "finance_companies_update",
         "Update a company",
-        "Changes the fields sent (name, active, trade_name, municipal_registration, tax_regime, address, locked_until); \
-null clears an optional field. The CNPJ cannot change.",
+        "Changes the fields sent; null clears a field. The CNPJ cannot change.",
     ),
     delete_tool::<Companies>(
         "finance_companies_delete",
         "Delete a company",
-        "Deletes a company that no account, transaction, bill or person uses (otherwise the error lists what uses it). \
-Destructive: the server asks the user to confirm before anything changes.",
+        "Deletes a company nothing uses (else the error lists what does). Asks the user to confirm.",
     ),
 ];

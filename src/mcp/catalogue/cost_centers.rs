@@ -13,26 +13,23 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<CostCenters>(
         "finance_cost_centers_list",
         "List cost centers",
-        "Lists the classification centers (cost and revenue centers) of a company. Filter by company_id, active, type \
-or name; sort by name or created_at. Use a center's id as classification_center_id, or in \
-classification_center_allocations to split an amount between centers.",
+        "Lists the cost and revenue (classification) centers of a company: ids for classification_center_id and \
+apportionments.",
     ),
-    get_tool::<CostCenters>("finance_cost_centers_get", "Get a cost center", "Gets one classification center by id."),
+    get_tool::<CostCenters>("finance_cost_centers_get", "Get a cost center", "One classification center."),
     create_tool::<CostCenters>(
         "finance_cost_centers_create",
         "Create a cost center",
-        "Creates a classification center of a company: name, type (cost|revenue|both) and optional description. Pass an \
-idempotency_key to make a retry safe.",
+        "Creates a classification center of a company.",
     ),
     update_tool::<CostCenters>(
         "finance_cost_centers_update",
         "Update a cost center",
-        "Changes the fields sent (name, description, active). Deactivate a center instead of deleting it when records use it.",
+        "Changes the fields sent; deactivate a center that records use instead of deleting it.",
     ),
     delete_tool::<CostCenters>(
         "finance_cost_centers_delete",
         "Delete a cost center",
-        "Deletes a classification center that no record uses (otherwise the error lists what uses it). Destructive: \
-the server asks the user to confirm before anything changes.",
+        "Deletes a classification center nothing uses. Asks the user to confirm.",
     ),
 ];

@@ -268,7 +268,7 @@ pub fn write_schema(request: Value, with_id: bool, with_key: bool) -> Value {
         if with_key {
             properties.insert(
                 "idempotency_key".into(),
-                json!({ "type": "string", "minLength": 1, "maxLength": 255, "description": "A retry with the same key and arguments answers the first result instead of creating twice" }),
+                json!({ "type": "string", "minLength": 1, "maxLength": 255 }),
             );
         }
     }

@@ -16,17 +16,13 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<People>(
         "finance_people_list",
         "List people",
-        "Lists the vendors and customers (people: natural persons with a CPF or companies with a CNPJ) of a workspace. \
-Filter by company_id, kind, is_customer, is_supplier, active, document_number or name; sort by name, created_at or \
-updated_at. Use a person's id as person_id on payables, receivables and transactions.",
+        "Lists vendors and customers (CPF or CNPJ). A person's id is person_id on bills and transactions.",
     ),
-    get_tool::<People>("finance_people_get", "Get a person", "Gets one vendor or customer by id, with documents, contacts and notes."),
+    get_tool::<People>("finance_people_get", "Get a person", "One vendor or customer, with documents, contacts and notes."),
     create_tool::<People>(
         "finance_people_create",
         "Create a person",
-        "Registers a vendor or customer of a company: name, and optionally legal_name, nickname, kind \
-(natural|juridical), document_type and document_number (CPF/CNPJ check digits are validated), is_customer, \
-is_supplier, contacts and notes. Pass an idempotency_key to make a retry safe.",
+        "Registers a vendor or customer of a company (CPF/CNPJ check digits validated).",
     ),
     update_tool::<People>(
         "finance_people_update",
@@ -36,7 +32,6 @@ is_supplier, contacts and notes. Pass an idempotency_key to make a retry safe.",
     delete_tool::<People>(
         "finance_people_delete",
         "Delete a person",
-        "Deletes a vendor or customer (records that name the person keep their history). Destructive: the server asks \
-the user to confirm before anything changes.",
+        "Deletes a vendor or customer; records that name them keep their history. Asks the user to confirm.",
     ),
 ];

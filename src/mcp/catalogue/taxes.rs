@@ -16,21 +16,18 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Taxes>(
         "finance_taxes_list",
         "List taxes",
-        "Lists the taxes of a workspace (IRRF, INSS, ISS, PIS, COFINS, CSLL…) with their default rate and whether they \
-are withheld. Filter by name, active or default_withholding. Use a tax's id in tax_charges of payables and receivables.",
+        "Lists the taxes (IRRF, INSS, ISS…) with default rate and withholding: ids for the tax_charges of bills.",
     ),
-    get_tool::<Taxes>("finance_taxes_get", "Get a tax", "Gets one tax by id."),
+    get_tool::<Taxes>("finance_taxes_get", "Get a tax", "One tax."),
     create_tool::<Taxes>(
         "finance_taxes_create",
         "Create a tax",
-        "Creates a tax: name (unique in the workspace), default_rate as a percentage with decimals (\"1.50\" = 1.5 %), \
-default_withholding (default true), active. Pass an idempotency_key to make a retry safe.",
+        "Creates a tax (name unique in the workspace).",
     ),
     update_tool::<Taxes>("finance_taxes_update", "Update a tax", "Changes the fields sent; null clears default_rate."),
     delete_tool::<Taxes>(
         "finance_taxes_delete",
         "Delete a tax",
-        "Deletes a tax that no charge uses (otherwise the error lists what uses it). Destructive: the server asks the \
-user to confirm before anything changes.",
+        "Deletes a tax no charge uses. Asks the user to confirm.",
     ),
 ];

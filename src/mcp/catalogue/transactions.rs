@@ -21,43 +21,33 @@ pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Transactions>(
         "finance_transactions_list",
         "List transactions",
-        "Lists the ledger: money that moved in (credit) or out (debit) of the financial accounts. Filter by company_id, \
-type, financial_account_id, person_id, category_id, classification_center_id, transfer_id, is_pending, auto_created, \
-classified, occurred_at or amount ({\"occurred_at\":{\"gte\":\"2026-11-01\",\"lte\":\"2026-11-30\"}}); sort by \
-occurred_at (default, newest first), amount, created_at or updated_at. Amounts are positive decimal strings such as \
-\"1500.00\" (BRL); the direction is type. Unclassified rows: {\"classified\": false}.",
+        "Lists the ledger: money in (credit) or out (debit) of the accounts; amounts are positive, the direction is \
+type. E.g. {\"occurred_at\":{\"gte\":\"2026-11-01\"}}; unclassified: {\"classified\":false}.",
     ),
-    get_tool::<Transactions>("finance_transactions_get", "Get a transaction", "Gets one transaction by id, with its category, person and apportionment."),
+    get_tool::<Transactions>("finance_transactions_get", "Get a transaction", "One transaction, with its category, person and apportionment."),
     create_tool::<Transactions>(
         "finance_transactions_create",
         "Create a transaction",
-        "Records money that moved in an account: company_id, financial_account_id, description, amount (positive decimal \
-string, \"1500.00\"), occurred_at (YYYY-MM-DD), transaction_type (debit|credit); optionally category_id or \
-category_name, person_id or person_name (found or created), cost centers, notes. is_pending true records a forecast \
-that does not count in balances. Pass an idempotency_key to make a retry safe. To move money between two accounts use \
-finance_transfers_create; to settle a bill use finance_payables_settle / finance_receivables_settle.",
+        "Records money that moved in an account; is_pending records a forecast. Between two accounts use \
+finance_transfers_create; for a bill, its _settle tool.",
     ),
     update_tool::<Transactions>(
         "finance_transactions_update",
         "Update a transaction",
-        "Changes the fields sent, e.g. to classify a transaction (category_id, person_id, classification_center_id, \
-classified: true). null clears an optional field. Rows created by a settlement, a balance adjustment or a transfer \
-keep their amount, type and date.",
+        "Changes the fields sent, e.g. classifies (category_id, classified: true); null clears a field. Rows made by a \
+settlement, adjustment or transfer keep amount, type and date.",
     ),
     delete_tool::<Transactions>(
         "finance_transactions_delete",
         "Delete a transaction",
-        "Deletes a transaction the user entered (deleting one leg of a transfer deletes both; rows created by a \
-settlement or adjustment cannot be deleted: reopen the bill instead). Destructive: the server asks the user to confirm \
-before anything changes.",
+        "Deletes a transaction the user entered (a transfer's leg deletes both; a settlement's: reopen the bill). Asks \
+the user to confirm.",
     ),
     ToolSpec {
         name: "finance_transactions_aggregates",
         title: "Transaction totals",
-        description: "Counts and sums the realised (non-pending) transactions of a workspace, optionally of one company, \
-for a month (month + year) or a date range (start_date + end_date, on occurred_at), or all time: credits, debits and \
-the net result as decimal strings (BRL). Use it for cash flow and month-close questions instead of paging through \
-finance_transactions_list.",
+        description: "Credits, debits and net of realised transactions for a month, a date range or all time: cash flow without \
+paging the list.",
         permission: Some((Resource::Transactions, Access::Read)),
         annotations: READ,
         route: Route::get("/v1/financial-transactions", "/aggregates"),
@@ -69,8 +59,7 @@ finance_transactions_list.",
     ToolSpec {
         name: "finance_transfers_get",
         title: "Get a transfer",
-        description: "Gets a transfer between two accounts by its transfer_id (the transfer_id of either of its two \
-transactions): both accounts, both transaction ids, amount and date.",
+        description: "A transfer by the transfer_id of either of its transactions: both accounts and transactions, amount, date.",
         permission: Some((Resource::Transactions, Access::Read)),
         annotations: READ,
         route: Route::get("/v1/transfers", "/{id}"),
@@ -83,10 +72,8 @@ transactions): both accounts, both transaction ids, amount and date.",
     ToolSpec {
         name: "finance_transfers_create",
         title: "Transfer between accounts",
-        description: "Moves money from one financial account to another of the workspace: a linked debit and credit with \
-one transfer_id. from_account_id, to_account_id, amount (positive decimal string, \"1500.00\"), occurred_at \
-(YYYY-MM-DD), description; is_pending true records a planned transfer. Destructive (it moves money): the server asks \
-the user to confirm before anything changes. Pass an idempotency_key to make a retry safe.",
+        description: "Moves money between two accounts of the workspace: a linked debit and credit. Moves money: asks the user to \
+confirm.",
         permission: Some((Resource::Transactions, Access::Write)),
         annotations: DESTRUCTIVE,
         route: Route::post("/v1/transfers", ""),
