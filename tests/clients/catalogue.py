@@ -205,13 +205,13 @@ def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, st
 
 def refused_tools(view: View) -> list[str]:
     """Tools outside `view` that a client should try and see refused (-32602): one write
-    and one destructive tool when read-only, one read tool of another toolset when
-    narrowed to toolsets."""
+    and one destructive tool when read-only, read tools of other toolsets when narrowed
+    to toolsets."""
     candidates = []
     if view.readonly:
         candidates += ["finance_payables_settle", "finance_companies_create"]
     if view.toolsets is not None:
-        candidates += ["finance_accounts_get", "finance_companies_create"]
+        candidates += ["finance_accounts_get", "finance_receivables_list", "finance_companies_create"]
     return [n for n in dict.fromkeys(candidates) if not view.shows(n)]
 
 
@@ -227,6 +227,7 @@ REFUSAL_ARGUMENTS: dict[str, dict[str, Any]] = {
     },
     "finance_companies_create": {"name": "Empresa fora da vista", "cnpj": "11.222.333/0001-81"},
     "finance_accounts_get": {"id": DEMO_ACCOUNT_ID},
+    "finance_receivables_list": {"limit": 1},
 }
 
 

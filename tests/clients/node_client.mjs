@@ -129,11 +129,12 @@ const REFUSAL_ARGUMENTS = {
   finance_payables_settle: { id: DEMO_PENDING_PAYABLE_ID, payment_date: '2026-12-10', financial_account_id: DEMO_ACCOUNT_ID },
   finance_companies_create: { name: 'Empresa fora da vista', cnpj: '11.222.333/0001-81' },
   finance_accounts_get: { id: DEMO_ACCOUNT_ID },
+  finance_receivables_list: { limit: 1 },
 };
 function refusedTools(view) {
   const names = [
     ...(view.readonly ? ['finance_payables_settle', 'finance_companies_create'] : []),
-    ...(view.toolsets ? ['finance_accounts_get', 'finance_companies_create'] : []),
+    ...(view.toolsets ? ['finance_accounts_get', 'finance_receivables_list', 'finance_companies_create'] : []),
   ];
   return [...new Set(names)].filter((n) => !view.shows(n));
 }

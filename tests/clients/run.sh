@@ -14,6 +14,10 @@
 #                                     --mode legacy      on /, VIEW, READONLY, and /mcp with
 #                                                        X-MCP-Toolsets: payables,receivables
 #                                                        + X-MCP-Readonly: true
+#                                     --mode 2026-07-28  on VIEW with X-MCP-Toolsets:
+#                                                        payables,accounts + X-MCP-Readonly:
+#                                                        true (path and headers narrow to
+#                                                        what both allow: payables, read-only)
 #   node_client.mjs     (npm sdk, initialize)            on /, /mcp, VIEW, READONLY
 #   fastmcp_client.py   (PyPI fastmcp) --mode auto       on /mcp, VIEW, READONLY
 #                                      --mode legacy     on /mcp, VIEW
@@ -92,6 +96,8 @@ python_client "2026-07-28 read-only" "$READONLY" --mode 2026-07-28
 python_client "legacy read-only" "$READONLY" --mode legacy
 python_client "legacy, view by headers" "$KFIN_URL/mcp" --mode legacy \
   --header "X-MCP-Toolsets: payables,receivables" --header "X-MCP-Readonly: true"
+python_client "2026-07-28, view by path and headers" "$VIEW" --mode 2026-07-28 \
+  --header "X-MCP-Toolsets: payables,accounts" --header "X-MCP-Readonly: true"
 
 node_client "initialize" "$KFIN_URL/"
 node_client "initialize on /mcp" "$KFIN_URL/mcp"
