@@ -16,10 +16,13 @@ struct Row {
     status: StatusCode,
     code: Option<i64>,
     check: Option<Check>,
+    /// The answer depends on seeing the whole server (the full catalogue, the `/`
+    /// challenge): not replayed on the views.
+    whole_server: bool,
 }
 
 fn row(name: &'static str, request: Mcp, status: u16, code: Option<i64>) -> Row {
-    Row { name, request, status: StatusCode::from_u16(status).unwrap(), code, check: None }
+    Row { name, request, status: StatusCode::from_u16(status).unwrap(), code, check: None, whole_server: false }
 }
 
 impl Row {
@@ -27,7 +30,18 @@ impl Row {
         self.check = Some(check);
         self
     }
+
+    fn whole_server(mut self) -> Row {
+        self.whole_server = true;
+        self
+    }
 }
+
+/// The view paths of SPEC §5.4, on which every row of the matrix holds as on `/`.
+const VIEW_PATHS: &[&str] = &["/mcp/x/payables,receivables", "/mcp/readonly", "/mcp/x/payables/readonly", "/mcp/x/wages"];
+
+/// The view path above that names no toolset.
+const BROKEN_VIEW: &str = "/mcp/x/wages";
 
 const CALL_WORKSPACES: &str = "finance_workspaces_list";
 
@@ -35,10 +49,17 @@ fn call_params() -> Value {
     json!({"name": CALL_WORKSPACES, "arguments": {}})
 }
 
+/// A 2026 `tools/call` of `finance_payables_list` with `arguments`.
+fn call_payables_with(owner: &str, arguments: Value) -> Mcp {
+    Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments})).bearer(owner)
+}
+
 fn rows(h: &Harness, owner: &str) -> Vec<Row> {
     let auth = |m: Mcp| m.bearer(owner);
     let discover = || auth(Mcp::modern("server/discover", json!({})));
     let call = || auth(Mcp::modern("tools/call", call_params()));
+    let call_payables = || call_payables_with(owner, json!({"limit": 1}));
+    let call_payables_in = |ws: &str| call_payables_with(owner, json!({"limit": 1, "workspace_id": ws}));
     let expired = h.token_with(DEMO_OWNER, None, |c| c.exp = 1_000_000);
     let wrong_iss = h.token_with(DEMO_OWNER, None, |c| c.iss = "https://evil.example.com".into());
     let api_token = h.api_token(DEMO_OWNER);
@@ -97,7 +118,8 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("2: an allow-listed Origin passes", discover().header("origin", "https://app.kobana.com.br"), 200, None),
         row("2: a loopback Origin passes locally", discover().header("origin", "http://localhost:6274"), 200, None),
         row("3: no token is 401 with the resource metadata challenge", Mcp::modern("server/discover", json!({})), 401, None)
-            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\""))),
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\"")))
+            .whole_server(),
         row("3: on /mcp the challenge names the /mcp metadata", Mcp::modern("server/discover", json!({})).path("/mcp"), 401, None)
             .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
         row("3: a garbage token is 401 invalid_token", Mcp::modern("server/discover", json!({})).bearer("not-a-jwt"), 401, None)
@@ -117,6 +139,15 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("3: authentication comes before parsing", Mcp::raw("not json"), 401, None),
         row("4: a body over the cap without Content-Length is 413", auth(Mcp::raw(vec![b' '; 14_680_065])), 413, Some(-32600))
             .check(|r| assert_eq!(r.header("connection"), Some("close"))),
+        row("3 before 4: a body over the cap without Content-Length and without a token is 401, then the connection closes", Mcp::raw(vec![b' '; 14_680_065]), 401, None)
+            .check(|r| {
+                assert_eq!(r.header("connection"), Some("close"));
+                assert!(r.header("www-authenticate").is_some());
+            }),
+        row("3 before 4: the same with a bad token", Mcp::raw(vec![b' '; 14_680_065]).bearer("not-a-jwt"), 401, None)
+            .check(|r| assert_eq!(r.header("connection"), Some("close"))),
+        row("2 before 4: a foreign Origin with a body over the cap is 403, then the connection closes", Mcp::raw(vec![b' '; 14_680_065]).header("origin", "https://evil.example.com"), 403, None)
+            .check(|r| assert_eq!(r.header("connection"), Some("close"))),
         row("4: a body at the cap is read (then judged)", auth(Mcp::raw(vec![b' '; 14_680_064])), 400, Some(-32700)),
         row("5: not JSON is 400 -32700", auth(Mcp::raw("{nope")), 400, Some(-32700)),
         row("6: a batch is 400 -32600 (2025-03-26 too)", auth(Mcp::raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)), 400, Some(-32600)),
@@ -130,6 +161,9 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| assert!(r.bytes.is_empty())),
         row("8: a 2026 notification is 202 too", auth(Mcp::raw(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#)), 202, None),
         row("8: a JSON-RPC response object is 202", auth(Mcp::raw(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#)), 202, None),
+        row("8: an error response with a null id is a response: 202", auth(Mcp::raw(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#)), 202, None)
+            .check(|r| assert!(r.bytes.is_empty())),
+        row("7: a null id on a request is still 400 -32600", auth(Mcp::raw(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#)), 400, Some(-32600)),
         // ---- §3: era selection ----
         row("era: 2026 header without envelope is 400 -32602", auth(Mcp::legacy("tools/list", json!({}), Some("2026-07-28"))), 400, Some(-32602)),
         row("era: unknown header version is 400 -32022", auth(Mcp::legacy("tools/list", json!({}), Some("2025-11-25"))), 400, Some(-32022))
@@ -145,7 +179,8 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
                     assert!(tool["inputSchema"].is_object() && tool["annotations"].is_object(), "{tool}");
                 }
                 assert!(r.result().get("resultType").is_none());
-            }),
+            })
+            .whole_server(),
         row("era: 2025-06-18 header keeps titles, no 2026 fields", auth(Mcp::legacy("tools/list", json!({}), Some("2025-06-18"))), 200, None)
             .check(|r| {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
@@ -156,7 +191,8 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
                 for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
                     assert!(result.get(key).is_none(), "2025 result carries {key}");
                 }
-            }),
+            })
+            .whole_server(),
         // ---- §3: the ordered 2026 checks ----
         row("2026-1: Mcp-Method missing is -32020", discover().without("mcp-method"), 400, Some(-32020)),
         row("2026-1: Mcp-Method different is -32020", discover().header("mcp-method", "tools/list"), 400, Some(-32020)),
@@ -310,7 +346,41 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             auth(Mcp::modern("tools/list", json!({}))).path("/?workspace_id=7d0c6a7e-1f43-4e0b-9c55-3b1f2a9e8c10").header("x-workspace-id", DEMO_WORKSPACE_ACME), 400, Some(-32602)),
         row("workspace: header and query agreeing pass",
             auth(Mcp::modern("tools/list", json!({}))).path(&format!("/?workspace_id={DEMO_WORKSPACE_ACME}")).header("x-workspace-id", DEMO_WORKSPACE_ACME), 200, None),
-        row("/mcp is an alias of /", call().path("/mcp"), 200, None),
+        row("workspace: an X-Workspace-Id of another tenant reads as not found, like the argument", call_payables().header("x-workspace-id", DEMO_WORKSPACE_BETA), 200, None)
+            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+        row("workspace: an X-Workspace-Id of no workspace reads as not found", call_payables().header("x-workspace-id", "5b0e2f0e-9a4c-4a57-8f1e-000000000000"), 200, None)
+            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+        row("workspace: a ?workspace_id= of another tenant reads as not found", call_payables().path(&format!("/?workspace_id={DEMO_WORKSPACE_BETA}")), 200, None)
+            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+        row("workspace: an X-Workspace-Id that is not a UUID is bad_request", call_payables().header("x-workspace-id", "acme"), 200, None)
+            .check(|r| {
+                let error = &r.result()["structuredContent"]["error"];
+                assert_eq!(error["code"], json!("bad_request"));
+                assert_eq!(error["details"]["field"], json!("workspace_id"));
+            }),
+        row("workspace: the argument wins over the connection's default", call_payables_in(DEMO_WORKSPACE_ACME).header("x-workspace-id", DEMO_WORKSPACE_BETA), 200, None)
+            .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
+        row("/mcp is an alias of /", call().path("/mcp"), 200, None)
+            .whole_server(),
+        // ---- §5.4: views ----
+        row("view: GET on a view is 405", Mcp::raw("").method(Method::GET).path("/mcp/x/payables"), 405, None)
+            .check(|r| assert_eq!(r.header("allow"), Some("POST"))),
+        row("view: DELETE on /mcp/readonly is 405", Mcp::raw("").method(Method::DELETE).path("/mcp/readonly"), 405, None),
+        row("view: on a view the challenge names the /mcp metadata", Mcp::modern("server/discover", json!({})).path("/mcp/x/payables"), 401, None)
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
+        row("view: on /mcp/readonly too", Mcp::modern("server/discover", json!({})).path("/mcp/readonly"), 401, None)
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
+        row("view: an unknown toolset is 400 -32602 naming the valid ones", auth(Mcp::modern("tools/list", json!({}))).path("/mcp/x/payables,wages"), 400, Some(-32602))
+            .check(|r| assert!(r.json()["error"]["message"].as_str().unwrap().contains("payables, receivables, transactions, transfers, accounts, attachments, companies, people, categories, cost_centers, taxes"))),
+        row("view: /mcp/x/readonly names no toolset", auth(Mcp::modern("tools/list", json!({}))).path("/mcp/x/readonly"), 400, Some(-32602)),
+        row("view: an unknown toolset in X-MCP-Toolsets is 400 -32602", auth(Mcp::modern("tools/list", json!({}))).header("x-mcp-toolsets", "payables,ledger"), 400, Some(-32602)),
+        row("view: a malformed X-MCP-Readonly is 400 -32602", auth(Mcp::modern("tools/list", json!({}))).header("x-mcp-readonly", "yes"), 400, Some(-32602))
+            .check(|r| assert!(r.json()["error"]["message"].as_str().unwrap().contains("true or false"))),
+        row("view: a malformed view header on 2025 is 400 -32602 too", auth(Mcp::legacy("tools/list", json!({}), Some("2025-06-18"))).header("x-mcp-readonly", "1"), 400, Some(-32602)),
+        row("view: authentication comes before the view", Mcp::modern("tools/list", json!({})).path("/mcp/x/wages"), 401, None),
+        row("view: a tool outside the view is an unknown tool", call_payables().path("/mcp/x/receivables"), 200, Some(-32602))
+            .check(|r| assert_eq!(r.json()["error"]["message"], json!("Unknown tool: finance_payables_list"))),
+        row("view: a notification on a view is 202", auth(Mcp::raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)).path("/mcp/x/payables"), 202, None),
     ]
 }
 
@@ -333,6 +403,31 @@ fn write_seed(owner: &str, index: usize, row: &Row) {
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
+/// What is wrong with `reply` as an answer to `row` (empty: nothing).
+fn problems(row: &Row, reply: &Reply) -> Vec<String> {
+    let code = reply.rpc_code();
+    let mut problems = Vec::new();
+    if reply.status != row.status {
+        problems.push(format!("status {} (expected {})", reply.status, row.status));
+    }
+    if row.code.is_some() && code != row.code {
+        problems.push(format!("JSON-RPC code {code:?} (expected {:?})", row.code));
+    }
+    if reply.header("cache-control") != Some("no-store") {
+        problems.push("Cache-Control is not no-store".into());
+    }
+    if !reply.bytes.is_empty() && reply.header("content-type") != Some("application/json") {
+        problems.push("a body without Content-Type: application/json".into());
+    }
+    if let Some(check) = row.check {
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(reply))) {
+            let message = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            problems.push(format!("check failed: {}", message.unwrap_or_default()));
+        }
+    }
+    problems
+}
+
 #[tokio::test]
 async fn protocol_matrix() {
     let h = Harness::new().await;
@@ -340,30 +435,50 @@ async fn protocol_matrix() {
     let owner = h.token(DEMO_OWNER);
     for (index, row) in rows(&h, &owner).into_iter().enumerate() {
         write_seed(&owner, index, &row);
-        let reply = h.send(row.request.build()).await;
-        let code = reply.rpc_code();
-        let mut problems = Vec::new();
-        if reply.status != row.status {
-            problems.push(format!("status {} (expected {})", reply.status, row.status));
-        }
-        if row.code.is_some() && code != row.code {
-            problems.push(format!("JSON-RPC code {code:?} (expected {:?})", row.code));
-        }
-        if reply.header("cache-control") != Some("no-store") {
-            problems.push("Cache-Control is not no-store".into());
-        }
-        if !reply.bytes.is_empty() && reply.header("content-type") != Some("application/json") {
-            problems.push("a body without Content-Type: application/json".into());
-        }
-        if let Some(check) = row.check {
-            if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&reply))) {
-                let message = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-                problems.push(format!("check failed: {}", message.unwrap_or_default()));
-            }
-        }
+        let reply = h.send(row.request.clone().build()).await;
+        let problems = problems(&row, &reply);
         if !problems.is_empty() {
             failures.push(format!("{}: {} — body {}", row.name, problems.join("; "), String::from_utf8_lossy(&reply.bytes)));
         }
     }
     assert!(failures.is_empty(), "{} row(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// SPEC §2: every rule of §2–§4 holds on every view path as on `/`. Each row sent to
+/// `/` (query string kept) is sent again to each view path and must answer the same —
+/// except the rows whose answer is the whole server's (the full catalogue, the `/`
+/// challenge), and a view that names no toolset, which must be refused exactly where
+/// a request reaches dispatch.
+#[tokio::test]
+async fn protocol_matrix_holds_on_every_view() {
+    let h = Harness::new().await;
+    let mut failures = Vec::new();
+    let owner = h.token(DEMO_OWNER);
+    let mut replayed = 0;
+    for view in VIEW_PATHS {
+        for row in rows(&h, &owner) {
+            let path = row.request.path.clone();
+            if row.whole_server || !(path == "/" || path.starts_with("/?")) {
+                continue;
+            }
+            let mut request = row.request.clone();
+            request.path = format!("{view}{}", &path[1..]);
+            let reply = h.send(request.build()).await;
+            let reaches_dispatch = (row.status == StatusCode::OK && row.code != Some(-32601)) || (row.status == StatusCode::BAD_REQUEST && row.code == Some(-32602) && row.name.starts_with("view:"));
+            let problems = if *view == BROKEN_VIEW && reaches_dispatch {
+                // A broken view is refused where dispatch begins (once the method is
+                // known): 400 -32602.
+                let expected = Row { status: StatusCode::BAD_REQUEST, code: Some(-32602), check: None, request: row.request.clone(), ..row };
+                problems(&expected, &reply)
+            } else {
+                problems(&row, &reply)
+            };
+            replayed += 1;
+            if !problems.is_empty() {
+                failures.push(format!("{view}: {}: {} — body {}", row.name, problems.join("; "), String::from_utf8_lossy(&reply.bytes)));
+            }
+        }
+    }
+    assert!(replayed > 100, "{replayed} rows replayed on the views");
+    assert!(failures.is_empty(), "{} row(s) failed on a view:\n{}", failures.len(), failures.join("\n"));
 }

@@ -29,8 +29,9 @@ const RECORDS: &[(&str, &str, &str)] = &[
     ("attachments", "a7000000-0001-4000-8000-000000000001", "/v1/attachments"),
 ];
 
+/// In catalogue order (SPEC §5: the money flow first).
 const ALL_TEMPLATES: [&str; 10] =
-    ["companies", "accounts", "categories", "cost_centers", "people", "taxes", "transactions", "payables", "receivables", "attachments"];
+    ["payables", "receivables", "transactions", "accounts", "attachments", "companies", "people", "categories", "cost_centers", "taxes"];
 
 const ALL_PROMPTS: [&str; 4] = ["overdue_payables_review", "cash_position", "month_close_checklist", "classify_transactions"];
 
@@ -196,7 +197,7 @@ async fn templates_are_listed_for_what_the_caller_may_read() {
     assert_eq!(template_names(&h, &h.token_with(DEMO_VIEWER, Some("finance.all"), |_| {})).await, ALL_TEMPLATES);
     // A single read scope shows its template only; write scopes do not imply reads.
     let some = h.token_with(DEMO_OWNER, Some("finance.payables finance.transactions"), |_| {});
-    assert_eq!(template_names(&h, &some).await, ["transactions", "payables"]);
+    assert_eq!(template_names(&h, &some).await, ["payables", "transactions"]);
     let writes = h.token_with(DEMO_OWNER, Some("finance.payables.write finance.transactions.write"), |_| {});
     assert!(template_names(&h, &writes).await.is_empty());
     // A default workspace the caller is no member of shows nothing.
@@ -204,7 +205,7 @@ async fn templates_are_listed_for_what_the_caller_may_read() {
     assert_eq!(stranger["resourceTemplates"], json!([]));
     // Shape: uriTemplate, name, title, description, mimeType; 2025-03-26 has no titles.
     let result = h.send(Mcp::modern("resources/templates/list", json!({})).bearer(&h.token(DEMO_OWNER)).build()).await.result();
-    let payables = &result["resourceTemplates"][7];
+    let payables = &result["resourceTemplates"][0];
     assert_eq!(payables["uriTemplate"], "kobana://finance/payables/{id}");
     assert_eq!(payables["mimeType"], "application/json");
     assert!(payables["description"].as_str().unwrap().contains("finance_payables_get"));

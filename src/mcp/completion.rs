@@ -79,7 +79,7 @@ pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Resu
             let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
             let template = TEMPLATES
                 .iter()
-                .find(|t| uri == resources::uri_template(t))
+                .find(|t| uri == resources::uri_template(t) && ctx.view.offers_resource(t.scope))
                 .ok_or_else(|| RpcError::invalid_params(format!("Unknown resource template: {uri}")))?;
             if name != "id" {
                 return Err(RpcError::invalid_params("This template's only variable is id"));

@@ -8,8 +8,10 @@ pub mod confirm;
 pub mod lifecycle;
 pub mod prompts;
 pub mod resources;
+pub mod schema;
 pub mod shape;
 pub mod tools;
+pub mod view;
 
 use http::StatusCode;
 use serde_json::{Map, Value};
@@ -23,6 +25,7 @@ use crate::ops::{Channel, OpContext};
 use crate::protocol::era::Era;
 use crate::protocol::rpc::{Request, RpcError};
 use crate::storage::identity::Membership;
+use view::View;
 
 pub const SERVER_NAME: &str = "kobana-finance";
 pub const SERVER_TITLE: &str = "Kobana Finance";
@@ -99,12 +102,14 @@ pub struct McpContext<'a> {
     pub era: &'a Era,
     /// The connection's default workspace (`X-Workspace-Id` or `?workspace_id=`).
     pub default_workspace: Option<String>,
+    /// What of the catalogue this connection sees (SPEC §5.4).
+    pub view: View,
     memberships: OnceCell<Vec<Membership>>,
 }
 
 impl<'a> McpContext<'a> {
-    pub fn new(state: &'a AppState, identity: &'a Identity, era: &'a Era, default_workspace: Option<String>) -> Self {
-        McpContext { state, identity, era, default_workspace, memberships: OnceCell::new() }
+    pub fn new(state: &'a AppState, identity: &'a Identity, era: &'a Era, default_workspace: Option<String>, view: View) -> Self {
+        McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new() }
     }
 
     /// The caller's memberships, read from the database at most once per request.
@@ -188,11 +193,12 @@ pub async fn dispatch(
     era: &Era,
     request: &Request,
     hint: WorkspaceHint,
+    view: Result<View, RpcError>,
 ) -> Result<Dispatched, RpcError> {
     let not_found_status = if era.is_modern() { StatusCode::NOT_FOUND } else { StatusCode::OK };
     let method = Method::lookup(&request.method, era)
         .ok_or_else(|| RpcError::method_not_found(&request.method, not_found_status))?;
-    let ctx = McpContext::new(state, identity, era, hint.resolve()?);
+    let ctx = McpContext::new(state, identity, era, hint.resolve()?, view?);
     let params = &request.params;
     let result: Map<String, Value> = match method {
         Method::Discover => lifecycle::discover(),

@@ -152,6 +152,9 @@ pub async fn usable(ctx: &McpContext<'_>, name: &str) -> Result<&'static Prompt,
 }
 
 async fn visible(ctx: &McpContext<'_>, prompt: &Prompt) -> Result<bool, RpcError> {
+    if !ctx.view.offers_prompt(prompt.needs) {
+        return Ok(false);
+    }
     for &(resource, access) in prompt.needs {
         if !ctx.may(resource, access).await.map_err(|e| unavailable(&e))? {
             return Ok(false);

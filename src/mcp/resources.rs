@@ -55,8 +55,53 @@ fn get<'a, R: Records>(ctx: &'a OpContext<'a>, conn: &'a mut AnyConnection, ws: 
 }
 
 /// The record templates, one per resource with a get operation, in the order of the
-/// tool catalogue (SPEC §5.1).
+/// tool catalogue (SPEC §5: the money flow first).
 pub static TEMPLATES: &[Template] = &[
+    Template {
+        resource: "payables",
+        title: "Payable",
+        description: "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
+        scope: Resource::Payables,
+        read: get::<Payables>,
+        list: &ops::billings::PAYABLES_LIST,
+        labels: &["description"],
+    },
+    Template {
+        resource: "receivables",
+        title: "Receivable",
+        description: "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
+        scope: Resource::Receivables,
+        read: get::<Receivables>,
+        list: &ops::billings::RECEIVABLES_LIST,
+        labels: &["description"],
+    },
+    Template {
+        resource: "transactions",
+        title: "Transaction",
+        description: "A transaction of the ledger by id: the same JSON as finance_transactions_get.",
+        scope: Resource::Transactions,
+        read: get::<Transactions>,
+        list: &ops::transactions::LIST,
+        labels: &["description"],
+    },
+    Template {
+        resource: "accounts",
+        title: "Financial account",
+        description: "A financial account by id, with its balance: the same JSON as finance_accounts_get.",
+        scope: Resource::Accounts,
+        read: get::<Accounts>,
+        list: &ops::accounts::LIST,
+        labels: &["name"],
+    },
+    Template {
+        resource: "attachments",
+        title: "Attachment",
+        description: "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
+        scope: Resource::Attachments,
+        read: get::<Attachments>,
+        list: &ops::attachments::LIST,
+        labels: &["file_name", "title"],
+    },
     Template {
         resource: "companies",
         title: "Company",
@@ -67,13 +112,13 @@ pub static TEMPLATES: &[Template] = &[
         labels: &["name", "trade_name"],
     },
     Template {
-        resource: "accounts",
-        title: "Financial account",
-        description: "A financial account by id, with its balance: the same JSON as finance_accounts_get.",
-        scope: Resource::Accounts,
-        read: get::<Accounts>,
-        list: &ops::accounts::LIST,
-        labels: &["name"],
+        resource: "people",
+        title: "Person",
+        description: "A vendor or customer by id: the same JSON as finance_people_get.",
+        scope: Resource::People,
+        read: get::<People>,
+        list: &ops::people::LIST,
+        labels: &["name", "legal_name", "nickname"],
     },
     Template {
         resource: "categories",
@@ -94,15 +139,6 @@ pub static TEMPLATES: &[Template] = &[
         labels: &["name"],
     },
     Template {
-        resource: "people",
-        title: "Person",
-        description: "A vendor or customer by id: the same JSON as finance_people_get.",
-        scope: Resource::People,
-        read: get::<People>,
-        list: &ops::people::LIST,
-        labels: &["name", "legal_name", "nickname"],
-    },
-    Template {
         resource: "taxes",
         title: "Tax",
         description: "A withholding tax by id: the same JSON as finance_taxes_get.",
@@ -110,42 +146,6 @@ pub static TEMPLATES: &[Template] = &[
         read: get::<Taxes>,
         list: &ops::taxes::LIST,
         labels: &["name"],
-    },
-    Template {
-        resource: "transactions",
-        title: "Transaction",
-        description: "A transaction of the ledger by id: the same JSON as finance_transactions_get.",
-        scope: Resource::Transactions,
-        read: get::<Transactions>,
-        list: &ops::transactions::LIST,
-        labels: &["description"],
-    },
-    Template {
-        resource: "payables",
-        title: "Payable",
-        description: "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
-        scope: Resource::Payables,
-        read: get::<Payables>,
-        list: &ops::billings::PAYABLES_LIST,
-        labels: &["description"],
-    },
-    Template {
-        resource: "receivables",
-        title: "Receivable",
-        description: "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
-        scope: Resource::Receivables,
-        read: get::<Receivables>,
-        list: &ops::billings::RECEIVABLES_LIST,
-        labels: &["description"],
-    },
-    Template {
-        resource: "attachments",
-        title: "Attachment",
-        description: "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
-        scope: Resource::Attachments,
-        read: get::<Attachments>,
-        list: &ops::attachments::LIST,
-        labels: &["file_name", "title"],
     },
 ];
 
@@ -195,7 +195,7 @@ pub async fn templates(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Res
     no_cursor(params)?;
     let mut list = Vec::new();
     for t in TEMPLATES {
-        if ctx.may(t.scope, Access::Read).await.map_err(|e| unavailable(&e))? {
+        if ctx.view.offers_resource(t.scope) && ctx.may(t.scope, Access::Read).await.map_err(|e| unavailable(&e))? {
             list.push(json!({
                 "uriTemplate": uri_template(t),
                 "name": t.resource,
@@ -232,7 +232,9 @@ pub async fn read(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
         }
         GUIDE_URI => ("text/markdown", GUIDE.to_string()),
         _ => {
-            let Some((template, id)) = template_of(uri) else { return Err(not_found(ctx, uri)) };
+            let Some((template, id)) = template_of(uri).filter(|(t, _)| ctx.view.offers_resource(t.scope)) else {
+                return Err(not_found(ctx, uri));
+            };
             match read_record(ctx, template, id).await {
                 Ok(Some(record)) => ("application/json", record.to_string()),
                 Ok(None) => return Err(not_found(ctx, uri)),

@@ -11,6 +11,8 @@ use serde_json::{json, Map, Value};
 use sqlx::AnyConnection;
 
 use super::catalogue::{self, Route};
+use super::schema::{self, Side};
+use super::view::View;
 use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -57,12 +59,13 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    fn describe(&self) -> Value {
+    /// The tool as `tools/list` shows it (SPEC §5), with its compact input schema.
+    fn describe(&self, input_schema: &Value) -> Value {
         let mut tool = json!({
             "name": self.name,
             "title": self.title,
             "description": self.description,
-            "inputSchema": (self.input_schema)(),
+            "inputSchema": input_schema,
             "annotations": {
                 "title": self.title,
                 "readOnlyHint": self.annotations.read_only,
@@ -72,9 +75,14 @@ impl ToolSpec {
             },
         });
         if let Some(output) = self.output_schema {
-            tool["outputSchema"] = output();
+            tool["outputSchema"] = schema::compact(output(), Side::Output);
         }
         tool
+    }
+
+    /// Whether `view` offers this tool (SPEC §5.4).
+    pub fn in_view(&self, view: &View) -> bool {
+        view.offers_tool(self.name, self.annotations.read_only)
     }
 
     /// Whether a call counts against the write budget.
@@ -99,20 +107,23 @@ workspace's id as workspace_id to the other finance tools when you have more tha
     describe: None,
 }];
 
-/// The catalogue, in the order `tools/list` returns it: `finance_workspaces_list` first,
-/// then each resource's tools.
+/// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
+/// first, then the money flow — payables, receivables, transactions and transfers,
+/// accounts, attachments — then the registers: companies, people, categories, cost
+/// centers, taxes. A client that shows an agent only the first tools of a server
+/// (Cursor: 40) still shows every payables and receivables tool.
 static CATALOGUE: &[&[ToolSpec]] = &[
     WORKSPACES,
-    catalogue::companies::TOOLS,
-    catalogue::accounts::TOOLS,
-    catalogue::categories::TOOLS,
-    catalogue::cost_centers::TOOLS,
-    catalogue::people::TOOLS,
-    catalogue::taxes::TOOLS,
-    catalogue::transactions::TOOLS,
     catalogue::billings::PAYABLES,
     catalogue::billings::RECEIVABLES,
+    catalogue::transactions::TOOLS,
+    catalogue::accounts::TOOLS,
     catalogue::attachments::TOOLS,
+    catalogue::companies::TOOLS,
+    catalogue::people::TOOLS,
+    catalogue::categories::TOOLS,
+    catalogue::cost_centers::TOOLS,
+    catalogue::taxes::TOOLS,
 ];
 
 pub fn catalogue() -> impl Iterator<Item = &'static ToolSpec> {
@@ -121,6 +132,12 @@ pub fn catalogue() -> impl Iterator<Item = &'static ToolSpec> {
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     catalogue().find(|t| t.name == name)
+}
+
+/// The tool named `name` if `view` offers it: outside the view a tool is as unknown as
+/// a name that does not exist.
+pub fn find_in(name: &str, view: &View) -> Option<&'static ToolSpec> {
+    find(name).filter(|t| t.in_view(view))
 }
 
 /// Names, on each operation of the `/v1` OpenAPI document, the tool that is its MCP
@@ -139,7 +156,8 @@ pub fn name_operations(document: &mut Value) {
 /// also kept serialised, as each era shows it, so `tools/list` copies text instead of
 /// building and serialising some hundred kilobytes of schemas per request.
 struct Generated {
-    input_schema: Value,
+    /// The compact input schema resolved (no `$ref`): what `tools/call` checks.
+    check_schema: Value,
     json: String,
     /// Without what 2025-03-26 lacks (`title`, `outputSchema`).
     json_2025_03_26: String,
@@ -151,24 +169,35 @@ fn generated() -> &'static [(&'static ToolSpec, Generated)] {
     CACHE.get_or_init(|| {
         catalogue()
             .map(|t| {
-                let description = t.describe();
+                let input = schema::compact((t.input_schema)(), Side::Input);
+                let description = t.describe(&input);
                 let mut older = description.clone();
                 if let Some(o) = older.as_object_mut() {
                     o.remove("title");
                     o.remove("outputSchema");
                 }
-                (t, Generated { input_schema: (t.input_schema)(), json: description.to_string(), json_2025_03_26: older.to_string() })
+                let check_schema = schema::resolve(&input);
+                (t, Generated { check_schema, json: description.to_string(), json_2025_03_26: older.to_string() })
             })
             .collect()
     })
 }
 
-/// The input schema `tools/list` shows and `tools/call` checks.
+/// The input schema `tools/call` checks: the one `tools/list` shows, resolved.
 fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
     match generated().iter().find(|(t, _)| t.name == tool.name) {
-        Some((_, g)) => std::borrow::Cow::Borrowed(&g.input_schema),
-        None => std::borrow::Cow::Owned((tool.input_schema)()),
+        Some((_, g)) => std::borrow::Cow::Borrowed(&g.check_schema),
+        None => std::borrow::Cow::Owned(schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))),
     }
+}
+
+/// Each tool as `tools/list` shows it in `era`, for every tool of the catalogue (tests
+/// and the README's figures measure these).
+pub fn listed(era_2025_03_26: bool) -> Vec<Value> {
+    generated()
+        .iter()
+        .map(|(_, g)| serde_json::from_str(if era_2025_03_26 { &g.json_2025_03_26 } else { &g.json }).unwrap_or(Value::Null))
+        .collect()
 }
 
 fn no_arguments_schema() -> Value {
@@ -208,7 +237,7 @@ fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut AnyConnection) -> 
     })
 }
 
-/// Whether the caller may run `tool`: the scope is in the token and the role grants it
+/// Whether `tools/list` shows `tool`: the scope is in the token and the role grants it
 /// in the default workspace when one is given, else in any of the caller's workspaces.
 async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError> {
     match tool.permission {
@@ -224,7 +253,7 @@ pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<S
     let all = generated();
     let mut tools = String::with_capacity(all.iter().map(|(_, g)| g.json.len() + 1).sum::<usize>() + 2);
     tools.push('[');
-    for (tool, g) in all {
+    for (tool, g) in all.iter().filter(|(t, _)| t.in_view(&ctx.view)) {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
             if tools.len() > 1 {
                 tools.push(',');
@@ -259,7 +288,7 @@ pub fn outcome_result(outcome: Result<Value, ApiError>) -> Result<Map<String, Va
 
 pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
     let name = params.get("name").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
-    let tool = find(name).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+    let tool = find_in(name, &ctx.view).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(args)) => args.clone(),
@@ -283,19 +312,47 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
 /// Schema and permission checks before anything runs.
 async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), ApiError> {
     crate::ops::validate::check_object(&input_schema(tool), arguments, "")?;
-    if !visible(ctx, tool).await? {
+    let Some((resource, access)) = tool.permission else { return Ok(()) };
+    // The workspace the call acts in, when it names one: the argument (already checked
+    // to be a UUID), else the connection's default. One the caller is not a member of
+    // is not found, however it was named (SPEC §6).
+    let named = arguments.get("workspace_id").and_then(Value::as_str);
+    match (named, ctx.default_workspace.as_deref()) {
+        (Some(id), _) => member_of(ctx, id).await?,
+        (None, Some(default)) => connection_workspace(ctx, default).await?,
+        (None, None) => {}
+    }
+    if ctx.workspaces_allowing(resource, access, named).await?.is_empty() {
         // Say which half (scope or role) is missing; the operation checks both again.
-        if let Some((resource, access)) = tool.permission {
-            if !ctx.identity.scopes.allows(resource, access) {
-                return Err(ApiError::insufficient_scope(
-                    &crate::domain::roles::ScopeSet::required(resource, access),
-                    ctx.identity.scopes.granted(),
-                ));
-            }
+        if !ctx.identity.scopes.allows(resource, access) {
+            return Err(ApiError::insufficient_scope(&crate::domain::roles::ScopeSet::required(resource, access), ctx.identity.scopes.granted()));
         }
-        return Err(ApiError::forbidden("Your role does not allow this tool in any of your workspaces"));
+        return Err(ApiError::forbidden(match named.or(ctx.default_workspace.as_deref()) {
+            Some(_) => "Your role does not allow this tool in this workspace",
+            None => "Your role does not allow this tool in any of your workspaces",
+        }));
     }
     Ok(())
+}
+
+/// The connection's default workspace (`X-Workspace-Id` or `?workspace_id=`) must be one
+/// of the caller's: otherwise it answers as the `workspace_id` argument would — a value
+/// that is not a UUID is `bad_request`, anything else not found.
+async fn connection_workspace(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(ApiError::bad_request("The connection's workspace (X-Workspace-Id or ?workspace_id=) must be a UUID")
+            .with_details(json!({ "field": "workspace_id", "reason": "invalid_uuid" })));
+    }
+    member_of(ctx, id).await
+}
+
+/// A workspace of the caller's, or not found: another tenant's reads as missing.
+async fn member_of(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
+    if ctx.memberships().await?.iter().any(|m| m.workspace_id == id) {
+        Ok(())
+    } else {
+        Err(ApiError::not_found("Workspace"))
+    }
 }
 
 /// Runs a tool that needs no confirmation: reads on a pooled connection, writes in one
@@ -370,6 +427,34 @@ mod tests {
         assert_eq!(destructive.len(), 10 + 3 * 2 + 2, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
         assert_eq!(catalogue().count(), 65);
+    }
+
+    /// What `tools/call` checks is what the tool's schema always said: resolving the
+    /// compact schema gives back the generated one, less the annotations the check never
+    /// reads (descriptions, titles, `"default": null`, numeric formats).
+    #[test]
+    fn the_checked_schema_is_the_generated_one() {
+        fn annotations_out(v: &Value) -> Value {
+            match v {
+                Value::Object(o) => Value::Object(
+                    o.iter()
+                        .filter(|(k, v)| {
+                            let annotation = matches!(k.as_str(), "description" | "title" | "$schema");
+                            let null_default = k.as_str() == "default" && v.is_null();
+                            let numeric_format = k.as_str() == "format" && v.as_str().is_some_and(|f| f.starts_with("int"));
+                            !(annotation || null_default || numeric_format)
+                        })
+                        .map(|(k, v)| (k.clone(), if k == "enum" || k == "required" { v.clone() } else { annotations_out(v) }))
+                        .collect(),
+                ),
+                Value::Array(a) => Value::Array(a.iter().map(annotations_out).collect()),
+                other => other.clone(),
+            }
+        }
+        for tool in catalogue() {
+            let generated = schema::resolve(&(tool.input_schema)());
+            assert_eq!(annotations_out(&input_schema(tool)), annotations_out(&generated), "{}", tool.name);
+        }
     }
 
     #[test]

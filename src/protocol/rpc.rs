@@ -142,6 +142,11 @@ pub fn classify(value: Value) -> Result<Incoming, (Value, RpcError)> {
             return Err((Value::Null, RpcError::invalid_request("Invalid request: expected a JSON-RPC object")))
         }
     };
+    // An error response may carry `"id": null` (JSON-RPC 2.0 §5: the request's id could
+    // not be read); it is still a response, accepted like any other (step 8).
+    if object.get("id") == Some(&Value::Null) && is_error_response(&object) {
+        return Ok(Incoming::Accepted);
+    }
     let id = match object.get("id") {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
@@ -179,6 +184,14 @@ pub fn classify(value: Value) -> Result<Incoming, (Value, RpcError)> {
     }
 }
 
+/// `{"jsonrpc":"2.0","error":{"code":…,"message":…}}` without `method` or `result`.
+fn is_error_response(object: &Map<String, Value>) -> bool {
+    object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && !object.contains_key("method")
+        && !object.contains_key("result")
+        && object.get("error").and_then(Value::as_object).is_some_and(|e| e.get("code").is_some_and(Value::is_i64) && e.get("message").is_some_and(Value::is_string))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +214,10 @@ mod tests {
         assert_eq!(code(json!({"jsonrpc":"2.0","id":1})), INVALID_REQUEST);
         assert!(matches!(classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"})), Ok(Incoming::Accepted)));
         assert!(matches!(classify(json!({"jsonrpc":"2.0","id":3,"result":{}})), Ok(Incoming::Accepted)));
+        // An error response with a null id is a response too (SPEC §2 step 8).
+        assert!(matches!(classify(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}})), Ok(Incoming::Accepted)));
+        assert_eq!(code(json!({"jsonrpc":"2.0","id":null,"result":{}})), INVALID_REQUEST);
+        assert_eq!(code(json!({"jsonrpc":"2.0","id":null,"error":"x"})), INVALID_REQUEST);
         assert!(matches!(classify(json!({"jsonrpc":"2.0","id":"a","method":"ping"})), Ok(Incoming::Request(_))));
     }
 }

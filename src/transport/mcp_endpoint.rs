@@ -1,4 +1,5 @@
-//! The MCP endpoint (`POST /`, alias `/mcp`): the request pipeline of SPEC §2, one step
+//! The MCP endpoint (`POST /`, alias `/mcp`, and the views of SPEC §5.4 under
+//! `/mcp/x/…` and `/mcp/readonly`): the request pipeline of SPEC §2, one step
 //! after the other in the contract's order. The first step that fails answers.
 //!
 //! | # | step | where |
@@ -11,7 +12,7 @@
 //! | 5–8 | JSON, batch, JSON-RPC shape, notification → 400/202 | [`crate::protocol::rpc`] |
 //! | 9 | rate limit → 429 | [`crate::ops::rate_limit`] |
 //! | 10 | era and version checks → 400 | [`crate::protocol::era`] |
-//! | 11 | method dispatch | [`crate::mcp`] |
+//! | 11 | method dispatch (first the connection's metadata: workspace hint, view) | [`crate::mcp`] |
 
 use std::time::Instant;
 
@@ -26,6 +27,7 @@ use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::{origin, response};
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Surface};
+use crate::mcp::view::View;
 use crate::mcp::{self, WorkspaceHint};
 use crate::ops::rate_limit::{self, Budget, Counted};
 use crate::protocol::era;
@@ -73,12 +75,18 @@ fn request_id(parts: &Parts) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
-/// Answers `early` only after the body has been read to its end (so the connection
-/// stays in sync), or with 413 if the body turns out to be over the cap.
-async fn after_draining(body: Body, early: Response) -> Response {
+/// Answers `early` (a refusal of steps 2–3) only after the body has been read to its
+/// end, so the connection stays in sync. A body that runs past the cap is not read
+/// further: the refusal still answers (it comes first in the contract's order), and the
+/// connection is closed after it, so an unauthenticated client cannot make the server
+/// read more than the cap.
+async fn after_draining(body: Body, mut early: Response) -> Response {
     match body::drain(body, MAX_BODY_BYTES).await {
         Ok(()) | Err(BodyError::Broken) => early,
-        Err(BodyError::TooLarge) => response::too_large(),
+        Err(BodyError::TooLarge) => {
+            early.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            early
+        }
     }
 }
 
@@ -127,7 +135,9 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     //    revocation is checked in the same statement as the rate-limit count (step 9),
     //    or on its own when the request ends before that — so a revoked token is
     //    always answered 401, exactly as if it had been refused here.
-    let resource_path = if parts.uri.path() == "/mcp" { "/mcp" } else { "" };
+    // Views (`/mcp/x/…`, `/mcp/readonly`) are the `/mcp` resource: their challenge
+    // points at its metadata, whose `resource` their URL starts with.
+    let resource_path = if parts.uri.path() == "/" { "" } else { "/mcp" };
     let identity = match auth::verify(state, &parts.headers, Surface::Mcp).await {
         Ok(identity) => identity,
         Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, false)).await,
@@ -157,9 +167,13 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     log.method = Some(request.method.clone());
     let tool = (request.method == "tools/call").then(|| request.params.get("name").and_then(Value::as_str)).flatten();
     log.tool = tool.map(str::to_string);
-    // 9. Rate limit (tools that change data spend the write budget), with the token's
+    // The view this connection asked for (SPEC §5.4); a malformed one is answered at
+    // dispatch, with the connection's other metadata.
+    let view = View::of_request(parts.uri.path(), &parts.headers);
+    // 9. Rate limit (tools that change data spend the write budget; a tool the view
+    //    hides is as unknown as a name that does not exist), with the token's
     //    revocation checked in the same statement.
-    let budget = match tool.and_then(mcp::tools::find) {
+    let budget = match tool.and_then(|name| mcp::tools::find_in(name, view.as_ref().unwrap_or(&View::ALL))) {
         Some(spec) if spec.is_write() => Budget::Write,
         _ => Budget::Read,
     };
@@ -181,7 +195,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         query: query_workspace(parts.uri.query()),
     };
     log.workspace = hint.header.clone().or_else(|| hint.query.clone());
-    match mcp::dispatch(state, &identity, &era, &request, hint).await {
+    match mcp::dispatch(state, &identity, &era, &request, hint, view).await {
         Ok(done) => {
             log.era = Some(done.version);
             let envelope = json!({ "jsonrpc": "2.0", "id": request.id, "result": done.result });

@@ -19,6 +19,9 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/", any(mcp_endpoint::handle))
         .route("/mcp", any(mcp_endpoint::handle))
+        .route("/mcp/readonly", any(mcp_endpoint::handle))
+        .route("/mcp/x/{toolsets}", any(mcp_endpoint::handle))
+        .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
         .route("/.well-known/oauth-protected-resource", get(rest::protected_resource))
         .route("/.well-known/oauth-protected-resource/mcp", get(rest::protected_resource_mcp))
         .route("/v1/workspaces", get(rest::list_workspaces))
@@ -43,7 +46,7 @@ pub fn router(state: AppState) -> Router {
 /// era, method and tool). Never the query string, headers or body.
 async fn log_rest(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     let path = request.uri().path().to_string();
-    if path == "/" || path == "/mcp" {
+    if path == "/" || path == "/mcp" || path.starts_with("/mcp/") {
         return next.run(request).await;
     }
     let started = std::time::Instant::now();

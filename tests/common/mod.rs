@@ -327,3 +327,37 @@ impl std::io::Write for Captured {
         Ok(())
     }
 }
+
+/// What a JSON Schema means, for comparing a tool's compact schema with the request
+/// type's own: every local `$ref` resolved, and the annotations that constrain nothing
+/// (`description`, `title`, `$schema`, `"default": null`, schemars' numeric `format`s)
+/// left out. Fields, types, enums, required lists, lengths, formats and ranges stay.
+pub fn meaning(schema: &Value) -> Value {
+    fn strip(value: &Value, in_map: bool) -> Value {
+        match value {
+            Value::Object(object) if in_map => Value::Object(object.iter().map(|(k, v)| (k.clone(), strip(v, false))).collect()),
+            Value::Object(object) => Value::Object(
+                object
+                    .iter()
+                    .filter(|(k, v)| match k.as_str() {
+                        "description" | "title" | "$schema" => false,
+                        "default" => !v.is_null(),
+                        "format" => !v.as_str().is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double"),
+                        _ => true,
+                    })
+                    .map(|(k, v)| {
+                        let v = match k.as_str() {
+                            "enum" | "required" | "const" | "default" => v.clone(),
+                            "properties" | "$defs" | "patternProperties" => strip(v, true),
+                            _ => strip(v, false),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| strip(v, false)).collect()),
+            other => other.clone(),
+        }
+    }
+    strip(&kobana_finance_mcp::mcp::schema::resolve(schema), false)
+}

@@ -130,27 +130,38 @@ pub fn projected(mut schema: Value) -> Value {
 }
 
 
-fn uuid_property(description: &str) -> Value {
-    json!({ "type": "string", "format": "uuid", "description": description })
+/// The tool-only arguments carry no descriptions: what they mean is said once, in the
+/// server's instructions and the guide resource, instead of in every tool.
+fn uuid_property() -> Value {
+    json!({ "type": "string", "format": "uuid" })
 }
 
 fn workspace_property() -> Value {
-    uuid_property("The workspace to act in (see finance_workspaces_list); optional when you have only one")
+    uuid_property()
 }
 
 fn fields_property() -> Value {
-    json!({ "type": "array", "items": { "type": "string" }, "description": "Return only these fields of each record" })
+    json!({ "type": "array", "items": { "type": "string" } })
 }
 
-fn filter_value_schema(kind: Kind) -> Value {
-    let scalar = match kind {
-        Kind::Bool => json!({ "type": "boolean" }),
-        Kind::Integer => json!({ "type": "integer" }),
-        Kind::Enum(values) => json!({ "type": "string", "enum": values }),
-        Kind::Uuid => json!({ "type": "string", "format": "uuid" }),
-        Kind::Date => json!({ "type": "string", "format": "date" }),
-        _ => json!({ "type": "string" }),
-    };
+/// A filter kind's name in a list tool's `$defs` and its value schema; enums have no
+/// definition of their own (each field has its own values).
+fn filter_value(kind: Kind) -> (Option<&'static str>, Value) {
+    match kind {
+        Kind::Bool => (Some("boolean"), json!({ "type": "boolean" })),
+        Kind::Integer => (Some("integer"), json!({ "type": "integer" })),
+        Kind::Enum(values) => (None, json!({ "type": "string", "enum": values })),
+        Kind::Uuid => (Some("uuid"), json!({ "type": "string", "format": "uuid" })),
+        Kind::Date => (Some("date"), json!({ "type": "string", "format": "date" })),
+        Kind::Timestamp => (Some("timestamp"), json!({ "type": "string" })),
+        Kind::Money => (Some("money"), json!({ "type": "string" })),
+        Kind::Text => (Some("text"), json!({ "type": "string" })),
+    }
+}
+
+/// A filter: the value itself (equality), or an object of operators — `in` for every
+/// kind, and the ranges for the ordered ones.
+fn filter_schema(kind: Kind, scalar: Value) -> Value {
     let mut operators = Map::new();
     operators.insert("in".into(), json!({ "type": "array", "items": scalar.clone(), "maxItems": 100 }));
     if matches!(kind, Kind::Date | Kind::Timestamp | Kind::Integer | Kind::Money) {
@@ -161,27 +172,41 @@ fn filter_value_schema(kind: Kind) -> Value {
     json!({ "anyOf": [scalar, { "type": "object", "properties": operators, "additionalProperties": false }] })
 }
 
-/// The input schema of a list tool for the resource described by `spec`.
+/// The input schema of a list tool for the resource described by `spec`. Each filter
+/// kind's value-or-operators schema is defined once in `$defs` (named after the kind:
+/// `uuid`, `date`, `money`, …) and referenced by every field of that kind.
 pub fn list_schema(spec: &ListSpec) -> Value {
-    let filters: Map<String, Value> = spec.filters.iter().map(|f| (f.name.to_string(), filter_value_schema(f.kind))).collect();
+    let mut defs = Map::new();
+    let mut filters = Map::new();
+    for field in spec.filters {
+        let (name, scalar) = filter_value(field.kind);
+        let schema = filter_schema(field.kind, scalar);
+        let property = match name {
+            Some(name) => {
+                defs.entry(name).or_insert(schema);
+                json!({ "$ref": format!("#/$defs/{name}") })
+            }
+            None => schema,
+        };
+        filters.insert(field.name.to_string(), property);
+    }
     let sorts: Vec<String> = spec.sorts.iter().flat_map(|(name, _)| [name.to_string(), format!("-{name}")]).collect();
-    json!({
+    let mut schema = json!({
         "type": "object",
         "properties": {
             "workspace_id": workspace_property(),
-            "filters": {
-                "type": "object",
-                "description": "Equality (\"field\": value) or operators ({\"in\": [...]}, {\"gte\": ..., \"lte\": ...})",
-                "properties": filters,
-                "additionalProperties": false,
-            },
-            "sort": { "type": "string", "enum": sorts, "description": "A field, or -field for descending" },
+            "filters": { "type": "object", "properties": filters, "additionalProperties": false },
+            "sort": { "type": "string", "enum": sorts },
             "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 25 },
-            "cursor": { "type": "string", "description": "meta.next_cursor of the previous page" },
+            "cursor": { "type": "string" },
             "fields": fields_property(),
         },
         "additionalProperties": false,
-    })
+    });
+    if !defs.is_empty() {
+        schema["$defs"] = Value::Object(defs);
+    }
+    schema
 }
 
 /// The input schema of an aggregates tool: the endpoint's query parameters.
@@ -190,10 +215,10 @@ pub fn aggregates_schema() -> Value {
         "type": "object",
         "properties": {
             "workspace_id": workspace_property(),
-            "company_id": uuid_property("Only this company"),
-            "month": { "type": "integer", "minimum": 1, "maximum": 12, "description": "With year: one calendar month" },
+            "company_id": uuid_property(),
+            "month": { "type": "integer", "minimum": 1, "maximum": 12, "description": "With year" },
             "year": { "type": "integer", "minimum": 1900, "maximum": 2999 },
-            "start_date": { "type": "string", "format": "date", "description": "With end_date: an inclusive range (YYYY-MM-DD)" },
+            "start_date": { "type": "string", "format": "date", "description": "With end_date: an inclusive range" },
             "end_date": { "type": "string", "format": "date" },
         },
         "additionalProperties": false,
@@ -215,7 +240,7 @@ pub fn query_pairs(arguments: &Map<String, Value>) -> Vec<(String, String)> {
 pub fn get_schema() -> Value {
     json!({
         "type": "object",
-        "properties": { "id": uuid_property("The record's id"), "workspace_id": workspace_property(), "fields": fields_property() },
+        "properties": { "id": uuid_property(), "workspace_id": workspace_property(), "fields": fields_property() },
         "required": ["id"],
         "additionalProperties": false,
     })
@@ -225,7 +250,7 @@ pub fn get_schema() -> Value {
 pub fn id_schema() -> Value {
     json!({
         "type": "object",
-        "properties": { "id": uuid_property("The record's id"), "workspace_id": workspace_property() },
+        "properties": { "id": uuid_property(), "workspace_id": workspace_property() },
         "required": ["id"],
         "additionalProperties": false,
     })
@@ -238,12 +263,12 @@ pub fn write_schema(request: Value, with_id: bool, with_key: bool) -> Value {
     if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         properties.insert("workspace_id".into(), workspace_property());
         if with_id {
-            properties.insert("id".into(), uuid_property("The record's id"));
+            properties.insert("id".into(), uuid_property());
         }
         if with_key {
             properties.insert(
                 "idempotency_key".into(),
-                json!({ "type": "string", "minLength": 1, "maxLength": 255, "description": "Retrying with the same key and arguments returns the first result instead of creating twice" }),
+                json!({ "type": "string", "minLength": 1, "maxLength": 255, "description": "A retry with the same key and arguments answers the first result instead of creating twice" }),
             );
         }
     }

@@ -1,0 +1,289 @@
+//! Views of the one server (SPEC §5.4): narrower catalogues for clients that need them.
+//! Cursor hands an agent only a server's first 40 tools, and a reporting agent should
+//! not be able to change anything, so a connection may ask for some toolsets only
+//! (`/mcp/x/payables,receivables`, `X-MCP-Toolsets: payables,receivables`) and for the
+//! read-only tools only (`/mcp/readonly`, `X-MCP-Readonly: true`). Path and headers
+//! together narrow to what both allow.
+//!
+//! A view is not a permission: it only hides. Whatever a view leaves out is unknown on
+//! that connection (`tools/call` answers -32602 as for a name that does not exist), and
+//! whatever it keeps is still subject to the token's scopes and the caller's role.
+
+use http::HeaderMap;
+
+use crate::domain::roles::{Access, Resource};
+use crate::protocol::rpc::RpcError;
+
+/// The toolsets of SPEC §5.4: the resources of the catalogue (§5.1), in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toolset {
+    Payables,
+    Receivables,
+    Transactions,
+    Transfers,
+    Accounts,
+    Attachments,
+    Companies,
+    People,
+    Categories,
+    CostCenters,
+    Taxes,
+}
+
+impl Toolset {
+    /// In catalogue order (SPEC §5: the money flow first).
+    pub const ALL: [Toolset; 11] = [
+        Toolset::Payables,
+        Toolset::Receivables,
+        Toolset::Transactions,
+        Toolset::Transfers,
+        Toolset::Accounts,
+        Toolset::Attachments,
+        Toolset::Companies,
+        Toolset::People,
+        Toolset::Categories,
+        Toolset::CostCenters,
+        Toolset::Taxes,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Payables => "payables",
+            Toolset::Receivables => "receivables",
+            Toolset::Transactions => "transactions",
+            Toolset::Transfers => "transfers",
+            Toolset::Accounts => "accounts",
+            Toolset::Attachments => "attachments",
+            Toolset::Companies => "companies",
+            Toolset::People => "people",
+            Toolset::Categories => "categories",
+            Toolset::CostCenters => "cost_centers",
+            Toolset::Taxes => "taxes",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Toolset> {
+        Toolset::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// The toolset of a catalogue tool, from its contract name `finance_<toolset>_<action>`;
+    /// `None` for `finance_workspaces_list`, which every view has.
+    pub fn of_tool(name: &str) -> Option<Toolset> {
+        let rest = name.strip_prefix("finance_")?;
+        Toolset::ALL.into_iter().find(|t| rest.strip_prefix(t.as_str()).is_some_and(|action| action.starts_with('_')))
+    }
+
+    /// The toolset whose tools act on `resource` (transfers share the transactions
+    /// scope, but are a toolset of their own).
+    pub fn of_resource(resource: Resource) -> Toolset {
+        match resource {
+            Resource::Companies => Toolset::Companies,
+            Resource::Accounts => Toolset::Accounts,
+            Resource::Transactions => Toolset::Transactions,
+            Resource::Payables => Toolset::Payables,
+            Resource::Receivables => Toolset::Receivables,
+            Resource::Categories => Toolset::Categories,
+            Resource::CostCenters => Toolset::CostCenters,
+            Resource::People => Toolset::People,
+            Resource::Taxes => Toolset::Taxes,
+            Resource::Attachments => Toolset::Attachments,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
+    fn names() -> String {
+        Toolset::ALL.map(Toolset::as_str).join(", ")
+    }
+}
+
+/// What one request's connection may see of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    toolsets: u16,
+    read_only: bool,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View::ALL
+    }
+}
+
+impl View {
+    /// The whole server (`/`, `/mcp` without view headers).
+    pub const ALL: View = View { toolsets: (1 << Toolset::ALL.len()) - 1, read_only: false };
+
+    /// The view a request asks for by its path and headers. The path is one of the MCP
+    /// endpoint's: `/`, `/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}` or
+    /// `/mcp/x/{toolsets}/readonly`; an unknown toolset name or a malformed header is
+    /// 400, -32602, naming the valid values.
+    pub fn of_request(path: &str, headers: &HeaderMap) -> Result<View, RpcError> {
+        let mut view = View::ALL;
+        let segments: Vec<&str> = path.strip_prefix("/mcp/").map(|rest| rest.split('/').collect()).unwrap_or_default();
+        match segments.as_slice() {
+            [] => {}
+            ["readonly"] => view.read_only = true,
+            ["x", list] => view.toolsets &= parse_toolsets(&percent_decode(list), "the path /mcp/x/{toolsets}")?,
+            ["x", list, "readonly"] => {
+                view.toolsets &= parse_toolsets(&percent_decode(list), "the path /mcp/x/{toolsets}")?;
+                view.read_only = true;
+            }
+            _ => return Err(RpcError::bad_params("Unknown view path: use /mcp/x/{toolsets}, /mcp/readonly or /mcp/x/{toolsets}/readonly")),
+        }
+        if let Some(value) = headers.get("x-mcp-toolsets") {
+            let value = value.to_str().map_err(|_| invalid_toolsets("X-MCP-Toolsets", "not text"))?;
+            view.toolsets &= parse_toolsets(value, "X-MCP-Toolsets")?;
+        }
+        if let Some(value) = headers.get("x-mcp-readonly") {
+            match value.to_str().map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+                Ok("true") => view.read_only = true,
+                Ok("false") => {}
+                _ => return Err(RpcError::bad_params("X-MCP-Readonly must be true or false")),
+            }
+        }
+        Ok(view)
+    }
+
+    /// Only these toolsets (tests and the README's figures).
+    pub fn of(toolsets: &[Toolset], read_only: bool) -> View {
+        View { toolsets: toolsets.iter().fold(0, |bits, t| bits | t.bit()), read_only }
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    pub fn has(&self, toolset: Toolset) -> bool {
+        self.toolsets & toolset.bit() != 0
+    }
+
+    /// Whether the view offers the tool named `name` (read-only views: only the tools
+    /// that only read).
+    pub fn offers_tool(&self, name: &str, read_only_tool: bool) -> bool {
+        (read_only_tool || !self.read_only) && Toolset::of_tool(name).is_none_or(|t| self.has(t))
+    }
+
+    /// Whether the view offers the records of `resource` (record templates, their
+    /// completion).
+    pub fn offers_resource(&self, resource: Resource) -> bool {
+        self.has(Toolset::of_resource(resource))
+    }
+
+    /// Whether the view offers a prompt that needs `needs`: every resource it works on
+    /// is in the view, and in a read-only view it changes nothing.
+    pub fn offers_prompt(&self, needs: &[(Resource, Access)]) -> bool {
+        needs.iter().all(|&(resource, access)| self.offers_resource(resource) && (access == Access::Read || !self.read_only))
+    }
+}
+
+fn invalid_toolsets(source: &str, what: &str) -> RpcError {
+    RpcError::bad_params(format!("{source}: {what}; valid toolsets are {}", Toolset::names()))
+}
+
+/// A comma-separated list of toolset names (surrounding whitespace ignored).
+fn parse_toolsets(list: &str, source: &str) -> Result<u16, RpcError> {
+    let mut bits = 0;
+    for name in list.split(',').map(str::trim) {
+        match Toolset::parse(name) {
+            Some(t) => bits |= t.bit(),
+            None if name.is_empty() => return Err(invalid_toolsets(source, "an empty toolset name")),
+            None => return Err(invalid_toolsets(source, &format!("unknown toolset {:?}", truncated(name)))),
+        }
+    }
+    Ok(bits)
+}
+
+/// A name as an error message may quote it: short, printable.
+fn truncated(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(40).collect()
+}
+
+/// `%2C` and friends in a path segment (clients may encode the comma).
+fn percent_decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn paths_and_headers_narrow_together() {
+        let none = HeaderMap::new();
+        assert_eq!(View::of_request("/", &none).unwrap(), View::ALL);
+        assert_eq!(View::of_request("/mcp", &none).unwrap(), View::ALL);
+        assert_eq!(View::of_request("/mcp/readonly", &none).unwrap(), View { read_only: true, ..View::ALL });
+        let pr = View::of(&[Toolset::Payables, Toolset::Receivables], false);
+        assert_eq!(View::of_request("/mcp/x/payables,receivables", &none).unwrap(), pr);
+        assert_eq!(View::of_request("/mcp/x/payables%2Creceivables", &none).unwrap(), pr);
+        assert_eq!(View::of_request("/mcp/x/payables,receivables/readonly", &none).unwrap(), View { read_only: true, ..pr });
+        assert_eq!(View::of_request("/", &headers(&[("x-mcp-toolsets", " payables , receivables ")])).unwrap(), pr);
+        // Both: what both allow.
+        let both = View::of_request("/mcp/x/payables,receivables", &headers(&[("x-mcp-toolsets", "receivables,taxes"), ("x-mcp-readonly", "true")])).unwrap();
+        assert_eq!(both, View::of(&[Toolset::Receivables], true));
+        // A header cannot widen what the path narrowed.
+        assert!(View::of_request("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap().is_read_only());
+    }
+
+    #[test]
+    fn unknown_names_and_malformed_headers_are_refused_naming_the_valid_values() {
+        let none = HeaderMap::new();
+        for (path, h) in [
+            ("/mcp/x/payables,wages", none.clone()),
+            ("/mcp/x/payables,", none.clone()),
+            ("/", headers(&[("x-mcp-toolsets", "Payables")])),
+            ("/", headers(&[("x-mcp-toolsets", "")])),
+        ] {
+            let e = View::of_request(path, &h).unwrap_err();
+            assert_eq!((e.status.as_u16(), e.code), (400, crate::protocol::rpc::INVALID_PARAMS), "{path}");
+            assert!(e.message.contains("payables, receivables, transactions, transfers"), "{}", e.message);
+        }
+        for value in ["yes", "1", ""] {
+            let mut h = HeaderMap::new();
+            h.insert("x-mcp-readonly", value.parse().unwrap());
+            let e = View::of_request("/mcp", &h).unwrap_err();
+            assert_eq!((e.status.as_u16(), e.code), (400, crate::protocol::rpc::INVALID_PARAMS), "{value:?}");
+            assert!(e.message.contains("true or false"));
+        }
+    }
+
+    #[test]
+    fn every_tool_name_has_its_toolset() {
+        assert_eq!(Toolset::of_tool("finance_workspaces_list"), None);
+        assert_eq!(Toolset::of_tool("finance_transfers_create"), Some(Toolset::Transfers));
+        assert_eq!(Toolset::of_tool("finance_transactions_aggregates"), Some(Toolset::Transactions));
+        assert_eq!(Toolset::of_tool("finance_cost_centers_list"), Some(Toolset::CostCenters));
+        let read_only = View::of(&[Toolset::Payables], true);
+        assert!(read_only.offers_tool("finance_payables_list", true));
+        assert!(!read_only.offers_tool("finance_payables_settle", false));
+        assert!(!read_only.offers_tool("finance_receivables_list", true));
+        assert!(read_only.offers_tool("finance_workspaces_list", true));
+    }
+}
