@@ -20,6 +20,8 @@ user's ~/.mcp-inspector). The view the client expects comes from the URL's path
 (catalogue.py, SPEC §5.4).
 
 Checks, each printed as `PASS name` or `FAIL name: why` (and `INFO` lines, not counted):
+  * without the bearer header, the server's 401 makes the Inspector stop and report
+    `auth_required` (exit 3; `--stored-auth-only`, so it never starts an OAuth login);
   * `--method initialize` answers the expected protocol version;
   * `--method tools/list --strict`: the list is exactly the view's part of the
     catalogue, in the contract's order (catalogue.listing_checks); the portability
@@ -102,11 +104,11 @@ class Run:
 
 
 class Inspector:
-    def __init__(self, url: str, era: str, token: str, scratch: str) -> None:
+    def __init__(self, url: str, era: str, token: str | None, scratch: str) -> None:
         self.base = [
             NODE22, INSPECTOR, "--cli",
             "--transport", "http", "--server-url", url, "--protocol-era", era,
-            "--header", f"Authorization: Bearer {token}",
+            *(["--header", f"Authorization: Bearer {token}"] if token else []),
             "--connect-timeout", "15000", "--stored-auth-only", "--format", "json",
         ]  # fmt: skip
         # Everything the Inspector would keep under ~/.mcp-inspector goes to the scratch
@@ -193,7 +195,16 @@ def call_checks(inspector: Inspector, name: str, arguments: dict[str, Any], chec
     return payload
 
 
-def exercise(inspector: Inspector, view: View, era: str, baseline: dict[str, int] | None, checks: Checks) -> None:
+def exercise(
+    inspector: Inspector, anonymous: Inspector, view: View, era: str, baseline: dict[str, int] | None, checks: Checks
+) -> None:
+    refused = anonymous.run("--method", "tools/list")
+    checks.record(
+        f"without a token [{view.label}] the Inspector is asked to authorize (exit 3, auth_required)",
+        refused.status == 3 and refused.envelope.get("code") == "auth_required",
+        f"{refused.why()}; envelope {refused.envelope}",
+    )
+
     probe = inspector.run("--method", "initialize")
     version = ((probe.json or {}).get("result") or {}).get("protocolVersion")
     checks.record(
@@ -254,7 +265,14 @@ def main() -> int:
     baseline = read_baseline(args.strict_baseline) if args.strict_baseline else None
     scratch = tempfile.mkdtemp(prefix="kfin-inspector.")
     try:
-        exercise(Inspector(args.url, args.era, token, scratch), view_of(args.url), args.era, baseline, checks)
+        exercise(
+            Inspector(args.url, args.era, token, scratch),
+            Inspector(args.url, args.era, None, scratch),
+            view_of(args.url),
+            args.era,
+            baseline,
+            checks,
+        )
     except Exception as e:  # a crash of this driver is a failed check, not a pass
         checks.record("inspector run", False, f"{type(e).__name__}: {e}")
     finally:
