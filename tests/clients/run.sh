@@ -1,22 +1,42 @@
 #!/usr/bin/env bash
-# run.sh: drive a fresh local server with the official MCP client libraries.
+# run.sh: drive a fresh local server with real MCP clients: the official Python and
+# TypeScript libraries, fastmcp, and the official Inspector's CLI.
 #
 # Usage: tests/clients/run.sh BIN
 #   BIN  the kobana-finance-mcp binary (e.g. target/debug/kobana-finance-mcp)
 #
 # Starts `BIN serve` on a free loopback port with a fresh SQLite database (as
-# tests/conformance/run.sh does), mints a demo-owner token with `BIN token`, and runs:
-#   python_client.py  (PyPI mcp)  --mode auto        on /     (discover -> 2026-07-28)
-#   python_client.py  (PyPI mcp)  --mode 2026-07-28  on /mcp  (the alias)
-#   python_client.py  (PyPI mcp)  --mode legacy      on /     (initialize -> 2025-06-18)
-#   node_client.mjs   (npm sdk)                      on /     (initialize -> 2025-06-18)
-#   node_client.mjs   (npm sdk)                      on /mcp
-# Every client lists the tools and calls read tools; the two 2026-07-28 Python runs also
-# settle a payable of their own through the library's confirmation driver (form
-# elicitation answered by the client's callback) and check it changed exactly once, and
-# the legacy run checks that a destructive tool is refused there.
-# Each client prints one `PASS ...` / `FAIL ...` line per check; this script counts them
-# and ends with `N passed, N failed`. Exit status 0 only if nothing failed.
+# tests/conformance/run.sh does), mints a demo-owner token with `BIN token`, and runs
+# each client on the default URL and on views of the one server (SPEC section 5.4):
+#   VIEW = /mcp/x/payables,receivables    READONLY = /mcp/readonly
+#   python_client.py    (PyPI mcp)   --mode auto        on /, VIEW
+#                                     --mode 2026-07-28  on /mcp, READONLY
+#                                     --mode legacy      on /, VIEW, READONLY, and /mcp with
+#                                                        X-MCP-Toolsets: payables,receivables
+#                                                        + X-MCP-Readonly: true
+#                                     --mode 2026-07-28  on VIEW with X-MCP-Toolsets:
+#                                                        payables,accounts + X-MCP-Readonly:
+#                                                        true (path and headers narrow to
+#                                                        what both allow: payables, read-only)
+#   node_client.mjs     (npm sdk, initialize)            on /, /mcp, VIEW, READONLY
+#   fastmcp_client.py   (PyPI fastmcp) --mode auto       on /mcp, VIEW, READONLY
+#                                      --mode legacy     on /mcp, VIEW
+#   inspector_client.py (npm @modelcontextprotocol/inspector CLI)
+#                       --era modern and --era legacy    on /mcp, VIEW, READONLY
+# Every client lists the tools and checks the list is exactly the view's part of the
+# catalogue in the contract's order (tests/clients/catalogue.py: on the default list the
+# first 40 tools hold every payables and receivables tool; a read-only view lists no
+# write or destructive tool), calls read tools, and on a view sees a tool outside it
+# refused (-32602 unknown tool; the Inspector refuses it itself, from the view's list).
+# The two 2026-07-28 Python runs on the full list also settle a payable of their own
+# through the library's confirmation driver (form elicitation answered by the client's
+# callback) and check it changed exactly once; the legacy run on the full list checks
+# that a destructive tool is refused there. The Inspector runs on /mcp also hold the
+# `--strict` schema portability report to 0 errors and to the warnings pinned in
+# tests/clients/inspector-strict-baseline.txt.
+# Each client prints one `PASS ...` / `FAIL ...` line per check (and `INFO` lines that
+# are not counted); this script counts them and ends with `N passed, N failed`. Exit
+# status 0 only if nothing failed.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,11 +78,44 @@ run_client() {
   failed=$((failed + f))
 }
 
-run_client "python mcp, auto (discover)" "$PYTHON" "$HERE/python_client.py" "$KFIN_URL/" --mode auto
-run_client "python mcp, 2026-07-28 on /mcp" "$PYTHON" "$HERE/python_client.py" "$KFIN_URL/mcp" --mode 2026-07-28
-run_client "python mcp, legacy (initialize)" "$PYTHON" "$HERE/python_client.py" "$KFIN_URL/" --mode legacy
-run_client "node sdk, initialize" "$NODE22" "$HERE/node_client.mjs" "$KFIN_URL/"
-run_client "node sdk, initialize on /mcp" "$NODE22" "$HERE/node_client.mjs" "$KFIN_URL/mcp"
+VIEW="$KFIN_URL/mcp/x/payables,receivables"
+READONLY="$KFIN_URL/mcp/readonly"
+STRICT_BASELINE="$HERE/inspector-strict-baseline.txt"
+
+python_client() { run_client "python mcp, $1" "$PYTHON" "$HERE/python_client.py" "${@:2}"; }
+node_client() { run_client "node sdk, $1" "$NODE22" "$HERE/node_client.mjs" "${@:2}"; }
+fastmcp_client() { run_client "fastmcp, $1" "$PYTHON" "$HERE/fastmcp_client.py" "${@:2}"; }
+inspector_client() { run_client "inspector cli, $1" "$PYTHON" "$HERE/inspector_client.py" "${@:2}"; }
+
+python_client "auto (discover)" "$KFIN_URL/" --mode auto
+python_client "2026-07-28 on /mcp" "$KFIN_URL/mcp" --mode 2026-07-28
+python_client "legacy (initialize)" "$KFIN_URL/" --mode legacy
+python_client "auto on the view" "$VIEW" --mode auto
+python_client "legacy on the view" "$VIEW" --mode legacy
+python_client "2026-07-28 read-only" "$READONLY" --mode 2026-07-28
+python_client "legacy read-only" "$READONLY" --mode legacy
+python_client "legacy, view by headers" "$KFIN_URL/mcp" --mode legacy \
+  --header "X-MCP-Toolsets: payables,receivables" --header "X-MCP-Readonly: true"
+python_client "2026-07-28, view by path and headers" "$VIEW" --mode 2026-07-28 \
+  --header "X-MCP-Toolsets: payables,accounts" --header "X-MCP-Readonly: true"
+
+node_client "initialize" "$KFIN_URL/"
+node_client "initialize on /mcp" "$KFIN_URL/mcp"
+node_client "on the view" "$VIEW"
+node_client "read-only" "$READONLY"
+
+fastmcp_client "auto on /mcp" "$KFIN_URL/mcp" --mode auto
+fastmcp_client "legacy on /mcp" "$KFIN_URL/mcp" --mode legacy
+fastmcp_client "auto on the view" "$VIEW" --mode auto
+fastmcp_client "legacy on the view" "$VIEW" --mode legacy
+fastmcp_client "auto read-only" "$READONLY" --mode auto
+
+inspector_client "modern on /mcp" "$KFIN_URL/mcp" --era modern --strict-baseline "$STRICT_BASELINE"
+inspector_client "legacy on /mcp" "$KFIN_URL/mcp" --era legacy --strict-baseline "$STRICT_BASELINE"
+inspector_client "modern on the view" "$VIEW" --era modern
+inspector_client "legacy on the view" "$VIEW" --era legacy
+inspector_client "modern read-only" "$READONLY" --era modern
+inspector_client "legacy read-only" "$READONLY" --era legacy
 
 echo
 if [[ $failed -gt 0 ]]; then

@@ -25,6 +25,10 @@
 #      when that file exists, and prints summarize-results.py's report per pass.
 #      Note: with a baseline file the CLI counts WARNING checks of the scenarios it
 #      scores as failures too.
+#      The five passes run on three URLs of the one server (every rule of SPEC sections
+#      2-4 holds on each, section 5.4), with the same baselines: `/` (pass names as
+#      above), the `/mcp` alias (`mcp.<pass>`) and the view /mcp/x/payables,receivables
+#      (`view.<pass>`). The proxy forwards the request line, path included, unchanged.
 # Exit status: non-zero if any pass fails (or the server cannot be started).
 # Everything listens on 127.0.0.1 only and stops when this script exits.
 set -uo pipefail
@@ -67,12 +71,12 @@ passed=0
 failed=0
 failed_names=()
 
-# run_pass NAME VERSION CLI-ARGS...: one conformance pass, with the baseline for
-# VERSION when there is one.
+# run_pass NAME VERSION PATH CLI-ARGS...: one conformance pass on the server's PATH
+# (through the proxy), with the baseline for VERSION when there is one.
 run_pass() {
-  local name=$1 version=$2
-  shift 2
-  local args=(server --url "$PROXY_URL" "$@" -o "$OUT/$name")
+  local name=$1 version=$2 path=$3
+  shift 3
+  local args=(server --url "$PROXY_URL${path#/}" "$@" -o "$OUT/$name")
   local baseline="$HERE/expected-failures-$version.yaml"
   [[ -f "$baseline" ]] && args+=(--expected-failures "$baseline")
   echo
@@ -99,11 +103,20 @@ run_pass() {
   fi
 }
 
-run_pass req-2026-07-28 2026-07-28 --requirements 2026-07-28
-run_pass hdr-2026-07-28 2026-07-28 --scenario http-header-validation --spec-version 2026-07-28
-run_pass all-2025-06-18 2025-06-18 --suite all --spec-version 2025-06-18
-run_pass all-2025-03-26 2025-03-26 --suite all --spec-version 2025-03-26
-run_pass dns-2025-06-18 2025-06-18 --scenario dns-rebinding-protection --spec-version 2025-06-18 --force
+# run_passes PREFIX PATH: the five passes on one URL of the server.
+run_passes() {
+  local prefix=$1 path=$2
+  run_pass "${prefix}req-2026-07-28" 2026-07-28 "$path" --requirements 2026-07-28
+  run_pass "${prefix}hdr-2026-07-28" 2026-07-28 "$path" --scenario http-header-validation --spec-version 2026-07-28
+  run_pass "${prefix}all-2025-06-18" 2025-06-18 "$path" --suite all --spec-version 2025-06-18
+  run_pass "${prefix}all-2025-03-26" 2025-03-26 "$path" --suite all --spec-version 2025-03-26
+  run_pass "${prefix}dns-2025-06-18" 2025-06-18 "$path" \
+    --scenario dns-rebinding-protection --spec-version 2025-06-18 --force
+}
+
+run_passes "" /
+run_passes mcp. /mcp
+run_passes view. /mcp/x/payables,receivables
 
 echo
 if [[ ${#failed_names[@]} -gt 0 ]]; then

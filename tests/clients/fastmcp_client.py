@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""End-to-end check of the server with the fastmcp client (PyPI `fastmcp`, built on `mcp`).
+
+Usage: fastmcp_client.py URL --mode MODE [--expect-version VERSION]
+  URL    the MCP endpoint, e.g. http://127.0.0.1:8080/mcp, or a view of it
+         (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly)
+  MODE   `fastmcp.Client(mode=...)` in fastmcp 4.1.6:
+           auto    probe `server/discover`, fall back to `initialize` (-> 2026-07-28 here)
+           legacy  the `initialize` handshake (-> 2025-06-18)
+The bearer token comes from $KFIN_TOKEN, sent by the transport as an
+`Authorization: Bearer ...` header. The view the client expects comes from the URL's
+path (catalogue.py, SPEC §5.4).
+
+What fastmcp adds to the other clients: `Client.call_tool` turns `structuredContent`
+into typed Python data through the tool's `outputSchema` (its JSON-Schema-to-type
+converter, `$ref`/`$defs` and nullable types included) and leaves `.data` empty when it
+cannot; it also re-reads tools/list on its own to find a schema.
+
+Checks, each printed as `PASS name` or `FAIL name: why`:
+  * the negotiated protocol version is the expected one;
+  * tools/list is exactly the view's part of the catalogue, in the contract's order
+    (catalogue.listing_checks: first tool, money-flow order, the first 40 on the full
+    list, no write tool on a read-only view);
+  * finance_workspaces_list and the view's read tools (finance_payables_list with
+    filters and a projection, finance_receivables_list, finance_accounts_get) answer
+    results that are not errors, whose text is the same JSON as structuredContent, and
+    that fastmcp typed through the outputSchema (`.data` is set);
+  * on a view, tools outside it are refused with JSON-RPC -32602 (unknown tool).
+Exit status 0 only if every check passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
+from mcp.shared.exceptions import MCPError
+
+from catalogue import (
+    DEMO_ACCOUNT_ID,
+    DEMO_WORKSPACE_ID,
+    PAYABLES_DECEMBER,
+    Checks,
+    account_check,
+    describe,
+    payables_december_check,
+    REFUSAL_ARGUMENTS,
+    WORKSPACES_TOOL,
+    View,
+    listing_checks,
+    refused_tools,
+    view_of,
+)
+
+DEFAULT_EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-06-18"}
+
+
+async def read(client: Client, checks: Checks, name: str, arguments: dict[str, Any]) -> Any:
+    """Calls a read tool that must succeed; checks text == structuredContent and the
+    typed `.data`; answers the JSON, or None after a failed check."""
+    result = await client.call_tool(name, arguments, raise_on_error=False)
+    texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+    if result.is_error or not texts:
+        checks.record(f"{name} answers a result", False, f"isError={result.is_error}: {texts[:1]}")
+        return None
+    payload = json.loads(texts[0])
+    checks.record(
+        f"{name}: structuredContent is the text's JSON",
+        result.structured_content is None or result.structured_content == payload,
+        f"structuredContent {json.dumps(result.structured_content)[:200]}",
+    )
+    if result.structured_content is not None:
+        checks.record(
+            f"{name}: fastmcp typed structuredContent through the outputSchema",
+            result.data is not None,
+            "Client.call_tool left .data empty (its schema-to-type conversion failed; see the log above)",
+        )
+    return payload
+
+
+async def exercise(client: Client, view: View, expect_version: str, checks: Checks) -> None:
+    version = client.protocol_version
+    checks.record(f"protocol version {expect_version}", version == expect_version, f"negotiated {version!r}")
+
+    tools = await client.list_tools()
+    for name, passed, why in listing_checks(view, tools):
+        checks.record(name, passed, why)
+
+    workspaces = await read(client, checks, WORKSPACES_TOOL, {})
+    if workspaces is not None:
+        ids = [w.get("id") for w in workspaces.get("data", [])]
+        checks.record(f"{WORKSPACES_TOOL} lists the demo workspace", DEMO_WORKSPACE_ID in ids, f"ids {ids}")
+
+    if view.shows("finance_payables_list"):
+        page = await read(client, checks, "finance_payables_list", PAYABLES_DECEMBER)
+        if page is not None:
+            checks.record(*payables_december_check(page))
+    if view.shows("finance_receivables_list"):
+        page = await read(client, checks, "finance_receivables_list", {"limit": 5})
+        if page is not None:
+            checks.record("finance_receivables_list answers rows", bool(page["data"]), f"got {json.dumps(page)[:300]}")
+    if view.shows("finance_accounts_get"):
+        account = await read(client, checks, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID})
+        if account is not None:
+            checks.record(*account_check(account))
+
+    for name in refused_tools(view):
+        check = f"{name} outside the view [{view.label}] is refused with -32602"
+        try:
+            result = await client.call_tool(name, REFUSAL_ARGUMENTS[name], raise_on_error=False)
+            checks.record(check, False, f"answered a result (isError={result.is_error}): {result.content!r:.300}")
+        except MCPError as e:
+            checks.record(check, e.code == -32602, f"error {e.code}: {e.message}")
+        except Exception as e:
+            checks.record(check, False, describe(e))
+
+
+async def run(url: str, token: str, mode: str, expect_version: str, checks: Checks) -> None:
+    view = view_of(url)
+    try:
+        transport = StreamableHttpTransport(url, headers={"Authorization": f"Bearer {token}"})
+        async with Client(transport, mode=mode, timeout=30, name="kfin-e2e-fastmcp") as client:
+            await exercise(client, view, expect_version, checks)
+    except Exception as e:  # reported as a failed check, with the library's own message
+        checks.record("client connection", False, describe(e))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("url")
+    ap.add_argument("--mode", default="auto", choices=sorted(DEFAULT_EXPECTED_VERSION))
+    ap.add_argument("--expect-version")
+    args = ap.parse_args()
+    token = os.environ.get("KFIN_TOKEN", "").strip()
+    if not token:
+        print("FAIL fastmcp: setup: set KFIN_TOKEN to an MCP bearer token", flush=True)
+        return 1
+    checks = Checks(f"fastmcp[{args.mode}] {args.url}")
+    expect = args.expect_version or DEFAULT_EXPECTED_VERSION[args.mode]
+    asyncio.run(run(args.url, token, args.mode, expect, checks))
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
