@@ -72,7 +72,7 @@ else
   cargo build --quiet || failed+=("build")
   banner "official MCP conformance suite"
   tests/conformance/run.sh "$BIN" || failed+=("conformance")
-  banner "official Python and TypeScript MCP clients"
+  banner "real MCP clients (Python mcp, fastmcp, TypeScript SDK, Inspector CLI)"
   tests/clients/run.sh "$BIN" || failed+=("clients")
 fi
 
