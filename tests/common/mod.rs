@@ -52,6 +52,7 @@ pub fn config(database_url: String) -> Config {
         // connection while asking for another deadlocks in the tests too.
         db_max_connections: if database_url.starts_with("sqlite:") { 1 } else { 4 },
         database_url,
+        database_secret: None,
         public_url: PUBLIC_URL.into(),
         api_base_url: PUBLIC_URL.into(),
         auth_server: PUBLIC_URL.into(),
