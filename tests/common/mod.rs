@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod moto;
+pub mod runtime_api;
 
 use std::time::Duration;
 
