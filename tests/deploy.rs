@@ -127,6 +127,18 @@ async fn a_database_failure_is_reported_as_a_failure() {
 }
 
 #[tokio::test]
+async fn a_custom_resource_for_another_command_fails_and_migrates_nothing() {
+    let sink = RuntimeApi::start().await;
+    let (state, _db) = unmigrated().await;
+    let mut event = custom_resource("Create", &sink.response_url("other"), None);
+    event["ResourceProperties"]["Command"] = json!("seed");
+    invoke(&state, event).await.expect("responded");
+    let put = sink.cfn_response("other", Duration::from_secs(5)).await;
+    assert_eq!(put["Status"], "FAILED", "{put}");
+    assert_eq!(applied_count(&state).await, None);
+}
+
+#[tokio::test]
 async fn a_custom_resource_never_sends_its_answer_to_a_plain_http_address() {
     let (state, _db) = unmigrated().await;
     let err = invoke(&state, custom_resource("Create", "http://example.com/cfn", None)).await.unwrap_err();

@@ -58,6 +58,8 @@ pub struct CustomResourceRequest {
     pub request_id: String,
     pub logical_resource_id: String,
     pub physical_resource_id: Option<String>,
+    /// The template's properties; `Command` must be `"migrate"`.
+    pub resource_properties: Option<Value>,
 }
 
 /// Classifies an invocation's payload. An event with a `requestContext` is HTTP, always.
@@ -94,10 +96,13 @@ const MAX_REASON: usize = 1_000;
 /// (the invocation then fails, and an asynchronous invoke is retried by Lambda).
 pub async fn custom_resource(db: &Db, request: &CustomResourceRequest) -> Result<Value, String> {
     let url = response_url(&request.response_url)?;
-    let outcome = match request.request_type.as_str() {
-        "Create" | "Update" => migrate::run(db).await.map_err(|e| format!("migration failed: {e}")),
-        "Delete" => Ok(0),
-        other => Err(format!("unknown RequestType {other:?}")),
+    let command = request.resource_properties.as_ref().and_then(|p| p.get("Command")).and_then(Value::as_str);
+    let outcome = match (request.request_type.as_str(), command) {
+        // Deleting the resource (or the stack) never touches the schema, and never blocks.
+        ("Delete", _) => Ok(0),
+        ("Create" | "Update", Some("migrate")) => migrate::run(db).await.map_err(|e| format!("migration failed: {e}")),
+        ("Create" | "Update", _) => Err("the custom resource's Command property must be \"migrate\"".to_string()),
+        (other, _) => Err(format!("unknown RequestType {other:?}")),
     };
     let physical_id = request
         .physical_resource_id
@@ -193,7 +198,7 @@ mod tests {
     fn direct_commands_and_custom_resources_are_recognised() {
         assert!(matches!(classify(r#"{"kfin":"migrate"}"#).unwrap(), Invocation::Migrate));
         assert!(matches!(classify(r#"{"kfin":"drop"}"#).unwrap(), Invocation::UnknownCommand(_)));
-        let cfn = r#"{"RequestType":"Create","ResponseURL":"https://example.com/x","StackId":"s","RequestId":"r","LogicalResourceId":"M","ResourceType":"Custom::Migrations","ResourceProperties":{}}"#;
+        let cfn = r#"{"RequestType":"Create","ResponseURL":"https://example.com/x","StackId":"s","RequestId":"r","LogicalResourceId":"M","ResourceType":"Custom::Migrations","ResourceProperties":{"Command":"migrate"}}"#;
         match classify(cfn).unwrap() {
             Invocation::CustomResource(r) => assert_eq!(r.request_type, "Create"),
             other => panic!("{other:?}"),
