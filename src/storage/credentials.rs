@@ -30,8 +30,6 @@ use crate::config::DatabaseSecretConfig;
 /// How soon a failed refresh is tried again, and the least time between two refreshes.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
 const MIN_INTERVAL: Duration = Duration::from_secs(1);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-const OPERATION_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// Set when PostgreSQL refused the password; the next request starts a refresh.
 static CREDENTIALS_REFUSED: AtomicBool = AtomicBool::new(false);
@@ -109,15 +107,10 @@ impl std::fmt::Debug for DatabaseCredentials {
 }
 
 impl DatabaseCredentials {
-    /// A source reading `config.secret_id` through the AWS SDK's standard environment
-    /// (region, credentials, `AWS_ENDPOINT_URL`); nothing is fetched yet.
+    /// A source reading `config.secret_id` through [`crate::aws::secrets_manager`];
+    /// nothing is fetched yet.
     pub async fn from_config(config: &DatabaseSecretConfig) -> DatabaseCredentials {
-        let timeouts = aws_config::timeout::TimeoutConfig::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .operation_timeout(OPERATION_TIMEOUT)
-            .build();
-        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest()).timeout_config(timeouts).load().await;
-        DatabaseCredentials::new(aws_sdk_secretsmanager::Client::new(&sdk), config.clone())
+        DatabaseCredentials::new(crate::aws::secrets_manager().await, config.clone())
     }
 
     pub fn new(client: aws_sdk_secretsmanager::Client, config: DatabaseSecretConfig) -> DatabaseCredentials {
