@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod moto;
+pub mod pg_cluster;
 pub mod runtime_api;
 
 use std::time::Duration;
@@ -146,6 +147,11 @@ impl Harness {
     /// The whole demo, finance records included (as `serve` seeds it).
     pub async fn with_demo() -> Harness {
         Harness::build(|_| {}, true).await
+    }
+
+    /// The whole demo, with the configuration adjusted by `adjust`.
+    pub async fn with_demo_and(adjust: impl FnOnce(&mut Config)) -> Harness {
+        Harness::build(adjust, true).await
     }
 
     async fn build(adjust: impl FnOnce(&mut Config), finance: bool) -> Harness {
