@@ -118,7 +118,8 @@ impl DatabaseCredentials {
         DatabaseCredentials {
             client,
             next_refresh: Mutex::new(now + config.ttl),
-            last_refresh: Mutex::new(now),
+            // A password refused right after the start is refreshed at once.
+            last_refresh: Mutex::new(now.checked_sub(MIN_INTERVAL).unwrap_or(now)),
             config,
             refreshing: AtomicBool::new(false),
         }
