@@ -48,6 +48,7 @@ bench-tools:
 fuzz:
 	scripts/fuzz.sh
 
-## Load test: release server on 127.0.0.1 + fresh PostgreSQL, LOAD_CLIENTS (64) for LOAD_SECONDS (60), then integrity checks.
+## Load test: release server on 127.0.0.1 + fresh PostgreSQL, LOAD_CLIENTS (64) for LOAD_SECONDS (60), then integrity checks;
+## then the outage run (PostgreSQL restarted, connections terminated twice) on a throw-away cluster.
 load:
 	scripts/load.sh

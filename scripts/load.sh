@@ -53,3 +53,14 @@ KFIN_LOAD_ADDR="127.0.0.1:$port" KFIN_LOAD_PUBLIC_URL="http://127.0.0.1:$port" K
 KFIN_JWT_SECRET=$secret LOAD_CLIENTS=$CLIENTS LOAD_SECONDS=$DURATION KFIN_LOAD_REPORT="$OUT/report.md" \
   timeout $((DURATION + 600)) cargo test --quiet --test load -- --ignored external_load --nocapture
 echo "report: $OUT/report.md"
+
+if [[ ${LOAD_OUTAGE:-1} != 0 ]]; then
+  # The shared server is not touched: the outage run starts (and stops) its own cluster.
+  kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  server_pid=""
+  OUTAGE_SECONDS=${LOAD_OUTAGE_SECONDS:-60}
+  echo "outage run: $CLIENTS clients for ${OUTAGE_SECONDS}s, PostgreSQL restarted and its connections terminated twice…"
+  LOAD_BINARY=$(realpath "$BIN") LOAD_CLIENTS=$CLIENTS LOAD_OUTAGE_SECONDS=$OUTAGE_SECONDS KFIN_LOAD_OUTAGE_REPORT="$OUT/outage.md" \
+    timeout $((OUTAGE_SECONDS + 600)) cargo test --quiet --test load -- --ignored external_outage --nocapture
+  echo "report: $OUT/outage.md"
+fi

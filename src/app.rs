@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::auth::keys::KeyStore;
 use crate::config::Config;
 use crate::storage::blob::BlobStore;
+use crate::storage::credentials::DatabaseCredentials;
 use crate::storage::housekeeping::{self, Housekeeping};
 use crate::storage::Db;
 
@@ -22,13 +23,37 @@ pub type AppState = Arc<App>;
 
 impl App {
     /// Connects to the database and prepares the key and blob stores (nothing is
-    /// fetched from AWS yet).
+    /// fetched from AWS for the keys yet).
     pub async fn build(config: Config) -> Result<AppState, String> {
+        App::open(config, false).await
+    }
+
+    /// As [`App::build`], for a Lambda cold start: the keys are fetched too, at the same
+    /// time as the database secret (and the connection), not one after the other.
+    pub async fn start(config: Config) -> Result<AppState, String> {
+        App::open(config, true).await
+    }
+
+    async fn open(config: Config, warm_keys: bool) -> Result<AppState, String> {
         let blobs = BlobStore::from_url(config.blob_url.as_deref())?;
-        let db = Db::connect(&config.database_url, config.db_max_connections)
-            .await
-            .map_err(|e| format!("cannot open the database: {e}"))?;
-        let keys = KeyStore::from_config(&config.keys).await?;
+        let database = async {
+            match &config.database_secret {
+                Some(secret) => {
+                    let credentials = Arc::new(DatabaseCredentials::from_config(secret).await);
+                    Db::connect_with_secret(credentials, config.db_max_connections).await
+                }
+                None => Db::connect(&config.database_url, config.db_max_connections).await.map_err(|e| e.to_string()),
+            }
+            .map_err(|e| format!("cannot open the database: {e}"))
+        };
+        let keys = async {
+            let keys = KeyStore::from_config(&config.keys).await?;
+            if warm_keys {
+                keys.warm().await;
+            }
+            Ok::<_, String>(keys)
+        };
+        let (db, keys) = tokio::try_join!(database, keys)?;
         let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
         Ok(Arc::new(App { config, db, keys, blobs, housekeeping }))
     }

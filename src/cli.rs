@@ -144,9 +144,8 @@ fn lambda_main() -> ExitCode {
     };
     let outcome: CliResult = runtime.block_on(async {
         let config = Config::from_env(None).map_err(|e| e.to_string())?;
-        let state = App::build(config).await?;
-        state.keys.warm().await;
-        crate::transport::lambda::run(crate::transport::router(state)).await.map_err(|e| e.to_string())
+        let state = App::start(config).await?;
+        crate::transport::lambda::run(state).await.map_err(|e| e.to_string())
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -22,6 +22,28 @@ pub enum KeySourceConfig {
     DevFile { path: PathBuf },
 }
 
+/// Database credentials from an RDS-style Secrets Manager secret
+/// (`{"username","password","host","port","dbname"}`), named by `KFIN_DATABASE_SECRET_ID`.
+/// Host and database name may be overridden (an RDS Proxy endpoint; a secret managed by
+/// RDS carries only the user and password); the password only ever comes from the secret.
+#[derive(Debug, Clone)]
+pub struct DatabaseSecretConfig {
+    pub secret_id: String,
+    /// `KFIN_DATABASE_HOST`: wins over the secret's `host`.
+    pub host: Option<String>,
+    /// `KFIN_DATABASE_NAME`: wins over the secret's `dbname`.
+    pub dbname: Option<String>,
+    /// `KFIN_DATABASE_SSL_MODE` (default `verify-full`).
+    pub ssl_mode: String,
+    /// `KFIN_DATABASE_SSL_ROOT_CERT`: the CA bundle the server certificate must chain to.
+    pub ssl_root_cert: Option<PathBuf>,
+    /// Refreshed on the keys' TTL (`KFIN_SECRET_TTL_SECONDS`).
+    pub ttl: Duration,
+}
+
+/// The `sslmode`s PostgreSQL (and sqlx) understand.
+const SSL_MODES: [&str; 6] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+
 #[derive(Debug, Clone, Copy)]
 pub struct RateLimits {
     pub reads: i64,
@@ -32,7 +54,11 @@ pub struct RateLimits {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub mode: Mode,
+    /// `sqlite:PATH` or `postgres://…`. With a database secret it is only a
+    /// password-free description for logs; the connection is built from the secret.
     pub database_url: String,
+    /// Credentials from Secrets Manager instead of the URL (Lambda).
+    pub database_secret: Option<DatabaseSecretConfig>,
     pub db_max_connections: u32,
     /// The MCP server's canonical public URL, without a trailing slash.
     pub public_url: String,
@@ -93,12 +119,39 @@ impl Config {
     pub fn from_env_with(database_url: Option<String>, public_url_fallback: Option<String>) -> Result<Config, ConfigError> {
         let mode = if env("AWS_LAMBDA_RUNTIME_API").is_some() { Mode::Lambda } else { Mode::Local };
         let data_dir = PathBuf::from(env("KFIN_DATA_DIR").unwrap_or_else(|| DEFAULT_DATA_DIR.into()));
-        let database_url = match database_url.or_else(|| env("KFIN_DATABASE_URL")) {
-            Some(url) => url,
-            None if mode == Mode::Lambda => {
-                return Err(ConfigError("KFIN_DATABASE_URL is required in Lambda".into()))
+        let secret_ttl = Duration::from_secs(env_number("KFIN_SECRET_TTL_SECONDS", 300u64)?);
+        // A --database-url flag wins over the environment, the secret included.
+        let database_secret = match (&database_url, env("KFIN_DATABASE_SECRET_ID")) {
+            (None, Some(secret_id)) => {
+                if env("KFIN_DATABASE_URL").is_some() {
+                    return Err(ConfigError(
+                        "set KFIN_DATABASE_URL or KFIN_DATABASE_SECRET_ID, not both (the secret supplies the credentials; \
+                         KFIN_DATABASE_HOST and KFIN_DATABASE_NAME override its host and database)"
+                            .into(),
+                    ));
+                }
+                let ssl_mode = env("KFIN_DATABASE_SSL_MODE").unwrap_or_else(|| "verify-full".into());
+                if !SSL_MODES.contains(&ssl_mode.as_str()) {
+                    return Err(ConfigError(format!("KFIN_DATABASE_SSL_MODE must be one of {}, got {ssl_mode:?}", SSL_MODES.join(", "))));
+                }
+                Some(DatabaseSecretConfig {
+                    secret_id,
+                    host: env("KFIN_DATABASE_HOST"),
+                    dbname: env("KFIN_DATABASE_NAME"),
+                    ssl_mode,
+                    ssl_root_cert: env("KFIN_DATABASE_SSL_ROOT_CERT").map(PathBuf::from),
+                    ttl: secret_ttl,
+                })
             }
-            None => format!("sqlite:{}", data_dir.join("kobana-finance.db").display()),
+            _ => None,
+        };
+        let database_url = match (&database_secret, database_url.or_else(|| env("KFIN_DATABASE_URL"))) {
+            (Some(secret), _) => format!("postgres://(credentials from Secrets Manager: {})", secret.secret_id),
+            (None, Some(url)) => url,
+            (None, None) if mode == Mode::Lambda => {
+                return Err(ConfigError("KFIN_DATABASE_SECRET_ID (or KFIN_DATABASE_URL) is required in Lambda".into()))
+            }
+            (None, None) => format!("sqlite:{}", data_dir.join("kobana-finance.db").display()),
         };
         let public_url = normalize_url(
             "KFIN_PUBLIC_URL",
@@ -121,10 +174,7 @@ impl Config {
             })
             .unwrap_or_default();
         let keys = if let Some(secret_id) = env("KFIN_SECRET_ID") {
-            KeySourceConfig::SecretsManager {
-                secret_id,
-                ttl: Duration::from_secs(env_number("KFIN_SECRET_TTL_SECONDS", 300u64)?),
-            }
+            KeySourceConfig::SecretsManager { secret_id, ttl: secret_ttl }
         } else if let Some(jwt_secret) = env("KFIN_JWT_SECRET") {
             KeySourceConfig::Static { jwt_secret, state_key: env("KFIN_STATE_KEY") }
         } else if mode == Mode::Lambda {
@@ -153,6 +203,7 @@ impl Config {
         Ok(Config {
             mode,
             database_url,
+            database_secret,
             db_max_connections: env_number("KFIN_DB_MAX_CONNECTIONS", default_connections)?,
             public_url,
             api_base_url,

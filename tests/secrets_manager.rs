@@ -9,7 +9,6 @@ mod common;
 
 use std::time::Duration;
 
-use aws_sdk_secretsmanager::config::{BehaviorVersion, Credentials, Region};
 use common::*;
 use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
 use kobana_finance_mcp::auth::keys::Keys;
@@ -39,14 +38,7 @@ async fn signing_keys_from_secrets_manager() {
     common::moto::aws_test_environment();
     std::env::set_var("AWS_ENDPOINT_URL", &endpoint);
 
-    let admin = aws_sdk_secretsmanager::Client::from_conf(
-        aws_sdk_secretsmanager::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .endpoint_url(&endpoint)
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
-            .build(),
-    );
+    let admin = common::moto::secrets_client(&endpoint);
     let secret_id = "kobana-finance/keys";
     admin
         .create_secret()

@@ -48,6 +48,7 @@ fn start() -> Server {
     let config = Config {
         mode: Mode::Local,
         database_url: format!("sqlite:{}", dir.join("fuzz.db").display()),
+        database_secret: None,
         db_max_connections: 1,
         public_url: PUBLIC_URL.into(),
         api_base_url: PUBLIC_URL.into(),

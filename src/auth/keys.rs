@@ -78,8 +78,17 @@ struct Remote {
     secret_id: String,
     ttl: Duration,
     cache: RwLock<Option<(Arc<Keys>, Instant)>>,
+    /// Held by the one fetch in flight.
     refresh: Mutex<()>,
+    /// When the last fetch failed (`None` once one succeeds).
+    last_failure: std::sync::Mutex<Option<Instant>>,
 }
+
+/// After a failed fetch, requests answer 503 at once for this long instead of queueing
+/// for fetches of their own (a store that is down would otherwise make every request
+/// wait for every earlier request's attempt).
+const FAILED_FETCH_BACKOFF: Duration = Duration::from_secs(1);
+
 
 enum Source {
     Fixed(Arc<Keys>),
@@ -106,6 +115,7 @@ impl KeyStore {
                 ttl,
                 cache: RwLock::new(None),
                 refresh: Mutex::new(()),
+                last_failure: std::sync::Mutex::new(None),
             }),
         }
     }
@@ -123,8 +133,7 @@ impl KeyStore {
                 Ok(KeyStore::fixed(Keys::from_secret(&secret, state_key.as_deref())))
             }
             KeySourceConfig::SecretsManager { secret_id, ttl } => {
-                let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest()).load().await;
-                let client = aws_sdk_secretsmanager::Client::new(&sdk);
+                let client = crate::aws::secrets_manager().await;
                 Ok(KeyStore::secrets_manager(client, secret_id.clone(), *ttl))
             }
         }
@@ -149,21 +158,42 @@ impl KeyStore {
 
 impl Remote {
     async fn current(&self) -> Result<Arc<Keys>, ApiError> {
+        let cached = self.cache.read().await.clone();
+        if let Some((keys, at)) = &cached {
+            if at.elapsed() < self.ttl {
+                return Ok(keys.clone());
+            }
+        }
+        // The keys expired (or were never fetched). When the store was just found down,
+        // answer 503 at once; when it was down at the last attempt, one request probes it
+        // and the others answer 503 rather than queue behind the probe. Otherwise (a
+        // routine refresh, a cold start) wait for the one fetch in flight.
+        let failed = self.failed_at();
+        if failed.is_some_and(|at| at.elapsed() < FAILED_FETCH_BACKOFF) {
+            return Err(ApiError::unavailable("secret store"));
+        }
+        let _guard = if failed.is_some() {
+            self.refresh.try_lock().map_err(|_| ApiError::unavailable("secret store"))?
+        } else {
+            self.refresh.lock().await
+        };
         if let Some((keys, at)) = self.cache.read().await.as_ref() {
             if at.elapsed() < self.ttl {
                 return Ok(keys.clone());
             }
         }
-        // One fetch at a time; whoever waited may find the cache fresh already.
-        let _guard = self.refresh.lock().await;
-        if let Some((keys, at)) = self.cache.read().await.as_ref() {
-            if at.elapsed() < self.ttl {
-                return Ok(keys.clone());
-            }
+        if self.failed_at().is_some_and(|at| at.elapsed() < FAILED_FETCH_BACKOFF) {
+            return Err(ApiError::unavailable("secret store"));
         }
-        let keys = Arc::new(self.fetch().await?);
+        let fetched = self.fetch().await;
+        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = fetched.as_ref().err().map(|_| Instant::now());
+        let keys = Arc::new(fetched?);
         *self.cache.write().await = Some((keys.clone(), Instant::now()));
         Ok(keys)
+    }
+
+    fn failed_at(&self) -> Option<Instant> {
+        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     async fn fetch(&self) -> Result<Keys, ApiError> {

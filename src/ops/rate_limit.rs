@@ -42,9 +42,10 @@ pub enum Counted {
 
 /// The window of a counted request. Counting is where every request of either door
 /// meets the database, so it also gives the process's housekeeping (which prunes these
-/// counters) its chance to run when due.
+/// counters) its chance to run when due, and the database secret its refresh.
 fn window(state: &AppState, budget: Budget) -> (i64, i64, i64) {
     state.housekeep_if_due();
+    state.db.refresh_credentials_if_due();
     let limits = state.config.rate_limits;
     let limit = match budget {
         Budget::Read => limits.reads,

@@ -1,5 +1,7 @@
 //! The Lambda entry point: API Gateway REST (v1), HTTP API (v2), Function URL and ALB
-//! events run through the same router as the local server.
+//! events run through the same router as the local server; the direct `migrate`
+//! invocation and CloudFormation's custom-resource requests go to `deploy` (which
+//! decides what an invocation is).
 //!
 //! One guard sits in front of the runtime's event conversion: a body flagged
 //! `isBase64Encoded` that is not valid base64 would make that conversion panic, so such
@@ -10,17 +12,51 @@ use std::convert::Infallible;
 use axum::Router;
 use base64::Engine;
 use lambda_http::request::LambdaRequest;
+use lambda_http::lambda_runtime::Diagnostic;
 use lambda_http::{lambda_runtime, service_fn, Adapter, LambdaEvent, Service};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::deploy::{self, Invocation};
 use super::response;
+use crate::app::AppState;
 use crate::protocol::rpc::{RpcError, PARSE_ERROR};
 
 pub type LambdaResponse = <Adapter<'static, axum::response::Response, Router> as Service<LambdaEvent<LambdaRequest>>>::Response;
 
+/// What one invocation answers: a Lambda HTTP response, or the JSON of a deploy step.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    Http(LambdaResponse),
+    Deploy(Value),
+}
+
 /// Runs the Lambda runtime loop until the process is stopped.
-pub async fn run(app: Router) -> Result<(), lambda_runtime::Error> {
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<LambdaRequest>| handle_event(app.clone(), event))).await
+pub async fn run(state: AppState) -> Result<(), lambda_runtime::Error> {
+    let app = super::router(state.clone());
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Box<RawValue>>| invoke(state.clone(), app.clone(), event))).await
+}
+
+/// Handles one invocation of any kind: HTTP events through the router, the deploy
+/// invocations through `deploy`. A failed deploy step is a function error.
+pub async fn invoke(state: AppState, app: Router, event: LambdaEvent<Box<RawValue>>) -> Result<Answer, Diagnostic> {
+    let LambdaEvent { payload, context } = event;
+    let failure = |error_type: &str, message: String| Diagnostic { error_type: error_type.into(), error_message: message };
+    match deploy::classify(payload.get()).map_err(|e| failure("InvalidEvent", e))? {
+        Invocation::Http => {
+            let request = parse_event(payload.get().as_bytes()).map_err(|e| failure("InvalidEvent", e))?;
+            let Ok(response) = handle_event(app, LambdaEvent { payload: request, context }).await;
+            Ok(Answer::Http(response))
+        }
+        Invocation::Migrate => deploy::migrate(&state.db).await.map(Answer::Deploy).map_err(|e| failure("MigrationFailed", e)),
+        Invocation::CustomResource(request) => {
+            deploy::custom_resource(&state.db, &request).await.map(Answer::Deploy).map_err(|e| failure("CustomResourceResponseFailed", e))
+        }
+        Invocation::UnknownCommand(command) => {
+            Err(failure("UnknownCommand", format!("unknown kfin command {command}; the one there is: \"migrate\"")))
+        }
+    }
 }
 
 /// Takes the body out of an event whose base64 body does not decode; returns whether

@@ -3,6 +3,7 @@
 //! runtime, or from a replayed event fixture.
 
 pub mod body;
+pub mod deploy;
 pub mod lambda;
 pub mod local;
 pub mod mcp_endpoint;

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod moto;
+pub mod pg_cluster;
+pub mod runtime_api;
 
 use std::time::Duration;
 
@@ -52,6 +54,7 @@ pub fn config(database_url: String) -> Config {
         // connection while asking for another deadlocks in the tests too.
         db_max_connections: if database_url.starts_with("sqlite:") { 1 } else { 4 },
         database_url,
+        database_secret: None,
         public_url: PUBLIC_URL.into(),
         api_base_url: PUBLIC_URL.into(),
         auth_server: PUBLIC_URL.into(),
@@ -144,6 +147,11 @@ impl Harness {
     /// The whole demo, finance records included (as `serve` seeds it).
     pub async fn with_demo() -> Harness {
         Harness::build(|_| {}, true).await
+    }
+
+    /// The whole demo, with the configuration adjusted by `adjust`.
+    pub async fn with_demo_and(adjust: impl FnOnce(&mut Config)) -> Harness {
+        Harness::build(adjust, true).await
     }
 
     async fn build(adjust: impl FnOnce(&mut Config), finance: bool) -> Harness {

@@ -12,6 +12,7 @@ pub struct Moto {
     child: Child,
     /// `http://127.0.0.1:PORT`
     pub endpoint: String,
+    pub port: u16,
 }
 
 impl Moto {
@@ -46,6 +47,12 @@ fn binary() -> Option<String> {
 /// Starts `moto_server` on a free loopback port, or `None` (locally) when it is not
 /// installed; `what` names the test that did not run.
 pub fn start(what: &str) -> Option<Moto> {
+    start_on(what, None)
+}
+
+/// As [`start`], on `port` when given (a store brought back where it was: its state is
+/// gone, the address is the same).
+pub fn start_on(what: &str, port: Option<u16>) -> Option<Moto> {
     let Some(binary) = binary() else {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("moto_server is required in CI (run scripts/ensure-tools.sh)");
@@ -53,14 +60,14 @@ pub fn start(what: &str) -> Option<Moto> {
         eprintln!("\n*** SKIPPED: moto_server not found; {what} did not run. Run scripts/ensure-tools.sh. ***\n");
         return None;
     };
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = port.unwrap_or_else(|| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
     let child = Command::new(binary)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("start moto_server");
-    let moto = Moto { child, endpoint: format!("http://127.0.0.1:{port}") };
+    let moto = Moto { child, port, endpoint: format!("http://127.0.0.1:{port}") };
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "moto_server did not start");
@@ -78,4 +85,17 @@ pub fn aws_test_environment() {
     std::env::set_var("AWS_EC2_METADATA_DISABLED", "true");
     std::env::remove_var("AWS_PROFILE");
     std::env::remove_var("AWS_SESSION_TOKEN");
+}
+
+/// A Secrets Manager client for the test itself (creating and rotating secrets in moto).
+pub fn secrets_client(endpoint: &str) -> aws_sdk_secretsmanager::Client {
+    use aws_sdk_secretsmanager::config::{BehaviorVersion, Credentials, Region};
+    aws_sdk_secretsmanager::Client::from_conf(
+        aws_sdk_secretsmanager::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(endpoint)
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
+            .build(),
+    )
 }
