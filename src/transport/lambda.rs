@@ -25,8 +25,11 @@ use crate::protocol::rpc::{RpcError, PARSE_ERROR};
 pub type LambdaResponse = <Adapter<'static, axum::response::Response, Router> as Service<LambdaEvent<LambdaRequest>>>::Response;
 
 /// What one invocation answers: a Lambda HTTP response, or the JSON of a deploy step.
+/// (One per invocation, on the stack until serialised: the common HTTP variant is not
+/// boxed, which would allocate on every request for nothing.)
 #[derive(serde::Serialize)]
 #[serde(untagged)]
+#[allow(clippy::large_enum_variant)]
 pub enum Answer {
     Http(LambdaResponse),
     Deploy(Value),
