@@ -190,15 +190,6 @@ fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
     }
 }
 
-/// Each tool as `tools/list` shows it in `era`, for every tool of the catalogue (tests
-/// and the README's figures measure these).
-pub fn listed(era_2025_03_26: bool) -> Vec<Value> {
-    generated()
-        .iter()
-        .map(|(_, g)| serde_json::from_str(if era_2025_03_26 { &g.json_2025_03_26 } else { &g.json }).unwrap_or(Value::Null))
-        .collect()
-}
-
 fn no_arguments_schema() -> Value {
     json!({ "type": "object", "properties": {}, "additionalProperties": false })
 }

@@ -106,12 +106,6 @@ pub struct View {
     read_only: bool,
 }
 
-impl Default for View {
-    fn default() -> Self {
-        View::ALL
-    }
-}
-
 impl View {
     /// The whole server (`/`, `/mcp` without view headers).
     pub const ALL: View = View { toolsets: (1 << Toolset::ALL.len()) - 1, read_only: false };
@@ -147,11 +141,13 @@ impl View {
         Ok(view)
     }
 
-    /// Only these toolsets (tests and the README's figures).
+    /// Only these toolsets.
+    #[cfg(test)]
     pub fn of(toolsets: &[Toolset], read_only: bool) -> View {
         View { toolsets: toolsets.iter().fold(0, |bits, t| bits | t.bit()), read_only }
     }
 
+    #[cfg(test)]
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
