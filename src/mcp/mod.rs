@@ -6,6 +6,7 @@ pub mod catalogue;
 pub mod completion;
 pub mod confirm;
 pub mod lifecycle;
+pub mod listing;
 pub mod prompts;
 pub mod resources;
 pub mod schema;

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use sqlx::AnyConnection;
 
 use super::catalogue::{self, Route};
+use super::listing::{self, Listed};
 use super::schema::{self, Side};
 use super::view::View;
 use super::{confirm, no_cursor, unavailable, McpContext};
@@ -60,7 +61,7 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// The tool as `tools/list` shows it (SPEC §5), with its compact input schema.
-    fn describe(&self, input_schema: &Value) -> Value {
+    pub(crate) fn describe(&self, input_schema: &Value) -> Value {
         let mut tool = json!({
             "name": self.name,
             "title": self.title,
@@ -150,42 +151,15 @@ pub fn name_operations(document: &mut Value) {
     }
 }
 
-/// A tool's description and input schema, generated once per process: the schemas come
-/// from the request types and never change while the server runs. The description is
-/// also kept serialised, as each era shows it, so `tools/list` copies text instead of
-/// building and serialising some hundred kilobytes of schemas per request.
-struct Generated {
-    /// The compact input schema resolved (no `$ref`): what `tools/call` checks.
-    check_schema: Value,
-    json: String,
-    /// Without what 2025-03-26 lacks (`title`, `outputSchema`).
-    json_2025_03_26: String,
-}
-
-/// Every tool with its generated parts, in catalogue order, built on first use.
-fn generated() -> &'static [(&'static ToolSpec, Generated)] {
-    static CACHE: std::sync::OnceLock<Vec<(&'static ToolSpec, Generated)>> = std::sync::OnceLock::new();
-    CACHE.get_or_init(|| {
-        catalogue()
-            .map(|t| {
-                let input = schema::compact((t.input_schema)(), Side::Input);
-                let description = t.describe(&input);
-                let mut older = description.clone();
-                if let Some(o) = older.as_object_mut() {
-                    o.remove("title");
-                    o.remove("outputSchema");
-                }
-                let check_schema = schema::resolve(&input);
-                (t, Generated { check_schema, json: description.to_string(), json_2025_03_26: older.to_string() })
-            })
-            .collect()
-    })
+/// Every tool with its serialised parts ([`listing`]), in catalogue order.
+fn generated() -> impl Iterator<Item = (&'static ToolSpec, &'static Listed)> {
+    catalogue().zip(listing::all())
 }
 
 /// The input schema `tools/call` checks: the one `tools/list` shows, resolved.
 fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
-    match generated().iter().find(|(t, _)| t.name == tool.name) {
-        Some((_, g)) => std::borrow::Cow::Borrowed(&g.check_schema),
+    match listing::all().iter().find(|l| l.name == tool.name) {
+        Some(listed) => std::borrow::Cow::Borrowed(listed.check_schema()),
         None => std::borrow::Cow::Owned(schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))),
     }
 }
@@ -237,18 +211,18 @@ async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError
 }
 
 /// `tools/list`: the visible tools as a serialised JSON array (the result's `tools`
-/// member), assembled from the pre-serialised descriptions.
+/// member), spliced from the serialised parts.
 pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<String, RpcError> {
     no_cursor(params)?;
-    let all = generated();
-    let mut tools = String::with_capacity(all.iter().map(|(_, g)| g.json.len() + 1).sum::<usize>() + 2);
+    let full = !ctx.era.is_2025_03_26();
+    let mut tools = String::with_capacity(listing::all().iter().map(|l| l.len() + 1).sum::<usize>() + 2);
     tools.push('[');
-    for (tool, g) in all.iter().filter(|(t, _)| t.in_view(&ctx.view)) {
+    for (tool, listed) in generated().filter(|(t, _)| t.in_view(&ctx.view)) {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
             if tools.len() > 1 {
                 tools.push(',');
             }
-            tools.push_str(if ctx.era.is_2025_03_26() { &g.json_2025_03_26 } else { &g.json });
+            listed.write(&mut tools, full);
         }
     }
     tools.push(']');
