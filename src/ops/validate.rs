@@ -3,6 +3,10 @@
 //! then deserialised into that type. Errors name the offending field in `details` and
 //! never echo the caller's input.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -18,12 +22,26 @@ pub fn schema_of<T: JsonSchema>() -> Value {
         .to_value()
 }
 
+/// `T`'s schema, generated on the first request of that type and kept for the life of
+/// the process (a handful of request types, a few kilobytes each): no request pays for
+/// schema generation but the first.
+fn cached_schema<T: JsonSchema + 'static>() -> &'static Value {
+    static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, &'static Value>>> = OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(schema) = schemas.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return schema;
+    }
+    let mut schemas = schemas.write().unwrap_or_else(|e| e.into_inner());
+    schemas.entry(id).or_insert_with(|| Box::leak(Box::new(schema_of::<T>())))
+}
+
 /// Checks `value` against `T`'s schema and deserialises it.
-pub fn parse<T: JsonSchema + DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+pub fn parse<T: JsonSchema + DeserializeOwned + 'static>(value: Value) -> Result<T, ApiError> {
     let Value::Object(object) = &value else {
         return Err(ApiError::bad_request("The request body must be a JSON object").with_details(json!({"reason": "not_an_object"})));
     };
-    check_object(&schema_of::<T>(), object, "")?;
+    check_object(cached_schema::<T>(), object, "")?;
     serde_json::from_value(value).map_err(|_| ApiError::bad_request("The request body does not match the schema").with_details(json!({"reason": "invalid_body"})))
 }
 

@@ -375,7 +375,7 @@ pub(crate) mod door {
 
     /// A PATCH: the body is checked against `I`'s schema before anything opens, then one
     /// transaction, 200 with the result.
-    pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema, T: Serialize>(
+    pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
@@ -402,7 +402,7 @@ pub(crate) mod door {
     /// A create with its idempotency key: the body is checked against `I`'s schema, the
     /// operation runs in the key's transaction, 201 + `Location` under `collection` (a
     /// replay is marked `X-Idempotency-Replayed: true`).
-    pub(crate) async fn create<I: DeserializeOwned + schemars::JsonSchema, T: Serialize>(
+    pub(crate) async fn create<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
@@ -415,7 +415,7 @@ pub(crate) mod door {
 
     /// As [`create`], for a route that is not a collection (`route` is the key's
     /// fingerprint) and whose answer lives at `location`.
-    pub(crate) async fn create_keyed<I: DeserializeOwned + schemars::JsonSchema, T: Serialize>(
+    pub(crate) async fn create_keyed<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
