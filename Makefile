@@ -12,7 +12,8 @@ run:
 test:
 	scripts/test.sh
 
-## Benchmarks: cold start, tools/list throughput and latency, binary size, memory.
+## Benchmarks: binary size, cold start (serve and Lambda mode), CPU per request and req/s of tools/list and
+## tools/call against a bare hyper ceiling at 1/8/64 connections (SQLite; PostgreSQL when one answers), memory.
 bench:
 	scripts/bench.sh
 

@@ -2,43 +2,40 @@
 # bench.sh: the benchmarks of BENCHMARKS.md, on loopback only; everything it starts
 # stops by itself.
 #   * stripped release binary size;
-#   * cold start: exec -> first answered tools/list on a seeded SQLite database;
-#   * warm tools/list throughput and p50/p99 at 1, 8 and 64 concurrent connections, with
-#     the server pinned to CPU 0 and wrk pinned to CPU 1;
-#   * RSS after start and peak RSS under load.
-# Needs wrk (Debian package `wrk`; installed here when missing) and taskset.
+#   * cold start: exec -> first answered tools/list on a seeded SQLite database, as a
+#     local server (benches/cold_start.py) and in Lambda mode under a stand-in of the
+#     Lambda Runtime API (benches/lambda_cold.py: init, first invocation);
+#   * per-request cost against the ceiling (benches/bench.py): tools/list for the owner
+#     and tools/call finance_payables_list with 100k payables, at 1, 8 and 64
+#     connections, on SQLite and PostgreSQL (when one answers), CPU per request and
+#     req/s of the product and of a bare hyper server answering the same bytes
+#     (examples/ceiling.rs), server on CPU 0 and wrk on CPU 1; RSS after start and peak.
+# Knobs: BENCH_DURATION (10s), BENCH_ROUNDS (2), BENCH_CONNECTIONS ("1 8 64"),
+# BENCH_PAYABLES (100000), BENCH_BACKENDS ("sqlite postgres"), BENCH_COLD_RUNS (30),
+# BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_NO_BUILD=1 (with
+# BENCH_BIN / BENCH_CEILING: other binaries, e.g. a symbolised build for perf).
+# Needs wrk and sqlite3 (Debian packages; installed here when missing), taskset, psql.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-DURATION=${BENCH_DURATION:-10s}
 RUNS=${BENCH_COLD_RUNS:-30}
 
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-cargo build --release --quiet
-BIN=$PWD/target/release/kobana-finance-mcp
-WORK=$(mktemp -d /tmp/kfin-bench.XXXXXX)
-SERVER_PID=""
-cleanup() { [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-export KFIN_JWT_SECRET=bench-secret-not-for-production
-export KFIN_PUBLIC_URL=http://127.0.0.1:8080
-export KFIN_RATE_LIMIT_READS=1000000000
-DB="sqlite:$WORK/bench.db"
-"$BIN" seed --database-url "$DB" >/dev/null
-TOKEN=$("$BIN" token --user 0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a01)
-export KFIN_BENCH_TOKEN=$TOKEN
-
-echo "binary: $(stat -c %s "$BIN") bytes ($(numfmt --to=iec "$(stat -c %s "$BIN")")), stripped: $(file -b "$BIN" | grep -o 'stripped\|not stripped')"
-echo "cold start ($RUNS runs): $(python3 benches/cold_start.py "$BIN" "$DB" "$TOKEN" "$RUNS")"
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-KFIN_LOG=${KFIN_LOG:-info} timeout 900 taskset -c 0 "$BIN" serve --addr "127.0.0.1:$PORT" --database-url "$DB" >/dev/null 2>"$WORK/server.log" &
-SERVER_PID=$!
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/.well-known/oauth-protected-resource" && break; sleep 0.05; done
-SERVER_PID=$(pgrep -P "$SERVER_PID" || echo "$SERVER_PID")
-echo "RSS after start: $(awk '/VmRSS/ {print $2" "$3}' /proc/$SERVER_PID/status)"
-for c in 1 8 64; do
-  out=$(timeout 120 taskset -c 1 wrk -t1 -c"$c" -d"$DURATION" --latency -s benches/tools_list.lua "http://127.0.0.1:$PORT/" | grep '^RESULT')
-  echo "tools/list, $c connection(s): ${out#RESULT }"
+for pkg in wrk sqlite3; do
+  command -v "$pkg" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$pkg" >/dev/null; }
 done
-echo "peak RSS under load: $(awk '/VmHWM/ {print $2" "$3}' /proc/$SERVER_PID/status)"
+[[ -n ${BENCH_NO_BUILD:-} ]] || cargo build --release --quiet --bin kobana-finance-mcp --example ceiling
+BIN=${BENCH_BIN:-$PWD/target/release/kobana-finance-mcp}
+CEILING=${BENCH_CEILING:-$PWD/target/release/examples/ceiling}
+WORK=$(mktemp -d /tmp/kfin-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+echo "binary: $(stat -c %s "$BIN") bytes ($(numfmt --to=iec "$(stat -c %s "$BIN")")), $(file -b "$BIN" | grep -o 'not stripped\|stripped')"
+
+export KFIN_PUBLIC_URL=http://127.0.0.1:8080
+DB="sqlite:$WORK/cold.db"
+KFIN_JWT_SECRET=bench-secret-not-for-production "$BIN" seed --database-url "$DB" >/dev/null
+TOKEN=$(KFIN_JWT_SECRET=bench-secret-not-for-production "$BIN" token --user 0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a01)
+echo "cold start, serve -> first tools/list ($RUNS runs): $(KFIN_JWT_SECRET=bench-secret-not-for-production python3 benches/cold_start.py "$BIN" "$DB" "$TOKEN" "$RUNS")"
+unset KFIN_PUBLIC_URL
+echo "cold start, Lambda mode -> first tools/list ($RUNS runs): $(python3 benches/lambda_cold.py "$BIN" "$DB" events/v2/tools-list.json "$RUNS")"
+echo
+python3 benches/bench.py "$BIN" "$CEILING"

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""The per-request cost of the product against its ceiling, in one run.
+
+Usage: bench.py BIN CEILING_BIN
+
+For each backend (BENCH_BACKENDS, default "sqlite postgres"; PostgreSQL only when
+BENCH_PG_ADMIN_URL answers), a fresh database is migrated, seeded and given
+BENCH_PAYABLES (100000) payables. The release server runs pinned to CPU 0. Its exact
+answers to the two benchmark requests (benches/tools_list.lua: the owner's tools/list;
+benches/tools_call.lua: tools/call finance_payables_list, limit 25, 6 fields) are
+captured, and for each one the ceiling (examples/ceiling.rs: bare hyper answering those
+bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ceiling in
+turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
+BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
+utime + stime (/proc/PID/stat) over the run divided by the requests wrk completed;
+the figures are the medians of the rounds. Prints a Markdown table.
+Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql.
+"""
+import http.client
+import os
+import re
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+OWNER = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a01"
+WS = "2b93f876-769a-4bdc-b23e-304957f313b4"
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def env(name, default):
+    return os.environ.get(name) or default
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, what):
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"{what} did not listen on {port}")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of stat(5); fields[0] here is field 3.
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_kib(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1])
+    return 0
+
+
+def lua_request(script):
+    """The method, headers and body a wrk script sends (the scripts are the one source)."""
+    text = open(os.path.join(HERE, script)).read()
+    headers = dict(re.findall(r'wrk\.headers\["([^"]+)"\] = "([^"]*)"', text))
+    headers = {k: v for k, v in headers.items() if k != "Authorization"}
+    body = "".join(re.findall(r"'([^']*)'", text.split("wrk.body =", 1)[1].split("\n\n", 1)[0]))
+    return headers, body.encode()
+
+
+def capture(port, script, token):
+    headers, body = lua_request(script)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/", body=body, headers=dict(headers, Authorization=f"Bearer {token}"))
+    response = conn.getresponse()
+    payload = response.read()
+    conn.close()
+    if response.status != 200 or b'"isError":true' in payload:
+        raise RuntimeError(f"{script}: {response.status} {payload[:300]!r}")
+    head = f"HTTP/1.1 {response.status} {response.reason}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in response.getheaders())
+    return head.encode() + b"\r\n" + payload, len(payload)
+
+
+def wrk(port, script, connections, duration, token):
+    out = subprocess.run(
+        ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency",
+         "-s", os.path.join(HERE, script), f"http://127.0.0.1:{port}/"],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, KFIN_BENCH_TOKEN=token), check=True,
+    ).stdout
+    line = next(l for l in out.splitlines() if l.startswith("RESULT"))
+    values = dict(kv.split("=") for kv in line.split()[1:])
+    if values["errors"] != "0":
+        raise RuntimeError(f"wrk counted errors: {line}")
+    return values
+
+
+def measure(pid, port, script, connections, duration, token):
+    before = cpu_seconds(pid)
+    values = wrk(port, script, connections, duration, token)
+    spent = cpu_seconds(pid) - before
+    requests = int(values["requests"])
+    return {"cpu_us": spent * 1e6 / requests, "rps": float(values["rps"]), "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
+
+
+class Backend:
+    def __init__(self, name, work):
+        self.name, self.work, self.pg_db = name, work, None
+        admin = env("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/test")
+        if name == "sqlite":
+            self.file = os.path.join(work, "bench.db")
+            self.url = f"sqlite:{self.file}"
+        else:
+            self.admin = admin
+            self.pg_db = "kfin_bench_" + secrets.token_hex(6)
+            subprocess.run(["psql", "-q", admin, "-c", f"CREATE DATABASE {self.pg_db}"], check=True, capture_output=True, timeout=60)
+            self.url = admin.rsplit("/", 1)[0] + "/" + self.pg_db
+
+    def fill(self, binary, payables):
+        for command in ("migrate", "seed"):
+            subprocess.run([binary, command, "--database-url", self.url], check=True, capture_output=True, timeout=300)
+        if self.name == "sqlite":
+            sql = f"CREATE TEMP TABLE bench_params AS SELECT {payables} AS n;\n" + open(os.path.join(HERE, "payables_seed_sqlite.sql")).read()
+            subprocess.run(["sqlite3", self.file], input=sql, text=True, check=True, capture_output=True, timeout=1800)
+        else:
+            subprocess.run(["psql", "-q", self.url, "-v", "ON_ERROR_STOP=1", "-v", f"n={payables}", "-f", os.path.join(HERE, "payables_seed_pg.sql")],
+                           check=True, capture_output=True, timeout=1800)
+
+    def drop(self):
+        if self.pg_db:
+            subprocess.run(["psql", "-q", self.admin, "-c", f"DROP DATABASE IF EXISTS {self.pg_db} WITH (FORCE)"], capture_output=True, timeout=60)
+
+
+def pg_answers():
+    admin = env("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/test")
+    return subprocess.run(["psql", "-qAt", admin, "-c", "select 1"], capture_output=True, timeout=10).returncode == 0
+
+
+def spawn(argv, extra_env=None):
+    return subprocess.Popen(["timeout", "3600", "taskset", "-c", "0", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, **(extra_env or {})))
+
+
+def leaf_pid(proc):
+    """The pid of the server itself under `timeout taskset …` (taskset execs; timeout forks)."""
+    out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    return int(out[0]) if out else proc.pid
+
+
+def main():
+    binary, ceiling = sys.argv[1:3]
+    duration = env("BENCH_DURATION", "10s")
+    rounds = int(env("BENCH_ROUNDS", "2"))
+    connections = [int(c) for c in env("BENCH_CONNECTIONS", "1 8 64").split()]
+    payables = int(env("BENCH_PAYABLES", "100000"))
+    backends = env("BENCH_BACKENDS", "sqlite postgres").split()
+    rows = []
+    for name in backends:
+        if name == "postgres" and not pg_answers():
+            print("*** PostgreSQL does not answer: its rows are skipped ***", file=sys.stderr)
+            continue
+        work = tempfile.mkdtemp(prefix="kfin-bench-")
+        backend = Backend(name, work)
+        procs = []
+        try:
+            backend.fill(binary, payables)
+            port = free_port()
+            server_env = {"KFIN_JWT_SECRET": "bench-secret-not-for-production", "KFIN_PUBLIC_URL": f"http://127.0.0.1:{port}",
+                          "KFIN_RATE_LIMIT_READS": "1000000000", "KFIN_LOG": "off"}
+            server = spawn([binary, "serve", "--addr", f"127.0.0.1:{port}", "--database-url", backend.url], server_env)
+            procs.append(server)
+            wait_port(port, server, "server")
+            server_pid = leaf_pid(server)
+            token = subprocess.run([binary, "token", "--user", OWNER], capture_output=True, text=True, check=True,
+                                   env=dict(os.environ, **server_env)).stdout.strip()
+            rss_start = rss_kib(server_pid, "VmRSS")
+            for label, script in (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua")):
+                raw, size = capture(port, script, token)
+                answer = os.path.join(work, script + ".http")
+                open(answer, "wb").write(raw)
+                cport = free_port()
+                ceiling_proc = spawn([ceiling, f"127.0.0.1:{cport}", answer])
+                procs.append(ceiling_proc)
+                wait_port(cport, ceiling_proc, "ceiling")
+                ceiling_pid = leaf_pid(ceiling_proc)
+                for c in connections:
+                    product, bare = [], []
+                    for _ in range(rounds):
+                        product.append(measure(server_pid, port, script, c, duration, token))
+                        bare.append(measure(ceiling_pid, cport, script, c, duration, token))
+                    med = lambda runs, key: statistics.median(r[key] for r in runs)
+                    rows.append((name, label, size, c, med(product, "cpu_us"), med(bare, "cpu_us"), med(product, "rps"), med(bare, "rps"),
+                                 med(product, "p50"), med(product, "p99")))
+                    print(f"  {name} {label} c={c}: {rows[-1][4]:.0f} µs vs {rows[-1][5]:.1f} µs", file=sys.stderr)
+                ceiling_proc.terminate()
+            rows_rss = (rss_start, rss_kib(server_pid, "VmHWM"))
+            print(f"{name}: RSS after start {rows_rss[0] / 1024:.1f} MiB, peak {rows_rss[1] / 1024:.1f} MiB")
+        finally:
+            for p in procs:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            backend.drop()
+            subprocess.run(["rm", "-rf", work])
+    print()
+    print("| backend | request | answer bytes | connections | product CPU/req µs | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99) in rows:
+        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
