@@ -186,9 +186,10 @@ impl WorkspaceHint {
 pub struct Dispatched {
     pub result: Value,
     pub version: &'static str,
-    /// A member of `result` kept as serialised JSON (`tools/list`'s `tools`): the
-    /// transport writes it into the result object.
-    pub raw_member: Option<(&'static str, String)>,
+    /// Members of `result` kept as serialised JSON (`tools/list`'s `tools`, a tool
+    /// result's `content` and `structuredContent`): the transport writes them into the
+    /// result object, first, as they are.
+    pub raw_members: Vec<(&'static str, String)>,
 }
 
 /// Runs `request` in its era and returns the era-shaped result.
@@ -212,14 +213,17 @@ pub async fn dispatch(
             let result = lifecycle::initialize(params);
             let version = crate::protocol::era::negotiate_initialize(params.get("protocolVersion").and_then(Value::as_str));
             let era = Era::Legacy { version };
-            return Ok(Dispatched { result: shape::finish(&era, method, result), version, raw_member: None });
+            return Ok(Dispatched { result: shape::finish(&era, method, result), version, raw_members: Vec::new() });
         }
         Method::Ping => Map::new(),
         Method::ToolsList => {
             let tools = tools::list(&ctx, params).await?;
-            return Ok(Dispatched { result: shape::finish(era, method, Map::new()), version: era.version(), raw_member: Some(("tools", tools)) });
+            return Ok(Dispatched { result: shape::finish(era, method, Map::new()), version: era.version(), raw_members: vec![("tools", tools)] });
         }
-        Method::ToolsCall => tools::call(&ctx, params).await?,
+        Method::ToolsCall => {
+            let (members, raw_members) = tools::call(&ctx, params).await?.into_parts(!era.is_2025_03_26());
+            return Ok(Dispatched { result: shape::finish(era, method, members), version: era.version(), raw_members });
+        }
         Method::ResourcesList => resources::list(params)?,
         Method::ResourceTemplatesList => resources::templates(&ctx, params).await?,
         Method::ResourcesRead => resources::read(&ctx, params).await?,
@@ -227,7 +231,7 @@ pub async fn dispatch(
         Method::PromptsGet => prompts::get(&ctx, params).await?,
         Method::Complete => completion::complete(&ctx, params).await?,
     };
-    Ok(Dispatched { result: shape::finish(era, method, result), version: era.version(), raw_member: None })
+    Ok(Dispatched { result: shape::finish(era, method, result), version: era.version(), raw_members: Vec::new() })
 }
 
 /// Rejects a `cursor` param: every list here fits in one page, so no cursor we issued

@@ -250,7 +250,38 @@ pub fn outcome_result(outcome: Result<Value, ApiError>) -> Result<Map<String, Va
     }
 }
 
-pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+/// What `tools/call` answers: result members, or — for an operation's successful
+/// result, the common case — the result serialised once, which the transport writes
+/// both as the text content and as `structuredContent` without building either again.
+pub enum ToolAnswer {
+    Members(Map<String, Value>),
+    Serialised(String),
+}
+
+impl ToolAnswer {
+    /// The answer as result members and members kept serialised (`content`, then
+    /// `structuredContent` where the era has it).
+    pub fn into_parts(self, structured: bool) -> (Map<String, Value>, Vec<(&'static str, String)>) {
+        match self {
+            ToolAnswer::Members(members) => (members, Vec::new()),
+            ToolAnswer::Serialised(json) => {
+                // Escaping a string cannot fail.
+                let text = serde_json::to_string(&json).unwrap_or_default();
+                let mut content = String::with_capacity(text.len() + 32);
+                content.push_str("[{\"type\":\"text\",\"text\":");
+                content.push_str(&text);
+                content.push_str("}]");
+                let mut raw = vec![("content", content)];
+                if structured {
+                    raw.push(("structuredContent", json));
+                }
+                (Map::new(), raw)
+            }
+        }
+    }
+}
+
+pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<ToolAnswer, RpcError> {
     let name = params.get("name").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
     let tool = find_in(name, &ctx.view).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
     let arguments = match params.get("arguments") {
@@ -259,18 +290,21 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
         Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
     };
     if let Err(e) = admit(ctx, tool, &arguments).await {
-        return outcome_result(Err(e));
+        return outcome_result(Err(e)).map(ToolAnswer::Members);
     }
     // The caller's memberships are read now, before the operation holds a connection:
     // with a one-connection pool (SQLite) a second acquire would wait forever.
     if let Err(e) = ctx.memberships().await {
-        return outcome_result(Err(e));
+        return outcome_result(Err(e)).map(ToolAnswer::Members);
     }
     let call = ToolCall { ctx, arguments };
     if tool.annotations.destructive {
-        return confirm::run_confirmed(&call, tool, params).await;
+        return confirm::run_confirmed(&call, tool, params).await.map(ToolAnswer::Members);
     }
-    outcome_result(execute(&call, tool).await)
+    match execute(&call, tool).await {
+        Ok(value) => Ok(ToolAnswer::Serialised(value.to_string())),
+        Err(e) => outcome_result(Err(e)).map(ToolAnswer::Members),
+    }
 }
 
 /// Schema and permission checks before anything runs.

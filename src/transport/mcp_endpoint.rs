@@ -21,7 +21,7 @@ use axum::extract::State;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::{origin, response};
@@ -198,24 +198,42 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     match mcp::dispatch(state, &identity, &era, &request, hint, view).await {
         Ok(done) => {
             log.era = Some(done.version);
-            let envelope = json!({ "jsonrpc": "2.0", "id": request.id, "result": done.result });
-            match done.raw_member {
-                None => response::json(StatusCode::OK, &envelope, Some(done.version)),
-                Some((name, raw)) => response::json_text(StatusCode::OK, with_raw_result_member(&envelope, name, &raw), Some(done.version)),
-            }
+            let envelope = envelope(&request.id, done.result, &done.raw_members);
+            response::json_text(StatusCode::OK, envelope, Some(done.version))
         }
         Err(error) => response::rpc_error(&request.id, &error, Some(era.version())),
     }
 }
 
-/// The serialised envelope with `"name": raw` as the first member of its `result`
-/// object (`raw` is JSON the server serialised itself).
-fn with_raw_result_member(envelope: &Value, name: &str, raw: &str) -> String {
-    let result = envelope.get("result").map(Value::to_string).unwrap_or_else(|| "{}".into());
-    let rest = result.strip_prefix('{').unwrap_or("}");
-    let separator = if rest == "}" { "" } else { "," };
-    let id = envelope.get("id").map(Value::to_string).unwrap_or_else(|| "null".into());
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"{name}\":{raw}{separator}{rest}}}")
+/// The serialised response envelope: `result` with the members kept serialised
+/// (`raw`, JSON the server serialised itself) written first, as they are.
+fn envelope(id: &Value, result: Value, raw: &[(&'static str, String)]) -> String {
+    let members = match result {
+        Value::Object(members) if !members.is_empty() => Value::Object(members).to_string(),
+        _ => String::new(),
+    };
+    let mut out = String::with_capacity(raw.iter().map(|(n, r)| n.len() + r.len() + 4).sum::<usize>() + members.len() + 64);
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    out.push_str(&id.to_string());
+    out.push_str(",\"result\":{");
+    for (i, (name, json)) in raw.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+        out.push_str(json);
+    }
+    // The other members, without the braces of their own object.
+    if let Some(inner) = members.strip_prefix('{').and_then(|m| m.strip_suffix('}')) {
+        if !raw.is_empty() {
+            out.push(',');
+        }
+        out.push_str(inner);
+    }
+    out.push_str("}}");
+    out
 }
 
 /// Steps 4–8: reads the body under the cap and classifies the message. `Err` is the

@@ -11,6 +11,7 @@ pub mod categories;
 pub mod companies;
 pub mod cost_centers;
 pub mod people;
+pub mod pick;
 pub mod records;
 pub mod taxes;
 pub mod transactions;
@@ -309,20 +310,20 @@ pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiEr
     ListRequest::from_arguments(arguments.get("filters"), arguments.get("sort"), arguments.get("limit"), arguments.get("cursor"))
 }
 
-/// Keeps only `fields` of a record (all of it without a projection).
-pub fn project(record: Value, fields: Option<&[String]>) -> Value {
-    match (record, fields) {
-        (Value::Object(map), Some(fields)) => Value::Object(map.into_iter().filter(|(k, _)| fields.iter().any(|f| f == k)).collect()),
-        (record, _) => record,
+/// A record as a tool answers it: with `fields`, only those fields (picked while
+/// serialising, [`pick`]), else whole.
+pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Result<Value, ApiError> {
+    match fields {
+        Some(fields) => pick::pick(record, fields),
+        None => serde_json::to_value(record),
     }
+    .map_err(|_| ApiError::internal())
 }
 
-/// Applies `fields` to each row of a `{data, meta}` page.
-pub fn project_page(mut page: Value, fields: Option<&[String]>) -> Value {
-    if let Some(rows) = page.get_mut("data").and_then(Value::as_array_mut) {
-        for row in rows.iter_mut() {
-            *row = project(std::mem::take(row), fields);
-        }
-    }
-    page
+/// A `{data, meta}` page with `fields` applied to each row.
+pub fn project_page<T: serde::Serialize>(page: &crate::ops::Page<T>, fields: Option<&[String]>) -> Result<Value, ApiError> {
+    let Some(fields) = fields else { return serde_json::to_value(page).map_err(|_| ApiError::internal()) };
+    let data = page.data.iter().map(|row| project(row, Some(fields))).collect::<Result<Vec<_>, _>>()?;
+    let meta = serde_json::to_value(&page.meta).map_err(|_| ApiError::internal())?;
+    Ok(json!({ "data": data, "meta": meta }))
 }

@@ -115,7 +115,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> 
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let page = R::list(&s.ctx, conn, s.ws, &list_request(&call.arguments)?).await?;
-        Ok(project_page(to_value(&page)?, s.args.fields.as_deref()))
+        project_page(&page, s.args.fields.as_deref())
     })
 }
 
@@ -123,7 +123,7 @@ fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> B
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let record = R::get(&s.ctx, conn, s.ws, s.id()).await?;
-        Ok(project(to_value(&record)?, s.args.fields.as_deref()))
+        project(&record, s.args.fields.as_deref())
     })
 }
 

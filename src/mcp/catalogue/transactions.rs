@@ -95,7 +95,7 @@ fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxF
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let transfer = transactions::get_transfer(&s.ctx, conn, s.ws, s.id()).await?;
-        Ok(project(to_value(&transfer)?, s.args.fields.as_deref()))
+        project(&transfer, s.args.fields.as_deref())
     })
 }
 
