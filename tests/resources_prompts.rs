@@ -116,7 +116,7 @@ fn today() -> String {
 }
 
 fn in_days(days: i64) -> String {
-    kobana_finance_mcp::ops::billings::add_days(&today(), days).unwrap()
+    kobana_finance_mcp::domain::dates::add_days(&today(), days).unwrap()
 }
 
 // ---------------------------------------------------------------------------------

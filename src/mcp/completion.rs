@@ -118,5 +118,5 @@ async fn prompt_argument(ctx: &McpContext<'_>, kind: ArgumentKind, value: &str, 
 /// The current month and the ones before it, newest first, as `YYYY-MM`.
 fn recent_months() -> Vec<String> {
     let first = format!("{}-01", &prompts::today()[..7]);
-    (0..MONTHS_BACK).filter_map(|back| crate::ops::billings::add_months(&first, -back)).map(|d| d[..7].to_string()).collect()
+    (0..MONTHS_BACK).filter_map(|back| crate::domain::dates::add_months(&first, -back)).map(|d| d[..7].to_string()).collect()
 }

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::{no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
-use crate::ops::billings::{add_days, add_months};
+use crate::domain::dates::{add_days, add_months};
 use crate::protocol::rpc::RpcError;
 use crate::storage::identity::Membership;
 

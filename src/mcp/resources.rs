@@ -63,7 +63,7 @@ pub static TEMPLATES: &[Template] = &[
         description: "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
         scope: Resource::Payables,
         read: get::<Payables>,
-        list: &ops::billings::PAYABLES_LIST,
+        list: &ops::bills::PAYABLES_LIST,
         labels: &["description"],
     },
     Template {
@@ -72,7 +72,7 @@ pub static TEMPLATES: &[Template] = &[
         description: "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
         scope: Resource::Receivables,
         read: get::<Receivables>,
-        list: &ops::billings::RECEIVABLES_LIST,
+        list: &ops::bills::RECEIVABLES_LIST,
         labels: &["description"],
     },
     Template {

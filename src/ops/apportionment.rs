@@ -2,7 +2,8 @@
 //! classification centers. Each item gives a percentage (0–100, ≤ 2 decimals), an
 //! amount, or both; the effective amounts must add up to the record's amount within
 //! R$ 0.01, and every center must match the record's polarity. Writes replace the whole
-//! set (`[]` clears it; omitting the field leaves it as it is).
+//! set (`[]` clears it; omitting the field leaves it as it is). The arithmetic is
+//! [`crate::domain::apportionment`]'s; here the request items are checked and stored.
 
 use std::collections::HashMap;
 
@@ -13,7 +14,9 @@ use sqlx::{AnyConnection, Row};
 
 use super::common::{invalid, unprocessable};
 use super::refs::{self, CompanyRef, Polarity};
-use crate::domain::money::Cents;
+pub use crate::domain::apportionment::Allocation;
+use crate::domain::apportionment::adds_up;
+use crate::domain::money::{Amount, Cents};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
@@ -28,8 +31,7 @@ pub struct AllocationInput {
     #[schemars(length(min = 1, max = 6))]
     pub percentage: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 3, max = 16))]
-    pub amount: Option<String>,
+    pub amount: Option<Amount>,
 }
 
 /// An item as read back.
@@ -38,17 +40,8 @@ pub struct AllocationView {
     pub classification_center_id: String,
     pub classification_center_name: String,
     pub percentage: Option<String>,
-    pub amount: Option<String>,
-}
-
-/// A checked item.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Allocation {
-    pub center_id: String,
-    pub percentage_bp: Option<i64>,
+    #[schemars(with = "Option<String>")]
     pub amount: Option<Cents>,
-    /// What the center receives.
-    pub effective: Cents,
 }
 
 /// "70", "70.5", "70.50" → basis points (7000, 7050, 7050); 0–100 only.
@@ -86,13 +79,8 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
             None => None,
             Some(p) => Some(parse_percentage(p).ok_or_else(|| invalid(&format!("{field}.percentage"), "invalid_value", "percentage must be 0 to 100 with up to 2 decimals"))?),
         };
-        let amount = match &item.amount {
-            None => None,
-            Some(a) => Some(Cents::parse(a, false).map_err(|e| invalid(&format!("{field}.amount"), "invalid_amount", &format!("amount {e}")))?),
-        };
-        // In i128: the largest amount (13 integer digits, in cents) times 10,000 basis
-        // points does not fit in i64. The result is at most `total`, so it fits back.
-        let from_percentage = percentage_bp.map(|bp| Cents(((i128::from(total.0) * i128::from(bp) + 5_000) / 10_000) as i64));
+        let amount = item.amount.map(Amount::cents);
+        let from_percentage = percentage_bp.map(|bp| total.percentage(bp));
         let effective = match (amount, from_percentage) {
             (Some(a), Some(p)) if (a.0 - p.0).abs() > 1 => {
                 return Err(unprocessable(&field, "allocation_mismatch", "The percentage and the amount of an item disagree"))
@@ -103,13 +91,9 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
         };
         out.push(Allocation { center_id, percentage_bp, amount, effective });
     }
-    if !out.is_empty() {
-        let sum: i128 = out.iter().map(|a| i128::from(a.effective.0)).sum();
-        if (sum - i128::from(total.0)).abs() > 1 {
-            let sum = i64::try_from(sum).unwrap_or(i64::MAX);
-            return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The apportionment does not add up to the amount")
-                .with_details(json!({ "field": "classification_centers", "reason": "allocation_sum", "expected": total, "actual": Cents(sum) })));
-        }
+    if let Err(sum) = adds_up(total, &out) {
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The apportionment does not add up to the amount")
+            .with_details(json!({ "field": "classification_centers", "reason": "allocation_sum", "expected": total, "actual": sum })));
     }
     Ok(out)
 }
@@ -177,7 +161,7 @@ pub async fn read(conn: &mut AnyConnection, ws: &Membership, owner_type: &str, o
             classification_center_id: row.try_get(1).map_err(db_error)?,
             classification_center_name: row.try_get(2).map_err(db_error)?,
             percentage: bp.map(format_percentage),
-            amount: cents.map(|c| Cents(c).to_string()),
+            amount: cents.map(Cents),
         });
     }
     Ok(out)
@@ -191,7 +175,7 @@ mod tests {
         AllocationInput {
             classification_center_id: format!("00000000-0000-4000-8000-0000000000{n:02}"),
             percentage: p.map(str::to_string),
-            amount: a.map(str::to_string),
+            amount: a.map(|a| Amount(Cents::parse(a, false).unwrap())),
         }
     }
 

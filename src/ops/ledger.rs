@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::refs::Polarity;
 use super::OpContext;
-use crate::domain::money::Cents;
+use crate::domain::money::{Amount, Cents};
 use crate::error::ApiError;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
@@ -36,6 +36,11 @@ pub struct NewTransaction {
     pub transfer_id: Option<String>,
     /// The bill whose settlement created it.
     pub billing_id: Option<String>,
+}
+
+/// A request amount that must be more than zero (400 `invalid_amount` naming `field`).
+pub fn positive(field: &str, amount: Amount) -> Result<Cents, ApiError> {
+    amount.positive().map_err(|e| super::common::invalid(field, "invalid_amount", &format!("{field} {e}")))
 }
 
 /// Inserts `tx` (positive amount; direction from `polarity`) and returns its id.

@@ -5,7 +5,7 @@
 pub mod accounts;
 pub mod apportionment;
 pub mod attachments;
-pub mod billings;
+pub mod bills;
 pub mod categories;
 pub mod common;
 pub mod companies;
@@ -28,24 +28,7 @@ use crate::domain::roles::{Access, Resource, ScopeSet};
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
 
-/// The door a write came through: recorded as `created_via`/`updated_via` and in the
-/// audit log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    Api,
-    Mcp,
-    System,
-}
-
-impl Channel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Api => "api",
-            Channel::Mcp => "mcp",
-            Channel::System => "system",
-        }
-    }
-}
+pub use crate::domain::channel::Channel;
 
 /// A page of a list: `{"data":[…],"meta":{"next_cursor":…}}`.
 #[derive(Debug, serde::Serialize)]
@@ -63,6 +46,18 @@ impl<T> Page<T> {
     pub fn new(data: Vec<T>, next_cursor: Option<String>) -> Self {
         Page { data, meta: PageMeta { next_cursor } }
     }
+}
+
+/// `{data: [uuid…], meta: {next_cursor}}`: a page of the id sweep of a resource.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct IdPage {
+    pub data: Vec<String>,
+    pub meta: IdPageMeta,
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct IdPageMeta {
+    pub next_cursor: Option<String>,
 }
 
 /// Everything an operation needs to know about its caller.

@@ -40,7 +40,7 @@ const RESOURCES: &[&[Operation]] = &[
     super::taxes::DOCS,
     super::accounts::DOCS,
     super::transactions::DOCS,
-    super::billings::DOCS,
+    super::bills::DOCS,
     super::attachments::DOCS,
 ];
 

@@ -51,7 +51,8 @@ fn field_error(path: &str, reason: &str, message: String) -> ApiError {
 
 /// Checks an object against a schema: unknown fields (when `additionalProperties` is
 /// false), required fields, and each present field's type, enum, string length, format
-/// (`uuid`, `date`) and numeric range, recursing into nested objects and array items.
+/// (`uuid`, `date`), pattern (the money patterns) and numeric range, recursing into
+/// nested objects and array items.
 pub fn check_object(schema: &Value, object: &Map<String, Value>, prefix: &str) -> Result<(), ApiError> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
@@ -121,6 +122,11 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
                 return Err(field_error(path, "invalid_date", format!("Field {path} must be a date YYYY-MM-DD")))
             }
             _ => {}
+        }
+    }
+    if let (Some(pattern), Some(text)) = (schema.get("pattern").and_then(Value::as_str), value.as_str()) {
+        if let Some(reason) = crate::domain::money::pattern_refusal(pattern, text) {
+            return Err(field_error(path, reason, format!("Field {path} must be an amount with 1-2 decimals, e.g. \"1500.00\"")));
         }
     }
     if let Some(number) = value.as_f64() {

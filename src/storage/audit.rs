@@ -2,7 +2,7 @@
 //! it ended.
 
 use super::Db;
-use crate::ops::Channel;
+use crate::domain::channel::Channel;
 
 #[derive(Debug, Clone, Default)]
 pub struct AuditEvent<'a> {

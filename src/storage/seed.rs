@@ -150,7 +150,7 @@ pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
     }
     super::audit::append(
         &mut *tx,
-        crate::ops::Channel::System,
+        crate::domain::channel::Channel::System,
         &super::audit::AuditEvent { action: "seed", outcome: "ok", ..Default::default() },
     )
     .await?;

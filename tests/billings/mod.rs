@@ -486,7 +486,7 @@ pub async fn recurrence_creates_the_documented_horizon(k: K) {
     let h = Harness::new().await;
     let created = create(&h, k, with(body(), json!({"type": "recurring", "recurrence_period": "weekly", "due_date": "2026-12-25"}))).await;
     let series = created["series"].as_array().unwrap();
-    assert_eq!(series.len(), kobana_finance_mcp::ops::billings::RECURRENCE_HORIZON);
+    assert_eq!(series.len(), kobana_finance_mcp::domain::bills::RECURRENCE_HORIZON);
     assert_eq!(series.len(), 12);
     let last = get(&h, &format!("{}/{}", k.path, series[11].as_str().unwrap())).await.json();
     assert_eq!(last["due_date"], "2027-03-12", "11 weeks after the first");

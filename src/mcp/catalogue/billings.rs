@@ -1,6 +1,6 @@
 //! `finance_payables_*` and `finance_receivables_*`: the `/v1/payables` and
-//! `/v1/receivables` operations as tools — one implementation for both kinds (the const
-//! parameter says which). Settle, cancel and reopen change what is owed or move money:
+//! `/v1/receivables` operations as tools — one implementation for both kinds (the
+//! [`BillKind`] parameter says which). Settle, cancel and reopen change what is owed or move money:
 //! they are destructive and confirmed by the user.
 
 use serde_json::Value;
@@ -8,95 +8,90 @@ use sqlx::AnyConnection;
 
 use super::accounts::Accounts;
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool, Deletable, Records, Writable};
-use super::{aggregates_schema, brl, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
+use super::{aggregates_schema, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, Describe, Handler, ToolCall, ToolSpec};
-use crate::ops::billings::{self, check_transition, Billing, BillingCreate, BillingCreated, BillingKind, BillingUpdate, SettleRequest, Transition};
+use crate::ops::bills::{self, check_transition, BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Payable, Receivable, SettleRequest, Transition};
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::validate::{parse, schema_of};
 use crate::ops::{OpContext, Page};
 use crate::storage::identity::Membership;
 
-/// Payables (`false`) or receivables (`true`).
-pub struct Bills<const RECEIVABLE: bool>;
+/// The tools of one kind of bill.
+pub struct Bills<B>(std::marker::PhantomData<B>);
 
-pub type Payables = Bills<false>;
-pub type Receivables = Bills<true>;
+pub type Payables = Bills<Payable>;
+pub type Receivables = Bills<Receivable>;
 
-impl<const R: bool> Bills<R> {
-    const KIND: BillingKind = if R { BillingKind::Receivable } else { BillingKind::Payable };
-}
-
-impl<const R: bool> Records for Bills<R> {
-    const RESOURCE: Resource = if R { Resource::Receivables } else { Resource::Payables };
-    const COLLECTION: &'static str = if R { "/v1/receivables" } else { "/v1/payables" };
-    const NOUN: &'static str = if R { "receivable" } else { "payable" };
+impl<B: BillKind> Records for Bills<B> {
+    const RESOURCE: Resource = B::RESOURCE;
+    const COLLECTION: &'static str = B::COLLECTION;
+    const NOUN: &'static str = B::KIND;
     type Row = Billing;
     type Record = Billing;
     fn spec() -> &'static ListSpec {
-        Self::KIND.list_spec()
+        B::list_spec()
     }
     async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
-        billings::list(ctx, conn, ws, Self::KIND, request).await
+        bills::list::<B>(ctx, conn, ws, request).await
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
-        billings::get(ctx, conn, ws, Self::KIND, id).await
+        bills::get::<B>(ctx, conn, ws, id).await
     }
     fn label(bill: &Billing) -> String {
-        let counterparty = match (&bill.person_name, R) {
-            (Some(name), false) => format!(" to {name}"),
-            (Some(name), true) => format!(" from {name}"),
-            (None, _) => String::new(),
+        let counterparty = match &bill.person_name {
+            Some(name) => format!(" {} {name}", B::COUNTERPARTY),
+            None => String::new(),
         };
-        format!("“{}”{counterparty} ({}, due {})", bill.description, brl(&bill.amount), bill.due_date)
+        format!("“{}”{counterparty} ({}, due {})", bill.description, bill.amount.brl(), bill.due_date)
     }
 }
 
-impl<const R: bool> Writable for Bills<R> {
+impl<B: BillKind> Writable for Bills<B> {
     type Create = BillingCreate;
     type Created = BillingCreated;
     type Update = BillingUpdate;
     async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
-        billings::create(ctx, conn, ws, Self::KIND, input).await
+        bills::create::<B>(ctx, conn, ws, input).await
     }
     async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
-        billings::update(ctx, conn, ws, Self::KIND, id, input).await
+        bills::update::<B>(ctx, conn, ws, id, input).await
     }
 }
 
-impl<const R: bool> Deletable for Bills<R> {
+impl<B: BillKind> Deletable for Bills<B> {
     async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        billings::delete(ctx, conn, ws, Self::KIND, id).await
+        bills::delete::<B>(ctx, conn, ws, id).await
     }
 }
 
-fn aggregates_output<const R: bool>() -> Value {
-    billings::aggregates_schema(Bills::<R>::KIND.settled())
+fn aggregates_output<B: BillKind>() -> Value {
+    bills::aggregates_schema(B::SETTLED.as_str())
 }
 
 fn settle_input() -> Value {
     write_schema(schema_of::<SettleRequest>(), true, false)
 }
 
-const fn aggregates_tool<const R: bool>(name: &'static str, description: &'static str) -> ToolSpec {
+const fn aggregates_tool<B: BillKind>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
     ToolSpec {
         name,
-        title: if R { "Receivable totals" } else { "Payable totals" },
+        title,
         description,
-        permission: Some((Bills::<R>::RESOURCE, Access::Read)),
+        permission: Some((B::RESOURCE, Access::Read)),
         annotations: READ,
-        route: Route::get(Bills::<R>::COLLECTION, "/aggregates"),
+        route: Route::get(B::COLLECTION, "/aggregates"),
         input_schema: aggregates_schema,
-        output_schema: Some(aggregates_output::<R>),
-        handler: aggregates::<R>,
+        output_schema: Some(aggregates_output::<B>),
+        handler: aggregates::<B>,
         describe: None,
     }
 }
 
 /// settle, cancel, reopen: destructive, confirmed by the user.
-const fn action_tool<const R: bool>(
+const fn action_tool<B: BillKind>(
     name: &'static str,
     title: &'static str,
     description: &'static str,
@@ -109,9 +104,9 @@ const fn action_tool<const R: bool>(
         name,
         title,
         description,
-        permission: Some((Bills::<R>::RESOURCE, Access::Write)),
+        permission: Some((B::RESOURCE, Access::Write)),
         annotations: DESTRUCTIVE,
-        route: Route::post(Bills::<R>::COLLECTION, suffix),
+        route: Route::post(B::COLLECTION, suffix),
         input_schema,
         output_schema: Some(schema_of::<Billing>),
         handler,
@@ -145,40 +140,41 @@ _reopen.",
         "Delete a payable",
         "Deletes a pending or cancelled payable (reopen a paid one first). Asks the user to confirm.",
     ),
-    aggregates_tool::<false>(
+    aggregates_tool::<Payable>(
         "finance_payables_aggregates",
+        "Payable totals",
         "Totals of payables (count, total, pending, paid, overdue_count) for a month, a due-date range or all time. \
 Use it when the question is how much.",
     ),
-    action_tool::<false>(
+    action_tool::<Payable>(
         "finance_payables_settle",
         "Pay a payable",
         "Pays a pending payable: records the debit in the ledger from financial_account_id (unless the payable names \
 one). Moves money: asks the user to confirm.",
         "/{id}/settle",
         settle_input,
-        settle::<false>,
-        describe_settle::<false>,
+        settle::<Payable>,
+        describe_settle::<Payable>,
     ),
-    action_tool::<false>(
+    action_tool::<Payable>(
         "finance_payables_cancel",
         "Cancel a payable",
         "Cancels a pending payable; it stays in the history (finance_payables_reopen undoes it). Asks the user to \
 confirm.",
         "/{id}/cancel",
         id_schema,
-        cancel::<false>,
-        describe_cancel::<false>,
+        cancel::<Payable>,
+        describe_cancel::<Payable>,
     ),
-    action_tool::<false>(
+    action_tool::<Payable>(
         "finance_payables_reopen",
         "Reopen a payable",
         "Makes a paid or cancelled payable pending again; a payment's ledger transaction is removed. Asks the user to \
 confirm.",
         "/{id}/reopen",
         id_schema,
-        reopen::<false>,
-        describe_reopen::<false>,
+        reopen::<Payable>,
+        describe_reopen::<Payable>,
     ),
 ];
 
@@ -209,145 +205,126 @@ or _reopen.",
         "Delete a receivable",
         "Deletes a pending or cancelled receivable (reopen a received one first). Asks the user to confirm.",
     ),
-    aggregates_tool::<true>(
+    aggregates_tool::<Receivable>(
         "finance_receivables_aggregates",
+        "Receivable totals",
         "Totals of receivables (count, total, pending, received, overdue_count) for a month, a due-date range or all \
 time.",
     ),
-    action_tool::<true>(
+    action_tool::<Receivable>(
         "finance_receivables_settle",
         "Receive a receivable",
         "Records a receipt: the credit in the ledger into financial_account_id (unless the receivable names one). \
 Moves money: asks the user to confirm.",
         "/{id}/settle",
         settle_input,
-        settle::<true>,
-        describe_settle::<true>,
+        settle::<Receivable>,
+        describe_settle::<Receivable>,
     ),
-    action_tool::<true>(
+    action_tool::<Receivable>(
         "finance_receivables_cancel",
         "Cancel a receivable",
         "Cancels a pending receivable (finance_receivables_reopen undoes it). Asks the user to confirm.",
         "/{id}/cancel",
         id_schema,
-        cancel::<true>,
-        describe_cancel::<true>,
+        cancel::<Receivable>,
+        describe_cancel::<Receivable>,
     ),
-    action_tool::<true>(
+    action_tool::<Receivable>(
         "finance_receivables_reopen",
         "Reopen a receivable",
         "Makes a received or cancelled receivable pending again; a receipt's ledger transaction is removed. Asks the \
 user to confirm.",
         "/{id}/reopen",
         id_schema,
-        reopen::<true>,
-        describe_reopen::<true>,
+        reopen::<Receivable>,
+        describe_reopen::<Receivable>,
     ),
 ];
 
-fn aggregates<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn aggregates<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        billings::aggregates(&s.ctx, conn, s.ws, Bills::<R>::KIND, &query_pairs(&s.args.body)).await
+        bills::aggregates::<B>(&s.ctx, conn, s.ws, &query_pairs(&s.args.body)).await
     })
 }
 
-fn settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
-        to_value(&billings::settle(&s.ctx, conn, s.ws, Bills::<R>::KIND, s.id(), input).await?)
+        to_value(&bills::settle::<B>(&s.ctx, conn, s.ws, s.id(), input).await?)
     })
 }
 
-fn cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        to_value(&billings::cancel(&s.ctx, conn, s.ws, Bills::<R>::KIND, s.id()).await?)
+        to_value(&bills::cancel::<B>(&s.ctx, conn, s.ws, s.id()).await?)
     })
 }
 
-fn reopen<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        to_value(&billings::reopen(&s.ctx, conn, s.ws, Bills::<R>::KIND, s.id()).await?)
+        to_value(&bills::reopen::<B>(&s.ctx, conn, s.ws, s.id()).await?)
     })
 }
 
-/// An optional amount argument in cents (0 when absent or malformed: the operation
-/// refuses a malformed one with its own error).
-fn cents(amount: Option<&str>) -> i64 {
-    amount.and_then(|a| Cents::parse(a, false).ok()).map_or(0, |c| c.0)
-}
-
-fn describe_settle<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
-        let (label, amount, account) = match peek::<Bills<R>>(&s, conn, s.id()).await? {
+        let (label, amount, account) = match peek::<Bills<B>>(&s, conn, s.id()).await? {
             Some(bill) => {
-                check_transition(&bill.status, Transition::Settle)?;
-                let moved = match input.ticket_amount.as_deref() {
-                    Some(ticket) => cents(Some(ticket)),
-                    None => cents(Some(&bill.amount)) + cents(input.interest_amount.as_deref()) - cents(input.discount_amount.as_deref()),
+                check_transition(bill.status, Transition::Settle)?;
+                let moved = match input.ticket_amount {
+                    Some(ticket) => ticket.cents(),
+                    None => Cents::nominal(bill.amount, input.interest_amount.map(|a| a.cents()), input.discount_amount.map(|a| a.cents())),
                 };
-                let account = billings::settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
-                (Bills::<R>::label(&bill), Some(Cents(moved).brl()), Some(account.to_string()))
+                let account = bills::settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
+                (Bills::<B>::label(&bill), Some(moved.brl()), Some(account.to_string()))
             }
-            None => (s.id().to_string(), input.ticket_amount.as_deref().map(brl), input.financial_account_id.clone()),
+            None => (s.id().to_string(), input.ticket_amount.map(|a| a.cents().brl()), input.financial_account_id.clone()),
         };
         let account = match account {
-            Some(id) => format!(" {} the account {}", if R { "into" } else { "out of" }, label_of::<Accounts>(&s, conn, &id).await?),
+            Some(id) => format!(" {} the account {}", B::ACCOUNT, label_of::<Accounts>(&s, conn, &id).await?),
             None => String::new(),
         };
-        let what = if R { "a receipt" } else { "a payment" };
         let amount = amount.map(|a| format!(" of {a}")).unwrap_or_default();
-        Ok(format!(
-            "Settle the {} {label}? This records {what}{amount} on {}{account}.",
-            Bills::<R>::NOUN,
-            input.payment_date
-        ))
+        Ok(format!("Settle the {} {label}? This records a {}{amount} on {}{account}.", B::KIND, B::SETTLEMENT, input.payment_date))
     })
 }
 
-fn describe_cancel<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let label = match peek::<Bills<R>>(&s, conn, s.id()).await? {
+        let label = match peek::<Bills<B>>(&s, conn, s.id()).await? {
             Some(bill) => {
-                check_transition(&bill.status, Transition::Cancel)?;
-                Bills::<R>::label(&bill)
+                check_transition(bill.status, Transition::Cancel)?;
+                Bills::<B>::label(&bill)
             }
             None => s.id().to_string(),
         };
-        Ok(format!(
-            "Cancel the {} {label}? It will no longer be expected to be {}.",
-            Bills::<R>::NOUN,
-            if R { "received" } else { "paid" }
-        ))
+        Ok(format!("Cancel the {} {label}? It will no longer be expected to be {}.", B::KIND, B::SETTLED.as_str()))
     })
 }
 
-fn describe_reopen<'a, const R: bool>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let Some(bill) = peek::<Bills<R>>(&s, conn, s.id()).await? else {
-            return Ok(format!("Reopen the {} {}? It becomes pending again.", Bills::<R>::NOUN, s.id()));
+        let Some(bill) = peek::<Bills<B>>(&s, conn, s.id()).await? else {
+            return Ok(format!("Reopen the {} {}? It becomes pending again.", B::KIND, s.id()));
         };
-        check_transition(&bill.status, Transition::Reopen)?;
-        let label = Bills::<R>::label(&bill);
+        check_transition(bill.status, Transition::Reopen)?;
+        let label = Bills::<B>::label(&bill);
         let settlement = match (&bill.payment_date, &bill.financial_account_id) {
-            (Some(date), Some(account)) if bill.status == Bills::<R>::KIND.settled() => {
-                let moved = bill.ticket_amount.as_deref().unwrap_or(&bill.nominal_amount);
-                format!(
-                    " Its {} of {} on {date} is removed from the account {}.",
-                    if R { "receipt" } else { "payment" },
-                    brl(moved),
-                    label_of::<Accounts>(&s, conn, account).await?
-                )
+            (Some(date), Some(account)) if bill.status == B::SETTLED => {
+                let moved = bill.ticket_amount.unwrap_or(bill.nominal_amount);
+                format!(" Its {} of {} on {date} is removed from the account {}.", B::SETTLEMENT, moved.brl(), label_of::<Accounts>(&s, conn, account).await?)
             }
             _ => String::new(),
         };
-        Ok(format!("Reopen the {} {} {label}? It becomes pending again.{settlement}", bill.status, Bills::<R>::NOUN))
+        Ok(format!("Reopen the {} {} {label}? It becomes pending again.{settlement}", bill.status.as_str(), B::KIND))
     })
 }

@@ -121,7 +121,7 @@ fn describe_transfer<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) ->
         let planned = if input.is_pending == Some(true) { " as a planned (pending) transfer" } else { "" };
         Ok(format!(
             "Transfer {} from the account {from} to the account {to} on {}{planned} (“{}”)?",
-            super::brl(&input.amount),
+            input.amount.cents().brl(),
             input.occurred_at,
             input.description,
         ))

@@ -1,5 +1,5 @@
 //! `/v1/payables` and `/v1/receivables` routes: the same handlers for both kinds (the
-//! const parameter says which), thin adapters onto `ops::billings`.
+//! [`BillKind`] parameter says which), thin adapters onto `ops::bills`.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -10,80 +10,66 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::error::ApiError;
-use crate::ops::billings::{self, BillingKind};
+use crate::ops::bills::{self, BillKind, Payable, Receivable};
 use crate::ops::list::ListRequest;
 use crate::ops::rate_limit::Budget;
 use crate::ops::{idempotency, validate};
 
-const PAYABLE: bool = false;
-const RECEIVABLE: bool = true;
-
-fn kind<const R: bool>() -> BillingKind {
-    if R {
-        BillingKind::Receivable
-    } else {
-        BillingKind::Payable
-    }
+pub fn routes() -> Router<AppState> {
+    Router::new().merge(routes_of::<Payable>()).merge(routes_of::<Receivable>())
 }
 
-pub fn routes() -> Router<AppState> {
+fn routes_of<B: BillKind>() -> Router<AppState> {
+    let at = |suffix: &str| format!("{}{suffix}", B::COLLECTION);
     Router::new()
-        .route("/v1/payables", get(list::<PAYABLE>).post(create::<PAYABLE>))
-        .route("/v1/payables/aggregates", get(aggregates::<PAYABLE>))
-        .route("/v1/payables/ids", get(ids::<PAYABLE>))
-        .route("/v1/payables/{id}", get(get_one::<PAYABLE>).patch(update::<PAYABLE>).delete(delete::<PAYABLE>))
-        .route("/v1/payables/{id}/settle", post(settle::<PAYABLE>))
-        .route("/v1/payables/{id}/cancel", post(cancel::<PAYABLE>))
-        .route("/v1/payables/{id}/reopen", post(reopen::<PAYABLE>))
-        .route("/v1/receivables", get(list::<RECEIVABLE>).post(create::<RECEIVABLE>))
-        .route("/v1/receivables/aggregates", get(aggregates::<RECEIVABLE>))
-        .route("/v1/receivables/ids", get(ids::<RECEIVABLE>))
-        .route("/v1/receivables/{id}", get(get_one::<RECEIVABLE>).patch(update::<RECEIVABLE>).delete(delete::<RECEIVABLE>))
-        .route("/v1/receivables/{id}/settle", post(settle::<RECEIVABLE>))
-        .route("/v1/receivables/{id}/cancel", post(cancel::<RECEIVABLE>))
-        .route("/v1/receivables/{id}/reopen", post(reopen::<RECEIVABLE>))
+        .route(B::COLLECTION, get(list::<B>).post(create::<B>))
+        .route(&at("/aggregates"), get(aggregates::<B>))
+        .route(&at("/ids"), get(ids::<B>))
+        .route(&at("/{id}"), get(get_one::<B>).patch(update::<B>).delete(delete::<B>))
+        .route(&at("/{id}/settle"), post(settle::<B>))
+        .route(&at("/{id}/cancel"), post(cancel::<B>))
+        .route(&at("/{id}/reopen"), post(reopen::<B>))
 }
 
 /// `GET /v1/{kind}`
-async fn list<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| billings::list(ctx, conn, ws, kind::<R>(), &ListRequest::from_query(&query)?).await).await
+async fn list<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
+    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::list::<B>(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }
 
 /// `GET /v1/{kind}/aggregates`
-async fn aggregates<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| billings::aggregates(ctx, conn, ws, kind::<R>(), &query).await).await
+async fn aggregates<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
+    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::aggregates::<B>(ctx, conn, ws, &query).await).await
 }
 
 /// `GET /v1/{kind}/ids`
-async fn ids<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| billings::ids(ctx, conn, ws, kind::<R>(), &query).await).await
+async fn ids<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
+    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::ids::<B>(ctx, conn, ws, &query).await).await
 }
 
 /// `GET /v1/{kind}/{id}`
-async fn get_one<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| billings::get(ctx, conn, ws, kind::<R>(), &id).await).await
+async fn get_one<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::get::<B>(ctx, conn, ws, &id).await).await
 }
 
 /// `POST /v1/{kind}` (idempotent with a key)
-async fn create<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    let kind = kind::<R>();
-    door::create(&state, &headers, &query, kind.collection(), &body, async |ctx, conn, ws, input: billings::BillingCreate| {
-        billings::create(ctx, conn, ws, kind, input).await
+async fn create<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
+    door::create(&state, &headers, &query, B::COLLECTION, &body, async |ctx, conn, ws, input: bills::BillingCreate| {
+        bills::create::<B>(ctx, conn, ws, input).await
     })
     .await
 }
 
 /// `PATCH /v1/{kind}/{id}`
-async fn update<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: billings::BillingUpdate| {
-        billings::update(ctx, conn, ws, kind::<R>(), &id, input).await
+async fn update<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
+    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: bills::BillingUpdate| {
+        bills::update::<B>(ctx, conn, ws, &id, input).await
     })
     .await
 }
 
 /// `DELETE /v1/{kind}/{id}` → 204
-async fn delete<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| billings::delete(ctx, conn, ws, kind::<R>(), &id).await).await
+async fn delete<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+    door::remove(&state, &headers, &query, async |ctx, conn, ws| bills::delete::<B>(ctx, conn, ws, &id).await).await
 }
 
 #[derive(Clone, Copy)]
@@ -105,7 +91,7 @@ impl Action {
 
 /// An action with its checked body (only settle has fields; the others take none).
 enum Checked {
-    Settle(billings::SettleRequest),
+    Settle(bills::SettleRequest),
     Cancel,
     Reopen,
 }
@@ -115,7 +101,7 @@ fn check_body(action: Action, body: &[u8]) -> Result<Checked, ApiError> {
         return Ok(Checked::Settle(validate::parse(body_json(body)?)?));
     }
     if !body.iter().all(u8::is_ascii_whitespace) {
-        validate::parse::<billings::EmptyRequest>(body_json(body)?)?;
+        validate::parse::<bills::EmptyRequest>(body_json(body)?)?;
     }
     Ok(if let Action::Cancel = action { Checked::Cancel } else { Checked::Reopen })
 }
@@ -131,13 +117,13 @@ fn action_answer(stored: &idempotency::Stored, replayed: bool) -> Response {
 
 /// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`: one transaction, idempotent with a
 /// key (a retried settle never moves money twice).
-async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, kind: BillingKind, action: Action) -> Response {
+async fn action<B: BillKind>(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, action: Action) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Write).await {
         Ok(c) => c,
         Err(answer) => return answer,
     };
     let ctx = caller.ctx(&state);
-    let route = format!("{}/{}/{}", kind.collection(), id, action.name());
+    let route = format!("{}/{}/{}", B::COLLECTION, id, action.name());
     let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
         let checked = check_body(action, &body)?;
@@ -147,9 +133,9 @@ async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(Str
             Err(Err(e)) => return Err(e),
         };
         let billing = match checked {
-            Checked::Settle(input) => billings::settle(&ctx, &mut tx, ws, kind, &id, input).await?,
-            Checked::Cancel => billings::cancel(&ctx, &mut tx, ws, kind, &id).await?,
-            Checked::Reopen => billings::reopen(&ctx, &mut tx, ws, kind, &id).await?,
+            Checked::Settle(input) => bills::settle::<B>(&ctx, &mut tx, ws, &id, input).await?,
+            Checked::Cancel => bills::cancel::<B>(&ctx, &mut tx, ws, &id).await?,
+            Checked::Reopen => bills::reopen::<B>(&ctx, &mut tx, ws, &id).await?,
         };
         let stored = idempotency::Stored { status: 200, body: serde_json::to_value(&billing).map_err(|_| ApiError::internal())? };
         finish_create(tx, &ws.workspace_id, key, &stored).await?;
@@ -163,34 +149,34 @@ async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(Str
 }
 
 /// `POST /v1/{kind}/{id}/settle`
-async fn settle<const R: bool>(
+async fn settle<B: BillKind>(
     State(state): State<AppState>,
     headers: HeaderMap,
     RecordId(id): RecordId,
     QueryPairs(query): Query,
     RestBody(body): RestBody,
 ) -> Response {
-    action(state, headers, id, query, body, kind::<R>(), Action::Settle).await
+    action::<B>(state, headers, id, query, body, Action::Settle).await
 }
 
 /// `POST /v1/{kind}/{id}/cancel`
-async fn cancel<const R: bool>(
+async fn cancel<B: BillKind>(
     State(state): State<AppState>,
     headers: HeaderMap,
     RecordId(id): RecordId,
     QueryPairs(query): Query,
     RestBody(body): RestBody,
 ) -> Response {
-    action(state, headers, id, query, body, kind::<R>(), Action::Cancel).await
+    action::<B>(state, headers, id, query, body, Action::Cancel).await
 }
 
 /// `POST /v1/{kind}/{id}/reopen`
-async fn reopen<const R: bool>(
+async fn reopen<B: BillKind>(
     State(state): State<AppState>,
     headers: HeaderMap,
     RecordId(id): RecordId,
     QueryPairs(query): Query,
     RestBody(body): RestBody,
 ) -> Response {
-    action(state, headers, id, query, body, kind::<R>(), Action::Reopen).await
+    action::<B>(state, headers, id, query, body, Action::Reopen).await
 }

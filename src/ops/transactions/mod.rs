@@ -13,43 +13,31 @@
 //! Auto-created transactions (settlements, balance adjustments) cannot be deleted and
 //! their amount, type, date and pending flag cannot be changed; neither can those of a
 //! transfer leg (a transfer is changed by deleting it and creating it again).
+//!
+//! Here: the operations and their OpenAPI rows; `wire` holds the request and response
+//! types.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+mod wire;
+
 use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+pub use self::wire::{Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate};
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
 use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
-use super::ledger::{self, NewTransaction};
+use super::ledger::{self, positive, NewTransaction};
 use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
 use super::openapi::{page_of, Operation};
 use super::refs::{self, CompanyRef, Polarity};
-use super::validate::{nullable, schema_of};
-use super::{OpContext, Page};
-use crate::domain::money::Cents;
+use super::validate::schema_of;
+use super::{IdPage, IdPageMeta, OpContext, Page};
+use crate::domain::dates::Date;
+use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
-
-/// Direction of a transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TransactionType {
-    Debit,
-    Credit,
-}
-
-impl TransactionType {
-    pub fn polarity(self) -> Polarity {
-        match self {
-            TransactionType::Debit => Polarity::Debit,
-            TransactionType::Credit => Polarity::Credit,
-        }
-    }
-}
 
 fn polarity_of(text: &str) -> Polarity {
     if text == "credit" {
@@ -57,273 +45,6 @@ fn polarity_of(text: &str) -> Polarity {
     } else {
         Polarity::Debit
     }
-}
-
-/// How a transaction was paid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PaymentMethodKind {
-    BankBillet,
-    Ted,
-    Pix,
-    CreditCard,
-    DebitCard,
-    Cash,
-    Check,
-    DirectDebit,
-    Other,
-    None,
-}
-
-impl PaymentMethodKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            PaymentMethodKind::BankBillet => "bank_billet",
-            PaymentMethodKind::Ted => "ted",
-            PaymentMethodKind::Pix => "pix",
-            PaymentMethodKind::CreditCard => "credit_card",
-            PaymentMethodKind::DebitCard => "debit_card",
-            PaymentMethodKind::Cash => "cash",
-            PaymentMethodKind::Check => "check",
-            PaymentMethodKind::DirectDebit => "direct_debit",
-            PaymentMethodKind::Other => "other",
-            PaymentMethodKind::None => "none",
-        }
-    }
-}
-
-/// `POST /v1/financial-transactions`
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TransactionCreate {
-    pub company_id: String,
-    /// An account of the same company.
-    pub financial_account_id: String,
-    #[schemars(length(min = 1, max = 500))]
-    pub description: String,
-    /// Positive; the direction is `transaction_type`.
-    #[schemars(length(min = 3, max = 16))]
-    pub amount: String,
-    /// When it hit the account, YYYY-MM-DD.
-    #[schemars(length(min = 10, max = 10))]
-    pub occurred_at: String,
-    #[serde(rename = "type")]
-    pub transaction_type: TransactionType,
-    /// Raw bank statement text.
-    #[serde(default)]
-    #[schemars(length(max = 500))]
-    pub bank_description: Option<String>,
-    #[serde(default)]
-    #[schemars(length(max = 100))]
-    pub document: Option<String>,
-    #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
-    pub document_date: Option<String>,
-    #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
-    pub competence_date: Option<String>,
-    #[serde(default)]
-    #[schemars(length(max = 2000))]
-    pub notes: Option<String>,
-    #[serde(default)]
-    pub payment_method_kind: Option<PaymentMethodKind>,
-    #[serde(default)]
-    pub classified: Option<bool>,
-    /// true = forecast, excluded from balances and aggregates (default false).
-    #[serde(default)]
-    pub is_pending: Option<bool>,
-    #[serde(default)]
-    pub category_id: Option<String>,
-    /// Find or create a root category of this name with the transaction's type.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub category_name: Option<String>,
-    #[serde(default)]
-    pub person_id: Option<String>,
-    /// Find or create a person of this name (supplier for debit, customer for credit).
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub person_name: Option<String>,
-    /// A single classification center taking 100 % of the amount.
-    #[serde(default)]
-    pub classification_center_id: Option<String>,
-    /// Find or create a center of this name (cost for debit, revenue for credit).
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub classification_center_name: Option<String>,
-    /// Apportionment across centers (exclusive with the single center).
-    #[serde(default)]
-    pub classification_centers: Option<Vec<AllocationInput>>,
-}
-
-/// `PATCH /v1/financial-transactions/{id}`: only the fields sent change; `null` clears
-/// an optional field. Company, account, `auto_created` and `transfer_id` cannot change.
-/// `classification_centers` replaces the whole apportionment (`[]` clears it).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TransactionUpdate {
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 500))]
-    pub description: Option<String>,
-    #[serde(default)]
-    #[schemars(length(min = 3, max = 16))]
-    pub amount: Option<String>,
-    #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
-    pub occurred_at: Option<String>,
-    #[serde(default, rename = "type")]
-    pub transaction_type: Option<TransactionType>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 500))]
-    pub bank_description: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 100))]
-    pub document: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(min = 10, max = 10))]
-    pub document_date: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(min = 10, max = 10))]
-    pub competence_date: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 2000))]
-    pub notes: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<PaymentMethodKind>")]
-    pub payment_method_kind: Option<Option<PaymentMethodKind>>,
-    #[serde(default)]
-    pub classified: Option<bool>,
-    #[serde(default)]
-    pub is_pending: Option<bool>,
-    /// `null` clears the category.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub category_id: Option<Option<String>>,
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub category_name: Option<String>,
-    /// `null` clears the person.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub person_id: Option<Option<String>>,
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub person_name: Option<String>,
-    /// A single center for 100 %; `null` clears the apportionment.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub classification_center_id: Option<Option<String>>,
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub classification_center_name: Option<String>,
-    #[serde(default)]
-    pub classification_centers: Option<Vec<AllocationInput>>,
-}
-
-/// A transaction as `/v1` returns it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Transaction {
-    pub id: String,
-    pub company_id: String,
-    pub financial_account_id: String,
-    pub description: String,
-    pub bank_description: Option<String>,
-    pub document: Option<String>,
-    pub document_date: Option<String>,
-    /// Positive, e.g. "1500.00"; the direction is `type`.
-    #[schemars(with = "String")]
-    pub amount: Cents,
-    pub occurred_at: String,
-    pub competence_date: Option<String>,
-    #[serde(rename = "type")]
-    pub transaction_type: String,
-    pub category_id: Option<String>,
-    pub person_id: Option<String>,
-    /// The first center of the apportionment.
-    pub classification_center_id: Option<String>,
-    pub classification_center_allocations: Vec<AllocationView>,
-    pub payment_method_kind: Option<String>,
-    pub classified: bool,
-    pub is_pending: bool,
-    pub notes: Option<String>,
-    /// Created by the server (settlement, balance adjustment): cannot be deleted.
-    pub auto_created: bool,
-    /// Set on both legs of a transfer.
-    pub transfer_id: Option<String>,
-    /// The payable or receivable whose settlement created it.
-    pub billing_id: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
-}
-
-/// `GET /v1/financial-transactions/aggregates`: realised (non-pending) rows only.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Aggregates {
-    pub count: i64,
-    #[schemars(with = "String")]
-    pub credit: Cents,
-    #[schemars(with = "String")]
-    pub debit: Cents,
-    /// credit − debit, signed.
-    #[schemars(with = "String")]
-    pub net: Cents,
-}
-
-/// `POST /v1/transfers`
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TransferCreate {
-    /// Debited account.
-    pub from_account_id: String,
-    /// Credited account (another one; may belong to another company of the workspace).
-    pub to_account_id: String,
-    #[schemars(length(min = 3, max = 16))]
-    pub amount: String,
-    #[schemars(length(min = 10, max = 10))]
-    pub occurred_at: String,
-    #[schemars(length(min = 1, max = 500))]
-    pub description: String,
-    #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
-    pub competence_date: Option<String>,
-    #[serde(default)]
-    #[schemars(length(max = 2000))]
-    pub notes: Option<String>,
-    #[serde(default)]
-    pub is_pending: Option<bool>,
-}
-
-/// A transfer: a debit leg and a credit leg sharing `transfer_id`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Transfer {
-    pub transfer_id: String,
-    pub from_account_id: String,
-    pub to_account_id: String,
-    pub from_transaction_id: String,
-    pub to_transaction_id: String,
-    #[schemars(with = "String")]
-    pub amount: Cents,
-    pub occurred_at: String,
-    pub competence_date: Option<String>,
-    pub description: String,
-    pub notes: Option<String>,
-    pub is_pending: bool,
-}
-
-/// The answer of the id sweep.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct IdPage {
-    pub data: Vec<String>,
-    pub meta: IdPageMeta,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct IdPageMeta {
-    pub next_cursor: Option<String>,
 }
 
 /// The transaction and transfer operations in the OpenAPI document.
@@ -430,10 +151,6 @@ async fn with_allocations(conn: &mut AnyConnection, ws: &Membership, mut rows: V
     Ok(rows)
 }
 
-fn parse_amount(field: &str, text: &str) -> Result<Cents, ApiError> {
-    Cents::parse_positive(text).map_err(|e| invalid(field, "invalid_amount", &format!("{field} {e}")))
-}
-
 fn check_text(field: &str, value: &str) -> Result<(), ApiError> {
     if value.trim().is_empty() {
         return Err(invalid(field, "too_short", &format!("{field} must not be blank")));
@@ -493,11 +210,6 @@ pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership,
     find(conn, ws, id).await
 }
 
-/// A single center as an apportionment of 100 %.
-fn whole(center_id: String, amount: Cents) -> Allocation {
-    Allocation { center_id, percentage_bp: Some(10_000), amount: None, effective: amount }
-}
-
 /// Refuses a single center together with `classification_centers` (400).
 fn centers_exclusive(single: bool, split: bool) -> Result<(), ApiError> {
     if single && split {
@@ -513,10 +225,8 @@ fn centers_exclusive(single: bool, split: bool) -> Result<(), ApiError> {
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TransactionCreate) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
-    let amount = parse_amount("amount", &input.amount)?;
-    check_date("occurred_at", Some(&input.occurred_at))?;
-    check_date("document_date", input.document_date.as_deref())?;
-    check_date("competence_date", input.competence_date.as_deref())?;
+    let amount = positive("amount", input.amount)?;
+    let occurred_at = input.occurred_at.to_string();
     let account_id = body_id("financial_account_id", &input.financial_account_id)?;
     let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
     centers_exclusive(single, input.classification_centers.is_some())?;
@@ -527,7 +237,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     };
     let polarity = input.transaction_type.polarity();
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-    refs::check_period(&company, "occurred_at", &input.occurred_at)?;
+    refs::check_period(&company, "occurred_at", &occurred_at)?;
     let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
     let category_id = refs::category(ctx, conn, ws, &company, polarity, input.category_id.as_deref(), input.category_name.as_deref()).await?;
     let person_id = refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?;
@@ -546,7 +256,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             input.classification_center_name.as_deref(),
         )
         .await?
-        .map(|center| vec![whole(center, amount)])
+        .map(|center| vec![Allocation::whole(center, amount)])
         .unwrap_or_default(),
     };
     let id = ledger::insert(
@@ -558,15 +268,15 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             account_id,
             description: input.description.trim().to_string(),
             amount,
-            occurred_at: input.occurred_at,
-            competence_date: input.competence_date,
+            occurred_at,
+            competence_date: input.competence_date.map(|d| d.to_string()),
             polarity: Some(polarity),
             category_id,
             person_id,
-            payment_method_kind: input.payment_method_kind.map(|k| k.as_str().to_string()),
+            payment_method_kind: input.payment_method_kind.map(|k| k.0.as_str().to_string()),
             bank_description: trimmed(input.bank_description.as_deref()),
             document: trimmed(input.document.as_deref()),
-            document_date: input.document_date,
+            document_date: input.document_date.map(|d| d.to_string()),
             notes: trimmed(input.notes.as_deref()),
             classified: input.classified.unwrap_or(false),
             is_pending: input.is_pending.unwrap_or(false),
@@ -587,7 +297,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 fn as_inputs(views: &[AllocationView]) -> Vec<AllocationInput> {
     views
         .iter()
-        .map(|v| AllocationInput { classification_center_id: v.classification_center_id.clone(), percentage: v.percentage.clone(), amount: v.amount.clone() })
+        .map(|v| AllocationInput { classification_center_id: v.classification_center_id.clone(), percentage: v.percentage.clone(), amount: v.amount.map(Amount) })
         .collect()
 }
 
@@ -599,17 +309,10 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     if let Some(d) = &input.description {
         check_text("description", d)?;
     }
-    let amount = match &input.amount {
-        Some(a) => parse_amount("amount", a)?,
+    let amount = match input.amount {
+        Some(a) => positive("amount", a)?,
         None => current.amount,
     };
-    check_date("occurred_at", input.occurred_at.as_deref())?;
-    if let Some(d) = &input.document_date {
-        check_date("document_date", d.as_deref())?;
-    }
-    if let Some(d) = &input.competence_date {
-        check_date("competence_date", d.as_deref())?;
-    }
     if input.category_id.is_some() && input.category_name.is_some() {
         return Err(invalid("category_id", "mutually_exclusive", "category_id and category_name are mutually exclusive"));
     }
@@ -625,7 +328,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     }
     let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
     centers_exclusive(single, input.classification_centers.is_some())?;
-    let occurred_at = input.occurred_at.clone().unwrap_or_else(|| current.occurred_at.clone());
+    let occurred_at = input.occurred_at.map(|d| d.to_string()).unwrap_or_else(|| current.occurred_at.clone());
     let transaction_type = input.transaction_type.map(|t| if t == TransactionType::Credit { "credit" } else { "debit" }).unwrap_or(&current.transaction_type).to_string();
     let is_pending = input.is_pending.unwrap_or(current.is_pending);
     let moves_money = amount != current.amount || occurred_at != current.occurred_at || transaction_type != current.transaction_type || is_pending != current.is_pending;
@@ -669,7 +372,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             Some(Vec::new())
         } else {
             let center = refs::center_by_id_or_name(ctx, conn, ws, &company, polarity, id.as_deref(), input.classification_center_name.as_deref()).await?;
-            Some(center.map(|c| vec![whole(c, amount)]).unwrap_or_default())
+            Some(center.map(|c| vec![Allocation::whole(c, amount)]).unwrap_or_default())
         }
     } else if !current.classification_center_allocations.is_empty() && (amount != current.amount || type_changed) {
         let items = apportionment::resolve(amount, &as_inputs(&current.classification_center_allocations))?;
@@ -683,16 +386,16 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         None => kept.clone(),
     };
     let description = input.description.as_deref().map(str::trim).unwrap_or(&current.description).to_string();
-    let competence_date = match &input.competence_date {
-        Some(v) => v.clone(),
+    let competence_date = match input.competence_date {
+        Some(v) => v.map(|d| d.to_string()),
         None => current.competence_date.clone(),
     };
-    let document_date = match &input.document_date {
-        Some(v) => v.clone(),
+    let document_date = match input.document_date {
+        Some(v) => v.map(|d| d.to_string()),
         None => current.document_date.clone(),
     };
     let payment_method_kind = match input.payment_method_kind {
-        Some(v) => v.map(|k| k.as_str().to_string()),
+        Some(v) => v.map(|k| k.0.as_str().to_string()),
         None => current.payment_method_kind.clone(),
     };
     sqlx::query(
@@ -795,15 +498,6 @@ pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership,
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }
 
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 /// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either
 /// `month` + `year` or `start_date` + `end_date` (inclusive, on `occurred_at`); neither
 /// pair means all time. Counts and sums realised (non-pending) transactions only.
@@ -816,10 +510,10 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Memb
             "workspace_id" => {}
             "company_id" => company_id = Some(body_id("company_id", value)?),
             "month" => {
-                month = Some(value.parse::<i64>().ok().filter(|m| (1..=12).contains(m)).ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))?)
+                month = Some(value.parse::<u8>().ok().filter(|m| (1..=12).contains(m)).ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))?)
             }
             "year" => {
-                year = Some(value.parse::<i64>().ok().filter(|y| (1900..=2999).contains(y)).ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))?)
+                year = Some(value.parse::<i32>().ok().filter(|y| (1900..=2999).contains(y)).ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))?)
             }
             "start_date" => {
                 check_date("start_date", Some(value))?;
@@ -838,7 +532,10 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Memb
         return Err(invalid("month", "mutually_exclusive", "month/year and start_date/end_date are mutually exclusive"));
     }
     let range = match (month, year, start, end) {
-        (Some(m), Some(y), None, None) => Some((format!("{y:04}-{m:02}-01"), format!("{y:04}-{m:02}-{:02}", days_in_month(y, m)))),
+        (Some(m), Some(y), None, None) => {
+            let (first, last) = Date::month_bounds(y, m).ok_or_else(ApiError::internal)?;
+            Some((first.to_string(), last.to_string()))
+        }
         (Some(_), None, _, _) => return Err(invalid("year", "required", "year is required with month")),
         (None, Some(_), _, _) => return Err(invalid("month", "required", "month is required with year")),
         (None, None, Some(s), Some(e)) => {
@@ -900,9 +597,9 @@ async fn transfer_account(conn: &mut AnyConnection, ws: &Membership, field: &str
 pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TransferCreate) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
-    let amount = parse_amount("amount", &input.amount)?;
-    check_date("occurred_at", Some(&input.occurred_at))?;
-    check_date("competence_date", input.competence_date.as_deref())?;
+    let amount = positive("amount", input.amount)?;
+    let occurred_at = input.occurred_at.to_string();
+    let competence_date = input.competence_date.map(|d| d.to_string());
     let from = body_id("from_account_id", &input.from_account_id)?;
     let to = body_id("to_account_id", &input.to_account_id)?;
     if from == to {
@@ -910,8 +607,8 @@ pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: 
     }
     let (from, from_company) = transfer_account(conn, ws, "from_account_id", &from).await?;
     let (to, to_company) = transfer_account(conn, ws, "to_account_id", &to).await?;
-    refs::check_period(&from_company, "occurred_at", &input.occurred_at)?;
-    refs::check_period(&to_company, "occurred_at", &input.occurred_at)?;
+    refs::check_period(&from_company, "occurred_at", &occurred_at)?;
+    refs::check_period(&to_company, "occurred_at", &occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
     let description = input.description.trim().to_string();
     let notes = trimmed(input.notes.as_deref());
@@ -921,8 +618,8 @@ pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: 
         account_id: account.to_string(),
         description: description.clone(),
         amount,
-        occurred_at: input.occurred_at.clone(),
-        competence_date: input.competence_date.clone(),
+        occurred_at: occurred_at.clone(),
+        competence_date: competence_date.clone(),
         polarity: Some(polarity),
         notes: notes.clone(),
         is_pending,
@@ -941,8 +638,8 @@ pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: 
         from_transaction_id,
         to_transaction_id,
         amount,
-        occurred_at: input.occurred_at,
-        competence_date: input.competence_date,
+        occurred_at,
+        competence_date,
         description,
         notes,
         is_pending,

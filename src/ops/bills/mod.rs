@@ -1,0 +1,559 @@
+//! Payables and receivables (`/v1/payables`, `/v1/receivables`, scopes `finance.payables`
+//! and `finance.receivables`): bills to pay and to receive, one `billings` table told
+//! apart by `kind`, with their status machine and settlement. Every operation is generic
+//! over the kind ([`Payable`], [`Receivable`]). Here: the operations and their OpenAPI
+//! rows; `wire` holds the request and response types, `rows` the database mapping,
+//! `series` what a create writes, `status` settle, cancel and reopen.
+//!
+//! Rules:
+//! * Status machine: pending → paid (payables) / received (receivables) by `settle`,
+//!   pending → cancelled by `cancel`, paid/received/cancelled → pending by `reopen`.
+//!   Cancelling a settled record needs a reopen first (422 `invalid_transition`);
+//!   `update` never changes the status, and a settled or cancelled record cannot be
+//!   changed (422 `invalid_transition`) until it is reopened.
+//! * Settling needs a payment date and an account of the record's company; it creates
+//!   exactly one auto-created ledger transaction (debit for payables, credit for
+//!   receivables, amount = the ticket amount, which defaults to the nominal amount
+//!   `amount + interest − discount`) in the same database transaction. Reopening removes
+//!   it; deleting the record removes it too.
+//! * Series: `type=installment` with `total_installments` 2–120 creates N rows sharing
+//!   one `group_id`; amounts are split to the cent with the remainder on the last, due
+//!   (and competence) dates are one month apart (same day, clamped to the month's end).
+//!   `type=recurring` with `recurrence_period` creates `RECURRENCE_HORIZON` (12) occurrences
+//!   of the same amount, one period apart. The whole series is written in one
+//!   transaction; the create answers the first record plus `series` (all ids in order).
+//!   Tax charges attach to the first record only. The apportionment is spread to every
+//!   record of the series: percentages are kept as they are; an item with a percentage
+//!   gets its amount (when it had one) recomputed from the percentage on each parcel;
+//!   amount-only items are split across the parcels in proportion to the parcel amounts,
+//!   to the cent, the last parcel taking what is left so that each item's amounts add up
+//!   to the amount sent.
+//! * A person is mandatory (`person_id` or `person_name`, else 422 `person_required`);
+//!   `*_name` finds or creates the record with the bill's polarity (payables: supplier,
+//!   debit category, cost center; receivables: customer, credit category, revenue
+//!   center) and is mutually exclusive with `*_id`.
+//! * The company's `locked_until` closes a period: creating, changing, settling,
+//!   cancelling, reopening or deleting a record whose due date (or payment date) is on
+//!   or before it is 422 `period_closed`.
+
+
+mod rows;
+mod series;
+mod status;
+pub mod wire;
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+use sqlx::{AnyConnection, Row};
+
+pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
+pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
+pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput};
+pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
+use self::rows::{attach, find, from_row, replace_taxes, requested_taxes, stored_allocations, SELECT};
+use self::series::{as_inputs, requested_allocations};
+use self::status::{check_open, refused_change};
+use super::common::{audit_write, body_id, invalid, page};
+use super::ledger;
+use super::list::{bind_all, ListRequest, ListSpec};
+use super::openapi::{page_of, Operation};
+use super::refs::{self, Polarity};
+use super::validate::schema_of;
+use super::{apportionment, IdPage, IdPageMeta, OpContext, Page};
+use crate::domain::bills::{BillStatus, BillType};
+use crate::domain::dates::Date;
+use crate::domain::money::Cents;
+use crate::domain::payment::PaymentMethod;
+use crate::domain::roles::Access;
+use crate::error::ApiError;
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+/// `GET …/ids`: default and maximum page size.
+pub const IDS_DEFAULT_LIMIT: i64 = 1000;
+pub const IDS_MAX_LIMIT: i64 = 10_000;
+
+/// A kind of bill as the operations need it: the domain's [`Bill`] plus its ledger
+/// polarity and its list specs.
+pub trait BillKind: Bill {
+    /// The polarity of its person, category, centers and settlement transaction.
+    const POLARITY: Polarity;
+    fn list_spec() -> &'static ListSpec;
+    /// The id sweep: ordered by id only, no filters.
+    fn ids_spec() -> &'static ListSpec;
+}
+
+impl BillKind for Payable {
+    const POLARITY: Polarity = Polarity::Debit;
+    fn list_spec() -> &'static ListSpec {
+        &PAYABLES_LIST
+    }
+    fn ids_spec() -> &'static ListSpec {
+        &rows::PAYABLES_IDS
+    }
+}
+
+impl BillKind for Receivable {
+    const POLARITY: Polarity = Polarity::Credit;
+    fn list_spec() -> &'static ListSpec {
+        &RECEIVABLES_LIST
+    }
+    fn ids_spec() -> &'static ListSpec {
+        &rows::RECEIVABLES_IDS
+    }
+}
+
+pub fn aggregates_schema(settled: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer"},
+            "total": {"type": "string"},
+            "pending": {"type": "string"},
+            settled: {"type": "string"},
+            "overdue_count": {"type": "integer"},
+        },
+        "required": ["count", "total", "pending", settled, "overdue_count"],
+    })
+}
+
+macro_rules! billing_docs {
+    ($(($k:literal, $read:literal, $write:literal, $settled:literal)),*) => {
+        &[$(
+            Operation { method: "get", path: concat!("/v1/", $k), id: concat!($k, "_list"), summary: concat!("List ", $k), scope: $read, request: None, success: 200, response: Some(|| page_of(schema_of::<Billing>())) },
+            Operation { method: "post", path: concat!("/v1/", $k), id: concat!($k, "_create"), summary: concat!("Create ", $k, " (one, or a series of installments or recurrences)"), scope: $write, request: Some(schema_of::<BillingCreate>), success: 201, response: Some(schema_of::<BillingCreated>) },
+            Operation { method: "get", path: concat!("/v1/", $k, "/aggregates"), id: concat!($k, "_aggregates"), summary: concat!("Totals of ", $k), scope: $read, request: None, success: 200, response: Some(|| aggregates_schema($settled)) },
+            Operation { method: "get", path: concat!("/v1/", $k, "/ids"), id: concat!($k, "_ids"), summary: concat!("Sweep the ids of ", $k), scope: $read, request: None, success: 200, response: Some(schema_of::<IdPage>) },
+            Operation { method: "get", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_get"), summary: concat!("Get one of the ", $k), scope: $read, request: None, success: 200, response: Some(schema_of::<Billing>) },
+            Operation { method: "patch", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_update"), summary: concat!("Update one of the ", $k, " (never its status)"), scope: $write, request: Some(schema_of::<BillingUpdate>), success: 200, response: Some(schema_of::<Billing>) },
+            Operation { method: "delete", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_delete"), summary: concat!("Delete one of the ", $k), scope: $write, request: None, success: 204, response: None },
+            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/settle"), id: concat!($k, "_settle"), summary: concat!("Settle one of the ", $k, " (creates its ledger transaction)"), scope: $write, request: Some(schema_of::<SettleRequest>), success: 200, response: Some(schema_of::<Billing>) },
+            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/cancel"), id: concat!($k, "_cancel"), summary: concat!("Cancel a pending one of the ", $k), scope: $write, request: None, success: 200, response: Some(schema_of::<Billing>) },
+            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/reopen"), id: concat!($k, "_reopen"), summary: concat!("Reopen one of the ", $k, " (removes its settlement transaction)"), scope: $write, request: None, success: 200, response: Some(schema_of::<Billing>) },
+        )*]
+    };
+}
+
+/// The operations of this resource in the OpenAPI document.
+pub const DOCS: &[Operation] = billing_docs!(
+    ("payables", "finance.payables", "finance.payables.write", "paid"),
+    ("receivables", "finance.receivables", "finance.receivables.write", "received")
+);
+
+fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiError> {
+    match method {
+        Some(m) if !B::accepts(m) => Err(invalid("payment_method_kind", "invalid_value", "utility and tribute are payment methods of payables only")),
+        _ => Ok(()),
+    }
+}
+
+fn blank(field: &str) -> ApiError {
+    invalid(field, "too_short", &format!("{field} must not be blank"))
+}
+
+pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = B::list_spec().compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("{SELECT} {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let mut page = page(
+        data,
+        &compiled,
+        &keys.state,
+        |b, field| match field {
+            "competence_date" => json!(b.competence_date),
+            "created_at" => json!(b.created_at),
+            "updated_at" => json!(b.updated_at),
+            "amount" => json!(b.amount.0),
+            _ => json!(b.due_date),
+        },
+        |b| b.id.clone(),
+    );
+    attach(conn, ws, &mut page.data).await?;
+    Ok(page)
+}
+
+pub async fn get<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Read)?;
+    find::<B>(conn, ws, id).await
+}
+
+pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let polarity = B::POLARITY;
+    let description = input.description.trim().to_string();
+    if description.is_empty() {
+        return Err(blank("description"));
+    }
+    let amount = ledger::positive("amount", input.amount)?;
+    check_method::<B>(input.payment_method_kind)?;
+    let billing_type = input.billing_type.unwrap_or(BillType::Normal);
+    let shape = series::shape(&input, billing_type, amount)?;
+    let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+    refs::check_period(&company, "due_date", &input.due_date.to_string())?;
+    let person = refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+    let Some(person) = person else {
+        return Err(super::common::unprocessable("person_id", "person_required", "A person is required: person_id or person_name"));
+    };
+    let category = refs::category(ctx, conn, ws, &company, polarity, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+    let financial_account = match &input.financial_account_id {
+        Some(id) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
+        None => None,
+    };
+    let expected_account = match &input.expected_account_id {
+        Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
+        None => None,
+    };
+    let allocations = requested_allocations(
+        ctx,
+        conn,
+        ws,
+        &company,
+        polarity,
+        amount,
+        input.classification_centers.as_deref(),
+        input.classification_center_id.as_deref(),
+        input.classification_center_name.as_deref(),
+    )
+    .await?
+    .unwrap_or_default();
+    let taxes = match &input.tax_charges {
+        Some(items) => requested_taxes(conn, ws, items).await?,
+        None => Vec::new(),
+    };
+    let rows = series::rows(&input, billing_type, amount, shape, &allocations)?;
+    let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
+    let now = crate::clock::now_rfc3339();
+    for (index, row) in rows.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
+                                   billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
+                                   payment_method_kind, document, document_number, document_date, notes, group_id,
+                                   installment_number, total_installments, recurrence_period,
+                                   created_at, updated_at, created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                     $21, $22, $23, $24, $24, $25, $25, $26, $26)",
+        )
+        .bind(&row.id)
+        .bind(&ws.workspace_id)
+        .bind(&company.id)
+        .bind(B::KIND)
+        .bind(&description)
+        .bind(row.amount.0)
+        .bind(row.due_date.to_string())
+        .bind(row.competence_date.to_string())
+        .bind(billing_type.as_str())
+        .bind(BillStatus::Pending.as_str())
+        .bind(&person)
+        .bind(category.as_deref())
+        .bind(expected_account.as_deref())
+        .bind(financial_account.as_deref())
+        .bind(input.payment_method_kind.map(PaymentMethod::as_str))
+        .bind(input.document.as_deref())
+        .bind(input.document_number.as_deref())
+        .bind(input.document_date.map(|d| d.to_string()))
+        .bind(input.notes.as_deref())
+        .bind(group_id.as_deref())
+        .bind(row.installment_number)
+        .bind(row.total_installments)
+        .bind(input.recurrence_period.map(|p| p.as_str()))
+        .bind(&now)
+        .bind(ctx.channel.as_str())
+        .bind(&ctx.identity.user_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+        apportionment::replace(conn, ws, "billing", &row.id, &row.allocations).await?;
+        if index == 0 {
+            replace_taxes(conn, ws, &row.id, &taxes).await?;
+        }
+        audit_write(ctx, conn, ws, &format!("{}.create", B::PLURAL), B::KIND, &row.id).await?;
+    }
+    let series: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let billing = find::<B>(conn, ws, &series[0]).await?;
+    Ok(BillingCreated { billing, series })
+}
+
+pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let polarity = B::POLARITY;
+    let current = find::<B>(conn, ws, id).await?;
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "due_date", &current.due_date)?;
+    check_open(&current)?;
+    let description = match input.description.as_deref().map(str::trim) {
+        Some("") => return Err(blank("description")),
+        Some(d) => d.to_string(),
+        None => current.description.clone(),
+    };
+    let amount = match input.amount {
+        Some(a) => ledger::positive("amount", a)?,
+        None => current.amount,
+    };
+    if let Some(method) = input.payment_method_kind {
+        check_method::<B>(method)?;
+    }
+    let due_date = input.due_date.map(|d| d.to_string()).unwrap_or_else(|| current.due_date.clone());
+    refs::check_period(&company, "due_date", &due_date)?;
+    let competence_date = input.competence_date.map(|d| d.to_string()).unwrap_or_else(|| current.competence_date.clone());
+    let person = if input.person_id.is_some() || input.person_name.is_some() {
+        refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?
+    } else {
+        current.person_id.clone()
+    };
+    let category = match (&input.category_id, &input.category_name) {
+        (None, None) => current.category_id.clone(),
+        (Some(None), None) => None,
+        (id, name) => {
+            refs::category(ctx, conn, ws, &company, polarity, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?
+        }
+    };
+    let financial_account = match &input.financial_account_id {
+        None => current.financial_account_id.clone(),
+        Some(None) => None,
+        Some(Some(id)) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
+    };
+    let expected_account = match &input.expected_account_id {
+        None => current.expected_account_id.clone(),
+        Some(None) => None,
+        Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
+    };
+    let allocations = requested_allocations(
+        ctx,
+        conn,
+        ws,
+        &company,
+        polarity,
+        amount,
+        input.classification_centers.as_deref(),
+        input.classification_center_id.as_deref(),
+        input.classification_center_name.as_deref(),
+    )
+    .await?;
+    if allocations.is_none() && amount != current.amount {
+        // The kept apportionment must still add up to the new amount.
+        let kept = stored_allocations(conn, ws, &current.id).await?;
+        apportionment::resolve(amount, &as_inputs(&kept))?;
+    }
+    let taxes = match &input.tax_charges {
+        Some(items) => Some(requested_taxes(conn, ws, items).await?),
+        None => None,
+    };
+    let method = match input.payment_method_kind {
+        None => current.payment_method_kind.clone(),
+        Some(m) => m.map(|m| m.as_str().to_string()),
+    };
+    let document_date = match input.document_date {
+        None => current.document_date.clone(),
+        Some(d) => d.map(|d| d.to_string()),
+    };
+    let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
+        None => old.clone(),
+        Some(v) => v.clone(),
+    };
+    let done = sqlx::query(
+        "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
+                category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
+                document = $10, document_number = $11, document_date = $12, notes = $13,
+                updated_at = $14, updated_via = $15, updated_by = $16
+          WHERE workspace_id = $17 AND kind = $18 AND id = $19 AND status = $20",
+    )
+    .bind(&description)
+    .bind(amount.0)
+    .bind(&due_date)
+    .bind(&competence_date)
+    .bind(person.as_deref())
+    .bind(category.as_deref())
+    .bind(financial_account.as_deref())
+    .bind(expected_account.as_deref())
+    .bind(method.as_deref())
+    .bind(pick(&input.document, &current.document).as_deref())
+    .bind(pick(&input.document_number, &current.document_number).as_deref())
+    .bind(document_date.as_deref())
+    .bind(pick(&input.notes, &current.notes).as_deref())
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(B::KIND)
+    .bind(&current.id)
+    .bind(BillStatus::Pending.as_str())
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    if done.rows_affected() != 1 {
+        return Err(refused_change());
+    }
+    if let Some(allocations) = &allocations {
+        apportionment::replace(conn, ws, "billing", &current.id, allocations).await?;
+    }
+    if let Some(taxes) = &taxes {
+        replace_taxes(conn, ws, &current.id, taxes).await?;
+    }
+    audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.id).await?;
+    find::<B>(conn, ws, &current.id).await
+}
+
+/// Deletes one record (never the rest of its series) with its settlement transaction,
+/// apportionment, tax charges and attachment links.
+pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
+    let current = find::<B>(conn, ws, id).await?;
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "due_date", &current.due_date)?;
+    if let Some(paid) = &current.payment_date {
+        refs::check_period(&company, "payment_date", paid)?;
+    }
+    if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
+        if let Some(tx) = &current.transaction_id {
+            audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
+        }
+    }
+    sqlx::query("UPDATE financial_transactions SET billing_id = NULL WHERE workspace_id = $1 AND billing_id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    apportionment::replace(conn, ws, "billing", &current.id, &[]).await?;
+    replace_taxes(conn, ws, &current.id, &[]).await?;
+    sqlx::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3")
+        .bind(&ws.workspace_id)
+        .bind(B::KIND)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    sqlx::query("DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3")
+        .bind(&ws.workspace_id)
+        .bind(B::KIND)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    audit_write(ctx, conn, ws, &format!("{}.delete", B::PLURAL), B::KIND, &current.id).await
+}
+
+/// `GET …/aggregates`: `company_id`, and either `month` + `year` or `start_date` +
+/// `end_date` (on the due date; none: all time). `count` includes cancelled records;
+/// `total` is the amount of the non-cancelled ones, `pending` and `paid`/`received` the
+/// amounts per status; `overdue_count` the pending ones due before today (UTC).
+pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, query: &[(String, String)]) -> Result<Value, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Read)?;
+    let mut params: HashMap<&str, &str> = HashMap::new();
+    for (key, value) in query {
+        match key.as_str() {
+            "workspace_id" => {}
+            "company_id" | "month" | "year" | "start_date" | "end_date" => {
+                if params.insert(key.as_str(), value.as_str()).is_some() {
+                    return Err(invalid(key, "invalid_value", "A parameter appears twice"));
+                }
+            }
+            _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
+        }
+    }
+    let mut clauses = vec!["workspace_id = $1".to_string(), "kind = $2".to_string()];
+    let mut binds: Vec<String> = vec![ws.workspace_id.clone(), B::KIND.to_string()];
+    if let Some(company) = params.get("company_id") {
+        binds.push(body_id("company_id", company)?);
+        clauses.push(format!("company_id = ${}", binds.len()));
+    }
+    let by_month = params.contains_key("month") || params.contains_key("year");
+    let by_range = params.contains_key("start_date") || params.contains_key("end_date");
+    let range = match (by_month, by_range) {
+        (true, true) => return Err(invalid("month", "mutually_exclusive", "month/year and start_date/end_date are mutually exclusive")),
+        (true, false) => {
+            let month = params.get("month").and_then(|m| m.parse::<u8>().ok()).filter(|m| (1..=12).contains(m));
+            let year = params.get("year").and_then(|y| y.parse::<i32>().ok()).filter(|y| (1900..=2999).contains(y));
+            match (month, year) {
+                (Some(m), Some(y)) => {
+                    let (first, last) = Date::month_bounds(y, m).ok_or_else(ApiError::internal)?;
+                    Some((first.to_string(), last.to_string()))
+                }
+                (None, _) => return Err(invalid("month", "invalid_value", "month (1-12) and year go together")),
+                (_, None) => return Err(invalid("year", "invalid_value", "month (1-12) and year go together")),
+            }
+        }
+        (false, true) => {
+            let start = params.get("start_date").and_then(|d| Date::parse(d));
+            let end = params.get("end_date").and_then(|d| Date::parse(d));
+            match (start, end) {
+                (Some(s), Some(e)) => Some((s.to_string(), e.to_string())),
+                (None, _) => return Err(invalid("start_date", "invalid_value", "start_date and end_date (YYYY-MM-DD) go together")),
+                (_, None) => return Err(invalid("end_date", "invalid_value", "start_date and end_date (YYYY-MM-DD) go together")),
+            }
+        }
+        (false, false) => None,
+    };
+    if let Some((start, end)) = range {
+        binds.push(start);
+        clauses.push(format!("due_date >= ${}", binds.len()));
+        binds.push(end);
+        clauses.push(format!("due_date <= ${}", binds.len()));
+    }
+    binds.push(B::SETTLED.as_str().to_string());
+    let settled = binds.len();
+    binds.push(Date::today().to_string());
+    let today = binds.len();
+    let sql = format!(
+        "SELECT CAST(COUNT(*) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN status <> 'cancelled' THEN amount_cents ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN status = 'pending' THEN amount_cents ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN status = ${settled} THEN amount_cents ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN status = 'pending' AND due_date < ${today} THEN 1 ELSE 0 END), 0) AS BIGINT)
+           FROM billings WHERE {}",
+        clauses.join(" AND ")
+    );
+    let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for bind in &binds {
+        statement = statement.bind(bind.as_str());
+    }
+    let row = statement.fetch_one(&mut *conn).await.map_err(db_error)?;
+    let number = |i: usize| row.try_get::<i64, _>(i).map_err(db_error);
+    let mut out = serde_json::Map::new();
+    out.insert("count".into(), json!(number(0)?));
+    out.insert("total".into(), json!(Cents(number(1)?)));
+    out.insert("pending".into(), json!(Cents(number(2)?)));
+    out.insert(B::SETTLED.as_str().into(), json!(Cents(number(3)?)));
+    out.insert("overdue_count".into(), json!(number(4)?));
+    Ok(Value::Object(out))
+}
+
+/// `GET …/ids`: every id of the kind, ascending; `limit` (default 1000, max 10000) and
+/// `cursor` only.
+pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, query: &[(String, String)]) -> Result<IdPage, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Read)?;
+    let mut request = ListRequest::default();
+    let mut limit = IDS_DEFAULT_LIMIT;
+    for (key, value) in query {
+        match key.as_str() {
+            "workspace_id" => {}
+            "cursor" => request.cursor = Some(value.clone()),
+            "limit" => {
+                limit = value
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|l| (1..=IDS_MAX_LIMIT).contains(l))
+                    .ok_or_else(|| invalid("limit", "out_of_range", "limit must be between 1 and 10000"))?;
+            }
+            "sort" => return Err(invalid("sort", "unknown_sort", "The id sweep takes no sort")),
+            _ => return Err(invalid(key, "unknown_filter", "The id sweep takes no filters")),
+        }
+    }
+    let spec = B::ids_spec();
+    let keys = ctx.state.keys.current().await?;
+    let mut compiled = spec.compile(&request, &ws.workspace_id, &keys.state)?;
+    // The shared compiler caps pages at the list maximum; the sweep has its own.
+    let head = compiled.sql.rsplit_once(" LIMIT ").map(|(h, _)| h.to_string()).ok_or_else(ApiError::internal)?;
+    compiled.sql = format!("{head} LIMIT {}", limit + 1);
+    compiled.limit = limit;
+    let sql = format!("SELECT billings.id FROM billings {}", compiled.sql);
+    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
+    let ids = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let page = page(ids, &compiled, &keys.state, |id, _| json!(id), |id| id.clone());
+    Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
+}
+

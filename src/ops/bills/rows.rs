@@ -1,0 +1,262 @@
+//! Bills in the database: the list specs (filters and sorts of each kind), the row
+//! mapping, the apportionment and tax charges read alongside, and the stored tax
+//! charges and apportionment a write replaces or keeps.
+
+use std::collections::HashMap;
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::wire::{Billing, TaxCharge, TaxChargeInput};
+use super::BillKind;
+use crate::domain::bills::BillStatus;
+use crate::domain::money::Cents;
+use crate::ops::apportionment::{self, Allocation};
+use crate::ops::common::{body_id, invalid, path_id, unprocessable};
+use crate::ops::list::{Field, Kind, ListSpec};
+use crate::error::ApiError;
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+macro_rules! billing_list {
+    ($name:ident, $scope:literal, $statuses:expr) => {
+        pub static $name: ListSpec = ListSpec {
+            table: "billings",
+            filters: &[
+                Field { name: "id", column: "billings.id", kind: Kind::Uuid },
+                Field { name: "company_id", column: "billings.company_id", kind: Kind::Uuid },
+                Field { name: "status", column: "billings.status", kind: Kind::Enum($statuses) },
+                Field { name: "type", column: "billings.billing_type", kind: Kind::Enum(&["normal", "recurring", "installment"]) },
+                Field { name: "person_id", column: "billings.person_id", kind: Kind::Uuid },
+                Field { name: "category_id", column: "billings.category_id", kind: Kind::Uuid },
+                Field {
+                    name: "classification_center_id",
+                    column: "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
+                             AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)",
+                    kind: Kind::Uuid,
+                },
+                Field { name: "financial_account_id", column: "billings.financial_account_id", kind: Kind::Uuid },
+                Field { name: "expected_account_id", column: "billings.expected_account_id", kind: Kind::Uuid },
+                Field { name: "payment_method_kind", column: "billings.payment_method_kind", kind: Kind::Text },
+                Field { name: "document_number", column: "billings.document_number", kind: Kind::Text },
+                Field { name: "group_id", column: "billings.group_id", kind: Kind::Uuid },
+                Field { name: "due_date", column: "billings.due_date", kind: Kind::Date },
+                Field { name: "payment_date", column: "billings.payment_date", kind: Kind::Date },
+                Field { name: "competence_date", column: "billings.competence_date", kind: Kind::Date },
+                Field { name: "updated_at", column: "billings.updated_at", kind: Kind::Timestamp },
+                Field { name: "amount", column: "billings.amount_cents", kind: Kind::Money },
+            ],
+            // payment_date is nullable: the keyset cursor needs NOT NULL sort columns.
+            sorts: &[
+                ("due_date", "billings.due_date"),
+                ("competence_date", "billings.competence_date"),
+                ("created_at", "billings.created_at"),
+                ("updated_at", "billings.updated_at"),
+                ("amount", "billings.amount_cents"),
+            ],
+            default_sort: ("due_date", false),
+            scope: Some($scope),
+        };
+    };
+}
+
+billing_list!(PAYABLES_LIST, "billings.kind = 'payable'", &["pending", "paid", "cancelled"]);
+billing_list!(RECEIVABLES_LIST, "billings.kind = 'receivable'", &["pending", "received", "cancelled"]);
+
+/// The id sweep: ordered by id only, no filters.
+pub static PAYABLES_IDS: ListSpec =
+    ListSpec { table: "billings", filters: &[], sorts: &[("id", "billings.id")], default_sort: ("id", false), scope: Some("billings.kind = 'payable'") };
+pub static RECEIVABLES_IDS: ListSpec =
+    ListSpec { table: "billings", filters: &[], sorts: &[("id", "billings.id")], default_sort: ("id", false), scope: Some("billings.kind = 'receivable'") };
+
+pub const SELECT: &str = "SELECT billings.id, billings.company_id, billings.description, billings.amount_cents, billings.interest_cents, \
+    billings.discount_cents, billings.ticket_cents, billings.due_date, billings.payment_date, billings.competence_date, \
+    billings.billing_type, billings.status, billings.recurrence_period, billings.person_id, people.name AS person_name, \
+    billings.category_id, categories.name AS category_name, billings.financial_account_id, billings.expected_account_id, \
+    billings.payment_method_kind, billings.document, billings.document_number, billings.document_date, \
+    billings.installment_number, billings.total_installments, \
+    CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT) AS parcels_cents, \
+    billings.group_id, billings.transaction_id, billings.notes, billings.created_at, billings.updated_at, \
+    billings.created_via, billings.updated_via, billings.created_by, billings.updated_by \
+    FROM billings LEFT JOIN people ON people.id = billings.person_id LEFT JOIN categories ON categories.id = billings.category_id";
+
+pub fn from_row(row: &AnyRow) -> Result<Billing, sqlx::Error> {
+    let amount = Cents(row.try_get("amount_cents")?);
+    let cents = |name: &str| row.try_get::<Option<i64>, _>(name).map(|c| c.map(Cents));
+    let (interest, discount) = (cents("interest_cents")?, cents("discount_cents")?);
+    let status: String = row.try_get("status")?;
+    let status = BillStatus::parse(&status).ok_or_else(|| sqlx::Error::Protocol(format!("unknown bill status {status}")))?;
+    Ok(Billing {
+        id: row.try_get("id")?,
+        company_id: row.try_get("company_id")?,
+        description: row.try_get("description")?,
+        amount,
+        interest_amount: interest,
+        discount_amount: discount,
+        ticket_amount: cents("ticket_cents")?,
+        nominal_amount: Cents::nominal(amount, interest, discount),
+        due_date: row.try_get("due_date")?,
+        payment_date: row.try_get("payment_date")?,
+        competence_date: row.try_get("competence_date")?,
+        billing_type: row.try_get("billing_type")?,
+        status,
+        recurrence_period: row.try_get("recurrence_period")?,
+        person_id: row.try_get("person_id")?,
+        person_name: row.try_get("person_name")?,
+        category_id: row.try_get("category_id")?,
+        category_name: row.try_get("category_name")?,
+        classification_center_id: None,
+        classification_center_name: None,
+        classification_center_allocations: Vec::new(),
+        financial_account_id: row.try_get("financial_account_id")?,
+        expected_account_id: row.try_get("expected_account_id")?,
+        payment_method_kind: row.try_get("payment_method_kind")?,
+        document: row.try_get("document")?,
+        document_number: row.try_get("document_number")?,
+        document_date: row.try_get("document_date")?,
+        installment_number: row.try_get("installment_number")?,
+        total_installments: row.try_get("total_installments")?,
+        parcels_amount: cents("parcels_cents")?,
+        group_id: row.try_get("group_id")?,
+        transaction_id: row.try_get("transaction_id")?,
+        notes: row.try_get("notes")?,
+        tax_charges: Vec::new(),
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        created_via: row.try_get("created_via")?,
+        updated_via: row.try_get("updated_via")?,
+        created_by: row.try_get("created_by")?,
+        updated_by: row.try_get("updated_by")?,
+    })
+}
+
+/// Fills the apportionment and the tax charges of a page of records: one query each.
+pub async fn attach(conn: &mut AnyConnection, ws: &Membership, rows: &mut [Billing]) -> Result<(), ApiError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = rows.iter().map(|b| b.id.clone()).collect();
+    let mut allocations = apportionment::read(conn, ws, "billing", &ids).await?;
+    let mut taxes = tax_charges_of(conn, ws, &ids).await?;
+    for row in rows.iter_mut() {
+        row.classification_center_allocations = allocations.remove(&row.id).unwrap_or_default();
+        if let Some(first) = row.classification_center_allocations.first() {
+            row.classification_center_id = Some(first.classification_center_id.clone());
+            row.classification_center_name = Some(first.classification_center_name.clone());
+        }
+        row.tax_charges = taxes.remove(&row.id).unwrap_or_default();
+    }
+    Ok(())
+}
+
+async fn tax_charges_of(conn: &mut AnyConnection, ws: &Membership, ids: &[String]) -> Result<HashMap<String, Vec<TaxCharge>>, ApiError> {
+    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "SELECT c.billing_id, c.tax_id, t.name, c.amount_cents, c.withholding
+           FROM billing_tax_charges c JOIN taxes t ON t.id = c.tax_id
+          WHERE c.workspace_id = $1 AND c.billing_id IN ({})
+          ORDER BY c.billing_id, t.name, c.tax_id",
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&ws.workspace_id);
+    for id in ids {
+        query = query.bind(id);
+    }
+    let mut out: HashMap<String, Vec<TaxCharge>> = HashMap::new();
+    for row in query.fetch_all(&mut *conn).await.map_err(db_error)? {
+        let billing: String = row.try_get(0).map_err(db_error)?;
+        let cents: i64 = row.try_get(3).map_err(db_error)?;
+        let withholding: i64 = row.try_get(4).map_err(db_error)?;
+        out.entry(billing).or_default().push(TaxCharge {
+            tax_id: row.try_get(1).map_err(db_error)?,
+            tax_name: row.try_get(2).map_err(db_error)?,
+            amount: Cents(cents),
+            withholding: withholding != 0,
+        });
+    }
+    Ok(out)
+}
+
+/// The record `id` of kind `B` in the workspace, with its apportionment and taxes (404
+/// otherwise).
+pub async fn find<B: BillKind>(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+    let id = path_id(id, B::NOUN)?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3")))
+        .bind(&ws.workspace_id)
+        .bind(B::KIND)
+        .bind(&id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    let mut billing = match row {
+        Some(row) => from_row(&row).map_err(db_error)?,
+        None => return Err(ApiError::not_found(B::NOUN)),
+    };
+    attach(conn, ws, std::slice::from_mut(&mut billing)).await?;
+    Ok(billing)
+}
+
+/// The stored apportionment of a record, as items.
+pub async fn stored_allocations(conn: &mut AnyConnection, ws: &Membership, owner_id: &str) -> Result<Vec<Allocation>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT classification_center_id, percentage_bp, amount_cents FROM allocations
+          WHERE workspace_id = $1 AND owner_type = 'billing' AND owner_id = $2 ORDER BY position",
+    )
+    .bind(&ws.workspace_id)
+    .bind(owner_id)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    rows.iter()
+        .map(|r| {
+            let bp: Option<i64> = r.try_get(1)?;
+            let cents: Option<i64> = r.try_get(2)?;
+            Ok(Allocation { center_id: r.try_get(0)?, percentage_bp: bp, amount: cents.map(Cents), effective: Cents(cents.unwrap_or(0)) })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .map_err(db_error)
+}
+
+/// Checked tax charges: `(tax_id, cents, withholding)`.
+pub async fn requested_taxes(conn: &mut AnyConnection, ws: &Membership, items: &[TaxChargeInput]) -> Result<Vec<(String, Cents, bool)>, ApiError> {
+    let mut out: Vec<(String, Cents, bool)> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("tax_charges[{i}]");
+        let tax_id = body_id(&format!("{field}.tax_id"), &item.tax_id)?;
+        if out.iter().any(|(t, _, _)| *t == tax_id) {
+            return Err(invalid(&field, "duplicate_tax", "A tax appears twice in tax_charges"));
+        }
+        let found = sqlx::query("SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2")
+            .bind(&ws.workspace_id)
+            .bind(&tax_id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        if found.is_none() {
+            return Err(unprocessable(&format!("{field}.tax_id"), "invalid_reference", "Tax not found in this workspace"));
+        }
+        out.push((tax_id, item.amount.cents(), item.withholding.unwrap_or(true)));
+    }
+    Ok(out)
+}
+
+pub async fn replace_taxes(conn: &mut AnyConnection, ws: &Membership, billing_id: &str, taxes: &[(String, Cents, bool)]) -> Result<(), ApiError> {
+    sqlx::query("DELETE FROM billing_tax_charges WHERE workspace_id = $1 AND billing_id = $2")
+        .bind(&ws.workspace_id)
+        .bind(billing_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    for (tax_id, amount, withholding) in taxes {
+        sqlx::query("INSERT INTO billing_tax_charges (billing_id, workspace_id, tax_id, amount_cents, withholding) VALUES ($1, $2, $3, $4, $5)")
+            .bind(billing_id)
+            .bind(&ws.workspace_id)
+            .bind(tax_id)
+            .bind(amount.0)
+            .bind(*withholding as i64)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! The status operations of a bill — settle, cancel, reopen — and the checks on the
+//! status machine ([`BillStatus::allows`]). Settling writes the bill's one auto-created
+//! ledger transaction in the same database transaction; reopening removes it.
+
+use serde_json::json;
+use sqlx::AnyConnection;
+
+use super::rows::{find, stored_allocations};
+use super::wire::{Billing, SettleRequest};
+use super::BillKind;
+use crate::domain::apportionment::spread;
+use crate::domain::bills::{BillStatus, Transition};
+use crate::domain::money::Cents;
+use crate::domain::roles::Access;
+use crate::error::{ApiError, ErrorCode};
+use crate::ops::common::{audit_write, unprocessable};
+use crate::ops::ledger::{self, NewTransaction};
+use crate::ops::{apportionment, refs, OpContext};
+use crate::storage::db_error;
+use crate::storage::identity::Membership;
+
+fn invalid_transition(message: &str) -> ApiError {
+    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({"field": "status", "reason": "invalid_transition"}))
+}
+
+/// Whether a record in `status` can go through `transition` (422 `invalid_transition`
+/// otherwise). The operations check it on the row they lock; a confirmation checks it
+/// first, so the user is never asked to confirm what cannot happen.
+pub fn check_transition(status: BillStatus, transition: Transition) -> Result<(), ApiError> {
+    status.allows(transition).map_err(invalid_transition)
+}
+
+/// A record that may still change: pending.
+pub fn check_open(current: &Billing) -> Result<(), ApiError> {
+    if !current.status.is_open() {
+        return Err(refused_change());
+    }
+    Ok(())
+}
+
+/// A settled or cancelled record is changed only after a reopen.
+pub fn refused_change() -> ApiError {
+    invalid_transition("A settled or cancelled record cannot be changed; reopen it first")
+}
+
+/// The account a settlement moves money in: the one the request names, else the
+/// record's own (422 `account_required` when neither names one).
+pub fn settlement_account<'a>(requested: Option<&'a str>, on_record: Option<&'a str>) -> Result<&'a str, ApiError> {
+    requested
+        .or(on_record)
+        .ok_or_else(|| unprocessable("financial_account_id", "account_required", "Settling needs financial_account_id (the account the money moved in)"))
+}
+
+pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: SettleRequest) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let current = find::<B>(conn, ws, id).await?;
+    let interest = input.interest_amount.map(|a| a.cents());
+    let discount = input.discount_amount.map(|a| a.cents());
+    let ticket = input.ticket_amount.map(|a| ledger::positive("ticket_amount", a)).transpose()?;
+    check_transition(current.status, Transition::Settle)?;
+    let payment_date = input.payment_date.to_string();
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "due_date", &current.due_date)?;
+    refs::check_period(&company, "payment_date", &payment_date)?;
+    let account_id = settlement_account(input.financial_account_id.as_deref(), current.financial_account_id.as_deref())?;
+    let account = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
+    let nominal = Cents::nominal(current.amount, interest, discount);
+    let ticket = match ticket {
+        Some(t) => t,
+        None if nominal.0 > 0 => nominal,
+        None => return Err(unprocessable("discount_amount", "invalid_amount", "The discount leaves nothing to settle")),
+    };
+    // Conditional on the status: a concurrent settle finds nothing to change.
+    let done = sqlx::query(
+        "UPDATE billings SET status = $1, payment_date = $2, financial_account_id = $3, interest_cents = $4, discount_cents = $5,
+                ticket_cents = $6, updated_at = $7, updated_via = $8, updated_by = $9
+          WHERE workspace_id = $10 AND kind = $11 AND id = $12 AND status = $13",
+    )
+    .bind(BillStatus::after::<B>(Transition::Settle).as_str())
+    .bind(&payment_date)
+    .bind(&account)
+    .bind(interest.map(|c| c.0))
+    .bind(discount.map(|c| c.0))
+    .bind(ticket.0)
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(B::KIND)
+    .bind(&current.id)
+    .bind(BillStatus::Pending.as_str())
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    if done.rows_affected() != 1 {
+        return Err(invalid_transition("Only a pending record can be settled"));
+    }
+    let transaction = NewTransaction {
+        company_id: company.id.clone(),
+        account_id: account,
+        description: current.description.clone(),
+        amount: ticket,
+        occurred_at: payment_date,
+        competence_date: Some(current.competence_date.clone()),
+        polarity: Some(B::POLARITY),
+        category_id: current.category_id.clone(),
+        person_id: current.person_id.clone(),
+        payment_method_kind: current.payment_method_kind.clone(),
+        document: current.document.clone(),
+        document_date: current.document_date.clone(),
+        notes: current.notes.clone(),
+        classified: current.category_id.is_some(),
+        is_pending: false,
+        auto_created: true,
+        billing_id: Some(current.id.clone()),
+        ..NewTransaction::default()
+    };
+    let transaction_id = ledger::insert(ctx, conn, ws, &transaction).await?;
+    let allocations = stored_allocations(conn, ws, &current.id).await?;
+    if !allocations.is_empty() {
+        let copied = spread(&allocations, current.amount, &[ticket], false).pop().unwrap_or_default();
+        apportionment::replace(conn, ws, "transaction", &transaction_id, &copied).await?;
+    }
+    sqlx::query("UPDATE billings SET transaction_id = $1 WHERE workspace_id = $2 AND id = $3")
+        .bind(&transaction_id)
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    audit_write(ctx, conn, ws, &format!("{}.settle", B::PLURAL), B::KIND, &current.id).await?;
+    audit_write(ctx, conn, ws, "transactions.create", "transaction", &transaction_id).await?;
+    find::<B>(conn, ws, &current.id).await
+}
+
+pub async fn cancel<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let current = find::<B>(conn, ws, id).await?;
+    check_transition(current.status, Transition::Cancel)?;
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "due_date", &current.due_date)?;
+    transition::<B>(ctx, conn, ws, &current, Transition::Cancel).await?;
+    audit_write(ctx, conn, ws, &format!("{}.cancel", B::PLURAL), B::KIND, &current.id).await?;
+    find::<B>(conn, ws, &current.id).await
+}
+
+pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let current = find::<B>(conn, ws, id).await?;
+    check_transition(current.status, Transition::Reopen)?;
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "due_date", &current.due_date)?;
+    if let Some(paid) = &current.payment_date {
+        refs::check_period(&company, "payment_date", paid)?;
+    }
+    transition::<B>(ctx, conn, ws, &current, Transition::Reopen).await?;
+    if current.status.is_settled() {
+        if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
+            if let Some(tx) = &current.transaction_id {
+                audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
+            }
+        }
+        sqlx::query(
+            "UPDATE billings SET payment_date = NULL, interest_cents = NULL, discount_cents = NULL, ticket_cents = NULL,
+                    transaction_id = NULL WHERE workspace_id = $1 AND id = $2",
+        )
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    }
+    audit_write(ctx, conn, ws, &format!("{}.reopen", B::PLURAL), B::KIND, &current.id).await?;
+    find::<B>(conn, ws, &current.id).await
+}
+
+/// Moves a record from its status through `transition`, conditionally: a concurrent
+/// change makes it an invalid transition instead of a double one.
+async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, current: &Billing, transition: Transition) -> Result<(), ApiError> {
+    let done = sqlx::query(
+        "UPDATE billings SET status = $1, updated_at = $2, updated_via = $3, updated_by = $4
+          WHERE workspace_id = $5 AND kind = $6 AND id = $7 AND status = $8",
+    )
+    .bind(BillStatus::after::<B>(transition).as_str())
+    .bind(crate::clock::now_rfc3339())
+    .bind(ctx.channel.as_str())
+    .bind(&ctx.identity.user_id)
+    .bind(&ws.workspace_id)
+    .bind(B::KIND)
+    .bind(&current.id)
+    .bind(current.status.as_str())
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    if done.rows_affected() != 1 {
+        return Err(invalid_transition("The record changed status meanwhile"));
+    }
+    Ok(())
+}

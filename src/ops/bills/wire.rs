@@ -1,0 +1,258 @@
+//! The request and response types of `/v1/payables` and `/v1/receivables`: they
+//! generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain types
+//! of their fields ([`Amount`], [`Date`], [`PaymentMethod`]), refuse bad input.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::bills::{BillStatus, BillType, RecurrencePeriod};
+use crate::domain::dates::Date;
+use crate::domain::money::{Amount, Cents};
+use crate::domain::payment::PaymentMethod;
+use crate::ops::apportionment::{AllocationInput, AllocationView};
+use crate::ops::validate::nullable;
+
+/// One withholding-tax charge of a bill in a request.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxChargeInput {
+    pub tax_id: String,
+    pub amount: Amount,
+    /// Default true: deducted from the bill (false: informational).
+    #[serde(default)]
+    pub withholding: Option<bool>,
+}
+
+/// A tax charge as read back.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TaxCharge {
+    pub tax_id: String,
+    pub tax_name: String,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub withholding: bool,
+}
+
+/// `POST /v1/payables`, `POST /v1/receivables`. Amounts are strings with 2 decimals
+/// (`"1500.00"`), dates `YYYY-MM-DD`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BillingCreate {
+    pub company_id: String,
+    #[schemars(length(min = 1, max = 500))]
+    pub description: String,
+    /// Amount in BRL (> 0), e.g. "1500.00". For installments: the series total.
+    pub amount: Amount,
+    pub due_date: Date,
+    /// Defaults to the due date.
+    #[serde(default)]
+    pub competence_date: Option<Date>,
+    /// normal (default), recurring (needs recurrence_period; 12 occurrences) or
+    /// installment (needs total_installments 2–120).
+    #[serde(default, rename = "type")]
+    pub billing_type: Option<BillType>,
+    #[serde(default)]
+    pub recurrence_period: Option<RecurrencePeriod>,
+    #[serde(default)]
+    pub total_installments: Option<i64>,
+    /// The supplier (payable) or customer (receivable): person_id or person_name is required.
+    #[serde(default)]
+    pub person_id: Option<String>,
+    /// Finds or creates the person by name (exclusive with person_id).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub person_name: Option<String>,
+    #[serde(default)]
+    pub category_id: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub category_name: Option<String>,
+    /// Shorthand for a single 100 % apportionment (exclusive with classification_centers).
+    #[serde(default)]
+    pub classification_center_id: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub classification_center_name: Option<String>,
+    /// Apportionment: percentage and/or amount per center, adding up to the amount.
+    #[serde(default)]
+    pub classification_centers: Option<Vec<AllocationInput>>,
+    /// Settlement account (same company).
+    #[serde(default)]
+    pub financial_account_id: Option<String>,
+    /// Forecast account (same company).
+    #[serde(default)]
+    pub expected_account_id: Option<String>,
+    #[serde(default)]
+    pub payment_method_kind: Option<PaymentMethod>,
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub document: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub document_number: Option<String>,
+    #[serde(default)]
+    pub document_date: Option<Date>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+    /// Withholding taxes (replace-all; on a series, attached to the first record).
+    #[serde(default)]
+    pub tax_charges: Option<Vec<TaxChargeInput>>,
+}
+
+/// `PATCH /v1/{payables|receivables}/{id}`: only the fields sent change; `null` clears
+/// an optional field. The status, the payment date and the settlement amounts are not
+/// fields of this request: they move only through settle, cancel and reopen.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BillingUpdate {
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 500))]
+    pub description: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "Amount")]
+    pub amount: Option<Amount>,
+    #[serde(default)]
+    #[schemars(with = "Date")]
+    pub due_date: Option<Date>,
+    #[serde(default)]
+    #[schemars(with = "Date")]
+    pub competence_date: Option<Date>,
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub person_id: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 255))]
+    pub person_name: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub category_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 255))]
+    pub category_name: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub classification_center_id: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 255))]
+    pub classification_center_name: Option<String>,
+    /// Replace-all: the full set; `[]` clears it.
+    #[serde(default)]
+    #[schemars(with = "Vec<AllocationInput>")]
+    pub classification_centers: Option<Vec<AllocationInput>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub financial_account_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub expected_account_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<PaymentMethod>")]
+    pub payment_method_kind: Option<Option<PaymentMethod>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 100))]
+    pub document: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 100))]
+    pub document_number: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<Date>")]
+    pub document_date: Option<Option<Date>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 2000))]
+    pub notes: Option<Option<String>>,
+    /// Replace-all: the full set; `[]` clears it.
+    #[serde(default)]
+    #[schemars(with = "Vec<TaxChargeInput>")]
+    pub tax_charges: Option<Vec<TaxChargeInput>>,
+}
+
+/// `POST /v1/{payables|receivables}/{id}/settle`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettleRequest {
+    /// The day the money moved.
+    pub payment_date: Date,
+    /// The account the money moved in (same company); required unless the record has one.
+    #[serde(default)]
+    pub financial_account_id: Option<String>,
+    #[serde(default)]
+    pub interest_amount: Option<Amount>,
+    #[serde(default)]
+    pub discount_amount: Option<Amount>,
+    /// What actually moved; defaults to the nominal amount (amount + interest − discount).
+    #[serde(default)]
+    pub ticket_amount: Option<Amount>,
+}
+
+/// The body of cancel and reopen: empty, or `{}`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmptyRequest {}
+
+/// A payable or receivable as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Billing {
+    pub id: String,
+    pub company_id: String,
+    pub description: String,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    #[schemars(with = "Option<String>")]
+    pub interest_amount: Option<Cents>,
+    #[schemars(with = "Option<String>")]
+    pub discount_amount: Option<Cents>,
+    #[schemars(with = "Option<String>")]
+    pub ticket_amount: Option<Cents>,
+    /// amount + interest − discount (computed).
+    #[schemars(with = "String")]
+    pub nominal_amount: Cents,
+    pub due_date: String,
+    pub payment_date: Option<String>,
+    pub competence_date: String,
+    #[serde(rename = "type")]
+    pub billing_type: String,
+    /// pending | paid | cancelled (payables); pending | received | cancelled (receivables).
+    #[schemars(with = "String")]
+    pub status: BillStatus,
+    pub recurrence_period: Option<String>,
+    pub person_id: Option<String>,
+    pub person_name: Option<String>,
+    pub category_id: Option<String>,
+    pub category_name: Option<String>,
+    /// The first center of the apportionment.
+    pub classification_center_id: Option<String>,
+    pub classification_center_name: Option<String>,
+    pub classification_center_allocations: Vec<AllocationView>,
+    pub financial_account_id: Option<String>,
+    pub expected_account_id: Option<String>,
+    pub payment_method_kind: Option<String>,
+    pub document: Option<String>,
+    pub document_number: Option<String>,
+    pub document_date: Option<String>,
+    pub installment_number: Option<i64>,
+    pub total_installments: Option<i64>,
+    /// The total of the series (sum of the amounts sharing this group_id).
+    #[schemars(with = "Option<String>")]
+    pub parcels_amount: Option<Cents>,
+    pub group_id: Option<String>,
+    /// The settlement transaction.
+    pub transaction_id: Option<String>,
+    pub notes: Option<String>,
+    pub tax_charges: Vec<TaxCharge>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+/// The answer of a create: the first record, plus the ids of the whole series in order
+/// (one id for a normal record).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BillingCreated {
+    #[serde(flatten)]
+    pub billing: Billing,
+    pub series: Vec<String>,
+}

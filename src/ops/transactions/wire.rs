@@ -1,0 +1,244 @@
+//! The request and response types of `/v1/financial-transactions` and `/v1/transfers`:
+//! they generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain
+//! types of their fields ([`Amount`], [`Date`], [`LedgerMethod`]), refuse bad input.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::dates::Date;
+use crate::domain::money::{Amount, Cents};
+use crate::domain::payment::LedgerMethod;
+use crate::ops::apportionment::{AllocationInput, AllocationView};
+use crate::ops::refs::Polarity;
+use crate::ops::validate::nullable;
+
+/// Direction of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TransactionType {
+    Debit,
+    Credit,
+}
+
+impl TransactionType {
+    pub fn polarity(self) -> Polarity {
+        match self {
+            TransactionType::Debit => Polarity::Debit,
+            TransactionType::Credit => Polarity::Credit,
+        }
+    }
+}
+
+/// `POST /v1/financial-transactions`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransactionCreate {
+    pub company_id: String,
+    /// An account of the same company.
+    pub financial_account_id: String,
+    #[schemars(length(min = 1, max = 500))]
+    pub description: String,
+    /// Positive; the direction is `transaction_type`.
+    pub amount: Amount,
+    /// When it hit the account, YYYY-MM-DD.
+    pub occurred_at: Date,
+    #[serde(rename = "type")]
+    pub transaction_type: TransactionType,
+    /// Raw bank statement text.
+    #[serde(default)]
+    #[schemars(length(max = 500))]
+    pub bank_description: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub document: Option<String>,
+    #[serde(default)]
+    pub document_date: Option<Date>,
+    #[serde(default)]
+    pub competence_date: Option<Date>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub payment_method_kind: Option<LedgerMethod>,
+    #[serde(default)]
+    pub classified: Option<bool>,
+    /// true = forecast, excluded from balances and aggregates (default false).
+    #[serde(default)]
+    pub is_pending: Option<bool>,
+    #[serde(default)]
+    pub category_id: Option<String>,
+    /// Find or create a root category of this name with the transaction's type.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub category_name: Option<String>,
+    #[serde(default)]
+    pub person_id: Option<String>,
+    /// Find or create a person of this name (supplier for debit, customer for credit).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub person_name: Option<String>,
+    /// A single classification center taking 100 % of the amount.
+    #[serde(default)]
+    pub classification_center_id: Option<String>,
+    /// Find or create a center of this name (cost for debit, revenue for credit).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub classification_center_name: Option<String>,
+    /// Apportionment across centers (exclusive with the single center).
+    #[serde(default)]
+    pub classification_centers: Option<Vec<AllocationInput>>,
+}
+
+/// `PATCH /v1/financial-transactions/{id}`: only the fields sent change; `null` clears
+/// an optional field. Company, account, `auto_created` and `transfer_id` cannot change.
+/// `classification_centers` replaces the whole apportionment (`[]` clears it).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransactionUpdate {
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 500))]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub amount: Option<Amount>,
+    #[serde(default)]
+    pub occurred_at: Option<Date>,
+    #[serde(default, rename = "type")]
+    pub transaction_type: Option<TransactionType>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 500))]
+    pub bank_description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 100))]
+    pub document: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<Date>")]
+    pub document_date: Option<Option<Date>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<Date>")]
+    pub competence_date: Option<Option<Date>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", length(max = 2000))]
+    pub notes: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<LedgerMethod>")]
+    pub payment_method_kind: Option<Option<LedgerMethod>>,
+    #[serde(default)]
+    pub classified: Option<bool>,
+    #[serde(default)]
+    pub is_pending: Option<bool>,
+    /// `null` clears the category.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub category_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub category_name: Option<String>,
+    /// `null` clears the person.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub person_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub person_name: Option<String>,
+    /// A single center for 100 %; `null` clears the apportionment.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub classification_center_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 255))]
+    pub classification_center_name: Option<String>,
+    #[serde(default)]
+    pub classification_centers: Option<Vec<AllocationInput>>,
+}
+
+/// A transaction as `/v1` returns it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Transaction {
+    pub id: String,
+    pub company_id: String,
+    pub financial_account_id: String,
+    pub description: String,
+    pub bank_description: Option<String>,
+    pub document: Option<String>,
+    pub document_date: Option<String>,
+    /// Positive, e.g. "1500.00"; the direction is `type`.
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub occurred_at: String,
+    pub competence_date: Option<String>,
+    #[serde(rename = "type")]
+    pub transaction_type: String,
+    pub category_id: Option<String>,
+    pub person_id: Option<String>,
+    /// The first center of the apportionment.
+    pub classification_center_id: Option<String>,
+    pub classification_center_allocations: Vec<AllocationView>,
+    pub payment_method_kind: Option<String>,
+    pub classified: bool,
+    pub is_pending: bool,
+    pub notes: Option<String>,
+    /// Created by the server (settlement, balance adjustment): cannot be deleted.
+    pub auto_created: bool,
+    /// Set on both legs of a transfer.
+    pub transfer_id: Option<String>,
+    /// The payable or receivable whose settlement created it.
+    pub billing_id: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+/// `GET /v1/financial-transactions/aggregates`: realised (non-pending) rows only.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Aggregates {
+    pub count: i64,
+    #[schemars(with = "String")]
+    pub credit: Cents,
+    #[schemars(with = "String")]
+    pub debit: Cents,
+    /// credit − debit, signed.
+    #[schemars(with = "String")]
+    pub net: Cents,
+}
+
+/// `POST /v1/transfers`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransferCreate {
+    /// Debited account.
+    pub from_account_id: String,
+    /// Credited account (another one; may belong to another company of the workspace).
+    pub to_account_id: String,
+    pub amount: Amount,
+    pub occurred_at: Date,
+    #[schemars(length(min = 1, max = 500))]
+    pub description: String,
+    #[serde(default)]
+    pub competence_date: Option<Date>,
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub is_pending: Option<bool>,
+}
+
+/// A transfer: a debit leg and a credit leg sharing `transfer_id`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Transfer {
+    pub transfer_id: String,
+    pub from_account_id: String,
+    pub to_account_id: String,
+    pub from_transaction_id: String,
+    pub to_transaction_id: String,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub occurred_at: String,
+    pub competence_date: Option<String>,
+    pub description: String,
+    pub notes: Option<String>,
+    pub is_pending: bool,
+}
+
