@@ -45,9 +45,8 @@ use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
 use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
 use super::ledger::{self, NewTransaction};
 use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
 use super::refs::{self, CompanyRef, Polarity};
-use super::validate::{nullable, schema_of};
+use super::validate::nullable;
 use super::{OpContext, Page};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
@@ -447,29 +446,6 @@ pub fn aggregates_schema(settled: &str) -> Value {
         "required": ["count", "total", "pending", settled, "overdue_count"],
     })
 }
-
-macro_rules! billing_docs {
-    ($(($k:literal, $read:literal, $write:literal, $settled:literal)),*) => {
-        &[$(
-            Operation { method: "get", path: concat!("/v1/", $k), id: concat!($k, "_list"), summary: concat!("List ", $k), scope: $read, request: None, success: 200, response: Some(|| page_of(schema_of::<Billing>())) },
-            Operation { method: "post", path: concat!("/v1/", $k), id: concat!($k, "_create"), summary: concat!("Create ", $k, " (one, or a series of installments or recurrences)"), scope: $write, request: Some(schema_of::<BillingCreate>), success: 201, response: Some(schema_of::<BillingCreated>) },
-            Operation { method: "get", path: concat!("/v1/", $k, "/aggregates"), id: concat!($k, "_aggregates"), summary: concat!("Totals of ", $k), scope: $read, request: None, success: 200, response: Some(|| aggregates_schema($settled)) },
-            Operation { method: "get", path: concat!("/v1/", $k, "/ids"), id: concat!($k, "_ids"), summary: concat!("Sweep the ids of ", $k), scope: $read, request: None, success: 200, response: Some(schema_of::<IdPage>) },
-            Operation { method: "get", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_get"), summary: concat!("Get one of the ", $k), scope: $read, request: None, success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "patch", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_update"), summary: concat!("Update one of the ", $k, " (never its status)"), scope: $write, request: Some(schema_of::<BillingUpdate>), success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "delete", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_delete"), summary: concat!("Delete one of the ", $k), scope: $write, request: None, success: 204, response: None },
-            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/settle"), id: concat!($k, "_settle"), summary: concat!("Settle one of the ", $k, " (creates its ledger transaction)"), scope: $write, request: Some(schema_of::<SettleRequest>), success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/cancel"), id: concat!($k, "_cancel"), summary: concat!("Cancel a pending one of the ", $k), scope: $write, request: None, success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/reopen"), id: concat!($k, "_reopen"), summary: concat!("Reopen one of the ", $k, " (removes its settlement transaction)"), scope: $write, request: None, success: 200, response: Some(schema_of::<Billing>) },
-        )*]
-    };
-}
-
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = billing_docs!(
-    ("payables", "finance.payables", "finance.payables.write", "paid"),
-    ("receivables", "finance.receivables", "finance.receivables.write", "received")
-);
 
 macro_rules! billing_list {
     ($name:ident, $scope:literal, $statuses:expr) => {

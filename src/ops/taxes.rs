@@ -12,10 +12,11 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, conflict_on_unique, invalid, page, path_id, unprocessable};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
-use super::validate::{nullable, schema_of};
+use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
+use super::crud::{self, Table};
+use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::resource::{records, Declaration, Op};
+use super::validate::nullable;
 use super::{OpContext, Page};
 use crate::domain::money::{Cents, MoneyError};
 use crate::domain::roles::{Access, Resource};
@@ -86,14 +87,21 @@ pub struct Tax {
     rate_bp: Option<i64>,
 }
 
-/// The `/v1/taxes` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/taxes", id: "taxes_list", summary: "List taxes", scope: "finance.taxes", request: None, success: 200, response: Some(|| page_of(schema_of::<Tax>())) },
-    Operation { method: "post", path: "/v1/taxes", id: "taxes_create", summary: "Create a tax", scope: "finance.taxes.write", request: Some(schema_of::<TaxCreate>), success: 201, response: Some(schema_of::<Tax>) },
-    Operation { method: "get", path: "/v1/taxes/{id}", id: "taxes_get", summary: "Get a tax", scope: "finance.taxes", request: None, success: 200, response: Some(schema_of::<Tax>) },
-    Operation { method: "patch", path: "/v1/taxes/{id}", id: "taxes_update", summary: "Update a tax", scope: "finance.taxes.write", request: Some(schema_of::<TaxUpdate>), success: 200, response: Some(schema_of::<Tax>) },
-    Operation { method: "delete", path: "/v1/taxes/{id}", id: "taxes_delete", summary: "Delete a tax (refused while billings charge it)", scope: "finance.taxes.write", request: None, success: 204, response: None },
-];
+records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
+    row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
+    label: |t| match &t.default_rate {
+        Some(rate) => format!("{} ({rate} %)", t.name),
+        None => t.name.clone(),
+    });
+
+/// The `/v1/taxes` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[
+    Op::list::<Taxes>("taxes_list", "List taxes"),
+    Op::create::<Taxes>("taxes_create", "Create a tax"),
+    Op::get::<Taxes>("taxes_get", "Get a tax"),
+    Op::update::<Taxes>("taxes_update", "Update a tax"),
+    Op::delete::<Taxes>("taxes_delete", "Delete a tax (refused while billings charge it)"),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "taxes",
@@ -109,27 +117,30 @@ pub static LIST: ListSpec = ListSpec {
     scope: None,
 };
 
-const COLUMNS: &str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
-    taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
+impl Table for Taxes {
+    const WHAT: &'static str = "Tax";
+    const COLUMNS: &'static str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
+        taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
 
-fn from_row(row: &AnyRow) -> Result<Tax, sqlx::Error> {
-    let rate: Option<i64> = row.try_get("default_rate_bp")?;
-    let withholding: i64 = row.try_get("default_withholding")?;
-    let active: i64 = row.try_get("active")?;
-    Ok(Tax {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        default_rate: rate.map(|bp| Cents(bp).to_string()),
-        default_withholding: withholding != 0,
-        active: active != 0,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-        rate_bp: rate,
-    })
+    fn from_row(row: &AnyRow) -> Result<Tax, sqlx::Error> {
+        let rate: Option<i64> = row.try_get("default_rate_bp")?;
+        let withholding: i64 = row.try_get("default_withholding")?;
+        let active: i64 = row.try_get("active")?;
+        Ok(Tax {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            default_rate: rate.map(|bp| Cents(bp).to_string()),
+            default_withholding: withholding != 0,
+            active: active != 0,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+            rate_bp: rate,
+        })
+    }
 }
 
 /// Parses a rate (`"1.50"`) to basis points (150), digit by digit: a malformed string
@@ -160,42 +171,15 @@ fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
 }
 
 pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Tax>, ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM taxes {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(
-        data,
-        &compiled,
-        &keys.state,
-        |t, field| match field {
-            "created_at" => json!(t.created_at),
-            "updated_at" => json!(t.updated_at),
-            _ => json!(t.name),
-        },
-        |t| t.id.clone(),
-    ))
+    crud::list::<Taxes>(ctx, conn, ws, request).await
 }
 
 async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
-    let id = path_id(id, "Tax")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM taxes WHERE taxes.workspace_id = $1 AND taxes.id = $2")))
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row).map_err(db_error),
-        None => Err(ApiError::not_found("Tax")),
-    }
+    crud::find::<Taxes>(conn, ws, id).await
 }
 
 pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Read)?;
-    find(conn, ws, id).await
+    crud::get::<Taxes>(ctx, conn, ws, id).await
 }
 
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {

@@ -6,71 +6,17 @@
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use super::accounts::Accounts;
-use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool, Deletable, Records, Writable};
+use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool};
 use super::{aggregates_schema, brl, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::money::Cents;
-use crate::domain::roles::{Access, Resource};
+use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, Describe, Handler, ToolCall, ToolSpec};
-use crate::ops::billings::{self, check_transition, Billing, BillingCreate, BillingCreated, BillingKind, BillingUpdate, SettleRequest, Transition};
-use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::accounts::Accounts;
+use crate::ops::billings::{self, check_transition, Billing, SettleRequest, Transition};
+use crate::ops::billings_ops::{Bills, Payables, Receivables};
+use crate::ops::resource::Records;
 use crate::ops::validate::{parse, schema_of};
-use crate::ops::{OpContext, Page};
-use crate::storage::identity::Membership;
-
-/// Payables (`false`) or receivables (`true`).
-pub struct Bills<const RECEIVABLE: bool>;
-
-pub type Payables = Bills<false>;
-pub type Receivables = Bills<true>;
-
-impl<const R: bool> Bills<R> {
-    const KIND: BillingKind = if R { BillingKind::Receivable } else { BillingKind::Payable };
-}
-
-impl<const R: bool> Records for Bills<R> {
-    const RESOURCE: Resource = if R { Resource::Receivables } else { Resource::Payables };
-    const COLLECTION: &'static str = if R { "/v1/receivables" } else { "/v1/payables" };
-    const NOUN: &'static str = if R { "receivable" } else { "payable" };
-    type Row = Billing;
-    type Record = Billing;
-    fn spec() -> &'static ListSpec {
-        Self::KIND.list_spec()
-    }
-    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
-        billings::list(ctx, conn, ws, Self::KIND, request).await
-    }
-    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
-        billings::get(ctx, conn, ws, Self::KIND, id).await
-    }
-    fn label(bill: &Billing) -> String {
-        let counterparty = match (&bill.person_name, R) {
-            (Some(name), false) => format!(" to {name}"),
-            (Some(name), true) => format!(" from {name}"),
-            (None, _) => String::new(),
-        };
-        format!("“{}”{counterparty} ({}, due {})", bill.description, brl(&bill.amount), bill.due_date)
-    }
-}
-
-impl<const R: bool> Writable for Bills<R> {
-    type Create = BillingCreate;
-    type Created = BillingCreated;
-    type Update = BillingUpdate;
-    async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
-        billings::create(ctx, conn, ws, Self::KIND, input).await
-    }
-    async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
-        billings::update(ctx, conn, ws, Self::KIND, id, input).await
-    }
-}
-
-impl<const R: bool> Deletable for Bills<R> {
-    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        billings::delete(ctx, conn, ws, Self::KIND, id).await
-    }
-}
 
 fn aggregates_output<const R: bool>() -> Value {
     billings::aggregates_schema(Bills::<R>::KIND.settled())

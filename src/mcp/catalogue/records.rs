@@ -1,58 +1,21 @@
 //! The record tools every resource shares — list, get, create, update, delete — written
-//! once, generic over the resource's operations. A resource module implements
-//! [`Records`] (and [`Writable`] / [`Deletable`]) by naming its `/v1` operations and
-//! request types; its catalogue rows are built by [`list_tool`], [`get_tool`],
-//! [`create_tool`], [`update_tool`] and [`delete_tool`], which carry the permission,
-//! annotations, schemas, handler and confirmation message of each shape.
+//! once, generic over the resource's operations ([`Records`], [`Writable`],
+//! [`Deletable`], declared with the resource in `ops`); its catalogue rows are built by
+//! [`list_tool`], [`get_tool`], [`create_tool`], [`update_tool`] and [`delete_tool`],
+//! which carry the permission, annotations, schemas, handler and confirmation message
+//! of each shape.
 
-use std::future::Future;
-
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::AnyConnection;
 
 use super::{get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE};
-use crate::domain::roles::{Access, Resource};
+use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
-use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::openapi::page_of;
+use crate::ops::resource::{Deletable, Records, Writable};
 use crate::ops::validate::{parse, schema_of};
-use crate::ops::{OpContext, Page};
-use crate::storage::identity::Membership;
-
-/// A resource's read operations.
-pub trait Records: 'static {
-    const RESOURCE: Resource;
-    /// The `/v1` collection (routes and the idempotency key's fingerprint).
-    const COLLECTION: &'static str;
-    /// What a confirmation calls one record: "payable", "person", …
-    const NOUN: &'static str;
-    type Row: Serialize + JsonSchema;
-    type Record: Serialize + JsonSchema;
-    fn spec() -> &'static ListSpec;
-    fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
-    fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
-    /// The record in the user's terms, for a confirmation ("“Aluguel” to Imobiliária
-    /// Centro, R$ 4.500,00 due 2026-11-10").
-    fn label(record: &Self::Record) -> String;
-}
-
-/// A resource's create and update operations.
-pub trait Writable: Records {
-    type Create: DeserializeOwned + JsonSchema + Send;
-    type Created: Serialize + JsonSchema;
-    type Update: DeserializeOwned + JsonSchema + Send;
-    fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: Self::Create) -> impl Future<Output = Result<Self::Created, ApiError>> + Send;
-    fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: Self::Update) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
-}
-
-/// A resource's delete operation.
-pub trait Deletable: Records {
-    fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> impl Future<Output = Result<(), ApiError>> + Send;
-}
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|_| ApiError::internal())
@@ -84,7 +47,7 @@ pub async fn label_of<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &
 }
 
 fn list_input<R: Records>() -> Value {
-    list_schema(R::spec())
+    list_schema(R::LIST)
 }
 
 fn list_output<R: Records>() -> Value {
@@ -243,80 +206,3 @@ pub const fn delete_tool<R: Deletable>(name: &'static str, title: &'static str, 
         describe: Some(describe_delete::<R>),
     }
 }
-
-/// Implements [`Records`], [`Writable`] and [`Deletable`] for a resource whose `/v1`
-/// operations have the common signatures (`module::{list, get, create, update, delete}`).
-macro_rules! records {
-    (
-        $ty:ident, $module:ident, $resource:expr, $collection:literal, $noun:literal,
-        row: $row:ty, record: $record:ty, create: $create:ty, created: $created:ty, update: $update:ty,
-        label: |$r:ident| $label:expr
-    ) => {
-        pub struct $ty;
-
-        impl $crate::mcp::catalogue::records::Records for $ty {
-            const RESOURCE: $crate::domain::roles::Resource = $resource;
-            const COLLECTION: &'static str = $collection;
-            const NOUN: &'static str = $noun;
-            type Row = $row;
-            type Record = $record;
-            fn spec() -> &'static $crate::ops::list::ListSpec {
-                &$module::LIST
-            }
-            async fn list(
-                ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
-                ws: &$crate::storage::identity::Membership,
-                request: &$crate::ops::list::ListRequest,
-            ) -> Result<$crate::ops::Page<$row>, $crate::error::ApiError> {
-                $module::list(ctx, conn, ws, request).await
-            }
-            async fn get(
-                ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
-                ws: &$crate::storage::identity::Membership,
-                id: &str,
-            ) -> Result<$record, $crate::error::ApiError> {
-                $module::get(ctx, conn, ws, id).await
-            }
-            fn label($r: &$record) -> String {
-                $label
-            }
-        }
-
-        impl $crate::mcp::catalogue::records::Writable for $ty {
-            type Create = $create;
-            type Created = $created;
-            type Update = $update;
-            async fn create(
-                ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
-                ws: &$crate::storage::identity::Membership,
-                input: $create,
-            ) -> Result<$created, $crate::error::ApiError> {
-                $module::create(ctx, conn, ws, input).await
-            }
-            async fn update(
-                ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
-                ws: &$crate::storage::identity::Membership,
-                id: &str,
-                input: $update,
-            ) -> Result<$record, $crate::error::ApiError> {
-                $module::update(ctx, conn, ws, id, input).await
-            }
-        }
-
-        impl $crate::mcp::catalogue::records::Deletable for $ty {
-            async fn delete(
-                ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
-                ws: &$crate::storage::identity::Membership,
-                id: &str,
-            ) -> Result<(), $crate::error::ApiError> {
-                $module::delete(ctx, conn, ws, id).await
-            }
-        }
-    };
-}
-pub(crate) use records;

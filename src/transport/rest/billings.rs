@@ -1,5 +1,6 @@
-//! `/v1/payables` and `/v1/receivables` routes: the same handlers for both kinds (the
-//! const parameter says which), thin adapters onto `ops::billings`.
+//! `/v1/payables` and `/v1/receivables` routes: the record shapes of their declarations,
+//! and the same handlers of their own for both kinds (the const parameter says which),
+//! thin adapters onto `ops::billings`.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -7,11 +8,12 @@ use axum::routing::{get, post};
 use axum::Router;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, Query, QueryPairs, RecordId, RestBody};
+use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, records, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::ops::billings::{self, BillingKind};
-use crate::ops::list::ListRequest;
+use crate::ops::billings_ops::{self, Bills};
+use crate::ops::resource::Declaration;
 use crate::ops::rate_limit::Budget;
 use crate::ops::{idempotency, validate};
 
@@ -27,26 +29,21 @@ fn kind<const R: bool>() -> BillingKind {
 }
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/payables", get(list::<PAYABLE>).post(create::<PAYABLE>))
-        .route("/v1/payables/aggregates", get(aggregates::<PAYABLE>))
-        .route("/v1/payables/ids", get(ids::<PAYABLE>))
-        .route("/v1/payables/{id}", get(get_one::<PAYABLE>).patch(update::<PAYABLE>).delete(delete::<PAYABLE>))
-        .route("/v1/payables/{id}/settle", post(settle::<PAYABLE>))
-        .route("/v1/payables/{id}/cancel", post(cancel::<PAYABLE>))
-        .route("/v1/payables/{id}/reopen", post(reopen::<PAYABLE>))
-        .route("/v1/receivables", get(list::<RECEIVABLE>).post(create::<RECEIVABLE>))
-        .route("/v1/receivables/aggregates", get(aggregates::<RECEIVABLE>))
-        .route("/v1/receivables/ids", get(ids::<RECEIVABLE>))
-        .route("/v1/receivables/{id}", get(get_one::<RECEIVABLE>).patch(update::<RECEIVABLE>).delete(delete::<RECEIVABLE>))
-        .route("/v1/receivables/{id}/settle", post(settle::<RECEIVABLE>))
-        .route("/v1/receivables/{id}/cancel", post(cancel::<RECEIVABLE>))
-        .route("/v1/receivables/{id}/reopen", post(reopen::<RECEIVABLE>))
+    bills::<PAYABLE>(&billings_ops::PAYABLES).merge(bills::<RECEIVABLE>(&billings_ops::RECEIVABLES))
 }
 
-/// `GET /v1/{kind}`
-async fn list<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| billings::list(ctx, conn, ws, kind::<R>(), &ListRequest::from_query(&query)?).await).await
+/// The routes of one kind: the record shapes, and the sweep, the totals and the
+/// actions, whose operation ids are `{payables|receivables}_{action}`.
+fn bills<const R: bool>(declaration: &'static Declaration) -> Router<AppState> {
+    let own = [
+        ("aggregates", get(aggregates::<R>)),
+        ("ids", get(ids::<R>)),
+        ("settle", post(settle::<R>)),
+        ("cancel", post(cancel::<R>)),
+        ("reopen", post(reopen::<R>)),
+    ];
+    let collection = declaration.collection.trim_start_matches("/v1/");
+    records::routes::<Bills<R>>(declaration, own.into_iter().map(|(action, handler)| (format!("{collection}_{action}"), handler)).collect())
 }
 
 /// `GET /v1/{kind}/aggregates`
@@ -57,33 +54,6 @@ async fn aggregates<const R: bool>(State(state): State<AppState>, headers: Heade
 /// `GET /v1/{kind}/ids`
 async fn ids<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| billings::ids(ctx, conn, ws, kind::<R>(), &query).await).await
-}
-
-/// `GET /v1/{kind}/{id}`
-async fn get_one<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| billings::get(ctx, conn, ws, kind::<R>(), &id).await).await
-}
-
-/// `POST /v1/{kind}` (idempotent with a key)
-async fn create<const R: bool>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    let kind = kind::<R>();
-    door::create(&state, &headers, &query, kind.collection(), &body, async |ctx, conn, ws, input: billings::BillingCreate| {
-        billings::create(ctx, conn, ws, kind, input).await
-    })
-    .await
-}
-
-/// `PATCH /v1/{kind}/{id}`
-async fn update<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: billings::BillingUpdate| {
-        billings::update(ctx, conn, ws, kind::<R>(), &id, input).await
-    })
-    .await
-}
-
-/// `DELETE /v1/{kind}/{id}` → 204
-async fn delete<const R: bool>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| billings::delete(ctx, conn, ws, kind::<R>(), &id).await).await
 }
 
 #[derive(Clone, Copy)]
