@@ -12,7 +12,7 @@ use sqlx::AnyConnection;
 use super::{get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{Annotations, BoxFuture, Handler, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
 use crate::ops::resource::{Deletable, Records, Writable};
 use crate::ops::validate::{parse, schema_of};
@@ -127,82 +127,59 @@ fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut AnyCo
     })
 }
 
-/// `finance_<resource>_list`
-pub const fn list_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+/// What every record tool of `R` is: its texts, what it needs (on `R`'s resource), its
+/// route (under `R`'s collection), schemas and handler.
+struct Parts {
+    access: Access,
+    annotations: Annotations,
+    route: Option<Route>,
+    input_schema: fn() -> Value,
+    output_schema: fn() -> Value,
+    handler: Handler,
+}
+
+const fn tool<R: Records>(name: &'static str, title: &'static str, description: &'static str, parts: Parts) -> ToolSpec {
     ToolSpec {
         name,
         title,
         description,
-        permission: Some((R::RESOURCE, Access::Read)),
-        annotations: READ,
-        route: Route::get(R::COLLECTION, ""),
-        input_schema: list_input::<R>,
-        output_schema: Some(list_output::<R>),
-        handler: list::<R>,
+        permission: Some((R::RESOURCE, parts.access)),
+        annotations: parts.annotations,
+        route: parts.route,
+        input_schema: parts.input_schema,
+        output_schema: Some(parts.output_schema),
+        handler: parts.handler,
         describe: None,
     }
+}
+
+/// `finance_<resource>_list`
+pub const fn list_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+    let route = Route::get(R::COLLECTION, "");
+    tool::<R>(name, title, description, Parts { access: Access::Read, annotations: READ, route, input_schema: list_input::<R>, output_schema: list_output::<R>, handler: list::<R> })
 }
 
 /// `finance_<resource>_get`
 pub const fn get_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        title,
-        description,
-        permission: Some((R::RESOURCE, Access::Read)),
-        annotations: READ,
-        route: Route::get(R::COLLECTION, "/{id}"),
-        input_schema: get_schema,
-        output_schema: Some(get_output::<R>),
-        handler: get::<R>,
-        describe: None,
-    }
+    let route = Route::get(R::COLLECTION, "/{id}");
+    tool::<R>(name, title, description, Parts { access: Access::Read, annotations: READ, route, input_schema: get_schema, output_schema: get_output::<R>, handler: get::<R> })
 }
 
 /// `finance_<resource>_create` (idempotent with a key)
 pub const fn create_tool<R: Writable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        title,
-        description,
-        permission: Some((R::RESOURCE, Access::Write)),
-        annotations: CREATE,
-        route: Route::post(R::COLLECTION, ""),
-        input_schema: create_input::<R>,
-        output_schema: Some(created_output::<R>),
-        handler: create::<R>,
-        describe: None,
-    }
+    let route = Route::post(R::COLLECTION, "");
+    tool::<R>(name, title, description, Parts { access: Access::Write, annotations: CREATE, route, input_schema: create_input::<R>, output_schema: created_output::<R>, handler: create::<R> })
 }
 
 /// `finance_<resource>_update`
 pub const fn update_tool<R: Writable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        title,
-        description,
-        permission: Some((R::RESOURCE, Access::Write)),
-        annotations: UPDATE,
-        route: Route::patch(R::COLLECTION, "/{id}"),
-        input_schema: update_input::<R>,
-        output_schema: Some(record_output::<R>),
-        handler: update::<R>,
-        describe: None,
-    }
+    let route = Route::patch(R::COLLECTION, "/{id}");
+    tool::<R>(name, title, description, Parts { access: Access::Write, annotations: UPDATE, route, input_schema: update_input::<R>, output_schema: record_output::<R>, handler: update::<R> })
 }
 
 /// `finance_<resource>_delete` (destructive: confirmed by the user)
 pub const fn delete_tool<R: Deletable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        title,
-        description,
-        permission: Some((R::RESOURCE, Access::Delete)),
-        annotations: DESTRUCTIVE,
-        route: Route::delete(R::COLLECTION, "/{id}"),
-        input_schema: id_schema,
-        output_schema: Some(deleted_schema),
-        handler: delete::<R>,
-        describe: Some(describe_delete::<R>),
-    }
+    let route = Route::delete(R::COLLECTION, "/{id}");
+    let parts = Parts { access: Access::Delete, annotations: DESTRUCTIVE, route, input_schema: id_schema, output_schema: deleted_schema, handler: delete::<R> };
+    ToolSpec { describe: Some(describe_delete::<R>), ..tool::<R>(name, title, description, parts) }
 }
