@@ -4,7 +4,7 @@
 
 use axum::extract::State;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
@@ -38,9 +38,9 @@ fn bills<const R: bool>(declaration: &'static Declaration) -> Router<AppState> {
     let own = [
         ("aggregates", get(aggregates::<R>)),
         ("ids", get(ids::<R>)),
-        ("settle", post(settle::<R>)),
-        ("cancel", post(cancel::<R>)),
-        ("reopen", post(reopen::<R>)),
+        ("settle", act::<R>(Action::Settle)),
+        ("cancel", act::<R>(Action::Cancel)),
+        ("reopen", act::<R>(Action::Reopen)),
     ];
     let collection = declaration.collection.trim_start_matches("/v1/");
     records::routes::<Bills<R>>(declaration, own.into_iter().map(|(action, handler)| (format!("{collection}_{action}"), handler)).collect())
@@ -99,9 +99,16 @@ fn action_answer(stored: &idempotency::Stored, replayed: bool) -> Response {
     answer
 }
 
-/// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`: one transaction, idempotent with a
-/// key (a retried settle never moves money twice).
-async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, kind: BillingKind, action: Action) -> Response {
+/// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`
+fn act<const R: bool>(action: Action) -> MethodRouter<AppState> {
+    post(move |State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody| {
+        run(state, headers, id, query, body, kind::<R>(), action)
+    })
+}
+
+/// An action: one transaction, idempotent with a key (a retried settle never moves
+/// money twice).
+async fn run(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, kind: BillingKind, action: Action) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Write).await {
         Ok(c) => c,
         Err(answer) => return answer,
@@ -130,37 +137,4 @@ async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(Str
         Ok((stored, replayed)) => action_answer(&stored, replayed),
         Err(e) => error_response(&e),
     }
-}
-
-/// `POST /v1/{kind}/{id}/settle`
-async fn settle<const R: bool>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    action(state, headers, id, query, body, kind::<R>(), Action::Settle).await
-}
-
-/// `POST /v1/{kind}/{id}/cancel`
-async fn cancel<const R: bool>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    action(state, headers, id, query, body, kind::<R>(), Action::Cancel).await
-}
-
-/// `POST /v1/{kind}/{id}/reopen`
-async fn reopen<const R: bool>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    action(state, headers, id, query, body, kind::<R>(), Action::Reopen).await
 }
