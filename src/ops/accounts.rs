@@ -18,11 +18,11 @@ use sqlx::{AnyConnection, Row};
 use super::common::{audit_write, body_id, check_date, invalid, path_id};
 use super::crud::{self, Table};
 use super::ledger::{self, NewTransaction};
-use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::list::{Field, Kind, ListSpec};
 use super::resource::{records, Declaration, Op};
 use super::refs::{self, Polarity};
 use super::validate::{nullable, schema_of};
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -194,6 +194,7 @@ pub struct Usage {
 
 records!(Accounts, self, Resource::Accounts, "/v1/financial-accounts", "account",
     row: Account, record: AccountDetail, create: AccountCreate, created: AccountDetail, update: AccountUpdate,
+    list: crud::list::<Accounts>, get: get,
     label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
 
 /// The `/v1/financial-accounts` operations.
@@ -279,10 +280,6 @@ fn trimmed(value: Option<&str>) -> Option<String> {
     value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Account>, ApiError> {
-    crud::list::<Accounts>(ctx, conn, ws, request).await
-}
-
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
 pub(crate) async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Account, ApiError> {
     crud::find::<Accounts>(conn, ws, id).await
@@ -360,7 +357,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let account_digit = pick(input.account_digit, current.account_digit);
     let active = input.active.unwrap_or(current.active);
     let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
                 account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
                 updated_via = $11, updated_by = $12
@@ -374,16 +371,8 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(account_number.as_deref())
     .bind(account_digit.as_deref())
     .bind(active as i64)
-    .bind(disable_reconcile as i64)
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "financial_accounts.update", "financial_account", &current.id).await?;
+    .bind(disable_reconcile as i64);
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("financial_accounts.update", "financial_account"), db_error).await?;
     detail(conn, ws, &current.id).await
 }
 

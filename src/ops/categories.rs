@@ -17,9 +17,9 @@ use sqlx::{AnyConnection, Row};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::list::{Field, Kind, ListSpec};
 use super::resource::{records, Declaration, Op};
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -105,6 +105,7 @@ pub struct Category {
 
 records!(Categories, self, Resource::Categories, "/v1/categories", "category",
     row: Category, record: Category, create: CategoryCreate, created: Category, update: CategoryUpdate,
+    list: crud::list::<Categories>, get: crud::get::<Categories>,
     label: |c| format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level));
 
 /// The `/v1/categories` operations.
@@ -196,23 +197,6 @@ fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64))
     }))
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Category>, ApiError> {
-    crud::list::<Categories>(ctx, conn, ws, request).await
-}
-
-/// The category `id` of the workspace, if any (the id is already a canonical UUID).
-async fn fetch(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Option<Category>, ApiError> {
-    crud::fetch::<Categories>(conn, ws, id).await
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Category, ApiError> {
-    crud::find::<Categories>(conn, ws, id).await
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Category, ApiError> {
-    crud::get::<Categories>(ctx, conn, ws, id).await
-}
-
 /// Takes the row lock of a category (a write that changes nothing), so that a type
 /// change of its tree and the creation of a child below it happen one after the other.
 async fn lock(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
@@ -245,7 +229,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let level = match &parent_id {
         None => 1,
         Some(parent_id) => {
-            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
             if parent.company_id != company_id {
                 return Err(unprocessable("parent_id", "company_mismatch", "The parent category belongs to another company"));
             }
@@ -256,7 +240,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             // The type of a tree changes at its root: hold the root, then read the
             // parent's type as it now is.
             lock(conn, ws, parent.parent_id.as_deref().unwrap_or(&parent.id)).await?;
-            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
             if parent.category_type != input.category_type {
                 return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
             }
@@ -289,12 +273,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         })
     })?;
     audit_write(ctx, conn, ws, "categories.create", "category", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<Categories>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Categories>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(blank_name());
     }
@@ -318,7 +302,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let mut cascaded = Vec::new();
     if new_type != current.category_type {
         if let Some(parent_id) = &current.parent_id {
-            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
             if parent.category_type != new_type {
                 return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
             }
@@ -351,13 +335,13 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     for member in &cascaded {
         audit_write(ctx, conn, ws, "categories.update", "category", member).await?;
     }
-    find(conn, ws, &current.id).await
+    crud::find::<Categories>(conn, ws, &current.id).await
 }
 
 /// Deletes a leaf category that no record uses.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Categories>(conn, ws, id).await?;
     let children: i64 = sqlx::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)

@@ -14,11 +14,11 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::common::{audit_write, check_date, conflict_on_unique, unprocessable};
-use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::list::{Field, Kind, ListSpec};
 use super::crud::{self, Table};
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -143,6 +143,7 @@ pub struct Company {
 
 records!(Companies, self, Resource::Companies, "/v1/companies", "company",
     row: Company, record: Company, create: CompanyCreate, created: Company, update: CompanyUpdate,
+    list: crud::list::<Companies>, get: crud::get::<Companies>,
     label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
 
 /// The `/v1/companies` operations.
@@ -220,18 +221,6 @@ fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
     conflict_on_unique(err, "cnpj", "An active company with this CNPJ already exists in the workspace")
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Company>, ApiError> {
-    crud::list::<Companies>(ctx, conn, ws, request).await
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
-    crud::find::<Companies>(conn, ws, id).await
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
-    crud::get::<Companies>(ctx, conn, ws, id).await
-}
-
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let cnpj = normalize(&input.cnpj);
@@ -269,7 +258,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .await
     .map_err(conflict_on_duplicate)?;
     audit_write(ctx, conn, ws, "companies.create", "company", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<Companies>(conn, ws, &id).await
 }
 
 fn tax_regime_text(t: TaxRegime) -> String {
@@ -281,7 +270,7 @@ fn tax_regime_text(t: TaxRegime) -> String {
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Companies>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
     }
@@ -298,7 +287,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
     let address = input.address.unwrap_or(current.address);
     let locked_until = input.locked_until.unwrap_or(current.locked_until);
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
                 address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
           WHERE workspace_id = $11 AND id = $12",
@@ -309,17 +298,9 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(registration.as_deref())
     .bind(tax_regime.map(tax_regime_text))
     .bind(address.as_ref().map(|a| json!(a).to_string()))
-    .bind(locked_until.as_deref())
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "companies.update", "company", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(locked_until.as_deref());
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("companies.update", "company"), conflict_on_duplicate).await?;
+    crud::find::<Companies>(conn, ws, &current.id).await
 }
 
 /// What still refers to a company, by kind; any of these makes it `in_use`.
@@ -336,7 +317,7 @@ const USAGE: &[(&str, &str)] = &[
 /// classification centers and soft-deleted people — goes with it.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Companies>(conn, ws, id).await?;
     let mut usage = serde_json::Map::new();
     for (kind, sql) in USAGE {
         let row = sqlx::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;

@@ -16,10 +16,10 @@ use sqlx::{AnyConnection, Row};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::list::{Field, Kind, ListSpec};
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -110,6 +110,7 @@ pub struct Center {
 
 records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers", "cost center",
     row: Center, record: Center, create: CenterCreate, created: Center, update: CenterUpdate,
+    list: crud::list::<CostCenters>, get: crud::get::<CostCenters>,
     label: |c| format!("“{}” ({})", c.name, c.center_type.as_str()));
 
 /// The `/v1/classification_centers` operations.
@@ -216,18 +217,6 @@ async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Opt
     Ok((t, by_kind[0], by_kind[1], all))
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Center>, ApiError> {
-    crud::list::<CostCenters>(ctx, conn, ws, request).await
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Center, ApiError> {
-    crud::find::<CostCenters>(conn, ws, id).await
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Center, ApiError> {
-    crud::get::<CostCenters>(ctx, conn, ws, id).await
-}
-
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CenterCreate) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
@@ -268,12 +257,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         _ => db_error(e),
     })?;
     audit_write(ctx, conn, ws, "classification_centers.create", "classification_center", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<CostCenters>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<CostCenters>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(blank_name());
     }
@@ -287,7 +276,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
     let description = input.description.unwrap_or(current.description);
     let active = input.active.unwrap_or(current.active);
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE classification_centers SET name = $1, center_type = $2, description = $3, active = $4, updated_at = $5,
                 updated_via = $6, updated_by = $7
           WHERE workspace_id = $8 AND id = $9",
@@ -295,23 +284,15 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(&name)
     .bind(center_type.as_str())
     .bind(description.as_deref())
-    .bind(if active { 1i64 } else { 0 })
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "classification_centers.update", "classification_center", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(if active { 1i64 } else { 0 });
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("classification_centers.update", "classification_center"), db_error).await?;
+    crud::find::<CostCenters>(conn, ws, &current.id).await
 }
 
 /// Deletes a center no apportionment uses.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<CostCenters>(conn, ws, id).await?;
     let (t, p, r, all) = usage(conn, ws, &current.id, None).await?;
     if all > 0 {
         return Err(in_use("The classification center is still in use", (t, p, r)));

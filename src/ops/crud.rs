@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{page, path_id};
+use super::common::{audit_write, page, path_id};
 use super::list::{bind_all, Compiled, ListRequest, ListSpec};
 use super::resource::Records;
 use super::{OpContext, Page};
@@ -86,4 +86,32 @@ pub async fn find<T: Table>(conn: &mut AnyConnection, ws: &Membership, id: &str)
 pub async fn get<T: Table>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     find::<T>(conn, ws, id).await
+}
+
+/// An `UPDATE` statement of a record, its changed fields bound.
+pub type Update<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// The end every plain update shares: binds the stamp (`updated_at`, `updated_via`,
+/// `updated_by`) and then the key (`workspace_id`, `id`) after the changed fields, runs
+/// the statement (its error mapped by `failed`) and records the write in the audit log,
+/// in the same transaction.
+pub async fn stamped_update<'q>(
+    ctx: &'q OpContext<'_>,
+    conn: &mut AnyConnection,
+    ws: &'q Membership,
+    update: Update<'q>,
+    id: &'q str,
+    (action, target): (&str, &str),
+    failed: fn(sqlx::Error) -> ApiError,
+) -> Result<(), ApiError> {
+    update
+        .bind(crate::clock::now_rfc3339())
+        .bind(ctx.channel.as_str())
+        .bind(&ctx.identity.user_id)
+        .bind(&ws.workspace_id)
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .map_err(failed)?;
+    audit_write(ctx, conn, ws, action, target, id).await
 }

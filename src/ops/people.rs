@@ -15,11 +15,11 @@ use sqlx::{AnyConnection, Row};
 
 use super::common::{audit_write, body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::list::{Field, Kind, ListSpec};
 use super::openapi::page_of;
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -201,6 +201,7 @@ fn id_page() -> Value {
 
 records!(People, self, Resource::People, "/v1/people", "person",
     row: Person, record: Person, create: PersonCreate, created: Person, update: PersonUpdate,
+    list: crud::list::<People>, get: crud::get::<People>,
     label: |p| match &p.document_number {
         Some(document) => format!("{} ({document})", p.name),
         None => p.name.clone(),
@@ -346,25 +347,6 @@ async fn check_company(conn: &mut AnyConnection, ws: &Membership, company_id: &s
     }
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Person>, ApiError> {
-    crud::list::<People>(ctx, conn, ws, request).await
-}
-
-/// `GET /v1/people/ids`: the ids of the live people, ascending, `limit` 1–10000
-/// (default 1000). Filters and sorting are refused: a deleted person is one whose id
-/// no longer appears here.
-pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<String>, ApiError> {
-    crud::ids::<People>(ctx, conn, ws, request).await
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Person, ApiError> {
-    crud::find::<People>(conn, ws, id).await
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Person, ApiError> {
-    crud::get::<People>(ctx, conn, ws, id).await
-}
-
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: PersonCreate) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let name = input.name.trim().to_string();
@@ -408,12 +390,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .await
     .map_err(conflict_on_duplicate)?;
     audit_write(ctx, conn, ws, "people.create", "person", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<People>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<People>(conn, ws, id).await?;
     let name = match input.name {
         Some(n) if n.trim().is_empty() => return Err(blank_name()),
         Some(n) => n.trim().to_string(),
@@ -443,7 +425,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
     let nickname = keep_or_clear(input.nickname, current.nickname.clone());
     let notes = keep_or_clear(input.notes, current.notes.clone());
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE people SET name = $1, legal_name = $2, nickname = $3, kind = $4, document_type = $5, document_number = $6,
                 is_customer = $7, is_supplier = $8, active = $9, notes = $10, updated_at = $11, updated_via = $12,
                 updated_by = $13
@@ -458,24 +440,16 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(flag(input.is_customer.unwrap_or(current.is_customer)))
     .bind(flag(input.is_supplier.unwrap_or(current.is_supplier)))
     .bind(flag(input.active.unwrap_or(current.active)))
-    .bind(notes.as_deref())
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "people.update", "person", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(notes.as_deref());
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("people.update", "person"), conflict_on_duplicate).await?;
+    crud::find::<People>(conn, ws, &current.id).await
 }
 
 /// Soft-deletes a person: records that name it keep their reference, but the person no
 /// longer reads, lists or sweeps, and its document may be used again.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::People, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<People>(conn, ws, id).await?;
     let now = crate::clock::now_rfc3339();
     sqlx::query(
         "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3

@@ -172,11 +172,14 @@ impl Declaration {
 }
 
 /// Implements [`Records`], [`Writable`] and [`Deletable`] for a resource whose `/v1`
-/// operations have the common signatures (`module::{list, get, create, update, delete}`).
+/// operations have the common signatures: its reads are `list` and `get` (the generic
+/// ones of [`crud`](super::crud) for a plain table), its writes
+/// `module::{create, update, delete}`.
 macro_rules! records {
     (
         $ty:ident, $module:ident, $resource:expr, $collection:literal, $noun:literal,
         row: $row:ty, record: $record:ty, create: $create:ty, created: $created:ty, update: $update:ty,
+        list: $list:path, get: $get:path,
         label: |$r:ident| $label:expr
     ) => {
         pub struct $ty;
@@ -194,7 +197,7 @@ macro_rules! records {
                 ws: &$crate::storage::identity::Membership,
                 request: &$crate::ops::list::ListRequest,
             ) -> Result<$crate::ops::Page<$row>, $crate::error::ApiError> {
-                $module::list(ctx, conn, ws, request).await
+                $list(ctx, conn, ws, request).await
             }
             async fn get(
                 ctx: &$crate::ops::OpContext<'_>,
@@ -202,7 +205,7 @@ macro_rules! records {
                 ws: &$crate::storage::identity::Membership,
                 id: &str,
             ) -> Result<$record, $crate::error::ApiError> {
-                $module::get(ctx, conn, ws, id).await
+                $get(ctx, conn, ws, id).await
             }
             fn label($r: &$record) -> String {
                 $label

@@ -14,10 +14,10 @@ use sqlx::{AnyConnection, Row};
 
 use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListRequest, ListSpec};
+use super::list::{Field, Kind, ListSpec};
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::money::{Cents, MoneyError};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -89,6 +89,7 @@ pub struct Tax {
 
 records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
     row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
+    list: crud::list::<Taxes>, get: crud::get::<Taxes>,
     label: |t| match &t.default_rate {
         Some(rate) => format!("{} ({rate} %)", t.name),
         None => t.name.clone(),
@@ -170,18 +171,6 @@ fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
     conflict_on_unique(err, "name", "A tax with this name already exists in the workspace")
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Tax>, ApiError> {
-    crud::list::<Taxes>(ctx, conn, ws, request).await
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
-    crud::find::<Taxes>(conn, ws, id).await
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
-    crud::get::<Taxes>(ctx, conn, ws, id).await
-}
-
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
     let name = input.name.trim().to_string();
@@ -212,12 +201,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .await
     .map_err(conflict_on_duplicate)?;
     audit_write(ctx, conn, ws, "taxes.create", "tax", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<Taxes>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Taxes>(conn, ws, id).await?;
     let name = match input.name {
         Some(n) if n.trim().is_empty() => return Err(blank_name()),
         Some(n) => n.trim().to_string(),
@@ -228,7 +217,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         Some(None) => None,
         Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
     };
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE taxes SET name = $1, default_rate_bp = $2, default_withholding = $3, active = $4, updated_at = $5,
                 updated_via = $6, updated_by = $7
           WHERE workspace_id = $8 AND id = $9",
@@ -236,24 +225,16 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(&name)
     .bind(rate)
     .bind(flag(input.default_withholding.unwrap_or(current.default_withholding)))
-    .bind(flag(input.active.unwrap_or(current.active)))
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "taxes.update", "tax", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(flag(input.active.unwrap_or(current.active)));
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("taxes.update", "tax"), conflict_on_duplicate).await?;
+    crud::find::<Taxes>(conn, ws, &current.id).await
 }
 
 /// Deletes a tax no billing charges; otherwise 422 `in_use` with
 /// `details.usage {payables, receivables}` and up to 100 `details.billing_ids`.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Taxes>(conn, ws, id).await?;
     let usage = sqlx::query(
         "SELECT billings.kind, COUNT(*) FROM billing_tax_charges
            JOIN billings ON billings.id = billing_tax_charges.billing_id

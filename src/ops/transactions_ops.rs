@@ -11,6 +11,7 @@ use crate::domain::roles::Resource;
 
 records!(Transactions, transactions, Resource::Transactions, "/v1/financial-transactions", "transaction",
     row: Transaction, record: Transaction, create: TransactionCreate, created: Transaction, update: TransactionUpdate,
+    list: transactions::list, get: transactions::get,
     label: |t| format!("“{}” ({} of {} on {})", t.description, t.transaction_type, t.amount.brl(), t.occurred_at));
 
 /// The `/v1/financial-transactions` operations.

@@ -8,6 +8,7 @@ use http::HeaderMap;
 
 use super::{door, records, Query, QueryPairs};
 use crate::app::AppState;
+use crate::ops::crud;
 use crate::ops::list::ListRequest;
 use crate::ops::people::{self, People};
 
@@ -17,5 +18,5 @@ pub fn routes() -> Router<AppState> {
 
 /// `GET /v1/people/ids`: the id sweep.
 async fn ids(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| people::ids(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| crud::ids::<People>(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }
