@@ -7,22 +7,22 @@ use serde_json::{json, Map, Value};
 
 use sqlx::AnyConnection;
 
-use super::catalogue::accounts::Accounts;
 use super::catalogue::attachments::Attachments;
-use super::catalogue::billings::{Payables, Receivables};
-use super::catalogue::categories::Categories;
-use super::catalogue::companies::Companies;
-use super::catalogue::cost_centers::CostCenters;
-use super::catalogue::people::People;
-use super::catalogue::records::Records;
-use super::catalogue::taxes::Taxes;
-use super::catalogue::transactions::Transactions;
 use super::tools::BoxFuture;
 use super::{no_cursor, unavailable, McpContext};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::accounts::Accounts;
+use crate::ops::bills::declared::{Payables, Receivables};
+use crate::ops::categories::Categories;
+use crate::ops::companies::Companies;
+use crate::ops::cost_centers::CostCenters;
 use crate::ops::list::ListSpec;
-use crate::ops::{self, OpContext};
+use crate::ops::people::People;
+use crate::ops::resource::Records;
+use crate::ops::taxes::Taxes;
+use crate::ops::transactions::declared::Transactions;
+use crate::ops::OpContext;
 use crate::protocol::rpc::{RpcError, RESOURCE_NOT_FOUND_2025};
 use crate::storage::identity::Membership;
 
@@ -44,6 +44,14 @@ pub struct Template {
     pub labels: &'static [&'static str],
 }
 
+impl Template {
+    /// The template of the resource `R`: its scope, its get operation and its list come
+    /// from the resource; `labels` are the columns `{id}` completes by.
+    pub const fn of<R: Records>(resource: &'static str, title: &'static str, description: &'static str, labels: &'static [&'static str]) -> Template {
+        Template { resource, title, description, scope: R::RESOURCE, read: get::<R>, list: R::LIST, labels }
+    }
+}
+
 fn to_json<T: serde::Serialize>(record: &T) -> Result<Value, ApiError> {
     serde_json::to_value(record).map_err(|_| ApiError::internal())
 }
@@ -57,96 +65,46 @@ fn get<'a, R: Records>(ctx: &'a OpContext<'a>, conn: &'a mut AnyConnection, ws: 
 /// The record templates, one per resource with a get operation, in the order of the
 /// tool catalogue (SPEC §5: the money flow first).
 pub static TEMPLATES: &[Template] = &[
-    Template {
-        resource: "payables",
-        title: "Payable",
-        description: "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
-        scope: Resource::Payables,
-        read: get::<Payables>,
-        list: &ops::bills::PAYABLES_LIST,
-        labels: &["description"],
-    },
-    Template {
-        resource: "receivables",
-        title: "Receivable",
-        description: "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
-        scope: Resource::Receivables,
-        read: get::<Receivables>,
-        list: &ops::bills::RECEIVABLES_LIST,
-        labels: &["description"],
-    },
-    Template {
-        resource: "transactions",
-        title: "Transaction",
-        description: "A transaction of the ledger by id: the same JSON as finance_transactions_get.",
-        scope: Resource::Transactions,
-        read: get::<Transactions>,
-        list: &ops::transactions::LIST,
-        labels: &["description"],
-    },
-    Template {
-        resource: "accounts",
-        title: "Financial account",
-        description: "A financial account by id, with its balance: the same JSON as finance_accounts_get.",
-        scope: Resource::Accounts,
-        read: get::<Accounts>,
-        list: &ops::accounts::LIST,
-        labels: &["name"],
-    },
-    Template {
-        resource: "attachments",
-        title: "Attachment",
-        description: "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
-        scope: Resource::Attachments,
-        read: get::<Attachments>,
-        list: &ops::attachments::LIST,
-        labels: &["file_name", "title"],
-    },
-    Template {
-        resource: "companies",
-        title: "Company",
-        description: "A company by id: the same JSON as finance_companies_get.",
-        scope: Resource::Companies,
-        read: get::<Companies>,
-        list: &ops::companies::LIST,
-        labels: &["name", "trade_name"],
-    },
-    Template {
-        resource: "people",
-        title: "Person",
-        description: "A vendor or customer by id: the same JSON as finance_people_get.",
-        scope: Resource::People,
-        read: get::<People>,
-        list: &ops::people::LIST,
-        labels: &["name", "legal_name", "nickname"],
-    },
-    Template {
-        resource: "categories",
-        title: "Category",
-        description: "A category of the chart of accounts by id: the same JSON as finance_categories_get.",
-        scope: Resource::Categories,
-        read: get::<Categories>,
-        list: &ops::categories::LIST,
-        labels: &["name"],
-    },
-    Template {
-        resource: "cost_centers",
-        title: "Cost center",
-        description: "A cost/revenue (classification) center by id: the same JSON as finance_cost_centers_get.",
-        scope: Resource::CostCenters,
-        read: get::<CostCenters>,
-        list: &ops::cost_centers::LIST,
-        labels: &["name"],
-    },
-    Template {
-        resource: "taxes",
-        title: "Tax",
-        description: "A withholding tax by id: the same JSON as finance_taxes_get.",
-        scope: Resource::Taxes,
-        read: get::<Taxes>,
-        list: &ops::taxes::LIST,
-        labels: &["name"],
-    },
+    Template::of::<Payables>("payables", "Payable", "A payable (conta a pagar) by id: the same JSON as finance_payables_get.", &["description"]),
+    Template::of::<Receivables>(
+        "receivables",
+        "Receivable",
+        "A receivable (conta a receber) by id: the same JSON as finance_receivables_get.",
+        &["description"],
+    ),
+    Template::of::<Transactions>(
+        "transactions",
+        "Transaction",
+        "A transaction of the ledger by id: the same JSON as finance_transactions_get.",
+        &["description"],
+    ),
+    Template::of::<Accounts>(
+        "accounts",
+        "Financial account",
+        "A financial account by id, with its balance: the same JSON as finance_accounts_get.",
+        &["name"],
+    ),
+    Template::of::<Attachments>(
+        "attachments",
+        "Attachment",
+        "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
+        &["file_name", "title"],
+    ),
+    Template::of::<Companies>("companies", "Company", "A company by id: the same JSON as finance_companies_get.", &["name", "trade_name"]),
+    Template::of::<People>("people", "Person", "A vendor or customer by id: the same JSON as finance_people_get.", &["name", "legal_name", "nickname"]),
+    Template::of::<Categories>(
+        "categories",
+        "Category",
+        "A category of the chart of accounts by id: the same JSON as finance_categories_get.",
+        &["name"],
+    ),
+    Template::of::<CostCenters>(
+        "cost_centers",
+        "Cost center",
+        "A cost/revenue (classification) center by id: the same JSON as finance_cost_centers_get.",
+        &["name"],
+    ),
+    Template::of::<Taxes>("taxes", "Tax", "A withholding tax by id: the same JSON as finance_taxes_get.", &["name"]),
 ];
 
 const PREFIX: &str = "kobana://finance/";

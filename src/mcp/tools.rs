@@ -60,7 +60,9 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// The tool as `tools/list` shows it (SPEC §5), with its compact input schema.
+    /// The tool as `tools/list` shows it (SPEC §5), with its compact input schema: what
+    /// `listing.tsv` holds serialised (a unit test regenerates and compares it).
+    #[cfg(test)]
     pub(crate) fn describe(&self, input_schema: &Value) -> Value {
         let mut tool = json!({
             "name": self.name,

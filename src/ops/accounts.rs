@@ -15,13 +15,14 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, body_id, check_date, invalid, page, path_id};
+use super::common::{audit_write, body_id, check_date, invalid, path_id};
+use super::crud::{self, Table};
 use super::ledger::{self, NewTransaction};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
+use super::list::{Field, Kind, ListSpec};
+use super::resource::{records, Declaration, Op};
 use super::refs::{self, Polarity};
 use super::validate::{nullable, schema_of};
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -191,15 +192,22 @@ pub struct Usage {
     pub receivables: i64,
 }
 
-/// The `/v1/financial-accounts` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/financial-accounts", id: "financial_accounts_list", summary: "List financial accounts (without balance)", scope: "finance.accounts", request: None, success: 200, response: Some(|| page_of(schema_of::<Account>())) },
-    Operation { method: "post", path: "/v1/financial-accounts", id: "financial_accounts_create", summary: "Create a financial account", scope: "finance.accounts.write", request: Some(schema_of::<AccountCreate>), success: 201, response: Some(schema_of::<AccountDetail>) },
-    Operation { method: "get", path: "/v1/financial-accounts/{id}", id: "financial_accounts_get", summary: "Get a financial account with its balance", scope: "finance.accounts", request: None, success: 200, response: Some(schema_of::<AccountDetail>) },
-    Operation { method: "patch", path: "/v1/financial-accounts/{id}", id: "financial_accounts_update", summary: "Update a financial account", scope: "finance.accounts.write", request: Some(schema_of::<AccountUpdate>), success: 200, response: Some(schema_of::<AccountDetail>) },
-    Operation { method: "delete", path: "/v1/financial-accounts/{id}", id: "financial_accounts_delete", summary: "Delete an unused financial account", scope: "finance.accounts.write", request: None, success: 204, response: None },
-    Operation { method: "post", path: "/v1/financial-accounts/{id}/adjust-balance", id: "financial_accounts_adjust_balance", summary: "Adjust the balance with one auto-created transaction", scope: "finance.accounts.write", request: Some(schema_of::<AdjustBalance>), success: 201, response: Some(schema_of::<BalanceAdjustment>) },
-];
+records!(Accounts, self, Resource::Accounts, "/v1/financial-accounts", "account",
+    row: Account, record: AccountDetail, create: AccountCreate, created: AccountDetail, update: AccountUpdate,
+    list: crud::list::<Accounts>, get: get,
+    label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
+
+/// The `/v1/financial-accounts` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
+    Op::list::<Accounts>("financial_accounts_list", "List financial accounts (without balance)"),
+    Op::create::<Accounts>("financial_accounts_create", "Create a financial account"),
+    Op::get::<Accounts>("financial_accounts_get", "Get a financial account with its balance"),
+    Op::update::<Accounts>("financial_accounts_update", "Update a financial account"),
+    Op::delete::<Accounts>("financial_accounts_delete", "Delete an unused financial account"),
+    Op::write("post", "/{id}/adjust-balance", "financial_accounts_adjust_balance", "Adjust the balance with one auto-created transaction")
+        .takes(schema_of::<AdjustBalance>)
+        .answers(201, schema_of::<BalanceAdjustment>),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "financial_accounts",
@@ -216,37 +224,40 @@ pub static LIST: ListSpec = ListSpec {
     scope: None,
 };
 
-const COLUMNS: &str = "financial_accounts.id, financial_accounts.company_id, financial_accounts.name, financial_accounts.account_type, \
-    financial_accounts.bank_code, financial_accounts.agency, financial_accounts.agency_digit, financial_accounts.account_number, \
-    financial_accounts.account_digit, financial_accounts.active, financial_accounts.disable_reconcile, financial_accounts.created_at, \
-    financial_accounts.updated_at, financial_accounts.created_via, financial_accounts.updated_via, financial_accounts.created_by, \
-    financial_accounts.updated_by";
-
 /// The description of a balance adjustment when none is given.
 pub const ADJUSTMENT_DESCRIPTION: &str = "Ajuste de saldo";
 
-fn from_row(row: &AnyRow) -> Result<Account, sqlx::Error> {
-    let active: i64 = row.try_get("active")?;
-    let disable_reconcile: i64 = row.try_get("disable_reconcile")?;
-    Ok(Account {
-        id: row.try_get("id")?,
-        company_id: row.try_get("company_id")?,
-        name: row.try_get("name")?,
-        account_type: row.try_get("account_type")?,
-        bank_code: row.try_get("bank_code")?,
-        agency: row.try_get("agency")?,
-        agency_digit: row.try_get("agency_digit")?,
-        account_number: row.try_get("account_number")?,
-        account_digit: row.try_get("account_digit")?,
-        active: active != 0,
-        disable_reconcile: disable_reconcile != 0,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-    })
+impl Table for Accounts {
+    const WHAT: &'static str = "Financial account";
+    const COLUMNS: &'static str = "financial_accounts.id, financial_accounts.company_id, financial_accounts.name, financial_accounts.account_type, \
+        financial_accounts.bank_code, financial_accounts.agency, financial_accounts.agency_digit, financial_accounts.account_number, \
+        financial_accounts.account_digit, financial_accounts.active, financial_accounts.disable_reconcile, financial_accounts.created_at, \
+        financial_accounts.updated_at, financial_accounts.created_via, financial_accounts.updated_via, financial_accounts.created_by, \
+        financial_accounts.updated_by";
+
+    fn from_row(row: &AnyRow) -> Result<Account, sqlx::Error> {
+        let active: i64 = row.try_get("active")?;
+        let disable_reconcile: i64 = row.try_get("disable_reconcile")?;
+        Ok(Account {
+            id: row.try_get("id")?,
+            company_id: row.try_get("company_id")?,
+            name: row.try_get("name")?,
+            account_type: row.try_get("account_type")?,
+            bank_code: row.try_get("bank_code")?,
+            agency: row.try_get("agency")?,
+            agency_digit: row.try_get("agency_digit")?,
+            account_number: row.try_get("account_number")?,
+            account_digit: row.try_get("account_digit")?,
+            active: active != 0,
+            disable_reconcile: disable_reconcile != 0,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+        })
+    }
 }
 
 fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
@@ -269,41 +280,9 @@ fn trimmed(value: Option<&str>) -> Option<String> {
     value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Account>, ApiError> {
-    ctx.authorize(ws, Resource::Accounts, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM financial_accounts {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(
-        data,
-        &compiled,
-        &keys.state,
-        |a, field| match field {
-            "created_at" => json!(a.created_at),
-            "type" => json!(a.account_type),
-            _ => json!(a.name),
-        },
-        |a| a.id.clone(),
-    ))
-}
-
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
 pub(crate) async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Account, ApiError> {
-    let id = path_id(id, "Financial account")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM financial_accounts WHERE financial_accounts.workspace_id = $1 AND financial_accounts.id = $2"
-    )))
-    .bind(&ws.workspace_id)
-    .bind(&id)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row).map_err(db_error),
-        None => Err(ApiError::not_found("Financial account")),
-    }
+    crud::find::<Accounts>(conn, ws, id).await
 }
 
 async fn detail(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
@@ -378,7 +357,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let account_digit = pick(input.account_digit, current.account_digit);
     let active = input.active.unwrap_or(current.active);
     let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
                 account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
                 updated_via = $11, updated_by = $12
@@ -392,16 +371,8 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(account_number.as_deref())
     .bind(account_digit.as_deref())
     .bind(active as i64)
-    .bind(disable_reconcile as i64)
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "financial_accounts.update", "financial_account", &current.id).await?;
+    .bind(disable_reconcile as i64);
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("financial_accounts.update", "financial_account"), db_error).await?;
     detail(conn, ws, &current.id).await
 }
 

@@ -15,11 +15,11 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, body_id, page, path_id, unprocessable};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
-use super::validate::schema_of;
-use super::{OpContext, Page};
+use super::common::{audit_write, body_id, unprocessable};
+use super::crud::{self, Table};
+use super::list::{Field, Kind, ListSpec};
+use super::resource::{records, Declaration, Op};
+use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -103,14 +103,19 @@ pub struct Category {
     pub updated_by: Option<String>,
 }
 
-/// The `/v1/categories` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/categories", id: "categories_list", summary: "List categories", scope: "finance.categories", request: None, success: 200, response: Some(|| page_of(schema_of::<Category>())) },
-    Operation { method: "post", path: "/v1/categories", id: "categories_create", summary: "Create a category", scope: "finance.categories.write", request: Some(schema_of::<CategoryCreate>), success: 201, response: Some(schema_of::<Category>) },
-    Operation { method: "get", path: "/v1/categories/{id}", id: "categories_get", summary: "Get a category", scope: "finance.categories", request: None, success: 200, response: Some(schema_of::<Category>) },
-    Operation { method: "patch", path: "/v1/categories/{id}", id: "categories_update", summary: "Update a category", scope: "finance.categories.write", request: Some(schema_of::<CategoryUpdate>), success: 200, response: Some(schema_of::<Category>) },
-    Operation { method: "delete", path: "/v1/categories/{id}", id: "categories_delete", summary: "Delete a category", scope: "finance.categories.write", request: None, success: 204, response: None },
-];
+records!(Categories, self, Resource::Categories, "/v1/categories", "category",
+    row: Category, record: Category, create: CategoryCreate, created: Category, update: CategoryUpdate,
+    list: crud::list::<Categories>, get: crud::get::<Categories>,
+    label: |c| format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level));
+
+/// The `/v1/categories` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<Categories>(&[
+    Op::list::<Categories>("categories_list", "List categories"),
+    Op::create::<Categories>("categories_create", "Create a category"),
+    Op::get::<Categories>("categories_get", "Get a category"),
+    Op::update::<Categories>("categories_update", "Update a category"),
+    Op::delete::<Categories>("categories_delete", "Delete a category"),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "categories",
@@ -126,31 +131,34 @@ pub static LIST: ListSpec = ListSpec {
     scope: None,
 };
 
-const COLUMNS: &str = "categories.id, categories.company_id, categories.name, categories.parent_id, categories.level, \
-    categories.category_type, categories.created_at, categories.updated_at, categories.created_via, \
-    categories.updated_via, categories.created_by, categories.updated_by";
-
 /// The ids of a category's subtree (itself and its descendants; the tree has three
 /// levels at most). Binds: `$1` workspace, `$2` the category.
 const SUBTREE: &str = "SELECT id FROM categories WHERE workspace_id = $1 AND (id = $2 OR parent_id = $2 OR parent_id IN \
     (SELECT id FROM categories WHERE workspace_id = $1 AND parent_id = $2))";
 
-fn from_row(row: &AnyRow) -> Result<Category, sqlx::Error> {
-    let kind: String = row.try_get("category_type")?;
-    Ok(Category {
-        id: row.try_get("id")?,
-        company_id: row.try_get("company_id")?,
-        name: row.try_get("name")?,
-        parent_id: row.try_get("parent_id")?,
-        level: row.try_get("level")?,
-        category_type: CategoryType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown category type".into()))?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-    })
+impl Table for Categories {
+    const WHAT: &'static str = "Category";
+    const COLUMNS: &'static str = "categories.id, categories.company_id, categories.name, categories.parent_id, categories.level, \
+        categories.category_type, categories.created_at, categories.updated_at, categories.created_via, \
+        categories.updated_via, categories.created_by, categories.updated_by";
+
+    fn from_row(row: &AnyRow) -> Result<Category, sqlx::Error> {
+        let kind: String = row.try_get("category_type")?;
+        Ok(Category {
+            id: row.try_get("id")?,
+            company_id: row.try_get("company_id")?,
+            name: row.try_get("name")?,
+            parent_id: row.try_get("parent_id")?,
+            level: row.try_get("level")?,
+            category_type: CategoryType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown category type".into()))?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+        })
+    }
 }
 
 fn blank_name() -> ApiError {
@@ -189,47 +197,6 @@ fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64))
     }))
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Category>, ApiError> {
-    ctx.authorize(ws, Resource::Categories, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM categories {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(
-        data,
-        &compiled,
-        &keys.state,
-        |c, field| match field {
-            "created_at" => json!(c.created_at),
-            "level" => json!(c.level),
-            _ => json!(c.name),
-        },
-        |c| c.id.clone(),
-    ))
-}
-
-/// The category `id` of the workspace, if any (the id is already a canonical UUID).
-async fn fetch(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Option<Category>, ApiError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM categories WHERE categories.workspace_id = $1 AND categories.id = $2")))
-        .bind(&ws.workspace_id)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    row.as_ref().map(from_row).transpose().map_err(db_error)
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Category, ApiError> {
-    let id = path_id(id, "Category")?;
-    fetch(conn, ws, &id).await?.ok_or_else(|| ApiError::not_found("Category"))
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Category, ApiError> {
-    ctx.authorize(ws, Resource::Categories, Access::Read)?;
-    find(conn, ws, id).await
-}
-
 /// Takes the row lock of a category (a write that changes nothing), so that a type
 /// change of its tree and the creation of a child below it happen one after the other.
 async fn lock(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
@@ -262,7 +229,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let level = match &parent_id {
         None => 1,
         Some(parent_id) => {
-            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
             if parent.company_id != company_id {
                 return Err(unprocessable("parent_id", "company_mismatch", "The parent category belongs to another company"));
             }
@@ -273,7 +240,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             // The type of a tree changes at its root: hold the root, then read the
             // parent's type as it now is.
             lock(conn, ws, parent.parent_id.as_deref().unwrap_or(&parent.id)).await?;
-            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
             if parent.category_type != input.category_type {
                 return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
             }
@@ -306,12 +273,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         })
     })?;
     audit_write(ctx, conn, ws, "categories.create", "category", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<Categories>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Categories>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(blank_name());
     }
@@ -335,7 +302,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let mut cascaded = Vec::new();
     if new_type != current.category_type {
         if let Some(parent_id) = &current.parent_id {
-            let parent = fetch(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
             if parent.category_type != new_type {
                 return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
             }
@@ -368,13 +335,13 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     for member in &cascaded {
         audit_write(ctx, conn, ws, "categories.update", "category", member).await?;
     }
-    find(conn, ws, &current.id).await
+    crud::find::<Categories>(conn, ws, &current.id).await
 }
 
 /// Deletes a leaf category that no record uses.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Categories>(conn, ws, id).await?;
     let children: i64 = sqlx::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)

@@ -68,6 +68,14 @@ pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Mem
     .map_err(db_error)
 }
 
+/// A decimal amount ("4500.00") as the user reads it ("R$ 4.500,00").
+pub fn brl(amount: &str) -> String {
+    match crate::domain::money::Cents::parse(amount, true) {
+        Ok(cents) => cents.brl(),
+        Err(_) => format!("R$ {amount}"),
+    }
+}
+
 /// Cuts the fetched rows (the statement asks for one more than the limit) to a page,
 /// with the cursor after its last row. `sort_value` gives a row's value of the sort
 /// field (as stored), `id` its id.

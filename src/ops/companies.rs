@@ -13,12 +13,12 @@ use serde_json::{json, Value};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, check_date, conflict_on_unique, page, path_id, unprocessable};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
-use super::validate::schema_of;
+use super::common::{audit_write, check_date, conflict_on_unique, unprocessable};
+use super::list::{Field, Kind, ListSpec};
+use super::crud::{self, Table};
+use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -141,14 +141,19 @@ pub struct Company {
     pub updated_by: Option<String>,
 }
 
-/// The `/v1/companies` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/companies", id: "companies_list", summary: "List companies", scope: "finance.companies", request: None, success: 200, response: Some(|| page_of(schema_of::<Company>())) },
-    Operation { method: "post", path: "/v1/companies", id: "companies_create", summary: "Create a company", scope: "finance.companies.write", request: Some(schema_of::<CompanyCreate>), success: 201, response: Some(schema_of::<Company>) },
-    Operation { method: "get", path: "/v1/companies/{id}", id: "companies_get", summary: "Get a company", scope: "finance.companies", request: None, success: 200, response: Some(schema_of::<Company>) },
-    Operation { method: "patch", path: "/v1/companies/{id}", id: "companies_update", summary: "Update a company", scope: "finance.companies.write", request: Some(schema_of::<CompanyUpdate>), success: 200, response: Some(schema_of::<Company>) },
-    Operation { method: "delete", path: "/v1/companies/{id}", id: "companies_delete", summary: "Delete a company", scope: "finance.companies.write", request: None, success: 204, response: None },
-];
+records!(Companies, self, Resource::Companies, "/v1/companies", "company",
+    row: Company, record: Company, create: CompanyCreate, created: Company, update: CompanyUpdate,
+    list: crud::list::<Companies>, get: crud::get::<Companies>,
+    label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
+
+/// The `/v1/companies` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<Companies>(&[
+    Op::list::<Companies>("companies_list", "List companies"),
+    Op::create::<Companies>("companies_create", "Create a company"),
+    Op::get::<Companies>("companies_get", "Get a company"),
+    Op::update::<Companies>("companies_update", "Update a company"),
+    Op::delete::<Companies>("companies_delete", "Delete a company"),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "companies",
@@ -164,33 +169,36 @@ pub static LIST: ListSpec = ListSpec {
     scope: Some("companies.deleted_at IS NULL"),
 };
 
-const COLUMNS: &str = "companies.id, companies.name, companies.cnpj, companies.company_type, companies.active, \
-    companies.trade_name, companies.municipal_registration, companies.tax_regime, companies.address, \
-    companies.locked_until, companies.created_at, companies.updated_at, companies.created_via, \
-    companies.updated_via, companies.created_by, companies.updated_by";
+impl Table for Companies {
+    const WHAT: &'static str = "Company";
+    const COLUMNS: &'static str = "companies.id, companies.name, companies.cnpj, companies.company_type, companies.active, \
+        companies.trade_name, companies.municipal_registration, companies.tax_regime, companies.address, \
+        companies.locked_until, companies.created_at, companies.updated_at, companies.created_via, \
+        companies.updated_via, companies.created_by, companies.updated_by";
 
-fn from_row(row: &AnyRow) -> Result<Company, sqlx::Error> {
-    let tax_regime: Option<String> = row.try_get("tax_regime")?;
-    let address: Option<String> = row.try_get("address")?;
-    let active: i64 = row.try_get("active")?;
-    Ok(Company {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        cnpj: row.try_get::<Option<String>, _>("cnpj")?.unwrap_or_default(),
-        company_type: row.try_get("company_type")?,
-        active: active != 0,
-        trade_name: row.try_get("trade_name")?,
-        municipal_registration: row.try_get("municipal_registration")?,
-        tax_regime: tax_regime.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
-        address: address.and_then(|a| serde_json::from_str(&a).ok()),
-        locked_until: row.try_get("locked_until")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<Company, sqlx::Error> {
+        let tax_regime: Option<String> = row.try_get("tax_regime")?;
+        let address: Option<String> = row.try_get("address")?;
+        let active: i64 = row.try_get("active")?;
+        Ok(Company {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            cnpj: row.try_get::<Option<String>, _>("cnpj")?.unwrap_or_default(),
+            company_type: row.try_get("company_type")?,
+            active: active != 0,
+            trade_name: row.try_get("trade_name")?,
+            municipal_registration: row.try_get("municipal_registration")?,
+            tax_regime: tax_regime.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
+            address: address.and_then(|a| serde_json::from_str(&a).ok()),
+            locked_until: row.try_get("locked_until")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+        })
+    }
 }
 
 fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
@@ -211,37 +219,6 @@ fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
 
 fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
     conflict_on_unique(err, "cnpj", "An active company with this CNPJ already exists in the workspace")
-}
-
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Company>, ApiError> {
-    ctx.authorize(ws, Resource::Companies, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM companies {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(data, &compiled, &keys.state, |c, field| if field == "created_at" { json!(c.created_at) } else { json!(c.name) }, |c| c.id.clone()))
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
-    let id = path_id(id, "Company")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM companies WHERE companies.workspace_id = $1 AND companies.id = $2 AND companies.deleted_at IS NULL"
-    )))
-    .bind(&ws.workspace_id)
-    .bind(&id)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row).map_err(db_error),
-        None => Err(ApiError::not_found("Company")),
-    }
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Company, ApiError> {
-    ctx.authorize(ws, Resource::Companies, Access::Read)?;
-    find(conn, ws, id).await
 }
 
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
@@ -281,7 +258,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .await
     .map_err(conflict_on_duplicate)?;
     audit_write(ctx, conn, ws, "companies.create", "company", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<Companies>(conn, ws, &id).await
 }
 
 fn tax_regime_text(t: TaxRegime) -> String {
@@ -293,7 +270,7 @@ fn tax_regime_text(t: TaxRegime) -> String {
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Companies>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
     }
@@ -310,7 +287,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
     let address = input.address.unwrap_or(current.address);
     let locked_until = input.locked_until.unwrap_or(current.locked_until);
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
                 address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
           WHERE workspace_id = $11 AND id = $12",
@@ -321,17 +298,9 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(registration.as_deref())
     .bind(tax_regime.map(tax_regime_text))
     .bind(address.as_ref().map(|a| json!(a).to_string()))
-    .bind(locked_until.as_deref())
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "companies.update", "company", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(locked_until.as_deref());
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("companies.update", "company"), conflict_on_duplicate).await?;
+    crud::find::<Companies>(conn, ws, &current.id).await
 }
 
 /// What still refers to a company, by kind; any of these makes it `in_use`.
@@ -348,7 +317,7 @@ const USAGE: &[(&str, &str)] = &[
 /// classification centers and soft-deleted people — goes with it.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Companies>(conn, ws, id).await?;
     let mut usage = serde_json::Map::new();
     for (kind, sql) in USAGE {
         let row = sqlx::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;

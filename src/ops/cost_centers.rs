@@ -14,11 +14,12 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, body_id, page, path_id, unprocessable};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
-use super::validate::{nullable, schema_of};
-use super::{OpContext, Page};
+use super::common::{audit_write, body_id, unprocessable};
+use super::crud::{self, Table};
+use super::list::{Field, Kind, ListSpec};
+use super::resource::{records, Declaration, Op};
+use super::validate::nullable;
+use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -107,14 +108,19 @@ pub struct Center {
     pub updated_by: Option<String>,
 }
 
-/// The `/v1/classification_centers` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/classification_centers", id: "classification_centers_list", summary: "List classification centers", scope: "finance.cost_centers", request: None, success: 200, response: Some(|| page_of(schema_of::<Center>())) },
-    Operation { method: "post", path: "/v1/classification_centers", id: "classification_centers_create", summary: "Create a classification center", scope: "finance.cost_centers.write", request: Some(schema_of::<CenterCreate>), success: 201, response: Some(schema_of::<Center>) },
-    Operation { method: "get", path: "/v1/classification_centers/{id}", id: "classification_centers_get", summary: "Get a classification center", scope: "finance.cost_centers", request: None, success: 200, response: Some(schema_of::<Center>) },
-    Operation { method: "patch", path: "/v1/classification_centers/{id}", id: "classification_centers_update", summary: "Update a classification center", scope: "finance.cost_centers.write", request: Some(schema_of::<CenterUpdate>), success: 200, response: Some(schema_of::<Center>) },
-    Operation { method: "delete", path: "/v1/classification_centers/{id}", id: "classification_centers_delete", summary: "Delete a classification center", scope: "finance.cost_centers.write", request: None, success: 204, response: None },
-];
+records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers", "cost center",
+    row: Center, record: Center, create: CenterCreate, created: Center, update: CenterUpdate,
+    list: crud::list::<CostCenters>, get: crud::get::<CostCenters>,
+    label: |c| format!("“{}” ({})", c.name, c.center_type.as_str()));
+
+/// The `/v1/classification_centers` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<CostCenters>(&[
+    Op::list::<CostCenters>("classification_centers_list", "List classification centers"),
+    Op::create::<CostCenters>("classification_centers_create", "Create a classification center"),
+    Op::get::<CostCenters>("classification_centers_get", "Get a classification center"),
+    Op::update::<CostCenters>("classification_centers_update", "Update a classification center"),
+    Op::delete::<CostCenters>("classification_centers_delete", "Delete a classification center"),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "classification_centers",
@@ -129,28 +135,31 @@ pub static LIST: ListSpec = ListSpec {
     scope: None,
 };
 
-const COLUMNS: &str = "classification_centers.id, classification_centers.company_id, classification_centers.name, \
-    classification_centers.center_type, classification_centers.description, classification_centers.active, \
-    classification_centers.created_at, classification_centers.updated_at, classification_centers.created_via, \
-    classification_centers.updated_via, classification_centers.created_by, classification_centers.updated_by";
+impl Table for CostCenters {
+    const WHAT: &'static str = "Classification center";
+    const COLUMNS: &'static str = "classification_centers.id, classification_centers.company_id, classification_centers.name, \
+        classification_centers.center_type, classification_centers.description, classification_centers.active, \
+        classification_centers.created_at, classification_centers.updated_at, classification_centers.created_via, \
+        classification_centers.updated_via, classification_centers.created_by, classification_centers.updated_by";
 
-fn from_row(row: &AnyRow) -> Result<Center, sqlx::Error> {
-    let kind: String = row.try_get("center_type")?;
-    let active: i64 = row.try_get("active")?;
-    Ok(Center {
-        id: row.try_get("id")?,
-        company_id: row.try_get("company_id")?,
-        name: row.try_get("name")?,
-        center_type: CenterType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown center type".into()))?,
-        description: row.try_get("description")?,
-        active: active != 0,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<Center, sqlx::Error> {
+        let kind: String = row.try_get("center_type")?;
+        let active: i64 = row.try_get("active")?;
+        Ok(Center {
+            id: row.try_get("id")?,
+            company_id: row.try_get("company_id")?,
+            name: row.try_get("name")?,
+            center_type: CenterType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown center type".into()))?,
+            description: row.try_get("description")?,
+            active: active != 0,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+        })
+    }
 }
 
 fn blank_name() -> ApiError {
@@ -208,37 +217,6 @@ async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Opt
     Ok((t, by_kind[0], by_kind[1], all))
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Center>, ApiError> {
-    ctx.authorize(ws, Resource::CostCenters, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM classification_centers {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(data, &compiled, &keys.state, |c, field| if field == "created_at" { json!(c.created_at) } else { json!(c.name) }, |c| c.id.clone()))
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Center, ApiError> {
-    let id = path_id(id, "Classification center")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM classification_centers WHERE classification_centers.workspace_id = $1 AND classification_centers.id = $2"
-    )))
-    .bind(&ws.workspace_id)
-    .bind(&id)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row).map_err(db_error),
-        None => Err(ApiError::not_found("Classification center")),
-    }
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Center, ApiError> {
-    ctx.authorize(ws, Resource::CostCenters, Access::Read)?;
-    find(conn, ws, id).await
-}
-
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CenterCreate) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
@@ -279,12 +257,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         _ => db_error(e),
     })?;
     audit_write(ctx, conn, ws, "classification_centers.create", "classification_center", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<CostCenters>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<CostCenters>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(blank_name());
     }
@@ -298,7 +276,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
     let description = input.description.unwrap_or(current.description);
     let active = input.active.unwrap_or(current.active);
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE classification_centers SET name = $1, center_type = $2, description = $3, active = $4, updated_at = $5,
                 updated_via = $6, updated_by = $7
           WHERE workspace_id = $8 AND id = $9",
@@ -306,23 +284,15 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(&name)
     .bind(center_type.as_str())
     .bind(description.as_deref())
-    .bind(if active { 1i64 } else { 0 })
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "classification_centers.update", "classification_center", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(if active { 1i64 } else { 0 });
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("classification_centers.update", "classification_center"), db_error).await?;
+    crud::find::<CostCenters>(conn, ws, &current.id).await
 }
 
 /// Deletes a center no apportionment uses.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<CostCenters>(conn, ws, id).await?;
     let (t, p, r, all) = usage(conn, ws, &current.id, None).await?;
     if all > 0 {
         return Err(in_use("The classification center is still in use", (t, p, r)));

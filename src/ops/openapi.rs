@@ -1,10 +1,14 @@
 //! `GET /v1/openapi.json`: the OpenAPI 3.1 description of `/v1`, generated from the
-//! same Rust types that validate the requests (and that the MCP tools will take).
+//! resources' declarations ([`Declaration`]: route, scope, request and response types —
+//! the same Rust types that validate the requests and that the MCP tools take).
 
 use serde_json::{json, Map, Value};
 
+use super::resource::Declaration;
+use crate::domain::roles::ScopeSet;
 
-/// One documented operation; each resource module lists its own in `DOCS`.
+/// One documented operation written out in full, scope included: the form of the
+/// resources whose operations are not declared in a [`Declaration`] (their `DOCS`).
 pub struct Operation {
     pub method: &'static str,
     pub path: &'static str,
@@ -31,18 +35,61 @@ fn content_of(value: Value) -> (Value, bool) {
     }
 }
 
-/// The `/v1` operations, per resource, in the order the document lists them.
-const RESOURCES: &[&[Operation]] = &[
-    super::companies::DOCS,
-    super::categories::DOCS,
-    super::cost_centers::DOCS,
-    super::people::DOCS,
-    super::taxes::DOCS,
-    super::accounts::DOCS,
-    super::transactions::DOCS,
-    super::bills::DOCS,
-    super::attachments::DOCS,
+/// The declared `/v1` operations, per collection, in the order the document lists them.
+static DECLARED: &[&Declaration] = &[
+    &super::companies::OPERATIONS,
+    &super::categories::OPERATIONS,
+    &super::cost_centers::OPERATIONS,
+    &super::people::OPERATIONS,
+    &super::taxes::OPERATIONS,
+    &super::accounts::OPERATIONS,
+    &super::transactions::declared::TRANSACTIONS,
+    &super::transactions::declared::TRANSFERS,
+    &super::bills::declared::PAYABLES,
+    &super::bills::declared::RECEIVABLES,
 ];
+
+/// The operations written out in full, after the declared ones.
+const WRITTEN: &[&[Operation]] = &[super::attachments::DOCS];
+
+/// An operation as the document shows it.
+struct Row {
+    method: &'static str,
+    path: String,
+    id: &'static str,
+    summary: &'static str,
+    scope: String,
+    request: Option<fn() -> Value>,
+    success: u16,
+    response: Option<fn() -> Value>,
+}
+
+/// Every operation of the document, declared or written out.
+fn rows() -> impl Iterator<Item = Row> {
+    let declared = DECLARED.iter().flat_map(|d| {
+        d.operations.iter().map(move |op| Row {
+            method: op.method,
+            path: d.path(op),
+            id: op.id,
+            summary: op.summary,
+            scope: ScopeSet::required(d.resource, op.access),
+            request: op.request,
+            success: op.success,
+            response: op.response,
+        })
+    });
+    let written = WRITTEN.iter().flat_map(|ops| ops.iter()).map(|op| Row {
+        method: op.method,
+        path: op.path.to_string(),
+        id: op.id,
+        summary: op.summary,
+        scope: op.scope.to_string(),
+        request: op.request,
+        success: op.success,
+        response: op.response,
+    });
+    declared.chain(written)
+}
 
 /// `{"data":[item…],"meta":{"next_cursor"}}`
 pub fn page_of(item: Value) -> Value {
@@ -70,7 +117,7 @@ fn error_schema() -> Value {
 
 pub fn document(api_base_url: &str) -> Value {
     let mut paths = Map::new();
-    for op in RESOURCES.iter().flat_map(|r| r.iter()) {
+    for op in rows() {
         let mut operation = json!({
             "operationId": op.id,
             "summary": op.summary,
@@ -100,7 +147,7 @@ pub fn document(api_base_url: &str) -> Value {
                 None => operation["parameters"] = json!([header]),
             }
         }
-        let entry = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
+        let entry = paths.entry(op.path.clone()).or_insert_with(|| json!({}));
         entry[op.method] = operation;
     }
     json!({

@@ -13,11 +13,13 @@ use serde_json::{json, Value};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, body_id, conflict_on_unique, invalid, page, path_id, unprocessable};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
-use super::validate::{nullable, schema_of};
-use super::{OpContext, Page};
+use super::common::{audit_write, body_id, conflict_on_unique, invalid, unprocessable};
+use super::crud::{self, Table};
+use super::list::{Field, Kind, ListSpec};
+use super::openapi::page_of;
+use super::resource::{records, Declaration, Op};
+use super::validate::nullable;
+use super::OpContext;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -197,15 +199,23 @@ fn id_page() -> Value {
     page_of(json!({ "type": "string", "format": "uuid" }))
 }
 
-/// The `/v1/people` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/people", id: "people_list", summary: "List people", scope: "finance.people", request: None, success: 200, response: Some(|| page_of(schema_of::<Person>())) },
-    Operation { method: "post", path: "/v1/people", id: "people_create", summary: "Create a person", scope: "finance.people.write", request: Some(schema_of::<PersonCreate>), success: 201, response: Some(schema_of::<Person>) },
-    Operation { method: "get", path: "/v1/people/ids", id: "people_ids", summary: "Sweep the ids of the live people (ascending; limit up to 10000, no filters)", scope: "finance.people", request: None, success: 200, response: Some(id_page) },
-    Operation { method: "get", path: "/v1/people/{id}", id: "people_get", summary: "Get a person", scope: "finance.people", request: None, success: 200, response: Some(schema_of::<Person>) },
-    Operation { method: "patch", path: "/v1/people/{id}", id: "people_update", summary: "Update a person", scope: "finance.people.write", request: Some(schema_of::<PersonUpdate>), success: 200, response: Some(schema_of::<Person>) },
-    Operation { method: "delete", path: "/v1/people/{id}", id: "people_delete", summary: "Delete a person (soft delete)", scope: "finance.people.write", request: None, success: 204, response: None },
-];
+records!(People, self, Resource::People, "/v1/people", "person",
+    row: Person, record: Person, create: PersonCreate, created: Person, update: PersonUpdate,
+    list: crud::list::<People>, get: crud::get::<People>,
+    label: |p| match &p.document_number {
+        Some(document) => format!("{} ({document})", p.name),
+        None => p.name.clone(),
+    });
+
+/// The `/v1/people` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<People>(&[
+    Op::list::<People>("people_list", "List people"),
+    Op::create::<People>("people_create", "Create a person"),
+    Op::read("/ids", "people_ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)").answers(200, id_page),
+    Op::get::<People>("people_get", "Get a person"),
+    Op::update::<People>("people_update", "Update a person"),
+    Op::delete::<People>("people_delete", "Delete a person (soft delete)"),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "people",
@@ -224,23 +234,6 @@ pub static LIST: ListSpec = ListSpec {
     scope: Some("people.deleted_at IS NULL"),
 };
 
-/// The id sweep: live ids only, ascending, no filters or sort.
-static IDS: ListSpec = ListSpec {
-    table: "people",
-    filters: &[],
-    sorts: &[("id", "people.id")],
-    default_sort: ("id", false),
-    scope: Some("people.deleted_at IS NULL"),
-};
-
-pub const IDS_DEFAULT_LIMIT: i64 = 1000;
-pub const IDS_MAX_LIMIT: i64 = 10_000;
-
-const COLUMNS: &str = "people.id, people.company_id, people.name, people.legal_name, people.nickname, people.kind, \
-    people.document_type, people.document_number, people.is_customer, people.is_supplier, people.active, \
-    people.emails, people.phones, people.notes, people.created_at, people.updated_at, people.created_via, \
-    people.updated_via, people.created_by, people.updated_by";
-
 /// A JSON array stored as text, read as strings; anything else reads as `[]`.
 fn string_array(text: Option<String>) -> Vec<String> {
     match text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
@@ -249,34 +242,42 @@ fn string_array(text: Option<String>) -> Vec<String> {
     }
 }
 
-fn from_row(row: &AnyRow) -> Result<Person, sqlx::Error> {
-    let kind: Option<String> = row.try_get("kind")?;
-    let document_type: Option<String> = row.try_get("document_type")?;
-    let is_customer: i64 = row.try_get("is_customer")?;
-    let is_supplier: i64 = row.try_get("is_supplier")?;
-    let active: i64 = row.try_get("active")?;
-    Ok(Person {
-        id: row.try_get("id")?,
-        company_id: row.try_get("company_id")?,
-        name: row.try_get("name")?,
-        legal_name: row.try_get("legal_name")?,
-        nickname: row.try_get("nickname")?,
-        kind: kind.as_deref().and_then(PersonKind::parse),
-        document_type: document_type.as_deref().and_then(DocumentType::parse),
-        document_number: row.try_get("document_number")?,
-        is_customer: is_customer != 0,
-        is_supplier: is_supplier != 0,
-        active: active != 0,
-        emails: string_array(row.try_get("emails")?),
-        phones: string_array(row.try_get("phones")?),
-        notes: row.try_get("notes")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-    })
+impl Table for People {
+    const WHAT: &'static str = "Person";
+    const COLUMNS: &'static str = "people.id, people.company_id, people.name, people.legal_name, people.nickname, people.kind, \
+        people.document_type, people.document_number, people.is_customer, people.is_supplier, people.active, \
+        people.emails, people.phones, people.notes, people.created_at, people.updated_at, people.created_via, \
+        people.updated_via, people.created_by, people.updated_by";
+
+    fn from_row(row: &AnyRow) -> Result<Person, sqlx::Error> {
+        let kind: Option<String> = row.try_get("kind")?;
+        let document_type: Option<String> = row.try_get("document_type")?;
+        let is_customer: i64 = row.try_get("is_customer")?;
+        let is_supplier: i64 = row.try_get("is_supplier")?;
+        let active: i64 = row.try_get("active")?;
+        Ok(Person {
+            id: row.try_get("id")?,
+            company_id: row.try_get("company_id")?,
+            name: row.try_get("name")?,
+            legal_name: row.try_get("legal_name")?,
+            nickname: row.try_get("nickname")?,
+            kind: kind.as_deref().and_then(PersonKind::parse),
+            document_type: document_type.as_deref().and_then(DocumentType::parse),
+            document_number: row.try_get("document_number")?,
+            is_customer: is_customer != 0,
+            is_supplier: is_supplier != 0,
+            active: active != 0,
+            emails: string_array(row.try_get("emails")?),
+            phones: string_array(row.try_get("phones")?),
+            notes: row.try_get("notes")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+        })
+    }
 }
 
 fn flag(value: bool) -> i64 {
@@ -346,79 +347,6 @@ async fn check_company(conn: &mut AnyConnection, ws: &Membership, company_id: &s
     }
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Person>, ApiError> {
-    ctx.authorize(ws, Resource::People, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM people {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(
-        data,
-        &compiled,
-        &keys.state,
-        |p, field| match field {
-            "created_at" => json!(p.created_at),
-            "updated_at" => json!(p.updated_at),
-            _ => json!(p.name),
-        },
-        |p| p.id.clone(),
-    ))
-}
-
-/// `GET /v1/people/ids`: the ids of the live people, ascending, `limit` 1–10000
-/// (default 1000). Filters and sorting are refused: a deleted person is one whose id
-/// no longer appears here.
-pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<String>, ApiError> {
-    ctx.authorize(ws, Resource::People, Access::Read)?;
-    if let Some((field, _, _)) = request.filters.first() {
-        return Err(ApiError::bad_request("The id sweep takes no filters").with_details(json!({"field": field, "reason": "unknown_filter"})));
-    }
-    if request.sort.is_some() {
-        return Err(invalid("sort", "unknown_sort", "The id sweep takes no sort"));
-    }
-    let limit = match request.limit.as_deref() {
-        None => IDS_DEFAULT_LIMIT,
-        Some(l) => l
-            .parse::<i64>()
-            .ok()
-            .filter(|l| (1..=IDS_MAX_LIMIT).contains(l))
-            .ok_or_else(|| invalid("limit", "out_of_range", "limit must be between 1 and 10000"))?,
-    };
-    let keys = ctx.state.keys.current().await?;
-    let sweep = ListRequest { filters: Vec::new(), sort: None, limit: None, cursor: request.cursor.clone() };
-    let mut compiled = IDS.compile(&sweep, &ws.workspace_id, &keys.state)?;
-    // The shared compiler caps pages at the list maximum; the sweep has its own limit.
-    let condition = compiled.sql.rsplit_once(" LIMIT ").map(|(head, _)| head.to_string()).ok_or_else(ApiError::internal)?;
-    compiled.limit = limit;
-    compiled.sql = format!("{condition} LIMIT {}", limit + 1);
-    let sql = format!("SELECT people.id FROM people {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(data, &compiled, &keys.state, |id, _| json!(id), Clone::clone))
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Person, ApiError> {
-    let id = path_id(id, "Person")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM people WHERE people.workspace_id = $1 AND people.id = $2 AND people.deleted_at IS NULL"
-    )))
-    .bind(&ws.workspace_id)
-    .bind(&id)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row).map_err(db_error),
-        None => Err(ApiError::not_found("Person")),
-    }
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Person, ApiError> {
-    ctx.authorize(ws, Resource::People, Access::Read)?;
-    find(conn, ws, id).await
-}
-
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: PersonCreate) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let name = input.name.trim().to_string();
@@ -462,12 +390,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .await
     .map_err(conflict_on_duplicate)?;
     audit_write(ctx, conn, ws, "people.create", "person", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<People>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<People>(conn, ws, id).await?;
     let name = match input.name {
         Some(n) if n.trim().is_empty() => return Err(blank_name()),
         Some(n) => n.trim().to_string(),
@@ -497,7 +425,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
     let nickname = keep_or_clear(input.nickname, current.nickname.clone());
     let notes = keep_or_clear(input.notes, current.notes.clone());
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE people SET name = $1, legal_name = $2, nickname = $3, kind = $4, document_type = $5, document_number = $6,
                 is_customer = $7, is_supplier = $8, active = $9, notes = $10, updated_at = $11, updated_via = $12,
                 updated_by = $13
@@ -512,24 +440,16 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(flag(input.is_customer.unwrap_or(current.is_customer)))
     .bind(flag(input.is_supplier.unwrap_or(current.is_supplier)))
     .bind(flag(input.active.unwrap_or(current.active)))
-    .bind(notes.as_deref())
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "people.update", "person", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(notes.as_deref());
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("people.update", "person"), conflict_on_duplicate).await?;
+    crud::find::<People>(conn, ws, &current.id).await
 }
 
 /// Soft-deletes a person: records that name it keep their reference, but the person no
 /// longer reads, lists or sweeps, and its document may be used again.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::People, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<People>(conn, ws, id).await?;
     let now = crate::clock::now_rfc3339();
     sqlx::query(
         "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3

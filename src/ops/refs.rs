@@ -6,6 +6,7 @@
 //! category, revenue center, customer).
 
 use serde_json::json;
+use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::common::{audit_write, body_id, invalid, unprocessable};
@@ -78,18 +79,92 @@ pub fn check_period(company: &CompanyRef, field: &str, date: &str) -> Result<(),
 
 /// The financial account `account_id`, which must belong to `company`.
 pub async fn account(conn: &mut AnyConnection, ws: &Membership, company: &CompanyRef, field: &str, account_id: &str) -> Result<String, ApiError> {
-    let id = body_id(field, account_id)?;
-    let row = sqlx::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+    let sql = "SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2";
+    Ok(owned(conn, ws, company, sql, field, account_id, "Financial account", "account_company_mismatch").await?.0)
+}
+
+/// A record of the workspace named by the id in `field`, which must belong to
+/// `company`: `sql` selects its company, then its type. None is 422
+/// `invalid_reference`, another company's is 422 with the reason `mismatch`.
+#[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
+async fn owned(
+    conn: &mut AnyConnection,
+    ws: &Membership,
+    company: &CompanyRef,
+    sql: &'static str,
+    field: &str,
+    id: &str,
+    what: &str,
+    mismatch: &str,
+) -> Result<(String, AnyRow), ApiError> {
+    let id = body_id(field, id)?;
+    let row = sqlx::query(sql)
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
         .await
         .map_err(db_error)?
-        .ok_or_else(|| not_in_workspace(field, "Financial account"))?;
+        .ok_or_else(|| not_in_workspace(field, what))?;
     let owner: String = row.try_get(0).map_err(db_error)?;
     if owner != company.id {
-        return Err(unprocessable(field, "account_company_mismatch", "The financial account does not belong to the given company"));
+        return Err(unprocessable(field, mismatch, &format!("The {} does not belong to the given company", what.to_lowercase())));
     }
+    Ok((id, row))
+}
+
+/// As [`owned`], and its type must be one of `accepted` (422 `type_mismatch`).
+#[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
+async fn typed(
+    conn: &mut AnyConnection,
+    ws: &Membership,
+    company: &CompanyRef,
+    sql: &'static str,
+    field: &str,
+    id: &str,
+    what: &str,
+    accepted: &[&str],
+) -> Result<String, ApiError> {
+    let (id, row) = owned(conn, ws, company, sql, field, id, what, "company_mismatch").await?;
+    let kind: String = row.try_get(1).map_err(db_error)?;
+    if !accepted.contains(&kind.as_str()) {
+        return Err(unprocessable(field, "type_mismatch", &format!("The {}'s type does not match the record", what.to_lowercase())));
+    }
+    Ok(id)
+}
+
+/// The id of the first row `query` finds, if any.
+async fn first_id(conn: &mut AnyConnection, query: sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments>) -> Result<Option<String>, ApiError> {
+    let row = query.fetch_optional(&mut *conn).await.map_err(db_error)?;
+    row.map(|r| r.try_get(0).map_err(db_error)).transpose()
+}
+
+/// Creates the record a reference by name asks for: `sql` takes the id, workspace,
+/// company and name, then `extra` when given, then the creation stamp (at, via, by);
+/// the write is audited as `(action, target type)`.
+#[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
+async fn create_named(
+    ctx: &OpContext<'_>,
+    conn: &mut AnyConnection,
+    ws: &Membership,
+    company: &CompanyRef,
+    sql: String,
+    name: &str,
+    extra: Option<&str>,
+    (action, target): (&str, &str),
+) -> Result<String, ApiError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&id).bind(&ws.workspace_id).bind(&company.id).bind(name);
+    if let Some(extra) = extra {
+        insert = insert.bind(extra);
+    }
+    insert
+        .bind(crate::clock::now_rfc3339())
+        .bind(ctx.channel.as_str())
+        .bind(&ctx.identity.user_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    audit_write(ctx, conn, ws, action, target, &id).await?;
     Ok(id)
 }
 
@@ -119,75 +194,29 @@ pub async fn category(
 ) -> Result<Option<String>, ApiError> {
     exclusive("category_id", id, "category_name", name)?;
     if let Some(id) = id {
-        let id = body_id("category_id", id)?;
-        let row = sqlx::query("SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2")
-            .bind(&ws.workspace_id)
-            .bind(&id)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?
-            .ok_or_else(|| not_in_workspace("category_id", "Category"))?;
-        let (owner, kind): (String, String) = (row.try_get(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?);
-        if owner != company.id {
-            return Err(unprocessable("category_id", "company_mismatch", "The category does not belong to the given company"));
-        }
-        if kind != polarity.transaction_type() {
-            return Err(unprocessable("category_id", "type_mismatch", "The category's type does not match the record"));
-        }
-        return Ok(Some(id));
+        let sql = "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2";
+        return typed(conn, ws, company, sql, "category_id", id, "Category", &[polarity.transaction_type()]).await.map(Some);
     }
     let Some(name) = name.map(str::trim) else { return Ok(None) };
     let found = sqlx::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
         .bind(&ws.workspace_id)
         .bind(&company.id)
         .bind(name)
-        .bind(polarity.transaction_type())
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    if let Some(row) = found {
-        return Ok(Some(row.try_get(0).map_err(db_error)?));
+        .bind(polarity.transaction_type());
+    if let Some(id) = first_id(conn, found).await? {
+        return Ok(Some(id));
     }
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
-    sqlx::query(
-        "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
+    let insert = "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
                                  created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, NULL, 1, $5, $6, $6, $7, $7, $8, $8)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company.id)
-    .bind(name)
-    .bind(polarity.transaction_type())
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "categories.create", "category", &id).await?;
-    Ok(Some(id))
+         VALUES ($1, $2, $3, $4, NULL, 1, $5, $6, $6, $7, $7, $8, $8)";
+    let audit = ("categories.create", "category");
+    create_named(ctx, conn, ws, company, insert.to_string(), name, Some(polarity.transaction_type()), audit).await.map(Some)
 }
 
 /// A classification center usable with `polarity` in `company` (by id).
 pub async fn center(conn: &mut AnyConnection, ws: &Membership, company: &CompanyRef, polarity: Polarity, field: &str, id: &str) -> Result<String, ApiError> {
-    let id = body_id(field, id)?;
-    let row = sqlx::query("SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?
-        .ok_or_else(|| not_in_workspace(field, "Classification center"))?;
-    let (owner, kind): (String, String) = (row.try_get(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?);
-    if owner != company.id {
-        return Err(unprocessable(field, "company_mismatch", "The classification center does not belong to the given company"));
-    }
-    if !polarity.center_types().contains(&kind.as_str()) {
-        return Err(unprocessable(field, "type_mismatch", "The classification center's type does not match the record"));
-    }
-    Ok(id)
+    let sql = "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2";
+    typed(conn, ws, company, sql, field, id, "Classification center", &polarity.center_types()).await
 }
 
 /// The classification center of a record by id, or found/created by name (type cost for
@@ -215,33 +244,15 @@ pub async fn center_by_id_or_name(
     .bind(&company.id)
     .bind(name)
     .bind(own)
-    .bind(both)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    if let Some(row) = found {
-        return Ok(Some(row.try_get(0).map_err(db_error)?));
+    .bind(both);
+    if let Some(id) = first_id(conn, found).await? {
+        return Ok(Some(id));
     }
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
-    sqlx::query(
-        "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, active, created_at, updated_at,
+    let insert = "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, active, created_at, updated_at,
                                              created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $6, $7, $7, $8, $8)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company.id)
-    .bind(name)
-    .bind(own)
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "classification_centers.create", "classification_center", &id).await?;
-    Ok(Some(id))
+         VALUES ($1, $2, $3, $4, $5, 1, $6, $6, $7, $7, $8, $8)";
+    let audit = ("classification_centers.create", "classification_center");
+    create_named(ctx, conn, ws, company, insert.to_string(), name, Some(own), audit).await.map(Some)
 }
 
 /// The person of a record by id (same company, not deleted), or found/created by name
@@ -258,19 +269,8 @@ pub async fn person(
 ) -> Result<Option<String>, ApiError> {
     exclusive("person_id", id, "person_name", name)?;
     if let Some(id) = id {
-        let id = body_id("person_id", id)?;
-        let row = sqlx::query("SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-            .bind(&ws.workspace_id)
-            .bind(&id)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?
-            .ok_or_else(|| not_in_workspace("person_id", "Person"))?;
-        let owner: String = row.try_get(0).map_err(db_error)?;
-        if owner != company.id {
-            return Err(unprocessable("person_id", "company_mismatch", "The person does not belong to the given company"));
-        }
-        return Ok(Some(id));
+        let sql = "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL";
+        return Ok(Some(owned(conn, ws, company, sql, "person_id", id, "Person", "company_mismatch").await?.0));
     }
     let Some(name) = name.map(str::trim) else { return Ok(None) };
     let flag = match polarity {
@@ -280,17 +280,12 @@ pub async fn person(
     let found = sqlx::query("SELECT id FROM people WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND deleted_at IS NULL ORDER BY id LIMIT 1")
         .bind(&ws.workspace_id)
         .bind(&company.id)
-        .bind(name)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    let now = crate::clock::now_rfc3339();
-    if let Some(row) = found {
-        let id: String = row.try_get(0).map_err(db_error)?;
+        .bind(name);
+    if let Some(id) = first_id(conn, found).await? {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE people SET {flag} = 1, updated_at = $1, updated_via = $2, updated_by = $3 WHERE id = $4 AND {flag} = 0"
         )))
-        .bind(&now)
+        .bind(crate::clock::now_rfc3339())
         .bind(ctx.channel.as_str())
         .bind(&ctx.identity.user_id)
         .bind(&id)
@@ -299,22 +294,10 @@ pub async fn person(
         .map_err(db_error)?;
         return Ok(Some(id));
     }
-    let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query(sqlx::AssertSqlSafe(format!(
+    let insert = format!(
         "INSERT INTO people (id, workspace_id, company_id, name, {flag}, active, created_at, updated_at,
                              created_via, updated_via, created_by, updated_by)
          VALUES ($1, $2, $3, $4, 1, 1, $5, $5, $6, $6, $7, $7)"
-    )))
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company.id)
-    .bind(name)
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "people.create", "person", &id).await?;
-    Ok(Some(id))
+    );
+    create_named(ctx, conn, ws, company, insert, name, None, ("people.create", "person")).await.map(Some)
 }

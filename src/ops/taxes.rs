@@ -12,11 +12,12 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::common::{audit_write, conflict_on_unique, invalid, page, path_id, unprocessable};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
-use super::validate::{nullable, schema_of};
-use super::{OpContext, Page};
+use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
+use super::crud::{self, Table};
+use super::list::{Field, Kind, ListSpec};
+use super::resource::{records, Declaration, Op};
+use super::validate::nullable;
+use super::OpContext;
 use crate::domain::money::{Cents, MoneyError};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -86,14 +87,22 @@ pub struct Tax {
     rate_bp: Option<i64>,
 }
 
-/// The `/v1/taxes` operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/taxes", id: "taxes_list", summary: "List taxes", scope: "finance.taxes", request: None, success: 200, response: Some(|| page_of(schema_of::<Tax>())) },
-    Operation { method: "post", path: "/v1/taxes", id: "taxes_create", summary: "Create a tax", scope: "finance.taxes.write", request: Some(schema_of::<TaxCreate>), success: 201, response: Some(schema_of::<Tax>) },
-    Operation { method: "get", path: "/v1/taxes/{id}", id: "taxes_get", summary: "Get a tax", scope: "finance.taxes", request: None, success: 200, response: Some(schema_of::<Tax>) },
-    Operation { method: "patch", path: "/v1/taxes/{id}", id: "taxes_update", summary: "Update a tax", scope: "finance.taxes.write", request: Some(schema_of::<TaxUpdate>), success: 200, response: Some(schema_of::<Tax>) },
-    Operation { method: "delete", path: "/v1/taxes/{id}", id: "taxes_delete", summary: "Delete a tax (refused while billings charge it)", scope: "finance.taxes.write", request: None, success: 204, response: None },
-];
+records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
+    row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
+    list: crud::list::<Taxes>, get: crud::get::<Taxes>,
+    label: |t| match &t.default_rate {
+        Some(rate) => format!("{} ({rate} %)", t.name),
+        None => t.name.clone(),
+    });
+
+/// The `/v1/taxes` operations.
+pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[
+    Op::list::<Taxes>("taxes_list", "List taxes"),
+    Op::create::<Taxes>("taxes_create", "Create a tax"),
+    Op::get::<Taxes>("taxes_get", "Get a tax"),
+    Op::update::<Taxes>("taxes_update", "Update a tax"),
+    Op::delete::<Taxes>("taxes_delete", "Delete a tax (refused while billings charge it)"),
+]);
 
 pub static LIST: ListSpec = ListSpec {
     table: "taxes",
@@ -109,27 +118,30 @@ pub static LIST: ListSpec = ListSpec {
     scope: None,
 };
 
-const COLUMNS: &str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
-    taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
+impl Table for Taxes {
+    const WHAT: &'static str = "Tax";
+    const COLUMNS: &'static str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
+        taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
 
-fn from_row(row: &AnyRow) -> Result<Tax, sqlx::Error> {
-    let rate: Option<i64> = row.try_get("default_rate_bp")?;
-    let withholding: i64 = row.try_get("default_withholding")?;
-    let active: i64 = row.try_get("active")?;
-    Ok(Tax {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        default_rate: rate.map(|bp| Cents(bp).to_string()),
-        default_withholding: withholding != 0,
-        active: active != 0,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
-        rate_bp: rate,
-    })
+    fn from_row(row: &AnyRow) -> Result<Tax, sqlx::Error> {
+        let rate: Option<i64> = row.try_get("default_rate_bp")?;
+        let withholding: i64 = row.try_get("default_withholding")?;
+        let active: i64 = row.try_get("active")?;
+        Ok(Tax {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            default_rate: rate.map(|bp| Cents(bp).to_string()),
+            default_withholding: withholding != 0,
+            active: active != 0,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+            rate_bp: rate,
+        })
+    }
 }
 
 /// Parses a rate (`"1.50"`) to basis points (150), digit by digit: a malformed string
@@ -157,45 +169,6 @@ fn blank_name() -> ApiError {
 
 fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
     conflict_on_unique(err, "name", "A tax with this name already exists in the workspace")
-}
-
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Tax>, ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {COLUMNS} FROM taxes {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(page(
-        data,
-        &compiled,
-        &keys.state,
-        |t, field| match field {
-            "created_at" => json!(t.created_at),
-            "updated_at" => json!(t.updated_at),
-            _ => json!(t.name),
-        },
-        |t| t.id.clone(),
-    ))
-}
-
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
-    let id = path_id(id, "Tax")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM taxes WHERE taxes.workspace_id = $1 AND taxes.id = $2")))
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row).map_err(db_error),
-        None => Err(ApiError::not_found("Tax")),
-    }
-}
-
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Read)?;
-    find(conn, ws, id).await
 }
 
 pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
@@ -228,12 +201,12 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .await
     .map_err(conflict_on_duplicate)?;
     audit_write(ctx, conn, ws, "taxes.create", "tax", &id).await?;
-    find(conn, ws, &id).await
+    crud::find::<Taxes>(conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Taxes>(conn, ws, id).await?;
     let name = match input.name {
         Some(n) if n.trim().is_empty() => return Err(blank_name()),
         Some(n) => n.trim().to_string(),
@@ -244,7 +217,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         Some(None) => None,
         Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
     };
-    sqlx::query(
+    let update = sqlx::query(
         "UPDATE taxes SET name = $1, default_rate_bp = $2, default_withholding = $3, active = $4, updated_at = $5,
                 updated_via = $6, updated_by = $7
           WHERE workspace_id = $8 AND id = $9",
@@ -252,24 +225,16 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .bind(&name)
     .bind(rate)
     .bind(flag(input.default_withholding.unwrap_or(current.default_withholding)))
-    .bind(flag(input.active.unwrap_or(current.active)))
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "taxes.update", "tax", &current.id).await?;
-    find(conn, ws, &current.id).await
+    .bind(flag(input.active.unwrap_or(current.active)));
+    crud::stamped_update(ctx, conn, ws, update, &current.id, ("taxes.update", "tax"), conflict_on_duplicate).await?;
+    crud::find::<Taxes>(conn, ws, &current.id).await
 }
 
 /// Deletes a tax no billing charges; otherwise 422 `in_use` with
 /// `details.usage {payables, receivables}` and up to 100 `details.billing_ids`.
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
+    let current = crud::find::<Taxes>(conn, ws, id).await?;
     let usage = sqlx::query(
         "SELECT billings.kind, COUNT(*) FROM billing_tax_charges
            JOIN billings ON billings.id = billing_tax_charges.billing_id

@@ -4,18 +4,14 @@
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, peek, records, to_value, update_tool};
+use super::records::{create_tool, delete_tool, get_tool, list_tool, peek, to_value, update_tool};
 use super::{write_schema, Route, Scope, DESTRUCTIVE};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
-use crate::ops::accounts::{self, Account, AccountCreate, AccountDetail, AccountUpdate, AdjustBalance, BalanceAdjustment};
+use crate::ops::accounts::{self, Accounts, AdjustBalance, BalanceAdjustment};
 use crate::ops::validate::{parse, schema_of};
-
-records!(Accounts, accounts, Resource::Accounts, "/v1/financial-accounts", "account",
-    row: Account, record: AccountDetail, create: AccountCreate, created: AccountDetail, update: AccountUpdate,
-    label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Accounts>(

@@ -7,13 +7,14 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 use sqlx::AnyConnection;
 
-use super::records::{delete_tool, get_tool, list_tool, to_value, Deletable, Records};
+use super::records::{delete_tool, get_tool, list_tool, to_value};
 use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
 use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
 use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::resource::{Deletable, Records};
 use crate::ops::validate::{parse, schema_of};
 use crate::ops::{OpContext, Page};
 use crate::storage::identity::Membership;
@@ -26,9 +27,7 @@ impl Records for Attachments {
     const NOUN: &'static str = "attachment";
     type Row = Attachment;
     type Record = Attachment;
-    fn spec() -> &'static ListSpec {
-        &attachments::LIST
-    }
+    const LIST: &'static ListSpec = &attachments::LIST;
     async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
         attachments::list(ctx, conn, ws, request).await
     }

@@ -6,66 +6,17 @@
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use super::accounts::Accounts;
-use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool, Deletable, Records, Writable};
+use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool};
 use super::{aggregates_schema, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::money::Cents;
-use crate::domain::roles::{Access, Resource};
+use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, Describe, Handler, ToolCall, ToolSpec};
-use crate::ops::bills::{self, check_transition, BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Payable, Receivable, SettleRequest, Transition};
-use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::accounts::Accounts;
+use crate::ops::bills::declared::{Bills, Payables, Receivables};
+use crate::ops::bills::{self, check_transition, BillKind, Billing, Payable, Receivable, SettleRequest, Transition};
+use crate::ops::resource::Records;
 use crate::ops::validate::{parse, schema_of};
-use crate::ops::{OpContext, Page};
-use crate::storage::identity::Membership;
-
-/// The tools of one kind of bill.
-pub struct Bills<B>(std::marker::PhantomData<B>);
-
-pub type Payables = Bills<Payable>;
-pub type Receivables = Bills<Receivable>;
-
-impl<B: BillKind> Records for Bills<B> {
-    const RESOURCE: Resource = B::RESOURCE;
-    const COLLECTION: &'static str = B::COLLECTION;
-    const NOUN: &'static str = B::KIND;
-    type Row = Billing;
-    type Record = Billing;
-    fn spec() -> &'static ListSpec {
-        B::list_spec()
-    }
-    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
-        bills::list::<B>(ctx, conn, ws, request).await
-    }
-    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
-        bills::get::<B>(ctx, conn, ws, id).await
-    }
-    fn label(bill: &Billing) -> String {
-        let counterparty = match &bill.person_name {
-            Some(name) => format!(" {} {name}", B::COUNTERPARTY),
-            None => String::new(),
-        };
-        format!("“{}”{counterparty} ({}, due {})", bill.description, bill.amount.brl(), bill.due_date)
-    }
-}
-
-impl<B: BillKind> Writable for Bills<B> {
-    type Create = BillingCreate;
-    type Created = BillingCreated;
-    type Update = BillingUpdate;
-    async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
-        bills::create::<B>(ctx, conn, ws, input).await
-    }
-    async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
-        bills::update::<B>(ctx, conn, ws, id, input).await
-    }
-}
-
-impl<B: BillKind> Deletable for Bills<B> {
-    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        bills::delete::<B>(ctx, conn, ws, id).await
-    }
-}
 
 fn aggregates_output<B: BillKind>() -> Value {
     bills::aggregates_schema(B::SETTLED.as_str())

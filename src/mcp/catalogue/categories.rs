@@ -1,13 +1,8 @@
 //! `finance_categories_*`: the `/v1/categories` operations as tools.
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, records, update_tool};
-use crate::domain::roles::Resource;
+use super::records::{create_tool, delete_tool, get_tool, list_tool, update_tool};
 use crate::mcp::tools::ToolSpec;
-use crate::ops::categories::{self, Category, CategoryCreate, CategoryUpdate};
-
-records!(Categories, categories, Resource::Categories, "/v1/categories", "category",
-    row: Category, record: Category, create: CategoryCreate, created: Category, update: CategoryUpdate,
-    label: |c| format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level));
+use crate::ops::categories::Categories;
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Categories>(

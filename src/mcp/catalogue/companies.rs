@@ -1,13 +1,8 @@
 //! `finance_companies_*`: the `/v1/companies` operations as tools.
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, records, update_tool};
-use crate::domain::roles::Resource;
+use super::records::{create_tool, delete_tool, get_tool, list_tool, update_tool};
 use crate::mcp::tools::ToolSpec;
-use crate::ops::companies::{self, Company, CompanyCreate, CompanyUpdate};
-
-records!(Companies, companies, Resource::Companies, "/v1/companies", "company",
-    row: Company, record: Company, create: CompanyCreate, created: Company, update: CompanyUpdate,
-    label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
+use crate::ops::companies::Companies;
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Companies>(

@@ -1,13 +1,8 @@
 //! `finance_cost_centers_*`: the `/v1/classification_centers` operations as tools.
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, records, update_tool};
-use crate::domain::roles::Resource;
+use super::records::{create_tool, delete_tool, get_tool, list_tool, update_tool};
 use crate::mcp::tools::ToolSpec;
-use crate::ops::cost_centers::{self, Center, CenterCreate, CenterUpdate};
-
-records!(CostCenters, cost_centers, Resource::CostCenters, "/v1/classification_centers", "cost center",
-    row: Center, record: Center, create: CenterCreate, created: Center, update: CenterUpdate,
-    label: |c| format!("“{}” ({})", c.name, c.center_type.as_str()));
+use crate::ops::cost_centers::CostCenters;
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<CostCenters>(

@@ -112,13 +112,7 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// A decimal amount ("4500.00") as the user reads it ("R$ 4.500,00").
-pub fn brl(amount: &str) -> String {
-    match crate::domain::money::Cents::parse(amount, true) {
-        Ok(cents) => cents.brl(),
-        Err(_) => format!("R$ {amount}"),
-    }
-}
+pub use crate::ops::common::brl;
 
 /// A record schema as a projection may return it: `fields` can leave any field out.
 pub fn projected(mut schema: Value) -> Value {

@@ -1,16 +1,8 @@
 //! `finance_people_*`: the `/v1/people` operations (vendors and customers) as tools.
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, records, update_tool};
-use crate::domain::roles::Resource;
+use super::records::{create_tool, delete_tool, get_tool, list_tool, update_tool};
 use crate::mcp::tools::ToolSpec;
-use crate::ops::people::{self, Person, PersonCreate, PersonUpdate};
-
-records!(People, people, Resource::People, "/v1/people", "person",
-    row: Person, record: Person, create: PersonCreate, created: Person, update: PersonUpdate,
-    label: |p| match &p.document_number {
-        Some(document) => format!("{} ({document})", p.name),
-        None => p.name.clone(),
-    });
+use crate::ops::people::People;
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<People>(

@@ -1,16 +1,8 @@
 //! `finance_taxes_*`: the `/v1/taxes` operations as tools.
 
-use super::records::{create_tool, delete_tool, get_tool, list_tool, records, update_tool};
-use crate::domain::roles::Resource;
+use super::records::{create_tool, delete_tool, get_tool, list_tool, update_tool};
 use crate::mcp::tools::ToolSpec;
-use crate::ops::taxes::{self, Tax, TaxCreate, TaxUpdate};
-
-records!(Taxes, taxes, Resource::Taxes, "/v1/taxes", "tax",
-    row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
-    label: |t| match &t.default_rate {
-        Some(rate) => format!("{} ({rate} %)", t.name),
-        None => t.name.clone(),
-    });
+use crate::ops::taxes::Taxes;
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Taxes>(

@@ -4,18 +4,15 @@
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use super::accounts::Accounts;
-use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, records, to_value, update_tool};
+use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, to_value, update_tool};
 use super::{aggregates_schema, get_schema, project, projected, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
-use crate::ops::transactions::{self, Aggregates, Transaction, TransactionCreate, TransactionUpdate, Transfer, TransferCreate};
+use crate::ops::accounts::Accounts;
+use crate::ops::transactions::{self, Aggregates, Transfer, TransferCreate};
+use crate::ops::transactions::declared::Transactions;
 use crate::ops::validate::{parse, schema_of};
-
-records!(Transactions, transactions, Resource::Transactions, "/v1/financial-transactions", "transaction",
-    row: Transaction, record: Transaction, create: TransactionCreate, created: Transaction, update: TransactionUpdate,
-    label: |t| format!("“{}” ({} of {} on {})", t.description, t.transaction_type, t.amount.brl(), t.occurred_at));
 
 pub static TOOLS: &[ToolSpec] = &[
     list_tool::<Transactions>(

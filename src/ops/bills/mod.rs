@@ -37,6 +37,7 @@
 //!   or before it is 422 `period_closed`.
 
 
+pub mod declared;
 mod rows;
 mod series;
 mod status;
@@ -57,9 +58,7 @@ use self::status::{check_open, refused_change};
 use super::common::{audit_write, body_id, invalid, page};
 use super::ledger;
 use super::list::{bind_all, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
 use super::refs::{self, Polarity};
-use super::validate::schema_of;
 use super::{apportionment, IdPage, IdPageMeta, OpContext, Page};
 use crate::domain::bills::{BillStatus, BillType};
 use crate::domain::dates::Date;
@@ -79,6 +78,8 @@ pub const IDS_MAX_LIMIT: i64 = 10_000;
 pub trait BillKind: Bill {
     /// The polarity of its person, category, centers and settlement transaction.
     const POLARITY: Polarity;
+    /// Its list: filters, sorts, scope.
+    const LIST: &'static ListSpec;
     fn list_spec() -> &'static ListSpec;
     /// The id sweep: ordered by id only, no filters.
     fn ids_spec() -> &'static ListSpec;
@@ -86,6 +87,7 @@ pub trait BillKind: Bill {
 
 impl BillKind for Payable {
     const POLARITY: Polarity = Polarity::Debit;
+    const LIST: &'static ListSpec = &PAYABLES_LIST;
     fn list_spec() -> &'static ListSpec {
         &PAYABLES_LIST
     }
@@ -96,6 +98,7 @@ impl BillKind for Payable {
 
 impl BillKind for Receivable {
     const POLARITY: Polarity = Polarity::Credit;
+    const LIST: &'static ListSpec = &RECEIVABLES_LIST;
     fn list_spec() -> &'static ListSpec {
         &RECEIVABLES_LIST
     }
@@ -117,29 +120,6 @@ pub fn aggregates_schema(settled: &str) -> Value {
         "required": ["count", "total", "pending", settled, "overdue_count"],
     })
 }
-
-macro_rules! billing_docs {
-    ($(($k:literal, $read:literal, $write:literal, $settled:literal)),*) => {
-        &[$(
-            Operation { method: "get", path: concat!("/v1/", $k), id: concat!($k, "_list"), summary: concat!("List ", $k), scope: $read, request: None, success: 200, response: Some(|| page_of(schema_of::<Billing>())) },
-            Operation { method: "post", path: concat!("/v1/", $k), id: concat!($k, "_create"), summary: concat!("Create ", $k, " (one, or a series of installments or recurrences)"), scope: $write, request: Some(schema_of::<BillingCreate>), success: 201, response: Some(schema_of::<BillingCreated>) },
-            Operation { method: "get", path: concat!("/v1/", $k, "/aggregates"), id: concat!($k, "_aggregates"), summary: concat!("Totals of ", $k), scope: $read, request: None, success: 200, response: Some(|| aggregates_schema($settled)) },
-            Operation { method: "get", path: concat!("/v1/", $k, "/ids"), id: concat!($k, "_ids"), summary: concat!("Sweep the ids of ", $k), scope: $read, request: None, success: 200, response: Some(schema_of::<IdPage>) },
-            Operation { method: "get", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_get"), summary: concat!("Get one of the ", $k), scope: $read, request: None, success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "patch", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_update"), summary: concat!("Update one of the ", $k, " (never its status)"), scope: $write, request: Some(schema_of::<BillingUpdate>), success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "delete", path: concat!("/v1/", $k, "/{id}"), id: concat!($k, "_delete"), summary: concat!("Delete one of the ", $k), scope: $write, request: None, success: 204, response: None },
-            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/settle"), id: concat!($k, "_settle"), summary: concat!("Settle one of the ", $k, " (creates its ledger transaction)"), scope: $write, request: Some(schema_of::<SettleRequest>), success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/cancel"), id: concat!($k, "_cancel"), summary: concat!("Cancel a pending one of the ", $k), scope: $write, request: None, success: 200, response: Some(schema_of::<Billing>) },
-            Operation { method: "post", path: concat!("/v1/", $k, "/{id}/reopen"), id: concat!($k, "_reopen"), summary: concat!("Reopen one of the ", $k, " (removes its settlement transaction)"), scope: $write, request: None, success: 200, response: Some(schema_of::<Billing>) },
-        )*]
-    };
-}
-
-/// The operations of this resource in the OpenAPI document.
-pub const DOCS: &[Operation] = billing_docs!(
-    ("payables", "finance.payables", "finance.payables.write", "paid"),
-    ("receivables", "finance.receivables", "finance.receivables.write", "received")
-);
 
 fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiError> {
     match method {

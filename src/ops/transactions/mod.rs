@@ -17,6 +17,7 @@
 //! Here: the operations and their OpenAPI rows; `wire` holds the request and response
 //! types.
 
+pub mod declared;
 mod wire;
 
 use serde_json::json;
@@ -28,9 +29,7 @@ use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
 use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
 use super::ledger::{self, positive, NewTransaction};
 use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
-use super::openapi::{page_of, Operation};
 use super::refs::{self, CompanyRef, Polarity};
-use super::validate::schema_of;
 use super::{IdPage, IdPageMeta, OpContext, Page};
 use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
@@ -46,19 +45,6 @@ fn polarity_of(text: &str) -> Polarity {
         Polarity::Debit
     }
 }
-
-/// The transaction and transfer operations in the OpenAPI document.
-pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/financial-transactions", id: "financial_transactions_list", summary: "List financial transactions", scope: "finance.transactions", request: None, success: 200, response: Some(|| page_of(schema_of::<Transaction>())) },
-    Operation { method: "post", path: "/v1/financial-transactions", id: "financial_transactions_create", summary: "Create a financial transaction", scope: "finance.transactions.write", request: Some(schema_of::<TransactionCreate>), success: 201, response: Some(schema_of::<Transaction>) },
-    Operation { method: "get", path: "/v1/financial-transactions/aggregates", id: "financial_transactions_aggregates", summary: "Count and sum realised transactions (company_id, month+year or start_date+end_date)", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<Aggregates>) },
-    Operation { method: "get", path: "/v1/financial-transactions/ids", id: "financial_transactions_ids", summary: "Sweep every transaction id (ascending; limit up to 10000)", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<IdPage>) },
-    Operation { method: "get", path: "/v1/financial-transactions/{id}", id: "financial_transactions_get", summary: "Get a financial transaction", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<Transaction>) },
-    Operation { method: "patch", path: "/v1/financial-transactions/{id}", id: "financial_transactions_update", summary: "Update a financial transaction", scope: "finance.transactions.write", request: Some(schema_of::<TransactionUpdate>), success: 200, response: Some(schema_of::<Transaction>) },
-    Operation { method: "delete", path: "/v1/financial-transactions/{id}", id: "financial_transactions_delete", summary: "Delete a financial transaction (a transfer leg goes with its pair)", scope: "finance.transactions.write", request: None, success: 204, response: None },
-    Operation { method: "post", path: "/v1/transfers", id: "transfers_create", summary: "Transfer between two accounts (a linked debit and credit)", scope: "finance.transactions.write", request: Some(schema_of::<TransferCreate>), success: 201, response: Some(schema_of::<Transfer>) },
-    Operation { method: "get", path: "/v1/transfers/{id}", id: "transfers_get", summary: "Get a transfer by its transfer_id", scope: "finance.transactions", request: None, success: 200, response: Some(schema_of::<Transfer>) },
-];
 
 pub static LIST: ListSpec = ListSpec {
     table: "financial_transactions",

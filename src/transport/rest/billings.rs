@@ -1,39 +1,38 @@
-//! `/v1/payables` and `/v1/receivables` routes: the same handlers for both kinds (the
-//! [`BillKind`] parameter says which), thin adapters onto `ops::bills`.
+//! `/v1/payables` and `/v1/receivables` routes: the record shapes of their declarations,
+//! and the same handlers of their own for both kinds (the [`BillKind`] parameter says
+//! which), thin adapters onto `ops::bills`.
 
 use axum::extract::State;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, Query, QueryPairs, RecordId, RestBody};
+use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, records, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::error::ApiError;
+use crate::ops::bills::declared::{self, Bills};
 use crate::ops::bills::{self, BillKind, Payable, Receivable};
-use crate::ops::list::ListRequest;
+use crate::ops::resource::Declaration;
 use crate::ops::rate_limit::Budget;
 use crate::ops::{idempotency, validate};
 
 pub fn routes() -> Router<AppState> {
-    Router::new().merge(routes_of::<Payable>()).merge(routes_of::<Receivable>())
+    routes_of::<Payable>(&declared::PAYABLES).merge(routes_of::<Receivable>(&declared::RECEIVABLES))
 }
 
-fn routes_of<B: BillKind>() -> Router<AppState> {
-    let at = |suffix: &str| format!("{}{suffix}", B::COLLECTION);
-    Router::new()
-        .route(B::COLLECTION, get(list::<B>).post(create::<B>))
-        .route(&at("/aggregates"), get(aggregates::<B>))
-        .route(&at("/ids"), get(ids::<B>))
-        .route(&at("/{id}"), get(get_one::<B>).patch(update::<B>).delete(delete::<B>))
-        .route(&at("/{id}/settle"), post(settle::<B>))
-        .route(&at("/{id}/cancel"), post(cancel::<B>))
-        .route(&at("/{id}/reopen"), post(reopen::<B>))
-}
-
-/// `GET /v1/{kind}`
-async fn list<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::list::<B>(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+/// The routes of one kind: the record shapes, and the sweep, the totals and the
+/// actions, whose operation ids are `{payables|receivables}_{action}`.
+fn routes_of<B: BillKind>(declaration: &'static Declaration) -> Router<AppState> {
+    let own = [
+        ("aggregates", get(aggregates::<B>)),
+        ("ids", get(ids::<B>)),
+        ("settle", act::<B>(Action::Settle)),
+        ("cancel", act::<B>(Action::Cancel)),
+        ("reopen", act::<B>(Action::Reopen)),
+    ];
+    let collection = declaration.collection.trim_start_matches("/v1/");
+    records::routes::<Bills<B>>(declaration, own.into_iter().map(|(action, handler)| (format!("{collection}_{action}"), handler)).collect())
 }
 
 /// `GET /v1/{kind}/aggregates`
@@ -44,32 +43,6 @@ async fn aggregates<B: BillKind>(State(state): State<AppState>, headers: HeaderM
 /// `GET /v1/{kind}/ids`
 async fn ids<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| bills::ids::<B>(ctx, conn, ws, &query).await).await
-}
-
-/// `GET /v1/{kind}/{id}`
-async fn get_one<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::get::<B>(ctx, conn, ws, &id).await).await
-}
-
-/// `POST /v1/{kind}` (idempotent with a key)
-async fn create<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::create(&state, &headers, &query, B::COLLECTION, &body, async |ctx, conn, ws, input: bills::BillingCreate| {
-        bills::create::<B>(ctx, conn, ws, input).await
-    })
-    .await
-}
-
-/// `PATCH /v1/{kind}/{id}`
-async fn update<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: bills::BillingUpdate| {
-        bills::update::<B>(ctx, conn, ws, &id, input).await
-    })
-    .await
-}
-
-/// `DELETE /v1/{kind}/{id}` → 204
-async fn delete<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| bills::delete::<B>(ctx, conn, ws, &id).await).await
 }
 
 #[derive(Clone, Copy)]
@@ -115,9 +88,16 @@ fn action_answer(stored: &idempotency::Stored, replayed: bool) -> Response {
     answer
 }
 
-/// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`: one transaction, idempotent with a
-/// key (a retried settle never moves money twice).
-async fn action<B: BillKind>(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, action: Action) -> Response {
+/// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`
+fn act<B: BillKind>(action: Action) -> MethodRouter<AppState> {
+    post(move |State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody| {
+        run::<B>(state, headers, id, query, body, action)
+    })
+}
+
+/// An action: one transaction, idempotent with a key (a retried settle never moves
+/// money twice).
+async fn run<B: BillKind>(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, action: Action) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Write).await {
         Ok(c) => c,
         Err(answer) => return answer,
@@ -146,37 +126,4 @@ async fn action<B: BillKind>(state: AppState, headers: HeaderMap, id: String, qu
         Ok((stored, replayed)) => action_answer(&stored, replayed),
         Err(e) => error_response(&e),
     }
-}
-
-/// `POST /v1/{kind}/{id}/settle`
-async fn settle<B: BillKind>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    action::<B>(state, headers, id, query, body, Action::Settle).await
-}
-
-/// `POST /v1/{kind}/{id}/cancel`
-async fn cancel<B: BillKind>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    action::<B>(state, headers, id, query, body, Action::Cancel).await
-}
-
-/// `POST /v1/{kind}/{id}/reopen`
-async fn reopen<B: BillKind>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    action::<B>(state, headers, id, query, body, Action::Reopen).await
 }

@@ -1,38 +1,11 @@
-//! `/v1/categories` routes.
+//! `/v1/categories` routes: the record shapes of the declaration, nothing of its own.
 
-use axum::extract::State;
-use axum::response::Response;
-use axum::routing::get;
 use axum::Router;
-use http::HeaderMap;
 
-use super::{door, Query, QueryPairs, RecordId, RestBody};
+use super::records;
 use crate::app::AppState;
-use crate::ops::list::ListRequest;
-use crate::ops::categories::{self, CategoryCreate, CategoryUpdate};
+use crate::ops::categories::{self, Categories};
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/categories", get(list).post(create))
-        .route("/v1/categories/{id}", get(get_one).patch(update).delete(delete))
-}
-
-async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| categories::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
-}
-
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| categories::get(ctx, conn, ws, &id).await).await
-}
-
-async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::create(&state, &headers, &query, "/v1/categories", &body, async |ctx, conn, ws, input: CategoryCreate| categories::create(ctx, conn, ws, input).await).await
-}
-
-async fn update(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: CategoryUpdate| categories::update(ctx, conn, ws, &id, input).await).await
-}
-
-async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| categories::delete(ctx, conn, ws, &id).await).await
+    records::routes::<Categories>(&categories::OPERATIONS, Vec::new())
 }

@@ -11,6 +11,7 @@ pub mod categories;
 pub mod companies;
 pub mod cost_centers;
 pub mod people;
+pub mod records;
 pub mod taxes;
 pub mod transactions;
 

@@ -1,4 +1,4 @@
-//! `/v1/people` routes.
+//! `/v1/people` routes: the record shapes of the declaration, and the id sweep.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -6,39 +6,17 @@ use axum::routing::get;
 use axum::Router;
 use http::HeaderMap;
 
-use super::{door, Query, QueryPairs, RecordId, RestBody};
+use super::{door, records, Query, QueryPairs};
 use crate::app::AppState;
+use crate::ops::crud;
 use crate::ops::list::ListRequest;
-use crate::ops::people::{self, PersonCreate, PersonUpdate};
+use crate::ops::people::{self, People};
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/people", get(list).post(create))
-        .route("/v1/people/ids", get(ids))
-        .route("/v1/people/{id}", get(get_one).patch(update).delete(delete))
-}
-
-async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| people::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
-}
-
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| people::get(ctx, conn, ws, &id).await).await
-}
-
-async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::create(&state, &headers, &query, "/v1/people", &body, async |ctx, conn, ws, input: PersonCreate| people::create(ctx, conn, ws, input).await).await
-}
-
-async fn update(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: PersonUpdate| people::update(ctx, conn, ws, &id, input).await).await
-}
-
-async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| people::delete(ctx, conn, ws, &id).await).await
+    records::routes::<People>(&people::OPERATIONS, vec![("people_ids".into(), get(ids))])
 }
 
 /// `GET /v1/people/ids`: the id sweep.
 async fn ids(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| people::ids(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| crud::ids::<People>(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }

@@ -1,4 +1,5 @@
-//! `/v1/financial-transactions` and `/v1/transfers` routes.
+//! `/v1/financial-transactions` and `/v1/transfers` routes: the record shapes of the
+//! transactions' declaration, and the operations of their own.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -6,39 +7,19 @@ use axum::routing::{get, post};
 use axum::Router;
 use http::HeaderMap;
 
-use super::{door, Location, Query, QueryPairs, RecordId, RestBody};
+use super::{door, records, Location, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::ops::list::ListRequest;
-use crate::ops::transactions::{self, TransactionCreate, TransactionUpdate, TransferCreate};
+use crate::ops::transactions::{self, TransferCreate};
+use crate::ops::transactions::declared::{self as transactions_ops, Transactions};
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/financial-transactions", get(list).post(create))
-        .route("/v1/financial-transactions/aggregates", get(aggregates))
-        .route("/v1/financial-transactions/ids", get(ids))
-        .route("/v1/financial-transactions/{id}", get(get_one).patch(update).delete(delete))
-        .route("/v1/transfers", post(create_transfer))
-        .route("/v1/transfers/{id}", get(get_transfer))
-}
-
-async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
-}
-
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::get(ctx, conn, ws, &id).await).await
-}
-
-async fn create(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::create(&state, &headers, &query, "/v1/financial-transactions", &body, async |ctx, conn, ws, input: TransactionCreate| transactions::create(ctx, conn, ws, input).await).await
-}
-
-async fn update(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: TransactionUpdate| transactions::update(ctx, conn, ws, &id, input).await).await
-}
-
-async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| transactions::delete(ctx, conn, ws, &id).await).await
+    let transactions = records::routes::<Transactions>(
+        &transactions_ops::TRANSACTIONS,
+        vec![("financial_transactions_aggregates".into(), get(aggregates)), ("financial_transactions_ids".into(), get(ids))],
+    );
+    let transfers = records::own(&transactions_ops::TRANSFERS, vec![("transfers_create".into(), post(create_transfer)), ("transfers_get".into(), get(get_transfer))]);
+    transactions.merge(transfers)
 }
 
 /// `GET /v1/financial-transactions/aggregates`

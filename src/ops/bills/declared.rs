@@ -1,0 +1,91 @@
+//! The payables and receivables as declared resources: [`Bills`] names their
+//! operations in `ops::bills` (one implementation for both kinds, the [`BillKind`]
+//! parameter says which), and [`PAYABLES`] / [`RECEIVABLES`] are their `/v1` tables.
+//! Kept apart from the billing rules themselves so each file changes for one reason.
+
+use sqlx::AnyConnection;
+
+use super::{BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Payable, Receivable, SettleRequest};
+use crate::error::ApiError;
+use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::resource::{Declaration, Deletable, Op, Records, Writable};
+use crate::ops::validate::schema_of;
+use crate::ops::{IdPage, OpContext, Page};
+use crate::domain::roles::Resource;
+use crate::storage::identity::Membership;
+
+/// The payables or the receivables, as a resource.
+pub struct Bills<B>(std::marker::PhantomData<B>);
+
+pub type Payables = Bills<Payable>;
+pub type Receivables = Bills<Receivable>;
+
+impl<B: BillKind> Records for Bills<B> {
+    const RESOURCE: Resource = B::RESOURCE;
+    const COLLECTION: &'static str = B::COLLECTION;
+    const NOUN: &'static str = B::KIND;
+    type Row = Billing;
+    type Record = Billing;
+    const LIST: &'static ListSpec = B::LIST;
+    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+        super::list::<B>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+        super::get::<B>(ctx, conn, ws, id).await
+    }
+    fn label(bill: &Billing) -> String {
+        let counterparty = match &bill.person_name {
+            Some(name) => format!(" {} {name}", B::COUNTERPARTY),
+            None => String::new(),
+        };
+        format!("“{}”{counterparty} ({}, due {})", bill.description, bill.amount.brl(), bill.due_date)
+    }
+}
+
+impl<B: BillKind> Writable for Bills<B> {
+    type Create = BillingCreate;
+    type Created = BillingCreated;
+    type Update = BillingUpdate;
+    async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+        super::create::<B>(ctx, conn, ws, input).await
+    }
+    async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+        super::update::<B>(ctx, conn, ws, id, input).await
+    }
+}
+
+impl<B: BillKind> Deletable for Bills<B> {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        super::delete::<B>(ctx, conn, ws, id).await
+    }
+}
+
+fn aggregates<B: BillKind>() -> serde_json::Value {
+    super::aggregates_schema(B::SETTLED.as_str())
+}
+
+/// The operations of one kind; `$k` is its collection's name.
+macro_rules! bill_operations {
+    ($kind:ty, $k:literal) => {
+        Declaration::of::<Bills<$kind>>(&[
+            Op::list::<Bills<$kind>>(concat!($k, "_list"), concat!("List ", $k)),
+            Op::create::<Bills<$kind>>(concat!($k, "_create"), concat!("Create ", $k, " (one, or a series of installments or recurrences)")),
+            Op::read("/aggregates", concat!($k, "_aggregates"), concat!("Totals of ", $k)).answers(200, aggregates::<$kind>),
+            Op::read("/ids", concat!($k, "_ids"), concat!("Sweep the ids of ", $k)).answers(200, schema_of::<IdPage>),
+            Op::get::<Bills<$kind>>(concat!($k, "_get"), concat!("Get one of the ", $k)),
+            Op::update::<Bills<$kind>>(concat!($k, "_update"), concat!("Update one of the ", $k, " (never its status)")),
+            Op::delete::<Bills<$kind>>(concat!($k, "_delete"), concat!("Delete one of the ", $k)),
+            Op::write("post", "/{id}/settle", concat!($k, "_settle"), concat!("Settle one of the ", $k, " (creates its ledger transaction)"))
+                .takes(schema_of::<SettleRequest>)
+                .answers(200, schema_of::<Billing>),
+            Op::write("post", "/{id}/cancel", concat!($k, "_cancel"), concat!("Cancel a pending one of the ", $k)).answers(200, schema_of::<Billing>),
+            Op::write("post", "/{id}/reopen", concat!($k, "_reopen"), concat!("Reopen one of the ", $k, " (removes its settlement transaction)"))
+                .answers(200, schema_of::<Billing>),
+        ])
+    };
+}
+
+/// The `/v1/payables` operations.
+pub static PAYABLES: Declaration = bill_operations!(Payable, "payables");
+/// The `/v1/receivables` operations.
+pub static RECEIVABLES: Declaration = bill_operations!(Receivable, "receivables");

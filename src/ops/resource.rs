@@ -1,0 +1,250 @@
+//! A resource's declaration: the table of its `/v1` operations (route, what each needs,
+//! what it takes and answers) and the traits that name its operation functions. Both
+//! doors are generated from these: the REST routes mount the declared routes, the MCP
+//! tools call the same functions, the OpenAPI document lists the rows, and the scope
+//! of each row follows from the resource (`finance.<resource>`, `.write`).
+//!
+//! The record shapes — list, get, create, update, delete — are rows the doors know how
+//! to serve for any resource ([`Shape`]); every other operation is [`Shape::Own`]:
+//! declared here, routed by the resource's own handler.
+
+use std::future::Future;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::AnyConnection;
+
+use super::list::{ListRequest, ListSpec};
+use super::openapi::page_of;
+use super::validate::schema_of;
+use super::{OpContext, Page};
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::storage::identity::Membership;
+
+/// A resource's read operations.
+pub trait Records: 'static {
+    const RESOURCE: Resource;
+    /// The `/v1` collection (routes and the idempotency key's fingerprint).
+    const COLLECTION: &'static str;
+    /// What a confirmation calls one record: "payable", "person", …
+    const NOUN: &'static str;
+    type Row: Serialize + JsonSchema + Send;
+    type Record: Serialize + JsonSchema + Send;
+    /// The list: its table, filters and sorts, and which rows are live.
+    const LIST: &'static ListSpec;
+    fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
+    fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+    /// The record in the user's terms, for a confirmation ("“Aluguel” to Imobiliária
+    /// Centro, R$ 4.500,00 due 2026-11-10").
+    fn label(record: &Self::Record) -> String;
+}
+
+/// A resource's create and update operations.
+pub trait Writable: Records {
+    type Create: DeserializeOwned + JsonSchema + Send;
+    type Created: Serialize + JsonSchema + Send;
+    type Update: DeserializeOwned + JsonSchema + Send;
+    fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: Self::Create) -> impl Future<Output = Result<Self::Created, ApiError>> + Send;
+    fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: Self::Update) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+}
+
+/// A resource's delete operation.
+pub trait Deletable: Records {
+    fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> impl Future<Output = Result<(), ApiError>> + Send;
+}
+
+/// What a row of the table is, for the doors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    List,
+    Get,
+    Create,
+    Update,
+    Delete,
+    /// Anything else (an id sweep, aggregates, an action): the resource routes it.
+    Own,
+}
+
+/// One `/v1` operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Op {
+    pub shape: Shape,
+    pub method: &'static str,
+    /// The path after the collection: `""`, `"/{id}"`, `"/{id}/settle"`.
+    pub suffix: &'static str,
+    /// The OpenAPI `operationId`.
+    pub id: &'static str,
+    pub summary: &'static str,
+    /// What the caller needs (the scope and the role rule follow from it).
+    pub access: Access,
+    /// The request body's schema (from the request type).
+    pub request: Option<fn() -> Value>,
+    pub success: u16,
+    pub response: Option<fn() -> Value>,
+}
+
+fn page_schema<R: Records>() -> Value {
+    page_of(schema_of::<R::Row>())
+}
+
+impl Op {
+    const fn shaped(shape: Shape, method: &'static str, suffix: &'static str, id: &'static str, summary: &'static str, access: Access) -> Op {
+        Op { shape, method, suffix, id, summary, access, request: None, success: 200, response: None }
+    }
+
+    /// `GET {collection}`: a page of rows.
+    pub const fn list<R: Records>(id: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::List, "get", "", id, summary, Access::Read).answers(200, page_schema::<R>)
+    }
+
+    /// `GET {collection}/{id}`
+    pub const fn get<R: Records>(id: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Get, "get", "/{id}", id, summary, Access::Read).answers(200, schema_of::<R::Record>)
+    }
+
+    /// `POST {collection}`: 201 (idempotent with a key).
+    pub const fn create<R: Writable>(id: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Create, "post", "", id, summary, Access::Write).takes(schema_of::<R::Create>).answers(201, schema_of::<R::Created>)
+    }
+
+    /// `PATCH {collection}/{id}`
+    pub const fn update<R: Writable>(id: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Update, "patch", "/{id}", id, summary, Access::Write).takes(schema_of::<R::Update>).answers(200, schema_of::<R::Record>)
+    }
+
+    /// `DELETE {collection}/{id}`: 204.
+    pub const fn delete<R: Deletable>(id: &'static str, summary: &'static str) -> Op {
+        Op { success: 204, ..Op::shaped(Shape::Delete, "delete", "/{id}", id, summary, Access::Delete) }
+    }
+
+    /// Another read of the resource (`GET {collection}{suffix}`).
+    pub const fn read(suffix: &'static str, id: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Own, "get", suffix, id, summary, Access::Read)
+    }
+
+    /// Another write of the resource (`{method} {collection}{suffix}`).
+    pub const fn write(method: &'static str, suffix: &'static str, id: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Own, method, suffix, id, summary, Access::Write)
+    }
+
+    /// The request body.
+    pub const fn takes(self, request: fn() -> Value) -> Op {
+        Op { request: Some(request), ..self }
+    }
+
+    /// The success status and its body.
+    pub const fn answers(self, success: u16, response: fn() -> Value) -> Op {
+        Op { success, response: Some(response), ..self }
+    }
+
+    /// The success status of an answer without a body.
+    pub const fn status(self, success: u16) -> Op {
+        Op { success, ..self }
+    }
+}
+
+/// The operations of one `/v1` collection.
+#[derive(Debug)]
+pub struct Declaration {
+    pub resource: Resource,
+    pub collection: &'static str,
+    pub operations: &'static [Op],
+}
+
+impl Declaration {
+    /// The operations of the resource `R`, under its collection.
+    pub const fn of<R: Records>(operations: &'static [Op]) -> Declaration {
+        Declaration { resource: R::RESOURCE, collection: R::COLLECTION, operations }
+    }
+
+    /// The path of an operation.
+    pub fn path(&self, op: &Op) -> String {
+        format!("{}{}", self.collection, op.suffix)
+    }
+
+    /// The row of `shape` (the record shapes appear once at most).
+    pub fn shaped(&self, shape: Shape) -> Option<&Op> {
+        self.operations.iter().find(|op| op.shape == shape)
+    }
+}
+
+/// Implements [`Records`], [`Writable`] and [`Deletable`] for a resource whose `/v1`
+/// operations have the common signatures: its reads are `list` and `get` (the generic
+/// ones of [`crud`](super::crud) for a plain table), its writes
+/// `module::{create, update, delete}`.
+macro_rules! records {
+    (
+        $ty:ident, $module:ident, $resource:expr, $collection:literal, $noun:literal,
+        row: $row:ty, record: $record:ty, create: $create:ty, created: $created:ty, update: $update:ty,
+        list: $list:path, get: $get:path,
+        label: |$r:ident| $label:expr
+    ) => {
+        pub struct $ty;
+
+        impl $crate::ops::resource::Records for $ty {
+            const RESOURCE: $crate::domain::roles::Resource = $resource;
+            const COLLECTION: &'static str = $collection;
+            const NOUN: &'static str = $noun;
+            type Row = $row;
+            type Record = $record;
+            const LIST: &'static $crate::ops::list::ListSpec = &$module::LIST;
+            async fn list(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                request: &$crate::ops::list::ListRequest,
+            ) -> Result<$crate::ops::Page<$row>, $crate::error::ApiError> {
+                $list(ctx, conn, ws, request).await
+            }
+            async fn get(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                id: &str,
+            ) -> Result<$record, $crate::error::ApiError> {
+                $get(ctx, conn, ws, id).await
+            }
+            fn label($r: &$record) -> String {
+                $label
+            }
+        }
+
+        impl $crate::ops::resource::Writable for $ty {
+            type Create = $create;
+            type Created = $created;
+            type Update = $update;
+            async fn create(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                input: $create,
+            ) -> Result<$created, $crate::error::ApiError> {
+                $module::create(ctx, conn, ws, input).await
+            }
+            async fn update(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                id: &str,
+                input: $update,
+            ) -> Result<$record, $crate::error::ApiError> {
+                $module::update(ctx, conn, ws, id, input).await
+            }
+        }
+
+        impl $crate::ops::resource::Deletable for $ty {
+            async fn delete(
+                ctx: &$crate::ops::OpContext<'_>,
+                conn: &mut sqlx::AnyConnection,
+                ws: &$crate::storage::identity::Membership,
+                id: &str,
+            ) -> Result<(), $crate::error::ApiError> {
+                $module::delete(ctx, conn, ws, id).await
+            }
+        }
+    };
+}
+pub(crate) use records;
