@@ -74,7 +74,7 @@ fn parse_secret(text: &str) -> Result<Keys, String> {
 }
 
 struct Remote {
-    client: aws_sdk_secretsmanager::Client,
+    client: crate::aws::SecretsManager,
     secret_id: String,
     ttl: Duration,
     cache: RwLock<Option<(Arc<Keys>, Instant)>>,
@@ -92,7 +92,7 @@ const FAILED_FETCH_BACKOFF: Duration = Duration::from_secs(1);
 
 enum Source {
     Fixed(Arc<Keys>),
-    SecretsManager(Remote),
+    SecretsManager(Box<Remote>),
 }
 
 /// The process's key store. Cheap to share behind an `Arc`.
@@ -107,21 +107,21 @@ impl KeyStore {
 
     /// A store reading `secret_id` through `client`; nothing is fetched until
     /// [`KeyStore::current`] (or [`KeyStore::warm`]) is called.
-    pub fn secrets_manager(client: aws_sdk_secretsmanager::Client, secret_id: String, ttl: Duration) -> KeyStore {
+    pub fn secrets_manager(client: crate::aws::SecretsManager, secret_id: String, ttl: Duration) -> KeyStore {
         KeyStore {
-            source: Source::SecretsManager(Remote {
+            source: Source::SecretsManager(Box::new(Remote {
                 client,
                 secret_id,
                 ttl,
                 cache: RwLock::new(None),
                 refresh: Mutex::new(()),
                 last_failure: std::sync::Mutex::new(None),
-            }),
+            })),
         }
     }
 
-    /// Builds the store the configuration asks for. The AWS client honours the usual
-    /// AWS environment (region, credentials, `AWS_ENDPOINT_URL`).
+    /// Builds the store the configuration asks for. The Secrets Manager client reads the
+    /// AWS environment (region, credentials, endpoint: see [`crate::aws`]).
     pub async fn from_config(config: &KeySourceConfig) -> Result<KeyStore, String> {
         match config {
             KeySourceConfig::Static { jwt_secret, state_key } => {
@@ -133,7 +133,7 @@ impl KeyStore {
                 Ok(KeyStore::fixed(Keys::from_secret(&secret, state_key.as_deref())))
             }
             KeySourceConfig::SecretsManager { secret_id, ttl } => {
-                let client = crate::aws::secrets_manager().await;
+                let client = crate::aws::secrets_manager();
                 Ok(KeyStore::secrets_manager(client, secret_id.clone(), *ttl))
             }
         }
@@ -197,15 +197,15 @@ impl Remote {
     }
 
     async fn fetch(&self) -> Result<Keys, ApiError> {
-        let out = self.client.get_secret_value().secret_id(&self.secret_id).send().await.map_err(|e| {
-            tracing::warn!(error = %aws_sdk_secretsmanager::error::DisplayErrorContext(&e), "secret store unavailable");
+        let text = self.client.get_secret_string(&self.secret_id).await.map_err(|e| {
+            tracing::warn!(error = %e, "secret store unavailable");
             ApiError::unavailable("secret store")
         })?;
-        let text = out.secret_string().ok_or_else(|| {
+        let text = text.ok_or_else(|| {
             tracing::error!("secret has no string value");
             ApiError::unavailable("secret store")
         })?;
-        parse_secret(text).map_err(|e| {
+        parse_secret(&text).map_err(|e| {
             tracing::error!(error = %e, "secret is malformed");
             ApiError::unavailable("secret store")
         })

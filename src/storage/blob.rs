@@ -6,28 +6,21 @@
 //! today: rows written before S3 was configured keep their bytes in the database, and
 //! objects written under another bucket or prefix stay readable.
 //!
-//! The S3 client is built on first use from the standard AWS environment (region,
-//! credentials, `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_S3`), so a process that never
-//! touches an object never pays for it at cold start. A custom endpoint (a local
+//! The S3 client ([`crate::aws::S3`]) is built on first use from the AWS environment
+//! (region, credentials, `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`), so a process that
+//! never touches an object never pays for it at cold start. A custom endpoint (a local
 //! stand-in such as moto or MinIO) is addressed path-style (`http://host/bucket/key`),
 //! since such endpoints do not resolve bucket subdomains.
 //!
 //! Every failure of the store is 503 `service_unavailable` with `Retry-After`; the cause
 //! is logged for operators and never shown to the caller.
 
-use std::time::Duration;
+use std::sync::OnceLock;
 
-use aws_sdk_s3::error::DisplayErrorContext;
-use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
-use tokio::sync::OnceCell;
 
+use crate::aws::{AwsError, S3};
 use crate::error::ApiError;
-
-/// How long the store may take: a connection, and a whole operation with its retries
-/// (well inside the Lambda function's timeout).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-const OPERATION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where new uploads go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +41,7 @@ pub enum Placement {
 /// The process's blob store. Cheap to share behind the application's `Arc`.
 pub struct BlobStore {
     target: Target,
-    s3: OnceCell<aws_sdk_s3::Client>,
+    s3: OnceLock<S3>,
 }
 
 impl std::fmt::Debug for BlobStore {
@@ -74,15 +67,15 @@ fn split_s3_url(url: &str) -> Option<(&str, &str)> {
     valid_bucket(bucket).then_some((bucket, key.trim_matches('/')))
 }
 
-fn store_unavailable<E: std::error::Error + 'static>(what: &'static str, error: &E) -> ApiError {
-    tracing::warn!(operation = what, error = %DisplayErrorContext(error), "blob store unavailable");
+fn store_unavailable(what: &'static str, error: &AwsError) -> ApiError {
+    tracing::warn!(operation = what, error = %error, "blob store unavailable");
     ApiError::unavailable("attachment store")
 }
 
 impl BlobStore {
     /// Bytes in the database.
     pub fn database() -> BlobStore {
-        BlobStore { target: Target::Database, s3: OnceCell::new() }
+        BlobStore { target: Target::Database, s3: OnceLock::new() }
     }
 
     /// The store `KFIN_BLOB_URL` names: none (or empty) is the database; otherwise
@@ -96,7 +89,7 @@ impl BlobStore {
         if !prefix.is_empty() && prefix.split('/').any(|segment| segment.is_empty() || segment == "." || segment == "..") {
             return Err(format!("KFIN_BLOB_URL has an empty or relative path segment: {url:?}"));
         }
-        Ok(BlobStore { target: Target::S3 { bucket: bucket.to_string(), prefix: prefix.to_string() }, s3: OnceCell::new() })
+        Ok(BlobStore { target: Target::S3 { bucket: bucket.to_string(), prefix: prefix.to_string() }, s3: OnceLock::new() })
     }
 
     /// Where new uploads go, for the operator (`database` or `s3://bucket/prefix`).
@@ -108,23 +101,10 @@ impl BlobStore {
         }
     }
 
-    /// The S3 client, built from the AWS environment on first use.
-    async fn client(&self) -> &aws_sdk_s3::Client {
-        self.s3
-            .get_or_init(|| async {
-                let timeouts = aws_config::timeout::TimeoutConfig::builder()
-                    .connect_timeout(CONNECT_TIMEOUT)
-                    .operation_timeout(OPERATION_TIMEOUT)
-                    .build();
-                let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest()).timeout_config(timeouts).load().await;
-                let custom_endpoint = sdk.endpoint_url().is_some()
-                    || ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
-                        .iter()
-                        .any(|name| std::env::var(name).is_ok_and(|v| !v.trim().is_empty()));
-                let config = aws_sdk_s3::config::Builder::from(&sdk).force_path_style(custom_endpoint).build();
-                aws_sdk_s3::Client::from_conf(config)
-            })
-            .await
+    /// The S3 client, built from the AWS environment on first use (its timeouts and
+    /// retries: [`crate::aws`]).
+    fn client(&self) -> &S3 {
+        self.s3.get_or_init(S3::from_env)
     }
 
     /// Puts the bytes of attachment `id` of `workspace_id` where new uploads go. With
@@ -136,17 +116,7 @@ impl BlobStore {
             return Ok(Placement::Row);
         };
         let key = if prefix.is_empty() { format!("{workspace_id}/{id}") } else { format!("{prefix}/{workspace_id}/{id}") };
-        self.client()
-            .await
-            .put_object()
-            .bucket(bucket)
-            .key(&key)
-            .content_type(content_type)
-            .content_length(content.len() as i64)
-            .body(ByteStream::from(content.clone()))
-            .send()
-            .await
-            .map_err(|e| store_unavailable("put", &e))?;
+        self.client().put_object(bucket, &key, content.clone(), content_type).await.map_err(|e| store_unavailable("put", &e))?;
         Ok(Placement::Object(format!("s3://{bucket}/{key}")))
     }
 
@@ -154,22 +124,20 @@ impl BlobStore {
     /// gone is `not_found` (a download racing the attachment's delete).
     pub async fn get(&self, location: &str) -> Result<Bytes, ApiError> {
         let (bucket, key) = parse_location(location)?;
-        let output = match self.client().await.get_object().bucket(bucket).key(key).send().await {
-            Ok(output) => output,
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => {
+        match self.client().get_object(bucket, key).await {
+            Ok(Some(data)) => Ok(data),
+            Ok(None) => {
                 tracing::warn!(location, "attachment object not found");
-                return Err(ApiError::not_found("Attachment"));
+                Err(ApiError::not_found("Attachment"))
             }
-            Err(e) => return Err(store_unavailable("get", &e)),
-        };
-        let data = output.body.collect().await.map_err(|e| store_unavailable("get", &e))?;
-        Ok(data.into_bytes())
+            Err(e) => Err(store_unavailable("get", &e)),
+        }
     }
 
     /// Removes the object at `location`; removing one that is already gone succeeds.
     pub async fn remove(&self, location: &str) -> Result<(), ApiError> {
         let (bucket, key) = parse_location(location)?;
-        self.client().await.delete_object().bucket(bucket).key(key).send().await.map_err(|e| store_unavailable("delete", &e))?;
+        self.client().delete_object(bucket, key).await.map_err(|e| store_unavailable("delete", &e))?;
         Ok(())
     }
 }

@@ -93,7 +93,7 @@ fn connect_options(text: &str, config: &DatabaseSecretConfig) -> Result<AnyConne
 
 /// The database secret of this process and when it is next due for a refresh.
 pub struct DatabaseCredentials {
-    client: aws_sdk_secretsmanager::Client,
+    client: crate::aws::SecretsManager,
     config: DatabaseSecretConfig,
     next_refresh: Mutex<Instant>,
     last_refresh: Mutex<Instant>,
@@ -110,10 +110,10 @@ impl DatabaseCredentials {
     /// A source reading `config.secret_id` through [`crate::aws::secrets_manager`];
     /// nothing is fetched yet.
     pub async fn from_config(config: &DatabaseSecretConfig) -> DatabaseCredentials {
-        DatabaseCredentials::new(crate::aws::secrets_manager().await, config.clone())
+        DatabaseCredentials::new(crate::aws::secrets_manager(), config.clone())
     }
 
-    pub fn new(client: aws_sdk_secretsmanager::Client, config: DatabaseSecretConfig) -> DatabaseCredentials {
+    pub fn new(client: crate::aws::SecretsManager, config: DatabaseSecretConfig) -> DatabaseCredentials {
         let now = Instant::now();
         DatabaseCredentials {
             client,
@@ -127,11 +127,13 @@ impl DatabaseCredentials {
 
     /// Fetches the secret and builds the connect options from it.
     pub async fn fetch(&self) -> Result<AnyConnectOptions, String> {
-        let out = self.client.get_secret_value().secret_id(&self.config.secret_id).send().await.map_err(|e| {
-            format!("cannot read the database secret: {}", aws_sdk_secretsmanager::error::DisplayErrorContext(&e))
-        })?;
-        let text = out.secret_string().ok_or("the database secret has no string value")?;
-        connect_options(text, &self.config)
+        let text = self
+            .client
+            .get_secret_string(&self.config.secret_id)
+            .await
+            .map_err(|e| format!("cannot read the database secret: {e}"))?
+            .ok_or("the database secret has no string value")?;
+        connect_options(&text, &self.config)
     }
 
     /// Whether a refresh is due now; if so, the caller owns it until [`Self::finish`].
