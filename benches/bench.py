@@ -8,7 +8,7 @@ BENCH_PG_ADMIN_URL answers), a fresh database is migrated, seeded and given
 BENCH_PAYABLES (100000) payables. The release server runs pinned to CPU 0. Its exact
 answers to the two benchmark requests (benches/tools_list.lua: the owner's tools/list;
 benches/tools_call.lua: tools/call finance_payables_list, limit 25, 6 fields) are
-captured, and for each one the ceiling (examples/ceiling.rs: bare hyper answering those
+captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
 bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ceiling in
 turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
 BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's

@@ -9,7 +9,7 @@
 #     and tools/call finance_payables_list with 100k payables, at 1, 8 and 64
 #     connections, on SQLite and PostgreSQL (when one answers), CPU per request and
 #     req/s of the product and of a bare hyper server answering the same bytes
-#     (examples/ceiling.rs), server on CPU 0 and wrk on CPU 1; RSS after start and peak.
+#     (benches/ceiling), server on CPU 0 and wrk on CPU 1; RSS after start and peak.
 # Knobs: BENCH_DURATION (10s), BENCH_ROUNDS (2), BENCH_CONNECTIONS ("1 8 64"),
 # BENCH_PAYABLES (100000), BENCH_BACKENDS ("sqlite postgres"), BENCH_COLD_RUNS (30),
 # BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_NO_BUILD=1 (with
@@ -22,9 +22,12 @@ RUNS=${BENCH_COLD_RUNS:-30}
 for pkg in wrk sqlite3; do
   command -v "$pkg" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$pkg" >/dev/null; }
 done
-[[ -n ${BENCH_NO_BUILD:-} ]] || cargo build --release --quiet --bin kobana-finance-mcp --example ceiling
+if [[ -z ${BENCH_NO_BUILD:-} ]]; then
+  cargo build --release --quiet --bin kobana-finance-mcp
+  cargo build --release --quiet --manifest-path benches/ceiling/Cargo.toml --target-dir target/ceiling
+fi
 BIN=${BENCH_BIN:-$PWD/target/release/kobana-finance-mcp}
-CEILING=${BENCH_CEILING:-$PWD/target/release/examples/ceiling}
+CEILING=${BENCH_CEILING:-$PWD/target/ceiling/release/kobana-finance-ceiling}
 WORK=$(mktemp -d /tmp/kfin-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
