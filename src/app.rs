@@ -22,6 +22,11 @@ pub struct App {
 pub type AppState = Arc<App>;
 
 impl App {
+    /// What authentication needs of the state.
+    pub fn verifier(&self) -> crate::auth::Verifier<'_> {
+        crate::auth::Verifier { config: &self.config, keys: &self.keys, db: &self.db }
+    }
+
     /// Connects to the database and prepares the key and blob stores (nothing is
     /// fetched from AWS for the keys yet).
     pub async fn build(config: Config) -> Result<AppState, String> {
