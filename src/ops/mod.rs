@@ -1,6 +1,8 @@
 //! Operations: one function per `/v1` operation. The REST routes and the MCP tools are
 //! two thin doors onto these functions; scope, role and workspace isolation are
-//! checked here, inside the operation, whichever door the call came through.
+//! checked here, inside the operation, whichever door the call came through. So is
+//! what both doors share beyond one operation: idempotency keys ([`idempotency::run`]),
+//! rate limits, id completion. SQL lives here and in `storage`, never in a door.
 
 pub mod accounts;
 pub mod apportionment;
@@ -8,6 +10,7 @@ pub mod attachments;
 pub mod billings;
 pub mod categories;
 pub mod common;
+pub mod complete;
 pub mod companies;
 pub mod cost_centers;
 pub mod idempotency;
