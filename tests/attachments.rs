@@ -162,7 +162,7 @@ async fn uploaded_by_names_the_channel_of_the_upload() {
     let h = Harness::new().await;
     let identity = Identity { user_id: DEMO_OWNER.into(), scopes: ScopeSet::parse("finance.attachments finance.attachments.write"), jti: None };
     let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
-    let ctx = OpContext { state: &h.state, identity: &identity, channel: Channel::Mcp, memberships: &memberships };
+    let ctx = OpContext { state: h.state.services(), identity: &identity, channel: Channel::Mcp, memberships: &memberships };
     let input = attachments::Upload {
         file_name: "extrato.csv".into(),
         content_type: "text/csv".into(),

@@ -66,6 +66,6 @@ impl<'a> McpContext<'a> {
     }
 
     pub async fn op_context(&self) -> Result<OpContext<'_>, ApiError> {
-        Ok(OpContext { state: self.state, identity: self.identity, channel: Channel::Mcp, memberships: self.memberships().await? })
+        Ok(OpContext { state: self.state.services(), identity: self.identity, channel: Channel::Mcp, memberships: self.memberships().await? })
     }
 }

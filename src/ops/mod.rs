@@ -25,11 +25,14 @@ pub mod transactions;
 pub mod validate;
 pub mod workspaces;
 
-use crate::app::AppState;
+use crate::auth::keys::KeyStore;
 use crate::auth::Identity;
+use crate::config::Config;
 use crate::domain::roles::{Access, Resource, ScopeSet};
 use crate::error::ApiError;
+use crate::storage::blob::BlobStore;
 use crate::storage::identity::Membership;
+use crate::storage::Db;
 
 /// The door a write came through: recorded as `created_via`/`updated_via` and in the
 /// audit log.
@@ -68,9 +71,20 @@ impl<T> Page<T> {
     }
 }
 
+/// What the operations use of the application: its configuration, the database, the
+/// signing keys (list cursors) and the attachment blob store. The doors lend them from
+/// the application state, which the operations never see whole.
+#[derive(Clone, Copy)]
+pub struct Services<'a> {
+    pub config: &'a Config,
+    pub db: &'a Db,
+    pub keys: &'a KeyStore,
+    pub blobs: &'a BlobStore,
+}
+
 /// Everything an operation needs to know about its caller.
 pub struct OpContext<'a> {
-    pub state: &'a AppState,
+    pub state: Services<'a>,
     pub identity: &'a Identity,
     pub channel: Channel,
     /// The caller's memberships, loaded once per request by the door.

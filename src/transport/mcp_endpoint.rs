@@ -177,7 +177,8 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         Some(spec) if spec.is_write() => Budget::Write,
         _ => Budget::Read,
     };
-    match rate_limit::count_unless_revoked(state, &identity, budget).await {
+    state.upkeep_if_due();
+    match rate_limit::count_unless_revoked(state.services(), &identity, budget).await {
         Ok(Counted::Allowed(_)) => {}
         Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
         Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),

@@ -130,7 +130,8 @@ async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<
             return Err(answer);
         }
     };
-    match rate_limit::check(state, &identity.user_id, budget).await {
+    state.upkeep_if_due();
+    match rate_limit::check(state.services(), &identity.user_id, budget).await {
         Ok(_) => Ok(identity),
         Err((error, status)) => {
             let mut answer = error.into_response();
@@ -152,7 +153,7 @@ pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) 
         Ok(m) => m,
         Err(e) => return crate::storage::db_error(e).into_response(),
     };
-    let ctx = OpContext { state: &state, identity: &identity, channel: Channel::Api, memberships: &memberships };
+    let ctx = OpContext { state: state.services(), identity: &identity, channel: Channel::Api, memberships: &memberships };
     match crate::ops::workspaces::list(&ctx).and_then(|l| serde_json::to_value(l).map_err(|_| ApiError::internal())) {
         Ok(body) => response::json(StatusCode::OK, &body, None),
         Err(e) => e.into_response(),
@@ -170,7 +171,7 @@ pub(crate) struct Caller {
 
 impl Caller {
     pub(crate) fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
-        OpContext { state, identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
+        OpContext { state: state.services(), identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
     }
 }
 
