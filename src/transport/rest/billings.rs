@@ -144,7 +144,7 @@ async fn action(state: AppState, headers: HeaderMap, id: String, query: Vec<(Str
     let outcome = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
         let (checked, input) = check_body(action, &body)?;
-        keyed(&state, &ctx, ws, &headers, &route, &input, 200, async |tx| match checked {
+        keyed(&ctx, ws, &headers, &route, &input, 200, async |tx| match checked {
             Checked::Settle(input) => billings::settle(&ctx, tx, ws, kind, &id, input).await,
             Checked::Cancel => billings::cancel(&ctx, tx, ws, kind, &id).await,
             Checked::Reopen => billings::reopen(&ctx, tx, ws, kind, &id).await,

@@ -215,7 +215,6 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Api
 /// orchestration and fingerprint as the tools' `idempotency_key`). `input` is the
 /// validated request as JSON; a fresh answer has `status`.
 pub(crate) async fn keyed<T: serde::Serialize>(
-    state: &AppState,
     ctx: &OpContext<'_>,
     ws: &crate::storage::identity::Membership,
     headers: &HeaderMap,
@@ -225,7 +224,7 @@ pub(crate) async fn keyed<T: serde::Serialize>(
     op: impl AsyncFnOnce(&mut sqlx::AnyConnection) -> Result<T, ApiError>,
 ) -> Result<idempotency::Answer, ApiError> {
     let key = idempotency_key(headers)?;
-    let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
+    let mut tx = ctx.state.db.pool.begin().await.map_err(crate::storage::db_error)?;
     let keyed = idempotency::Keyed { key: key.as_deref(), operation, input, status };
     let answer = idempotency::run(&mut tx, ws, &ctx.identity.user_id, keyed, op).await?;
     tx.commit().await.map_err(crate::storage::db_error)?;
@@ -416,7 +415,7 @@ pub(crate) mod door {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
             let json = body_json(body)?;
             let input: I = validate::parse(json.clone())?;
-            keyed(state, &ctx, ws, headers, route, &json, 201, async |tx| op(&ctx, tx, ws, input).await).await
+            keyed(&ctx, ws, headers, route, &json, 201, async |tx| op(&ctx, tx, ws, input).await).await
         }
         .await;
         match outcome {
