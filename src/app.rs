@@ -22,6 +22,25 @@ pub struct App {
 pub type AppState = Arc<App>;
 
 impl App {
+    /// What the operations use of the state.
+    pub fn services(&self) -> crate::ops::Services<'_> {
+        crate::ops::Services { config: &self.config, db: &self.db, keys: &self.keys, blobs: &self.blobs }
+    }
+
+    /// The upkeep every counted request gives its chance to run: the process's
+    /// housekeeping (which prunes the rate-limit counters) when due, and the database
+    /// secret's refresh when due. Both doors call it as they count a request, where every
+    /// request meets the database; it returns at once.
+    pub fn upkeep_if_due(self: &Arc<Self>) {
+        self.housekeep_if_due();
+        self.db.refresh_credentials_if_due();
+    }
+
+    /// What authentication needs of the state.
+    pub fn verifier(&self) -> crate::auth::Verifier<'_> {
+        crate::auth::Verifier { config: &self.config, keys: &self.keys, db: &self.db }
+    }
+
     /// Connects to the database and prepares the key and blob stores (nothing is
     /// fetched from AWS for the keys yet).
     pub async fn build(config: Config) -> Result<AppState, String> {

@@ -6,7 +6,8 @@
 //! door puts the same envelope in an `isError` tool result. Protocol-level failures
 //! (JSON-RPC codes) are a different thing and live in `protocol::rpc`.
 
-use http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderValue, StatusCode};
 use serde_json::{json, Value};
 
 /// Stable error codes of SPEC §7. The status of each code is decided here and only here.
@@ -145,3 +146,18 @@ impl std::fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
+
+/// The REST answer of an error: the envelope with the code's status, and `Retry-After`
+/// when the error has one.
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut answer = Response::new(axum::body::Body::from(self.envelope().to_string()));
+        *answer.status_mut() = self.status();
+        let headers = answer.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(seconds) = self.retry_after_seconds {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        answer
+    }
+}

@@ -13,6 +13,8 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+#[cfg(test)]
+mod layering;
 pub mod mcp;
 pub mod ops;
 pub mod protocol;

@@ -162,9 +162,13 @@ async fn uploaded_by_names_the_channel_of_the_upload() {
     let h = Harness::new().await;
     let identity = Identity { user_id: DEMO_OWNER.into(), scopes: ScopeSet::parse("finance.attachments finance.attachments.write"), jti: None };
     let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
-    let ctx = OpContext { state: &h.state, identity: &identity, channel: Channel::Mcp, memberships: &memberships };
-    let body = bytes::Bytes::from(multipart("extrato.csv", "text/csv", b"data,valor\n2026-11-30,10.00\n", None));
-    let input = attachments::parse_multipart(Some(&format!("multipart/form-data; boundary={BOUNDARY}")), &body).unwrap();
+    let ctx = OpContext { state: h.state.services(), identity: &identity, channel: Channel::Mcp, memberships: &memberships };
+    let input = attachments::Upload {
+        file_name: "extrato.csv".into(),
+        content_type: "text/csv".into(),
+        title: None,
+        content: bytes::Bytes::from_static(b"data,valor\n2026-11-30,10.00\n"),
+    };
     let mut tx = h.state.db.pool.begin().await.unwrap();
     let attachment = attachments::upload(&ctx, &mut tx, &memberships[0], input).await.unwrap();
     tx.commit().await.unwrap();

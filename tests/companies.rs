@@ -125,6 +125,37 @@ async fn idempotency_key_replays_and_refuses_a_different_body() {
 }
 
 #[tokio::test]
+async fn an_idempotency_key_covers_the_request_not_its_spelling_on_both_doors() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let spelled = |body: String| {
+        Mcp::raw(body).method(Method::POST).path("/v1/companies").bearer(&token).header("content-type", "application/json").header("x-idempotency-key", "spelled")
+    };
+    let first = h.send(spelled(new_company().to_string()).build()).await;
+    assert_eq!(first.status, 201);
+    // The same request with other whitespace and key order is the same request.
+    let members: Vec<String> = new_company().as_object().unwrap().iter().rev().map(|(k, v)| format!("\n  {} : {v}", Value::from(k.as_str()))).collect();
+    let respelled = format!("{{{}\n}}", members.join(","));
+    let again = h.send(spelled(respelled).build()).await;
+    assert_eq!(again.status, 201, "{}", String::from_utf8_lossy(&again.bytes));
+    assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
+    assert_eq!(again.json(), first.json());
+
+    // A key first used by the tool replays on `POST /v1/companies` for the same request.
+    let mcp = h.token(DEMO_OWNER);
+    let args = json!({"name": "Porta Dupla Ltda", "cnpj": "11444777000242", "idempotency_key": "both-doors"});
+    let call = Mcp::modern("tools/call", json!({"name": "finance_companies_create", "arguments": args})).bearer(&mcp).build();
+    let tool = h.send(call).await.result();
+    assert_eq!(tool.get("isError"), None, "{tool}");
+    let body = "{ \"cnpj\": \"11444777000242\",\n  \"name\": \"Porta Dupla Ltda\" }".to_string();
+    let rest = h.send(Mcp::raw(body).method(Method::POST).path("/v1/companies").bearer(&token).header("content-type", "application/json").header("idempotency-key", "both-doors").build()).await;
+    assert_eq!(rest.status, 201, "{}", String::from_utf8_lossy(&rest.bytes));
+    assert_eq!(rest.header("x-idempotency-replayed"), Some("true"));
+    assert_eq!(rest.json()["id"], tool["structuredContent"]["id"]);
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM companies WHERE cnpj = $1", "11444777000242").await, 1);
+}
+
+#[tokio::test]
 async fn idempotency_key_is_race_safe() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);

@@ -1,18 +1,34 @@
 //! Authentication (SPEC §6): bearer token → verified [`Identity`], the 401 challenge,
-//! and the RFC 9728 protected-resource metadata.
+//! the RFC 9728 protected-resource metadata, and the workspace a request names.
+//!
+//! Below the doors and above storage: it knows the configuration, the signing keys and
+//! the deny list (a [`Verifier`]), never the application state that holds them.
 //!
 //! Two surfaces share the verifier but not their tokens: MCP tokens carry the server's
 //! public URL (or it + `/mcp`) as audience, API tokens the API base URL + `/v1`.
 
 pub mod jwt;
 pub mod keys;
+pub mod workspace;
 
 use http::HeaderMap;
 use serde_json::{json, Value};
 
-use crate::app::AppState;
+use crate::config::Config;
 use crate::domain::roles::{all_scopes, ScopeSet, ALL_READS_SCOPE};
 use crate::error::ApiError;
+use crate::storage::Db;
+use keys::KeyStore;
+pub use workspace::WorkspaceHint;
+
+/// What verifying a token needs: the configuration (audiences, issuer), the signing
+/// keys and the database that holds the deny list.
+#[derive(Clone, Copy)]
+pub struct Verifier<'a> {
+    pub config: &'a Config,
+    pub keys: &'a KeyStore,
+    pub db: &'a Db,
+}
 
 /// Which door a token is presented at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +63,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Verifies the bearer token of a request made at `surface`, revocation included.
-pub async fn authenticate(state: &AppState, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
+pub async fn authenticate(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
     let identity = verify(state, headers, surface).await?;
     check_revocation(state, &identity).await?;
     Ok(identity)
@@ -57,13 +73,13 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap, surface: Surfac
 /// the database. A caller that uses this alone must still refuse a revoked token, with
 /// [`check_revocation`] or in one statement with other work (the MCP pipeline folds it
 /// into the rate-limit count).
-pub async fn verify(state: &AppState, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
+pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
     let token = match headers.get(http::header::AUTHORIZATION) {
         None => return Err(AuthFailure::Missing),
         Some(_) => bearer(headers).ok_or(AuthFailure::Invalid)?,
     };
     let keys = state.keys.current().await.map_err(AuthFailure::Unavailable)?;
-    let config = &state.config;
+    let config = state.config;
     let audiences: Vec<String> = match surface {
         Surface::Mcp => config.mcp_audiences().to_vec(),
         Surface::Api => vec![config.api_audience()],
@@ -79,9 +95,9 @@ pub async fn verify(state: &AppState, headers: &HeaderMap, surface: Surface) -> 
 }
 
 /// Refuses a token whose `jti` is on the deny list.
-pub async fn check_revocation(state: &AppState, identity: &Identity) -> Result<(), AuthFailure> {
+pub async fn check_revocation(state: Verifier<'_>, identity: &Identity) -> Result<(), AuthFailure> {
     if let Some(jti) = &identity.jti {
-        let revoked = crate::storage::identity::is_revoked(&state.db, jti)
+        let revoked = crate::storage::identity::is_revoked(state.db, jti)
             .await
             .map_err(|e| AuthFailure::Unavailable(crate::storage::db_error(e)))?;
         if revoked {
@@ -113,10 +129,10 @@ pub fn scopes_supported() -> Vec<String> {
 }
 
 /// RFC 9728 protected-resource metadata for `resource_path` (`""` or `"/mcp"`).
-pub fn protected_resource_metadata(state: &AppState, resource_path: &str) -> Value {
+pub fn protected_resource_metadata(config: &Config, resource_path: &str) -> Value {
     json!({
-        "resource": format!("{}{}", state.config.public_url, resource_path),
-        "authorization_servers": [state.config.auth_server],
+        "resource": format!("{}{}", config.public_url, resource_path),
+        "authorization_servers": [config.auth_server],
         "scopes_supported": scopes_supported(),
         "bearer_methods_supported": ["header"],
         "resource_name": "Kobana Finance",

@@ -14,7 +14,6 @@ use aws_lc_rs::{digest, hmac};
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use sqlx::Row;
 
 use super::catalogue::split;
 use super::tools::{outcome_result, tool_result, ToolCall, ToolSpec};
@@ -23,7 +22,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::ops::Channel;
 use crate::protocol::rpc::RpcError;
 use crate::storage::audit::{self, AuditEvent};
-use crate::storage::db_error;
+use crate::storage::{confirmations, db_error};
 
 /// How long a confirmation request stays valid.
 pub const STATE_TTL_SECONDS: i64 = 300;
@@ -184,25 +183,18 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
     let db = &call.ctx.state.db;
     let fail = |e: sqlx::Error| unavailable(&db_error(e));
     let now = crate::clock::now_unix();
+    let claim = confirmations::Nonce {
+        nonce,
+        workspace_id,
+        user_id: &call.ctx.identity.user_id,
+        tool: tool.name,
+        args_digest: digest,
+        created_at: now,
+        expires_at: now + STATE_TTL_SECONDS,
+    };
     let mut tx = db.pool.begin().await.map_err(fail)?;
-    let claimed = sqlx::query(
-        "INSERT INTO confirmation_nonces (nonce, workspace_id, user_id, tool, args_digest, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (nonce) DO NOTHING",
-    )
-    .bind(nonce)
-    .bind(workspace_id)
-    .bind(&call.ctx.identity.user_id)
-    .bind(tool.name)
-    .bind(digest)
-    .bind(now)
-    .bind(now + STATE_TTL_SECONDS)
-    .execute(&mut *tx)
-    .await
-    .map_err(fail)?
-    .rows_affected();
-    if claimed == 0 {
-        let row = sqlx::query("SELECT outcome FROM confirmation_nonces WHERE nonce = $1").bind(nonce).fetch_one(&mut *tx).await.map_err(fail)?;
-        let outcome: Option<String> = row.try_get(0).map_err(fail)?;
+    if !confirmations::claim(&mut tx, &claim, None).await.map_err(fail)? {
+        let outcome = confirmations::outcome(&mut tx, nonce).await.map_err(fail)?;
         drop(tx);
         record(call, Some(workspace_id), tool, "replayed").await;
         return match outcome.and_then(|o| serde_json::from_str::<Map<String, Value>>(&o).ok()) {
@@ -213,7 +205,7 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
     match (tool.handler)(call, &mut tx).await {
         Ok(value) => {
             let result = tool_result(&value, false);
-            store(&mut tx, nonce, &result).await.map_err(fail)?;
+            confirmations::store_outcome(&mut tx, nonce, &Value::Object(result.clone()).to_string()).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             record(call, Some(workspace_id), tool, "executed").await;
             Ok(result)
@@ -225,35 +217,12 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
             drop(tx);
             let result = tool_result(&e.envelope(), true);
             let mut tx = db.pool.begin().await.map_err(fail)?;
-            sqlx::query(
-                "INSERT INTO confirmation_nonces (nonce, workspace_id, user_id, tool, args_digest, outcome, created_at, expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (nonce) DO NOTHING",
-            )
-            .bind(nonce)
-            .bind(workspace_id)
-            .bind(&call.ctx.identity.user_id)
-            .bind(tool.name)
-            .bind(digest)
-            .bind(Value::Object(result.clone()).to_string())
-            .bind(now)
-            .bind(now + STATE_TTL_SECONDS)
-            .execute(&mut *tx)
-            .await
-            .map_err(fail)?;
+            confirmations::claim(&mut tx, &claim, Some(&Value::Object(result.clone()).to_string())).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             record(call, Some(workspace_id), tool, "failed").await;
             Ok(result)
         }
     }
-}
-
-async fn store(conn: &mut sqlx::AnyConnection, nonce: &str, result: &Map<String, Value>) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE confirmation_nonces SET outcome = $1 WHERE nonce = $2")
-        .bind(Value::Object(result.clone()).to_string())
-        .bind(nonce)
-        .execute(conn)
-        .await
-        .map(|_| ())
 }
 
 #[cfg(test)]

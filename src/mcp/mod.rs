@@ -1,10 +1,13 @@
 //! MCP methods (SPEC §4): a registry of the methods this server implements, which era
 //! offers each, and dispatch to the handler. Handlers build the result; [`shape`] then
-//! gives it the form the era requires.
+//! gives it the form the era requires. What a handler knows of its request (caller,
+//! era, default workspace, view) is its [`McpContext`], in a module of its own; the
+//! operations they call are `ops`'s, reached in-process with channel `mcp`.
 
 pub mod catalogue;
 pub mod completion;
 pub mod confirm;
+pub mod context;
 pub mod lifecycle;
 pub mod listing;
 pub mod prompts;
@@ -16,16 +19,13 @@ pub mod view;
 
 use http::StatusCode;
 use serde_json::{Map, Value};
-use tokio::sync::OnceCell;
 
 use crate::app::AppState;
-use crate::auth::Identity;
-use crate::domain::roles::{Access, Resource};
+use crate::auth::{Identity, WorkspaceHint};
 use crate::error::ApiError;
-use crate::ops::{Channel, OpContext};
 use crate::protocol::era::Era;
 use crate::protocol::rpc::{Request, RpcError};
-use crate::storage::identity::Membership;
+pub use context::McpContext;
 use view::View;
 
 pub const SERVER_NAME: &str = "kobana-finance";
@@ -100,86 +100,9 @@ impl Method {
     }
 }
 
-/// One MCP request's view of its caller and era.
-pub struct McpContext<'a> {
-    pub state: &'a AppState,
-    pub identity: &'a Identity,
-    pub era: &'a Era,
-    /// The connection's default workspace (`X-Workspace-Id` or `?workspace_id=`).
-    pub default_workspace: Option<String>,
-    /// What of the catalogue this connection sees (SPEC §5.4).
-    pub view: View,
-    memberships: OnceCell<Vec<Membership>>,
-}
-
-impl<'a> McpContext<'a> {
-    pub fn new(state: &'a AppState, identity: &'a Identity, era: &'a Era, default_workspace: Option<String>, view: View) -> Self {
-        McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new() }
-    }
-
-    /// The caller's memberships, read from the database at most once per request.
-    pub async fn memberships(&self) -> Result<&[Membership], ApiError> {
-        self.memberships
-            .get_or_try_init(|| async {
-                crate::storage::identity::memberships(&self.state.db, &self.identity.user_id)
-                    .await
-                    .map_err(crate::storage::db_error)
-            })
-            .await
-            .map(Vec::as_slice)
-    }
-
-    /// The caller's workspaces where the token's scope and the role both allow `access`
-    /// on `resource`: only `named` when given, else only the connection's default
-    /// workspace when one is set, else all of them.
-    pub async fn workspaces_allowing(&self, resource: Resource, access: Access, named: Option<&str>) -> Result<Vec<&Membership>, ApiError> {
-        let only = named.or(self.default_workspace.as_deref());
-        Ok(self.memberships().await?.iter().filter(|m| self.allows(m, resource, access, only)).collect())
-    }
-
-    /// Whether the caller may do `access` on `resource` somewhere (SPEC §5: the scope is
-    /// in the token and the role grants it in the default workspace when one is given,
-    /// else in any of the caller's workspaces). Asked once per tool by `tools/list`, so
-    /// it collects nothing.
-    pub async fn may(&self, resource: Resource, access: Access) -> Result<bool, ApiError> {
-        let only = self.default_workspace.as_deref();
-        Ok(self.memberships().await?.iter().any(|m| self.allows(m, resource, access, only)))
-    }
-
-    /// The rule of both: the token's scope, the workspace (`only`, if any) and the role.
-    fn allows(&self, m: &Membership, resource: Resource, access: Access, only: Option<&str>) -> bool {
-        self.identity.scopes.allows(resource, access) && only.is_none_or(|id| id == m.workspace_id) && m.role.allows(resource, access)
-    }
-
-    pub async fn op_context(&self) -> Result<OpContext<'_>, ApiError> {
-        Ok(OpContext { state: self.state, identity: self.identity, channel: Channel::Mcp, memberships: self.memberships().await? })
-    }
-}
-
 /// A dependency failure inside a method is a protocol-level 503, never a result.
 pub fn unavailable(err: &ApiError) -> RpcError {
     RpcError::unavailable(err.message.clone(), err.retry_after_seconds.unwrap_or(crate::error::UNAVAILABLE_RETRY_AFTER_SECONDS))
-}
-
-/// The connection's default workspace, as the request named it.
-#[derive(Debug, Default, Clone)]
-pub struct WorkspaceHint {
-    /// `X-Workspace-Id`.
-    pub header: Option<String>,
-    /// `?workspace_id=`.
-    pub query: Option<String>,
-}
-
-impl WorkspaceHint {
-    /// Header and query must agree when both are given (400, -32602).
-    fn resolve(self) -> Result<Option<String>, RpcError> {
-        match (self.header, self.query) {
-            (Some(h), Some(q)) if h != q => {
-                Err(RpcError::bad_params("X-Workspace-Id header and ?workspace_id= name different workspaces"))
-            }
-            (h, q) => Ok(h.or(q)),
-        }
-    }
 }
 
 /// A dispatched request: the era-shaped result and the protocol version it speaks.
@@ -204,7 +127,8 @@ pub async fn dispatch(
     let not_found_status = if era.is_modern() { StatusCode::NOT_FOUND } else { StatusCode::OK };
     let method = Method::lookup(&request.method, era)
         .ok_or_else(|| RpcError::method_not_found(&request.method, not_found_status))?;
-    let ctx = McpContext::new(state, identity, era, hint.resolve()?, view?);
+    let default_workspace = hint.resolve().map_err(|e| RpcError::bad_params(e.message))?;
+    let ctx = McpContext::new(state, identity, era, default_workspace, view?);
     let params = &request.params;
     let result: Map<String, Value> = match method {
         Method::Discover => lifecycle::discover(),

@@ -225,12 +225,6 @@ async fn read_record(ctx: &McpContext<'_>, template: &Template, id: &str) -> Res
     Ok(None)
 }
 
-/// `LIKE` pattern matching values that start with `prefix` literally (`%`, `_` and the
-/// escape character itself are escaped).
-fn starts_with_pattern(prefix: &str) -> String {
-    format!("{}%", prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
-}
-
 /// Completes the `{id}` of a record template: ids of the caller's live records whose
 /// label (any of the template's label columns, case-insensitively) or id starts with
 /// `prefix`, at most 100, and whether there are more. Only workspaces where the caller
@@ -238,34 +232,5 @@ fn starts_with_pattern(prefix: &str) -> String {
 /// workspace when set, else all of the caller's.
 pub async fn complete_id(ctx: &McpContext<'_>, template: &Template, prefix: &str, workspace: Option<&str>) -> Result<(Vec<String>, bool), ApiError> {
     let workspaces = ctx.workspaces_allowing(template.scope, Access::Read, workspace).await?;
-    if workspaces.is_empty() {
-        return Ok((Vec::new(), false));
-    }
-    // $1: the prefix lowercased (PostgreSQL's LIKE is case-sensitive, SQLite's LOWER
-    // only folds ASCII), $2: as typed (so non-ASCII capitals still match on SQLite).
-    let table = template.list.table;
-    let mut matches: Vec<String> = template
-        .labels
-        .iter()
-        .map(|label| format!("LOWER({table}.{label}) LIKE $1 ESCAPE '\\' OR {table}.{label} LIKE $2 ESCAPE '\\'"))
-        .collect();
-    matches.push(format!("{table}.id LIKE $1 ESCAPE '\\'"));
-    let placeholders: Vec<String> = (0..workspaces.len()).map(|i| format!("${}", i + 3)).collect();
-    let live = template.list.scope.map(|s| format!(" AND {s}")).unwrap_or_default();
-    let sql = format!(
-        "SELECT {table}.id FROM {table} WHERE {table}.workspace_id IN ({ws}){live} AND ({matches})
-         ORDER BY {table}.{order}, {table}.id LIMIT 101",
-        ws = placeholders.join(", "),
-        matches = matches.join(" OR "),
-        order = template.labels[0],
-    );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(starts_with_pattern(&prefix.to_lowercase())).bind(starts_with_pattern(prefix));
-    for ws in &workspaces {
-        query = query.bind(ws.workspace_id.as_str());
-    }
-    let rows = query.fetch_all(&ctx.state.db.pool).await.map_err(crate::storage::db_error)?;
-    let mut ids = rows.iter().map(|r| sqlx::Row::try_get::<String, _>(r, 0)).collect::<Result<Vec<_>, _>>().map_err(crate::storage::db_error)?;
-    let more = ids.len() > 100;
-    ids.truncate(100);
-    Ok((ids, more))
+    crate::ops::complete::ids_starting_with(&ctx.state.db, template.list, template.labels, prefix, &workspaces).await
 }

@@ -1,6 +1,9 @@
-//! Idempotency keys (`X-Idempotency-Key`, alias `Idempotency-Key`) on creates and
-//! actions: the same key with the same request replays the stored response; with a
-//! different request it is a conflict. Keys live 24 hours, per workspace.
+//! Idempotency keys (`X-Idempotency-Key`, alias `Idempotency-Key`, or a tool's
+//! `idempotency_key`) on creates and actions: the same key with the same request
+//! replays the stored response; with a different request it is a conflict. Keys live
+//! 24 hours, per workspace, and mean the same on both doors: a request is fingerprinted
+//! by its operation and the canonical JSON of its validated input, never by how its
+//! body was written. Both doors run a keyed write through [`run`].
 //!
 //! Race-safe by construction: the key row is claimed inside the operation's own
 //! transaction, before the operation runs. A concurrent request with the same key waits
@@ -8,10 +11,12 @@
 //! the stored answer instead of running the operation a second time.
 
 use aws_lc_rs::digest;
+use serde::Serialize;
 use serde_json::Value;
 use sqlx::{AnyConnection, Row};
 
 use crate::error::{ApiError, ErrorCode};
+use crate::storage::identity::Membership;
 
 /// Keys are kept this long.
 pub const KEY_TTL_SECONDS: i64 = 24 * 3600;
@@ -26,22 +31,68 @@ pub struct Stored {
 
 /// What claiming a key found.
 #[derive(Debug)]
-pub enum Claim {
+enum Claim {
     /// The key is ours now: run the operation, then [`store`] its answer.
     Fresh,
     /// The same request already ran: answer this.
     Replay(Stored),
 }
 
-/// Fingerprint of a request: method, path and raw body.
-pub fn digest_request(method: &str, path: &str, body: &[u8]) -> String {
+/// Fingerprint of a request: its operation (the `/v1` route it is the door of, e.g.
+/// `/v1/payables` or `/v1/payables/{id}/settle`) and the canonical JSON of its input —
+/// object keys sorted, no insignificant whitespace — so equal requests digest equally
+/// whichever door they came through and however their body was spelled.
+pub fn fingerprint(operation: &str, input: &Value) -> String {
     let mut ctx = digest::Context::new(&digest::SHA256);
-    ctx.update(method.as_bytes());
-    ctx.update(b" ");
-    ctx.update(path.as_bytes());
+    ctx.update(operation.as_bytes());
     ctx.update(b"\n");
-    ctx.update(body);
+    ctx.update(input.to_string().as_bytes());
     ctx.finish().as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A write under an idempotency key (or none), as a door names it.
+pub struct Keyed<'a> {
+    /// The key the request sent, if any.
+    pub key: Option<&'a str>,
+    /// The `/v1` route the write is the door of.
+    pub operation: &'a str,
+    /// The validated request as JSON: what the fingerprint covers.
+    pub input: &'a Value,
+    /// The status of a fresh answer (201 for creates, 200 for actions).
+    pub status: u16,
+}
+
+/// The answer of a keyed write: fresh, or a replay of the first one.
+#[derive(Debug)]
+pub struct Answer {
+    pub stored: Stored,
+    pub replayed: bool,
+}
+
+/// Runs `op` once per key, inside the caller's transaction `conn`: with a key, claims it
+/// first (a replay answers the stored result without running `op`; a different request
+/// under the same key is `idempotency_key_reused`), then stores the fresh answer in the
+/// same transaction, which the caller commits. Without a key, `op` simply runs.
+pub async fn run<T: Serialize>(
+    conn: &mut AnyConnection,
+    ws: &Membership,
+    user_id: &str,
+    keyed: Keyed<'_>,
+    op: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, ApiError>,
+) -> Result<Answer, ApiError> {
+    if let Some(key) = keyed.key {
+        check_key(key)?;
+        let digest = fingerprint(keyed.operation, keyed.input);
+        if let Claim::Replay(stored) = claim(conn, &ws.workspace_id, user_id, key, keyed.operation, &digest).await? {
+            return Ok(Answer { stored, replayed: true });
+        }
+    }
+    let body = serde_json::to_value(op(&mut *conn).await?).map_err(|_| ApiError::internal())?;
+    let stored = Stored { status: keyed.status, body };
+    if let Some(key) = keyed.key {
+        store(conn, &ws.workspace_id, key, &stored).await?;
+    }
+    Ok(Answer { stored, replayed: false })
 }
 
 /// Checks a key's form (1–255 visible characters).
@@ -54,7 +105,7 @@ pub fn check_key(key: &str) -> Result<(), ApiError> {
 }
 
 /// Claims `key` for this request inside the caller's transaction.
-pub async fn claim(conn: &mut AnyConnection, workspace_id: &str, user_id: &str, key: &str, route: &str, request_digest: &str) -> Result<Claim, ApiError> {
+async fn claim(conn: &mut AnyConnection, workspace_id: &str, user_id: &str, key: &str, route: &str, request_digest: &str) -> Result<Claim, ApiError> {
     let now = crate::clock::now_unix();
     // An expired key is free again.
     sqlx::query("DELETE FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2 AND created_at < $3")
@@ -105,7 +156,7 @@ pub async fn claim(conn: &mut AnyConnection, workspace_id: &str, user_id: &str, 
 }
 
 /// Stores the answer of a fresh claim, in the same transaction as the operation.
-pub async fn store(conn: &mut AnyConnection, workspace_id: &str, key: &str, answer: &Stored) -> Result<(), ApiError> {
+async fn store(conn: &mut AnyConnection, workspace_id: &str, key: &str, answer: &Stored) -> Result<(), ApiError> {
     sqlx::query("UPDATE idempotency_keys SET status_code = $1, response_body = $2 WHERE workspace_id = $3 AND idem_key = $4")
         .bind(answer.status as i32)
         .bind(answer.body.to_string())
@@ -115,4 +166,19 @@ pub async fn store(conn: &mut AnyConnection, workspace_id: &str, key: &str, answ
         .await
         .map_err(crate::storage::db_error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_is_of_the_parsed_request_not_its_spelling() {
+        let compact: Value = serde_json::from_str(r#"{"name":"Acme","amount":"10.00"}"#).unwrap();
+        let spaced: Value = serde_json::from_str("{ \"amount\" : \"10.00\",\n  \"name\": \"Acme\" }").unwrap();
+        assert_eq!(fingerprint("/v1/companies", &compact), fingerprint("/v1/companies", &spaced));
+        assert_ne!(fingerprint("/v1/companies", &compact), fingerprint("/v1/people", &compact));
+        let other: Value = serde_json::from_str(r#"{"name":"Acme","amount":"10.01"}"#).unwrap();
+        assert_ne!(fingerprint("/v1/companies", &compact), fingerprint("/v1/companies", &other));
+    }
 }

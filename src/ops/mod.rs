@@ -1,6 +1,8 @@
 //! Operations: one function per `/v1` operation. The REST routes and the MCP tools are
 //! two thin doors onto these functions; scope, role and workspace isolation are
-//! checked here, inside the operation, whichever door the call came through.
+//! checked here, inside the operation, whichever door the call came through. So is
+//! what both doors share beyond one operation: idempotency keys ([`idempotency::run`]),
+//! rate limits, id completion. SQL lives here and in `storage`, never in a door.
 
 pub mod accounts;
 pub mod apportionment;
@@ -8,6 +10,7 @@ pub mod attachments;
 pub mod bills;
 pub mod categories;
 pub mod common;
+pub mod complete;
 pub mod companies;
 pub mod cost_centers;
 pub mod crud;
@@ -24,11 +27,14 @@ pub mod transactions;
 pub mod validate;
 pub mod workspaces;
 
-use crate::app::AppState;
+use crate::auth::keys::KeyStore;
 use crate::auth::Identity;
+use crate::config::Config;
 use crate::domain::roles::{Access, Resource, ScopeSet};
 use crate::error::ApiError;
+use crate::storage::blob::BlobStore;
 use crate::storage::identity::Membership;
+use crate::storage::Db;
 
 pub use crate::domain::channel::Channel;
 
@@ -62,9 +68,20 @@ pub struct IdPageMeta {
     pub next_cursor: Option<String>,
 }
 
+/// What the operations use of the application: its configuration, the database, the
+/// signing keys (list cursors) and the attachment blob store. The doors lend them from
+/// the application state, which the operations never see whole.
+#[derive(Clone, Copy)]
+pub struct Services<'a> {
+    pub config: &'a Config,
+    pub db: &'a Db,
+    pub keys: &'a KeyStore,
+    pub blobs: &'a BlobStore,
+}
+
 /// Everything an operation needs to know about its caller.
 pub struct OpContext<'a> {
-    pub state: &'a AppState,
+    pub state: Services<'a>,
     pub identity: &'a Identity,
     pub channel: Channel,
     /// The caller's memberships, loaded once per request by the door.

@@ -1,7 +1,7 @@
 //! Per-user rate limits (SPEC §8): separate read and write budgets per fixed window,
 //! counted in the database so every replica shares them.
 
-use crate::app::AppState;
+use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
 
@@ -40,12 +40,8 @@ pub enum Counted {
     Revoked,
 }
 
-/// The window of a counted request. Counting is where every request of either door
-/// meets the database, so it also gives the process's housekeeping (which prunes these
-/// counters) its chance to run when due, and the database secret its refresh.
-fn window(state: &AppState, budget: Budget) -> (i64, i64, i64) {
-    state.housekeep_if_due();
-    state.db.refresh_credentials_if_due();
+/// The window of a counted request.
+fn window(state: Services<'_>, budget: Budget) -> (i64, i64, i64) {
     let limits = state.config.rate_limits;
     let limit = match budget {
         Budget::Read => limits.reads,
@@ -69,9 +65,9 @@ fn judge(limit: i64, reset: i64, hits: i64, budget: Budget) -> Result<RateStatus
 
 /// Counts one request. `Err` is `rate_limited` (with the status for the headers) or a
 /// dependency failure.
-pub async fn check(state: &AppState, user_id: &str, budget: Budget) -> Result<RateStatus, (ApiError, Option<RateStatus>)> {
+pub async fn check(state: Services<'_>, user_id: &str, budget: Budget) -> Result<RateStatus, (ApiError, Option<RateStatus>)> {
     let (limit, window_start, reset) = window(state, budget);
-    let hits = crate::storage::rate_limit::hit(&state.db, user_id, budget.as_str(), window_start)
+    let hits = crate::storage::rate_limit::hit(state.db, user_id, budget.as_str(), window_start)
         .await
         .map_err(|e| (crate::storage::db_error(e), None))?;
     judge(limit, reset, hits, budget).map_err(|(err, status)| (err, Some(status)))
@@ -80,11 +76,11 @@ pub async fn check(state: &AppState, user_id: &str, budget: Budget) -> Result<Ra
 /// Counts one request of a verified token and checks its revocation in the same
 /// statement (one database round trip on the hot path). A token without `jti` cannot be
 /// revoked and is simply counted.
-pub async fn count_unless_revoked(state: &AppState, identity: &Identity, budget: Budget) -> Result<Counted, ApiError> {
+pub async fn count_unless_revoked(state: Services<'_>, identity: &Identity, budget: Budget) -> Result<Counted, ApiError> {
     let (limit, window_start, reset) = window(state, budget);
     let hits = match &identity.jti {
-        Some(jti) => crate::storage::rate_limit::hit_unless_revoked(&state.db, &identity.user_id, budget.as_str(), window_start, jti).await,
-        None => crate::storage::rate_limit::hit(&state.db, &identity.user_id, budget.as_str(), window_start).await.map(Some),
+        Some(jti) => crate::storage::rate_limit::hit_unless_revoked(state.db, &identity.user_id, budget.as_str(), window_start, jti).await,
+        None => crate::storage::rate_limit::hit(state.db, &identity.user_id, budget.as_str(), window_start).await.map(Some),
     }
     .map_err(crate::storage::db_error)?;
     Ok(match hits {

@@ -1,6 +1,8 @@
 //! Storage: one data-access layer over SQLite (embedded, local) and PostgreSQL
 //! (production), through sqlx's `Any` driver with runtime queries, so every query is
-//! written once. SQL uses `$n` placeholders, which both backends accept.
+//! written once. SQL uses `$n` placeholders, which both backends accept. The tables
+//! that are not a resource's (identity, audit, rate limits, confirmation nonces, …) are
+//! read and written by the modules here; the resources' own queries are `ops`'s.
 //!
 //! Failures are mapped once, here: a dependency that is down (I/O, pool exhausted,
 //! database locked) becomes 503 `service_unavailable`; anything else is an internal
@@ -8,6 +10,7 @@
 
 pub mod audit;
 pub mod blob;
+pub mod confirmations;
 pub mod credentials;
 pub mod housekeeping;
 pub mod identity;

@@ -26,9 +26,9 @@ use serde_json::Value;
 use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::{origin, response};
 use crate::app::AppState;
-use crate::auth::{self, AuthFailure, Surface};
+use crate::auth::{self, AuthFailure, Surface, WorkspaceHint};
 use crate::mcp::view::View;
-use crate::mcp::{self, WorkspaceHint};
+use crate::mcp;
 use crate::ops::rate_limit::{self, Budget, Counted};
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
@@ -138,7 +138,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     // Views (`/mcp/x/…`, `/mcp/readonly`) are the `/mcp` resource: their challenge
     // points at its metadata, whose `resource` their URL starts with.
     let resource_path = if parts.uri.path() == "/" { "" } else { "/mcp" };
-    let identity = match auth::verify(state, &parts.headers, Surface::Mcp).await {
+    let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Mcp).await {
         Ok(identity) => identity,
         Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, false)).await,
         Err(AuthFailure::Invalid) => return after_draining(body, unauthorized(state, resource_path, true)).await,
@@ -151,7 +151,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     let request = match read_request(body).await {
         Ok(request) => request,
         Err(early) => {
-            return match auth::check_revocation(state, &identity).await {
+            return match auth::check_revocation(state.verifier(), &identity).await {
                 Ok(()) => early,
                 Err(AuthFailure::Unavailable(e)) => response::rpc_error(&Value::Null, &mcp::unavailable(&e), None),
                 Err(_) => {
@@ -177,7 +177,8 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         Some(spec) if spec.is_write() => Budget::Write,
         _ => Budget::Read,
     };
-    match rate_limit::count_unless_revoked(state, &identity, budget).await {
+    state.upkeep_if_due();
+    match rate_limit::count_unless_revoked(state.services(), &identity, budget).await {
         Ok(Counted::Allowed(_)) => {}
         Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
         Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),
@@ -190,11 +191,8 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     };
     log.era = Some(era.version());
     // 11. Dispatch.
-    let hint = WorkspaceHint {
-        header: parts.headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string()),
-        query: query_workspace(parts.uri.query()),
-    };
-    log.workspace = hint.header.clone().or_else(|| hint.query.clone());
+    let hint = WorkspaceHint::of_request(&parts.headers, query_workspace(parts.uri.query()));
+    log.workspace = hint.named().map(str::to_string);
     match mcp::dispatch(state, &identity, &era, &request, hint, view).await {
         Ok(done) => {
             log.era = Some(done.version);

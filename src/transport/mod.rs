@@ -1,12 +1,16 @@
 //! Transport: the one `tower::Service` (an axum `Router`) that serves every request,
 //! whether it arrives from the local HTTP server, from API Gateway through the Lambda
-//! runtime, or from a replayed event fixture.
+//! runtime, or from a replayed event fixture. Everything HTTP-shaped lives here — body
+//! limits, `Origin`, headers, multipart uploads, the REST envelope as a response — and
+//! nothing else does: the routes and the MCP endpoint are thin doors onto `mcp` and
+//! `ops`.
 
 pub mod body;
 pub mod deploy;
 pub mod lambda;
 pub mod local;
 pub mod mcp_endpoint;
+pub mod multipart;
 pub mod origin;
 pub mod response;
 pub mod rest;

@@ -1,6 +1,6 @@
 //! `finance_attachments_*`: the `/v1/attachments` operations as tools (SPEC §5.3). An
-//! upload arrives as base64 and goes to the same multipart reader as `POST
-//! /v1/attachments`; a download never returns bytes, only where to fetch them with an
+//! upload arrives as base64 and becomes the same typed upload `POST /v1/attachments`
+//! reads from its multipart body; a download never returns bytes, only where to fetch them with an
 //! API token.
 
 use base64::Engine;
@@ -163,27 +163,14 @@ matching the type. Then finance_attachments_link.",
     ),
 ];
 
-/// The upload as the `/v1/attachments` handler receives it: `multipart/form-data` with
-/// a `file` part and an optional `title` part.
-fn multipart(file_name: &str, media_type: &str, title: Option<&str>, content: &[u8]) -> Result<(String, Vec<u8>), ApiError> {
+/// The file name of an upload tool: what a `multipart/form-data` upload could carry (no
+/// quotes, backslashes or control characters), so both doors take the same names.
+fn check_file_name(file_name: &str) -> Result<(), ApiError> {
     if file_name.chars().any(|c| c == '"' || c == '\\' || c.is_control()) {
         return Err(ApiError::bad_request("The file name cannot contain quotes, backslashes or control characters")
             .with_details(json!({ "field": "file_name", "reason": "invalid_value" })));
     }
-    let mut boundary = format!("kfin-{}", uuid::Uuid::new_v4().simple());
-    while content.windows(boundary.len()).any(|w| w == boundary.as_bytes()) {
-        boundary = format!("kfin-{}", uuid::Uuid::new_v4().simple());
-    }
-    let mut body = Vec::with_capacity(content.len() + 512);
-    body.extend_from_slice(
-        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: {media_type}\r\n\r\n").as_bytes(),
-    );
-    body.extend_from_slice(content);
-    if let Some(title) = title {
-        body.extend_from_slice(format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n{title}").as_bytes());
-    }
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    Ok((format!("multipart/form-data; boundary={boundary}"), body))
+    Ok(())
 }
 
 fn text<'m>(arguments: &'m Map<String, Value>, name: &str) -> Option<&'m str> {
@@ -209,8 +196,13 @@ fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<
             Some(declared) => declared,
             None => attachments::media_type_of(file_name).unwrap_or("application/octet-stream"),
         };
-        let (content_type, body) = multipart(file_name, media_type, text(&s.args.body, "title"), &content)?;
-        let upload = attachments::parse_multipart(Some(&content_type), &body.into())?;
+        check_file_name(file_name)?;
+        let upload = attachments::Upload {
+            file_name: file_name.to_string(),
+            content_type: media_type.to_string(),
+            title: text(&s.args.body, "title").map(str::to_string),
+            content: content.into(),
+        };
         to_value(&attachments::upload(&s.ctx, conn, s.ws, upload).await?)
     })
 }

@@ -91,24 +91,19 @@ impl<'a> Scope<'a> {
         Value::Object(self.args.body.clone())
     }
 
-    /// With an `idempotency_key`: claims it in the call's transaction (the same key
-    /// space as `X-Idempotency-Key` on `POST {route}`), or returns the first answer.
-    pub async fn replay(&self, conn: &mut AnyConnection, route: &str) -> Result<Option<Value>, ApiError> {
-        let Some(key) = &self.args.idempotency_key else { return Ok(None) };
-        idempotency::check_key(key)?;
-        let digest = idempotency::digest_request("POST", route, self.body().to_string().as_bytes());
-        match idempotency::claim(conn, &self.ws.workspace_id, &self.ctx.identity.user_id, key, route, &digest).await? {
-            idempotency::Claim::Fresh => Ok(None),
-            idempotency::Claim::Replay(stored) => Ok(Some(stored.body)),
-        }
-    }
-
-    /// Stores the answer under the call's `idempotency_key`, if any.
-    pub async fn remember(&self, conn: &mut AnyConnection, status: u16, body: &Value) -> Result<(), ApiError> {
-        match &self.args.idempotency_key {
-            Some(key) => idempotency::store(conn, &self.ws.workspace_id, key, &idempotency::Stored { status, body: body.clone() }).await,
-            None => Ok(()),
-        }
+    /// Runs a create under the call's `idempotency_key`, if any, in the call's
+    /// transaction: the same orchestration, key space and fingerprint as
+    /// `X-Idempotency-Key` on `POST {route}` (the body is the request), so a retry
+    /// through either door answers the first result.
+    pub async fn once<T: serde::Serialize>(
+        &self,
+        conn: &mut AnyConnection,
+        route: &str,
+        op: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, ApiError>,
+    ) -> Result<Value, ApiError> {
+        let input = self.body();
+        let keyed = idempotency::Keyed { key: self.args.idempotency_key.as_deref(), operation: route, input: &input, status: 201 };
+        Ok(idempotency::run(conn, self.ws, &self.ctx.identity.user_id, keyed, op).await?.stored.body)
     }
 }
 

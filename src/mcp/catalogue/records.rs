@@ -94,12 +94,7 @@ fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) 
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: R::Create = parse(s.body())?;
-        if let Some(first) = s.replay(conn, R::COLLECTION).await? {
-            return Ok(first);
-        }
-        let created = to_value(&R::create(&s.ctx, conn, s.ws, input).await?)?;
-        s.remember(conn, 201, &created).await?;
-        Ok(created)
+        s.once(conn, R::COLLECTION, async |conn| R::create(&s.ctx, conn, s.ws, input).await).await
     })
 }
 

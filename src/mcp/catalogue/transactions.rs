@@ -100,12 +100,7 @@ fn transfer_create<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> B
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: TransferCreate = parse(s.body())?;
-        if let Some(first) = s.replay(conn, "/v1/transfers").await? {
-            return Ok(first);
-        }
-        let transfer = to_value(&transactions::create_transfer(&s.ctx, conn, s.ws, input).await?)?;
-        s.remember(conn, 201, &transfer).await?;
-        Ok(transfer)
+        s.once(conn, "/v1/transfers", async |conn| transactions::create_transfer(&s.ctx, conn, s.ws, input).await).await
     })
 }
 

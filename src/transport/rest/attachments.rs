@@ -26,6 +26,7 @@ use crate::ops::list::ListRequest;
 use crate::ops::rate_limit::Budget;
 use crate::ops::{attachments, idempotency, validate};
 use crate::transport::body::{self, BodyError};
+use crate::transport::multipart;
 
 /// The largest upload request body: 11 MiB, room for a 10 MB file and its framing.
 pub const MAX_UPLOAD_BODY: usize = 11 * 1024 * 1024;
@@ -91,7 +92,7 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     };
     let outcome = async {
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let input = attachments::parse_multipart(content_type, &bytes)?;
+        let input = multipart::read_upload(content_type, bytes).await?;
         let checked = attachments::check_upload(&ctx, ws, input)?;
         // The bytes first, the row after: see `attachments::record_upload`.
         let placement = attachments::put_bytes(&ctx, ws, &checked).await?;

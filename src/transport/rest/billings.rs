@@ -8,7 +8,7 @@ use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::{begin_create, body_json, caller, door, error_response, finish_create, ok_json, records, Query, QueryPairs, RecordId, RestBody};
+use super::{body_json, caller, door, error_response, keyed, ok_json, records, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::ops::bills::declared::{self, Bills};
@@ -69,14 +69,17 @@ enum Checked {
     Reopen,
 }
 
-fn check_body(action: Action, body: &[u8]) -> Result<Checked, ApiError> {
+/// The checked body and the request it stands for (what its idempotency key covers):
+/// cancel and reopen take nothing, whether the body is empty or `{}`.
+fn check_body(action: Action, body: &[u8]) -> Result<(Checked, serde_json::Value), ApiError> {
     if let Action::Settle = action {
-        return Ok(Checked::Settle(validate::parse(body_json(body)?)?));
+        let json = body_json(body)?;
+        return Ok((Checked::Settle(validate::parse(json.clone())?), json));
     }
     if !body.iter().all(u8::is_ascii_whitespace) {
         validate::parse::<bills::EmptyRequest>(body_json(body)?)?;
     }
-    Ok(if let Action::Cancel = action { Checked::Cancel } else { Checked::Reopen })
+    Ok((if let Action::Cancel = action { Checked::Cancel } else { Checked::Reopen }, serde_json::json!({})))
 }
 
 /// The answer of an action: 200 with the record, marked when it is a replay.
@@ -104,26 +107,19 @@ async fn run<B: BillKind>(state: AppState, headers: HeaderMap, id: String, query
     };
     let ctx = caller.ctx(&state);
     let route = format!("{}/{}/{}", B::COLLECTION, id, action.name());
-    let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
+    let outcome = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let checked = check_body(action, &body)?;
-        let (mut tx, key) = match begin_create(&state, &ctx, &ws.workspace_id, &headers, &route, &body).await {
-            Ok(started) => started,
-            Err(Ok(replay)) => return Ok((replay, true)),
-            Err(Err(e)) => return Err(e),
-        };
-        let billing = match checked {
-            Checked::Settle(input) => bills::settle::<B>(&ctx, &mut tx, ws, &id, input).await?,
-            Checked::Cancel => bills::cancel::<B>(&ctx, &mut tx, ws, &id).await?,
-            Checked::Reopen => bills::reopen::<B>(&ctx, &mut tx, ws, &id).await?,
-        };
-        let stored = idempotency::Stored { status: 200, body: serde_json::to_value(&billing).map_err(|_| ApiError::internal())? };
-        finish_create(tx, &ws.workspace_id, key, &stored).await?;
-        Ok((stored, false))
+        let (checked, input) = check_body(action, &body)?;
+        keyed(&ctx, ws, &headers, &route, &input, 200, async |tx| match checked {
+            Checked::Settle(input) => bills::settle::<B>(&ctx, tx, ws, &id, input).await,
+            Checked::Cancel => bills::cancel::<B>(&ctx, tx, ws, &id).await,
+            Checked::Reopen => bills::reopen::<B>(&ctx, tx, ws, &id).await,
+        })
+        .await
     }
     .await;
     match outcome {
-        Ok((stored, replayed)) => action_answer(&stored, replayed),
+        Ok(answer) => action_answer(&answer.stored, answer.replayed),
         Err(e) => error_response(&e),
     }
 }

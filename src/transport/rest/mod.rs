@@ -16,33 +16,32 @@ pub mod taxes;
 pub mod transactions;
 
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 use super::response;
 use crate::app::AppState;
-use crate::auth::{self, AuthFailure, Identity, Surface};
+use crate::auth::{self, AuthFailure, Identity, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::rate_limit::{self, Budget};
 use crate::ops::{idempotency, Channel, OpContext};
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
-    response::json(StatusCode::OK, &auth::protected_resource_metadata(&state, ""), None)
+    response::json(StatusCode::OK, &auth::protected_resource_metadata(&state.config, ""), None)
 }
 
 pub async fn protected_resource_mcp(State(state): State<AppState>) -> Response {
-    response::json(StatusCode::OK, &auth::protected_resource_metadata(&state, "/mcp"), None)
+    response::json(StatusCode::OK, &auth::protected_resource_metadata(&state.config, "/mcp"), None)
 }
 
-/// The REST envelope with the error's status (and `Retry-After` when it has one).
+/// The REST answer of `error` (its [`IntoResponse`]), for a route that keeps the error
+/// it answers.
 pub fn error_response(error: &ApiError) -> Response {
-    let mut answer = response::json(error.status(), &error.envelope(), None);
-    response::retry_after(&mut answer, error.retry_after_seconds);
-    answer
+    error.clone().into_response()
 }
 
 pub async fn not_found() -> Response {
-    error_response(&ApiError::new(ErrorCode::NotFound, "No such route"))
+    ApiError::new(ErrorCode::NotFound, "No such route").into_response()
 }
 
 /// The REST envelope for what the router itself refuses on `/v1` — a method the route
@@ -68,7 +67,7 @@ pub async fn envelope_rejections(request: axum::extract::Request, next: axum::mi
         s if s.is_server_error() => ApiError::internal(),
         _ => ApiError::bad_request("The request could not be read").with_details(serde_json::json!({ "reason": "invalid_request" })),
     };
-    let mut envelope = response::json(status, &error.envelope(), None);
+    let mut envelope = (status, error).into_response();
     if let Some(allow) = answer.headers().get(http::header::ALLOW) {
         envelope.headers_mut().insert(http::header::ALLOW, allow.clone());
     }
@@ -89,9 +88,9 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for RestBody {
             Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 let error = ApiError::bad_request(format!("Request body too large (limit {REST_BODY_LIMIT} bytes)"))
                     .with_details(serde_json::json!({ "reason": "body_too_large", "limit": REST_BODY_LIMIT }));
-                Err(response::json(StatusCode::PAYLOAD_TOO_LARGE, &error.envelope(), None))
+                Err((StatusCode::PAYLOAD_TOO_LARGE, error).into_response())
             }
-            Err(_) => Err(error_response(&ApiError::bad_request("The request body could not be read"))),
+            Err(_) => Err(ApiError::bad_request("The request body could not be read").into_response()),
         }
     }
 }
@@ -110,22 +109,21 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RecordId {
     async fn from_request_parts(parts: &mut http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
         match axum::extract::Path::<String>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(id)) => Ok(RecordId(id)),
-            Err(_) => Err(error_response(&ApiError::new(ErrorCode::NotFound, "No such record"))),
+            Err(_) => Err(ApiError::new(ErrorCode::NotFound, "No such record").into_response()),
         }
     }
 }
 
 /// Authenticates an API token and counts the request against the caller's budget.
 async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<Identity, Response> {
-    let identity = match auth::authenticate(state, headers, Surface::Api).await {
+    let identity = match auth::authenticate(state.verifier(), headers, Surface::Api).await {
         Ok(identity) => identity,
-        Err(AuthFailure::Unavailable(e)) => return Err(error_response(&e)),
+        Err(AuthFailure::Unavailable(e)) => return Err(e.into_response()),
         Err(failure) => {
             let sent = matches!(failure, AuthFailure::Invalid);
-            let mut answer = error_response(&ApiError::new(
-                ErrorCode::InvalidToken,
-                "A valid API bearer token is required (MCP tokens are not accepted here)",
-            ));
+            let mut answer =
+                ApiError::new(ErrorCode::InvalidToken, "A valid API bearer token is required (MCP tokens are not accepted here)")
+                    .into_response();
             let challenge = auth::challenge(&state.config.public_url, "", sent);
             if let Ok(value) = HeaderValue::from_str(&challenge) {
                 answer.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
@@ -133,10 +131,11 @@ async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<
             return Err(answer);
         }
     };
-    match rate_limit::check(state, &identity.user_id, budget).await {
+    state.upkeep_if_due();
+    match rate_limit::check(state.services(), &identity.user_id, budget).await {
         Ok(_) => Ok(identity),
         Err((error, status)) => {
-            let mut answer = error_response(&error);
+            let mut answer = error.into_response();
             if let Some(status) = status {
                 response::rate_limit_headers(&mut answer, &status);
             }
@@ -153,12 +152,12 @@ pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) 
     };
     let memberships = match crate::storage::identity::memberships(&state.db, &identity.user_id).await {
         Ok(m) => m,
-        Err(e) => return error_response(&crate::storage::db_error(e)),
+        Err(e) => return crate::storage::db_error(e).into_response(),
     };
-    let ctx = OpContext { state: &state, identity: &identity, channel: Channel::Api, memberships: &memberships };
+    let ctx = OpContext { state: state.services(), identity: &identity, channel: Channel::Api, memberships: &memberships };
     match crate::ops::workspaces::list(&ctx).and_then(|l| serde_json::to_value(l).map_err(|_| ApiError::internal())) {
         Ok(body) => response::json(StatusCode::OK, &body, None),
-        Err(e) => error_response(&e),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -173,30 +172,24 @@ pub(crate) struct Caller {
 
 impl Caller {
     pub(crate) fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
-        OpContext { state, identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
+        OpContext { state: state.services(), identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
     }
 }
 
 pub(crate) async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
     let identity = enter(state, headers, budget).await?;
-    let header = headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
     let query = query.iter().find(|(k, _)| k == "workspace_id").map(|(_, v)| v.clone());
-    let default_workspace = match (header, query) {
-        (Some(h), Some(q)) if h != q => {
-            return Err(error_response(&ApiError::bad_request("X-Workspace-Id and ?workspace_id= name different workspaces")))
-        }
-        (h, q) => h.or(q),
-    };
+    let default_workspace = WorkspaceHint::of_request(headers, query).resolve().map_err(IntoResponse::into_response)?;
     let memberships = crate::storage::identity::memberships(&state.db, &identity.user_id)
         .await
-        .map_err(|e| error_response(&crate::storage::db_error(e)))?;
+        .map_err(|e| crate::storage::db_error(e).into_response())?;
     Ok(Caller { identity, memberships, default_workspace })
 }
 
 pub(crate) fn ok_json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_value(value) {
         Ok(body) => response::json(status, &body, None),
-        Err(_) => error_response(&ApiError::internal()),
+        Err(_) => ApiError::internal().into_response(),
     }
 }
 
@@ -205,51 +198,38 @@ pub(crate) fn body_json(body: &[u8]) -> Result<serde_json::Value, ApiError> {
         .map_err(|_| ApiError::bad_request("The request body is not valid JSON").with_details(serde_json::json!({"reason": "invalid_json"})))
 }
 
+/// The request's idempotency key (`X-Idempotency-Key`, alias `Idempotency-Key`), as
+/// sent; [`idempotency::run`] checks its form.
 pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let value = headers.get("x-idempotency-key").or_else(|| headers.get("idempotency-key"));
     match value {
         None => Ok(None),
         Some(v) => {
             let key = v.to_str().map_err(|_| ApiError::bad_request("The idempotency key must be visible ASCII"))?.trim().to_string();
-            crate::ops::idempotency::check_key(&key)?;
             Ok(Some(key))
         }
     }
 }
 
-/// The idempotent part of a create: opens the transaction and claims the key (when one
-/// is sent). `Err(Ok(stored))` is a replay of an earlier answer.
-pub(crate) async fn begin_create(
-    state: &AppState,
+/// A keyed write (a create or an action) in one transaction: the operation runs under
+/// the request's idempotency key, if it sent one (see [`idempotency::run`]: the same
+/// orchestration and fingerprint as the tools' `idempotency_key`). `input` is the
+/// validated request as JSON; a fresh answer has `status`.
+pub(crate) async fn keyed<T: serde::Serialize>(
     ctx: &OpContext<'_>,
-    workspace_id: &str,
+    ws: &crate::storage::identity::Membership,
     headers: &HeaderMap,
-    route: &str,
-    body: &[u8],
-) -> Result<(sqlx::Transaction<'static, sqlx::Any>, Option<String>), Result<idempotency::Stored, ApiError>> {
-    let key = idempotency_key(headers).map_err(Err)?;
-    let mut tx = state.db.pool.begin().await.map_err(|e| Err(crate::storage::db_error(e)))?;
-    if let Some(key) = &key {
-        let digest = idempotency::digest_request("POST", route, body);
-        match idempotency::claim(&mut tx, workspace_id, &ctx.identity.user_id, key, route, &digest).await.map_err(Err)? {
-            idempotency::Claim::Fresh => {}
-            idempotency::Claim::Replay(stored) => return Err(Ok(stored)),
-        }
-    }
-    Ok((tx, key))
-}
-
-/// Stores the answer under the key and commits.
-pub(crate) async fn finish_create(
-    mut tx: sqlx::Transaction<'static, sqlx::Any>,
-    workspace_id: &str,
-    key: Option<String>,
-    stored: &idempotency::Stored,
-) -> Result<(), ApiError> {
-    if let Some(key) = key {
-        idempotency::store(&mut tx, workspace_id, &key, stored).await?;
-    }
-    tx.commit().await.map_err(crate::storage::db_error)
+    operation: &str,
+    input: &serde_json::Value,
+    status: u16,
+    op: impl AsyncFnOnce(&mut sqlx::AnyConnection) -> Result<T, ApiError>,
+) -> Result<idempotency::Answer, ApiError> {
+    let key = idempotency_key(headers)?;
+    let mut tx = ctx.state.db.pool.begin().await.map_err(crate::storage::db_error)?;
+    let keyed = idempotency::Keyed { key: key.as_deref(), operation, input, status };
+    let answer = idempotency::run(&mut tx, ws, &ctx.identity.user_id, keyed, op).await?;
+    tx.commit().await.map_err(crate::storage::db_error)?;
+    Ok(answer)
 }
 
 /// Where a created record lives, for the `Location` header.
@@ -310,11 +290,13 @@ pub(crate) mod door {
     use serde::Serialize;
     use sqlx::AnyConnection;
 
-    use super::{begin_create, body_json, caller, created, error_response, finish_create, no_content, ok_json, Location};
+    use axum::response::IntoResponse;
+
+    use super::{body_json, caller, created, keyed, no_content, ok_json, Location};
     use crate::app::AppState;
     use crate::error::ApiError;
     use crate::ops::rate_limit::Budget;
-    use crate::ops::{idempotency, validate, OpContext};
+    use crate::ops::{validate, OpContext};
     use crate::storage::db_error;
     use crate::storage::identity::Membership;
 
@@ -338,7 +320,7 @@ pub(crate) mod door {
         .await;
         match outcome {
             Ok(value) => ok_json(StatusCode::OK, &value),
-            Err(e) => error_response(&e),
+            Err(e) => e.into_response(),
         }
     }
 
@@ -350,7 +332,7 @@ pub(crate) mod door {
     ) -> Result<T, Response> {
         let caller = caller(state, headers, query, Budget::Write).await?;
         let ctx = caller.ctx(state);
-        let outcome = async {
+        let outcome: Result<T, ApiError> = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
             let mut tx = state.db.pool.begin().await.map_err(db_error)?;
             let value = op(&ctx, &mut tx, ws).await?;
@@ -358,7 +340,7 @@ pub(crate) mod door {
             Ok(value)
         }
         .await;
-        outcome.map_err(|e| error_response(&e))
+        outcome.map_err(IntoResponse::into_response)
     }
 
     /// A change (PATCH, actions without idempotency): one transaction, 200 with the result.
@@ -430,23 +412,16 @@ pub(crate) mod door {
             Err(answer) => return answer,
         };
         let ctx = caller.ctx(state);
-        let outcome: Result<(idempotency::Stored, bool), ApiError> = async {
+        let outcome = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let input: I = validate::parse(body_json(body)?)?;
-            let (mut tx, key) = match begin_create(state, &ctx, &ws.workspace_id, headers, route, body).await {
-                Ok(started) => started,
-                Err(Ok(replay)) => return Ok((replay, true)),
-                Err(Err(e)) => return Err(e),
-            };
-            let record = op(&ctx, &mut tx, ws, input).await?;
-            let stored = idempotency::Stored { status: 201, body: serde_json::to_value(&record).map_err(|_| ApiError::internal())? };
-            finish_create(tx, &ws.workspace_id, key, &stored).await?;
-            Ok((stored, false))
+            let json = body_json(body)?;
+            let input: I = validate::parse(json.clone())?;
+            keyed(&ctx, ws, headers, route, &json, 201, async |tx| op(&ctx, tx, ws, input).await).await
         }
         .await;
         match outcome {
-            Ok((stored, replayed)) => created(&stored, location, replayed),
-            Err(e) => error_response(&e),
+            Ok(answer) => created(&answer.stored, location, answer.replayed),
+            Err(e) => e.into_response(),
         }
     }
 }
