@@ -20,6 +20,7 @@ mod cost_centers;
 mod database_secret;
 mod demo_data;
 mod deploy;
+mod event_fixtures;
 mod faults;
 mod fuzz_corpus;
 mod housekeeping;
