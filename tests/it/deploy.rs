@@ -13,7 +13,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::runtime_api::RuntimeApi;
+use common::runtime_api::{start_function, RuntimeApi};
 use common::*;
 use kobana_finance_mcp::app::{App, AppState};
 use kobana_finance_mcp::transport::lambda::{self, Answer};
@@ -169,43 +169,14 @@ async fn an_http_event_carrying_the_migrate_payload_is_refused() {
 // The real binary under the Runtime API stand-in
 // ---------------------------------------------------------------------------------------
 
-struct Function(std::process::Child);
-
-impl Drop for Function {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_binary(runtime: &RuntimeApi, database_url: &str) -> Function {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("AWS_LAMBDA_RUNTIME_API", runtime.runtime_api())
-        .env("AWS_LAMBDA_FUNCTION_NAME", "kobana-finance-test")
-        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
-        .env("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true")
-        .env("KFIN_DATABASE_URL", database_url)
-        .env("KFIN_JWT_SECRET", "kobana-finance-replay-fixtures")
-        .env("KFIN_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the binary");
-    Function(child)
-}
-
 const WITHIN: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_migrates_on_a_direct_invoke_and_on_a_custom_resource_under_the_runtime_api() {
-    let _env = common::environment().await;
     let runtime = RuntimeApi::start().await;
     let dir = TempDir::new();
     let url = format!("sqlite:{}", dir.0.join("lambda.db").display());
-    let _function = start_binary(&runtime, &url);
+    let _function = start_function(&runtime, &url);
 
     let first = runtime.invoke(json!({"kfin": "migrate"}), WITHIN).await.response();
     let applied = first["applied"].as_u64().expect("applied");
@@ -234,7 +205,6 @@ async fn the_binary_migrates_on_a_direct_invoke_and_on_a_custom_resource_under_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_reports_a_failed_migration_as_an_invocation_error_and_to_cloudformation() {
-    let _env = common::environment().await;
     let runtime = RuntimeApi::start().await;
     let dir = TempDir::new();
     let path = dir.0.join("conflict.db");
@@ -242,7 +212,7 @@ async fn the_binary_reports_a_failed_migration_as_an_invocation_error_and_to_clo
     let db = kobana_finance_mcp::storage::Db::connect(&format!("sqlite:{}", path.display()), 1).await.unwrap();
     sqlx::raw_sql("CREATE TABLE workspaces (something_else INTEGER)").execute(&db.pool).await.unwrap();
     db.pool.close().await;
-    let _function = start_binary(&runtime, &format!("sqlite:{}", path.display()));
+    let _function = start_function(&runtime, &format!("sqlite:{}", path.display()));
 
     let error = runtime.invoke(json!({"kfin": "migrate"}), WITHIN).await.error();
     assert_eq!(error["errorType"], "MigrationFailed", "{error}");

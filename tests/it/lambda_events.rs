@@ -1,6 +1,8 @@
 //! Every API Gateway / Function URL / ALB fixture in `events/` runs through the real
 //! Lambda handler (event → router → Lambda response) and answers the status listed in
-//! `events/expected.json`; the `replay` command prints the same response.
+//! `events/expected.json`; the `replay` command prints the same response; and the binary
+//! itself, in Lambda mode under the Runtime API stand-in, answers every fixture, reports
+//! invalid events and failed invocations on `…/invocation/{id}/error`, and keeps serving.
 
 use crate::common;
 
@@ -119,4 +121,51 @@ fn replay_command_prints_the_lambda_response() {
     assert_eq!(response["statusCode"], 200);
     let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
     assert_eq!(body["result"]["tools"][0]["name"], "finance_workspaces_list");
+}
+
+/// The handler contract under the real runtime loop: an HTTP event is always answered
+/// on `…/response` (a rejection is an HTTP error response with its status); an event
+/// that is no HTTP event and no deploy step (`InvalidEvent`) and a deploy step that
+/// fails (`UnknownCommand` here) are function errors on `…/error`. After each the
+/// process keeps polling for the next invocation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_in_lambda_mode_answers_every_fixture_and_survives_bad_invocations() {
+    use common::runtime_api::{start_function, RuntimeApi};
+    const WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+    let h = Harness::new().await;
+    let runtime = RuntimeApi::start().await;
+    let started = std::time::Instant::now();
+    let mut function = start_function(&runtime, &h.db.url);
+    let tools_list = || serde_json::from_str::<Value>(&std::fs::read_to_string(format!("{}/events/v2/tools-list.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
+
+    let first = runtime.invoke(tools_list(), WITHIN).await.response();
+    assert_eq!(first["statusCode"], 200, "{first}");
+    let timings = runtime.timings();
+    let (polled, answered) = (timings.first_next.expect("the function polled"), timings.first_answer.expect("it answered"));
+    assert!(started <= polled && polled <= answered, "{timings:?}");
+
+    let mut failures = Vec::new();
+    for (path, status) in fixtures() {
+        let event: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let response = runtime.invoke(event, WITHIN).await.response();
+        if response["statusCode"].as_u64() != Some(status as u64) {
+            failures.push(format!("{path}: expected {status}: {response}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    for (bad, error_type) in [
+        (serde_json::json!({"hello": "world"}), "InvalidEvent"),
+        (serde_json::json!(["not", "an", "object"]), "InvalidEvent"),
+        (serde_json::json!({"requestContext": {"nothing": "useful"}, "body": 7}), "InvalidEvent"),
+        (serde_json::json!({"kfin": "drop-everything"}), "UnknownCommand"),
+    ] {
+        let error = runtime.invoke(bad.clone(), WITHIN).await.error();
+        assert_eq!(error["errorType"], error_type, "{bad}: {error}");
+        assert!(error["errorMessage"].as_str().is_some_and(|m| !m.is_empty()), "{bad}: {error}");
+        assert!(function.is_running(), "the process ended after {bad}");
+        let after = runtime.invoke(tools_list(), WITHIN).await.response();
+        assert_eq!(after["statusCode"], 200, "served again after {bad}: {after}");
+    }
+    assert!(runtime.init_error(std::time::Duration::from_millis(10)).await.is_none());
 }

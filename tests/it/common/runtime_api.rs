@@ -9,13 +9,15 @@
 //! It also takes `PUT /cfn-response/{name}` the way CloudFormation's presigned
 //! `ResponseURL` does, keeping each body, for the custom-resource tests.
 //!
-//! Accepted sockets get TCP_NODELAY (small request/response exchanges). The server stops
-//! when the stand-in is dropped.
+//! Accepted sockets get TCP_NODELAY (small request/response exchanges: without it
+//! delayed ACKs add ~40 ms to each). The server stops when the stand-in is dropped.
+//! `timings` says when the function first asked for work and first answered, what a
+//! cold-start measurement needs; `start_function` runs the real binary against it.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -59,6 +61,15 @@ struct Inner {
     init_error: Option<Value>,
     cfn_responses: HashMap<String, Value>,
     next_id: u64,
+    timings: Timings,
+}
+
+/// When the function first long-polled `GET …/invocation/next` (its runtime is up) and
+/// when it first answered an invocation (`…/response` or `…/error`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timings {
+    pub first_next: Option<Instant>,
+    pub first_answer: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -81,6 +92,7 @@ impl Drop for RuntimeApi {
 }
 
 async fn next(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
+    shared.inner.lock().unwrap().timings.first_next.get_or_insert_with(Instant::now);
     loop {
         let notified = shared.queued.notified();
         tokio::pin!(notified);
@@ -103,16 +115,21 @@ fn body_json(body: &Bytes) -> Value {
     serde_json::from_slice(body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
 }
 
-async fn respond(State(shared): State<Arc<Shared>>, Path(id): Path<String>, body: Bytes) -> StatusCode {
-    shared.inner.lock().unwrap().outcomes.insert(id, Outcome::Response(body_json(&body)));
+fn answer(shared: &Shared, id: String, outcome: Outcome) -> StatusCode {
+    let mut inner = shared.inner.lock().unwrap();
+    inner.timings.first_answer.get_or_insert_with(Instant::now);
+    inner.outcomes.insert(id, outcome);
+    drop(inner);
     shared.answered.notify_waiters();
     StatusCode::ACCEPTED
 }
 
+async fn respond(State(shared): State<Arc<Shared>>, Path(id): Path<String>, body: Bytes) -> StatusCode {
+    answer(&shared, id, Outcome::Response(body_json(&body)))
+}
+
 async fn fail(State(shared): State<Arc<Shared>>, Path(id): Path<String>, body: Bytes) -> StatusCode {
-    shared.inner.lock().unwrap().outcomes.insert(id, Outcome::Error(body_json(&body)));
-    shared.answered.notify_waiters();
-    StatusCode::ACCEPTED
+    answer(&shared, id, Outcome::Error(body_json(&body)))
 }
 
 async fn init_error(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
@@ -146,6 +163,11 @@ impl RuntimeApi {
             let _ = axum::serve(listener, app).await;
         });
         RuntimeApi { addr, shared, server }
+    }
+
+    /// When the function first asked for an invocation and first answered one.
+    pub fn timings(&self) -> Timings {
+        self.shared.inner.lock().unwrap().timings
     }
 
     /// `127.0.0.1:PORT`, the value of `AWS_LAMBDA_RUNTIME_API`.
@@ -196,4 +218,42 @@ impl RuntimeApi {
             }
         }
     }
+}
+
+/// The real binary in Lambda mode, polling `runtime`; killed when dropped.
+pub struct Function(pub std::process::Child);
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Function {
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(None))
+    }
+}
+
+/// Starts the binary as Lambda starts it (a cleared environment: the Runtime API, the
+/// function's variables, the stage kept out of REST paths, the fixture signing key).
+pub fn start_function(runtime: &RuntimeApi, database_url: &str) -> Function {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AWS_LAMBDA_RUNTIME_API", runtime.runtime_api())
+        .env("AWS_LAMBDA_FUNCTION_NAME", "kobana-finance-test")
+        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        .env("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true")
+        .env("KFIN_DATABASE_URL", database_url)
+        .env("KFIN_JWT_SECRET", super::FIXTURE_KEY)
+        .env("KFIN_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the binary");
+    Function(child)
 }
