@@ -4,13 +4,12 @@
 
 use crate::common;
 
-
 use common::*;
 use serde_json::json;
 
 /// The SQL statements the server ran while `f` ran, as sqlx logs them. The subscriber
-/// is global: SQLite statements run on sqlx's worker thread. (This file holds one test,
-/// so nothing else logs meanwhile.)
+/// is global: SQLite statements run on sqlx's worker thread. (The test has its process
+/// to itself, so nothing else logs meanwhile.)
 async fn statements<F: std::future::Future<Output = ()>>(captured: &Captured, f: F) -> Vec<String> {
     captured.0.lock().unwrap().clear();
     f.await;
@@ -27,6 +26,9 @@ async fn statements<F: std::future::Future<Output = ()>>(captured: &Captured, f:
 
 #[tokio::test(flavor = "current_thread")]
 async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
+    if !alone_in_process("tools_list_queries::tools_list_reads_the_memberships_once_for_the_whole_catalogue") {
+        return;
+    }
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()

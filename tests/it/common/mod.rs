@@ -116,6 +116,25 @@ impl Drop for Environment {
     }
 }
 
+/// For a test that needs its process to itself (it installs a global tracing
+/// subscriber): under nextest, which runs every test in a process of its own, it returns
+/// true and the test goes on; under `cargo test` it runs the test `name` (its full path)
+/// again, alone, in a child process of this binary, asserts that it passed there, and
+/// returns false.
+pub fn alone_in_process(name: &str) -> bool {
+    if std::env::var_os("NEXTEST").is_some() || std::env::var_os("KFIN_TEST_ALONE").is_some() {
+        return true;
+    }
+    let binary = std::env::current_exe().expect("the test binary");
+    let status = std::process::Command::new(binary)
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env("KFIN_TEST_ALONE", "1")
+        .status()
+        .expect("run the test alone");
+    assert!(status.success(), "{name}, run alone in its own process, failed");
+    false
+}
+
 /// A fresh, migrated and seeded database; dropped with the harness (PostgreSQL).
 pub struct TestDb {
     pub url: String,
