@@ -696,14 +696,6 @@ mod over_tcp {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
-    async fn start(h: &Harness) -> std::net::SocketAddr {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let app = h.app.clone();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        addr
-    }
-
     async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
         let mut chunk = [0u8; 65536];
         let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut chunk)).await.ok()?.ok()?;
@@ -741,7 +733,7 @@ mod over_tcp {
     #[tokio::test]
     async fn upload_connection_stays_in_sync_and_oversize_closes_it() {
         let h = Harness::new().await;
-        let addr = start(&h).await;
+        let addr = serve_over_tcp(&h).await;
         let multipart_type = format!("multipart/form-data; boundary={BOUNDARY}");
         let mut big = PDF.to_vec();
         big.resize(10_000_000, b' ');

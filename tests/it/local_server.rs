@@ -11,14 +11,6 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-async fn start(h: &Harness) -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = h.app.clone();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
 /// Reads one HTTP/1.1 response (Content-Length framed); `None` at end of stream.
 async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, String, Vec<u8>)> {
     loop {
@@ -58,7 +50,7 @@ fn post(body: &str, extra_headers: &str) -> Vec<u8> {
 #[tokio::test]
 async fn connection_stays_in_sync_after_early_rejections() {
     let h = Harness::new().await;
-    let addr = start(&h).await;
+    let addr = serve_over_tcp(&h).await;
     let token = h.token(DEMO_OWNER);
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let mut buf = Vec::new();
@@ -79,7 +71,7 @@ async fn connection_stays_in_sync_after_early_rejections() {
 #[tokio::test]
 async fn declared_oversize_body_gets_413_and_the_connection_closes() {
     let h = Harness::new().await;
-    let addr = start(&h).await;
+    let addr = serve_over_tcp(&h).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream
         .write_all(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n{")
@@ -96,7 +88,7 @@ async fn declared_oversize_body_gets_413_and_the_connection_closes() {
 #[tokio::test]
 async fn streamed_body_over_the_cap_is_cut_at_the_cap() {
     let h = Harness::new().await;
-    let addr = start(&h).await;
+    let addr = serve_over_tcp(&h).await;
     let token = h.token(DEMO_OWNER);
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let head = format!("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\r\n");

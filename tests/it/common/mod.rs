@@ -366,6 +366,16 @@ pub async fn exec(h: &Harness, sql: &str, binds: &[&str]) {
     query.execute(&h.state.db.pool).await.unwrap();
 }
 
+/// Serves the harness's router on a fresh 127.0.0.1 port (as `serve` does) and returns
+/// the address; the server lives as long as the test's runtime.
+pub async fn serve_over_tcp(h: &Harness) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = h.app.clone();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
 /// The `_meta` envelope of a 2026-07-28 request.
 pub fn meta() -> Value {
     json!({
