@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz-seeds.sh: (re)makes the seed corpora in fuzz/corpus/ (committed; small files).
 #
-#   request_pipeline  every row of the protocol matrix (tests/protocol_matrix.rs writes
+#   request_pipeline  every row of the protocol matrix (tests/it/protocol_matrix.rs writes
 #                     them with KFIN_FUZZ_SEEDS), plus /v1 requests of every kind
 #   mcp_name          the Mcp-Name values of the matrix and edge cases of the base64 form
 #   money             amounts at and beyond the format's edges
@@ -14,8 +14,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 C=fuzz/corpus
 rm -rf "$C" && mkdir -p "$C"/{request_pipeline,mcp_name,money,cursor,request_state}
 
-KFIN_TEST_DATABASE=sqlite KFIN_FUZZ_SEEDS="$PWD/$C/request_pipeline" cargo nextest run --test protocol_matrix >/dev/null 2>&1 \
-  || { echo "the protocol matrix failed: run cargo nextest run --test protocol_matrix" >&2; exit 1; }
+KFIN_TEST_DATABASE=sqlite KFIN_FUZZ_SEEDS="$PWD/$C/request_pipeline" cargo nextest run --test it -E 'test(/^protocol_matrix::/)' >/dev/null 2>&1 \
+  || { echo "the protocol matrix failed: run cargo nextest run --test it -E 'test(/^protocol_matrix::/)'" >&2; exit 1; }
 
 seed() { local target=$1 name=$2; shift 2; printf "$@" >"$C/$target/$name"; }
 # /v1 requests: reads, filters, a create, an action, a patch, a delete, refusals.

@@ -15,7 +15,7 @@
 # New inputs that reach new code go to target/fuzz/corpus/<target>/ (not committed);
 # a crash goes to target/fuzz/artifacts/<target>/ and the script exits 1. A crash
 # becomes a regression: copy the input to fuzz/regressions/<target>/ (replayed by
-# tests/fuzz_corpus.rs in `make test`) and fix the code.
+# tests/it/fuzz_corpus.rs in `make test`) and fix the code.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD

@@ -4,7 +4,7 @@
 # Starts the RELEASE server (built once with `cargo build --release` if missing, or
 # LOAD_BINARY=path) on 127.0.0.1 against a fresh PostgreSQL database with the demo
 # data and rate limits raised, drives it with LOAD_CLIENTS (64) concurrent clients for
-# LOAD_SECONDS (60) of mixed reads and writes (tests/load.rs, `external_load`), checks
+# LOAD_SECONDS (60) of mixed reads and writes (tests/it/load.rs, `external_load`), checks
 # integrity in SQL, prints throughput and p50/p99 per kind, then stops the server and
 # drops the database. The report is kept in target/load/report.md.
 set -euo pipefail
@@ -22,7 +22,7 @@ if [[ ! -x $BIN ]]; then
 fi
 # The driver: a test binary, built before the server starts so the build does not
 # share the machine with the measurement.
-cargo test --quiet --test load --no-run 2>/dev/null
+cargo test --quiet --test it --no-run 2>/dev/null
 
 db="kfin_load_$(date +%s)_$$"
 base=${ADMIN_URL%/*}
@@ -51,7 +51,7 @@ done
 echo "driving it: $CLIENTS clients for ${DURATION}s…"
 KFIN_LOAD_ADDR="127.0.0.1:$port" KFIN_LOAD_PUBLIC_URL="http://127.0.0.1:$port" KFIN_LOAD_DATABASE_URL="$DB_URL" \
 KFIN_JWT_SECRET=$secret LOAD_CLIENTS=$CLIENTS LOAD_SECONDS=$DURATION KFIN_LOAD_REPORT="$OUT/report.md" \
-  timeout $((DURATION + 600)) cargo test --quiet --test load -- --ignored external_load --nocapture
+  timeout $((DURATION + 600)) cargo test --quiet --test it -- --ignored load::external_load --nocapture
 echo "report: $OUT/report.md"
 
 if [[ ${LOAD_OUTAGE:-1} != 0 ]]; then
@@ -61,6 +61,6 @@ if [[ ${LOAD_OUTAGE:-1} != 0 ]]; then
   OUTAGE_SECONDS=${LOAD_OUTAGE_SECONDS:-60}
   echo "outage run: $CLIENTS clients for ${OUTAGE_SECONDS}s, PostgreSQL restarted and its connections terminated twice…"
   LOAD_BINARY=$(realpath "$BIN") LOAD_CLIENTS=$CLIENTS LOAD_OUTAGE_SECONDS=$OUTAGE_SECONDS KFIN_LOAD_OUTAGE_REPORT="$OUT/outage.md" \
-    timeout $((OUTAGE_SECONDS + 600)) cargo test --quiet --test load -- --ignored external_outage --nocapture
+    timeout $((OUTAGE_SECONDS + 600)) cargo test --quiet --test it -- --ignored load::external_outage --nocapture
   echo "report: $OUT/outage.md"
 fi

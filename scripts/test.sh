@@ -8,8 +8,9 @@
 #      venv with moto and the mcp client, Node 22, the conformance CLI, the TypeScript
 #      SDK): the official MCP conformance suite, and the official Python and TypeScript
 #      clients against a real local server;
-#   4. the SAM template lint (scripts/sam-validate.sh) and the event fixtures being up
-#      to date (scripts/make-events.py --check).
+#   4. the SAM template lint (scripts/sam-validate.sh).
+# The Rust suite is one test binary (tests/it); it also checks that the event fixtures
+# in events/ are the ones tests/it/event_fixtures.rs builds.
 # Locally, a missing service or tool skips its suite with a loud message; with CI=true
 # nothing is skipped. Exit status: non-zero if anything failed.
 set -uo pipefail
@@ -80,9 +81,6 @@ banner "SAM template lint"
 if [[ $CI == true || ${KFIN_SKIP_SAM:-0} != 1 ]]; then
   scripts/sam-validate.sh || failed+=("sam-validate")
 fi
-
-banner "event fixtures up to date"
-python3 scripts/make-events.py --check || failed+=("events-fixtures")
 
 banner "summary"
 [[ ${#skipped[@]} -gt 0 ]] && echo "SKIPPED (not run here): ${skipped[*]}"

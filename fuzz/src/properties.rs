@@ -1,7 +1,7 @@
 //! The properties the small fuzz targets check, one function per target. Each takes the
 //! fuzzer's bytes, never panics on its own account, and panics (a crash the fuzzer
 //! reports) only when the code under test breaks a rule. The main test suite replays
-//! the committed corpora through these same functions (tests/fuzz_corpus.rs).
+//! the committed corpora through these same functions (tests/it/fuzz_corpus.rs).
 
 use base64::Engine;
 use kobana_finance_mcp::domain::money::{Cents, MoneyError};

@@ -384,6 +384,40 @@ async fn attach(conn: &mut AnyConnection, file: &DemoFile, target: (&str, &str),
     .await
 }
 
+/// Fixed ids of the demo companies: Acme Comércio (Acme's records live there), Acme
+/// Serviços (a second company of Acme's workspace, without records) and Beta Tecnologia.
+pub const ACME_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11";
+pub const ACME_SERVICES: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a12";
+pub const BETA_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
+
+/// Fixed ids of Acme's demo records (Acme Comércio), for tests and fixtures that name them.
+pub const ACME_CHECKING_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000001";
+pub const ACME_CASH_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000002";
+pub const ACME_SALARIES_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000003";
+pub const ACME_RENT_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000004";
+pub const ACME_SALES_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000007";
+pub const ACME_ADMIN_COST_CENTER: &str = "cc000000-0001-4000-8000-000000000001";
+pub const ACME_LANDLORD: &str = "9e000000-0001-4000-8000-000000000001";
+pub const ACME_CUSTOMER_MARIA: &str = "9e000000-0001-4000-8000-000000000004";
+pub const ACME_IRRF_TAX: &str = "7a000000-0001-4000-8000-000000000001";
+pub const ACME_ISS_TAX: &str = "7a000000-0001-4000-8000-000000000002";
+pub const ACME_INSS_TAX: &str = "7a000000-0001-4000-8000-000000000003";
+/// December's rent: pending, apportioned to the administrative cost center.
+pub const ACME_RENT_DECEMBER: &str = "b1110000-0001-4000-8000-000000000001";
+/// November's rent: paid from the checking account, with its receipt attached.
+pub const ACME_RENT_NOVEMBER: &str = "b1110000-0001-4000-8000-000000000002";
+pub const ACME_SUPPLIES_CANCELLED: &str = "b1110000-0001-4000-8000-000000000003";
+pub const ACME_SUPPLIES_PENDING: &str = "b1110000-0001-4000-8000-000000000004";
+pub const ACME_SALE_PENDING: &str = "b1110000-0001-4000-8000-000000000005";
+pub const ACME_SALE_RECEIVED: &str = "b1110000-0001-4000-8000-000000000006";
+pub const ACME_SALE_CANCELLED: &str = "b1110000-0001-4000-8000-000000000007";
+/// The settlement transaction of November's rent.
+pub const ACME_RENT_SETTLEMENT: &str = "7e000000-0001-4000-8000-000000000001";
+/// The manual transaction: the partners' capital contribution.
+pub const ACME_CAPITAL_CONTRIBUTION: &str = "7e000000-0001-4000-8000-000000000003";
+/// The receipt of November's rent.
+pub const ACME_RENT_RECEIPT: &str = "a7000000-0001-4000-8000-000000000001";
+
 /// Fixed ids of Beta's demo records (one of each resource, so the isolation tests can
 /// call every route of the other workspace with a real id).
 pub const BETA_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000021";

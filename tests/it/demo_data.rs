@@ -1,0 +1,45 @@
+//! The demo data `serve` seeds is consistent: every status of both kinds of bill, each
+//! settled bill with exactly one settlement transaction, balances that add up, and one
+//! attachment linked to a bill.
+
+use crate::common;
+
+use common::*;
+use sqlx::Row;
+
+async fn scalar(h: &Harness, sql: &str) -> i64 {
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+}
+
+#[tokio::test]
+async fn demo_data_is_consistent() {
+    let h = Harness::with_demo().await;
+    for (kind, status) in [("payable", "pending"), ("payable", "paid"), ("payable", "cancelled"), ("receivable", "pending"), ("receivable", "received"), ("receivable", "cancelled")] {
+        let n = scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE kind = '{kind}' AND status = '{status}'")).await;
+        assert!(n >= 1, "a {status} {kind}");
+    }
+    // Each settled bill has exactly one auto-created transaction, linked both ways, for its amount.
+    let orphans = scalar(
+        &h,
+        "SELECT COUNT(*) FROM billings b WHERE b.status IN ('paid', 'received') AND 1 <> (
+            SELECT COUNT(*) FROM financial_transactions t
+             WHERE t.billing_id = b.id AND t.auto_created = 1 AND t.id = b.transaction_id AND t.amount_cents = b.amount_cents
+               AND t.transaction_type = CASE b.kind WHEN 'payable' THEN 'debit' ELSE 'credit' END)",
+    )
+    .await;
+    assert_eq!(orphans, 0);
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE auto_created = 1 AND billing_id IS NULL").await, 0);
+    // Balances: opening + realised credits − realised debits.
+    let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
+    let mut conn = h.state.db.pool.acquire().await.unwrap();
+    let checking = kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CHECKING_ACCOUNT).await.unwrap();
+    assert_eq!(checking.to_string(), "13500.00", "10000.00 − 4500.00 rent + 8000.00 sale");
+    let cash = kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CASH_ACCOUNT).await.unwrap();
+    assert_eq!(cash.to_string(), "2500.00", "500.00 + 2000.00 contribution");
+    drop(conn);
+    // The category tree keeps its rules: three levels at most, children share the parent's type.
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM categories c JOIN categories p ON p.id = c.parent_id WHERE c.level <> p.level + 1 OR c.category_type <> p.category_type").await, 0);
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM attachment_links l JOIN billings b ON b.id = l.target_id AND l.target_type = b.kind").await, 1);
+    // Isolation is visible: the other workspace has its own records.
+    assert!(scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE workspace_id = '{DEMO_WORKSPACE_BETA}'")).await >= 1);
+}

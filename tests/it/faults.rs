@@ -1,0 +1,204 @@
+//! Faults injected into PostgreSQL under a running server (PostgreSQL only; skipped
+//! loudly on SQLite):
+//!
+//! * the connection of a settle is killed in the middle of its transaction (a trigger
+//!   holds the ledger insert in `pg_sleep`, another connection terminates that
+//!   backend): the answer is 503 + `Retry-After`, the payable is still pending, no
+//!   ledger transaction exists, the balance is unchanged, and the same server then
+//!   settles it exactly once;
+//! * the database becomes unreachable between requests (a loopback TCP proxy in front
+//!   of it is cut): both doors answer 503 + `Retry-After`, and once it is back the same
+//!   server serves again.
+
+use crate::common;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use common::*;
+use http::Method;
+use serde_json::{json, Value};
+use sqlx::Row;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+
+
+async fn scalar(h: &Harness, sql: &str, bind: &str) -> i64 {
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+}
+
+async fn balance(h: &Harness, token: &str) -> Value {
+    let reply = h.send(rest(Method::GET, &format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}"), token, None).build()).await;
+    assert_eq!(reply.status, 200);
+    reply.json()["balance"].clone()
+}
+
+fn assert_unavailable_rest(reply: &Reply) {
+    assert_eq!(reply.status, 503, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(reply.json()["error"]["code"], "service_unavailable");
+    assert!(reply.header("retry-after").is_some_and(|v| v.parse::<u64>().is_ok()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afterwards() {
+    if !postgres_only("the mid-settle connection kill") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let token = h.api_token(DEMO_OWNER);
+    let before = balance(&h, &token).await;
+    sqlx::raw_sql(
+        "CREATE FUNCTION kfin_test_hold_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$;
+         CREATE TRIGGER kfin_test_hold_ledger BEFORE INSERT ON financial_transactions
+         FOR EACH ROW EXECUTE FUNCTION kfin_test_hold_ledger();",
+    )
+    .execute(&h.state.db.pool)
+    .await
+    .unwrap();
+
+    let settle = || rest(Method::POST, &format!("/v1/payables/{ACME_RENT_DECEMBER}/settle"), &token, Some(json!({"payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT}))).build();
+    let app = h.app.clone();
+    let request = settle();
+    let pending = tokio::spawn(async move { Reply::from(tower::ServiceExt::oneshot(app, request).await.unwrap()).await });
+
+    // The settling backend, asleep in the trigger with its transaction open: kill it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid: i32 = loop {
+        let row = sqlx::query(
+            "SELECT pid FROM pg_stat_activity
+              WHERE datname = current_database() AND pid <> pg_backend_pid()
+                AND wait_event = 'PgSleep' AND query LIKE 'INSERT INTO financial_transactions%'",
+        )
+        .fetch_optional(&h.state.db.pool)
+        .await
+        .unwrap();
+        if let Some(row) = row {
+            break row.try_get(0).unwrap();
+        }
+        assert!(Instant::now() < deadline, "the settle did not reach the ledger insert");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let killed: bool = sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap();
+    assert!(killed);
+
+    let reply = tokio::time::timeout(Duration::from_secs(20), pending).await.expect("an answer in time").expect("no panic");
+    assert_unavailable_rest(&reply);
+
+    // Nothing of the settle survived.
+    sqlx::raw_sql("DROP TRIGGER kfin_test_hold_ledger ON financial_transactions").execute(&h.state.db.pool).await.unwrap();
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'pending' AND payment_date IS NULL", ACME_RENT_DECEMBER).await, 1);
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await, 0);
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'payables.settle'", ACME_RENT_DECEMBER).await, 0);
+    assert_eq!(balance(&h, &token).await, before, "the balance is unchanged");
+
+    // The same server settles it, once.
+    let reply = h.send(settle()).await;
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(reply.json()["status"], "paid");
+    let again = h.send(settle()).await;
+    assert_eq!(again.status, 422);
+    assert_eq!(again.json()["error"]["details"]["reason"], "invalid_transition");
+    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await, 1, "exactly one ledger transaction");
+    assert_ne!(balance(&h, &token).await, before, "the settlement moved the balance");
+}
+
+/// A loopback TCP proxy in front of PostgreSQL that a test can cut and restore.
+struct Proxy {
+    addr: SocketAddr,
+    upstream: String,
+    accepting: Option<JoinHandle<()>>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Proxy {
+        let mut proxy = Proxy { addr: "127.0.0.1:0".parse().unwrap(), upstream, accepting: None };
+        proxy.listen().await;
+        proxy
+    }
+
+    async fn listen(&mut self) {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.set_reuseaddr(true).unwrap();
+        socket.bind(self.addr).unwrap();
+        let listener = socket.listen(64).unwrap();
+        self.addr = listener.local_addr().unwrap();
+        let upstream = self.upstream.clone();
+        self.accepting = Some(tokio::spawn(async move {
+            // Dropping this task drops the set, which aborts every forwarded connection.
+            let mut connections = JoinSet::new();
+            while let Ok((mut client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                connections.spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        }));
+    }
+
+    /// Closes the listener and every open connection: the database is unreachable.
+    async fn cut(&mut self) {
+        if let Some(task) = self.accepting.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// Listens again on the same address.
+    async fn restore(&mut self) {
+        self.listen().await;
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(task) = self.accepting.take() {
+            task.abort();
+        }
+    }
+}
+
+/// `host:port` of a `postgres://user@host:port/db` URL.
+fn host_port(url: &str) -> String {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let rest = rest.rsplit_once('@').map(|(_, r)| r).unwrap_or(rest);
+    rest.split(['/', '?']).next().unwrap_or(rest).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_database_is_503_on_both_doors_and_the_server_recovers() {
+    if !postgres_only("the unreachable-database test") {
+        return;
+    }
+    let upstream = host_port(&postgres_admin_url());
+    let mut proxy = Proxy::start(upstream.clone()).await;
+    let through_proxy = proxy.addr.to_string();
+    let h = Harness::with(|c| c.database_url = c.database_url.replacen(&upstream, &through_proxy, 1)).await;
+    assert!(h.state.config.database_url.contains(&through_proxy));
+    let (mcp_token, api_token) = (h.token(DEMO_OWNER), h.api_token(DEMO_OWNER));
+    let mcp = || Mcp::modern("tools/list", json!({})).bearer(&mcp_token).build();
+    let rest_call = || rest(Method::GET, "/v1/workspaces", &api_token, None).build();
+    assert_eq!(h.send(mcp()).await.status, 200);
+    assert_eq!(h.send(rest_call()).await.status, 200);
+
+    proxy.cut().await;
+    let reply = h.send(mcp()).await;
+    assert_eq!(reply.status, 503, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(reply.rpc_code(), Some(-32603));
+    let retry = reply.header("retry-after").expect("Retry-After").to_string();
+    assert_eq!(reply.json()["error"]["data"]["retryAfterSeconds"].to_string(), retry);
+    assert_unavailable_rest(&h.send(rest_call()).await);
+
+    proxy.restore().await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (a, b) = (h.send(mcp()).await.status, h.send(rest_call()).await.status);
+        if (a.as_u16(), b.as_u16()) == (200, 200) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server serves again once the database is back ({a}, {b})");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

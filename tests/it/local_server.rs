@@ -1,0 +1,111 @@
+//! The local server over real TCP: a body within the cap is read to its end even when
+//! the request is refused early, so the kept-alive connection serves the next request;
+//! after a 413 the server closes the connection.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Reads one HTTP/1.1 response (Content-Length framed); `None` at end of stream.
+async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, String, Vec<u8>)> {
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+            let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                .unwrap_or(0);
+            while buf.len() < end + 4 + length {
+                let mut chunk = [0u8; 65536];
+                let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await.ok()?.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            let body = buf[end + 4..end + 4 + length].to_vec();
+            buf.drain(..end + 4 + length);
+            return Some((status, head, body));
+        }
+        let mut chunk = [0u8; 65536];
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await.ok()?.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn post(body: &str, extra_headers: &str) -> Vec<u8> {
+    format!("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra_headers}\r\n{body}", body.len())
+        .into_bytes()
+}
+
+#[tokio::test]
+async fn connection_stays_in_sync_after_early_rejections() {
+    let h = Harness::new().await;
+    let addr = serve_over_tcp(&h).await;
+    let token = h.token(DEMO_OWNER);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut buf = Vec::new();
+    // A large body refused at authentication, then one refused at the Origin check ...
+    let big = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","pad":"{}"}}"#, "x".repeat(300_000));
+    stream.write_all(&post(&big, "")).await.unwrap();
+    assert_eq!(read_response(&mut stream, &mut buf).await.unwrap().0, 401);
+    stream.write_all(&post(&big, "Origin: https://evil.example.com\r\n")).await.unwrap();
+    assert_eq!(read_response(&mut stream, &mut buf).await.unwrap().0, 403);
+    // ... and the same connection still answers a proper request.
+    let ping = json!({"jsonrpc":"2.0","id":2,"method":"ping"}).to_string();
+    stream.write_all(&post(&ping, &format!("Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-06-18\r\n"))).await.unwrap();
+    let (status, head, body) = read_response(&mut stream, &mut buf).await.unwrap();
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["id"], 2);
+}
+
+#[tokio::test]
+async fn declared_oversize_body_gets_413_and_the_connection_closes() {
+    let h = Harness::new().await;
+    let addr = serve_over_tcp(&h).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n{")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let (status, head, body) = read_response(&mut stream, &mut buf).await.unwrap();
+    assert_eq!(status, 413);
+    assert!(head.to_ascii_lowercase().contains("connection: close"), "{head}");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["error"]["message"], "Request body too large (limit 14680064 bytes)");
+    assert!(read_response(&mut stream, &mut buf).await.is_none(), "the server closes the connection after a 413");
+}
+
+#[tokio::test]
+async fn streamed_body_over_the_cap_is_cut_at_the_cap() {
+    let h = Harness::new().await;
+    let addr = serve_over_tcp(&h).await;
+    let token = h.token(DEMO_OWNER);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let chunk = vec![b' '; 1 << 20];
+    let mut sent = 0usize;
+    // Send up to 16 MiB in 1 MiB chunks; the server answers once the cap is crossed.
+    while sent <= 16 << 20 {
+        let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+        frame.extend_from_slice(&chunk);
+        frame.extend_from_slice(b"\r\n");
+        if stream.write_all(&frame).await.is_err() {
+            break;
+        }
+        sent += chunk.len();
+    }
+    let mut buf = Vec::new();
+    let (status, _, _) = read_response(&mut stream, &mut buf).await.expect("a 413 answer");
+    assert_eq!(status, 413);
+}

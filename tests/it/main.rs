@@ -1,0 +1,44 @@
+//! The integration suite, one test binary: each module below is one area of the
+//! contract (what used to be one test crate each), run against the real router, the
+//! real binary or both. `common` is the harness every module shares (fresh databases,
+//! tokens, request builders, the Lambda Runtime API, moto and PostgreSQL stand-ins);
+//! `billings` holds the scenarios that run for payables and receivables alike.
+//! One binary links once, so an edit of the library costs one link, not thirty.
+
+mod common;
+#[macro_use]
+mod billings;
+
+mod accounts;
+mod attachments;
+mod auth_and_access;
+mod blob_store;
+mod categories;
+mod companies;
+mod concurrency;
+mod cost_centers;
+mod database_secret;
+mod demo_data;
+mod deploy;
+mod event_fixtures;
+mod faults;
+mod fuzz_corpus;
+mod housekeeping;
+mod lambda_events;
+mod load;
+mod local_server;
+mod logs;
+mod payables;
+mod people;
+mod protocol_matrix;
+mod receivables;
+mod resources_prompts;
+mod secrets_manager;
+mod security;
+mod shared_budget;
+mod taxes;
+mod template;
+mod tools_catalogue;
+mod tools_companies;
+mod tools_list_queries;
+mod transactions;
