@@ -65,7 +65,7 @@ impl Listed {
     }
 
     /// The serialised length of [`Listed::write`] with everything.
-    pub fn len(&self) -> usize {
+    pub fn serialised_len(&self) -> usize {
         90 + self.annotations.len() + self.description.len() + self.input.len() + self.name.len() + self.output.map_or(0, str::len) + self.title.len()
     }
 
@@ -138,7 +138,7 @@ mod tests {
             let mut out = String::new();
             listed.write(&mut out, true);
             assert_eq!(out, described.to_string(), "{}", tool.name);
-            assert!(out.len() <= listed.len(), "{}", tool.name);
+            assert!(out.len() <= listed.serialised_len(), "{}", tool.name);
             let object = described.as_object_mut().unwrap();
             object.remove("title");
             object.remove("outputSchema");

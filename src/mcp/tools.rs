@@ -217,7 +217,7 @@ async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError
 pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<String, RpcError> {
     no_cursor(params)?;
     let full = !ctx.era.is_2025_03_26();
-    let mut tools = String::with_capacity(listing::all().iter().map(|l| l.len() + 1).sum::<usize>() + 2);
+    let mut tools = String::with_capacity(listing::all().iter().map(|l| l.serialised_len() + 1).sum::<usize>() + 2);
     tools.push('[');
     for (tool, listed) in generated().filter(|(t, _)| t.in_view(&ctx.view)) {
         if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
