@@ -101,6 +101,9 @@ pub struct ListRequest {
     pub sort: Option<String>,
     pub limit: Option<String>,
     pub cursor: Option<String>,
+    /// The only fields of each row the caller will read (an MCP list tool's `fields`);
+    /// `None`: all of them. A list may skip reading what nobody will see.
+    pub fields: Option<Vec<String>>,
 }
 
 /// A value bound to a statement.
@@ -127,6 +130,11 @@ fn bad(message: impl Into<String>, details: Value) -> ApiError {
 }
 
 impl ListRequest {
+    /// Whether the caller will read `field` of each row.
+    pub fn wants(&self, field: &str) -> bool {
+        self.fields.as_ref().is_none_or(|fields| fields.iter().any(|f| f == field))
+    }
+
     /// From `/v1` query pairs: `field=v`, `field[op]=v` (`in` takes a comma list),
     /// `sort`, `limit`, `cursor`.
     pub fn from_query(pairs: &[(String, String)]) -> Result<ListRequest, ApiError> {

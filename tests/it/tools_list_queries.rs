@@ -1,6 +1,8 @@
-//! `tools/list` reads the database once, whatever the size of the catalogue: the
-//! caller's memberships (the visibility of all 65 tools is computed from them), besides
-//! the rate-limit statement every authenticated request makes (SPEC §8).
+//! How many statements a request costs. `tools/list` reads the database once, whatever
+//! the size of the catalogue: the caller's memberships (the visibility of all 65 tools
+//! is computed from them), besides the rate-limit statement every authenticated request
+//! makes (SPEC §8). A list tool reads a bill's apportionment and taxes only when the
+//! `fields` it was asked for include them: each is one more round trip.
 
 use crate::common;
 
@@ -37,7 +39,7 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
         .with_writer(move || writer.clone())
         .finish();
     tracing::subscriber::set_global_default(subscriber).unwrap();
-    let h = Harness::new().await;
+    let h = Harness::with_demo().await;
     let token = h.token(DEMO_OWNER);
     // Warm up: signing keys, schema cache.
     let first = h.send(Mcp::modern("tools/list", json!({})).bearer(&token).build()).await;
@@ -51,4 +53,38 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
     assert_eq!(ran.len(), 2, "statements: {ran:#?}");
     assert!(ran.iter().any(|s| s.starts_with("INSERT INTO rate_limit_counters")), "the rate-limit count: {ran:#?}");
     assert!(ran.iter().any(|s| s.starts_with("SELECT w.id, w.name, m.role")), "the memberships: {ran:#?}");
+
+    // A payables list with a projection that leaves out the apportionment and the taxes
+    // reads neither; asked for them (or for every field), it reads them.
+    let list = |fields: Option<serde_json::Value>| {
+        let mut arguments = json!({"limit": 5});
+        if let Some(fields) = fields {
+            arguments["fields"] = fields;
+        }
+        Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments})).bearer(&token).build()
+    };
+    // (sqlx logs a statement's first words: the allocations read, the tax charges read.)
+    let reads = |ran: &[String]| (ran.iter().any(|s| s.starts_with("SELECT a.owner_id")), ran.iter().any(|s| s.starts_with("SELECT c.billing_id")));
+    for (fields, allocations, taxes) in [
+        (Some(json!(["id", "description", "amount", "due_date", "status", "person_name"])), false, false),
+        (Some(json!(["id", "classification_center_name"])), true, false),
+        (Some(json!(["id", "tax_charges"])), false, true),
+        (None, true, true),
+    ] {
+        let ran = statements(&captured, async {
+            let reply = h.send(list(fields.clone())).await;
+            assert!(reply.result()["isError"].is_null(), "{:?}", reply.bytes);
+            let rows = reply.result()["structuredContent"]["data"].as_array().unwrap().clone();
+            assert!(!rows.is_empty(), "{:?}", reply.bytes);
+            if let Some(fields) = fields.as_ref().and_then(|f| f.as_array()) {
+                for row in &rows {
+                    let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+                    assert!(keys.iter().all(|k| fields.contains(&json!(k))), "{keys:?}");
+                }
+            }
+        })
+        .await;
+        assert_eq!(reads(&ran), (allocations, taxes), "fields {fields:?}: {ran:#?}");
+        assert_eq!(ran.len(), 3 + allocations as usize + taxes as usize, "fields {fields:?}: {ran:#?}");
+    }
 }

@@ -282,6 +282,11 @@ pub struct Split {
     pub body: Map<String, Value>,
 }
 
+/// The `fields` argument: the names of the fields to answer.
+fn fields_of(fields: Option<&Value>) -> Option<Vec<String>> {
+    fields.and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+}
+
 pub fn split(arguments: &Map<String, Value>) -> Split {
     let mut body = arguments.clone();
     let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
@@ -289,14 +294,16 @@ pub fn split(arguments: &Map<String, Value>) -> Split {
         workspace_id: text(body.remove("workspace_id")),
         id: text(body.remove("id")),
         idempotency_key: text(body.remove("idempotency_key")),
-        fields: body.remove("fields").and_then(|f| f.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())),
+        fields: fields_of(body.remove("fields").as_ref()),
         body,
     }
 }
 
 /// The list request of a list tool's arguments.
 pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiError> {
-    ListRequest::from_arguments(arguments.get("filters"), arguments.get("sort"), arguments.get("limit"), arguments.get("cursor"))
+    let mut request = ListRequest::from_arguments(arguments.get("filters"), arguments.get("sort"), arguments.get("limit"), arguments.get("cursor"))?;
+    request.fields = fields_of(arguments.get("fields"));
+    Ok(request)
 }
 
 /// A record as a tool answers it: with `fields`, only those fields (picked while

@@ -52,7 +52,7 @@ pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
 pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
-use self::rows::{attach, find, from_row, replace_taxes, requested_taxes, stored_allocations, SELECT};
+use self::rows::{attach, Parts, find, from_row, replace_taxes, requested_taxes, stored_allocations, SELECT};
 use self::series::{as_inputs, requested_allocations};
 use self::status::{check_open, refused_change};
 use super::common::{audit_write, body_id, invalid, page};
@@ -152,7 +152,7 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws
         },
         |b| b.id.clone(),
     );
-    attach(conn, ws, &mut page.data).await?;
+    attach(conn, ws, &mut page.data, Parts::wanted(request)).await?;
     Ok(page)
 }
 

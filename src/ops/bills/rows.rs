@@ -13,7 +13,7 @@ use crate::domain::bills::BillStatus;
 use crate::domain::money::Cents;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id, unprocessable};
-use crate::ops::list::{Field, Kind, ListSpec};
+use crate::ops::list::{Field, Kind, ListRequest, ListSpec};
 use crate::error::ApiError;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
@@ -131,13 +131,36 @@ pub fn from_row(row: &AnyRow) -> Result<Billing, sqlx::Error> {
 }
 
 /// Fills the apportionment and the tax charges of a page of records: one query each.
-pub async fn attach(conn: &mut AnyConnection, ws: &Membership, rows: &mut [Billing]) -> Result<(), ApiError> {
+/// Which of a bill's parts kept in their own tables a read fills in.
+#[derive(Clone, Copy)]
+pub struct Parts {
+    /// The apportionment (and the first center's id and name).
+    pub allocations: bool,
+    pub tax_charges: bool,
+}
+
+impl Parts {
+    pub const ALL: Parts = Parts { allocations: true, tax_charges: true };
+
+    /// What a list reads: only the parts among the fields the caller asked for (each is
+    /// one more statement, a round trip to the database).
+    pub fn wanted(request: &ListRequest) -> Parts {
+        Parts {
+            allocations: ["classification_center_allocations", "classification_center_id", "classification_center_name"]
+                .iter()
+                .any(|f| request.wants(f)),
+            tax_charges: request.wants("tax_charges"),
+        }
+    }
+}
+
+pub async fn attach(conn: &mut AnyConnection, ws: &Membership, rows: &mut [Billing], parts: Parts) -> Result<(), ApiError> {
     if rows.is_empty() {
         return Ok(());
     }
     let ids: Vec<String> = rows.iter().map(|b| b.id.clone()).collect();
-    let mut allocations = apportionment::read(conn, ws, "billing", &ids).await?;
-    let mut taxes = tax_charges_of(conn, ws, &ids).await?;
+    let mut allocations = if parts.allocations { apportionment::read(conn, ws, "billing", &ids).await? } else { Default::default() };
+    let mut taxes = if parts.tax_charges { tax_charges_of(conn, ws, &ids).await? } else { Default::default() };
     for row in rows.iter_mut() {
         row.classification_center_allocations = allocations.remove(&row.id).unwrap_or_default();
         if let Some(first) = row.classification_center_allocations.first() {
@@ -192,7 +215,7 @@ pub async fn find<B: BillKind>(conn: &mut AnyConnection, ws: &Membership, id: &s
         Some(row) => from_row(&row).map_err(db_error)?,
         None => return Err(ApiError::not_found(B::NOUN)),
     };
-    attach(conn, ws, std::slice::from_mut(&mut billing)).await?;
+    attach(conn, ws, std::slice::from_mut(&mut billing), Parts::ALL).await?;
     Ok(billing)
 }
 
