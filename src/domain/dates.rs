@@ -1,6 +1,6 @@
 //! Calendar dates: `YYYY-MM-DD` on the wire (years 1900–2999), a [`Date`] inside. The
 //! calendar arithmetic (month stepping clamped to the month's end, day stepping, month
-//! bounds) is the `time` crate's, which the AWS SDK already links into the binary.
+//! bounds) is the `time` crate's, which request signing (aws-sigv4) already links into the binary.
 
 use std::fmt;
 
