@@ -29,7 +29,7 @@ pub struct Listed {
     pub title: &'static str,
     /// The input schema resolved (no `$ref`): what `tools/call` checks, parsed on the
     /// tool's first call.
-    check: OnceLock<Value>,
+    check: OnceLock<Option<Value>>,
 }
 
 impl Listed {
@@ -69,14 +69,10 @@ impl Listed {
         90 + self.annotations.len() + self.description.len() + self.input.len() + self.name.len() + self.output.map_or(0, str::len) + self.title.len()
     }
 
-    /// The resolved input schema `tools/call` checks arguments against.
-    pub fn check_schema(&self) -> &Value {
-        self.check.get_or_init(|| match serde_json::from_str(self.input) {
-            Ok(input) => schema::resolve(&input),
-            // The file is generated and tested; an unreadable entry refuses every call
-            // rather than accepting unchecked arguments.
-            Err(_) => serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false, "required": ["_"]}),
-        })
+    /// The resolved input schema `tools/call` checks arguments against; `None` if the
+    /// entry could not be read (the caller then generates the schema from the tool).
+    pub fn check_schema(&self) -> Option<&Value> {
+        self.check.get_or_init(|| serde_json::from_str(self.input).ok().map(|input| schema::resolve(&input))).as_ref()
     }
 }
 
@@ -145,7 +141,7 @@ mod tests {
             out.clear();
             listed.write(&mut out, false);
             assert_eq!(out, described.to_string(), "{}", tool.name);
-            assert_eq!(listed.check_schema(), &schema::resolve(&schema::compact((tool.input_schema)(), Side::Input)), "{}", tool.name);
+            assert_eq!(listed.check_schema(), Some(&schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))), "{}", tool.name);
         }
     }
 }

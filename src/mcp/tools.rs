@@ -160,8 +160,8 @@ fn generated() -> impl Iterator<Item = (&'static ToolSpec, &'static Listed)> {
 
 /// The input schema `tools/call` checks: the one `tools/list` shows, resolved.
 fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
-    match listing::all().iter().find(|l| l.name == tool.name) {
-        Some(listed) => std::borrow::Cow::Borrowed(listed.check_schema()),
+    match listing::all().iter().find(|l| l.name == tool.name).and_then(Listed::check_schema) {
+        Some(checked) => std::borrow::Cow::Borrowed(checked),
         None => std::borrow::Cow::Owned(schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))),
     }
 }
@@ -267,8 +267,8 @@ impl ToolAnswer {
         match self {
             ToolAnswer::Members(members) => (members, Vec::new()),
             ToolAnswer::Serialised(json) => {
-                // Escaping a string cannot fail.
-                let text = serde_json::to_string(&json).unwrap_or_default();
+                // Escaping a string cannot fail; were it to, the text is empty, still JSON.
+                let text = serde_json::to_string(&json).unwrap_or_else(|_| String::from("\"\""));
                 let mut content = String::with_capacity(text.len() + 32);
                 content.push_str("[{\"type\":\"text\",\"text\":");
                 content.push_str(&text);
