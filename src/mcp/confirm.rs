@@ -143,7 +143,7 @@ pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<St
     }
     // First call (or a retry without an answer): ask.
     let message = {
-        let mut conn = call.ctx.state.db.pool.acquire().await.map_err(|e| unavailable(&db_error(e)))?;
+        let mut conn = call.ctx.state.db.acquire().await.map_err(|e| unavailable(&db_error(e)))?;
         let describe = tool.describe.ok_or_else(RpcError::internal)?;
         match describe(call, &mut conn).await {
             Ok(message) => message,
@@ -181,7 +181,7 @@ pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<St
 /// together; a replay answers the stored outcome.
 async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, nonce: &str, digest: &str) -> Result<Map<String, Value>, RpcError> {
     let db = &call.ctx.state.db;
-    let fail = |e: sqlx::Error| unavailable(&db_error(e));
+    let fail = |e: crate::storage::Error| unavailable(&db_error(e));
     let now = crate::clock::now_unix();
     let claim = confirmations::Nonce {
         nonce,
@@ -192,7 +192,7 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
         created_at: now,
         expires_at: now + STATE_TTL_SECONDS,
     };
-    let mut tx = db.pool.begin().await.map_err(fail)?;
+    let mut tx = db.begin().await.map_err(fail)?;
     if !confirmations::claim(&mut tx, &claim, None).await.map_err(fail)? {
         let outcome = confirmations::outcome(&mut tx, nonce).await.map_err(fail)?;
         drop(tx);
@@ -216,7 +216,7 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
             // a replay will see.
             drop(tx);
             let result = tool_result(&e.envelope(), true);
-            let mut tx = db.pool.begin().await.map_err(fail)?;
+            let mut tx = db.begin().await.map_err(fail)?;
             confirmations::claim(&mut tx, &claim, Some(&Value::Object(result.clone()).to_string())).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             record(call, Some(workspace_id), tool, "failed").await;

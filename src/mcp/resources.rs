@@ -5,7 +5,7 @@
 use http::StatusCode;
 use serde_json::{json, Map, Value};
 
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::catalogue::attachments::Attachments;
 use super::tools::BoxFuture;
@@ -27,7 +27,7 @@ use crate::protocol::rpc::{RpcError, RESOURCE_NOT_FOUND_2025};
 use crate::storage::identity::Membership;
 
 /// Reads one record through its `get` operation.
-pub type ReadRecord = for<'a> fn(&'a OpContext<'a>, &'a mut AnyConnection, &'a Membership, &'a str) -> BoxFuture<'a, Result<Value, ApiError>>;
+pub type ReadRecord = for<'a> fn(&'a OpContext<'a>, &'a mut Conn, &'a Membership, &'a str) -> BoxFuture<'a, Result<Value, ApiError>>;
 
 /// A URI template `kobana://finance/{resource}/{id}` over a resource's get operation.
 pub struct Template {
@@ -58,7 +58,7 @@ fn to_json<T: serde::Serialize>(record: &T) -> Result<Value, ApiError> {
 
 /// The [`ReadRecord`] of a resource: its get operation (the one the get tool runs),
 /// serialised — the JSON the get tool and `GET /v1/...{id}` return.
-fn get<'a, R: Records>(ctx: &'a OpContext<'a>, conn: &'a mut AnyConnection, ws: &'a Membership, id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn get<'a, R: Records>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move { to_json(&R::get(ctx, conn, ws, id).await?) })
 }
 
@@ -214,7 +214,7 @@ async fn read_record(ctx: &McpContext<'_>, template: &Template, id: &str) -> Res
         return Ok(None);
     }
     let op = ctx.op_context().await?;
-    let mut conn = ctx.state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
+    let mut conn = ctx.state.db.acquire().await.map_err(crate::storage::db_error)?;
     for ws in workspaces {
         match (template.read)(&op, &mut conn, ws, id).await {
             Ok(record) => return Ok(Some(record)),

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{json, Map, Value};
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::catalogue::{self, Route};
 use super::listing::{self, Listed};
@@ -29,11 +29,11 @@ pub struct ToolCall<'a> {
 
 /// Runs the operation. Write tools get the call's database transaction (committed by
 /// the caller together with the confirmation nonce, if any); read tools a connection.
-pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>>;
+pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>>;
 
 /// Describes, in the user's terms, what a destructive call is about to do (the
 /// confirmation message).
-pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>>;
+pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>>;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Annotations {
@@ -195,7 +195,7 @@ fn workspaces_output_schema() -> Value {
     })
 }
 
-fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let ctx = call.ctx.op_context().await?;
         let list = crate::ops::workspaces::list(&ctx)?;
@@ -358,12 +358,12 @@ async fn member_of(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
 /// Runs a tool that needs no confirmation: reads on a pooled connection, writes in one
 /// transaction.
 async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Value, ApiError> {
-    let pool = &call.ctx.state.db.pool;
+    let db = &call.ctx.state.db;
     if tool.annotations.read_only {
-        let mut conn = pool.acquire().await.map_err(crate::storage::db_error)?;
+        let mut conn = db.acquire().await.map_err(crate::storage::db_error)?;
         return (tool.handler)(call, &mut conn).await;
     }
-    let mut tx = pool.begin().await.map_err(crate::storage::db_error)?;
+    let mut tx = db.begin().await.map_err(crate::storage::db_error)?;
     let value = (tool.handler)(call, &mut tx).await?;
     tx.commit().await.map_err(crate::storage::db_error)?;
     Ok(value)

@@ -12,8 +12,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, check_date, invalid, path_id};
 use super::crud::{self, Table};
@@ -235,7 +234,7 @@ impl Table for Accounts {
         financial_accounts.updated_at, financial_accounts.created_via, financial_accounts.updated_via, financial_accounts.created_by, \
         financial_accounts.updated_by";
 
-    fn from_row(row: &AnyRow) -> Result<Account, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Account, crate::storage::Error> {
         let active: i64 = row.try_get("active")?;
         let disable_reconcile: i64 = row.try_get("disable_reconcile")?;
         Ok(Account {
@@ -281,22 +280,22 @@ fn trimmed(value: Option<&str>) -> Option<String> {
 }
 
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
-pub(crate) async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Account, ApiError> {
+pub(crate) async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Account, ApiError> {
     crud::find::<Accounts>(conn, ws, id).await
 }
 
-async fn detail(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
+async fn detail(conn: &mut Conn, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
     let account = find(conn, ws, id).await?;
     let balance = ledger::balance(conn, ws, &account.id).await?;
     Ok(AccountDetail { account, balance })
 }
 
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
+pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Read)?;
     detail(conn, ws, id).await
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: AccountCreate) -> Result<AccountDetail, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: AccountCreate) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     check_name(&input.name)?;
     check_bank_code(input.bank_code.as_deref())?;
@@ -307,7 +306,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
-    sqlx::query(
+    sql::query(
         "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
                                          account_number, account_digit, active, disable_reconcile, opening_balance_cents,
                                          created_at, updated_at, created_via, updated_via, created_by, updated_by)
@@ -335,7 +334,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     detail(conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: AccountUpdate) -> Result<AccountDetail, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: AccountUpdate) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     let current = find(conn, ws, id).await?;
     if let Some(name) = &input.name {
@@ -357,7 +356,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let account_digit = pick(input.account_digit, current.account_digit);
     let active = input.active.unwrap_or(current.active);
     let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
-    let update = sqlx::query(
+    let update = sql::query(
         "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
                 account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
                 updated_via = $11, updated_by = $12
@@ -378,8 +377,8 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 
 /// How many transactions, payables and receivables use the account (as the account of
 /// a movement or settlement, or as a bill's expected account).
-async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Usage, ApiError> {
-    let row = sqlx::query(
+async fn usage(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Usage, ApiError> {
+    let row = sql::query(
         "SELECT (SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1 AND financial_account_id = $2),
                 (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'payable'
                     AND (financial_account_id = $2 OR expected_account_id = $2)),
@@ -400,7 +399,7 @@ async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Us
 
 /// Deletes an account nothing uses; otherwise 422 `in_use` with the usage (deactivate
 /// it with `active: false` instead).
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Delete)?;
     let current = find(conn, ws, id).await?;
     let usage = usage(conn, ws, &current.id).await?;
@@ -408,7 +407,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The financial account is in use; deactivate it instead")
             .with_details(json!({ "reason": "in_use", "usage": usage })));
     }
-    sqlx::query("DELETE FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+    sql::query("DELETE FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
@@ -421,14 +420,14 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 /// difference (credit when it goes up, debit when it goes down), dated `occurred_at`
 /// and subject to the company's closed period. 422 `no_change` when the balance is
 /// already the target.
-pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: AdjustBalance) -> Result<BalanceAdjustment, ApiError> {
+pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: AdjustBalance) -> Result<BalanceAdjustment, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     // Read-modify-write of the balance: lock the account row first, so concurrent
     // adjustments of one account run one after the other and each sees the balance the
     // previous one left (a row lock on PostgreSQL; the write lock, taken before any
     // read, on SQLite).
     let id = path_id(id, "Financial account")?;
-    sqlx::query("UPDATE financial_accounts SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
+    sql::query("UPDATE financial_accounts SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&id)
         .execute(&mut *conn)

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{invalid, unprocessable};
 use super::refs::{self, CompanyRef, Polarity};
@@ -99,7 +99,7 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
 }
 
 /// Every center exists in the company and matches the polarity.
-pub async fn check(conn: &mut AnyConnection, ws: &Membership, company: &CompanyRef, polarity: Polarity, items: &[Allocation]) -> Result<(), ApiError> {
+pub async fn check(conn: &mut Conn, ws: &Membership, company: &CompanyRef, polarity: Polarity, items: &[Allocation]) -> Result<(), ApiError> {
     for (i, item) in items.iter().enumerate() {
         refs::center(conn, ws, company, polarity, &format!("classification_centers[{i}].classification_center_id"), &item.center_id).await?;
     }
@@ -107,8 +107,8 @@ pub async fn check(conn: &mut AnyConnection, ws: &Membership, company: &CompanyR
 }
 
 /// Replaces the apportionment of a record (`owner_type` `transaction` or `billing`).
-pub async fn replace(conn: &mut AnyConnection, ws: &Membership, owner_type: &str, owner_id: &str, items: &[Allocation]) -> Result<(), ApiError> {
-    sqlx::query("DELETE FROM allocations WHERE owner_type = $1 AND owner_id = $2 AND workspace_id = $3")
+pub async fn replace(conn: &mut Conn, ws: &Membership, owner_type: &str, owner_id: &str, items: &[Allocation]) -> Result<(), ApiError> {
+    sql::query("DELETE FROM allocations WHERE owner_type = $1 AND owner_id = $2 AND workspace_id = $3")
         .bind(owner_type)
         .bind(owner_id)
         .bind(&ws.workspace_id)
@@ -116,7 +116,7 @@ pub async fn replace(conn: &mut AnyConnection, ws: &Membership, owner_type: &str
         .await
         .map_err(db_error)?;
     for (position, item) in items.iter().enumerate() {
-        sqlx::query(
+        sql::query(
             "INSERT INTO allocations (owner_type, owner_id, workspace_id, classification_center_id, position, percentage_bp, amount_cents)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -136,7 +136,7 @@ pub async fn replace(conn: &mut AnyConnection, ws: &Membership, owner_type: &str
 
 /// The apportionments of several records of one owner type, keyed by owner id, in
 /// their stored order.
-pub async fn read(conn: &mut AnyConnection, ws: &Membership, owner_type: &str, owner_ids: &[String]) -> Result<HashMap<String, Vec<AllocationView>>, ApiError> {
+pub async fn read(conn: &mut Conn, ws: &Membership, owner_type: &str, owner_ids: &[String]) -> Result<HashMap<String, Vec<AllocationView>>, ApiError> {
     let mut out: HashMap<String, Vec<AllocationView>> = HashMap::new();
     if owner_ids.is_empty() {
         return Ok(out);
@@ -149,7 +149,7 @@ pub async fn read(conn: &mut AnyConnection, ws: &Membership, owner_type: &str, o
           ORDER BY a.owner_id, a.position",
         placeholders.join(", ")
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&ws.workspace_id).bind(owner_type);
+    let mut query = sql::query(sql).bind(&ws.workspace_id).bind(owner_type);
     for id in owner_ids {
         query = query.bind(id);
     }

@@ -12,8 +12,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, Table};
@@ -142,7 +141,7 @@ impl Table for Categories {
         categories.category_type, categories.created_at, categories.updated_at, categories.created_via, \
         categories.updated_via, categories.created_by, categories.updated_by";
 
-    fn from_row(row: &AnyRow) -> Result<Category, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Category, crate::storage::Error> {
         let kind: String = row.try_get("category_type")?;
         Ok(Category {
             id: row.try_get("id")?,
@@ -150,7 +149,7 @@ impl Table for Categories {
             name: row.try_get("name")?,
             parent_id: row.try_get("parent_id")?,
             level: row.try_get("level")?,
-            category_type: CategoryType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown category type".into()))?,
+            category_type: CategoryType::parse(&kind).ok_or_else(|| crate::storage::Error::Corrupt("unknown category type".into()))?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
             created_via: row.try_get("created_via")?,
@@ -171,22 +170,22 @@ fn not_in_workspace(field: &str, what: &str) -> ApiError {
 
 /// A foreign-key violation on a write means a referenced row vanished meanwhile, or a
 /// row still refers to the one being removed.
-fn foreign_key(err: sqlx::Error, on_violation: impl FnOnce() -> ApiError) -> ApiError {
+fn foreign_key(err: crate::storage::Error, on_violation: impl FnOnce() -> ApiError) -> ApiError {
     match &err {
-        sqlx::Error::Database(db) if db.is_foreign_key_violation() => on_violation(),
+        db if db.is_foreign_key_violation() => on_violation(),
         _ => db_error(err),
     }
 }
 
 /// How many transactions, payables and receivables use the categories selected by
 /// `subquery` (binds `$1` workspace, `$2` category).
-async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, subquery: &str) -> Result<(i64, i64, i64), ApiError> {
+async fn usage(conn: &mut Conn, ws: &Membership, id: &str, subquery: &str) -> Result<(i64, i64, i64), ApiError> {
     let sql = format!(
         "SELECT (SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1 AND category_id IN ({subquery})),
                 (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'payable' AND category_id IN ({subquery})),
                 (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'receivable' AND category_id IN ({subquery}))"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&ws.workspace_id).bind(id).fetch_one(&mut *conn).await.map_err(db_error)?;
+    let row = sql::query(sql).bind(&ws.workspace_id).bind(id).fetch_one(&mut *conn).await.map_err(db_error)?;
     Ok((row.try_get(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?, row.try_get(2).map_err(db_error)?))
 }
 
@@ -199,8 +198,8 @@ fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64))
 
 /// Takes the row lock of a category (a write that changes nothing), so that a type
 /// change of its tree and the creation of a child below it happen one after the other.
-async fn lock(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    sqlx::query("UPDATE categories SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
+async fn lock(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    sql::query("UPDATE categories SET updated_at = updated_at WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(id)
         .execute(&mut *conn)
@@ -209,7 +208,7 @@ async fn lock(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(),
     Ok(())
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CategoryCreate) -> Result<Category, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: CategoryCreate) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
     let parent_id = input.parent_id.as_deref().map(|p| body_id("parent_id", p)).transpose()?;
@@ -217,7 +216,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     if name.is_empty() {
         return Err(blank_name());
     }
-    let company = sqlx::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+    let company = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
         .bind(&ws.workspace_id)
         .bind(&company_id)
         .fetch_optional(&mut *conn)
@@ -249,7 +248,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     };
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
-    sqlx::query(
+    sql::query(
         "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
                                  created_via, updated_via, created_by, updated_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $9, $10, $10)",
@@ -276,7 +275,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     crud::find::<Categories>(conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
     let current = crud::find::<Categories>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
@@ -287,7 +286,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let now = crate::clock::now_rfc3339();
     // The category's own row first: its lock orders this change after (or before) any
     // creation of a child in its tree.
-    sqlx::query(
+    sql::query(
         "UPDATE categories SET name = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
     )
     .bind(&name)
@@ -311,10 +310,10 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         if used != (0, 0, 0) {
             return Err(in_use("Records of this category tree would change direction", used));
         }
-        let rows = sqlx::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await.map_err(db_error)?;
+        let rows = sql::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await.map_err(db_error)?;
         for row in rows {
             let member: String = row.try_get(0).map_err(db_error)?;
-            sqlx::query(
+            sql::query(
                 "UPDATE categories SET category_type = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
             )
             .bind(new_type.as_str())
@@ -339,10 +338,10 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 }
 
 /// Deletes a leaf category that no record uses.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Delete)?;
     let current = crud::find::<Categories>(conn, ws, id).await?;
-    let children: i64 = sqlx::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
+    let children: i64 = sql::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .fetch_one(&mut *conn)
@@ -358,7 +357,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         return Err(in_use("The category is still in use", used));
     }
     // A child or a record added meanwhile makes the delete fail on its foreign key.
-    sqlx::query("DELETE FROM categories WHERE workspace_id = $1 AND id = $2")
+    sql::query("DELETE FROM categories WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)

@@ -2,7 +2,7 @@
 //! record of a write, and turning a fetched page into `{data, meta.next_cursor}`.
 
 use serde_json::{json, Value};
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::list::{encode_cursor, Compiled};
 use super::{OpContext, Page};
@@ -40,9 +40,9 @@ pub fn body_id(field: &str, id: &str) -> Result<String, ApiError> {
 }
 
 /// Maps a unique-constraint violation to 409 `conflict` naming `field`.
-pub fn conflict_on_unique(err: sqlx::Error, field: &str, message: &str) -> ApiError {
+pub fn conflict_on_unique(err: crate::storage::Error, field: &str, message: &str) -> ApiError {
     match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
+        db if db.is_unique_violation() => {
             ApiError::new(ErrorCode::Conflict, message).with_details(json!({ "field": field, "reason": "duplicate" }))
         }
         _ => db_error(err),
@@ -50,7 +50,7 @@ pub fn conflict_on_unique(err: sqlx::Error, field: &str, message: &str) -> ApiEr
 }
 
 /// Appends the audit event of a successful write, in the write's transaction.
-pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, action: &str, target_type: &str, target_id: &str) -> Result<(), ApiError> {
+pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, action: &str, target_type: &str, target_id: &str) -> Result<(), ApiError> {
     audit::append(
         &mut *conn,
         ctx.channel,

@@ -10,8 +10,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, check_date, conflict_on_unique, unprocessable};
 use super::list::{Field, Kind, ListSpec};
@@ -176,7 +175,7 @@ impl Table for Companies {
         companies.locked_until, companies.created_at, companies.updated_at, companies.created_via, \
         companies.updated_via, companies.created_by, companies.updated_by";
 
-    fn from_row(row: &AnyRow) -> Result<Company, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Company, crate::storage::Error> {
         let tax_regime: Option<String> = row.try_get("tax_regime")?;
         let address: Option<String> = row.try_get("address")?;
         let active: i64 = row.try_get("active")?;
@@ -217,11 +216,11 @@ fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
+fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "cnpj", "An active company with this CNPJ already exists in the workspace")
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let cnpj = normalize(&input.cnpj);
     if !is_valid_cnpj(&cnpj) {
@@ -235,7 +234,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
     let company_type = if cnpj_is_headquarters(&cnpj) { "matriz" } else { "filial" };
-    sqlx::query(
+    sql::query(
         "INSERT INTO companies (id, workspace_id, name, cnpj, company_type, active, trade_name, municipal_registration,
                                 tax_regime, address, locked_until, created_at, updated_at, created_via, updated_via,
                                 created_by, updated_by)
@@ -268,7 +267,7 @@ fn tax_regime_text(t: TaxRegime) -> String {
     }
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let current = crud::find::<Companies>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
@@ -287,7 +286,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
     let address = input.address.unwrap_or(current.address);
     let locked_until = input.locked_until.unwrap_or(current.locked_until);
-    let update = sqlx::query(
+    let update = sql::query(
         "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
                 address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
           WHERE workspace_id = $11 AND id = $12",
@@ -315,12 +314,12 @@ const USAGE: &[(&str, &str)] = &[
 /// Deletes a company that no account, transaction, bill or live person refers to
 /// (422 `in_use` with the counts otherwise). Its configuration — categories,
 /// classification centers and soft-deleted people — goes with it.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Delete)?;
     let current = crud::find::<Companies>(conn, ws, id).await?;
     let mut usage = serde_json::Map::new();
     for (kind, sql) in USAGE {
-        let row = sqlx::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;
+        let row = sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;
         let n: i64 = row.try_get(0).map_err(db_error)?;
         if n > 0 {
             usage.insert(kind.to_string(), json!(n));
@@ -332,7 +331,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     }
     // Categories form a tree: children first.
     for level in [3, 2, 1] {
-        sqlx::query("DELETE FROM categories WHERE workspace_id = $1 AND company_id = $2 AND level = $3")
+        sql::query("DELETE FROM categories WHERE workspace_id = $1 AND company_id = $2 AND level = $3")
             .bind(&ws.workspace_id)
             .bind(&current.id)
             .bind(level as i64)
@@ -344,9 +343,9 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         "DELETE FROM classification_centers WHERE workspace_id = $1 AND company_id = $2",
         "DELETE FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NOT NULL",
     ] {
-        sqlx::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await.map_err(db_error)?;
+        sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await.map_err(db_error)?;
     }
-    sqlx::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
+    sql::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)

@@ -2,6 +2,7 @@
 //! live records of a resource, in the workspaces the caller may read it in, whose label
 //! or id starts with what was typed.
 
+use crate::storage::sql;
 use super::list::ListSpec;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
@@ -41,12 +42,11 @@ pub async fn ids_starting_with(db: &Db, list: &ListSpec, labels: &[&str], prefix
         order = labels[0],
         limit = MAX_IDS + 1,
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(starts_with_pattern(&prefix.to_lowercase())).bind(starts_with_pattern(prefix));
+    let mut query = sql::query(sql).bind(starts_with_pattern(&prefix.to_lowercase())).bind(starts_with_pattern(prefix));
     for ws in workspaces {
         query = query.bind(ws.workspace_id.as_str());
     }
-    let rows = query.fetch_all(&db.pool).await.map_err(db_error)?;
-    let mut ids = rows.iter().map(|r| sqlx::Row::try_get::<String, _>(r, 0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let mut ids = query.map_all(db, |r| r.try_get::<String, _>(0)).await.map_err(db_error)?;
     let more = ids.len() > MAX_IDS;
     ids.truncate(MAX_IDS);
     Ok((ids, more))

@@ -11,8 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, Table};
@@ -142,14 +141,14 @@ impl Table for CostCenters {
         classification_centers.created_at, classification_centers.updated_at, classification_centers.created_via, \
         classification_centers.updated_via, classification_centers.created_by, classification_centers.updated_by";
 
-    fn from_row(row: &AnyRow) -> Result<Center, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Center, crate::storage::Error> {
         let kind: String = row.try_get("center_type")?;
         let active: i64 = row.try_get("active")?;
         Ok(Center {
             id: row.try_get("id")?,
             company_id: row.try_get("company_id")?,
             name: row.try_get("name")?,
-            center_type: CenterType::parse(&kind).ok_or_else(|| sqlx::Error::Decode("unknown center type".into()))?,
+            center_type: CenterType::parse(&kind).ok_or_else(|| crate::storage::Error::Corrupt("unknown center type".into()))?,
             description: row.try_get("description")?,
             active: active != 0,
             created_at: row.try_get("created_at")?,
@@ -175,7 +174,7 @@ fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64))
 
 /// The apportionments of a center: (transactions, payables, receivables, all rows).
 /// With `against`, only those whose record has the direction `against` cannot take.
-async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Option<CenterType>) -> Result<(i64, i64, i64, i64), ApiError> {
+async fn usage(conn: &mut Conn, ws: &Membership, id: &str, against: Option<CenterType>) -> Result<(i64, i64, i64, i64), ApiError> {
     // The transaction type and the bill kind a center of this type refuses.
     let (transaction_type, kind) = match against {
         None => (None, None),
@@ -192,8 +191,8 @@ async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Opt
     };
     let billings = "SELECT COUNT(*) FROM allocations a JOIN billings b ON b.id = a.owner_id AND b.workspace_id = a.workspace_id
                      WHERE a.workspace_id = $1 AND a.classification_center_id = $2 AND a.owner_type = 'billing' AND b.kind = $3";
-    let count = |row: Result<AnyRow, sqlx::Error>| row.and_then(|r| r.try_get::<i64, _>(0)).map_err(db_error);
-    let mut query = sqlx::query(transactions).bind(&ws.workspace_id).bind(id);
+    let count = |row: Result<crate::storage::OwnedRow, crate::storage::Error>| row.and_then(|r| r.try_get::<i64, _>(0)).map_err(db_error);
+    let mut query = sql::query(transactions).bind(&ws.workspace_id).bind(id);
     if let Some(t) = transaction_type {
         query = query.bind(t);
     }
@@ -201,12 +200,12 @@ async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Opt
     let mut by_kind = [0i64; 2];
     for (slot, k) in by_kind.iter_mut().zip(["payable", "receivable"]) {
         if kind.is_none_or(|refused| refused == k) {
-            *slot = count(sqlx::query(billings).bind(&ws.workspace_id).bind(id).bind(k).fetch_one(&mut *conn).await)?;
+            *slot = count(sql::query(billings).bind(&ws.workspace_id).bind(id).bind(k).fetch_one(&mut *conn).await)?;
         }
     }
     let all = match against {
         None => count(
-            sqlx::query("SELECT COUNT(*) FROM allocations WHERE workspace_id = $1 AND classification_center_id = $2")
+            sql::query("SELECT COUNT(*) FROM allocations WHERE workspace_id = $1 AND classification_center_id = $2")
                 .bind(&ws.workspace_id)
                 .bind(id)
                 .fetch_one(&mut *conn)
@@ -217,7 +216,7 @@ async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str, against: Opt
     Ok((t, by_kind[0], by_kind[1], all))
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: CenterCreate) -> Result<Center, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: CenterCreate) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
     let name = input.name.trim();
@@ -225,7 +224,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         return Err(blank_name());
     }
     let not_in_workspace = || unprocessable("company_id", "invalid_reference", "Company not found in this workspace");
-    let company = sqlx::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+    let company = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
         .bind(&ws.workspace_id)
         .bind(&company_id)
         .fetch_optional(&mut *conn)
@@ -236,7 +235,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     }
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
-    sqlx::query(
+    sql::query(
         "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, description, active, created_at,
                                              updated_at, created_via, updated_via, created_by, updated_by)
          VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7, $8, $8, $9, $9)",
@@ -253,14 +252,14 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     .execute(&mut *conn)
     .await
     .map_err(|e| match &e {
-        sqlx::Error::Database(db) if db.is_foreign_key_violation() => not_in_workspace(),
+        db if db.is_foreign_key_violation() => not_in_workspace(),
         _ => db_error(e),
     })?;
     audit_write(ctx, conn, ws, "classification_centers.create", "classification_center", &id).await?;
     crud::find::<CostCenters>(conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let current = crud::find::<CostCenters>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
@@ -276,7 +275,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
     let description = input.description.unwrap_or(current.description);
     let active = input.active.unwrap_or(current.active);
-    let update = sqlx::query(
+    let update = sql::query(
         "UPDATE classification_centers SET name = $1, center_type = $2, description = $3, active = $4, updated_at = $5,
                 updated_via = $6, updated_by = $7
           WHERE workspace_id = $8 AND id = $9",
@@ -290,7 +289,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 }
 
 /// Deletes a center no apportionment uses.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Delete)?;
     let current = crud::find::<CostCenters>(conn, ws, id).await?;
     let (t, p, r, all) = usage(conn, ws, &current.id, None).await?;
@@ -298,13 +297,13 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         return Err(in_use("The classification center is still in use", (t, p, r)));
     }
     // An apportionment added meanwhile makes the delete fail on its foreign key.
-    sqlx::query("DELETE FROM classification_centers WHERE workspace_id = $1 AND id = $2")
+    sql::query("DELETE FROM classification_centers WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
         .await
         .map_err(|e| match &e {
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
+            db if db.is_foreign_key_violation() => ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
                 .with_details(json!({"reason": "in_use"})),
             _ => db_error(e),
         })?;

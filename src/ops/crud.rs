@@ -7,11 +7,10 @@
 //! so the sortable fields are named once, in the resource's [`ListSpec`].
 
 use serde_json::{json, Value};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
-use super::common::{audit_write, page, path_id};
-use super::list::{bind_all, Compiled, ListRequest, ListSpec};
+use super::common::{audit_write, path_id};
+use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
 use super::resource::Records;
 use super::{OpContext, Page};
 use crate::domain::roles::Access;
@@ -26,11 +25,11 @@ pub trait Table: Records {
     const WHAT: &'static str;
     /// The `SELECT` list of a record, qualified by the table.
     const COLUMNS: &'static str;
-    fn from_row(row: &AnyRow) -> Result<Self::Row, sqlx::Error>;
+    fn from_row(row: &Row<'_>) -> Result<Self::Row, crate::storage::Error>;
 }
 
 /// A stored value as a cursor keeps it: text, else an integer.
-fn stored(row: &AnyRow, column: &str) -> Value {
+fn stored(row: &Row<'_>, column: &str) -> Value {
     let name = column.rsplit('.').next().unwrap_or(column);
     match row.try_get::<String, _>(name) {
         Ok(text) => json!(text),
@@ -38,58 +37,79 @@ fn stored(row: &AnyRow, column: &str) -> Value {
     }
 }
 
-/// Runs a compiled list statement over `SELECT {columns} FROM {table}` and cuts the
-/// rows to a page, the cursor after its last row.
-async fn run(conn: &mut AnyConnection, spec: &ListSpec, columns: &str, compiled: &Compiled, state_key: &[u8]) -> Result<Page<AnyRow>, ApiError> {
+/// Runs a compiled list statement over `SELECT {columns} FROM {table}`, each row made a
+/// `T` by `map` as it is read, and cuts the rows to a page, the cursor after its last
+/// row (read from that row's stored sort value and id).
+async fn run<T: Send>(
+    conn: &mut Conn,
+    spec: &ListSpec,
+    columns: &str,
+    compiled: &Compiled,
+    state_key: &[u8],
+    map: impl Fn(&Row<'_>) -> Result<T, crate::storage::Error> + Send + Sync,
+) -> Result<Page<T>, ApiError> {
     let sql = format!("SELECT {columns} FROM {} {}", spec.table, compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    Ok(page(rows, compiled, state_key, |row, _| stored(row, compiled.sort_column), |row| row.try_get::<String, _>("id").unwrap_or_default()))
+    let limit = usize::try_from(compiled.limit).unwrap_or(usize::MAX);
+    let (mut seen, mut last) = (0usize, None);
+    let mut data = bind_all(sql::query(sql), &compiled.binds)
+        .map_all(&mut *conn, |row| {
+            seen += 1;
+            if seen == limit {
+                last = Some((stored(row, compiled.sort_column), row.try_get::<String, _>("id")?));
+            }
+            map(row)
+        })
+        .await
+        .map_err(db_error)?;
+    let next_cursor = match last {
+        Some((value, id)) if data.len() > limit => {
+            data.truncate(limit);
+            Some(encode_cursor(state_key, compiled, value, &id))
+        }
+        _ => None,
+    };
+    Ok(Page::new(data, next_cursor))
 }
 
 /// `GET /v1/{collection}`: a page of the live records that match the request.
-pub async fn list<T: Table>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<T::Row>, ApiError> {
+pub async fn list<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<T::Row>, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = T::LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let rows = run(conn, T::LIST, T::COLUMNS, &compiled, &keys.state).await?;
-    let data = rows.data.iter().map(T::from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(Page::new(data, rows.meta.next_cursor))
+    run(conn, T::LIST, T::COLUMNS, &compiled, &keys.state, T::from_row).await
 }
 
 /// `GET /v1/{collection}/ids`: every live id, ascending (see [`ListSpec::compile_ids`]).
-pub async fn ids<T: Table>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<String>, ApiError> {
+pub async fn ids<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<String>, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = T::LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
     let column = format!("{}.id", T::LIST.table);
-    let rows = run(conn, T::LIST, &column, &compiled, &keys.state).await?;
-    let data = rows.data.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
-    Ok(Page::new(data, rows.meta.next_cursor))
+    run(conn, T::LIST, &column, &compiled, &keys.state, |row| row.try_get::<String, _>(0)).await
 }
 
 /// The live record `id` (already a canonical UUID) of the workspace, if any.
-pub async fn fetch<T: Table>(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Option<T::Row>, ApiError> {
+pub async fn fetch<T: Table>(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Option<T::Row>, ApiError> {
     let spec = T::LIST;
     let live = spec.scope.map(|s| format!(" AND {s}")).unwrap_or_default();
     let sql = format!("SELECT {} FROM {table} WHERE {table}.workspace_id = $1 AND {table}.id = $2{live}", T::COLUMNS, table = spec.table);
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&ws.workspace_id).bind(id).fetch_optional(&mut *conn).await.map_err(db_error)?;
-    row.as_ref().map(T::from_row).transpose().map_err(db_error)
+    sql::query(sql).bind(&ws.workspace_id).bind(id).map_optional(&mut *conn, T::from_row).await.map_err(db_error)
 }
 
 /// The live record of a path `{id}`: 404 when there is none, also for a malformed id.
-pub async fn find<T: Table>(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
+pub async fn find<T: Table>(conn: &mut Conn, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
     let id = path_id(id, T::WHAT)?;
     fetch::<T>(conn, ws, &id).await?.ok_or_else(|| ApiError::not_found(T::WHAT))
 }
 
 /// `GET /v1/{collection}/{id}`
-pub async fn get<T: Table>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
+pub async fn get<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     find::<T>(conn, ws, id).await
 }
 
 /// An `UPDATE` statement of a record, its changed fields bound.
-pub type Update<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+pub type Update<'q> = sql::Query<'q>;
 
 /// The end every plain update shares: binds the stamp (`updated_at`, `updated_via`,
 /// `updated_by`) and then the key (`workspace_id`, `id`) after the changed fields, runs
@@ -97,12 +117,12 @@ pub type Update<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>
 /// in the same transaction.
 pub async fn stamped_update<'q>(
     ctx: &'q OpContext<'_>,
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &'q Membership,
     update: Update<'q>,
     id: &'q str,
     (action, target): (&str, &str),
-    failed: fn(sqlx::Error) -> ApiError,
+    failed: fn(crate::storage::Error) -> ApiError,
 ) -> Result<(), ApiError> {
     update
         .bind(crate::clock::now_rfc3339())

@@ -13,7 +13,7 @@
 use aws_lc_rs::digest;
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
@@ -74,11 +74,11 @@ pub struct Answer {
 /// under the same key is `idempotency_key_reused`), then stores the fresh answer in the
 /// same transaction, which the caller commits. Without a key, `op` simply runs.
 pub async fn run<T: Serialize>(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     user_id: &str,
     keyed: Keyed<'_>,
-    op: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, ApiError>,
+    op: impl AsyncFnOnce(&mut Conn) -> Result<T, ApiError>,
 ) -> Result<Answer, ApiError> {
     if let Some(key) = keyed.key {
         check_key(key)?;
@@ -105,17 +105,17 @@ pub fn check_key(key: &str) -> Result<(), ApiError> {
 }
 
 /// Claims `key` for this request inside the caller's transaction.
-async fn claim(conn: &mut AnyConnection, workspace_id: &str, user_id: &str, key: &str, route: &str, request_digest: &str) -> Result<Claim, ApiError> {
+async fn claim(conn: &mut Conn, workspace_id: &str, user_id: &str, key: &str, route: &str, request_digest: &str) -> Result<Claim, ApiError> {
     let now = crate::clock::now_unix();
     // An expired key is free again.
-    sqlx::query("DELETE FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2 AND created_at < $3")
+    sql::query("DELETE FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2 AND created_at < $3")
         .bind(workspace_id)
         .bind(key)
         .bind(now - KEY_TTL_SECONDS)
         .execute(&mut *conn)
         .await
         .map_err(crate::storage::db_error)?;
-    let inserted = sqlx::query(
+    let inserted = sql::query(
         "INSERT INTO idempotency_keys (workspace_id, user_id, idem_key, route, request_digest, created_at)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id, idem_key) DO NOTHING",
     )
@@ -127,12 +127,11 @@ async fn claim(conn: &mut AnyConnection, workspace_id: &str, user_id: &str, key:
     .bind(now)
     .execute(&mut *conn)
     .await
-    .map_err(crate::storage::db_error)?
-    .rows_affected();
+    .map_err(crate::storage::db_error)?;
     if inserted == 1 {
         return Ok(Claim::Fresh);
     }
-    let row = sqlx::query("SELECT request_digest, CAST(status_code AS BIGINT), response_body FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2")
+    let row = sql::query("SELECT request_digest, CAST(status_code AS BIGINT), response_body FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2")
         .bind(workspace_id)
         .bind(key)
         .fetch_one(&mut *conn)
@@ -156,8 +155,8 @@ async fn claim(conn: &mut AnyConnection, workspace_id: &str, user_id: &str, key:
 }
 
 /// Stores the answer of a fresh claim, in the same transaction as the operation.
-async fn store(conn: &mut AnyConnection, workspace_id: &str, key: &str, answer: &Stored) -> Result<(), ApiError> {
-    sqlx::query("UPDATE idempotency_keys SET status_code = $1, response_body = $2 WHERE workspace_id = $3 AND idem_key = $4")
+async fn store(conn: &mut Conn, workspace_id: &str, key: &str, answer: &Stored) -> Result<(), ApiError> {
+    sql::query("UPDATE idempotency_keys SET status_code = $1, response_body = $2 WHERE workspace_id = $3 AND idem_key = $4")
         .bind(answer.status as i32)
         .bind(answer.body.to_string())
         .bind(workspace_id)

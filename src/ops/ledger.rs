@@ -2,7 +2,7 @@
 //! by balance adjustment) and computing an account's balance, which is never stored:
 //! opening balance + Σ credits − Σ debits of its realised (non-pending) transactions.
 
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn};
 
 use super::refs::Polarity;
 use super::OpContext;
@@ -44,11 +44,11 @@ pub fn positive(field: &str, amount: Amount) -> Result<Cents, ApiError> {
 }
 
 /// Inserts `tx` (positive amount; direction from `polarity`) and returns its id.
-pub async fn insert(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, tx: &NewTransaction) -> Result<String, ApiError> {
+pub async fn insert(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, tx: &NewTransaction) -> Result<String, ApiError> {
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
     let polarity = tx.polarity.unwrap_or(Polarity::Debit);
-    sqlx::query(
+    sql::query(
         "INSERT INTO financial_transactions
            (id, workspace_id, company_id, financial_account_id, description, bank_description, document, document_date,
             amount_cents, occurred_at, competence_date, transaction_type, category_id, person_id, payment_method_kind,
@@ -88,8 +88,8 @@ pub async fn insert(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 }
 
 /// The balance of an account: opening balance + realised credits − realised debits.
-pub async fn balance(conn: &mut AnyConnection, ws: &Membership, account_id: &str) -> Result<Cents, ApiError> {
-    let row = sqlx::query(
+pub async fn balance(conn: &mut Conn, ws: &Membership, account_id: &str) -> Result<Cents, ApiError> {
+    let row = sql::query(
         "SELECT CAST(a.opening_balance_cents
               + COALESCE((SELECT SUM(CASE WHEN t.transaction_type = 'credit' THEN t.amount_cents ELSE -t.amount_cents END)
                             FROM financial_transactions t
@@ -110,9 +110,9 @@ pub async fn balance(conn: &mut AnyConnection, ws: &Membership, account_id: &str
 
 /// Removes the transaction a bill's settlement created (reopen, delete of the bill),
 /// with its apportionment and its attachment links. Returns how many transactions went.
-pub async fn remove_settlement(conn: &mut AnyConnection, ws: &Membership, billing_id: &str) -> Result<u64, ApiError> {
+pub async fn remove_settlement(conn: &mut Conn, ws: &Membership, billing_id: &str) -> Result<u64, ApiError> {
     // Links to a removed transaction would point at nothing.
-    sqlx::query(
+    sql::query(
         "DELETE FROM attachment_links WHERE target_type = 'transaction' AND workspace_id = $1 AND target_id IN
            (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
     )
@@ -121,7 +121,7 @@ pub async fn remove_settlement(conn: &mut AnyConnection, ws: &Membership, billin
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    sqlx::query(
+    sql::query(
         "DELETE FROM allocations WHERE owner_type = 'transaction' AND workspace_id = $1 AND owner_id IN
            (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
     )
@@ -130,11 +130,11 @@ pub async fn remove_settlement(conn: &mut AnyConnection, ws: &Membership, billin
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    let done = sqlx::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1")
+    let done = sql::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1")
         .bind(&ws.workspace_id)
         .bind(billing_id)
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    Ok(done.rows_affected())
+    Ok(done)
 }

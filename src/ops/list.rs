@@ -386,17 +386,11 @@ impl ListSpec {
 }
 
 /// Binds `binds` to `query` in order.
-pub fn bind_all<'q>(
-    mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
-    binds: &'q [Bind],
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
-    for bind in binds {
-        query = match bind {
-            Bind::Text(s) => query.bind(s.as_str()),
-            Bind::Int(i) => query.bind(*i),
-        };
-    }
-    query
+pub fn bind_all<'q>(query: crate::storage::sql::Query<'q>, binds: &'q [Bind]) -> crate::storage::sql::Query<'q> {
+    query.bind_all(binds.iter().map(|bind| match bind {
+        Bind::Text(s) => crate::storage::sql::Arg::Text(s.as_str().into()),
+        Bind::Int(i) => crate::storage::sql::Arg::Int(*i),
+    }))
 }
 
 #[cfg(test)]

@@ -10,8 +10,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, Table};
@@ -249,7 +248,7 @@ impl Table for People {
         people.emails, people.phones, people.notes, people.created_at, people.updated_at, people.created_via, \
         people.updated_via, people.created_by, people.updated_by";
 
-    fn from_row(row: &AnyRow) -> Result<Person, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Person, crate::storage::Error> {
         let kind: Option<String> = row.try_get("kind")?;
         let document_type: Option<String> = row.try_get("document_type")?;
         let is_customer: i64 = row.try_get("is_customer")?;
@@ -328,14 +327,14 @@ fn check_document_type(given: Option<DocumentType>, actual: Option<DocumentType>
     }
 }
 
-fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
+fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "document_number", "A person with this document already exists in the company")
 }
 
 /// The company must be a live company of the caller's workspace.
-async fn check_company(conn: &mut AnyConnection, ws: &Membership, company_id: &str) -> Result<String, ApiError> {
+async fn check_company(conn: &mut Conn, ws: &Membership, company_id: &str) -> Result<String, ApiError> {
     let id = body_id("company_id", company_id)?;
-    let found = sqlx::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+    let found = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
@@ -347,7 +346,7 @@ async fn check_company(conn: &mut AnyConnection, ws: &Membership, company_id: &s
     }
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: PersonCreate) -> Result<Person, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: PersonCreate) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let name = input.name.trim().to_string();
     if name.is_empty() {
@@ -364,7 +363,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let company_id = check_company(conn, ws, &company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
-    sqlx::query(
+    sql::query(
         "INSERT INTO people (id, workspace_id, company_id, name, legal_name, nickname, kind, document_type, document_number,
                              is_customer, is_supplier, active, emails, phones, notes, created_at, updated_at,
                              created_via, updated_via, created_by, updated_by)
@@ -393,7 +392,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     crud::find::<People>(conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let current = crud::find::<People>(conn, ws, id).await?;
     let name = match input.name {
@@ -425,7 +424,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
     let nickname = keep_or_clear(input.nickname, current.nickname.clone());
     let notes = keep_or_clear(input.notes, current.notes.clone());
-    let update = sqlx::query(
+    let update = sql::query(
         "UPDATE people SET name = $1, legal_name = $2, nickname = $3, kind = $4, document_type = $5, document_number = $6,
                 is_customer = $7, is_supplier = $8, active = $9, notes = $10, updated_at = $11, updated_via = $12,
                 updated_by = $13
@@ -447,11 +446,11 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 
 /// Soft-deletes a person: records that name it keep their reference, but the person no
 /// longer reads, lists or sweeps, and its document may be used again.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::People, Access::Delete)?;
     let current = crud::find::<People>(conn, ws, id).await?;
     let now = crate::clock::now_rfc3339();
-    sqlx::query(
+    sql::query(
         "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3
           WHERE workspace_id = $4 AND id = $5 AND deleted_at IS NULL",
     )

@@ -6,8 +6,7 @@
 //! category, revenue center, customer).
 
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, invalid, unprocessable};
 use super::OpContext;
@@ -51,9 +50,9 @@ fn not_in_workspace(field: &str, what: &str) -> ApiError {
 }
 
 /// The company `company_id` of the workspace (422 `invalid_reference` otherwise).
-pub async fn company(conn: &mut AnyConnection, ws: &Membership, field: &str, company_id: &str) -> Result<CompanyRef, ApiError> {
+pub async fn company(conn: &mut Conn, ws: &Membership, field: &str, company_id: &str) -> Result<CompanyRef, ApiError> {
     let id = body_id(field, company_id)?;
-    let row = sqlx::query("SELECT id, locked_until FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+    let row = sql::query("SELECT id, locked_until FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
@@ -78,7 +77,7 @@ pub fn check_period(company: &CompanyRef, field: &str, date: &str) -> Result<(),
 }
 
 /// The financial account `account_id`, which must belong to `company`.
-pub async fn account(conn: &mut AnyConnection, ws: &Membership, company: &CompanyRef, field: &str, account_id: &str) -> Result<String, ApiError> {
+pub async fn account(conn: &mut Conn, ws: &Membership, company: &CompanyRef, field: &str, account_id: &str) -> Result<String, ApiError> {
     let sql = "SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2";
     Ok(owned(conn, ws, company, sql, field, account_id, "Financial account", "account_company_mismatch").await?.0)
 }
@@ -88,7 +87,7 @@ pub async fn account(conn: &mut AnyConnection, ws: &Membership, company: &Compan
 /// `invalid_reference`, another company's is 422 with the reason `mismatch`.
 #[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
 async fn owned(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     sql: &'static str,
@@ -96,9 +95,9 @@ async fn owned(
     id: &str,
     what: &str,
     mismatch: &str,
-) -> Result<(String, AnyRow), ApiError> {
+) -> Result<(String, crate::storage::OwnedRow), ApiError> {
     let id = body_id(field, id)?;
-    let row = sqlx::query(sql)
+    let row = sql::query(sql)
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
@@ -115,7 +114,7 @@ async fn owned(
 /// As [`owned`], and its type must be one of `accepted` (422 `type_mismatch`).
 #[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
 async fn typed(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     sql: &'static str,
@@ -133,9 +132,8 @@ async fn typed(
 }
 
 /// The id of the first row `query` finds, if any.
-async fn first_id(conn: &mut AnyConnection, query: sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments>) -> Result<Option<String>, ApiError> {
-    let row = query.fetch_optional(&mut *conn).await.map_err(db_error)?;
-    row.map(|r| r.try_get(0).map_err(db_error)).transpose()
+async fn first_id(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<String>, ApiError> {
+    query.map_optional(&mut *conn, |row| row.try_get(0)).await.map_err(db_error)
 }
 
 /// Creates the record a reference by name asks for: `sql` takes the id, workspace,
@@ -144,7 +142,7 @@ async fn first_id(conn: &mut AnyConnection, query: sqlx::query::Query<'_, sqlx::
 #[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
 async fn create_named(
     ctx: &OpContext<'_>,
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     sql: String,
@@ -153,7 +151,7 @@ async fn create_named(
     (action, target): (&str, &str),
 ) -> Result<String, ApiError> {
     let id = uuid::Uuid::new_v4().to_string();
-    let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&id).bind(&ws.workspace_id).bind(&company.id).bind(name);
+    let mut insert = sql::query(sql).bind(&id).bind(&ws.workspace_id).bind(&company.id).bind(name);
     if let Some(extra) = extra {
         insert = insert.bind(extra);
     }
@@ -185,7 +183,7 @@ fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Op
 /// name as a root category of that type.
 pub async fn category(
     ctx: &OpContext<'_>,
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     polarity: Polarity,
@@ -198,7 +196,7 @@ pub async fn category(
         return typed(conn, ws, company, sql, "category_id", id, "Category", &[polarity.transaction_type()]).await.map(Some);
     }
     let Some(name) = name.map(str::trim) else { return Ok(None) };
-    let found = sqlx::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
+    let found = sql::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
         .bind(&ws.workspace_id)
         .bind(&company.id)
         .bind(name)
@@ -214,7 +212,7 @@ pub async fn category(
 }
 
 /// A classification center usable with `polarity` in `company` (by id).
-pub async fn center(conn: &mut AnyConnection, ws: &Membership, company: &CompanyRef, polarity: Polarity, field: &str, id: &str) -> Result<String, ApiError> {
+pub async fn center(conn: &mut Conn, ws: &Membership, company: &CompanyRef, polarity: Polarity, field: &str, id: &str) -> Result<String, ApiError> {
     let sql = "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2";
     typed(conn, ws, company, sql, field, id, "Classification center", &polarity.center_types()).await
 }
@@ -223,7 +221,7 @@ pub async fn center(conn: &mut AnyConnection, ws: &Membership, company: &Company
 /// debit, revenue for credit; an existing `both` center matches either).
 pub async fn center_by_id_or_name(
     ctx: &OpContext<'_>,
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     polarity: Polarity,
@@ -236,7 +234,7 @@ pub async fn center_by_id_or_name(
     }
     let Some(name) = name.map(str::trim) else { return Ok(None) };
     let [own, both] = polarity.center_types();
-    let found = sqlx::query(
+    let found = sql::query(
         "SELECT id FROM classification_centers WHERE workspace_id = $1 AND company_id = $2 AND name = $3
             AND center_type IN ($4, $5) ORDER BY id LIMIT 1",
     )
@@ -260,7 +258,7 @@ pub async fn center_by_id_or_name(
 /// marked as such).
 pub async fn person(
     ctx: &OpContext<'_>,
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     polarity: Polarity,
@@ -277,14 +275,14 @@ pub async fn person(
         Polarity::Debit => "is_supplier",
         Polarity::Credit => "is_customer",
     };
-    let found = sqlx::query("SELECT id FROM people WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND deleted_at IS NULL ORDER BY id LIMIT 1")
+    let found = sql::query("SELECT id FROM people WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND deleted_at IS NULL ORDER BY id LIMIT 1")
         .bind(&ws.workspace_id)
         .bind(&company.id)
         .bind(name);
     if let Some(id) = first_id(conn, found).await? {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+        sql::query(format!(
             "UPDATE people SET {flag} = 1, updated_at = $1, updated_via = $2, updated_by = $3 WHERE id = $4 AND {flag} = 0"
-        )))
+        ))
         .bind(crate::clock::now_rfc3339())
         .bind(ctx.channel.as_str())
         .bind(&ctx.identity.user_id)

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::list::{ListRequest, ListSpec};
 use super::openapi::page_of;
@@ -35,8 +35,8 @@ pub trait Records: 'static {
     type Record: Serialize + JsonSchema + Send;
     /// The list: its table, filters and sorts, and which rows are live.
     const LIST: &'static ListSpec;
-    fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
-    fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+    fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
+    fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
     /// The record in the user's terms, for a confirmation ("“Aluguel” to Imobiliária
     /// Centro, R$ 4.500,00 due 2026-11-10").
     fn label(record: &Self::Record) -> String;
@@ -47,13 +47,13 @@ pub trait Writable: Records {
     type Create: DeserializeOwned + JsonSchema + Send;
     type Created: Serialize + JsonSchema + Send;
     type Update: DeserializeOwned + JsonSchema + Send;
-    fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: Self::Create) -> impl Future<Output = Result<Self::Created, ApiError>> + Send;
-    fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: Self::Update) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+    fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: Self::Create) -> impl Future<Output = Result<Self::Created, ApiError>> + Send;
+    fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: Self::Update) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
 }
 
 /// A resource's delete operation.
 pub trait Deletable: Records {
-    fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> impl Future<Output = Result<(), ApiError>> + Send;
+    fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> impl Future<Output = Result<(), ApiError>> + Send;
 }
 
 /// What a row of the table is, for the doors.
@@ -193,7 +193,7 @@ macro_rules! records {
             const LIST: &'static $crate::ops::list::ListSpec = &$module::LIST;
             async fn list(
                 ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
+                conn: &mut $crate::storage::Conn,
                 ws: &$crate::storage::identity::Membership,
                 request: &$crate::ops::list::ListRequest,
             ) -> Result<$crate::ops::Page<$row>, $crate::error::ApiError> {
@@ -201,7 +201,7 @@ macro_rules! records {
             }
             async fn get(
                 ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
+                conn: &mut $crate::storage::Conn,
                 ws: &$crate::storage::identity::Membership,
                 id: &str,
             ) -> Result<$record, $crate::error::ApiError> {
@@ -218,7 +218,7 @@ macro_rules! records {
             type Update = $update;
             async fn create(
                 ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
+                conn: &mut $crate::storage::Conn,
                 ws: &$crate::storage::identity::Membership,
                 input: $create,
             ) -> Result<$created, $crate::error::ApiError> {
@@ -226,7 +226,7 @@ macro_rules! records {
             }
             async fn update(
                 ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
+                conn: &mut $crate::storage::Conn,
                 ws: &$crate::storage::identity::Membership,
                 id: &str,
                 input: $update,
@@ -238,7 +238,7 @@ macro_rules! records {
         impl $crate::ops::resource::Deletable for $ty {
             async fn delete(
                 ctx: &$crate::ops::OpContext<'_>,
-                conn: &mut sqlx::AnyConnection,
+                conn: &mut $crate::storage::Conn,
                 ws: &$crate::storage::identity::Membership,
                 id: &str,
             ) -> Result<(), $crate::error::ApiError> {

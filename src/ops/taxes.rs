@@ -9,8 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, Table};
@@ -123,7 +122,7 @@ impl Table for Taxes {
     const COLUMNS: &'static str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
         taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
 
-    fn from_row(row: &AnyRow) -> Result<Tax, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Tax, crate::storage::Error> {
         let rate: Option<i64> = row.try_get("default_rate_bp")?;
         let withholding: i64 = row.try_get("default_withholding")?;
         let active: i64 = row.try_get("active")?;
@@ -167,11 +166,11 @@ fn blank_name() -> ApiError {
     invalid("name", "too_short", "name must not be blank")
 }
 
-fn conflict_on_duplicate(err: sqlx::Error) -> ApiError {
+fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "name", "A tax with this name already exists in the workspace")
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
     let name = input.name.trim().to_string();
     if name.is_empty() {
@@ -183,7 +182,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     };
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
-    sqlx::query(
+    sql::query(
         "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, default_withholding, active, created_at, updated_at,
                             created_via, updated_via, created_by, updated_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $8, $9, $9)",
@@ -204,7 +203,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     crud::find::<Taxes>(conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
     let current = crud::find::<Taxes>(conn, ws, id).await?;
     let name = match input.name {
@@ -217,7 +216,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         Some(None) => None,
         Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
     };
-    let update = sqlx::query(
+    let update = sql::query(
         "UPDATE taxes SET name = $1, default_rate_bp = $2, default_withholding = $3, active = $4, updated_at = $5,
                 updated_via = $6, updated_by = $7
           WHERE workspace_id = $8 AND id = $9",
@@ -232,10 +231,10 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 
 /// Deletes a tax no billing charges; otherwise 422 `in_use` with
 /// `details.usage {payables, receivables}` and up to 100 `details.billing_ids`.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Delete)?;
     let current = crud::find::<Taxes>(conn, ws, id).await?;
-    let usage = sqlx::query(
+    let usage = sql::query(
         "SELECT billings.kind, COUNT(*) FROM billing_tax_charges
            JOIN billings ON billings.id = billing_tax_charges.billing_id
           WHERE billing_tax_charges.workspace_id = $1 AND billing_tax_charges.tax_id = $2
@@ -256,7 +255,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         }
     }
     if payables + receivables > 0 {
-        let billing_ids: Vec<String> = sqlx::query(
+        let billing_ids: Vec<String> = sql::query(
             "SELECT billing_id FROM billing_tax_charges WHERE workspace_id = $1 AND tax_id = $2 ORDER BY billing_id LIMIT $3",
         )
         .bind(&ws.workspace_id)
@@ -275,7 +274,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             "billing_ids": billing_ids,
         })));
     }
-    sqlx::query("DELETE FROM taxes WHERE workspace_id = $1 AND id = $2")
+    sql::query("DELETE FROM taxes WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)

@@ -1,6 +1,7 @@
 //! The append-only audit log: who did what, through which channel, to what, and how
 //! it ended.
 
+use crate::storage::sql;
 use super::Db;
 use crate::domain::channel::Channel;
 
@@ -16,11 +17,8 @@ pub struct AuditEvent<'a> {
 }
 
 /// Appends one event, inside the caller's transaction when given one.
-pub async fn append<'e, E>(executor: E, channel: Channel, event: &AuditEvent<'_>) -> Result<(), sqlx::Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    sqlx::query(
+pub async fn append<'c>(on: impl Into<sql::Target<'c>>, channel: Channel, event: &AuditEvent<'_>) -> Result<(), crate::storage::Error> {
+    sql::query(
         "INSERT INTO audit_events
            (id, occurred_at, workspace_id, user_id, channel, action, target_type, target_id, outcome, details)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -35,12 +33,12 @@ where
     .bind(event.target_id)
     .bind(event.outcome)
     .bind(event.details.as_deref())
-    .execute(executor)
+    .execute(on)
     .await?;
     Ok(())
 }
 
 /// Convenience for callers outside a transaction.
-pub async fn record(db: &Db, channel: Channel, event: &AuditEvent<'_>) -> Result<(), sqlx::Error> {
-    append(&db.pool, channel, event).await
+pub async fn record(db: &Db, channel: Channel, event: &AuditEvent<'_>) -> Result<(), crate::storage::Error> {
+    append(db, channel, event).await
 }

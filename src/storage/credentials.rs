@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use sqlx::any::AnyConnectOptions;
+use sqlx::postgres::PgConnectOptions;
 use sqlx::ConnectOptions;
 
 use crate::config::DatabaseSecretConfig;
@@ -58,7 +58,7 @@ struct RdsSecret {
 
 /// Builds the connect options from the secret's text and the configured overrides. The
 /// errors never quote the secret.
-fn connect_options(text: &str, config: &DatabaseSecretConfig) -> Result<AnyConnectOptions, String> {
+fn connect_options(text: &str, config: &DatabaseSecretConfig) -> Result<PgConnectOptions, String> {
     let secret: RdsSecret = serde_json::from_str(text)
         .map_err(|_| "the database secret is not an RDS-style JSON document with username and password".to_string())?;
     if secret.username.is_empty() || secret.password.is_empty() {
@@ -88,7 +88,7 @@ fn connect_options(text: &str, config: &DatabaseSecretConfig) -> Result<AnyConne
             query.append_pair("sslrootcert", &path.to_string_lossy());
         }
     }
-    AnyConnectOptions::from_url(&url).map_err(|_| "the database secret does not make a valid connection".to_string())
+    PgConnectOptions::from_url(&url).map_err(|_| "the database secret does not make a valid connection".to_string())
 }
 
 /// The database secret of this process and when it is next due for a refresh.
@@ -126,7 +126,7 @@ impl DatabaseCredentials {
     }
 
     /// Fetches the secret and builds the connect options from it.
-    pub async fn fetch(&self) -> Result<AnyConnectOptions, String> {
+    pub async fn fetch(&self) -> Result<PgConnectOptions, String> {
         let text = self
             .client
             .get_secret_string(&self.config.secret_id)
@@ -147,7 +147,7 @@ impl DatabaseCredentials {
 
     /// Fetches the secret and hands the options to `pool` (future connections); a
     /// failure keeps the options in force and schedules a retry.
-    pub(crate) async fn refresh(&self, pool: &sqlx::AnyPool) {
+    pub(crate) async fn refresh(&self, pool: &sqlx::PgPool) {
         CREDENTIALS_REFUSED.store(false, Ordering::Relaxed);
         let outcome = self.fetch().await;
         let now = Instant::now();
@@ -183,7 +183,7 @@ mod tests {
         }
     }
 
-    fn url(options: &AnyConnectOptions) -> url::Url {
+    fn url(options: &PgConnectOptions) -> url::Url {
         options.to_url_lossy()
     }
 
@@ -199,7 +199,8 @@ mod tests {
         assert_eq!(u.path(), "/finance");
         let query: Vec<(String, String)> = u.query_pairs().into_owned().collect();
         assert!(query.contains(&("sslmode".into(), "verify-full".into())));
-        assert!(query.contains(&("sslrootcert".into(), "/opt/db-ca-bundle.pem".into())));
+        // (sqlx writes the bundle back as `file: PATH`.)
+        assert!(query.iter().any(|(k, v)| k == "sslrootcert" && v.trim_start_matches("file:").trim() == "/opt/db-ca-bundle.pem"), "{query:?}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use sqlx::Row;
+use crate::storage::{sql, Conn};
 
 use super::blob::BlobStore;
 use super::Db;
@@ -73,8 +73,8 @@ pub async fn run(db: &Db, blobs: &BlobStore, counters_before: i64) -> Report {
 /// Records, in the caller's transaction, that the object at `location` is to be removed
 /// once that transaction has committed (an outbox: the entry exists only if the delete
 /// of its attachment does).
-pub async fn queue_blob_removal(conn: &mut sqlx::AnyConnection, location: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO blob_deletions (blob_key, requested_at) VALUES ($1, $2) ON CONFLICT (blob_key) DO NOTHING")
+pub async fn queue_blob_removal(conn: &mut Conn, location: &str) -> Result<(), crate::storage::Error> {
+    sql::query("INSERT INTO blob_deletions (blob_key, requested_at) VALUES ($1, $2) ON CONFLICT (blob_key) DO NOTHING")
         .bind(location)
         .bind(crate::clock::now_rfc3339())
         .execute(&mut *conn)
@@ -85,20 +85,17 @@ pub async fn queue_blob_removal(conn: &mut sqlx::AnyConnection, location: &str) 
 /// Removes the objects whose attachments were deleted, oldest first, and their queue
 /// entries. No connection is held while the store is called. Stops at the first store
 /// failure: the rest waits for the next run.
-pub async fn remove_deleted_blobs(db: &Db, blobs: &BlobStore) -> Result<usize, sqlx::Error> {
-    let pending: Vec<String> = sqlx::query("SELECT blob_key FROM blob_deletions ORDER BY requested_at, blob_key LIMIT $1")
+pub async fn remove_deleted_blobs(db: &Db, blobs: &BlobStore) -> Result<usize, crate::storage::Error> {
+    let pending: Vec<String> = sql::query("SELECT blob_key FROM blob_deletions ORDER BY requested_at, blob_key LIMIT $1")
         .bind(BLOB_BATCH)
-        .fetch_all(&db.pool)
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<Result<_, _>>()?;
+        .map_all(db, |row| row.try_get(0))
+        .await?;
     let mut removed = 0;
     for location in pending {
         if blobs.remove(&location).await.is_err() {
             break;
         }
-        sqlx::query("DELETE FROM blob_deletions WHERE blob_key = $1").bind(&location).execute(&db.pool).await?;
+        sql::query("DELETE FROM blob_deletions WHERE blob_key = $1").bind(&location).execute(db).await?;
         removed += 1;
     }
     Ok(removed)

@@ -1,7 +1,7 @@
 //! Identity queries: who belongs to which workspace with which role, and which token
 //! ids are revoked.
 
-use sqlx::Row;
+use crate::storage::sql;
 
 use super::Db;
 use crate::domain::roles::Role;
@@ -14,15 +14,15 @@ pub struct Membership {
 }
 
 /// The user's memberships, in a stable order (workspace name, then id).
-pub async fn memberships(db: &Db, user_id: &str) -> Result<Vec<Membership>, sqlx::Error> {
-    let rows = sqlx::query(
+pub async fn memberships(db: &Db, user_id: &str) -> Result<Vec<Membership>, crate::storage::Error> {
+    let rows = sql::query(
         "SELECT w.id, w.name, m.role FROM memberships m
            JOIN workspaces w ON w.id = m.workspace_id
           WHERE m.user_id = $1
           ORDER BY w.name, w.id",
     )
     .bind(user_id)
-    .fetch_all(&db.pool)
+    .fetch_all(db)
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
@@ -35,22 +35,22 @@ pub async fn memberships(db: &Db, user_id: &str) -> Result<Vec<Membership>, sqlx
     Ok(out)
 }
 
-pub async fn is_revoked(db: &Db, jti: &str) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query("SELECT 1 FROM revoked_tokens WHERE jti = $1")
+pub async fn is_revoked(db: &Db, jti: &str) -> Result<bool, crate::storage::Error> {
+    Ok(sql::query("SELECT 1 FROM revoked_tokens WHERE jti = $1")
         .bind(jti)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db)
         .await?
         .is_some())
 }
 
 /// Adds `jti` to the deny list; returns false when it was already there.
-pub async fn revoke(db: &Db, jti: &str) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
+pub async fn revoke(db: &Db, jti: &str) -> Result<bool, crate::storage::Error> {
+    let done = sql::query(
         "INSERT INTO revoked_tokens (jti, revoked_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING",
     )
     .bind(jti)
     .bind(crate::clock::now_rfc3339())
-    .execute(&db.pool)
+    .execute(db)
     .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(done == 1)
 }

@@ -2,7 +2,7 @@
 //! it). Each migration runs in its own transaction together with its bookkeeping row,
 //! so a failed or concurrent run leaves the schema either before or after it.
 
-use sqlx::Row;
+use crate::storage::sql;
 
 use super::{Backend, Db};
 
@@ -48,15 +48,14 @@ const MIGRATIONS: &[Migration] = &[
 ];
 
 /// Applies the pending migrations; returns how many ran.
-pub async fn run(db: &Db) -> Result<usize, sqlx::Error> {
-    sqlx::raw_sql(
+pub async fn run(db: &Db) -> Result<usize, crate::storage::Error> {
+    db.execute_script(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
              version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     )
-    .execute(&db.pool)
     .await?;
-    let applied: Vec<i64> = sqlx::query("SELECT version FROM schema_migrations")
-        .fetch_all(&db.pool)
+    let applied: Vec<i64> = sql::query("SELECT version FROM schema_migrations")
+        .fetch_all(db)
         .await?
         .iter()
         .map(|row| row.try_get::<i64, _>(0))
@@ -67,16 +66,16 @@ pub async fn run(db: &Db) -> Result<usize, sqlx::Error> {
             Backend::Sqlite => migration.sqlite,
             Backend::Postgres => migration.postgres,
         };
-        let mut tx = db.pool.begin().await?;
+        let mut tx = db.begin().await?;
         // The bookkeeping row goes first: a concurrent runner blocks or fails on its
         // primary key instead of applying the same DDL twice.
-        sqlx::query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)")
+        sql::query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)")
             .bind(migration.version)
             .bind(migration.name)
             .bind(crate::clock::now_rfc3339())
             .execute(&mut *tx)
             .await?;
-        sqlx::raw_sql(sql).execute(&mut *tx).await?;
+        tx.execute_script(sql).await?;
         tx.commit().await?;
         tracing::info!(version = migration.version, name = migration.name, "migration applied");
         count += 1;

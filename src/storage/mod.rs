@@ -1,8 +1,9 @@
 //! Storage: one data-access layer over SQLite (embedded, local) and PostgreSQL
-//! (production), through sqlx's `Any` driver with runtime queries, so every query is
-//! written once. SQL uses `$n` placeholders, which both backends accept. The tables
-//! that are not a resource's (identity, audit, rate limits, confirmation nonces, …) are
-//! read and written by the modules here; the resources' own queries are `ops`'s.
+//! (production). Every statement is written once, with `$n` placeholders, and run
+//! through [`sql`]: on SQLite in-process through rusqlite ([`lite`]), on PostgreSQL
+//! through sqlx. The tables that are not a resource's (identity, audit, rate limits,
+//! confirmation nonces, …) are read and written by the modules here; the resources' own
+//! queries are `ops`'s.
 //!
 //! Failures are mapped once, here: a dependency that is down (I/O, pool exhausted,
 //! database locked) becomes 503 `service_unavailable`; anything else is an internal
@@ -14,17 +15,21 @@ pub mod confirmations;
 pub mod credentials;
 pub mod housekeeping;
 pub mod identity;
+pub mod lite;
 pub mod migrate;
 pub mod rate_limit;
 pub mod seed;
+pub mod sql;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use self::credentials::DatabaseCredentials;
+use self::lite::Lite;
+
+pub use self::sql::{query, Conn, Error, OwnedRow, Row, Tx};
 
 use crate::error::ApiError;
 
@@ -37,10 +42,16 @@ pub enum Backend {
 /// The database handle shared by every request (cheap to clone).
 #[derive(Clone, Debug)]
 pub struct Db {
-    pub pool: AnyPool,
+    pool: Pool,
     pub backend: Backend,
     /// Where the credentials come from when a secret supplies them (refreshed on a TTL).
     pub credentials: Option<Arc<DatabaseCredentials>>,
+}
+
+#[derive(Clone, Debug)]
+enum Pool {
+    Lite(Arc<Lite>),
+    Pg(PgPool),
 }
 
 /// The file path of a `sqlite:` URL (`sqlite:path`, `sqlite://path`), if it is one and
@@ -59,33 +70,23 @@ pub fn sqlite_file_path(url: &str) -> Option<&str> {
 impl Db {
     /// Connects to `url` (`sqlite:PATH` or `postgres://…`). A SQLite file and its
     /// directory are created when missing.
-    pub async fn connect(url: &str, max_connections: u32) -> Result<Db, sqlx::Error> {
-        sqlx::any::install_default_drivers();
-        let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Backend::Postgres
-        } else {
-            return Err(sqlx::Error::Configuration(
-                "KFIN_DATABASE_URL must start with sqlite: or postgres://".into(),
-            ));
-        };
-        let mut url = url.to_string();
-        if backend == Backend::Sqlite {
-            if let Some(path) = sqlite_file_path(&url) {
-                if let Some(dir) = std::path::Path::new(path).parent() {
-                    if !dir.as_os_str().is_empty() {
-                        std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
-                    }
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Db, Error> {
+        if url.starts_with("sqlite:") {
+            let path = sqlite_file_path(url);
+            if let Some(dir) = path.and_then(|p| std::path::Path::new(p).parent()) {
+                if !dir.as_os_str().is_empty() {
+                    std::fs::create_dir_all(dir).map_err(Error::Io)?;
                 }
             }
-            if !url.contains("mode=") {
-                url.push_str(if url.contains('?') { "&mode=rwc" } else { "?mode=rwc" });
-            }
+            let lite = Lite::open(path, max_connections)?;
+            Ok(Db { pool: Pool::Lite(lite), backend: Backend::Sqlite, credentials: None })
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url).map_err(Error::Pg)?;
+            let pool = pool_options(max_connections).connect_with(options).await.map_err(Error::Pg)?;
+            Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: None })
+        } else {
+            Err(Error::Pg(sqlx::Error::Configuration("KFIN_DATABASE_URL must start with sqlite: or postgres://".into())))
         }
-        let options = AnyConnectOptions::from_str(&url)?;
-        let pool = pool_options(backend, max_connections).connect_with(options).await?;
-        Ok(Db { pool, backend, credentials: None })
     }
 
     /// A PostgreSQL pool with the credentials of a Secrets Manager secret (fetched now;
@@ -94,53 +95,35 @@ impl Db {
     /// instead of failing the function's initialisation (which API Gateway would turn
     /// into a bare 5xx), and the first request after it comes back is served.
     pub async fn connect_with_secret(credentials: Arc<DatabaseCredentials>, max_connections: u32) -> Result<Db, String> {
-        sqlx::any::install_default_drivers();
         let options = credentials.fetch().await?;
-        let pool = pool_options(Backend::Postgres, max_connections).connect_lazy_with(options);
-        Ok(Db { pool, backend: Backend::Postgres, credentials: Some(credentials) })
+        let pool = pool_options(max_connections).connect_lazy_with(options);
+        Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: Some(credentials) })
     }
 
     /// Starts a refresh of the secret's credentials on its own task when one is due
     /// (the TTL passed, or the server refused the password); returns at once.
     pub fn refresh_credentials_if_due(&self) {
         if let Some(credentials) = &self.credentials {
-            if credentials.claim() {
+            if let (true, Pool::Pg(pool)) = (credentials.claim(), &self.pool) {
                 let credentials = Arc::clone(credentials);
-                let pool = self.pool.clone();
+                let pool = pool.clone();
                 tokio::spawn(async move { credentials.refresh(&pool).await });
             }
         }
     }
 }
 
-fn pool_options(backend: Backend, max_connections: u32) -> AnyPoolOptions {
-    AnyPoolOptions::new()
-        .max_connections(max_connections.max(1))
-        .acquire_timeout(Duration::from_secs(5))
-        // A pinged idle connection costs a round trip per query. A SQLite file
-        // cannot go away under us; a PostgreSQL connection can, so it is checked.
-        .test_before_acquire(backend == Backend::Postgres)
-        .after_connect(move |conn, _meta| {
-            Box::pin(async move {
-                if backend == Backend::Sqlite {
-                    // WAL lets readers proceed during a write; NORMAL is durable in WAL
-                    // mode except on power loss; foreign keys are off by default in SQLite.
-                    conn.execute(
-                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                         PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-                    )
-                    .await?;
-                }
-                Ok(())
-            })
-        })
+/// The PostgreSQL pool. An idle connection that the server dropped is found before a
+/// request uses it.
+fn pool_options(max_connections: u32) -> PgPoolOptions {
+    PgPoolOptions::new().max_connections(max_connections.max(1)).acquire_timeout(Duration::from_secs(5)).test_before_acquire(true)
 }
 
 /// PostgreSQL SQLSTATEs of a server that cannot serve now (SQLite's codes are numbers
 /// and never look like these): class 08 (connection exception), 53300 (too many
 /// connections), 57P01–57P03 (shut down, crashed, starting up), and a refused password
 /// (28P01, 28000), which is what a rotation looks like until the credentials refresh.
-fn is_unavailable_sqlstate(code: &str) -> bool {
+pub(crate) fn is_unavailable_sqlstate(code: &str) -> bool {
     code.len() == 5
         && (code.starts_with("08") || code == "53300" || matches!(code, "57P01" | "57P02" | "57P03") || is_refused_credentials(code))
 }
@@ -150,28 +133,11 @@ fn is_refused_credentials(code: &str) -> bool {
 }
 
 /// Maps a database failure to what the caller sees, logging the cause for operators.
-pub fn db_error(err: sqlx::Error) -> ApiError {
-    let unavailable = match &err {
-        sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::Protocol(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => {
-            if db.code().is_some_and(|code| is_refused_credentials(&code)) {
-                credentials::note_refused();
-            }
-            let msg = db.message().to_ascii_lowercase();
-            db.code().is_some_and(|code| is_unavailable_sqlstate(&code))
-                || msg.contains("database is locked")
-                || msg.contains("busy")
-                || msg.contains("terminating connection")
-                || msg.contains("shutting down")
-        }
-        _ => false,
-    };
-    if unavailable {
+pub fn db_error(err: Error) -> ApiError {
+    if err.sqlstate().is_some_and(|code| is_refused_credentials(&code)) {
+        credentials::note_refused();
+    }
+    if err.is_unavailable() {
         tracing::warn!(error = %err, "database unavailable");
         ApiError::unavailable("database")
     } else {

@@ -4,7 +4,7 @@
 //! with `created_via = 'system'`.
 
 use serde::Serialize;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn};
 
 use super::Db;
 use crate::domain::roles::Role;
@@ -81,21 +81,21 @@ pub fn report() -> SeedReport {
 }
 
 /// True when the database has no workspace yet (a fresh install).
-pub async fn is_empty(db: &Db) -> Result<bool, sqlx::Error> {
-    let row = sqlx::query("SELECT COUNT(*) FROM workspaces").fetch_one(&db.pool).await?;
+pub async fn is_empty(db: &Db) -> Result<bool, crate::storage::Error> {
+    let row = sql::query("SELECT COUNT(*) FROM workspaces").fetch_one(db).await?;
     Ok(row.try_get::<i64, _>(0)? == 0)
 }
 
 /// Writes the demo data unless it is already there. Returns whether it wrote anything.
-pub async fn run(db: &Db) -> Result<bool, sqlx::Error> {
+pub async fn run(db: &Db) -> Result<bool, crate::storage::Error> {
     run_with(db, true).await
 }
 
 /// The demo's workspaces, users, memberships and companies, with the finance records
 /// (`finance`) or without them (a clean slate for tests of a single resource).
-pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
-    let present = sqlx::query("SELECT 1 FROM workspaces WHERE id = $1")
+pub async fn run_with(db: &Db, finance: bool) -> Result<bool, crate::storage::Error> {
+    let mut tx = db.begin().await?;
+    let present = sql::query("SELECT 1 FROM workspaces WHERE id = $1")
         .bind(DEMO_WORKSPACE_ACME)
         .fetch_optional(&mut *tx)
         .await?
@@ -105,7 +105,7 @@ pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
     }
     let now = crate::clock::now_rfc3339();
     for &(id, name) in WORKSPACES {
-        sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
+        sql::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(id)
             .bind(name)
             .bind(&now)
@@ -113,7 +113,7 @@ pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
             .await?;
     }
     for &(id, email, name) in USERS {
-        sqlx::query("INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, $3, $4)")
+        sql::query("INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, $3, $4)")
             .bind(id)
             .bind(email)
             .bind(name)
@@ -122,7 +122,7 @@ pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
             .await?;
     }
     for &(workspace, user, role) in MEMBERSHIPS {
-        sqlx::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)")
+        sql::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)")
             .bind(workspace)
             .bind(user)
             .bind(role.as_str())
@@ -131,7 +131,7 @@ pub async fn run_with(db: &Db, finance: bool) -> Result<bool, sqlx::Error> {
             .await?;
     }
     for &(id, workspace, name, trade_name, document) in COMPANIES {
-        sqlx::query(
+        sql::query(
             "INSERT INTO companies (id, workspace_id, name, trade_name, cnpj, company_type, active, created_at, updated_at,
                                     created_via, updated_via)
              VALUES ($1, $2, $3, $4, $5, 'matriz', 1, $6, $6, 'system', 'system')",
@@ -180,8 +180,8 @@ type DemoBill = (
 );
 
 /// Runs one demo INSERT with its binds (all text; NULL where `None`).
-async fn insert(conn: &mut AnyConnection, sql: &'static str, binds: &[Option<&str>]) -> Result<(), sqlx::Error> {
-    let mut query = sqlx::query(sql);
+async fn insert(conn: &mut Conn, sql: &'static str, binds: &[Option<&str>]) -> Result<(), crate::storage::Error> {
+    let mut query = sql::query(sql);
     for b in binds {
         query = query.bind(*b);
     }
@@ -191,7 +191,7 @@ async fn insert(conn: &mut AnyConnection, sql: &'static str, binds: &[Option<&st
 /// The demo finance records of both workspaces: accounts, a category tree, cost
 /// centers, people, taxes, payables and receivables in every status (settled ones with
 /// their settlement transactions), manual transactions and one attachment.
-async fn seed_finance(conn: &mut AnyConnection, now: &str) -> Result<(), sqlx::Error> {
+async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::Error> {
     let acme_ws = Some(DEMO_WORKSPACE_ACME);
     let beta_ws = Some(DEMO_WORKSPACE_BETA);
     let now = Some(now);
@@ -358,9 +358,9 @@ struct DemoFile {
 }
 
 /// Stores `file` and links it to `target` (type, id).
-async fn attach(conn: &mut AnyConnection, file: &DemoFile, target: (&str, &str), now: Option<&str>) -> Result<(), sqlx::Error> {
+async fn attach(conn: &mut Conn, file: &DemoFile, target: (&str, &str), now: Option<&str>) -> Result<(), crate::storage::Error> {
     let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, file.content).as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    sqlx::query(
+    sql::query(
         "INSERT INTO attachments (id, workspace_id, file_name, title, mime_type, file_size, sha256, content, uploaded_by, uploaded_at, created_via)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'system', $9, 'system')",
     )
@@ -435,7 +435,7 @@ pub const BETA_ATTACHMENT: &str = "a7000000-0001-4000-8000-000000000021";
 /// Beta's records beyond its account and payable: a second account, a category, a
 /// cost center, a person, a tax, a received receivable with its settlement, a transfer
 /// between its two accounts and an attachment linked to the settlement.
-async fn seed_beta(conn: &mut AnyConnection, now: Option<&str>) -> Result<(), sqlx::Error> {
+async fn seed_beta(conn: &mut Conn, now: Option<&str>) -> Result<(), crate::storage::Error> {
     let ws = Some(DEMO_WORKSPACE_BETA);
     let company = Some(BETA);
     insert(

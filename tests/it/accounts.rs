@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 /// A category inserted directly (the categories routes are another resource).
 async fn category(h: &Harness, workspace: &str, company: &str, name: &str, kind: &str) -> String {
     let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query(
+    sql::query(
         "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at, created_via, updated_via)
          VALUES ($1, $2, $3, $4, NULL, 1, $5, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'system', 'system')",
     )
@@ -21,7 +21,7 @@ async fn category(h: &Harness, workspace: &str, company: &str, name: &str, kind:
     .bind(company)
     .bind(name)
     .bind(kind)
-    .execute(&h.state.db.pool)
+    .execute(&h.state.db)
     .await
     .unwrap();
     id
@@ -342,18 +342,18 @@ async fn delete_of_a_used_account_is_in_use_with_the_usage() {
     post_transaction(&h, &token, ACME_COMPANY, &used_id, "10.00", "credit", false).await;
     post_transaction(&h, &token, ACME_COMPANY, &used_id, "1.00", "debit", true).await;
     for (kind, column) in [("payable", "expected_account_id"), ("receivable", "financial_account_id"), ("receivable", "expected_account_id")] {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+        sql::query(format!(
             "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type,
                                    status, {column}, created_at, updated_at, created_via, updated_via)
              VALUES ($1, $2, $3, $4, 'Conta', 1000, '2026-06-10', '2026-06-10', 'normal', 'pending', $5,
                      '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'system', 'system')"
-        )))
+        ))
         .bind(uuid::Uuid::new_v4().to_string())
         .bind(DEMO_WORKSPACE_ACME)
         .bind(ACME_COMPANY)
         .bind(kind)
         .bind(&used_id)
-        .execute(&h.state.db.pool)
+        .execute(&h.state.db)
         .await
         .unwrap();
     }

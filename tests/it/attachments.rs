@@ -8,7 +8,6 @@ use crate::common;
 use common::*;
 use http::Method;
 use serde_json::{json, Value};
-use sqlx::Row;
 
 const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const PDF: &[u8] = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n";
@@ -54,7 +53,7 @@ fn unprocessable_reason(reply: &Reply) -> String {
 /// A billing (payable or receivable) inserted directly: no API creates them here.
 async fn insert_billing(h: &Harness, workspace: &str, company: &str, kind: &str) -> String {
     let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query(
+    sql::query(
         "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
                                billing_type, status, created_at, updated_at, created_via, updated_via)
          VALUES ($1, $2, $3, $4, 'Conta de teste', 15000, '2026-12-10', '2026-12-01', 'normal', 'pending',
@@ -64,7 +63,7 @@ async fn insert_billing(h: &Harness, workspace: &str, company: &str, kind: &str)
     .bind(workspace)
     .bind(company)
     .bind(kind)
-    .execute(&h.state.db.pool)
+    .execute(&h.state.db)
     .await
     .unwrap();
     id
@@ -73,18 +72,18 @@ async fn insert_billing(h: &Harness, workspace: &str, company: &str, kind: &str)
 /// A ledger transaction (and its account) inserted directly.
 async fn insert_transaction(h: &Harness, workspace: &str, company: &str) -> String {
     let account = uuid::Uuid::new_v4().to_string();
-    sqlx::query(
+    sql::query(
         "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, created_at, updated_at, created_via, updated_via)
          VALUES ($1, $2, $3, 'Conta corrente', 'checking', '2026-11-30T12:00:00Z', '2026-11-30T12:00:00Z', 'system', 'system')",
     )
     .bind(&account)
     .bind(workspace)
     .bind(company)
-    .execute(&h.state.db.pool)
+    .execute(&h.state.db)
     .await
     .unwrap();
     let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query(
+    sql::query(
         "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents,
                                              occurred_at, transaction_type, created_at, updated_at, created_via, updated_via)
          VALUES ($1, $2, $3, $4, 'Tarifa', 990, '2026-11-30', 'debit', '2026-11-30T12:00:00Z', '2026-11-30T12:00:00Z', 'system', 'system')",
@@ -93,7 +92,7 @@ async fn insert_transaction(h: &Harness, workspace: &str, company: &str) -> Stri
     .bind(workspace)
     .bind(company)
     .bind(&account)
-    .execute(&h.state.db.pool)
+    .execute(&h.state.db)
     .await
     .unwrap();
     id
@@ -124,9 +123,9 @@ async fn upload_returns_201_with_location_provenance_and_audit() {
     }
     let keys: Vec<&String> = attachment.as_object().unwrap().keys().collect();
     assert_eq!(keys.len(), 11, "exactly the documented row: {keys:?}");
-    let row = sqlx::query("SELECT sha256, created_via, created_by, workspace_id FROM attachments WHERE id = $1")
+    let row = sql::query("SELECT sha256, created_via, created_by, workspace_id FROM attachments WHERE id = $1")
         .bind(&id)
-        .fetch_one(&h.state.db.pool)
+        .fetch_one(&h.state.db)
         .await
         .unwrap();
     let expected: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, PDF).as_ref().iter().map(|b| format!("{b:02x}")).collect();
@@ -155,7 +154,7 @@ async fn uploaded_by_names_the_channel_of_the_upload() {
         title: None,
         content: bytes::Bytes::from_static(b"data,valor\n2026-11-30,10.00\n"),
     };
-    let mut tx = h.state.db.pool.begin().await.unwrap();
+    let mut tx = h.state.db.begin().await.unwrap();
     let attachment = attachments::upload(&ctx, &mut tx, &memberships[0], input).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(attachment.uploaded_by, format!("mcp:{DEMO_OWNER}"));
@@ -533,10 +532,10 @@ async fn pagination_walks_every_row_once_newest_first_by_default() {
     }
     // Distinct upload times, so the default order is observable.
     for (i, id) in ids.iter().enumerate() {
-        sqlx::query("UPDATE attachments SET uploaded_at = $1 WHERE id = $2")
+        sql::query("UPDATE attachments SET uploaded_at = $1 WHERE id = $2")
             .bind(format!("2026-11-0{}T10:00:00Z", i + 1))
             .bind(id)
-            .execute(&h.state.db.pool)
+            .execute(&h.state.db)
             .await
             .unwrap();
     }

@@ -181,7 +181,7 @@ async fn rate_limit_on_the_rest_door() {
 async fn database_failure_is_503_with_retry_after() {
     let h = Harness::new().await;
     let token = h.token(DEMO_OWNER);
-    h.state.db.pool.close().await;
+    h.state.db.close().await;
     let reply = h.send(Mcp::modern("tools/list", json!({})).bearer(&token).build()).await;
     assert_eq!(reply.status, 503);
     assert_eq!(reply.rpc_code(), Some(-32603));

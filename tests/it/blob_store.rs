@@ -20,7 +20,6 @@ use common::*;
 use http::Method;
 use kobana_finance_mcp::app::App;
 use serde_json::Value;
-use sqlx::Row;
 
 const BUCKET: &str = "kfin-attachments";
 const PREFIX: &str = "tenant-files";
@@ -42,7 +41,7 @@ fn call(method: Method, path: &str, token: &str) -> Mcp {
 }
 
 async fn scalar(h: &Harness, sql: &str) -> i64 {
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+    sql::query(sql.to_string()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 fn assert_unavailable(reply: &Reply) {
@@ -108,7 +107,7 @@ async fn attachment_bytes_in_s3() {
     let object = s3.get_object().bucket(BUCKET).key(&key).send().await.unwrap();
     assert_eq!(object.content_type(), Some("application/pdf"));
     assert_eq!(&object.body.collect().await.unwrap().into_bytes()[..], PDF);
-    let row = sqlx::query("SELECT content, blob_key FROM attachments WHERE id = $1").bind(&id).fetch_one(&h.state.db.pool).await.unwrap();
+    let row = sql::query("SELECT content, blob_key FROM attachments WHERE id = $1").bind(&id).fetch_one(&h.state.db).await.unwrap();
     assert_eq!(row.try_get::<Option<Vec<u8>>, _>("content").unwrap(), None, "the row keeps no bytes");
     assert_eq!(row.try_get::<Option<String>, _>("blob_key").unwrap(), Some(format!("s3://{BUCKET}/{key}")));
 
@@ -126,7 +125,7 @@ async fn attachment_bytes_in_s3() {
     let reply = Reply::from(tower::ServiceExt::oneshot(plain_app, call(Method::GET, &download, &token).build()).await.unwrap()).await;
     assert_eq!(reply.status, 200);
     assert_eq!(&reply.bytes[..], PDF);
-    plain.db.pool.close().await;
+    plain.db.close().await;
 
     // Delete: the row goes, then the object.
     let reply = h.send(call(Method::DELETE, &format!("/v1/attachments/{id}"), &token).build()).await;

@@ -465,8 +465,7 @@ async fn children_created_during_a_type_change_end_up_with_the_tree_type() {
         // 201/200, 422 type_mismatch (the child came after the flip), or 503 when SQLite is busy.
         assert!([200, 201, 422, 503].contains(&reply.status.as_u16()), "{}", String::from_utf8_lossy(&reply.bytes));
     }
-    use sqlx::Row;
-    let root_type: String = sqlx::query("SELECT category_type FROM categories WHERE id = $1").bind(&root).fetch_one(&h.state.db.pool).await.unwrap().get(0);
+        let root_type: String = sql::query("SELECT category_type FROM categories WHERE id = $1").bind(&root).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     let mixed = count(
         &h,
         "SELECT COUNT(*) FROM categories WHERE (parent_id = $1 OR parent_id IN (SELECT id FROM categories WHERE parent_id = $1))

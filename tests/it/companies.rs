@@ -312,18 +312,18 @@ async fn deleting_a_company_in_use_is_refused_with_the_usage() {
         json!({"reason": "in_use", "usage": {"accounts": 2, "transactions": 3, "payables": 4, "receivables": 3, "people": 4}})
     );
     let now = "2026-11-30T00:00:00Z";
-    let insert = |sql: &'static str| sqlx::query(sql).bind(DEMO_WORKSPACE_ACME).bind(ACME_SERVICES).bind(now);
+    let insert = |sql: &'static str| sql::query(sql).bind(DEMO_WORKSPACE_ACME).bind(ACME_SERVICES).bind(now);
     insert("INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, created_at, updated_at, created_via, updated_via)
             VALUES ('a0000000-0000-4000-8000-000000000001', $1, $2, 'Caixa', 'cash', $3, $3, 'system', 'system')")
-        .execute(&h.state.db.pool).await.unwrap();
+        .execute(&h.state.db).await.unwrap();
     insert("INSERT INTO categories (id, workspace_id, company_id, name, level, category_type, created_at, updated_at, created_via, updated_via)
             VALUES ('b0000000-0000-4000-8000-000000000001', $1, $2, 'Despesas', 1, 'debit', $3, $3, 'system', 'system')")
-        .execute(&h.state.db.pool).await.unwrap();
+        .execute(&h.state.db).await.unwrap();
     let path = format!("/v1/companies/{ACME_SERVICES}");
     let reply = h.send(rest(Method::DELETE, &path, &token, None).build()).await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"accounts": 1}}));
-    sqlx::query("DELETE FROM financial_accounts WHERE id = 'a0000000-0000-4000-8000-000000000001'").execute(&h.state.db.pool).await.unwrap();
+    sql::query("DELETE FROM financial_accounts WHERE id = 'a0000000-0000-4000-8000-000000000001'").execute(&h.state.db).await.unwrap();
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE company_id = $1", ACME_SERVICES).await, 0, "configuration goes with the company");
 }

@@ -8,7 +8,6 @@ use crate::common;
 use common::*;
 use http::Method;
 use serde_json::{json, Value};
-use sqlx::Row;
 
 
 fn post(path: &str, token: &str, body: Value) -> Mcp {
@@ -16,7 +15,7 @@ fn post(path: &str, token: &str, body: Value) -> Mcp {
 }
 
 async fn scalar(h: &Harness, sql: &str, bind: &str) -> i64 {
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+    sql::query(sql.to_string()).bind(bind).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -34,10 +34,10 @@ fn secret(cluster: &Cluster, password: &str) -> String {
 
 /// Ends every connection of the app's user, and waits until they are gone.
 async fn terminate_app_connections(admin: &Db) {
-    sqlx::raw_sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'").execute(&admin.pool).await.unwrap();
+    admin.execute_script("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'").await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pg_stat_activity WHERE usename = 'kfin_app'").fetch_one(&admin.pool).await.unwrap();
+        let left: i64 = sql::query("SELECT COUNT(*) FROM pg_stat_activity WHERE usename = 'kfin_app'").scalar::<i64>(&admin).await.unwrap();
         if left == 0 {
             return;
         }
@@ -48,7 +48,7 @@ async fn terminate_app_connections(admin: &Db) {
 
 async fn alter_password(admin: &Db, password: &str) {
     let quoted = password.replace('\'', "''");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER ROLE kfin_app PASSWORD '{quoted}'"))).execute(&admin.pool).await.unwrap();
+    admin.execute_script(&format!("ALTER ROLE kfin_app PASSWORD '{quoted}'")).await.unwrap();
 }
 
 #[tokio::test]
@@ -66,9 +66,9 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
     };
 
     let admin = Db::connect(&cluster.url("postgres"), 1).await.expect("the cluster");
-    sqlx::raw_sql("CREATE ROLE kfin_app LOGIN").execute(&admin.pool).await.unwrap();
+    admin.execute_script("CREATE ROLE kfin_app LOGIN").await.unwrap();
     alter_password(&admin, FIRST).await;
-    sqlx::raw_sql("CREATE DATABASE kfin OWNER kfin_app").execute(&admin.pool).await.unwrap();
+    admin.execute_script("CREATE DATABASE kfin OWNER kfin_app").await.unwrap();
 
     let secrets = common::moto::secrets_client(&moto.endpoint);
     let secret_id = "kobana-finance/database";

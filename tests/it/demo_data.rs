@@ -5,10 +5,9 @@
 use crate::common;
 
 use common::*;
-use sqlx::Row;
 
 async fn scalar(h: &Harness, sql: &str) -> i64 {
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+    sql::query(sql.to_string()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 #[tokio::test]
@@ -31,7 +30,7 @@ async fn demo_data_is_consistent() {
     assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE auto_created = 1 AND billing_id IS NULL").await, 0);
     // Balances: opening + realised credits − realised debits.
     let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
-    let mut conn = h.state.db.pool.acquire().await.unwrap();
+    let mut conn = h.state.db.acquire().await.unwrap();
     let checking = kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CHECKING_ACCOUNT).await.unwrap();
     assert_eq!(checking.to_string(), "13500.00", "10000.00 − 4500.00 rent + 8000.00 sale");
     let cash = kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CASH_ACCOUNT).await.unwrap();

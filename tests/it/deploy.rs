@@ -19,7 +19,6 @@ use kobana_finance_mcp::app::{App, AppState};
 use kobana_finance_mcp::transport::lambda::{self, Answer};
 use lambda_http::{Context, LambdaEvent};
 use serde_json::{json, value::RawValue, Value};
-use sqlx::Row;
 
 /// An app over a fresh database that nothing has migrated.
 async fn unmigrated() -> (AppState, TestDb) {
@@ -39,7 +38,7 @@ async fn invoke(state: &AppState, event: Value) -> Result<Value, lambda_http::la
 }
 
 async fn applied_count(state: &AppState) -> Option<i64> {
-    sqlx::query("SELECT COUNT(*) FROM schema_migrations").fetch_one(&state.db.pool).await.ok().map(|r| r.try_get(0).unwrap())
+    sql::query("SELECT COUNT(*) FROM schema_migrations").fetch_one(&state.db).await.ok().map(|r| r.try_get(0).unwrap())
 }
 
 fn custom_resource(request_type: &str, response_url: &str, physical: Option<&str>) -> Value {
@@ -113,7 +112,7 @@ async fn a_custom_resource_migrates_on_create_and_update_and_deletes_nothing() {
 async fn a_database_failure_is_reported_as_a_failure() {
     let sink = RuntimeApi::start().await;
     let (state, _db) = unmigrated().await;
-    state.db.pool.close().await;
+    state.db.close().await;
 
     let err = invoke(&state, json!({"kfin": "migrate"})).await.unwrap_err();
     assert_eq!(err.error_type, "MigrationFailed");
@@ -210,8 +209,8 @@ async fn the_binary_reports_a_failed_migration_as_an_invocation_error_and_to_clo
     let path = dir.0.join("conflict.db");
     // A table in the way of the first migration.
     let db = kobana_finance_mcp::storage::Db::connect(&format!("sqlite:{}", path.display()), 1).await.unwrap();
-    sqlx::raw_sql("CREATE TABLE workspaces (something_else INTEGER)").execute(&db.pool).await.unwrap();
-    db.pool.close().await;
+    db.execute_script("CREATE TABLE workspaces (something_else INTEGER)").await.unwrap();
+    db.close().await;
     let _function = start_function(&runtime, &format!("sqlite:{}", path.display()));
 
     let error = runtime.invoke(json!({"kfin": "migrate"}), WITHIN).await.error();

@@ -18,13 +18,12 @@ use std::time::{Duration, Instant};
 use common::*;
 use http::Method;
 use serde_json::{json, Value};
-use sqlx::Row;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
 
 async fn scalar(h: &Harness, sql: &str, bind: &str) -> i64 {
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+    sql::query(sql.to_string()).bind(bind).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 async fn balance(h: &Harness, token: &str) -> Value {
@@ -47,13 +46,10 @@ async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afte
     let h = Harness::with_demo().await;
     let token = h.api_token(DEMO_OWNER);
     let before = balance(&h, &token).await;
-    sqlx::raw_sql(
-        "CREATE FUNCTION kfin_test_hold_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+    h.state.db.execute_script("CREATE FUNCTION kfin_test_hold_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
          BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$;
          CREATE TRIGGER kfin_test_hold_ledger BEFORE INSERT ON financial_transactions
-         FOR EACH ROW EXECUTE FUNCTION kfin_test_hold_ledger();",
-    )
-    .execute(&h.state.db.pool)
+         FOR EACH ROW EXECUTE FUNCTION kfin_test_hold_ledger();")
     .await
     .unwrap();
 
@@ -65,12 +61,12 @@ async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afte
     // The settling backend, asleep in the trigger with its transaction open: kill it.
     let deadline = Instant::now() + Duration::from_secs(20);
     let pid: i32 = loop {
-        let row = sqlx::query(
+        let row = sql::query(
             "SELECT pid FROM pg_stat_activity
               WHERE datname = current_database() AND pid <> pg_backend_pid()
                 AND wait_event = 'PgSleep' AND query LIKE 'INSERT INTO financial_transactions%'",
         )
-        .fetch_optional(&h.state.db.pool)
+        .fetch_optional(&h.state.db)
         .await
         .unwrap();
         if let Some(row) = row {
@@ -79,14 +75,14 @@ async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afte
         assert!(Instant::now() < deadline, "the settle did not reach the ledger insert");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let killed: bool = sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap();
+    let killed: bool = sql::query("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert!(killed);
 
     let reply = tokio::time::timeout(Duration::from_secs(20), pending).await.expect("an answer in time").expect("no panic");
     assert_unavailable_rest(&reply);
 
     // Nothing of the settle survived.
-    sqlx::raw_sql("DROP TRIGGER kfin_test_hold_ledger ON financial_transactions").execute(&h.state.db.pool).await.unwrap();
+    h.state.db.execute_script("DROP TRIGGER kfin_test_hold_ledger ON financial_transactions").await.unwrap();
     assert_eq!(scalar(&h, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'pending' AND payment_date IS NULL", ACME_RENT_DECEMBER).await, 1);
     assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await, 0);
     assert_eq!(scalar(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'payables.settle'", ACME_RENT_DECEMBER).await, 0);

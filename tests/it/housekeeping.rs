@@ -8,24 +8,23 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::json;
-use sqlx::Row;
 
 const WINDOW: i64 = 3_600;
 
 async fn insert_counter(h: &Harness, user: &str, window_start: i64) {
-    sqlx::query("INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits) VALUES ($1, 'read', $2, 7)")
+    sql::query("INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits) VALUES ($1, 'read', $2, 7)")
         .bind(user)
         .bind(window_start)
-        .execute(&h.state.db.pool)
+        .execute(&h.state.db)
         .await
         .unwrap();
 }
 
 async fn counter_exists(h: &Harness, user: &str, window_start: i64) -> bool {
-    let n: i64 = sqlx::query("SELECT COUNT(*) FROM rate_limit_counters WHERE user_id = $1 AND window_start = $2")
+    let n: i64 = sql::query("SELECT COUNT(*) FROM rate_limit_counters WHERE user_id = $1 AND window_start = $2")
         .bind(user)
         .bind(window_start)
-        .fetch_one(&h.state.db.pool)
+        .fetch_one(&h.state.db)
         .await
         .unwrap()
         .try_get(0)

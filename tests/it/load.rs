@@ -42,7 +42,6 @@ use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
 use kobana_finance_mcp::auth::keys::Keys;
 use kobana_finance_mcp::storage::Db;
 use serde_json::{json, Value};
-use sqlx::Row;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -400,11 +399,11 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
 }
 
 async fn scalar(db: &Db, sql: &str, binds: &[&str]) -> i64 {
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()));
+    let mut query = sql::query(sql.to_string());
     for b in binds {
         query = query.bind(b.to_string());
     }
-    query.fetch_one(&db.pool).await.expect(sql).try_get::<i64, _>(0).expect(sql)
+    query.fetch_one(&db).await.expect(sql).try_get::<i64, _>(0).expect(sql)
 }
 
 /// Account balances as the API reports them.
@@ -464,9 +463,9 @@ async fn run(plan: Plan, db: &Db) -> String {
     if !tally.server_errors.is_empty() {
         problems.push(format!("{} server errors, e.g. {:?}", tally.server_errors.len(), &tally.server_errors[..tally.server_errors.len().min(3)]));
     }
-    let ids: HashSet<String> = sqlx::query("SELECT id FROM billings WHERE workspace_id = $1 AND description LIKE 'Carga %'")
+    let ids: HashSet<String> = sql::query("SELECT id FROM billings WHERE workspace_id = $1 AND description LIKE 'Carga %'")
         .bind(DEMO_WORKSPACE_ACME)
-        .fetch_all(&db.pool)
+        .fetch_all(&db)
         .await
         .expect("billings")
         .iter()
@@ -700,11 +699,11 @@ mod outage {
                     format!("pg_ctl took {:.1} s", took.as_secs_f64())
                 }
                 (Target::Postgres { admin, database, .. }, Fault::TerminateConnections) => {
-                    let killed: i64 = sqlx::query(
+                    let killed: i64 = sql::query(
                         "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()) t",
                     )
                     .bind(database.as_str())
-                    .fetch_one(&admin.pool)
+                    .fetch_one(&admin)
                     .await
                     .expect("pg_terminate_backend")
                     .try_get(0)
@@ -909,7 +908,7 @@ mod outage {
     pub async fn postgres(binary: &str, clients: usize, seconds: u64) -> Option<String> {
         let cluster = Arc::new(Cluster::start("the PostgreSQL outage under load", None)?);
         let admin = Db::connect(&cluster.url("postgres"), 1).await.expect("the cluster");
-        sqlx::raw_sql("CREATE DATABASE kfin_outage").execute(&admin.pool).await.expect("create database");
+        admin.execute_script("CREATE DATABASE kfin_outage").await.expect("create database");
         let secret = format!("outage-{}", uuid::Uuid::new_v4().simple());
         let url = cluster.url("kfin_outage");
         let mut server = Server::start(binary, &url, &secret, cluster.dir.join("kfin-server.log")).await;

@@ -315,17 +315,17 @@ async fn completion_offers_live_rows_only_and_at_most_100() {
     let h = Harness::with_demo().await;
     let owner = h.token(DEMO_OWNER);
     // A soft-deleted person is no longer offered.
-    sqlx::query("UPDATE people SET deleted_at = $1 WHERE id = $2")
+    sql::query("UPDATE people SET deleted_at = $1 WHERE id = $2")
         .bind(kobana_finance_mcp::clock::now_rfc3339())
         .bind(ACME_CUSTOMER_MARIA)
-        .execute(&h.state.db.pool)
+        .execute(&h.state.db)
         .await
         .unwrap();
     assert!(values(&h, complete_id("people", "maria"), &owner).await.is_empty());
     // 105 taxes named "Taxa …": 100 values and hasMore.
     let now = kobana_finance_mcp::clock::now_rfc3339();
     for i in 0..105 {
-        sqlx::query(
+        sql::query(
             "INSERT INTO taxes (id, workspace_id, name, created_at, updated_at, created_via, updated_via)
              VALUES ($1, $2, $3, $4, $4, 'system', 'system')",
         )
@@ -333,7 +333,7 @@ async fn completion_offers_live_rows_only_and_at_most_100() {
         .bind(DEMO_WORKSPACE_ACME)
         .bind(format!("Taxa {i:03}"))
         .bind(&now)
-        .execute(&h.state.db.pool)
+        .execute(&h.state.db)
         .await
         .unwrap();
     }

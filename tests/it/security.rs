@@ -496,8 +496,8 @@ async fn snapshot(h: &Harness) -> Vec<i64> {
     }
     let mut counts = Vec::new();
     for sql in statements {
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_one(&h.state.db.pool).await.unwrap();
-        counts.push(sqlx::Row::try_get::<i64, _>(&row, 0).unwrap());
+        let row = sql::query(sql).fetch_one(&h.state.db).await.unwrap();
+        counts.push(row.try_get::<i64, _>(0).unwrap());
     }
     counts
 }

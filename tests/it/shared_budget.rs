@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use sqlx::Row;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -103,9 +102,9 @@ async fn two_processes_on_one_database_share_one_budget() {
         let (status, _, _) = server.send("GET", "/v1/workspaces", &api, None).await;
         assert_eq!(status, 200, "request {n} of {READS} is within the budget");
     }
-    let hits: i64 = sqlx::query("SELECT CAST(SUM(hits) AS BIGINT) FROM rate_limit_counters WHERE user_id = $1 AND bucket = 'read'")
+    let hits: i64 = sql::query("SELECT CAST(SUM(hits) AS BIGINT) FROM rate_limit_counters WHERE user_id = $1 AND bucket = 'read'")
         .bind(DEMO_OWNER)
-        .fetch_one(&h.state.db.pool)
+        .fetch_one(&h.state.db)
         .await
         .unwrap()
         .try_get(0)

@@ -11,8 +11,7 @@ use serde_json::{json, Value};
 
 
 async fn scalar(h: &Harness, sql: &str, bind: &str) -> Option<i64> {
-    use sqlx::Row;
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+        sql::query(sql.to_string()).bind(bind).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 async fn count(h: &Harness, sql: &str, bind: &str) -> i64 {

@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 use base64::Engine;
 use common::*;
 use serde_json::{json, Value};
-use sqlx::Row;
 
 const TINY_PDF: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n";
 
@@ -1045,7 +1044,7 @@ async fn files_go_up_as_base64_and_come_down_only_through_the_api() {
     let id = id_of(&uploaded);
     assert_eq!((uploaded["mime_type"].as_str(), uploaded["title"].as_str()), (Some("application/pdf"), Some("Boleto da luz")));
     assert_eq!(uploaded["file_size"], TINY_PDF.len());
-    let via: String = sqlx::query("SELECT created_via FROM attachments WHERE id = $1").bind(&id).fetch_one(&h.state.db.pool).await.unwrap().get(0);
+    let via: String = sql::query("SELECT created_via FROM attachments WHERE id = $1").bind(&id).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert_eq!(via, "mcp");
 
     // Download: where and what, never the bytes.

@@ -38,8 +38,7 @@ async fn tool_names(h: &Harness, token: &str) -> Vec<String> {
 }
 
 async fn company_exists(h: &Harness, id: &str) -> bool {
-    use sqlx::Row;
-    let row = sqlx::query("SELECT COUNT(*) FROM companies WHERE id = $1").bind(id).fetch_one(&h.state.db.pool).await.unwrap();
+        let row = sql::query("SELECT COUNT(*) FROM companies WHERE id = $1").bind(id).fetch_one(&h.state.db).await.unwrap();
     row.try_get::<i64, _>(0).unwrap() == 1
 }
 
@@ -157,9 +156,8 @@ async fn confirmed_delete_runs_exactly_once() {
     // A replay of the accepted confirmation answers the first outcome, without running again.
     let replay = h.send(confirmable("finance_companies_delete", args, accept).bearer(&token).build()).await.result();
     assert_eq!(replay["structuredContent"], done["structuredContent"]);
-    use sqlx::Row;
-    let audits: i64 = sqlx::query("SELECT COUNT(*) FROM audit_events WHERE action = 'companies.delete' AND target_id = $1 AND channel = 'mcp'")
-        .bind(ACME_SERVICES).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap();
+        let audits: i64 = sql::query("SELECT COUNT(*) FROM audit_events WHERE action = 'companies.delete' AND target_id = $1 AND channel = 'mcp'")
+        .bind(ACME_SERVICES).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert_eq!(audits, 1, "executed exactly once");
 }
 
@@ -188,10 +186,10 @@ async fn tampered_foreign_expired_or_mismatched_state_is_refused() {
     let args = json!({"id": ACME_SERVICES});
     // Another owner of the same workspace: the state is bound to the user who was asked.
     const SECOND_OWNER: &str = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a09";
-    sqlx::query("INSERT INTO users (id, email, name, created_at) VALUES ($1, 'socio@demo.kobana.com.br', 'Sócia', '2026-11-30T00:00:00Z')")
-        .bind(SECOND_OWNER).execute(&h.state.db.pool).await.unwrap();
-    sqlx::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'owner', '2026-11-30T00:00:00Z')")
-        .bind(DEMO_WORKSPACE_ACME).bind(SECOND_OWNER).execute(&h.state.db.pool).await.unwrap();
+    sql::query("INSERT INTO users (id, email, name, created_at) VALUES ($1, 'socio@demo.kobana.com.br', 'Sócia', '2026-11-30T00:00:00Z')")
+        .bind(SECOND_OWNER).execute(&h.state.db).await.unwrap();
+    sql::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'owner', '2026-11-30T00:00:00Z')")
+        .bind(DEMO_WORKSPACE_ACME).bind(SECOND_OWNER).execute(&h.state.db).await.unwrap();
     let ask = h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
     let state = ask["requestState"].as_str().unwrap().to_string();
     let accept = |state: &str| json!({"requestState": state, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});

@@ -9,17 +9,18 @@ use crate::common;
 use common::*;
 use serde_json::json;
 
-/// The SQL statements the server ran while `f` ran, as sqlx logs them. The subscriber
-/// is global: SQLite statements run on sqlx's worker thread. (The test has its process
-/// to itself, so nothing else logs meanwhile.)
+/// The SQL statements the server ran while `f` ran, as the storage layer traces them
+/// (`kobana_finance_mcp::sql`, one event per statement, on either backend). The
+/// subscriber is global. (The test has its process to itself, so nothing else logs
+/// meanwhile.)
 async fn statements<F: std::future::Future<Output = ()>>(captured: &Captured, f: F) -> Vec<String> {
     captured.0.lock().unwrap().clear();
     f.await;
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     logs.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|l| l["target"] == "sqlx::query")
-        .map(|l| l["fields"]["summary"].as_str().or(l["fields"]["db.statement"].as_str()).unwrap_or_default().to_string())
+        .filter(|l| l["target"] == "kobana_finance_mcp::sql")
+        .map(|l| l["fields"]["statement"].as_str().unwrap_or_default().to_string())
         // Housekeeping (pruning counters, removing deleted blobs) runs on a task of its
         // own, at most once per window, off the request's path: not the request's work.
         .filter(|s| !s.contains("blob_deletions") && !s.starts_with("DELETE FROM rate_limit_counters"))
@@ -63,7 +64,7 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
         }
         Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments})).bearer(&token).build()
     };
-    // (sqlx logs a statement's first words: the allocations read, the tax charges read.)
+    // (the trace gives a statement's first words: the allocations read, the tax charges read.)
     let reads = |ran: &[String]| (ran.iter().any(|s| s.starts_with("SELECT a.owner_id")), ran.iter().any(|s| s.starts_with("SELECT c.billing_id")));
     for (fields, allocations, taxes) in [
         (Some(json!(["id", "description", "amount", "due_date", "status", "person_name"])), false, false),

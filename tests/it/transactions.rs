@@ -18,16 +18,16 @@ async fn insert_row(h: &Harness, table: &str, kind_column: &str, workspace: &str
     let id = uuid::Uuid::new_v4().to_string();
     let extra = if table == "categories" { ", parent_id, level" } else { "" };
     let extra_values = if table == "categories" { ", NULL, 1" } else { "" };
-    sqlx::query(sqlx::AssertSqlSafe(format!(
+    sql::query(format!(
         "INSERT INTO {table} (id, workspace_id, company_id, name, {kind_column}, created_at, updated_at, created_via, updated_via{extra})
          VALUES ($1, $2, $3, $4, $5, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'system', 'system'{extra_values})"
-    )))
+    ))
     .bind(&id)
     .bind(workspace)
     .bind(company)
     .bind(name)
     .bind(kind)
-    .execute(&h.state.db.pool)
+    .execute(&h.state.db)
     .await
     .unwrap();
     id

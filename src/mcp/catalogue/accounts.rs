@@ -2,7 +2,7 @@
 //! balance adjustment (destructive: it writes a ledger transaction).
 
 use serde_json::Value;
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::records::{create_tool, delete_tool, get_tool, list_tool, peek, to_value, update_tool};
 use super::{write_schema, Route, Scope, DESTRUCTIVE};
@@ -56,7 +56,7 @@ match a bank statement. Asks the user to confirm.",
     },
 ];
 
-fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;
@@ -64,7 +64,7 @@ fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> Bo
     })
 }
 
-fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;

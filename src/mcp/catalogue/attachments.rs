@@ -5,7 +5,7 @@
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::records::{delete_tool, get_tool, list_tool, to_value};
 use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
@@ -28,10 +28,10 @@ impl Records for Attachments {
     type Row = Attachment;
     type Record = Attachment;
     const LIST: &'static ListSpec = &attachments::LIST;
-    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
+    async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
         attachments::list(ctx, conn, ws, request).await
     }
-    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
         attachments::get(ctx, conn, ws, id).await
     }
     fn label(a: &Attachment) -> String {
@@ -43,7 +43,7 @@ impl Records for Attachments {
 }
 
 impl Deletable for Attachments {
-    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         attachments::delete(ctx, conn, ws, id).await
     }
 }
@@ -177,7 +177,7 @@ fn text<'m>(arguments: &'m Map<String, Value>, name: &str) -> Option<&'m str> {
     arguments.get(name).and_then(Value::as_str)
 }
 
-fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let file_name = text(&s.args.body, "file_name").unwrap_or_default();
@@ -207,7 +207,7 @@ fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<
     })
 }
 
-fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let a = attachments::get(&s.ctx, conn, s.ws, s.id()).await?;
@@ -232,7 +232,7 @@ fn link_request(s: &Scope<'_>) -> Result<(String, LinkRequest), ApiError> {
     Ok((attachment_id, parse(Value::Object(body))?))
 }
 
-fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let (attachment_id, request) = link_request(&s)?;
@@ -240,7 +240,7 @@ fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a
     })
 }
 
-fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let (attachment_id, request) = link_request(&s)?;

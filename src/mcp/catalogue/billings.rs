@@ -4,7 +4,7 @@
 //! they are destructive and confirmed by the user.
 
 use serde_json::Value;
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool};
 use super::{aggregates_schema, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
@@ -193,14 +193,14 @@ user to confirm.",
     ),
 ];
 
-fn aggregates<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn aggregates<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         bills::aggregates::<B>(&s.ctx, conn, s.ws, &query_pairs(&s.args.body)).await
     })
 }
 
-fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
@@ -208,21 +208,21 @@ fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) 
     })
 }
 
-fn cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         to_value(&bills::cancel::<B>(&s.ctx, conn, s.ws, s.id()).await?)
     })
 }
 
-fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         to_value(&bills::reopen::<B>(&s.ctx, conn, s.ws, s.id()).await?)
     })
 }
 
-fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
@@ -247,7 +247,7 @@ fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyCon
     })
 }
 
-fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = match peek::<Bills<B>>(&s, conn, s.id()).await? {
@@ -261,7 +261,7 @@ fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyCon
     })
 }
 
-fn describe_reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let Some(bill) = peek::<Bills<B>>(&s, conn, s.id()).await? else {

@@ -17,7 +17,7 @@ pub mod taxes;
 pub mod transactions;
 
 use serde_json::{json, Map, Value};
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use crate::error::ApiError;
 use crate::mcp::tools::{Annotations, ToolCall};
@@ -97,9 +97,9 @@ impl<'a> Scope<'a> {
     /// through either door answers the first result.
     pub async fn once<T: serde::Serialize>(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut Conn,
         route: &str,
-        op: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&mut Conn) -> Result<T, ApiError>,
     ) -> Result<Value, ApiError> {
         let input = self.body();
         let keyed = idempotency::Keyed { key: self.args.idempotency_key.as_deref(), operation: route, input: &input, status: 201 };

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::{get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE};
 use crate::domain::roles::Access;
@@ -33,7 +33,7 @@ pub fn deleted_schema() -> Value {
 /// The record a destructive call is about, for its confirmation message: `None` when
 /// the caller may change it but not read it (the message then names it by id; the
 /// operation checks its own permission when it runs). Not found is an error.
-pub async fn peek<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &str) -> Result<Option<R::Record>, ApiError> {
+pub async fn peek<R: Records>(s: &Scope<'_>, conn: &mut Conn, id: &str) -> Result<Option<R::Record>, ApiError> {
     match R::get(&s.ctx, conn, s.ws, id).await {
         Ok(record) => Ok(Some(record)),
         Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => Ok(None),
@@ -42,7 +42,7 @@ pub async fn peek<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &str)
 }
 
 /// The record's label for a confirmation, or its id when the caller cannot read it.
-pub async fn label_of<R: Records>(s: &Scope<'_>, conn: &mut AnyConnection, id: &str) -> Result<String, ApiError> {
+pub async fn label_of<R: Records>(s: &Scope<'_>, conn: &mut Conn, id: &str) -> Result<String, ApiError> {
     Ok(peek::<R>(s, conn, id).await?.map_or_else(|| id.to_string(), |record| R::label(&record)))
 }
 
@@ -74,7 +74,7 @@ fn update_input<R: Writable>() -> Value {
     write_schema(schema_of::<R::Update>(), true, false)
 }
 
-fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let page = R::list(&s.ctx, conn, s.ws, &list_request(&call.arguments)?).await?;
@@ -82,7 +82,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> 
     })
 }
 
-fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let record = R::get(&s.ctx, conn, s.ws, s.id()).await?;
@@ -90,7 +90,7 @@ fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> B
     })
 }
 
-fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: R::Create = parse(s.body())?;
@@ -98,7 +98,7 @@ fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) 
     })
 }
 
-fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: R::Update = parse(s.body())?;
@@ -106,7 +106,7 @@ fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) 
     })
 }
 
-fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         R::delete(&s.ctx, conn, s.ws, s.id()).await?;
@@ -114,7 +114,7 @@ fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection)
     })
 }
 
-fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = label_of::<R>(&s, conn, s.id()).await?;

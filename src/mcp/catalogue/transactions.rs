@@ -2,7 +2,7 @@
 //! and `/v1/transfers` operations as tools.
 
 use serde_json::Value;
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, to_value, update_tool};
 use super::{aggregates_schema, get_schema, project, projected, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
@@ -81,14 +81,14 @@ confirm.",
     },
 ];
 
-fn aggregates<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn aggregates<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         to_value(&transactions::aggregates(&s.ctx, conn, s.ws, &query_pairs(&s.args.body)).await?)
     })
 }
 
-fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let transfer = transactions::get_transfer(&s.ctx, conn, s.ws, s.id()).await?;
@@ -96,7 +96,7 @@ fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxF
     })
 }
 
-fn transfer_create<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn transfer_create<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: TransferCreate = parse(s.body())?;
@@ -104,7 +104,7 @@ fn transfer_create<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> B
     })
 }
 
-fn describe_transfer<'a>(call: &'a ToolCall<'a>, conn: &'a mut AnyConnection) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_transfer<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: TransferCreate = parse(s.body())?;

@@ -2,7 +2,7 @@
 //! same workspace.
 
 use serde_json::json;
-use sqlx::AnyConnection;
+use crate::storage::{sql, Conn};
 
 use super::{audit_event, find, Link, LinkRequest, LinkType};
 use crate::domain::roles::{Access, Resource};
@@ -13,13 +13,13 @@ use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// The link target must be a record of the workspace (another workspace's is not found).
-async fn check_target(conn: &mut AnyConnection, ws: &Membership, target_type: LinkType, target_id: &str) -> Result<(), ApiError> {
+async fn check_target(conn: &mut Conn, ws: &Membership, target_type: LinkType, target_id: &str) -> Result<(), ApiError> {
     let query = match target_type {
-        LinkType::Payable | LinkType::Receivable => sqlx::query("SELECT 1 FROM billings WHERE workspace_id = $1 AND id = $2 AND kind = $3")
+        LinkType::Payable | LinkType::Receivable => sql::query("SELECT 1 FROM billings WHERE workspace_id = $1 AND id = $2 AND kind = $3")
             .bind(&ws.workspace_id)
             .bind(target_id)
             .bind(target_type.as_str()),
-        LinkType::Transaction => sqlx::query("SELECT 1 FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
+        LinkType::Transaction => sql::query("SELECT 1 FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
             .bind(&ws.workspace_id)
             .bind(target_id),
     };
@@ -30,12 +30,12 @@ async fn check_target(conn: &mut AnyConnection, ws: &Membership, target_type: Li
 }
 
 /// Links an attachment to a payable, receivable or transaction of the workspace.
-pub async fn link(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: LinkRequest) -> Result<Link, ApiError> {
+pub async fn link(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: LinkRequest) -> Result<Link, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Write)?;
     let attachment = find(ctx, conn, ws, id).await?;
     let target_id = body_id("id", &input.id)?;
     check_target(conn, ws, input.target_type, &target_id).await?;
-    let inserted = sqlx::query(
+    let inserted = sql::query(
         "INSERT INTO attachment_links (attachment_id, workspace_id, target_type, target_id, created_at, created_via, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (attachment_id, target_type, target_id) DO NOTHING",
     )
@@ -50,10 +50,9 @@ pub async fn link(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
     .await
     .map_err(|e| match e {
         // Deleted meanwhile: the foreign key keeps a link from pointing at nothing.
-        sqlx::Error::Database(db) if db.is_foreign_key_violation() => ApiError::not_found("Attachment"),
+        db if db.is_foreign_key_violation() => ApiError::not_found("Attachment"),
         e => db_error(e),
-    })?
-    .rows_affected();
+    })?;
     if inserted == 0 {
         return Err(ApiError::new(ErrorCode::Conflict, "The attachment is already linked to this record")
             .with_details(json!({ "field": "id", "reason": "already_linked" })));
@@ -64,19 +63,18 @@ pub async fn link(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
 }
 
 /// Removes a link; not linked is not found.
-pub async fn unlink(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: LinkRequest) -> Result<(), ApiError> {
+pub async fn unlink(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: LinkRequest) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Write)?;
     let attachment = find(ctx, conn, ws, id).await?;
     let target_id = body_id("id", &input.id)?;
-    let removed = sqlx::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND attachment_id = $2 AND target_type = $3 AND target_id = $4")
+    let removed = sql::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND attachment_id = $2 AND target_type = $3 AND target_id = $4")
         .bind(&ws.workspace_id)
         .bind(&attachment.id)
         .bind(input.target_type.as_str())
         .bind(&target_id)
         .execute(&mut *conn)
         .await
-        .map_err(db_error)?
-        .rows_affected();
+        .map_err(db_error)?;
     if removed == 0 {
         return Err(ApiError::not_found("Link"));
     }

@@ -28,8 +28,7 @@ use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::common::{page, path_id};
 use super::list::{bind_all, Bind, Field, Kind, ListRequest, ListSpec, Op};
@@ -212,7 +211,7 @@ fn download_url(base: &str, id: &str) -> String {
     format!("{}/v1/attachments/{id}/download", base.trim_end_matches('/'))
 }
 
-fn from_row(row: &AnyRow, base: &str) -> Result<Attachment, sqlx::Error> {
+fn from_row(row: &Row<'_>, base: &str) -> Result<Attachment, crate::storage::Error> {
     let id: String = row.try_get("id")?;
     Ok(Attachment {
         download_url: download_url(base, &id),
@@ -263,7 +262,7 @@ fn split_link_filters(request: &ListRequest) -> Result<(ListRequest, Vec<LinkFil
     Ok((rest, links))
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
+pub async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let (request, links) = split_link_filters(request)?;
     let keys = ctx.state.keys.current().await?;
@@ -287,9 +286,8 @@ pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
     }
     let at = compiled.sql.find(" ORDER BY ").ok_or_else(ApiError::internal)?;
     let sql = format!("{SELECT} {}{extra}{}", &compiled.sql[..at], &compiled.sql[at..]);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &binds).fetch_all(&mut *conn).await.map_err(db_error)?;
     let base = &ctx.state.config.api_base_url;
-    let data = rows.iter().map(|r| from_row(r, base)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let data = bind_all(sql::query(sql), &binds).map_all(&mut *conn, |r| from_row(r, base)).await.map_err(db_error)?;
     Ok(page(
         data,
         &compiled,
@@ -303,21 +301,19 @@ pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
     ))
 }
 
-async fn find(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
+async fn find(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
     let id = path_id(id, "Attachment")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE attachments.workspace_id = $1 AND attachments.id = $2")))
+    let base = &ctx.state.config.api_base_url;
+    sql::query(format!("{SELECT} WHERE attachments.workspace_id = $1 AND attachments.id = $2"))
         .bind(&ws.workspace_id)
         .bind(&id)
-        .fetch_optional(&mut *conn)
+        .map_optional(&mut *conn, |row| from_row(row, base))
         .await
-        .map_err(db_error)?;
-    match row {
-        Some(row) => from_row(&row, &ctx.state.config.api_base_url).map_err(db_error),
-        None => Err(ApiError::not_found("Attachment")),
-    }
+        .map_err(db_error)?
+        .ok_or_else(|| ApiError::not_found("Attachment"))
 }
 
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
+pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     find(ctx, conn, ws, id).await
 }
@@ -341,10 +337,10 @@ enum Stored {
 
 /// The first half of a download: the row, read on `conn`. The bytes are read by
 /// [`fetch`], which needs no connection.
-pub async fn locate(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Located, ApiError> {
+pub async fn locate(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Located, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let id = path_id(id, "Attachment")?;
-    let row = sqlx::query("SELECT file_name, mime_type, sha256, content, blob_key FROM attachments WHERE workspace_id = $1 AND id = $2")
+    let row = sql::query("SELECT file_name, mime_type, sha256, content, blob_key FROM attachments WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
@@ -384,12 +380,12 @@ pub async fn fetch(ctx: &OpContext<'_>, located: Located) -> Result<Download, Ap
 }
 
 /// The bytes of an attachment (the download route streams them).
-pub async fn download(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Download, ApiError> {
+pub async fn download(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Download, ApiError> {
     let located = locate(ctx, conn, ws, id).await?;
     fetch(ctx, located).await
 }
 
-async fn audit_event(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, action: &str, id: &str, details: Option<Value>) -> Result<(), ApiError> {
+async fn audit_event(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, action: &str, id: &str, details: Option<Value>) -> Result<(), ApiError> {
     audit::append(
         &mut *conn,
         ctx.channel,
@@ -408,8 +404,8 @@ async fn audit_event(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Members
 }
 
 /// How many records of each kind an attachment is linked to.
-async fn usage(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Value, ApiError> {
-    let rows = sqlx::query("SELECT target_type, COUNT(*) AS n FROM attachment_links WHERE workspace_id = $1 AND attachment_id = $2 GROUP BY target_type")
+async fn usage(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Value, ApiError> {
+    let rows = sql::query("SELECT target_type, COUNT(*) AS n FROM attachment_links WHERE workspace_id = $1 AND attachment_id = $2 GROUP BY target_type")
         .bind(&ws.workspace_id)
         .bind(id)
         .fetch_all(&mut *conn)
@@ -432,7 +428,7 @@ fn in_use(usage: Value) -> ApiError {
 /// Deletes an attachment and its bytes; refused while anything links to it. Bytes in a
 /// blob store are queued for removal in this transaction and removed after it commits
 /// (by the application state, right after the delete, and by the periodic housekeeping).
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Delete)?;
     let current = find(ctx, conn, ws, id).await?;
     if current.linked_payables_count + current.linked_receivables_count + current.linked_transactions_count > 0 {
@@ -440,7 +436,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     }
     // The condition repeats the check in the statement itself, and the foreign key of
     // the links backs it: a link added meanwhile makes this `in_use`, never a dangling link.
-    let deleted = sqlx::query(
+    let deleted = sql::query(
         "DELETE FROM attachments WHERE workspace_id = $1 AND id = $2
             AND NOT EXISTS (SELECT 1 FROM attachment_links WHERE attachment_id = $2)
          RETURNING blob_key",
@@ -456,7 +452,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
             }
         }
         Ok(None) => return Err(in_use(usage(conn, ws, &current.id).await?)),
-        Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+        Err(e) if e.is_foreign_key_violation() => {
             return Err(in_use(json!({ "payables": null, "receivables": null, "transactions": null })))
         }
         Err(e) => return Err(db_error(e)),

@@ -2,7 +2,7 @@
 //! then the row — in that order, so a failure never leaves a row without its bytes.
 
 use bytes::Bytes;
-use sqlx::AnyConnection;
+use crate::storage::{sql, Conn};
 
 use super::files::{check_type, clean_file_name, file_problem, sha256_hex, too_large};
 use super::{audit_event, find, Attachment, Upload, MAX_FILE_BYTES, MAX_NAME_CHARS};
@@ -27,7 +27,7 @@ pub struct CheckedUpload {
 /// Stores an uploaded file: [`check_upload`], [`put_bytes`], then [`record_upload`].
 /// Run it in a transaction (the row and its audit event); a caller that can should
 /// put the bytes before opening the transaction, as the REST route does.
-pub async fn upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: Upload) -> Result<Attachment, ApiError> {
+pub async fn upload(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: Upload) -> Result<Attachment, ApiError> {
     let checked = check_upload(ctx, ws, input)?;
     let placement = put_bytes(ctx, ws, &checked).await?;
     record_upload(ctx, conn, ws, checked, placement).await
@@ -66,7 +66,7 @@ pub async fn put_bytes(ctx: &OpContext<'_>, ws: &Membership, checked: &CheckedUp
 /// it. If the commit after it fails, the object stays: a commit's outcome can be unknown
 /// to us, and removing the bytes of a row that did commit would lose the file; an
 /// orphan object is the worst case.
-pub async fn record_upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, checked: CheckedUpload, placement: Placement) -> Result<Attachment, ApiError> {
+pub async fn record_upload(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, checked: CheckedUpload, placement: Placement) -> Result<Attachment, ApiError> {
     let outcome = insert_row(ctx, conn, ws, &checked, &placement).await;
     if let (Err(_), Placement::Object(location)) = (&outcome, &placement) {
         if ctx.state.blobs.remove(location).await.is_err() {
@@ -76,14 +76,14 @@ pub async fn record_upload(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &M
     outcome
 }
 
-async fn insert_row(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, checked: &CheckedUpload, placement: &Placement) -> Result<Attachment, ApiError> {
+async fn insert_row(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, checked: &CheckedUpload, placement: &Placement) -> Result<Attachment, ApiError> {
     let CheckedUpload { id, file_name, title, mime_type, content } = checked;
     let (in_row, blob_key) = match placement {
         Placement::Row => (Some(&content[..]), None),
         Placement::Object(location) => (None, Some(location.as_str())),
     };
     let uploaded_by = format!("{}:{}", ctx.channel.as_str(), ctx.identity.user_id);
-    sqlx::query(
+    sql::query(
         "INSERT INTO attachments (id, workspace_id, file_name, title, mime_type, file_size, sha256, content, blob_key,
                                   uploaded_by, uploaded_at, created_via, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",

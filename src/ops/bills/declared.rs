@@ -3,7 +3,7 @@
 //! parameter says which), and [`PAYABLES`] / [`RECEIVABLES`] are their `/v1` tables.
 //! Kept apart from the billing rules themselves so each file changes for one reason.
 
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::{BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Payable, Receivable, SettleRequest};
 use crate::error::ApiError;
@@ -27,10 +27,10 @@ impl<B: BillKind> Records for Bills<B> {
     type Row = Billing;
     type Record = Billing;
     const LIST: &'static ListSpec = B::LIST;
-    async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+    async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
         super::list::<B>(ctx, conn, ws, request).await
     }
-    async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
         super::get::<B>(ctx, conn, ws, id).await
     }
     fn label(bill: &Billing) -> String {
@@ -46,16 +46,16 @@ impl<B: BillKind> Writable for Bills<B> {
     type Create = BillingCreate;
     type Created = BillingCreated;
     type Update = BillingUpdate;
-    async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+    async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
         super::create::<B>(ctx, conn, ws, input).await
     }
-    async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+    async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
         super::update::<B>(ctx, conn, ws, id, input).await
     }
 }
 
 impl<B: BillKind> Deletable for Bills<B> {
-    async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         super::delete::<B>(ctx, conn, ws, id).await
     }
 }

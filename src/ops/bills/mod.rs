@@ -46,7 +46,7 @@ pub mod wire;
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn};
 
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
@@ -132,13 +132,12 @@ fn blank(field: &str) -> ApiError {
     invalid(field, "too_short", &format!("{field} must not be blank"))
 }
 
-pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = B::list_spec().compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{SELECT} {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await.map_err(db_error)?;
     let mut page = page(
         data,
         &compiled,
@@ -156,12 +155,12 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws
     Ok(page)
 }
 
-pub async fn get<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn get<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     find::<B>(conn, ws, id).await
 }
 
-pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let polarity = B::POLARITY;
     let description = input.description.trim().to_string();
@@ -208,7 +207,7 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
     let now = crate::clock::now_rfc3339();
     for (index, row) in rows.iter().enumerate() {
-        sqlx::query(
+        sql::query(
             "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
                                    billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
                                    payment_method_kind, document, document_number, document_date, notes, group_id,
@@ -257,7 +256,7 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     Ok(BillingCreated { billing, series })
 }
 
-pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let polarity = B::POLARITY;
     let current = find::<B>(conn, ws, id).await?;
@@ -334,7 +333,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
         None => old.clone(),
         Some(v) => v.clone(),
     };
-    let done = sqlx::query(
+    let done = sql::query(
         "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
                 category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
                 document = $10, document_number = $11, document_date = $12, notes = $13,
@@ -364,7 +363,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    if done.rows_affected() != 1 {
+    if done != 1 {
         return Err(refused_change());
     }
     if let Some(allocations) = &allocations {
@@ -379,7 +378,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
 
 /// Deletes one record (never the rest of its series) with its settlement transaction,
 /// apportionment, tax charges and attachment links.
-pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
@@ -392,7 +391,7 @@ pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
             audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
         }
     }
-    sqlx::query("UPDATE financial_transactions SET billing_id = NULL WHERE workspace_id = $1 AND billing_id = $2")
+    sql::query("UPDATE financial_transactions SET billing_id = NULL WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
@@ -400,14 +399,14 @@ pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
         .map_err(db_error)?;
     apportionment::replace(conn, ws, "billing", &current.id, &[]).await?;
     replace_taxes(conn, ws, &current.id, &[]).await?;
-    sqlx::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3")
+    sql::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3")
         .bind(&ws.workspace_id)
         .bind(B::KIND)
         .bind(&current.id)
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    sqlx::query("DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3")
+    sql::query("DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3")
         .bind(&ws.workspace_id)
         .bind(B::KIND)
         .bind(&current.id)
@@ -421,7 +420,7 @@ pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
 /// `end_date` (on the due date; none: all time). `count` includes cancelled records;
 /// `total` is the amount of the non-cancelled ones, `pending` and `paid`/`received` the
 /// amounts per status; `overdue_count` the pending ones due before today (UTC).
-pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, query: &[(String, String)]) -> Result<Value, ApiError> {
+pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, query: &[(String, String)]) -> Result<Value, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let mut params: HashMap<&str, &str> = HashMap::new();
     for (key, value) in query {
@@ -487,7 +486,7 @@ pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnecti
            FROM billings WHERE {}",
         clauses.join(" AND ")
     );
-    let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let mut statement = sql::query(sql);
     for bind in &binds {
         statement = statement.bind(bind.as_str());
     }
@@ -504,7 +503,7 @@ pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnecti
 
 /// `GET …/ids`: every id of the kind, ascending; `limit` (default 1000, max 10000) and
 /// `cursor` only.
-pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, query: &[(String, String)]) -> Result<IdPage, ApiError> {
+pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, query: &[(String, String)]) -> Result<IdPage, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let mut request = ListRequest::default();
     let mut limit = IDS_DEFAULT_LIMIT;
@@ -531,8 +530,7 @@ pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws:
     compiled.sql = format!("{head} LIMIT {}", limit + 1);
     compiled.limit = limit;
     let sql = format!("SELECT billings.id FROM billings {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let ids = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await.map_err(db_error)?;
     let page = page(ids, &compiled, &keys.state, |id, _| json!(id), |id| id.clone());
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }

@@ -4,8 +4,7 @@
 
 use std::collections::HashMap;
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 use super::wire::{Billing, TaxCharge, TaxChargeInput};
 use super::BillKind;
@@ -80,12 +79,12 @@ pub const SELECT: &str = "SELECT billings.id, billings.company_id, billings.desc
     billings.created_via, billings.updated_via, billings.created_by, billings.updated_by \
     FROM billings LEFT JOIN people ON people.id = billings.person_id LEFT JOIN categories ON categories.id = billings.category_id";
 
-pub fn from_row(row: &AnyRow) -> Result<Billing, sqlx::Error> {
+pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
     let amount = Cents(row.try_get("amount_cents")?);
     let cents = |name: &str| row.try_get::<Option<i64>, _>(name).map(|c| c.map(Cents));
     let (interest, discount) = (cents("interest_cents")?, cents("discount_cents")?);
     let status: String = row.try_get("status")?;
-    let status = BillStatus::parse(&status).ok_or_else(|| sqlx::Error::Protocol(format!("unknown bill status {status}")))?;
+    let status = BillStatus::parse(&status).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {status}")))?;
     Ok(Billing {
         id: row.try_get("id")?,
         company_id: row.try_get("company_id")?,
@@ -154,7 +153,7 @@ impl Parts {
     }
 }
 
-pub async fn attach(conn: &mut AnyConnection, ws: &Membership, rows: &mut [Billing], parts: Parts) -> Result<(), ApiError> {
+pub async fn attach(conn: &mut Conn, ws: &Membership, rows: &mut [Billing], parts: Parts) -> Result<(), ApiError> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -172,7 +171,7 @@ pub async fn attach(conn: &mut AnyConnection, ws: &Membership, rows: &mut [Billi
     Ok(())
 }
 
-async fn tax_charges_of(conn: &mut AnyConnection, ws: &Membership, ids: &[String]) -> Result<HashMap<String, Vec<TaxCharge>>, ApiError> {
+async fn tax_charges_of(conn: &mut Conn, ws: &Membership, ids: &[String]) -> Result<HashMap<String, Vec<TaxCharge>>, ApiError> {
     let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
         "SELECT c.billing_id, c.tax_id, t.name, c.amount_cents, c.withholding
@@ -181,7 +180,7 @@ async fn tax_charges_of(conn: &mut AnyConnection, ws: &Membership, ids: &[String
           ORDER BY c.billing_id, t.name, c.tax_id",
         placeholders.join(", ")
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&ws.workspace_id);
+    let mut query = sql::query(sql).bind(&ws.workspace_id);
     for id in ids {
         query = query.bind(id);
     }
@@ -202,26 +201,23 @@ async fn tax_charges_of(conn: &mut AnyConnection, ws: &Membership, ids: &[String
 
 /// The record `id` of kind `B` in the workspace, with its apportionment and taxes (404
 /// otherwise).
-pub async fn find<B: BillKind>(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn find<B: BillKind>(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
     let id = path_id(id, B::NOUN)?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3")))
+    let row = sql::query(format!("{SELECT} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3"))
         .bind(&ws.workspace_id)
         .bind(B::KIND)
         .bind(&id)
-        .fetch_optional(&mut *conn)
+        .map_optional(&mut *conn, from_row)
         .await
         .map_err(db_error)?;
-    let mut billing = match row {
-        Some(row) => from_row(&row).map_err(db_error)?,
-        None => return Err(ApiError::not_found(B::NOUN)),
-    };
+    let mut billing = row.ok_or_else(|| ApiError::not_found(B::NOUN))?;
     attach(conn, ws, std::slice::from_mut(&mut billing), Parts::ALL).await?;
     Ok(billing)
 }
 
 /// The stored apportionment of a record, as items.
-pub async fn stored_allocations(conn: &mut AnyConnection, ws: &Membership, owner_id: &str) -> Result<Vec<Allocation>, ApiError> {
-    let rows = sqlx::query(
+pub async fn stored_allocations(conn: &mut Conn, ws: &Membership, owner_id: &str) -> Result<Vec<Allocation>, ApiError> {
+    let rows = sql::query(
         "SELECT classification_center_id, percentage_bp, amount_cents FROM allocations
           WHERE workspace_id = $1 AND owner_type = 'billing' AND owner_id = $2 ORDER BY position",
     )
@@ -236,12 +232,12 @@ pub async fn stored_allocations(conn: &mut AnyConnection, ws: &Membership, owner
             let cents: Option<i64> = r.try_get(2)?;
             Ok(Allocation { center_id: r.try_get(0)?, percentage_bp: bp, amount: cents.map(Cents), effective: Cents(cents.unwrap_or(0)) })
         })
-        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .collect::<Result<Vec<_>, crate::storage::Error>>()
         .map_err(db_error)
 }
 
 /// Checked tax charges: `(tax_id, cents, withholding)`.
-pub async fn requested_taxes(conn: &mut AnyConnection, ws: &Membership, items: &[TaxChargeInput]) -> Result<Vec<(String, Cents, bool)>, ApiError> {
+pub async fn requested_taxes(conn: &mut Conn, ws: &Membership, items: &[TaxChargeInput]) -> Result<Vec<(String, Cents, bool)>, ApiError> {
     let mut out: Vec<(String, Cents, bool)> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let field = format!("tax_charges[{i}]");
@@ -249,7 +245,7 @@ pub async fn requested_taxes(conn: &mut AnyConnection, ws: &Membership, items: &
         if out.iter().any(|(t, _, _)| *t == tax_id) {
             return Err(invalid(&field, "duplicate_tax", "A tax appears twice in tax_charges"));
         }
-        let found = sqlx::query("SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2")
+        let found = sql::query("SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2")
             .bind(&ws.workspace_id)
             .bind(&tax_id)
             .fetch_optional(&mut *conn)
@@ -263,15 +259,15 @@ pub async fn requested_taxes(conn: &mut AnyConnection, ws: &Membership, items: &
     Ok(out)
 }
 
-pub async fn replace_taxes(conn: &mut AnyConnection, ws: &Membership, billing_id: &str, taxes: &[(String, Cents, bool)]) -> Result<(), ApiError> {
-    sqlx::query("DELETE FROM billing_tax_charges WHERE workspace_id = $1 AND billing_id = $2")
+pub async fn replace_taxes(conn: &mut Conn, ws: &Membership, billing_id: &str, taxes: &[(String, Cents, bool)]) -> Result<(), ApiError> {
+    sql::query("DELETE FROM billing_tax_charges WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&ws.workspace_id)
         .bind(billing_id)
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
     for (tax_id, amount, withholding) in taxes {
-        sqlx::query("INSERT INTO billing_tax_charges (billing_id, workspace_id, tax_id, amount_cents, withholding) VALUES ($1, $2, $3, $4, $5)")
+        sql::query("INSERT INTO billing_tax_charges (billing_id, workspace_id, tax_id, amount_cents, withholding) VALUES ($1, $2, $3, $4, $5)")
             .bind(billing_id)
             .bind(&ws.workspace_id)
             .bind(tax_id)

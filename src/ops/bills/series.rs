@@ -2,7 +2,7 @@
 //! recurrences), the rows with their amounts, dates and apportionment, and the
 //! apportionment a request asks for.
 
-use sqlx::AnyConnection;
+use crate::storage::Conn;
 
 use super::wire::BillingCreate;
 use crate::domain::apportionment::{spread, Allocation};
@@ -116,7 +116,7 @@ pub fn as_inputs(items: &[Allocation]) -> Vec<AllocationInput> {
 #[allow(clippy::too_many_arguments)]
 pub async fn requested_allocations(
     ctx: &OpContext<'_>,
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     polarity: Polarity,

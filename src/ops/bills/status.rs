@@ -3,7 +3,7 @@
 //! ledger transaction in the same database transaction; reopening removes it.
 
 use serde_json::json;
-use sqlx::AnyConnection;
+use crate::storage::{sql, Conn};
 
 use super::rows::{find, stored_allocations};
 use super::wire::{Billing, SettleRequest};
@@ -51,7 +51,7 @@ pub fn settlement_account<'a>(requested: Option<&'a str>, on_record: Option<&'a 
         .ok_or_else(|| unprocessable("financial_account_id", "account_required", "Settling needs financial_account_id (the account the money moved in)"))
 }
 
-pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: SettleRequest) -> Result<Billing, ApiError> {
+pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: SettleRequest) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     let interest = input.interest_amount.map(|a| a.cents());
@@ -71,7 +71,7 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
         None => return Err(unprocessable("discount_amount", "invalid_amount", "The discount leaves nothing to settle")),
     };
     // Conditional on the status: a concurrent settle finds nothing to change.
-    let done = sqlx::query(
+    let done = sql::query(
         "UPDATE billings SET status = $1, payment_date = $2, financial_account_id = $3, interest_cents = $4, discount_cents = $5,
                 ticket_cents = $6, updated_at = $7, updated_via = $8, updated_by = $9
           WHERE workspace_id = $10 AND kind = $11 AND id = $12 AND status = $13",
@@ -92,7 +92,7 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    if done.rows_affected() != 1 {
+    if done != 1 {
         return Err(invalid_transition("Only a pending record can be settled"));
     }
     let transaction = NewTransaction {
@@ -121,7 +121,7 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
         let copied = spread(&allocations, current.amount, &[ticket], false).pop().unwrap_or_default();
         apportionment::replace(conn, ws, "transaction", &transaction_id, &copied).await?;
     }
-    sqlx::query("UPDATE billings SET transaction_id = $1 WHERE workspace_id = $2 AND id = $3")
+    sql::query("UPDATE billings SET transaction_id = $1 WHERE workspace_id = $2 AND id = $3")
         .bind(&transaction_id)
         .bind(&ws.workspace_id)
         .bind(&current.id)
@@ -133,7 +133,7 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     find::<B>(conn, ws, &current.id).await
 }
 
-pub async fn cancel<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn cancel<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     check_transition(current.status, Transition::Cancel)?;
@@ -144,7 +144,7 @@ pub async fn cancel<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     find::<B>(conn, ws, &current.id).await
 }
 
-pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     check_transition(current.status, Transition::Reopen)?;
@@ -160,7 +160,7 @@ pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
                 audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
             }
         }
-        sqlx::query(
+        sql::query(
             "UPDATE billings SET payment_date = NULL, interest_cents = NULL, discount_cents = NULL, ticket_cents = NULL,
                     transaction_id = NULL WHERE workspace_id = $1 AND id = $2",
         )
@@ -176,8 +176,8 @@ pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
 
 /// Moves a record from its status through `transition`, conditionally: a concurrent
 /// change makes it an invalid transition instead of a double one.
-async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, current: &Billing, transition: Transition) -> Result<(), ApiError> {
-    let done = sqlx::query(
+async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, current: &Billing, transition: Transition) -> Result<(), ApiError> {
+    let done = sql::query(
         "UPDATE billings SET status = $1, updated_at = $2, updated_via = $3, updated_by = $4
           WHERE workspace_id = $5 AND kind = $6 AND id = $7 AND status = $8",
     )
@@ -192,7 +192,7 @@ async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut AnyConnection, 
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    if done.rows_affected() != 1 {
+    if done != 1 {
         return Err(invalid_transition("The record changed status meanwhile"));
     }
     Ok(())

@@ -21,8 +21,7 @@ pub mod declared;
 mod wire;
 
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::storage::{sql, Conn, Row};
 
 pub use self::wire::{Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate};
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
@@ -90,7 +89,7 @@ const COLUMNS: &str = "financial_transactions.id, financial_transactions.company
     financial_transactions.updated_at, financial_transactions.created_via, financial_transactions.updated_via, \
     financial_transactions.created_by, financial_transactions.updated_by";
 
-fn from_row(row: &AnyRow) -> Result<Transaction, sqlx::Error> {
+fn from_row(row: &Row<'_>) -> Result<Transaction, crate::storage::Error> {
     let flag = |name: &str| row.try_get::<i64, _>(name).map(|v| v != 0);
     Ok(Transaction {
         id: row.try_get("id")?,
@@ -125,7 +124,7 @@ fn from_row(row: &AnyRow) -> Result<Transaction, sqlx::Error> {
 }
 
 /// Fills the apportionment of `rows` with one query.
-async fn with_allocations(conn: &mut AnyConnection, ws: &Membership, mut rows: Vec<Transaction>) -> Result<Vec<Transaction>, ApiError> {
+async fn with_allocations(conn: &mut Conn, ws: &Membership, mut rows: Vec<Transaction>) -> Result<Vec<Transaction>, ApiError> {
     let ids: Vec<String> = rows.iter().map(|t| t.id.clone()).collect();
     let mut allocations = apportionment::read(conn, ws, "transaction", &ids).await?;
     for row in &mut rows {
@@ -149,13 +148,12 @@ fn trimmed(value: Option<&str>) -> Option<String> {
     value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<Page<Transaction>, ApiError> {
+pub async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Transaction>, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT {COLUMNS} FROM financial_transactions {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let data = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await.map_err(db_error)?;
     let page = page(
         data,
         &compiled,
@@ -173,25 +171,22 @@ pub async fn list(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership
 }
 
 /// The transaction `id` of the workspace with its apportionment (404 otherwise).
-async fn find(conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
+async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
     let id = path_id(id, "Financial transaction")?;
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+    let row = sql::query(format!(
         "SELECT {COLUMNS} FROM financial_transactions WHERE financial_transactions.workspace_id = $1 AND financial_transactions.id = $2"
-    )))
+    ))
     .bind(&ws.workspace_id)
     .bind(&id)
-    .fetch_optional(&mut *conn)
+    .map_optional(&mut *conn, from_row)
     .await
     .map_err(db_error)?;
-    let row = match row {
-        Some(row) => from_row(&row).map_err(db_error)?,
-        None => return Err(ApiError::not_found("Financial transaction")),
-    };
+    let row = row.ok_or_else(|| ApiError::not_found("Financial transaction"))?;
     let mut rows = with_allocations(conn, ws, vec![row]).await?;
     rows.pop().ok_or_else(ApiError::internal)
 }
 
-pub async fn get(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
+pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     find(conn, ws, id).await
 }
@@ -208,7 +203,7 @@ fn centers_exclusive(single: bool, split: bool) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TransactionCreate) -> Result<Transaction, ApiError> {
+pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TransactionCreate) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
     let amount = positive("amount", input.amount)?;
@@ -289,7 +284,7 @@ fn as_inputs(views: &[AllocationView]) -> Vec<AllocationInput> {
 
 /// Changes a transaction. Changing the amount re-checks the apportionment it keeps;
 /// changing the type re-checks the polarity of the category and centers it keeps.
-pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str, input: TransactionUpdate) -> Result<Transaction, ApiError> {
+pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: TransactionUpdate) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     let current = find(conn, ws, id).await?;
     if let Some(d) = &input.description {
@@ -384,7 +379,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
         Some(v) => v.map(|k| k.0.as_str().to_string()),
         None => current.payment_method_kind.clone(),
     };
-    sqlx::query(
+    sql::query(
         "UPDATE financial_transactions SET description = $1, bank_description = $2, document = $3, document_date = $4,
                 amount_cents = $5, occurred_at = $6, competence_date = $7, transaction_type = $8, category_id = $9,
                 person_id = $10, payment_method_kind = $11, classified = $12, is_pending = $13, notes = $14,
@@ -421,8 +416,8 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 }
 
 /// The legs (id, company, date) of a transfer in the workspace.
-async fn transfer_legs(conn: &mut AnyConnection, ws: &Membership, transfer_id: &str) -> Result<Vec<(String, String, String)>, ApiError> {
-    let rows = sqlx::query("SELECT id, company_id, occurred_at FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY id")
+async fn transfer_legs(conn: &mut Conn, ws: &Membership, transfer_id: &str) -> Result<Vec<(String, String, String)>, ApiError> {
+    let rows = sql::query("SELECT id, company_id, occurred_at FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY id")
         .bind(&ws.workspace_id)
         .bind(transfer_id)
         .fetch_all(&mut *conn)
@@ -430,7 +425,7 @@ async fn transfer_legs(conn: &mut AnyConnection, ws: &Membership, transfer_id: &
         .map_err(db_error)?;
     rows.iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .collect::<Result<Vec<_>, crate::storage::Error>>()
         .map_err(db_error)
 }
 
@@ -439,7 +434,7 @@ async fn transfer_legs(conn: &mut AnyConnection, ws: &Membership, transfer_id: &
 /// `auto_created`: reopen or delete the bill instead). A transfer leg is deleted
 /// together with its pair, so a transfer never stays half-recorded. Every deleted row
 /// must be outside its company's closed period.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Delete)?;
     let current = find(conn, ws, id).await?;
     if current.auto_created {
@@ -455,13 +450,13 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
     }
     for (leg_id, _, _) in &legs {
         apportionment::replace(conn, ws, "transaction", leg_id, &[]).await?;
-        sqlx::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = 'transaction' AND target_id = $2")
+        sql::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = 'transaction' AND target_id = $2")
             .bind(&ws.workspace_id)
             .bind(leg_id)
             .execute(&mut *conn)
             .await
             .map_err(db_error)?;
-        sqlx::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
+        sql::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
             .bind(&ws.workspace_id)
             .bind(leg_id)
             .execute(&mut *conn)
@@ -473,13 +468,12 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membersh
 }
 
 /// `GET /v1/financial-transactions/ids`: every id, ascending, with a cursor.
-pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, request: &ListRequest) -> Result<IdPage, ApiError> {
+pub async fn ids(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<IdPage, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT financial_transactions.id FROM financial_transactions {}", compiled.sql);
-    let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), &compiled.binds).fetch_all(&mut *conn).await.map_err(db_error)?;
-    let ids = rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await.map_err(db_error)?;
     let page = page(ids, &compiled, &keys.state, |id, _| json!(id), Clone::clone);
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }
@@ -487,7 +481,7 @@ pub async fn ids(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership,
 /// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either
 /// `month` + `year` or `start_date` + `end_date` (inclusive, on `occurred_at`); neither
 /// pair means all time. Counts and sums realised (non-pending) transactions only.
-pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, query: &[(String, String)]) -> Result<Aggregates, ApiError> {
+pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, query: &[(String, String)]) -> Result<Aggregates, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let mut company_id = None;
     let (mut month, mut year, mut start, mut end) = (None, None, None, None);
@@ -551,7 +545,7 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Memb
         binds.push(e);
         sql.push_str(&format!(" AND occurred_at <= ${}", binds.len()));
     }
-    let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let mut statement = sql::query(sql);
     for b in &binds {
         statement = statement.bind(b.as_str());
     }
@@ -563,9 +557,9 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Memb
 }
 
 /// An account of the workspace (any company) for a transfer leg, with its company.
-async fn transfer_account(conn: &mut AnyConnection, ws: &Membership, field: &str, id: &str) -> Result<(String, CompanyRef), ApiError> {
+async fn transfer_account(conn: &mut Conn, ws: &Membership, field: &str, id: &str) -> Result<(String, CompanyRef), ApiError> {
     let id = body_id(field, id)?;
-    let row = sqlx::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+    let row = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
@@ -580,7 +574,7 @@ async fn transfer_account(conn: &mut AnyConnection, ws: &Membership, field: &str
 /// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
 /// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
 /// company and is subject to that company's closed period.
-pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, input: TransferCreate) -> Result<Transfer, ApiError> {
+pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TransferCreate) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
     let amount = positive("amount", input.amount)?;
@@ -633,18 +627,18 @@ pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: 
 }
 
 /// `GET /v1/transfers/{transfer_id}`: both legs of a transfer of the workspace.
-pub async fn get_transfer(ctx: &OpContext<'_>, conn: &mut AnyConnection, ws: &Membership, transfer_id: &str) -> Result<Transfer, ApiError> {
+pub async fn get_transfer(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, transfer_id: &str) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let transfer_id = path_id(transfer_id, "Transfer")?;
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+    let rows = sql::query(format!(
         "SELECT {COLUMNS} FROM financial_transactions WHERE financial_transactions.workspace_id = $1 AND financial_transactions.transfer_id = $2"
-    )))
+    ))
     .bind(&ws.workspace_id)
     .bind(&transfer_id)
-    .fetch_all(&mut *conn)
+    .map_all(&mut *conn, from_row)
     .await
     .map_err(db_error)?;
-    let legs = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(db_error)?;
+    let legs = rows;
     let from = legs.iter().find(|t| t.transaction_type == "debit");
     let to = legs.iter().find(|t| t.transaction_type == "credit");
     let (Some(from), Some(to)) = (from, to) else { return Err(ApiError::not_found("Transfer")) };

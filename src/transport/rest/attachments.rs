@@ -96,7 +96,7 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
         let checked = attachments::check_upload(&ctx, ws, input)?;
         // The bytes first, the row after: see `attachments::record_upload`.
         let placement = attachments::put_bytes(&ctx, ws, &checked).await?;
-        let mut tx = state.db.pool.begin().await.map_err(crate::storage::db_error)?;
+        let mut tx = state.db.begin().await.map_err(crate::storage::db_error)?;
         let attachment = attachments::record_upload(&ctx, &mut tx, ws, checked, placement).await?;
         tx.commit().await.map_err(crate::storage::db_error)?;
         serde_json::to_value(&attachment).map_err(|_| ApiError::internal())
@@ -149,7 +149,7 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, RecordId(id
     let ctx = caller.ctx(&state);
     let outcome = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut conn = state.db.pool.acquire().await.map_err(crate::storage::db_error)?;
+        let mut conn = state.db.acquire().await.map_err(crate::storage::db_error)?;
         let located = attachments::locate(&ctx, &mut conn, ws, &id).await?;
         drop(conn);
         attachments::fetch(&ctx, located).await

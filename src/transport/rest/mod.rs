@@ -25,6 +25,7 @@ use crate::auth::{self, AuthFailure, Identity, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::rate_limit::{self, Budget};
 use crate::ops::{idempotency, Channel, OpContext};
+use crate::storage::Conn;
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
     response::json(StatusCode::OK, &auth::protected_resource_metadata(&state.config, ""), None)
@@ -222,10 +223,10 @@ pub(crate) async fn keyed<T: serde::Serialize>(
     operation: &str,
     input: &serde_json::Value,
     status: u16,
-    op: impl AsyncFnOnce(&mut sqlx::AnyConnection) -> Result<T, ApiError>,
+    op: impl AsyncFnOnce(&mut Conn) -> Result<T, ApiError>,
 ) -> Result<idempotency::Answer, ApiError> {
     let key = idempotency_key(headers)?;
-    let mut tx = ctx.state.db.pool.begin().await.map_err(crate::storage::db_error)?;
+    let mut tx = ctx.state.db.begin().await.map_err(crate::storage::db_error)?;
     let keyed = idempotency::Keyed { key: key.as_deref(), operation, input, status };
     let answer = idempotency::run(&mut tx, ws, &ctx.identity.user_id, keyed, op).await?;
     tx.commit().await.map_err(crate::storage::db_error)?;
@@ -288,7 +289,7 @@ pub(crate) mod door {
     use http::{HeaderMap, StatusCode};
     use serde::de::DeserializeOwned;
     use serde::Serialize;
-    use sqlx::AnyConnection;
+    use crate::storage::Conn;
 
     use axum::response::IntoResponse;
 
@@ -305,7 +306,7 @@ pub(crate) mod door {
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
     ) -> Response {
         let caller = match caller(state, headers, query, Budget::Read).await {
             Ok(c) => c,
@@ -314,7 +315,7 @@ pub(crate) mod door {
         let ctx = caller.ctx(state);
         let outcome = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let mut conn = state.db.pool.acquire().await.map_err(db_error)?;
+            let mut conn = state.db.acquire().await.map_err(db_error)?;
             op(&ctx, &mut conn, ws).await
         }
         .await;
@@ -328,13 +329,13 @@ pub(crate) mod door {
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
     ) -> Result<T, Response> {
         let caller = caller(state, headers, query, Budget::Write).await?;
         let ctx = caller.ctx(state);
         let outcome: Result<T, ApiError> = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let mut tx = state.db.pool.begin().await.map_err(db_error)?;
+            let mut tx = state.db.begin().await.map_err(db_error)?;
             let value = op(&ctx, &mut tx, ws).await?;
             tx.commit().await.map_err(db_error)?;
             Ok(value)
@@ -348,7 +349,7 @@ pub(crate) mod door {
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
     ) -> Response {
         match in_transaction(state, headers, query, op).await {
             Ok(value) => ok_json(StatusCode::OK, &value),
@@ -363,7 +364,7 @@ pub(crate) mod door {
         headers: &HeaderMap,
         query: &[(String, String)],
         body: &[u8],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
         let input: Result<I, ApiError> = body_json(body).and_then(validate::parse);
         change(state, headers, query, async |ctx, conn, ws| op(ctx, conn, ws, input?).await).await
@@ -374,7 +375,7 @@ pub(crate) mod door {
         state: &AppState,
         headers: &HeaderMap,
         query: &[(String, String)],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership) -> Result<(), ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<(), ApiError>,
     ) -> Response {
         match in_transaction(state, headers, query, op).await {
             Ok(()) => no_content(),
@@ -391,7 +392,7 @@ pub(crate) mod door {
         query: &[(String, String)],
         collection: &'static str,
         body: &[u8],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
         create_keyed(state, headers, query, collection, Location::Id(collection), body, op).await
     }
@@ -405,7 +406,7 @@ pub(crate) mod door {
         route: &str,
         location: Location<'_>,
         body: &[u8],
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut AnyConnection, &Membership, I) -> Result<T, ApiError>,
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
         let caller = match caller(state, headers, query, Budget::Write).await {
             Ok(c) => c,

@@ -5,7 +5,6 @@
 
 use http::Method;
 use serde_json::{json, Value};
-use sqlx::Row;
 
 use crate::common::*;
 
@@ -181,10 +180,10 @@ fn expect(reply: &Reply, status: u16, why: &str) {
     assert_eq!((got, r.as_str()), (status, why), "{}", String::from_utf8_lossy(&reply.bytes));
 }
 
-async fn settled_transactions(h: &Harness, billing: &str) -> Vec<sqlx::any::AnyRow> {
-    sqlx::query("SELECT id, transaction_type, amount_cents, financial_account_id, occurred_at, auto_created, category_id, person_id, company_id FROM financial_transactions WHERE billing_id = $1")
+async fn settled_transactions(h: &Harness, billing: &str) -> Vec<kobana_finance_mcp::storage::OwnedRow> {
+    sql::query("SELECT id, transaction_type, amount_cents, financial_account_id, occurred_at, auto_created, category_id, person_id, company_id FROM financial_transactions WHERE billing_id = $1")
         .bind(billing)
-        .fetch_all(&h.state.db.pool)
+        .fetch_all(&h.state.db)
         .await
         .unwrap()
 }
@@ -275,9 +274,9 @@ pub async fn settle_creates_exactly_one_auto_created_transaction(k: K) {
     assert_eq!(tx.try_get::<Option<String>, _>("person_id").unwrap().as_deref(), b["person_id"].as_str());
     let tx_id: String = tx.try_get("id").unwrap();
     // The apportionment follows the transaction's amount: 70 % and the rest.
-    let sum: i64 = sqlx::query("SELECT CAST(SUM(CASE WHEN amount_cents IS NULL THEN 0 ELSE amount_cents END) AS BIGINT) FROM allocations WHERE owner_type = 'transaction' AND owner_id = $1")
+    let sum: i64 = sql::query("SELECT CAST(SUM(CASE WHEN amount_cents IS NULL THEN 0 ELSE amount_cents END) AS BIGINT) FROM allocations WHERE owner_type = 'transaction' AND owner_id = $1")
         .bind(&tx_id)
-        .fetch_one(&h.state.db.pool)
+        .fetch_one(&h.state.db)
         .await
         .unwrap()
         .try_get(0)
@@ -533,10 +532,10 @@ pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
     let center_id = found["classification_center_id"].as_str().unwrap();
     assert_eq!(found["classification_center_name"], "Obra 7");
     assert_eq!(found["classification_center_allocations"][0]["percentage"], "100.00");
-    let center_type: String = sqlx::query("SELECT center_type FROM classification_centers WHERE id = $1").bind(center_id).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap();
+    let center_type: String = sql::query("SELECT center_type FROM classification_centers WHERE id = $1").bind(center_id).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert_eq!(center_type, k.center);
     let created = create(&h, k, with(body(), json!({"category_name": "Nova categoria"}))).await;
-    let kind: String = sqlx::query("SELECT category_type FROM categories WHERE id = $1").bind(created["category_id"].as_str().unwrap()).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap();
+    let kind: String = sql::query("SELECT category_type FROM categories WHERE id = $1").bind(created["category_id"].as_str().unwrap()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert_eq!(kind, k.tx_type);
     // On update too: found or created by name.
     let renamed = patch(&h, &format!("{}/{}", k.path, created["id"].as_str().unwrap()), json!({"person_name": "Maria Silva", "category_id": null})).await.json();

@@ -22,6 +22,7 @@ use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
 use kobana_finance_mcp::auth::keys::Keys;
 use kobana_finance_mcp::config::{Config, KeySourceConfig, Mode, RateLimits};
 use kobana_finance_mcp::storage::{migrate, seed, Db};
+pub use kobana_finance_mcp::storage::sql;
 
 pub const SECRET: &str = "test-signing-secret";
 pub const PUBLIC_URL: &str = "http://127.0.0.1:8080";
@@ -168,8 +169,8 @@ impl TestDb {
             let admin = postgres_admin_url();
             let name = format!("kfin_t_{}", uuid::Uuid::new_v4().simple());
             let db = Db::connect(&admin, 1).await.expect("PostgreSQL for tests (KFIN_TEST_POSTGRES_URL)");
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&db.pool).await.expect("create test database");
-            db.pool.close().await;
+            db.execute_script(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+            db.close().await;
             let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin.clone());
             TestDb { url: format!("{base}/{name}"), _dir: None, pg: Some((admin, name)) }
         } else {
@@ -188,8 +189,8 @@ impl Drop for TestDb {
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
                 rt.block_on(async {
                     if let Ok(db) = Db::connect(&admin, 1).await {
-                        let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&db.pool).await;
-                        db.pool.close().await;
+                        let _ = db.execute_script(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+                        db.close().await;
                     }
                 });
             })
@@ -353,17 +354,16 @@ pub fn call(tool: &str, arguments: Value) -> Mcp {
 
 /// The integer the query `sql` (one `$1`) returns.
 pub async fn count(h: &Harness, sql: &str, bind: &str) -> i64 {
-    use sqlx::Row;
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).bind(bind.to_string()).fetch_one(&h.state.db.pool).await.unwrap().try_get(0).unwrap()
+        sql::query(sql.to_string()).bind(bind.to_string()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 /// Runs `sql` with its binds, for rows the test writes directly.
 pub async fn exec(h: &Harness, sql: &str, binds: &[&str]) {
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()));
+    let mut query = sql::query(sql.to_string());
     for b in binds {
         query = query.bind(b.to_string());
     }
-    query.execute(&h.state.db.pool).await.unwrap();
+    query.execute(&h.state.db).await.unwrap();
 }
 
 /// Serves the harness's router on a fresh 127.0.0.1 port (as `serve` does) and returns

@@ -1,0 +1,779 @@
+//! The one way SQL is run, on either backend: a statement with its bound values
+//! ([`query`]), run on the database ([`Db`]: a connection is taken and given back) or on
+//! a connection a caller holds ([`Conn`], or a transaction, [`Tx`]), its rows read by
+//! column name or position ([`Row::try_get`]).
+//!
+//! Why not a driver's own API: the two backends are reached differently on purpose.
+//! PostgreSQL is a network round trip, so its statements go through sqlx's asynchronous
+//! driver. SQLite is a library call of a few microseconds on a local file, so its
+//! statements run right here, on the calling task, through rusqlite — no worker thread
+//! to hand each statement and each row to and back, no copy of every value on the way
+//! (the cost a request paid when both went through sqlx's `Any` driver). What both
+//! share is this module's surface: SQL with `$n` placeholders (PostgreSQL's own;
+//! SQLite reads `$n` as a named parameter, bound here by its number), the same Rust
+//! types in and out, and one error type that says whether the database could not serve.
+//!
+//! SQLite in a server: WAL lets readers proceed while one connection writes. Writes go
+//! through one writer connection behind an asynchronous lock ([`Db::begin`], or any
+//! statement that is not read-only), so a request waits for another's write without
+//! blocking a thread; reads take a pooled reader connection.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use rusqlite::types::{Value as LiteValue, ValueRef};
+use sqlx::postgres::{PgArguments, PgRow, Postgres};
+use sqlx::{Column as _, Row as _, TypeInfo as _};
+
+use super::lite::{Lite, LiteConn};
+use super::Db;
+
+// ---------------------------------------------------------------------------------------
+// Values in
+// ---------------------------------------------------------------------------------------
+
+/// A bound value. Nulls carry their type: PostgreSQL types every parameter.
+#[derive(Debug, Clone)]
+pub enum Arg<'q> {
+    Null(NullOf),
+    Int(i64),
+    Int4(i32),
+    Bool(bool),
+    Real(f64),
+    Text(Cow<'q, str>),
+    Blob(Cow<'q, [u8]>),
+}
+
+/// The type of a null value.
+#[derive(Debug, Clone, Copy)]
+pub enum NullOf {
+    Int,
+    Int4,
+    Bool,
+    Real,
+    Text,
+    Blob,
+}
+
+/// A Rust value that can be bound to a statement.
+pub trait Encode<'q> {
+    fn encode(self) -> Arg<'q>;
+}
+
+/// The null of a bindable type (for `Option<T>`).
+pub trait Nullable {
+    const NULL: NullOf;
+}
+
+macro_rules! encode {
+    ($($t:ty => $null:ident, |$v:ident| $arg:expr;)*) => {$(
+        impl<'q> Encode<'q> for $t {
+            fn encode(self) -> Arg<'q> {
+                let $v = self;
+                $arg
+            }
+        }
+        impl<'q> Nullable for $t {
+            const NULL: NullOf = NullOf::$null;
+        }
+    )*};
+}
+
+encode! {
+    i64 => Int, |v| Arg::Int(v);
+    &'q i64 => Int, |v| Arg::Int(*v);
+    i32 => Int4, |v| Arg::Int4(v);
+    bool => Bool, |v| Arg::Bool(v);
+    f64 => Real, |v| Arg::Real(v);
+    String => Text, |v| Arg::Text(Cow::Owned(v));
+    &'q String => Text, |v| Arg::Text(Cow::Borrowed(v.as_str()));
+    &'q str => Text, |v| Arg::Text(Cow::Borrowed(v));
+    Vec<u8> => Blob, |v| Arg::Blob(Cow::Owned(v));
+    &'q [u8] => Blob, |v| Arg::Blob(Cow::Borrowed(v));
+    &'q Vec<u8> => Blob, |v| Arg::Blob(Cow::Borrowed(v.as_slice()));
+}
+
+impl<'q, T: Encode<'q> + Nullable> Encode<'q> for Option<T> {
+    fn encode(self) -> Arg<'q> {
+        match self {
+            Some(v) => v.encode(),
+            None => Arg::Null(T::NULL),
+        }
+    }
+}
+
+impl<'q, T> Encode<'q> for &'q Option<T>
+where
+    &'q T: Encode<'q> + Nullable,
+{
+    fn encode(self) -> Arg<'q> {
+        match self {
+            Some(v) => v.encode(),
+            None => Arg::Null(<&'q T as Nullable>::NULL),
+        }
+    }
+}
+
+impl<'q> Encode<'q> for Arg<'q> {
+    fn encode(self) -> Arg<'q> {
+        self
+    }
+}
+
+impl rusqlite::ToSql for Arg<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::ToSqlOutput::Borrowed;
+        Ok(match self {
+            Arg::Null(_) => Borrowed(ValueRef::Null),
+            Arg::Int(v) => Borrowed(ValueRef::Integer(*v)),
+            Arg::Int4(v) => Borrowed(ValueRef::Integer(i64::from(*v))),
+            Arg::Bool(v) => Borrowed(ValueRef::Integer(i64::from(*v))),
+            Arg::Real(v) => Borrowed(ValueRef::Real(*v)),
+            Arg::Text(v) => Borrowed(ValueRef::Text(v.as_bytes())),
+            Arg::Blob(v) => Borrowed(ValueRef::Blob(v)),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------------
+
+/// A statement and its values. SQL uses `$1`, `$2`, … (a number may repeat).
+#[must_use = "a query does nothing until it is run"]
+pub struct Query<'q> {
+    sql: Cow<'static, str>,
+    args: Vec<Arg<'q>>,
+}
+
+/// A statement to bind and run.
+pub fn query<'q>(sql: impl Into<Cow<'static, str>>) -> Query<'q> {
+    Query { sql: sql.into(), args: Vec::new() }
+}
+
+/// Where a statement runs: on the database (a connection is taken for it) or on a
+/// connection the caller holds (a transaction's, for one).
+pub enum Target<'c> {
+    Db(&'c Db),
+    Conn(&'c mut Conn),
+}
+
+impl<'c> From<&'c Db> for Target<'c> {
+    fn from(db: &'c Db) -> Self {
+        Target::Db(db)
+    }
+}
+
+impl<'c, 'd: 'c> From<&'c &'d Db> for Target<'c> {
+    fn from(db: &'c &'d Db) -> Self {
+        Target::Db(db)
+    }
+}
+
+impl<'c> From<&'c mut Conn> for Target<'c> {
+    fn from(conn: &'c mut Conn) -> Self {
+        Target::Conn(conn)
+    }
+}
+
+impl<'c> From<&'c mut Tx> for Target<'c> {
+    fn from(tx: &'c mut Tx) -> Self {
+        Target::Conn(&mut tx.conn)
+    }
+}
+
+impl<'q> Query<'q> {
+    pub fn bind(mut self, value: impl Encode<'q>) -> Self {
+        self.args.push(value.encode());
+        self
+    }
+
+    /// Binds each of `values` in turn.
+    pub fn bind_all(mut self, values: impl IntoIterator<Item = Arg<'q>>) -> Self {
+        self.args.extend(values);
+        self
+    }
+
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Runs the statement; the rows it changed.
+    pub async fn execute<'c>(self, on: impl Into<Target<'c>>) -> Result<u64, Error> {
+        let mut changed = 0;
+        self.run(on.into(), Want::Changes(&mut changed), &mut |_| Ok(true)).await?;
+        Ok(changed)
+    }
+
+    /// Every row, each made a `T` by `map` as it is read (nothing is copied on SQLite).
+    pub async fn map_all<'c, T: Send>(self, on: impl Into<Target<'c>>, mut map: impl FnMut(&Row<'_>) -> Result<T, Error> + Send) -> Result<Vec<T>, Error> {
+        let mut out = Vec::new();
+        self.run(on.into(), Want::Rows, &mut |row| {
+            out.push(map(row)?);
+            Ok(true)
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// The first row, if any, made a `T` by `map`.
+    pub async fn map_optional<'c, T: Send>(self, on: impl Into<Target<'c>>, map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send) -> Result<Option<T>, Error> {
+        let mut map = Some(map);
+        let mut out = None;
+        self.run(on.into(), Want::Rows, &mut |row| {
+            if let Some(map) = map.take() {
+                out = Some(map(row)?);
+            }
+            Ok(false)
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// The first row made a `T` by `map`; [`Error::RowNotFound`] when there is none.
+    pub async fn map_one<'c, T: Send>(self, on: impl Into<Target<'c>>, map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send) -> Result<T, Error> {
+        self.map_optional(on, map).await?.ok_or(Error::RowNotFound)
+    }
+
+    /// Every row, kept.
+    pub async fn fetch_all<'c>(self, on: impl Into<Target<'c>>) -> Result<Vec<OwnedRow>, Error> {
+        let mut rows = Vec::new();
+        self.run(on.into(), Want::Owned(&mut rows, usize::MAX), &mut |_| Ok(true)).await?;
+        Ok(rows)
+    }
+
+    /// The first row, if any, kept.
+    pub async fn fetch_optional<'c>(self, on: impl Into<Target<'c>>) -> Result<Option<OwnedRow>, Error> {
+        let mut rows = Vec::with_capacity(1);
+        self.run(on.into(), Want::Owned(&mut rows, 1), &mut |_| Ok(true)).await?;
+        Ok(rows.pop())
+    }
+
+    /// The first row, kept; [`Error::RowNotFound`] when there is none.
+    pub async fn fetch_one<'c>(self, on: impl Into<Target<'c>>) -> Result<OwnedRow, Error> {
+        self.fetch_optional(on).await?.ok_or(Error::RowNotFound)
+    }
+
+    /// The first column of the first row.
+    pub async fn scalar<'c, T: Decode + Send>(self, on: impl Into<Target<'c>>) -> Result<T, Error> {
+        self.map_one(on, |row| row.try_get(0)).await
+    }
+
+    /// Runs the statement, handing each row to `sink` until it answers `false`.
+    async fn run(&self, on: Target<'_>, want: Want<'_>, sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send)) -> Result<(), Error> {
+        tracing::trace!(target: "kobana_finance_mcp::sql", statement = %summary(&self.sql));
+        match on {
+            Target::Db(db) => match &db.pool {
+                super::Pool::Lite(lite) => lite.run(&self.sql, &self.args, want, sink).await,
+                super::Pool::Pg(pool) => pg_run(self.pg(), pool, want, sink).await,
+            },
+            Target::Conn(conn) => match conn {
+                Conn::Lite(lite) => lite.run(&self.sql, &self.args, want, sink).await,
+                Conn::Pg(c) => pg_run(self.pg(), &mut **c, want, sink).await,
+                Conn::PgTx(tx) => pg_run(self.pg(), &mut **tx, want, sink).await,
+            },
+        }
+    }
+
+    fn pg(&self) -> sqlx::query::Query<'_, Postgres, PgArguments> {
+        let sql = match &self.sql {
+            Cow::Borrowed(s) => sqlx::query(*s),
+            Cow::Owned(s) => sqlx::query(sqlx::AssertSqlSafe(s.as_str())),
+        };
+        self.args.iter().fold(sql, |q, arg| match arg {
+            Arg::Null(NullOf::Int) => q.bind(None::<i64>),
+            Arg::Null(NullOf::Int4) => q.bind(None::<i32>),
+            Arg::Null(NullOf::Bool) => q.bind(None::<bool>),
+            Arg::Null(NullOf::Real) => q.bind(None::<f64>),
+            Arg::Null(NullOf::Text) => q.bind(None::<&str>),
+            Arg::Null(NullOf::Blob) => q.bind(None::<&[u8]>),
+            Arg::Int(v) => q.bind(*v),
+            Arg::Int4(v) => q.bind(*v),
+            Arg::Bool(v) => q.bind(*v),
+            Arg::Real(v) => q.bind(*v),
+            Arg::Text(v) => q.bind(v.as_ref()),
+            Arg::Blob(v) => q.bind(v.as_ref()),
+        })
+    }
+}
+
+/// What a run gives back: each row to the sink, the rows kept (at most so many), or
+/// the count of rows changed.
+pub(super) enum Want<'a> {
+    Rows,
+    Owned(&'a mut Vec<OwnedRow>, usize),
+    Changes(&'a mut u64),
+}
+
+/// A statement's first words, for the trace of statements run.
+fn summary(sql: &str) -> String {
+    let mut out: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    if out.len() > 120 {
+        let mut cut = 120;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+    }
+    out
+}
+
+async fn pg_run<'e, E>(
+    q: sqlx::query::Query<'_, Postgres, PgArguments>,
+    on: E,
+    want: Want<'_>,
+    sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
+) -> Result<(), Error>
+where
+    E: sqlx::Executor<'e, Database = Postgres>,
+{
+    match want {
+        Want::Changes(changed) => {
+            *changed = q.execute(on).await.map_err(Error::Pg)?.rows_affected();
+        }
+        Want::Owned(out, at_most) => {
+            let rows = q.fetch_all(on).await.map_err(Error::Pg)?;
+            out.extend(rows.into_iter().take(at_most).map(|row| OwnedRow(Owned::Pg(row))));
+        }
+        Want::Rows => {
+            for row in q.fetch_all(on).await.map_err(Error::Pg)? {
+                if !sink(&Row(Inner::Pg(&row)))? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Connections and transactions
+// ---------------------------------------------------------------------------------------
+
+/// A connection a caller holds for several statements: given back when dropped.
+pub enum Conn {
+    Lite(LiteConn),
+    Pg(sqlx::pool::PoolConnection<Postgres>),
+    PgTx(sqlx::Transaction<'static, Postgres>),
+}
+
+/// A transaction: committed by [`Tx::commit`], rolled back when dropped without it.
+pub struct Tx {
+    conn: Conn,
+}
+
+impl std::ops::Deref for Tx {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+}
+
+impl Tx {
+    pub(super) fn new(conn: Conn) -> Tx {
+        Tx { conn }
+    }
+
+    pub async fn commit(self) -> Result<(), Error> {
+        match self.conn {
+            Conn::Lite(mut lite) => lite.commit(),
+            Conn::PgTx(tx) => tx.commit().await.map_err(Error::Pg),
+            Conn::Pg(_) => Ok(()),
+        }
+    }
+
+    /// Runs a script of several statements (a migration) in the transaction.
+    pub async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
+        match &mut self.conn {
+            Conn::Lite(lite) => lite.execute_script(sql),
+            Conn::PgTx(tx) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **tx).await.map(|_| ()).map_err(Error::Pg),
+            Conn::Pg(c) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **c).await.map(|_| ()).map_err(Error::Pg),
+        }
+    }
+}
+
+impl Db {
+    /// A connection for several statements (reads; on SQLite a write statement on it
+    /// still takes the writer).
+    pub async fn acquire(&self) -> Result<Conn, Error> {
+        match &self.pool {
+            super::Pool::Lite(lite) => Ok(Conn::Lite(Lite::reader(lite).await?)),
+            super::Pool::Pg(pool) => Ok(Conn::Pg(pool.acquire().await.map_err(Error::Pg)?)),
+        }
+    }
+
+    /// A transaction (on SQLite: the writer, `BEGIN IMMEDIATE`).
+    pub async fn begin(&self) -> Result<Tx, Error> {
+        match &self.pool {
+            super::Pool::Lite(lite) => Ok(Tx::new(Conn::Lite(Lite::begin(lite).await?))),
+            super::Pool::Pg(pool) => Ok(Tx::new(Conn::PgTx(pool.begin().await.map_err(Error::Pg)?))),
+        }
+    }
+
+    /// Runs a script of several statements outside a transaction.
+    pub async fn execute_script(&self, sql: &str) -> Result<(), Error> {
+        match &self.pool {
+            super::Pool::Lite(lite) => Lite::writer(lite).await?.execute_script(sql),
+            super::Pool::Pg(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()).map_err(Error::Pg),
+        }
+    }
+
+    /// Closes the database: connections are closed as they come back, and every later
+    /// statement fails as unavailable.
+    pub async fn close(&self) {
+        match &self.pool {
+            super::Pool::Lite(lite) => lite.close(),
+            super::Pool::Pg(pool) => pool.close().await,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Values out
+// ---------------------------------------------------------------------------------------
+
+/// A row of a result, read in place while its statement runs (see [`Query::map_all`])
+/// or from an [`OwnedRow`].
+pub struct Row<'r>(Inner<'r>);
+
+enum Inner<'r> {
+    Lite(&'r rusqlite::Row<'r>),
+    LiteOwned(&'r [String], &'r [LiteValue]),
+    Pg(&'r PgRow),
+}
+
+/// A row kept beyond its statement (what `fetch_*` answer).
+pub struct OwnedRow(Owned);
+
+enum Owned {
+    Lite { names: Arc<[String]>, values: Vec<LiteValue> },
+    Pg(PgRow),
+}
+
+impl OwnedRow {
+    /// The row to read.
+    pub fn row(&self) -> Row<'_> {
+        Row(match &self.0 {
+            Owned::Lite { names, values } => Inner::LiteOwned(names, values),
+            Owned::Pg(row) => Inner::Pg(row),
+        })
+    }
+
+    /// The value of column `index` (its name or position) as a `T`.
+    pub fn try_get<T: Decode, I: ColumnIndex>(&self, index: I) -> Result<T, Error> {
+        self.row().try_get(index)
+    }
+}
+
+impl fmt::Debug for OwnedRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Row({} columns)", self.row().len())
+    }
+}
+
+impl<'r> Row<'r> {
+    pub(super) fn lite(row: &'r rusqlite::Row<'r>) -> Row<'r> {
+        Row(Inner::Lite(row))
+    }
+
+    /// The value of column `index` (its name or position) as a `T`.
+    pub fn try_get<T: Decode, I: ColumnIndex>(&self, index: I) -> Result<T, Error> {
+        let at = index.position(self)?;
+        let decoded = match &self.0 {
+            Inner::Lite(row) => T::lite(row.get_ref(at).map_err(Error::Sqlite)?),
+            Inner::LiteOwned(_, values) => T::lite(ValueRef::from(&values[at])),
+            Inner::Pg(row) => T::pg(row, at),
+        };
+        decoded.map_err(|message| Error::Decode { column: index.describe(), message })
+    }
+
+    /// Whether the result has a column of this name.
+    pub fn has(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        match &self.0 {
+            Inner::Lite(row) => row.as_ref().column_index(name).ok(),
+            Inner::LiteOwned(names, _) => names.iter().position(|n| n.eq_ignore_ascii_case(name)),
+            Inner::Pg(row) => row.columns().iter().position(|c| c.name() == name),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.0 {
+            Inner::Lite(row) => row.as_ref().column_count(),
+            Inner::LiteOwned(_, values) => values.len(),
+            Inner::Pg(row) => row.len(),
+        }
+    }
+
+    /// A SQLite row copied out of its statement.
+    pub(super) fn to_owned_lite(row: &rusqlite::Row<'_>) -> OwnedRow {
+        let stmt = row.as_ref();
+        let names = (0..stmt.column_count()).map(|i| stmt.column_name(i).unwrap_or_default().to_string()).collect();
+        let values = (0..stmt.column_count()).map(|i| row.get_ref(i).map(owned).unwrap_or(LiteValue::Null)).collect();
+        OwnedRow(Owned::Lite { names, values })
+    }
+}
+
+/// A SQLite value, copied out of its statement.
+fn owned(value: ValueRef<'_>) -> LiteValue {
+    match value {
+        ValueRef::Null => LiteValue::Null,
+        ValueRef::Integer(n) => LiteValue::Integer(n),
+        ValueRef::Real(n) => LiteValue::Real(n),
+        ValueRef::Text(text) => LiteValue::Text(String::from_utf8_lossy(text).into_owned()),
+        ValueRef::Blob(bytes) => LiteValue::Blob(bytes.to_vec()),
+    }
+}
+
+/// A column named by position or by name.
+pub trait ColumnIndex: Copy {
+    fn position(self, row: &Row<'_>) -> Result<usize, Error>;
+    fn describe(self) -> String;
+}
+
+impl ColumnIndex for usize {
+    fn position(self, row: &Row<'_>) -> Result<usize, Error> {
+        if self < row.len() {
+            Ok(self)
+        } else {
+            Err(Error::Decode { column: self.to_string(), message: "no such column".into() })
+        }
+    }
+    fn describe(self) -> String {
+        self.to_string()
+    }
+}
+
+impl ColumnIndex for &str {
+    fn position(self, row: &Row<'_>) -> Result<usize, Error> {
+        row.position(self).ok_or_else(|| Error::Decode { column: self.to_string(), message: "no such column".into() })
+    }
+    fn describe(self) -> String {
+        self.to_string()
+    }
+}
+
+/// A Rust value read from a column. Strict, as the schema is: text is text, integers
+/// are integers (SQLite's 0/1 flags read as `bool` too); `NULL` only into an `Option`.
+pub trait Decode: Sized {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String>;
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String>;
+}
+
+fn unexpected(value: ValueRef<'_>, wanted: &str) -> String {
+    match value {
+        ValueRef::Null => format!("unexpected NULL (wanted {wanted})"),
+        other => format!("wanted {wanted}, found {}", other.data_type()),
+    }
+}
+
+fn pg_get<'r, T: sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>>(row: &'r PgRow, at: usize) -> Result<T, String> {
+    row.try_get(at).map_err(|e| e.to_string())
+}
+
+impl Decode for String {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        match value {
+            ValueRef::Text(text) => String::from_utf8(text.to_vec()).map_err(|_| "text is not UTF-8".to_string()),
+            other => Err(unexpected(other, "text")),
+        }
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        pg_get(row, at)
+    }
+}
+
+impl Decode for i64 {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        match value {
+            ValueRef::Integer(n) => Ok(n),
+            other => Err(unexpected(other, "an integer")),
+        }
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        // INTEGER columns are int4, counts and sums int8: both read as i64.
+        match row.column(at).type_info().name() {
+            "INT4" => pg_get::<i32>(row, at).map(i64::from),
+            "INT2" => pg_get::<i16>(row, at).map(i64::from),
+            _ => pg_get(row, at),
+        }
+    }
+}
+
+impl Decode for i32 {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        i64::lite(value)?.try_into().map_err(|_| "integer out of range".to_string())
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        i64::pg(row, at)?.try_into().map_err(|_| "integer out of range".to_string())
+    }
+}
+
+impl Decode for bool {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        i64::lite(value).map(|n| n != 0)
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        match row.column(at).type_info().name() {
+            "BOOL" => pg_get(row, at),
+            _ => i64::pg(row, at).map(|n| n != 0),
+        }
+    }
+}
+
+impl Decode for f64 {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        match value {
+            ValueRef::Real(n) => Ok(n),
+            ValueRef::Integer(n) => Ok(n as f64),
+            other => Err(unexpected(other, "a number")),
+        }
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        match row.column(at).type_info().name() {
+            "FLOAT4" => pg_get::<f32>(row, at).map(f64::from),
+            "FLOAT8" => pg_get(row, at),
+            _ => i64::pg(row, at).map(|n| n as f64),
+        }
+    }
+}
+
+impl Decode for Vec<u8> {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        match value {
+            ValueRef::Blob(bytes) | ValueRef::Text(bytes) => Ok(bytes.to_vec()),
+            other => Err(unexpected(other, "bytes")),
+        }
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        pg_get(row, at)
+    }
+}
+
+impl<T: Decode> Decode for Option<T> {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        match value {
+            ValueRef::Null => Ok(None),
+            other => T::lite(other).map(Some),
+        }
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        let raw = row.try_get_raw(at).map_err(|e| e.to_string())?;
+        if sqlx::ValueRef::is_null(&raw) {
+            Ok(None)
+        } else {
+            T::pg(row, at).map(Some)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+/// A failure of the database, or of reading what it answered.
+#[derive(Debug)]
+pub enum Error {
+    Sqlite(rusqlite::Error),
+    Pg(sqlx::Error),
+    /// `map_one`/`fetch_one`/`scalar` found no row.
+    RowNotFound,
+    /// A column was missing or held another type.
+    Decode { column: String, message: String },
+    /// No connection could be had in time.
+    PoolTimedOut,
+    /// The database was closed ([`Db::close`]).
+    Closed,
+    /// A rule a row broke on its way out (an unknown stored status, …).
+    Corrupt(String),
+    /// The database file or its directory could not be reached.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Sqlite(e) => write!(f, "sqlite: {e}"),
+            Error::Pg(e) => write!(f, "postgres: {e}"),
+            Error::RowNotFound => f.write_str("no row"),
+            Error::Decode { column, message } => write!(f, "column {column}: {message}"),
+            Error::PoolTimedOut => f.write_str("timed out waiting for a database connection"),
+            Error::Closed => f.write_str("the database is closed"),
+            Error::Corrupt(message) => f.write_str(message),
+            Error::Io(e) => write!(f, "i/o: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Sqlite(e)
+    }
+}
+
+impl Error {
+    fn lite_code(&self) -> Option<(rusqlite::ErrorCode, i32)> {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => Some((e.code, e.extended_code)),
+            _ => None,
+        }
+    }
+
+    fn pg_database(&self) -> Option<&dyn sqlx::error::DatabaseError> {
+        match self {
+            Error::Pg(sqlx::Error::Database(db)) => Some(db.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// A `UNIQUE` (or primary key) constraint refused the write.
+    pub fn is_unique_violation(&self) -> bool {
+        const UNIQUE: i32 = 2067;
+        const PRIMARY_KEY: i32 = 1555;
+        self.lite_code().is_some_and(|(_, ext)| ext == UNIQUE || ext == PRIMARY_KEY) || self.pg_database().is_some_and(|db| db.is_unique_violation())
+    }
+
+    /// A `FOREIGN KEY` constraint refused the write.
+    pub fn is_foreign_key_violation(&self) -> bool {
+        const FOREIGN_KEY: i32 = 787;
+        self.lite_code().is_some_and(|(_, ext)| ext == FOREIGN_KEY) || self.pg_database().is_some_and(|db| db.is_foreign_key_violation())
+    }
+
+    /// The PostgreSQL SQLSTATE, if the server answered with one.
+    pub fn sqlstate(&self) -> Option<String> {
+        self.pg_database().and_then(|db| db.code()).map(|c| c.into_owned())
+    }
+
+    /// Whether the database could not serve now (down, busy, out of connections), as
+    /// opposed to refusing this statement: the caller is told to retry (503).
+    pub fn is_unavailable(&self) -> bool {
+        use rusqlite::ErrorCode as C;
+        match self {
+            Error::PoolTimedOut | Error::Closed | Error::Io(_) => true,
+            Error::Sqlite(_) => self.lite_code().is_some_and(|(code, _)| {
+                matches!(code, C::DatabaseBusy | C::DatabaseLocked | C::SystemIoFailure | C::CannotOpen | C::DiskFull | C::FileLockingProtocolFailed)
+            }),
+            Error::Pg(e) => match e {
+                sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+                sqlx::Error::Database(db) => {
+                    let msg = db.message().to_ascii_lowercase();
+                    db.code().is_some_and(|code| super::is_unavailable_sqlstate(&code)) || msg.contains("terminating connection") || msg.contains("shutting down")
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
