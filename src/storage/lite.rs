@@ -1,35 +1,37 @@
-//! SQLite connections for a server process: a few reader connections, taken per
-//! statement (or held by a [`LiteConn`]) and given back, and one writer behind an
-//! asynchronous lock, which a transaction holds from `BEGIN IMMEDIATE` to its end.
+//! The SQLite database of a server process: one connection, behind an asynchronous
+//! lock. A statement takes the lock for as long as it runs; a transaction holds it from
+//! `BEGIN IMMEDIATE` to its end, so no other request sees its writes before the commit.
+//!
+//! Why one connection and not a pool: every request writes (its rate-limit count), and
+//! SQLite drops a connection's page cache whenever another connection has written
+//! since its last read. With several connections every read would start from the
+//! operating system's cache; with one, the pages a request reads stay where the last
+//! request left them. Writes are serialised by SQLite anyway.
 //!
 //! Statements run on the calling task: a SQLite statement on a local file takes
 //! microseconds, less than handing it to another thread would. Nothing waits on a lock
-//! while holding a thread: in WAL mode readers never wait for the writer, and writers
-//! queue on the asynchronous lock, not in SQLite's busy handler (which only another
-//! process writing the same file can still reach).
+//! while holding a thread: requests queue on the asynchronous lock, never in SQLite's
+//! busy handler (which only another process writing the same file can still reach).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
-use tokio::sync::{OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
-use super::sql::{Arg, Error, Row, Want};
+use super::sql::{Arg, Columns, Error, Row, Want};
 
-/// How long a statement waits for a connection before the database counts as
+/// How long a statement waits for the connection before the database counts as
 /// unavailable (503).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Prepared statements kept per connection (the server runs fewer distinct ones).
+/// Prepared statements kept (the server runs fewer distinct ones).
 const STATEMENT_CACHE: usize = 256;
 
-/// The connections of one SQLite database.
+/// One SQLite database.
 pub struct Lite {
-    /// What each connection opens: a file path, or a shared in-memory URI.
     target: String,
-    readers: Mutex<Vec<Connection>>,
-    permits: Arc<Semaphore>,
-    writer: Arc<tokio::sync::Mutex<Connection>>,
+    conn: Arc<Mutex<Connection>>,
     closed: AtomicBool,
 }
 
@@ -39,9 +41,10 @@ impl std::fmt::Debug for Lite {
     }
 }
 
-/// Opens a connection with the server's settings: WAL (readers proceed during a write),
-/// `synchronous = NORMAL` (durable in WAL mode except on power loss), foreign keys on
-/// (SQLite's default is off), and a busy timeout for another process's write.
+/// Opens the connection with the server's settings: WAL (another process may read
+/// during a write, e.g. `sqlite3` on the file), `synchronous = NORMAL` (durable in WAL
+/// mode except on power loss), foreign keys on (SQLite's default is off), and a busy
+/// timeout for another process's write.
 fn open(target: &str) -> Result<Connection, Error> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(target, flags)?;
@@ -52,76 +55,48 @@ fn open(target: &str) -> Result<Connection, Error> {
 
 impl Lite {
     /// The database at `path` (created when missing), or a private in-memory database
-    /// for `None`, with up to `readers` reader connections. The writer and one reader
-    /// are opened now, so a failure to open shows at start and the first request opens
-    /// nothing.
-    pub fn open(path: Option<&str>, readers: u32) -> Result<Arc<Lite>, Error> {
+    /// for `None`. Opened now, so a failure shows at start.
+    pub fn open(path: Option<&str>) -> Result<Arc<Lite>, Error> {
         let target = match path {
             Some(path) => path.to_string(),
-            // One database shared by this pool's connections, and by nothing else.
-            None => format!("file:kfin-{}?mode=memory&cache=shared", uuid::Uuid::new_v4()),
+            None => ":memory:".to_string(),
         };
-        let writer = open(&target)?;
-        let reader = open(&target)?;
-        Ok(Arc::new(Lite {
-            target,
-            readers: Mutex::new(vec![reader]),
-            permits: Arc::new(Semaphore::new(readers.max(1) as usize)),
-            writer: Arc::new(tokio::sync::Mutex::new(writer)),
-            closed: AtomicBool::new(false),
-        }))
+        let conn = open(&target)?;
+        Ok(Arc::new(Lite { target, conn: Arc::new(Mutex::new(conn)), closed: AtomicBool::new(false) }))
     }
 
-    /// Closes the pooled readers; every later statement fails as unavailable.
+    /// Closes the database: every later statement fails as unavailable.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        self.readers.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
-    fn open_or_closed(&self) -> Result<(), Error> {
-        if self.closed.load(Ordering::Acquire) {
-            Err(Error::Closed)
-        } else {
-            Ok(())
+    /// The connection, held until the guard is dropped.
+    async fn lock(lite: &Arc<Lite>) -> Result<OwnedMutexGuard<Connection>, Error> {
+        if lite.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
         }
-    }
-
-    /// A reader connection, held until the returned [`LiteConn`] is dropped.
-    pub async fn reader(lite: &Arc<Lite>) -> Result<LiteConn, Error> {
-        lite.open_or_closed()?;
-        let permit = tokio::time::timeout(ACQUIRE_TIMEOUT, Arc::clone(&lite.permits).acquire_owned())
-            .await
-            .map_err(|_| Error::PoolTimedOut)?
-            .map_err(|_| Error::PoolTimedOut)?;
-        let pooled = lite.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let conn = match pooled {
-            Some(conn) => conn,
-            None => open(&lite.target)?,
-        };
-        Ok(LiteConn { lite: Arc::clone(lite), slot: Slot::Reader(Some(conn), permit), in_tx: false })
-    }
-
-    /// The writer, held until the returned [`LiteConn`] is dropped.
-    pub async fn writer(lite: &Arc<Lite>) -> Result<LiteConn, Error> {
-        lite.open_or_closed()?;
-        let guard = tokio::time::timeout(ACQUIRE_TIMEOUT, Arc::clone(&lite.writer).lock_owned()).await.map_err(|_| Error::PoolTimedOut)?;
+        let guard = tokio::time::timeout(ACQUIRE_TIMEOUT, Arc::clone(&lite.conn).lock_owned()).await.map_err(|_| Error::PoolTimedOut)?;
         // A transaction whose holder went away mid-way (a panic) is ended first.
         if !guard.is_autocommit() {
             let _ = guard.execute_batch("ROLLBACK");
         }
-        Ok(LiteConn { lite: Arc::clone(lite), slot: Slot::Writer(guard), in_tx: false })
+        Ok(guard)
     }
 
-    /// The writer in a transaction (`BEGIN IMMEDIATE`: the write lock is taken now, so
-    /// the transaction cannot fail later for want of it).
+    /// A handle for several statements; each takes the connection while it runs.
+    pub fn handle(lite: &Arc<Lite>) -> LiteConn {
+        LiteConn { lite: Arc::clone(lite), tx: None }
+    }
+
+    /// A transaction (`BEGIN IMMEDIATE`: the write lock is taken now, so it cannot fail
+    /// later for want of it), holding the connection until it ends.
     pub async fn begin(lite: &Arc<Lite>) -> Result<LiteConn, Error> {
-        let mut conn = Lite::writer(lite).await?;
-        conn.connection().execute_batch("BEGIN IMMEDIATE")?;
-        conn.in_tx = true;
-        Ok(conn)
+        let guard = Lite::lock(lite).await?;
+        guard.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(LiteConn { lite: Arc::clone(lite), tx: Some(guard) })
     }
 
-    /// One statement on the database: on a reader when it only reads, else on the writer.
+    /// One statement on the database.
     pub(super) async fn run(
         self: &Arc<Lite>,
         sql: &str,
@@ -129,33 +104,26 @@ impl Lite {
         want: Want<'_>,
         sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
     ) -> Result<(), Error> {
-        Lite::reader(self).await?.run(sql, args, want, sink).await
+        let conn = Lite::lock(self).await?;
+        execute(&conn, sql, args, want, sink)
+    }
+
+    /// A script of several statements (a migration), outside a transaction.
+    pub(super) async fn execute_script(self: &Arc<Lite>, sql: &str) -> Result<(), Error> {
+        Ok(Lite::lock(self).await?.execute_batch(sql)?)
     }
 }
 
-/// A connection taken from a [`Lite`] pool; given back when dropped (a transaction that
-/// was not committed is rolled back then).
+/// A handle on the database a caller holds for several statements: a transaction
+/// (holding the connection until it commits or is dropped, which rolls it back), or
+/// not (each statement takes the connection in turn).
 pub struct LiteConn {
     lite: Arc<Lite>,
-    slot: Slot,
-    in_tx: bool,
-}
-
-enum Slot {
-    Reader(Option<Connection>, #[allow(dead_code)] OwnedSemaphorePermit),
-    Writer(OwnedMutexGuard<Connection>),
+    tx: Option<OwnedMutexGuard<Connection>>,
 }
 
 impl LiteConn {
-    fn connection(&self) -> &Connection {
-        match &self.slot {
-            Slot::Reader(Some(conn), _) => conn,
-            Slot::Reader(None, _) => unreachable!("a reader is only emptied when dropped"),
-            Slot::Writer(guard) => guard,
-        }
-    }
-
-    /// One statement. On a reader, a statement that writes goes to the writer instead.
+    /// One statement.
     pub(super) async fn run(
         &mut self,
         sql: &str,
@@ -163,42 +131,33 @@ impl LiteConn {
         want: Want<'_>,
         sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
     ) -> Result<(), Error> {
-        if matches!(self.slot, Slot::Reader(..)) && !read_only(self.connection(), sql)? {
-            let writer = Lite::writer(&self.lite).await?;
-            return execute(writer.connection(), sql, args, want, sink);
+        match &self.tx {
+            Some(conn) => execute(conn, sql, args, want, sink),
+            None => self.lite.run(sql, args, want, sink).await,
         }
-        execute(self.connection(), sql, args, want, sink)
     }
 
     pub(super) fn commit(&mut self) -> Result<(), Error> {
-        if self.in_tx {
-            self.connection().execute_batch("COMMIT")?;
-            self.in_tx = false;
+        if let Some(conn) = self.tx.take() {
+            conn.execute_batch("COMMIT")?;
         }
         Ok(())
     }
 
-    pub(super) fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
-        Ok(self.connection().execute_batch(sql)?)
+    pub(super) async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
+        match &self.tx {
+            Some(conn) => Ok(conn.execute_batch(sql)?),
+            None => self.lite.execute_script(sql).await,
+        }
     }
 }
 
 impl Drop for LiteConn {
     fn drop(&mut self) {
-        if self.in_tx {
-            let _ = self.connection().execute_batch("ROLLBACK");
-        }
-        if let Slot::Reader(conn, _) = &mut self.slot {
-            if let Some(conn) = conn.take().filter(|_| !self.lite.closed.load(Ordering::Acquire)) {
-                self.lite.readers.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
-            }
+        if let Some(conn) = &self.tx {
+            let _ = conn.execute_batch("ROLLBACK");
         }
     }
-}
-
-/// Whether `sql` only reads (SQLite's own verdict on the prepared statement, cached with it).
-fn read_only(conn: &Connection, sql: &str) -> Result<bool, Error> {
-    Ok(conn.prepare_cached(sql)?.readonly())
 }
 
 /// Prepares (from the connection's cache), binds and runs one statement, handing each
@@ -237,22 +196,38 @@ fn execute(
             }
         }
         Want::Owned(out, at_most) => {
+            let writes = !stmt.readonly();
+            let columns = Columns::of(&stmt);
             let mut rows = stmt.raw_query();
             while out.len() < at_most {
                 match rows.next()? {
-                    Some(row) => out.push(Row::to_owned_lite(row)),
-                    None => break,
+                    Some(row) => out.push(Row::to_owned_lite(row, &columns)),
+                    None => return Ok(()),
                 }
             }
+            finish(rows, writes)?;
         }
         Want::Rows => {
+            let writes = !stmt.readonly();
+            let columns = Columns::of(&stmt);
             let mut rows = stmt.raw_query();
             while let Some(row) = rows.next()? {
-                if !sink(&Row::lite(row))? {
-                    break;
+                if !sink(&Row::lite(row, &columns))? {
+                    return finish(rows, writes);
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// A statement that writes (`… RETURNING`) is stepped to its end even when the caller
+/// wanted fewer rows: SQLite runs its WAL hook — the automatic checkpoint — only when
+/// a statement completes, so one reset early would let the WAL grow without bound
+/// (and every later read search it).
+fn finish(mut rows: rusqlite::Rows<'_>, writes: bool) -> Result<(), Error> {
+    if writes {
+        while rows.next()?.is_some() {}
     }
     Ok(())
 }

@@ -78,7 +78,7 @@ impl Db {
                     std::fs::create_dir_all(dir).map_err(Error::Io)?;
                 }
             }
-            let lite = Lite::open(path, max_connections)?;
+            let lite = Lite::open(path)?;
             Ok(Db { pool: Pool::Lite(lite), backend: Backend::Sqlite, credentials: None })
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url).map_err(Error::Pg)?;

@@ -13,12 +13,11 @@
 //! SQLite reads `$n` as a named parameter, bound here by its number), the same Rust
 //! types in and out, and one error type that says whether the database could not serve.
 //!
-//! SQLite in a server: WAL lets readers proceed while one connection writes. Writes go
-//! through one writer connection behind an asynchronous lock ([`Db::begin`], or any
-//! statement that is not read-only), so a request waits for another's write without
-//! blocking a thread; reads take a pooled reader connection.
+//! SQLite in a server: one connection behind an asynchronous lock ([`super::lite`]), so
+//! a request waits for another's statement or transaction without blocking a thread.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 
@@ -392,7 +391,7 @@ impl Tx {
     /// Runs a script of several statements (a migration) in the transaction.
     pub async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
         match &mut self.conn {
-            Conn::Lite(lite) => lite.execute_script(sql),
+            Conn::Lite(lite) => lite.execute_script(sql).await,
             Conn::PgTx(tx) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **tx).await.map(|_| ()).map_err(Error::Pg),
             Conn::Pg(c) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **c).await.map(|_| ()).map_err(Error::Pg),
         }
@@ -400,16 +399,16 @@ impl Tx {
 }
 
 impl Db {
-    /// A connection for several statements (reads; on SQLite a write statement on it
-    /// still takes the writer).
+    /// A connection for several statements outside a transaction (on SQLite a handle:
+    /// each statement takes the one connection in turn).
     pub async fn acquire(&self) -> Result<Conn, Error> {
         match &self.pool {
-            super::Pool::Lite(lite) => Ok(Conn::Lite(Lite::reader(lite).await?)),
+            super::Pool::Lite(lite) => Ok(Conn::Lite(Lite::handle(lite))),
             super::Pool::Pg(pool) => Ok(Conn::Pg(pool.acquire().await.map_err(Error::Pg)?)),
         }
     }
 
-    /// A transaction (on SQLite: the writer, `BEGIN IMMEDIATE`).
+    /// A transaction (on SQLite: the connection, held from `BEGIN IMMEDIATE` on).
     pub async fn begin(&self) -> Result<Tx, Error> {
         match &self.pool {
             super::Pool::Lite(lite) => Ok(Tx::new(Conn::Lite(Lite::begin(lite).await?))),
@@ -420,7 +419,7 @@ impl Db {
     /// Runs a script of several statements outside a transaction.
     pub async fn execute_script(&self, sql: &str) -> Result<(), Error> {
         match &self.pool {
-            super::Pool::Lite(lite) => Lite::writer(lite).await?.execute_script(sql),
+            super::Pool::Lite(lite) => lite.execute_script(sql).await,
             super::Pool::Pg(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()).map_err(Error::Pg),
         }
     }
@@ -444,16 +443,43 @@ impl Db {
 pub struct Row<'r>(Inner<'r>);
 
 enum Inner<'r> {
-    Lite(&'r rusqlite::Row<'r>),
-    LiteOwned(&'r [String], &'r [LiteValue]),
+    Lite(&'r rusqlite::Row<'r>, &'r Columns),
+    LiteOwned(Columns, &'r [LiteValue]),
     Pg(&'r PgRow),
+}
+
+/// The column names of a SQLite result, read once per statement. A row is read by name
+/// mostly in `SELECT` order, so each lookup starts after the column the last one found:
+/// one comparison per read, not a scan of every name.
+pub(super) struct Columns {
+    names: Arc<[Box<str>]>,
+    next: Cell<usize>,
+}
+
+impl Columns {
+    pub(super) fn of(stmt: &rusqlite::Statement<'_>) -> Columns {
+        let names = (0..stmt.column_count()).map(|i| Box::from(stmt.column_name(i).unwrap_or_default())).collect();
+        Columns { names, next: Cell::new(0) }
+    }
+
+    fn shared(names: &Arc<[Box<str>]>) -> Columns {
+        Columns { names: Arc::clone(names), next: Cell::new(0) }
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        let count = self.names.len();
+        let start = self.next.get();
+        let found = (0..count).map(|k| (start + k) % count).find(|&i| self.names[i].eq_ignore_ascii_case(name))?;
+        self.next.set(found + 1);
+        Some(found)
+    }
 }
 
 /// A row kept beyond its statement (what `fetch_*` answer).
 pub struct OwnedRow(Owned);
 
 enum Owned {
-    Lite { names: Arc<[String]>, values: Vec<LiteValue> },
+    Lite { names: Arc<[Box<str>]>, values: Vec<LiteValue> },
     Pg(PgRow),
 }
 
@@ -461,7 +487,7 @@ impl OwnedRow {
     /// The row to read.
     pub fn row(&self) -> Row<'_> {
         Row(match &self.0 {
-            Owned::Lite { names, values } => Inner::LiteOwned(names, values),
+            Owned::Lite { names, values } => Inner::LiteOwned(Columns::shared(names), values),
             Owned::Pg(row) => Inner::Pg(row),
         })
     }
@@ -479,19 +505,27 @@ impl fmt::Debug for OwnedRow {
 }
 
 impl<'r> Row<'r> {
-    pub(super) fn lite(row: &'r rusqlite::Row<'r>) -> Row<'r> {
-        Row(Inner::Lite(row))
+    pub(super) fn lite(row: &'r rusqlite::Row<'r>, columns: &'r Columns) -> Row<'r> {
+        Row(Inner::Lite(row, columns))
     }
 
     /// The value of column `index` (its name or position) as a `T`.
     pub fn try_get<T: Decode, I: ColumnIndex>(&self, index: I) -> Result<T, Error> {
         let at = index.position(self)?;
         let decoded = match &self.0 {
-            Inner::Lite(row) => T::lite(row.get_ref(at).map_err(Error::Sqlite)?),
+            Inner::Lite(row, _) => T::lite(row.get_ref(at).map_err(Error::Sqlite)?),
             Inner::LiteOwned(_, values) => T::lite(ValueRef::from(&values[at])),
             Inner::Pg(row) => T::pg(row, at),
         };
         decoded.map_err(|message| Error::Decode { column: index.describe(), message })
+    }
+
+    /// The value of the column `name` as a `T`; `None` when the result has no such column.
+    pub fn maybe<T: Decode>(&self, name: &str) -> Result<Option<T>, Error> {
+        match self.position(name) {
+            Some(at) => self.try_get(at).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Whether the result has a column of this name.
@@ -501,26 +535,24 @@ impl<'r> Row<'r> {
 
     fn position(&self, name: &str) -> Option<usize> {
         match &self.0 {
-            Inner::Lite(row) => row.as_ref().column_index(name).ok(),
-            Inner::LiteOwned(names, _) => names.iter().position(|n| n.eq_ignore_ascii_case(name)),
-            Inner::Pg(row) => row.columns().iter().position(|c| c.name() == name),
+            Inner::Lite(_, columns) => columns.position(name),
+            Inner::LiteOwned(columns, _) => columns.position(name),
+            Inner::Pg(row) => sqlx::ColumnIndex::<PgRow>::index(&name, row).ok(),
         }
     }
 
     fn len(&self) -> usize {
         match &self.0 {
-            Inner::Lite(row) => row.as_ref().column_count(),
+            Inner::Lite(_, columns) => columns.names.len(),
             Inner::LiteOwned(_, values) => values.len(),
             Inner::Pg(row) => row.len(),
         }
     }
 
     /// A SQLite row copied out of its statement.
-    pub(super) fn to_owned_lite(row: &rusqlite::Row<'_>) -> OwnedRow {
-        let stmt = row.as_ref();
-        let names = (0..stmt.column_count()).map(|i| stmt.column_name(i).unwrap_or_default().to_string()).collect();
-        let values = (0..stmt.column_count()).map(|i| row.get_ref(i).map(owned).unwrap_or(LiteValue::Null)).collect();
-        OwnedRow(Owned::Lite { names, values })
+    pub(super) fn to_owned_lite(row: &rusqlite::Row<'_>, columns: &Columns) -> OwnedRow {
+        let values = (0..columns.names.len()).map(|i| row.get_ref(i).map(owned).unwrap_or(LiteValue::Null)).collect();
+        OwnedRow(Owned::Lite { names: Arc::clone(&columns.names), values })
     }
 }
 

@@ -52,7 +52,7 @@ pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
 pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
-use self::rows::{attach, Parts, find, from_row, replace_taxes, requested_taxes, stored_allocations, SELECT};
+use self::rows::{attach, Parts, find, from_row, replace_taxes, requested_taxes, stored_allocations};
 use self::series::{as_inputs, requested_allocations};
 use self::status::{check_open, refused_change};
 use super::common::{audit_write, body_id, invalid, page};
@@ -136,7 +136,7 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = B::list_spec().compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("{SELECT} {}", compiled.sql);
+    let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
     let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await.map_err(db_error)?;
     let mut page = page(
         data,

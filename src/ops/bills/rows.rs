@@ -2,8 +2,11 @@
 //! mapping, the apportionment and tax charges read alongside, and the stored tax
 //! charges and apportionment a write replaces or keeps.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
+use crate::storage::sql::Decode;
 use crate::storage::{sql, Conn, Row};
 
 use super::wire::{Billing, TaxCharge, TaxChargeInput};
@@ -68,64 +71,142 @@ pub static PAYABLES_IDS: ListSpec =
 pub static RECEIVABLES_IDS: ListSpec =
     ListSpec { table: "billings", filters: &[], sorts: &[("id", "billings.id")], default_sort: ("id", false), scope: Some("billings.kind = 'receivable'") };
 
-pub const SELECT: &str = "SELECT billings.id, billings.company_id, billings.description, billings.amount_cents, billings.interest_cents, \
-    billings.discount_cents, billings.ticket_cents, billings.due_date, billings.payment_date, billings.competence_date, \
-    billings.billing_type, billings.status, billings.recurrence_period, billings.person_id, people.name AS person_name, \
-    billings.category_id, categories.name AS category_name, billings.financial_account_id, billings.expected_account_id, \
-    billings.payment_method_kind, billings.document, billings.document_number, billings.document_date, \
-    billings.installment_number, billings.total_installments, \
-    CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT) AS parcels_cents, \
-    billings.group_id, billings.transaction_id, billings.notes, billings.created_at, billings.updated_at, \
-    billings.created_via, billings.updated_via, billings.created_by, billings.updated_by \
-    FROM billings LEFT JOIN people ON people.id = billings.person_id LEFT JOIN categories ON categories.id = billings.category_id";
+/// A bill's columns: the alias `from_row` reads, and its expression.
+const COLUMNS: &[(&str, &str)] = &[
+    ("id", "billings.id"),
+    ("company_id", "billings.company_id"),
+    ("description", "billings.description"),
+    ("amount_cents", "billings.amount_cents"),
+    ("interest_cents", "billings.interest_cents"),
+    ("discount_cents", "billings.discount_cents"),
+    ("ticket_cents", "billings.ticket_cents"),
+    ("due_date", "billings.due_date"),
+    ("payment_date", "billings.payment_date"),
+    ("competence_date", "billings.competence_date"),
+    ("billing_type", "billings.billing_type"),
+    ("status", "billings.status"),
+    ("recurrence_period", "billings.recurrence_period"),
+    ("person_id", "billings.person_id"),
+    ("person_name", "people.name"),
+    ("category_id", "billings.category_id"),
+    ("category_name", "categories.name"),
+    ("financial_account_id", "billings.financial_account_id"),
+    ("expected_account_id", "billings.expected_account_id"),
+    ("payment_method_kind", "billings.payment_method_kind"),
+    ("document", "billings.document"),
+    ("document_number", "billings.document_number"),
+    ("document_date", "billings.document_date"),
+    ("installment_number", "billings.installment_number"),
+    ("total_installments", "billings.total_installments"),
+    (
+        "parcels_cents",
+        "CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT)",
+    ),
+    ("group_id", "billings.group_id"),
+    ("transaction_id", "billings.transaction_id"),
+    ("notes", "billings.notes"),
+    ("created_at", "billings.created_at"),
+    ("updated_at", "billings.updated_at"),
+    ("created_via", "billings.created_via"),
+    ("updated_via", "billings.updated_via"),
+    ("created_by", "billings.created_by"),
+    ("updated_by", "billings.updated_by"),
+];
 
+/// The columns a wire field is read from (the apportionment and the tax charges are
+/// read apart, by [`attach`]).
+fn columns_of(field: &str) -> &[&str] {
+    match field {
+        "amount" => &["amount_cents"],
+        "interest_amount" => &["interest_cents"],
+        "discount_amount" => &["discount_cents"],
+        "ticket_amount" => &["ticket_cents"],
+        "nominal_amount" => &["amount_cents", "interest_cents", "discount_cents"],
+        "type" => &["billing_type"],
+        "parcels_amount" => &["parcels_cents"],
+        "classification_center_id" | "classification_center_name" | "classification_center_allocations" | "tax_charges" => &[],
+        other => COLUMNS.iter().find(|(alias, _)| *alias == other).map(|(alias, _)| std::slice::from_ref(alias)).unwrap_or(&[]),
+    }
+}
+
+/// `SELECT … FROM billings` with every column of a bill.
+pub static SELECT: LazyLock<String> = LazyLock::new(|| select(|_| true));
+
+/// `SELECT … FROM billings` with the columns `wanted` keeps, and the joins they need.
+fn select(wanted: impl Fn(&str) -> bool) -> String {
+    let columns: Vec<String> = COLUMNS.iter().filter(|(alias, _)| wanted(alias)).map(|(alias, expr)| format!("{expr} AS {alias}")).collect();
+    let mut sql = format!("SELECT {} FROM billings", columns.join(", "));
+    if wanted("person_name") {
+        sql.push_str(" LEFT JOIN people ON people.id = billings.person_id");
+    }
+    if wanted("category_name") {
+        sql.push_str(" LEFT JOIN categories ON categories.id = billings.category_id");
+    }
+    sql
+}
+
+/// The `SELECT` of a list page: with `fields`, only what those fields are read from,
+/// the id and the sort column (the cursor's); without, every column.
+pub fn select_for(request: &ListRequest, sort_column: &str) -> Cow<'static, str> {
+    let Some(fields) = &request.fields else { return Cow::Borrowed(SELECT.as_str()) };
+    let sort_alias = sort_column.rsplit('.').next().unwrap_or(sort_column);
+    Cow::Owned(select(|alias| alias == "id" || alias == sort_alias || fields.iter().any(|f| columns_of(f).contains(&alias))))
+}
+
+/// A bill from its row. A list read with `fields` selects only the columns those
+/// fields need; the rest of the record keeps its default and is never shown.
 pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
-    let amount = Cents(row.try_get("amount_cents")?);
-    let cents = |name: &str| row.try_get::<Option<i64>, _>(name).map(|c| c.map(Cents));
+    fn col<T: Decode + Default>(row: &Row<'_>, name: &str) -> Result<T, crate::storage::Error> {
+        Ok(row.maybe::<T>(name)?.unwrap_or_default())
+    }
+    let amount = Cents(col(row, "amount_cents")?);
+    let cents = |name: &str| col::<Option<i64>>(row, name).map(|c| c.map(Cents));
     let (interest, discount) = (cents("interest_cents")?, cents("discount_cents")?);
-    let status: String = row.try_get("status")?;
-    let status = BillStatus::parse(&status).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {status}")))?;
+    let status = match row.maybe::<String>("status")? {
+        Some(status) => BillStatus::parse(&status).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {status}")))?,
+        None => BillStatus::Pending,
+    };
     Ok(Billing {
-        id: row.try_get("id")?,
-        company_id: row.try_get("company_id")?,
-        description: row.try_get("description")?,
+        id: col(row, "id")?,
+        company_id: col(row, "company_id")?,
+        description: col(row, "description")?,
         amount,
         interest_amount: interest,
         discount_amount: discount,
         ticket_amount: cents("ticket_cents")?,
         nominal_amount: Cents::nominal(amount, interest, discount),
-        due_date: row.try_get("due_date")?,
-        payment_date: row.try_get("payment_date")?,
-        competence_date: row.try_get("competence_date")?,
-        billing_type: row.try_get("billing_type")?,
+        due_date: col(row, "due_date")?,
+        payment_date: col(row, "payment_date")?,
+        competence_date: col(row, "competence_date")?,
+        billing_type: col(row, "billing_type")?,
         status,
-        recurrence_period: row.try_get("recurrence_period")?,
-        person_id: row.try_get("person_id")?,
-        person_name: row.try_get("person_name")?,
-        category_id: row.try_get("category_id")?,
-        category_name: row.try_get("category_name")?,
+        recurrence_period: col(row, "recurrence_period")?,
+        person_id: col(row, "person_id")?,
+        person_name: col(row, "person_name")?,
+        category_id: col(row, "category_id")?,
+        category_name: col(row, "category_name")?,
         classification_center_id: None,
         classification_center_name: None,
         classification_center_allocations: Vec::new(),
-        financial_account_id: row.try_get("financial_account_id")?,
-        expected_account_id: row.try_get("expected_account_id")?,
-        payment_method_kind: row.try_get("payment_method_kind")?,
-        document: row.try_get("document")?,
-        document_number: row.try_get("document_number")?,
-        document_date: row.try_get("document_date")?,
-        installment_number: row.try_get("installment_number")?,
-        total_installments: row.try_get("total_installments")?,
+        financial_account_id: col(row, "financial_account_id")?,
+        expected_account_id: col(row, "expected_account_id")?,
+        payment_method_kind: col(row, "payment_method_kind")?,
+        document: col(row, "document")?,
+        document_number: col(row, "document_number")?,
+        document_date: col(row, "document_date")?,
+        installment_number: col(row, "installment_number")?,
+        total_installments: col(row, "total_installments")?,
         parcels_amount: cents("parcels_cents")?,
-        group_id: row.try_get("group_id")?,
-        transaction_id: row.try_get("transaction_id")?,
-        notes: row.try_get("notes")?,
+        group_id: col(row, "group_id")?,
+        transaction_id: col(row, "transaction_id")?,
+        notes: col(row, "notes")?,
         tax_charges: Vec::new(),
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
+        created_at: col(row, "created_at")?,
+        updated_at: col(row, "updated_at")?,
+        created_via: col(row, "created_via")?,
+        updated_via: col(row, "updated_via")?,
+        created_by: col(row, "created_by")?,
+        updated_by: col(row, "updated_by")?,
     })
 }
 
@@ -203,7 +284,7 @@ async fn tax_charges_of(conn: &mut Conn, ws: &Membership, ids: &[String]) -> Res
 /// otherwise).
 pub async fn find<B: BillKind>(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
     let id = path_id(id, B::NOUN)?;
-    let row = sql::query(format!("{SELECT} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3"))
+    let row = sql::query(format!("{} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3", *SELECT))
         .bind(&ws.workspace_id)
         .bind(B::KIND)
         .bind(&id)
