@@ -82,10 +82,11 @@ impl Bill for Receivable {
     const ACCOUNT: &'static str = "into";
 }
 
-/// Where a bill stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Where a bill stands (a new one is pending).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BillStatus {
+    #[default]
     Pending,
     Paid,
     Received,

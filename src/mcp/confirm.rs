@@ -202,7 +202,7 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
             None => Ok(tool_result(&ApiError::new(ErrorCode::Conflict, "This confirmation is still being carried out").envelope(), true)),
         };
     }
-    match (tool.handler)(call, &mut tx).await {
+    match (tool.handler)(call, &mut tx).await.and_then(super::tools::Answer::into_value) {
         Ok(value) => {
             let result = tool_result(&value, false);
             confirmations::store_outcome(&mut tx, nonce, &Value::Object(result.clone()).to_string()).await.map_err(fail)?;

@@ -29,7 +29,48 @@ pub struct ToolCall<'a> {
 
 /// Runs the operation. Write tools get the call's database transaction (committed by
 /// the caller together with the confirmation nonce, if any); read tools a connection.
-pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>>;
+pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>>;
+
+/// What a tool's handler answers: a JSON value, or JSON it wrote itself (a list page
+/// picked while serialising), which the result carries as it is.
+pub enum Answer {
+    Value(Value),
+    Json(String),
+}
+
+/// A handler whose operation answers a value.
+pub fn answer<'a>(value: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'a) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    Box::pin(async move { value.await.map(Answer::Value) })
+}
+
+impl From<Value> for Answer {
+    fn from(value: Value) -> Self {
+        Answer::Value(value)
+    }
+}
+
+impl Answer {
+    /// Serialised JSON (`serde_json` writes UTF-8).
+    pub fn json(bytes: Vec<u8>) -> Result<Answer, ApiError> {
+        String::from_utf8(bytes).map(Answer::Json).map_err(|_| ApiError::internal())
+    }
+
+    /// The answer as text.
+    pub fn into_json(self) -> String {
+        match self {
+            Answer::Value(value) => value.to_string(),
+            Answer::Json(json) => json,
+        }
+    }
+
+    /// The answer as a value.
+    pub fn into_value(self) -> Result<Value, ApiError> {
+        match self {
+            Answer::Value(value) => Ok(value),
+            Answer::Json(json) => serde_json::from_str(&json).map_err(|_| ApiError::internal()),
+        }
+    }
+}
 
 /// Describes, in the user's terms, what a destructive call is about to do (the
 /// confirmation message).
@@ -195,8 +236,8 @@ fn workspaces_output_schema() -> Value {
     })
 }
 
-fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let ctx = call.ctx.op_context().await?;
         let list = crate::ops::workspaces::list(&ctx)?;
         serde_json::to_value(list).map_err(|_| ApiError::internal())
@@ -304,7 +345,7 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<T
         return confirm::run_confirmed(&call, tool, params).await.map(ToolAnswer::Members);
     }
     match execute(&call, tool).await {
-        Ok(value) => Ok(ToolAnswer::Serialised(value.to_string())),
+        Ok(answer) => Ok(ToolAnswer::Serialised(answer.into_json())),
         Err(e) => outcome_result(Err(e)).map(ToolAnswer::Members),
     }
 }
@@ -357,7 +398,7 @@ async fn member_of(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
 
 /// Runs a tool that needs no confirmation: reads on a pooled connection, writes in one
 /// transaction.
-async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Value, ApiError> {
+async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiError> {
     let db = &call.ctx.state.db;
     if tool.annotations.read_only {
         let mut conn = db.acquire().await.map_err(crate::storage::db_error)?;

@@ -528,6 +528,15 @@ impl<'r> Row<'r> {
         }
     }
 
+    /// The names of the result's columns, in order.
+    pub fn columns(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match &self.0 {
+            Inner::Lite(_, columns) => Box::new(columns.names.iter().map(|n| &**n)),
+            Inner::LiteOwned(columns, _) => Box::new(columns.names.iter().map(|n| &**n)),
+            Inner::Pg(row) => Box::new(row.columns().iter().map(|c| c.name())),
+        }
+    }
+
     /// Whether the result has a column of this name.
     pub fn has(&self, name: &str) -> bool {
         self.position(name).is_some()

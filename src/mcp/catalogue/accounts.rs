@@ -1,7 +1,6 @@
 //! `finance_accounts_*`: the `/v1/financial-accounts` operations as tools, with the
 //! balance adjustment (destructive: it writes a ledger transaction).
 
-use serde_json::Value;
 use crate::storage::Conn;
 
 use super::records::{create_tool, delete_tool, get_tool, list_tool, peek, to_value, update_tool};
@@ -9,7 +8,7 @@ use super::{write_schema, Route, Scope, DESTRUCTIVE};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
 use crate::ops::accounts::{self, Accounts, AdjustBalance, BalanceAdjustment};
 use crate::ops::validate::{parse, schema_of};
 
@@ -56,8 +55,8 @@ match a bank statement. Asks the user to confirm.",
     },
 ];
 
-fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;
         to_value(&accounts::adjust_balance(&s.ctx, conn, s.ws, s.id(), input).await?)

@@ -11,7 +11,7 @@ use super::records::{delete_tool, get_tool, list_tool, to_value};
 use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
 use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::resource::{Deletable, Records};
@@ -177,8 +177,8 @@ fn text<'m>(arguments: &'m Map<String, Value>, name: &str) -> Option<&'m str> {
     arguments.get(name).and_then(Value::as_str)
 }
 
-fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let file_name = text(&s.args.body, "file_name").unwrap_or_default();
         let encoded = text(&s.args.body, "content_base64").unwrap_or_default();
@@ -207,8 +207,8 @@ fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Resul
     })
 }
 
-fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let a = attachments::get(&s.ctx, conn, s.ws, s.id()).await?;
         Ok(json!({
@@ -232,16 +232,16 @@ fn link_request(s: &Scope<'_>) -> Result<(String, LinkRequest), ApiError> {
     Ok((attachment_id, parse(Value::Object(body))?))
 }
 
-fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let (attachment_id, request) = link_request(&s)?;
         to_value(&attachments::link(&s.ctx, conn, s.ws, &attachment_id, request).await?)
     })
 }
 
-fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let (attachment_id, request) = link_request(&s)?;
         let answer = json!({ "unlinked": true, "attachment_id": attachment_id, "type": request.target_type.as_str(), "id": request.id });

@@ -11,7 +11,7 @@ use super::{aggregates_schema, id_schema, query_pairs, write_schema, Route, Scop
 use crate::domain::money::Cents;
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, Describe, Handler, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answer, BoxFuture, Describe, Handler, ToolCall, ToolSpec};
 use crate::ops::accounts::Accounts;
 use crate::ops::bills::declared::{Bills, Payables, Receivables};
 use crate::ops::bills::{self, check_transition, BillKind, Billing, Payable, Receivable, SettleRequest, Transition};
@@ -193,30 +193,30 @@ user to confirm.",
     ),
 ];
 
-fn aggregates<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn aggregates<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         bills::aggregates::<B>(&s.ctx, conn, s.ws, &query_pairs(&s.args.body)).await
     })
 }
 
-fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
         to_value(&bills::settle::<B>(&s.ctx, conn, s.ws, s.id(), input).await?)
     })
 }
 
-fn cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         to_value(&bills::cancel::<B>(&s.ctx, conn, s.ws, s.id()).await?)
     })
 }
 
-fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         to_value(&bills::reopen::<B>(&s.ctx, conn, s.ws, s.id()).await?)
     })

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::storage::Conn;
 
 use crate::error::ApiError;
-use crate::mcp::tools::{Annotations, ToolCall};
+use crate::mcp::tools::{Annotations, Answer, ToolCall};
 use crate::ops::idempotency;
 use crate::ops::list::{Kind, ListRequest, ListSpec};
 use crate::ops::OpContext;
@@ -306,20 +306,26 @@ pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiEr
     Ok(request)
 }
 
-/// A record as a tool answers it: with `fields`, only those fields (picked while
-/// serialising, [`pick`]), else whole.
-pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Result<Value, ApiError> {
-    match fields {
-        Some(fields) => pick::pick(record, fields),
-        None => serde_json::to_value(record),
-    }
-    .map_err(|_| ApiError::internal())
+/// A record as a tool answers it, serialised: with `fields`, only those fields (picked
+/// while writing, [`pick`]), else whole.
+pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Result<Answer, ApiError> {
+    let mut out = Vec::with_capacity(1024);
+    pick::write(&mut out, record, fields).map_err(|_| ApiError::internal())?;
+    Answer::json(out)
 }
 
-/// A `{data, meta}` page with `fields` applied to each row.
-pub fn project_page<T: serde::Serialize>(page: &crate::ops::Page<T>, fields: Option<&[String]>) -> Result<Value, ApiError> {
-    let Some(fields) = fields else { return serde_json::to_value(page).map_err(|_| ApiError::internal()) };
-    let data = page.data.iter().map(|row| project(row, Some(fields))).collect::<Result<Vec<_>, _>>()?;
-    let meta = serde_json::to_value(&page.meta).map_err(|_| ApiError::internal())?;
-    Ok(json!({ "data": data, "meta": meta }))
+/// A `{data, meta}` page, serialised, with `fields` applied to each row.
+pub fn project_page<T: serde::Serialize>(page: &crate::ops::Page<T>, fields: Option<&[String]>) -> Result<Answer, ApiError> {
+    let mut out = Vec::with_capacity(256 + page.data.len() * 512);
+    out.extend_from_slice(b"{\"data\":[");
+    for (i, row) in page.data.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        pick::write(&mut out, row, fields).map_err(|_| ApiError::internal())?;
+    }
+    out.extend_from_slice(b"],\"meta\":");
+    serde_json::to_writer(&mut out, &page.meta).map_err(|_| ApiError::internal())?;
+    out.push(b'}');
+    Answer::json(out)
 }

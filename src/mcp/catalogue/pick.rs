@@ -1,26 +1,34 @@
-//! `fields` applied while a record is serialised: only the chosen top-level fields are
-//! turned into JSON values. A payable has some forty fields, nested allocations and
-//! tax charges among them; an agent that asks for six should not pay for building the
-//! other thirty-four and throwing them away.
+//! `fields` applied while a record is serialised: only the chosen top-level members are
+//! written, straight into the answer's bytes. A payable has some forty fields, nested
+//! allocations and tax charges among them; an agent that asks for six should not pay
+//! for building the other thirty-four and throwing them away, nor for an intermediate
+//! JSON tree of the six.
 //!
-//! [`pick`] gives exactly what serialising the whole record and keeping the chosen
+//! [`write`] gives exactly what serialising the whole record and keeping the chosen
 //! members gives (a unit test compares both); a record that does not serialise as a
 //! struct or map is serialised whole and then projected.
 
-use serde::ser::{self, Impossible, Serialize};
-use serde_json::{Map, Value};
+use serde::ser::{self, Error as _, Impossible, Serialize};
+use serde_json::ser::{Compound, CompactFormatter};
+use serde_json::Value;
 
-/// `record` as a JSON object holding only the members named in `fields`.
-pub fn pick<T: Serialize>(record: &T, fields: &[String]) -> Result<Value, serde_json::Error> {
-    match record.serialize(Picker { fields }) {
-        Ok(value) => Ok(value),
-        Err(Unsupported) => {
-            let whole = serde_json::to_value(record)?;
-            Ok(match whole {
+type Json<'w> = serde_json::Serializer<&'w mut Vec<u8>>;
+
+/// Writes `record` as JSON into `out`: whole, or with `fields` only the members they
+/// name.
+pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Option<&[String]>) -> Result<(), serde_json::Error> {
+    let Some(fields) = fields else { return serde_json::to_writer(&mut *out, record) };
+    let start = out.len();
+    match record.serialize(Picker { json: &mut serde_json::Serializer::new(&mut *out), fields }) {
+        Err(e) if e.to_string() == UNSUPPORTED => {
+            out.truncate(start);
+            let projected = match serde_json::to_value(record)? {
                 Value::Object(map) => Value::Object(map.into_iter().filter(|(k, _)| wanted(fields, k)).collect()),
                 other => other,
-            })
+            };
+            serde_json::to_writer(&mut *out, &projected)
         }
+        done => done,
     }
 }
 
@@ -28,145 +36,133 @@ fn wanted(fields: &[String], key: &str) -> bool {
     fields.iter().any(|f| f == key)
 }
 
-/// Anything but a struct or a map, or a member that failed to serialise: [`pick`] then
-/// serialises the record whole (and reports a real error from there).
-#[derive(Debug)]
-struct Unsupported;
+/// What a [`Picker`] answers for anything but a struct or a map: [`write`] then
+/// serialises the record whole.
+const UNSUPPORTED: &str = "not a struct or map";
 
-impl std::fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("not a struct or map")
-    }
+fn unsupported() -> serde_json::Error {
+    serde_json::Error::custom(UNSUPPORTED)
 }
 
-impl std::error::Error for Unsupported {}
-
-impl ser::Error for Unsupported {
-    fn custom<M: std::fmt::Display>(_: M) -> Self {
-        Unsupported
-    }
-}
-
-struct Picker<'a> {
+struct Picker<'a, 'w> {
+    json: &'a mut Json<'w>,
     fields: &'a [String],
 }
 
-/// The chosen members collected so far (`pending`: a map key waiting for its value).
-struct Picked<'a> {
+/// A struct being written: its chosen members go through, the others are skipped.
+struct PickedStruct<'a, 'w> {
+    inner: Compound<'a, &'w mut Vec<u8>, CompactFormatter>,
     fields: &'a [String],
-    members: Map<String, Value>,
-    pending: Option<String>,
 }
 
-impl<'a> Picked<'a> {
-    fn new(fields: &'a [String]) -> Self {
-        Picked { fields, members: Map::new(), pending: None }
-    }
+impl ser::SerializeStruct for PickedStruct<'_, '_> {
+    type Ok = ();
+    type Error = serde_json::Error;
 
-    fn member<V: Serialize + ?Sized>(&mut self, key: &str, value: &V) -> Result<(), Unsupported> {
+    fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), serde_json::Error> {
         if wanted(self.fields, key) {
-            self.members.insert(key.to_string(), serde_json::to_value(value).map_err(|_| Unsupported)?);
+            ser::SerializeStruct::serialize_field(&mut self.inner, key, value)?;
         }
         Ok(())
     }
-}
 
-impl ser::SerializeStruct for Picked<'_> {
-    type Ok = Value;
-    type Error = Unsupported;
-
-    fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), Unsupported> {
-        self.member(key, value)
-    }
-
-    fn end(self) -> Result<Value, Unsupported> {
-        Ok(Value::Object(self.members))
+    fn end(self) -> Result<(), serde_json::Error> {
+        ser::SerializeStruct::end(self.inner)
     }
 }
 
-impl ser::SerializeMap for Picked<'_> {
-    type Ok = Value;
-    type Error = Unsupported;
+/// A map being written (a struct with flattened members): its keys are read as text
+/// to choose.
+struct PickedMap<'a, 'w> {
+    inner: Compound<'a, &'w mut Vec<u8>, CompactFormatter>,
+    fields: &'a [String],
+    keep: bool,
+}
 
-    fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), Unsupported> {
-        match serde_json::to_value(key) {
-            Ok(Value::String(key)) => {
-                self.pending = Some(key);
-                Ok(())
-            }
-            _ => Err(Unsupported),
+impl ser::SerializeMap for PickedMap<'_, '_> {
+    type Ok = ();
+    type Error = serde_json::Error;
+
+    fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), serde_json::Error> {
+        let Value::String(key) = serde_json::to_value(key)? else { return Err(unsupported()) };
+        self.keep = wanted(self.fields, &key);
+        if self.keep {
+            ser::SerializeMap::serialize_key(&mut self.inner, &key)?;
         }
+        Ok(())
     }
 
-    fn serialize_value<V: Serialize + ?Sized>(&mut self, value: &V) -> Result<(), Unsupported> {
-        let key = self.pending.take().ok_or(Unsupported)?;
-        self.member(&key, value)
+    fn serialize_value<V: Serialize + ?Sized>(&mut self, value: &V) -> Result<(), serde_json::Error> {
+        if self.keep {
+            ser::SerializeMap::serialize_value(&mut self.inner, value)?;
+        }
+        Ok(())
     }
 
-    fn end(self) -> Result<Value, Unsupported> {
-        Ok(Value::Object(self.members))
+    fn end(self) -> Result<(), serde_json::Error> {
+        ser::SerializeMap::end(self.inner)
     }
 }
 
 macro_rules! unsupported {
     ($($name:ident: $t:ty),* $(,)?) => {
-        $(fn $name(self, _: $t) -> Result<Value, Unsupported> { Err(Unsupported) })*
+        $(fn $name(self, _: $t) -> Result<(), serde_json::Error> { Err(unsupported()) })*
     };
 }
 
-impl<'a> ser::Serializer for Picker<'a> {
-    type Ok = Value;
-    type Error = Unsupported;
-    type SerializeSeq = Impossible<Value, Unsupported>;
-    type SerializeTuple = Impossible<Value, Unsupported>;
-    type SerializeTupleStruct = Impossible<Value, Unsupported>;
-    type SerializeTupleVariant = Impossible<Value, Unsupported>;
-    type SerializeMap = Picked<'a>;
-    type SerializeStruct = Picked<'a>;
-    type SerializeStructVariant = Impossible<Value, Unsupported>;
+impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
+    type Ok = ();
+    type Error = serde_json::Error;
+    type SerializeSeq = Impossible<(), serde_json::Error>;
+    type SerializeTuple = Impossible<(), serde_json::Error>;
+    type SerializeTupleStruct = Impossible<(), serde_json::Error>;
+    type SerializeTupleVariant = Impossible<(), serde_json::Error>;
+    type SerializeMap = PickedMap<'a, 'w>;
+    type SerializeStruct = PickedStruct<'a, 'w>;
+    type SerializeStructVariant = Impossible<(), serde_json::Error>;
 
     unsupported!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
         serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_f32: f32, serialize_f64: f64,
         serialize_char: char, serialize_str: &str, serialize_bytes: &[u8], serialize_unit_struct: &'static str);
 
-    fn serialize_none(self) -> Result<Value, Unsupported> {
-        Err(Unsupported)
+    fn serialize_none(self) -> Result<(), serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_some<V: Serialize + ?Sized>(self, value: &V) -> Result<Value, Unsupported> {
+    fn serialize_some<V: Serialize + ?Sized>(self, value: &V) -> Result<(), serde_json::Error> {
         value.serialize(self)
     }
-    fn serialize_unit(self) -> Result<Value, Unsupported> {
-        Err(Unsupported)
+    fn serialize_unit(self) -> Result<(), serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<Value, Unsupported> {
-        Err(Unsupported)
+    fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<Value, Unsupported> {
+    fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<(), serde_json::Error> {
         value.serialize(self)
     }
-    fn serialize_newtype_variant<V: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &V) -> Result<Value, Unsupported> {
-        Err(Unsupported)
+    fn serialize_newtype_variant<V: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &V) -> Result<(), serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Unsupported> {
-        Err(Unsupported)
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Unsupported> {
-        Err(Unsupported)
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, Unsupported> {
-        Err(Unsupported)
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, Unsupported> {
-        Err(Unsupported)
+    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
+        Err(unsupported())
     }
-    fn serialize_map(self, _: Option<usize>) -> Result<Picked<'a>, Unsupported> {
-        Ok(Picked::new(self.fields))
+    fn serialize_map(self, _: Option<usize>) -> Result<PickedMap<'a, 'w>, serde_json::Error> {
+        Ok(PickedMap { inner: ser::Serializer::serialize_map(self.json, None)?, fields: self.fields, keep: false })
     }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Picked<'a>, Unsupported> {
-        Ok(Picked::new(self.fields))
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<PickedStruct<'a, 'w>, serde_json::Error> {
+        Ok(PickedStruct { inner: ser::Serializer::serialize_struct(self.json, name, len)?, fields: self.fields })
     }
-    fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, Unsupported> {
-        Err(Unsupported)
+    fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
+        Err(unsupported())
     }
 }
 
@@ -198,6 +194,14 @@ mod tests {
         amount: i64,
     }
 
+    fn pick<T: Serialize>(record: &T, fields: &[String]) -> Value {
+        let mut out = b"[".to_vec();
+        write(&mut out, record, Some(fields)).unwrap();
+        out.push(b']');
+        // Written into a larger answer, then read back.
+        serde_json::from_slice::<Vec<Value>>(&out).unwrap().remove(0)
+    }
+
     fn projected<T: Serialize>(record: &T, fields: &[String]) -> Value {
         match serde_json::to_value(record).unwrap() {
             Value::Object(map) => Value::Object(map.into_iter().filter(|(k, _)| fields.contains(k)).collect()),
@@ -205,19 +209,21 @@ mod tests {
         }
     }
 
-    /// Picking while serialising gives what projecting the whole record gives: plain
+    /// Picking while writing gives what projecting the whole record gives: plain
     /// structs, flattened members (serialised as a map), skipped and nested members,
-    /// unknown names, and values that are not records.
+    /// unknown names, and values that are not records (written whole, after whatever
+    /// the answer held before).
     #[test]
     fn picking_is_projecting_the_whole_record() {
         let record = Record { id: "r1".into(), amount: "10.00".into(), note: None, nested: vec![Inner { a: 1, b: None }], extra: Inner { a: 2, b: Some("x".into()) } };
         let plain = Plain { id: "p1".into(), amount: 7 };
         for fields in [vec![], vec!["id"], vec!["id", "nested", "note"], vec!["a", "b", "amount"], vec!["nope"]] {
             let fields: Vec<String> = fields.into_iter().map(String::from).collect();
-            assert_eq!(pick(&record, &fields).unwrap(), projected(&record, &fields), "{fields:?}");
-            assert_eq!(pick(&plain, &fields).unwrap(), projected(&plain, &fields), "{fields:?}");
-            assert_eq!(pick(&json!([1, 2]), &fields).unwrap(), json!([1, 2]));
-            assert_eq!(pick(&json!({"id": 1, "x": 2}), &fields).unwrap(), projected(&json!({"id": 1, "x": 2}), &fields));
+            assert_eq!(pick(&record, &fields), projected(&record, &fields), "{fields:?}");
+            assert_eq!(pick(&plain, &fields), projected(&plain, &fields), "{fields:?}");
+            assert_eq!(pick(&json!([1, 2]), &fields), json!([1, 2]));
+            assert_eq!(pick(&json!({"id": 1, "x": 2}), &fields), projected(&json!({"id": 1, "x": 2}), &fields));
+            assert_eq!(pick(&Some(&plain), &fields), projected(&plain, &fields), "{fields:?}");
         }
     }
 }

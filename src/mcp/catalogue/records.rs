@@ -12,7 +12,7 @@ use crate::storage::Conn;
 use super::{get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{Annotations, BoxFuture, Handler, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answer, Annotations, BoxFuture, Handler, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
 use crate::ops::resource::{Deletable, Records, Writable};
 use crate::ops::validate::{parse, schema_of};
@@ -74,7 +74,7 @@ fn update_input<R: Writable>() -> Value {
     write_schema(schema_of::<R::Update>(), true, false)
 }
 
-fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let page = R::list(&s.ctx, conn, s.ws, &list_request(&call.arguments)?).await?;
@@ -82,7 +82,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture
     })
 }
 
-fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let record = R::get(&s.ctx, conn, s.ws, s.id()).await?;
@@ -90,24 +90,24 @@ fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<
     })
 }
 
-fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let input: R::Create = parse(s.body())?;
         s.once(conn, R::COLLECTION, async |conn| R::create(&s.ctx, conn, s.ws, input).await).await
     })
 }
 
-fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let input: R::Update = parse(s.body())?;
         to_value(&R::update(&s.ctx, conn, s.ws, s.id(), input).await?)
     })
 }
 
-fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         R::delete(&s.ctx, conn, s.ws, s.id()).await?;
         Ok(json!({ "deleted": true, "id": s.id() }))

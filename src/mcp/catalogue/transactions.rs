@@ -1,14 +1,13 @@
 //! `finance_transactions_*` and `finance_transfers_*`: the `/v1/financial-transactions`
 //! and `/v1/transfers` operations as tools.
 
-use serde_json::Value;
 use crate::storage::Conn;
 
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, to_value, update_tool};
 use super::{aggregates_schema, get_schema, project, projected, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
 use crate::ops::accounts::Accounts;
 use crate::ops::transactions::{self, Aggregates, Transfer, TransferCreate};
 use crate::ops::transactions::declared::Transactions;
@@ -81,14 +80,14 @@ confirm.",
     },
 ];
 
-fn aggregates<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn aggregates<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         to_value(&transactions::aggregates(&s.ctx, conn, s.ws, &query_pairs(&s.args.body)).await?)
     })
 }
 
-fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let transfer = transactions::get_transfer(&s.ctx, conn, s.ws, s.id()).await?;
@@ -96,8 +95,8 @@ fn transfer_get<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a,
     })
 }
 
-fn transfer_create<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Value, ApiError>> {
-    Box::pin(async move {
+fn transfer_create<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    answer(async move {
         let s = Scope::of(call).await?;
         let input: TransferCreate = parse(s.body())?;
         s.once(conn, "/v1/transfers", async |conn| transactions::create_transfer(&s.ctx, conn, s.ws, input).await).await

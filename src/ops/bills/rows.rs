@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use crate::storage::sql::Decode;
 use crate::storage::{sql, Conn, Row};
 
 use super::wire::{Billing, TaxCharge, TaxChargeInput};
@@ -153,61 +152,56 @@ pub fn select_for(request: &ListRequest, sort_column: &str) -> Cow<'static, str>
     Cow::Owned(select(|alias| alias == "id" || alias == sort_alias || fields.iter().any(|f| columns_of(f).contains(&alias))))
 }
 
-/// A bill from its row. A list read with `fields` selects only the columns those
-/// fields need; the rest of the record keeps its default and is never shown.
+/// A bill from its row, read in one pass over the columns the statement selected. A
+/// list read with `fields` selects only the columns those fields need; the rest of the
+/// record keeps its default and is never shown.
 pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
-    fn col<T: Decode + Default>(row: &Row<'_>, name: &str) -> Result<T, crate::storage::Error> {
-        Ok(row.maybe::<T>(name)?.unwrap_or_default())
+    let mut b = Billing::default();
+    for (at, column) in row.columns().enumerate() {
+        match column {
+            "id" => b.id = row.try_get(at)?,
+            "company_id" => b.company_id = row.try_get(at)?,
+            "description" => b.description = row.try_get(at)?,
+            "amount_cents" => b.amount = Cents(row.try_get(at)?),
+            "interest_cents" => b.interest_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
+            "discount_cents" => b.discount_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
+            "ticket_cents" => b.ticket_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
+            "due_date" => b.due_date = row.try_get(at)?,
+            "payment_date" => b.payment_date = row.try_get(at)?,
+            "competence_date" => b.competence_date = row.try_get(at)?,
+            "billing_type" => b.billing_type = row.try_get(at)?,
+            "status" => {
+                let status: String = row.try_get(at)?;
+                b.status = BillStatus::parse(&status).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {status}")))?;
+            }
+            "recurrence_period" => b.recurrence_period = row.try_get(at)?,
+            "person_id" => b.person_id = row.try_get(at)?,
+            "person_name" => b.person_name = row.try_get(at)?,
+            "category_id" => b.category_id = row.try_get(at)?,
+            "category_name" => b.category_name = row.try_get(at)?,
+            "financial_account_id" => b.financial_account_id = row.try_get(at)?,
+            "expected_account_id" => b.expected_account_id = row.try_get(at)?,
+            "payment_method_kind" => b.payment_method_kind = row.try_get(at)?,
+            "document" => b.document = row.try_get(at)?,
+            "document_number" => b.document_number = row.try_get(at)?,
+            "document_date" => b.document_date = row.try_get(at)?,
+            "installment_number" => b.installment_number = row.try_get(at)?,
+            "total_installments" => b.total_installments = row.try_get(at)?,
+            "parcels_cents" => b.parcels_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
+            "group_id" => b.group_id = row.try_get(at)?,
+            "transaction_id" => b.transaction_id = row.try_get(at)?,
+            "notes" => b.notes = row.try_get(at)?,
+            "created_at" => b.created_at = row.try_get(at)?,
+            "updated_at" => b.updated_at = row.try_get(at)?,
+            "created_via" => b.created_via = row.try_get(at)?,
+            "updated_via" => b.updated_via = row.try_get(at)?,
+            "created_by" => b.created_by = row.try_get(at)?,
+            "updated_by" => b.updated_by = row.try_get(at)?,
+            other => return Err(crate::storage::Error::Corrupt(format!("unexpected bill column {other}"))),
+        }
     }
-    let amount = Cents(col(row, "amount_cents")?);
-    let cents = |name: &str| col::<Option<i64>>(row, name).map(|c| c.map(Cents));
-    let (interest, discount) = (cents("interest_cents")?, cents("discount_cents")?);
-    let status = match row.maybe::<String>("status")? {
-        Some(status) => BillStatus::parse(&status).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {status}")))?,
-        None => BillStatus::Pending,
-    };
-    Ok(Billing {
-        id: col(row, "id")?,
-        company_id: col(row, "company_id")?,
-        description: col(row, "description")?,
-        amount,
-        interest_amount: interest,
-        discount_amount: discount,
-        ticket_amount: cents("ticket_cents")?,
-        nominal_amount: Cents::nominal(amount, interest, discount),
-        due_date: col(row, "due_date")?,
-        payment_date: col(row, "payment_date")?,
-        competence_date: col(row, "competence_date")?,
-        billing_type: col(row, "billing_type")?,
-        status,
-        recurrence_period: col(row, "recurrence_period")?,
-        person_id: col(row, "person_id")?,
-        person_name: col(row, "person_name")?,
-        category_id: col(row, "category_id")?,
-        category_name: col(row, "category_name")?,
-        classification_center_id: None,
-        classification_center_name: None,
-        classification_center_allocations: Vec::new(),
-        financial_account_id: col(row, "financial_account_id")?,
-        expected_account_id: col(row, "expected_account_id")?,
-        payment_method_kind: col(row, "payment_method_kind")?,
-        document: col(row, "document")?,
-        document_number: col(row, "document_number")?,
-        document_date: col(row, "document_date")?,
-        installment_number: col(row, "installment_number")?,
-        total_installments: col(row, "total_installments")?,
-        parcels_amount: cents("parcels_cents")?,
-        group_id: col(row, "group_id")?,
-        transaction_id: col(row, "transaction_id")?,
-        notes: col(row, "notes")?,
-        tax_charges: Vec::new(),
-        created_at: col(row, "created_at")?,
-        updated_at: col(row, "updated_at")?,
-        created_via: col(row, "created_via")?,
-        updated_via: col(row, "updated_via")?,
-        created_by: col(row, "created_by")?,
-        updated_by: col(row, "updated_by")?,
-    })
+    b.nominal_amount = Cents::nominal(b.amount, b.interest_amount, b.discount_amount);
+    Ok(b)
 }
 
 /// Fills the apportionment and the tax charges of a page of records: one query each.

@@ -191,7 +191,7 @@ pub struct SettleRequest {
 pub struct EmptyRequest {}
 
 /// A payable or receivable as `/v1` returns it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Billing {
     pub id: String,
     pub company_id: String,
