@@ -62,17 +62,10 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
-/// Verifies the bearer token of a request made at `surface`, revocation included.
-pub async fn authenticate(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
-    let identity = verify(state, headers, surface).await?;
-    check_revocation(state, &identity).await?;
-    Ok(identity)
-}
-
 /// Verifies the token itself — signature, algorithm, audience, issuer, expiry — without
 /// the database. A caller that uses this alone must still refuse a revoked token, with
-/// [`check_revocation`] or in one statement with other work (the MCP pipeline folds it
-/// into the rate-limit count).
+/// [`check_revocation`] or in one statement with other work (both doors fold it into
+/// the rate-limit count).
 pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
     let token = match headers.get(http::header::AUTHORIZATION) {
         None => return Err(AuthFailure::Missing),

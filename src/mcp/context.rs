@@ -27,8 +27,10 @@ pub struct McpContext<'a> {
 }
 
 impl<'a> McpContext<'a> {
-    pub fn new(state: &'a AppState, identity: &'a Identity, era: &'a Era, default_workspace: Option<String>, view: View) -> Self {
-        McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new() }
+    /// The context of a request; `memberships`, when the caller's were read already
+    /// (with the rate-limit count), are not read again.
+    pub fn new(state: &'a AppState, identity: &'a Identity, era: &'a Era, default_workspace: Option<String>, view: View, memberships: Option<Vec<Membership>>) -> Self {
+        McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new_with(memberships) }
     }
 
     /// The caller's memberships, read from the database at most once per request.

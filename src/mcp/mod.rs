@@ -25,6 +25,7 @@ use crate::auth::{Identity, WorkspaceHint};
 use crate::error::ApiError;
 use crate::protocol::era::Era;
 use crate::protocol::rpc::{Request, RpcError};
+use crate::storage::identity::Membership;
 pub use context::McpContext;
 use view::View;
 
@@ -86,6 +87,12 @@ impl Method {
         offered.then_some(method)
     }
 
+    /// Whether a request of this method reads the caller's memberships (what it may
+    /// see or do depends on them): they are then read with its rate-limit count.
+    pub fn reads_memberships(name: &str) -> bool {
+        name.starts_with("tools/") || name.starts_with("resources/") || name.starts_with("prompts/") || name == "completion/complete"
+    }
+
     /// 2026 results of these carry `ttlMs` and `cacheScope`.
     pub fn is_cacheable(self) -> bool {
         matches!(
@@ -123,12 +130,13 @@ pub async fn dispatch(
     request: &Request,
     hint: WorkspaceHint,
     view: Result<View, RpcError>,
+    memberships: Option<Vec<Membership>>,
 ) -> Result<Dispatched, RpcError> {
     let not_found_status = if era.is_modern() { StatusCode::NOT_FOUND } else { StatusCode::OK };
     let method = Method::lookup(&request.method, era)
         .ok_or_else(|| RpcError::method_not_found(&request.method, not_found_status))?;
     let default_workspace = hint.resolve().map_err(|e| RpcError::bad_params(e.message))?;
-    let ctx = McpContext::new(state, identity, era, default_workspace, view?);
+    let ctx = McpContext::new(state, identity, era, default_workspace, view?, memberships);
     let params = &request.params;
     let result: Map<String, Value> = match method {
         Method::Discover => lifecycle::discover(),

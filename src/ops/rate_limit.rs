@@ -3,6 +3,7 @@
 
 use super::Services;
 use crate::auth::Identity;
+use crate::storage::identity::Membership;
 use crate::error::{ApiError, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +33,8 @@ pub struct RateStatus {
 /// The outcome of counting a request.
 #[derive(Debug)]
 pub enum Counted {
-    /// Within budget.
-    Allowed(RateStatus),
+    /// Within budget; the caller's memberships when they were asked for.
+    Allowed(RateStatus, Option<Vec<Membership>>),
     /// Over budget: `rate_limited` with the status for the headers.
     Limited(ApiError, RateStatus),
     /// The token is revoked (only from [`count_unless_revoked`]); nothing was counted.
@@ -63,30 +64,24 @@ fn judge(limit: i64, reset: i64, hits: i64, budget: Budget) -> Result<RateStatus
     Ok(status)
 }
 
-/// Counts one request. `Err` is `rate_limited` (with the status for the headers) or a
-/// dependency failure.
-pub async fn check(state: Services<'_>, user_id: &str, budget: Budget) -> Result<RateStatus, (ApiError, Option<RateStatus>)> {
-    let (limit, window_start, reset) = window(state, budget);
-    let hits = crate::storage::rate_limit::hit(state.db, user_id, budget.as_str(), window_start)
-        .await
-        .map_err(|e| (crate::storage::db_error(e), None))?;
-    judge(limit, reset, hits, budget).map_err(|(err, status)| (err, Some(status)))
-}
-
 /// Counts one request of a verified token and checks its revocation in the same
-/// statement (one database round trip on the hot path). A token without `jti` cannot be
-/// revoked and is simply counted.
-pub async fn count_unless_revoked(state: Services<'_>, identity: &Identity, budget: Budget) -> Result<Counted, ApiError> {
+/// statement (one database round trip on the hot path); with `memberships`, reads the
+/// caller's memberships in that round trip too, for a request that will need them. A
+/// token without `jti` cannot be revoked and is simply counted.
+pub async fn count_unless_revoked(state: Services<'_>, identity: &Identity, budget: Budget, memberships: bool) -> Result<Counted, ApiError> {
+    use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships};
     let (limit, window_start, reset) = window(state, budget);
-    let hits = match &identity.jti {
-        Some(jti) => crate::storage::rate_limit::hit_unless_revoked(state.db, &identity.user_id, budget.as_str(), window_start, jti).await,
-        None => crate::storage::rate_limit::hit(state.db, &identity.user_id, budget.as_str(), window_start).await.map(Some),
+    let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
+    let counted = if memberships {
+        hit_with_memberships(state.db, user, bucket, window_start, jti).await.map(|hit| hit.map(|(hits, m)| (hits, Some(m))))
+    } else {
+        hit_unless_revoked(state.db, user, bucket, window_start, jti).await.map(|hit| hit.map(|hits| (hits, None)))
     }
     .map_err(crate::storage::db_error)?;
-    Ok(match hits {
+    Ok(match counted {
         None => Counted::Revoked,
-        Some(hits) => match judge(limit, reset, hits, budget) {
-            Ok(status) => Counted::Allowed(status),
+        Some((hits, memberships)) => match judge(limit, reset, hits, budget) {
+            Ok(status) => Counted::Allowed(status, memberships),
             Err((err, status)) => Counted::Limited(err, status),
         },
     })

@@ -1,7 +1,7 @@
 //! Identity queries: who belongs to which workspace with which role, and which token
 //! ids are revoked.
 
-use crate::storage::sql;
+use crate::storage::{sql, Row};
 
 use super::Db;
 use crate::domain::roles::Role;
@@ -13,26 +13,25 @@ pub struct Membership {
     pub role: Role,
 }
 
+/// The user's memberships (`$1`), in a stable order (workspace name, then id): the
+/// workspace id, name and role, at columns 0–2 (or from `at` on).
+pub(super) const MEMBERSHIPS: &str = "SELECT w.id AS workspace_id, w.name AS workspace_name, m.role FROM memberships m
+       JOIN workspaces w ON w.id = m.workspace_id
+      WHERE m.user_id = $1
+      ORDER BY w.name, w.id";
+
+/// A membership read from the columns `at`, `at + 1` and `at + 2`; `None` for a role
+/// this version does not know (the CHECK constraint rules that out) or no membership
+/// (a left join that found none).
+pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>, crate::storage::Error> {
+    let Some(role) = row.try_get::<Option<String>, _>(at + 2)?.as_deref().and_then(Role::parse) else { return Ok(None) };
+    Ok(Some(Membership { workspace_id: row.try_get(at)?, workspace_name: row.try_get(at + 1)?, role }))
+}
+
 /// The user's memberships, in a stable order (workspace name, then id).
 pub async fn memberships(db: &Db, user_id: &str) -> Result<Vec<Membership>, crate::storage::Error> {
-    let rows = sql::query(
-        "SELECT w.id, w.name, m.role FROM memberships m
-           JOIN workspaces w ON w.id = m.workspace_id
-          WHERE m.user_id = $1
-          ORDER BY w.name, w.id",
-    )
-    .bind(user_id)
-    .fetch_all(db)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let role: String = row.try_get(2)?;
-        // The CHECK constraint guarantees a known role; skip anything else defensively.
-        if let Some(role) = Role::parse(&role) {
-            out.push(Membership { workspace_id: row.try_get(0)?, workspace_name: row.try_get(1)?, role });
-        }
-    }
-    Ok(out)
+    let rows = sql::query(MEMBERSHIPS).bind(user_id).map_all(db, |row| membership(row, 0)).await?;
+    Ok(rows.into_iter().flatten().collect())
 }
 
 pub async fn is_revoked(db: &Db, jti: &str) -> Result<bool, crate::storage::Error> {

@@ -3,42 +3,70 @@
 
 use crate::storage::sql;
 
-use super::Db;
+use super::identity::{self, Membership};
+use super::{Backend, Db};
 
-/// Counts one hit for `user_id` in `bucket` (`read`/`write`) in the window starting at
-/// `window_start`, returning the hits so far including this one.
-pub async fn hit(db: &Db, user_id: &str, bucket: &str, window_start: i64) -> Result<i64, crate::storage::Error> {
-    let row = sql::query(
-        "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits) VALUES ($1, $2, $3, 1)
-         ON CONFLICT (user_id, bucket, window_start)
-         DO UPDATE SET hits = rate_limit_counters.hits + 1
-         RETURNING hits",
-    )
-    .bind(user_id)
-    .bind(bucket)
-    .bind(window_start)
-    .fetch_one(db)
-    .await?;
-    row.try_get(0)
+/// One hit for user `$1` in bucket `$2` (`read`/`write`) in the window starting at
+/// `$3`, returning the hits so far including this one — unless the token `$4` is on the
+/// deny list: then nothing is counted and no row returned. (`$4` is NULL for a token
+/// without an id, which cannot be revoked.)
+const HIT_UNLESS_REVOKED: &str = "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
+     SELECT $1, $2, $3, 1 WHERE NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $4)
+     ON CONFLICT (user_id, bucket, window_start)
+     DO UPDATE SET hits = rate_limit_counters.hits + 1
+     RETURNING hits";
+
+/// Counts one hit of a token that is not revoked, in one statement: `None` when `jti`
+/// is on the deny list (nothing is counted then).
+pub async fn hit_unless_revoked(db: &Db, user_id: &str, bucket: &str, window_start: i64, jti: Option<&str>) -> Result<Option<i64>, crate::storage::Error> {
+    sql::query(HIT_UNLESS_REVOKED).bind(user_id).bind(bucket).bind(window_start).bind(jti).map_optional(db, |r| r.try_get(0)).await
 }
 
-/// As [`hit`], but only for a token that is not revoked, in one statement: `None`
-/// when `jti` is on the deny list (nothing is counted then).
-pub async fn hit_unless_revoked(db: &Db, user_id: &str, bucket: &str, window_start: i64, jti: &str) -> Result<Option<i64>, crate::storage::Error> {
-    let row = sql::query(
-        "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
-         SELECT $1, $2, $3, 1 WHERE NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $4)
-         ON CONFLICT (user_id, bucket, window_start)
-         DO UPDATE SET hits = rate_limit_counters.hits + 1
-         RETURNING hits",
-    )
-    .bind(user_id)
-    .bind(bucket)
-    .bind(window_start)
-    .bind(jti)
-    .fetch_optional(db)
-    .await?;
-    row.map(|r| r.try_get(0)).transpose()
+/// As [`hit_unless_revoked`], and the caller's memberships read with it: on PostgreSQL
+/// in the same statement (one round trip), on SQLite in the same transaction.
+pub async fn hit_with_memberships(
+    db: &Db,
+    user_id: &str,
+    bucket: &str,
+    window_start: i64,
+    jti: Option<&str>,
+) -> Result<Option<(i64, Vec<Membership>)>, crate::storage::Error> {
+    match db.backend {
+        Backend::Postgres => {
+            let sql = format!(
+                "WITH hit AS ({HIT_UNLESS_REVOKED})
+                 SELECT hit.hits, mine.workspace_id, mine.workspace_name, mine.role
+                   FROM hit LEFT JOIN ({}) mine ON TRUE
+                  ORDER BY mine.workspace_name, mine.workspace_id",
+                identity::MEMBERSHIPS.replace("ORDER BY w.name, w.id", "")
+            );
+            let rows = sql::query(sql)
+                .bind(user_id)
+                .bind(bucket)
+                .bind(window_start)
+                .bind(jti)
+                .map_all(db, |row| Ok((row.try_get::<i64, _>(0)?, identity::membership(row, 1)?)))
+                .await?;
+            let Some(&(hits, _)) = rows.first() else { return Ok(None) };
+            Ok(Some((hits, rows.into_iter().filter_map(|(_, m)| m).collect())))
+        }
+        Backend::Sqlite => {
+            let mut tx = db.begin().await?;
+            let Some(hits) = sql::query(HIT_UNLESS_REVOKED)
+                .bind(user_id)
+                .bind(bucket)
+                .bind(window_start)
+                .bind(jti)
+                .map_optional(&mut tx, |r| r.try_get(0))
+                .await?
+            else {
+                return Ok(None);
+            };
+            let memberships = sql::query(identity::MEMBERSHIPS).bind(user_id).map_all(&mut tx, |row| identity::membership(row, 0)).await?;
+            tx.commit().await?;
+            Ok(Some((hits, memberships.into_iter().flatten().collect())))
+        }
+    }
 }
 
 /// Drops counters of windows that started before `before` (see `housekeeping`).

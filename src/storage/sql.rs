@@ -305,17 +305,10 @@ pub(super) enum Want<'a> {
     Changes(&'a mut u64),
 }
 
-/// A statement's first words, for the trace of statements run.
+/// A statement on one line, for the trace of statements run (values are never in it:
+/// they are bound).
 fn summary(sql: &str) -> String {
-    let mut out: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
-    if out.len() > 120 {
-        let mut cut = 120;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
-    }
-    out
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 async fn pg_run<'e, E>(

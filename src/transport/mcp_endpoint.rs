@@ -178,12 +178,12 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         _ => Budget::Read,
     };
     state.upkeep_if_due();
-    match rate_limit::count_unless_revoked(state.services(), &identity, budget).await {
-        Ok(Counted::Allowed(_)) => {}
+    let memberships = match rate_limit::count_unless_revoked(state.services(), &identity, budget, mcp::Method::reads_memberships(&request.method)).await {
+        Ok(Counted::Allowed(_, memberships)) => memberships,
         Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
         Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),
         Err(error) => return rate_limited(&request.id, &error, None),
-    }
+    };
     // 10. Era and version checks.
     let era = match era::decide(&parts.headers, &request) {
         Ok(era) => era,
@@ -193,7 +193,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     // 11. Dispatch.
     let hint = WorkspaceHint::of_request(&parts.headers, query_workspace(parts.uri.query()));
     log.workspace = hint.named().map(str::to_string);
-    match mcp::dispatch(state, &identity, &era, &request, hint, view).await {
+    match mcp::dispatch(state, &identity, &era, &request, hint, view, memberships).await {
         Ok(done) => {
             log.era = Some(done.version);
             let envelope = envelope(&request.id, done.result, &done.raw_members);

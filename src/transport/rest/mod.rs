@@ -23,7 +23,8 @@ use super::response;
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Identity, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::rate_limit::{self, Budget};
+use crate::ops::rate_limit::{self, Budget, Counted};
+use crate::storage::identity::Membership;
 use crate::ops::{idempotency, Channel, OpContext};
 use crate::storage::Conn;
 
@@ -115,45 +116,43 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RecordId {
     }
 }
 
-/// Authenticates an API token and counts the request against the caller's budget.
-async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<Identity, Response> {
-    let identity = match auth::authenticate(state.verifier(), headers, Surface::Api).await {
+/// 401 for a missing (`sent` false) or refused API token.
+fn invalid_token(state: &AppState, sent: bool) -> Response {
+    let mut answer = ApiError::new(ErrorCode::InvalidToken, "A valid API bearer token is required (MCP tokens are not accepted here)").into_response();
+    let challenge = auth::challenge(&state.config.public_url, "", sent);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        answer.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
+    }
+    answer
+}
+
+/// Authenticates an API token and counts the request against the caller's budget; the
+/// token's revocation and the caller's memberships are read in the same round trip as
+/// the count.
+async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<(Identity, Vec<Membership>), Response> {
+    let identity = match auth::verify(state.verifier(), headers, Surface::Api).await {
         Ok(identity) => identity,
         Err(AuthFailure::Unavailable(e)) => return Err(e.into_response()),
-        Err(failure) => {
-            let sent = matches!(failure, AuthFailure::Invalid);
-            let mut answer =
-                ApiError::new(ErrorCode::InvalidToken, "A valid API bearer token is required (MCP tokens are not accepted here)")
-                    .into_response();
-            let challenge = auth::challenge(&state.config.public_url, "", sent);
-            if let Ok(value) = HeaderValue::from_str(&challenge) {
-                answer.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
-            }
-            return Err(answer);
-        }
+        Err(failure) => return Err(invalid_token(state, matches!(failure, AuthFailure::Invalid))),
     };
     state.upkeep_if_due();
-    match rate_limit::check(state.services(), &identity.user_id, budget).await {
-        Ok(_) => Ok(identity),
-        Err((error, status)) => {
+    match rate_limit::count_unless_revoked(state.services(), &identity, budget, true).await {
+        Ok(Counted::Allowed(_, memberships)) => Ok((identity, memberships.unwrap_or_default())),
+        Ok(Counted::Revoked) => Err(invalid_token(state, true)),
+        Ok(Counted::Limited(error, status)) => {
             let mut answer = error.into_response();
-            if let Some(status) = status {
-                response::rate_limit_headers(&mut answer, &status);
-            }
+            response::rate_limit_headers(&mut answer, &status);
             Err(answer)
         }
+        Err(error) => Err(error.into_response()),
     }
 }
 
 /// `GET /v1/workspaces`
 pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let identity = match enter(&state, &headers, Budget::Read).await {
-        Ok(identity) => identity,
+    let (identity, memberships) = match enter(&state, &headers, Budget::Read).await {
+        Ok(entered) => entered,
         Err(answer) => return answer,
-    };
-    let memberships = match crate::storage::identity::memberships(&state.db, &identity.user_id).await {
-        Ok(m) => m,
-        Err(e) => return crate::storage::db_error(e).into_response(),
     };
     let ctx = OpContext { state: state.services(), identity: &identity, channel: Channel::Api, memberships: &memberships };
     match crate::ops::workspaces::list(&ctx).and_then(|l| serde_json::to_value(l).map_err(|_| ApiError::internal())) {
@@ -167,7 +166,7 @@ pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) 
 /// default workspace (`X-Workspace-Id` or `?workspace_id=`, which must agree).
 pub(crate) struct Caller {
     pub(crate) identity: Identity,
-    pub(crate) memberships: Vec<crate::storage::identity::Membership>,
+    pub(crate) memberships: Vec<Membership>,
     pub(crate) default_workspace: Option<String>,
 }
 
@@ -178,12 +177,9 @@ impl Caller {
 }
 
 pub(crate) async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
-    let identity = enter(state, headers, budget).await?;
+    let (identity, memberships) = enter(state, headers, budget).await?;
     let query = query.iter().find(|(k, _)| k == "workspace_id").map(|(_, v)| v.clone());
     let default_workspace = WorkspaceHint::of_request(headers, query).resolve().map_err(IntoResponse::into_response)?;
-    let memberships = crate::storage::identity::memberships(&state.db, &identity.user_id)
-        .await
-        .map_err(|e| crate::storage::db_error(e).into_response())?;
     Ok(Caller { identity, memberships, default_workspace })
 }
 
