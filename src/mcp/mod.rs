@@ -119,7 +119,7 @@ pub struct Dispatched {
     /// Members of `result` kept as serialised JSON (`tools/list`'s `tools`, a tool
     /// result's `content` and `structuredContent`): the transport writes them into the
     /// result object, first, as they are.
-    pub raw_members: Vec<(&'static str, String)>,
+    pub raw_members: Vec<(&'static str, bytes::Bytes)>,
 }
 
 /// Runs `request` in its era and returns the era-shaped result.

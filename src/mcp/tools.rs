@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use crate::storage::Conn;
 
@@ -254,22 +255,56 @@ async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError
 }
 
 /// `tools/list`: the visible tools as a serialised JSON array (the result's `tools`
-/// member), spliced from the serialised parts.
-pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<String, RpcError> {
+/// member), spliced from the serialised parts. Which tools a caller sees is a set of
+/// the catalogue; the array of each set is built once per era form and kept, so a
+/// request answers shared bytes instead of copying the catalogue again.
+pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Bytes, RpcError> {
     no_cursor(params)?;
     let full = !ctx.era.is_2025_03_26();
-    let mut tools = String::with_capacity(listing::all().iter().map(|l| l.serialised_len() + 1).sum::<usize>() + 2);
-    tools.push('[');
-    for (tool, listed) in generated().filter(|(t, _)| t.in_view(&ctx.view)) {
-        if visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
-            if tools.len() > 1 {
-                tools.push(',');
-            }
-            listed.write(&mut tools, full);
+    let mut shown: u128 = 0;
+    for (at, tool) in catalogue().enumerate() {
+        if tool.in_view(&ctx.view) && visible(ctx, tool).await.map_err(|e| unavailable(&e))? {
+            shown |= 1 << at;
         }
     }
-    tools.push(']');
-    Ok(tools)
+    Ok(LISTS.get((shown, full), || {
+        let mut tools = String::with_capacity(listing::all().iter().map(|l| l.serialised_len() + 1).sum::<usize>() + 2);
+        tools.push('[');
+        for (at, (_, listed)) in generated().enumerate() {
+            if shown & (1 << at) != 0 {
+                if tools.len() > 1 {
+                    tools.push(',');
+                }
+                listed.write(&mut tools, full);
+            }
+        }
+        tools.push(']');
+        Bytes::from(tools)
+    }))
+}
+
+/// The `tools/list` arrays built so far, by the set of tools shown and the era form.
+/// Callers fall into few sets (a role, a scope set, a view); past a bound the oldest
+/// half is dropped, so no sequence of requests can make it grow without end.
+static LISTS: Lists = Lists(std::sync::Mutex::new(Vec::new()));
+
+struct Lists(std::sync::Mutex<Vec<((u128, bool), Bytes)>>);
+
+impl Lists {
+    const BOUND: usize = 64;
+
+    fn get(&self, key: (u128, bool), build: impl FnOnce() -> Bytes) -> Bytes {
+        let mut lists = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, bytes)) = lists.iter().find(|(k, _)| *k == key) {
+            return bytes.clone();
+        }
+        let bytes = build();
+        if lists.len() >= Lists::BOUND {
+            lists.drain(..Lists::BOUND / 2);
+        }
+        lists.push((key, bytes.clone()));
+        bytes
+    }
 }
 
 /// A tool result: the JSON as text, and as structured content.
@@ -304,7 +339,7 @@ pub enum ToolAnswer {
 impl ToolAnswer {
     /// The answer as result members and members kept serialised (`content`, then
     /// `structuredContent` where the era has it).
-    pub fn into_parts(self, structured: bool) -> (Map<String, Value>, Vec<(&'static str, String)>) {
+    pub fn into_parts(self, structured: bool) -> (Map<String, Value>, Vec<(&'static str, Bytes)>) {
         match self {
             ToolAnswer::Members(members) => (members, Vec::new()),
             ToolAnswer::Serialised(json) => {
@@ -314,9 +349,9 @@ impl ToolAnswer {
                 content.push_str("[{\"type\":\"text\",\"text\":");
                 content.push_str(&text);
                 content.push_str("}]");
-                let mut raw = vec![("content", content)];
+                let mut raw = vec![("content", Bytes::from(content))];
                 if structured {
-                    raw.push(("structuredContent", json));
+                    raw.push(("structuredContent", Bytes::from(json)));
                 }
                 (Map::new(), raw)
             }
@@ -412,6 +447,13 @@ async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiErro
 
 #[cfg(test)]
 mod tests {
+
+    /// `tools/list` keeps the set of tools a caller sees as bits of a `u128`.
+    #[test]
+    fn the_catalogue_fits_the_set_of_shown_tools() {
+        assert!(catalogue().count() <= 128);
+    }
+
     use super::*;
 
     #[test]

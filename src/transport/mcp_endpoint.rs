@@ -19,6 +19,7 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
+use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
 use serde_json::Value;
@@ -196,42 +197,53 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     match mcp::dispatch(state, &identity, &era, &request, hint, view, memberships).await {
         Ok(done) => {
             log.era = Some(done.version);
-            let envelope = envelope(&request.id, done.result, &done.raw_members);
-            response::json_text(StatusCode::OK, envelope, Some(done.version))
+            response::json_pieces(StatusCode::OK, envelope(&request.id, done.result, done.raw_members), Some(done.version))
         }
         Err(error) => response::rpc_error(&request.id, &error, Some(era.version())),
     }
 }
 
-/// The serialised response envelope: `result` with the members kept serialised
-/// (`raw`, JSON the server serialised itself) written first, as they are.
-fn envelope(id: &Value, result: Value, raw: &[(&'static str, String)]) -> String {
-    let members = match result {
-        Value::Object(members) if !members.is_empty() => Value::Object(members).to_string(),
-        _ => String::new(),
-    };
-    let mut out = String::with_capacity(raw.iter().map(|(n, r)| n.len() + r.len() + 4).sum::<usize>() + members.len() + 64);
-    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    out.push_str(&id.to_string());
-    out.push_str(",\"result\":{");
-    for (i, (name, json)) in raw.iter().enumerate() {
+/// Members kept serialised at least this long are sent as pieces of their own rather
+/// than copied into the envelope.
+const SHARED_PIECE: usize = 4096;
+
+/// The serialised response envelope, in pieces: `result` with the members kept
+/// serialised (`raw`, JSON the server serialised itself) written first, as they are —
+/// a large one (a cached `tools/list` array) as a piece of its own, never copied.
+fn envelope(id: &Value, result: Value, raw: Vec<(&'static str, Bytes)>) -> Vec<Bytes> {
+    let mut pieces = Vec::with_capacity(3);
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b",\"result\":{");
+    let some_raw = !raw.is_empty();
+    for (i, (name, json)) in raw.into_iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
-        out.push('"');
-        out.push_str(name);
-        out.push_str("\":");
-        out.push_str(json);
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        if json.len() >= SHARED_PIECE {
+            pieces.push(Bytes::from(std::mem::take(&mut out)));
+            pieces.push(json);
+        } else {
+            out.extend_from_slice(&json);
+        }
     }
     // The other members, without the braces of their own object.
-    if let Some(inner) = members.strip_prefix('{').and_then(|m| m.strip_suffix('}')) {
-        if !raw.is_empty() {
-            out.push(',');
+    if let Value::Object(members) = result {
+        if !members.is_empty() {
+            let members = Value::Object(members).to_string();
+            if some_raw {
+                out.push(b',');
+            }
+            out.extend_from_slice(&members.as_bytes()[1..members.len() - 1]);
         }
-        out.push_str(inner);
     }
-    out.push_str("}}");
-    out
+    out.extend_from_slice(b"}}");
+    pieces.push(Bytes::from(out));
+    pieces
 }
 
 /// Steps 4–8: reads the body under the cap and classifies the message. `Err` is the

@@ -15,6 +15,38 @@ pub fn json(status: StatusCode, body: &Value, version: Option<&str>) -> Response
     json_text(status, body.to_string(), version)
 }
 
+/// A JSON body of several pieces, sent as they are: a large piece kept shared (a cached
+/// `tools/list` array) is never copied into a joined buffer.
+pub fn json_pieces(status: StatusCode, pieces: Vec<bytes::Bytes>, version: Option<&str>) -> Response {
+    let mut response = json_text(status, String::new(), version);
+    *response.body_mut() = Body::new(Pieces(pieces.into()));
+    response
+}
+
+/// A body of pieces, each one frame; its exact length is known, so it is sent with a
+/// `Content-Length`.
+struct Pieces(std::collections::VecDeque<bytes::Bytes>);
+
+impl http_body::Body for Pieces {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(|piece| Ok(http_body::Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.0.iter().map(|piece| piece.len() as u64).sum())
+    }
+}
+
 /// As [`json`], for a body already serialised.
 pub fn json_text(status: StatusCode, body: String, version: Option<&str>) -> Response {
     let mut response = Response::new(Body::from(body));
