@@ -17,6 +17,7 @@ pub struct App {
     pub keys: KeyStore,
     pub blobs: BlobStore,
     pub housekeeping: Housekeeping,
+    pub token_rules: crate::auth::TokenRules,
 }
 
 pub type AppState = Arc<App>;
@@ -38,7 +39,7 @@ impl App {
 
     /// What authentication needs of the state.
     pub fn verifier(&self) -> crate::auth::Verifier<'_> {
-        crate::auth::Verifier { config: &self.config, keys: &self.keys, db: &self.db }
+        crate::auth::Verifier { config: &self.config, rules: &self.token_rules, keys: &self.keys, db: &self.db }
     }
 
     /// Connects to the database and prepares the key and blob stores (nothing is
@@ -74,7 +75,8 @@ impl App {
         };
         let (db, keys) = tokio::try_join!(database, keys)?;
         let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
-        Ok(Arc::new(App { config, db, keys, blobs, housekeeping }))
+        let token_rules = crate::auth::TokenRules::new(&config);
+        Ok(Arc::new(App { config, db, keys, blobs, housekeeping, token_rules }))
     }
 
     /// One housekeeping run now: rate-limit counters older than the previous window go,

@@ -42,20 +42,31 @@ pub enum TokenRejection {
 
 /// Verifies signature (HS512 only, any of the keys), `exp`/`nbf` with leeway, `aud`
 /// against `audiences`, `iss` and the presence of `sub`.
-pub fn verify(token: &str, keys: &Keys, audiences: &[String], issuer: &str) -> Result<Claims, TokenRejection> {
+/// What a token must satisfy at one door: HS512 only, `exp`, `aud`, `iss` and `sub`
+/// present, one of `audiences`, `issuer`, 60 s of leeway. Built once per process.
+pub struct Rules(Validation);
+
+impl Rules {
+    pub fn new(audiences: &[String], issuer: &str) -> Rules {
+        let mut validation = Validation::new(Algorithm::HS512);
+        validation.leeway = LEEWAY_SECONDS;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
+        validation.set_audience(audiences);
+        validation.set_issuer(&[issuer]);
+        Rules(validation)
+    }
+}
+
+pub fn verify(token: &str, keys: &Keys, rules: &Rules) -> Result<Claims, TokenRejection> {
     if token.len() > MAX_TOKEN_BYTES {
         return Err(TokenRejection::TooLarge);
     }
-    let mut validation = Validation::new(Algorithm::HS512);
-    validation.leeway = LEEWAY_SECONDS;
-    validation.validate_nbf = true;
-    validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
-    validation.set_audience(audiences);
-    validation.set_issuer(&[issuer]);
+    let validation = &rules.0;
     let mut last = None;
     for key in &keys.jwt {
         let key = DecodingKey::from_secret(key).map_err(TokenRejection::Invalid)?;
-        match jsonwebtoken::decode::<Claims>(token, &key, &validation) {
+        match jsonwebtoken::decode::<Claims>(token, &key, validation) {
             Ok(data) => return Ok(data.claims),
             Err(e) => {
                 let bad_signature = matches!(e.kind(), jsonwebtoken::errors::ErrorKind::InvalidSignature);

@@ -26,8 +26,25 @@ pub use workspace::WorkspaceHint;
 #[derive(Clone, Copy)]
 pub struct Verifier<'a> {
     pub config: &'a Config,
+    pub rules: &'a TokenRules,
     pub keys: &'a KeyStore,
     pub db: &'a Db,
+}
+
+/// The token rules of both doors, from the configuration (audiences, issuer): built
+/// once, not per request.
+pub struct TokenRules {
+    mcp: jwt::Rules,
+    api: jwt::Rules,
+}
+
+impl TokenRules {
+    pub fn new(config: &Config) -> TokenRules {
+        TokenRules {
+            mcp: jwt::Rules::new(&config.mcp_audiences(), &config.auth_server),
+            api: jwt::Rules::new(&[config.api_audience()], &config.auth_server),
+        }
+    }
 }
 
 /// Which door a token is presented at.
@@ -72,12 +89,11 @@ pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) 
         Some(_) => bearer(headers).ok_or(AuthFailure::Invalid)?,
     };
     let keys = state.keys.current().await.map_err(AuthFailure::Unavailable)?;
-    let config = state.config;
-    let audiences: Vec<String> = match surface {
-        Surface::Mcp => config.mcp_audiences().to_vec(),
-        Surface::Api => vec![config.api_audience()],
+    let rules = match surface {
+        Surface::Mcp => &state.rules.mcp,
+        Surface::Api => &state.rules.api,
     };
-    let claims = jwt::verify(token, &keys, &audiences, &config.auth_server).map_err(|rejection| {
+    let claims = jwt::verify(token, &keys, rules).map_err(|rejection| {
         tracing::debug!(?rejection, "token refused");
         AuthFailure::Invalid
     })?;

@@ -92,7 +92,7 @@ impl Lite {
     /// later for want of it), holding the connection until it ends.
     pub async fn begin(lite: &Arc<Lite>) -> Result<LiteConn, Error> {
         let guard = Lite::lock(lite).await?;
-        guard.execute_batch("BEGIN IMMEDIATE")?;
+        control(&guard, "BEGIN IMMEDIATE")?;
         Ok(LiteConn { lite: Arc::clone(lite), tx: Some(guard) })
     }
 
@@ -139,7 +139,7 @@ impl LiteConn {
 
     pub(super) fn commit(&mut self) -> Result<(), Error> {
         if let Some(conn) = self.tx.take() {
-            conn.execute_batch("COMMIT")?;
+            control(&conn, "COMMIT")?;
         }
         Ok(())
     }
@@ -155,9 +155,15 @@ impl LiteConn {
 impl Drop for LiteConn {
     fn drop(&mut self) {
         if let Some(conn) = &self.tx {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = control(conn, "ROLLBACK");
         }
     }
+}
+
+/// A transaction's `BEGIN`, `COMMIT` or `ROLLBACK`, prepared once like any statement.
+fn control(conn: &Connection, sql: &str) -> Result<(), Error> {
+    conn.prepare_cached(sql)?.raw_execute()?;
+    Ok(())
 }
 
 /// Prepares (from the connection's cache), binds and runs one statement, handing each

@@ -21,12 +21,9 @@ use axum::Router;
 use crate::app::AppState;
 
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/", any(mcp_endpoint::handle))
-        .route("/mcp", any(mcp_endpoint::handle))
-        .route("/mcp/readonly", any(mcp_endpoint::handle))
-        .route("/mcp/x/{toolsets}", any(mcp_endpoint::handle))
-        .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
+    // The REST door and everything that is not the MCP endpoint: its refusals get the
+    // REST envelope, and each request one log line. The MCP endpoint does both itself.
+    let rest = Router::new()
         .route("/.well-known/oauth-protected-resource", get(rest::protected_resource))
         .route("/.well-known/oauth-protected-resource/mcp", get(rest::protected_resource_mcp))
         .route("/v1/workspaces", get(rest::list_workspaces))
@@ -42,7 +39,14 @@ pub fn router(state: AppState) -> Router {
         .merge(rest::attachments::routes())
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn(rest::envelope_rejections))
-        .layer(axum::middleware::from_fn(log_rest))
+        .layer(axum::middleware::from_fn(log_rest));
+    Router::new()
+        .route("/", any(mcp_endpoint::handle))
+        .route("/mcp", any(mcp_endpoint::handle))
+        .route("/mcp/readonly", any(mcp_endpoint::handle))
+        .route("/mcp/x/{toolsets}", any(mcp_endpoint::handle))
+        .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
+        .merge(rest)
         .layer(axum::middleware::map_response(response::no_store))
         .with_state(state)
 }
@@ -51,9 +55,6 @@ pub fn router(state: AppState) -> Router {
 /// era, method and tool). Never the query string, headers or body.
 async fn log_rest(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     let path = request.uri().path().to_string();
-    if path == "/" || path == "/mcp" || path.starts_with("/mcp/") {
-        return next.run(request).await;
-    }
     let started = std::time::Instant::now();
     let method = request.method().clone();
     let request_id = request

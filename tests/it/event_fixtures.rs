@@ -405,7 +405,7 @@ fn the_committed_event_fixtures_are_the_ones_built_here() {
 fn the_fixture_token_carries_the_documented_claims() {
     let token = fixture_token();
     let keys = Keys::from_secret(FIXTURE_KEY, None);
-    let claims = jwt::verify(&token, &keys, &[PUBLIC_URL.to_string()], PUBLIC_URL);
+    let claims = jwt::verify(&token, &keys, &jwt::Rules::new(&[PUBLIC_URL.to_string()], PUBLIC_URL));
     let claims = claims.unwrap_or_else(|_| panic!("the fixture token does not verify with the fixture key"));
     assert_eq!(claims.sub, DEMO_OWNER);
     assert_eq!(claims.exp, EXPIRES_AT);
