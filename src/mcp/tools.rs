@@ -343,11 +343,9 @@ impl ToolAnswer {
         match self {
             ToolAnswer::Members(members) => (members, Vec::new()),
             ToolAnswer::Serialised(json) => {
-                // Escaping a string cannot fail; were it to, the text is empty, still JSON.
-                let text = serde_json::to_string(&json).unwrap_or_else(|_| String::from("\"\""));
-                let mut content = String::with_capacity(text.len() + 32);
+                let mut content = String::with_capacity(json.len() + json.len() / 4 + 32);
                 content.push_str("[{\"type\":\"text\",\"text\":");
-                content.push_str(&text);
+                push_json_string(&mut content, &json);
                 content.push_str("}]");
                 let mut raw = vec![("content", Bytes::from(content))];
                 if structured {
@@ -357,6 +355,28 @@ impl ToolAnswer {
             }
         }
     }
+}
+
+/// Appends `json` (compact JSON the server wrote) as a JSON string. Compact JSON holds
+/// no raw control characters (its strings carry them escaped), so only `"` and `\`
+/// need a backslash: copied in runs between them, not byte by byte. Anything else —
+/// which the server never writes — goes through `serde_json`'s escaping.
+fn push_json_string(out: &mut String, json: &str) {
+    if json.bytes().any(|b| b < 0x20) {
+        out.push_str(&serde_json::to_string(json).unwrap_or_else(|_| String::from("\"\"")));
+        return;
+    }
+    out.push('"');
+    let mut run = 0;
+    for (at, b) in json.bytes().enumerate() {
+        if b == b'"' || b == b'\\' {
+            out.push_str(&json[run..at]);
+            out.push('\\');
+            run = at;
+        }
+    }
+    out.push_str(&json[run..]);
+    out.push('"');
 }
 
 pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<ToolAnswer, RpcError> {
@@ -447,6 +467,18 @@ async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiErro
 
 #[cfg(test)]
 mod tests {
+
+    /// The text content is the result's JSON as a JSON string, as `serde_json` writes
+    /// it, for JSON with quotes, backslashes, escapes and non-ASCII text, and for text
+    /// the fast path leaves to `serde_json` (a raw tab).
+    #[test]
+    fn a_tool_result_is_its_json_as_a_json_string() {
+        for json in [r#"{"a":"b","c":[1,2],"n":"São Paulo — ação"}"#, r#"{"q":"say \"hi\" \\ path","u":"\u00e9\n"}"#, "", "\"", r#"{"raw":"tab	here"}"#, "plain"] {
+            let mut out = String::new();
+            push_json_string(&mut out, json);
+            assert_eq!(out, serde_json::to_string(json).unwrap(), "{json}");
+        }
+    }
 
     /// `tools/list` keeps the set of tools a caller sees as bits of a `u128`.
     #[test]

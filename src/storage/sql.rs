@@ -493,7 +493,7 @@ impl OwnedRow {
 
 impl fmt::Debug for OwnedRow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Row({} columns)", self.row().len())
+        write!(f, "Row({} columns)", self.row().column_count())
     }
 }
 
@@ -513,20 +513,12 @@ impl<'r> Row<'r> {
         decoded.map_err(|message| Error::Decode { column: index.describe(), message })
     }
 
-    /// The value of the column `name` as a `T`; `None` when the result has no such column.
-    pub fn maybe<T: Decode>(&self, name: &str) -> Result<Option<T>, Error> {
-        match self.position(name) {
-            Some(at) => self.try_get(at).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// The names of the result's columns, in order.
-    pub fn columns(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+    /// The name of the column at `at` (`""` past the last).
+    pub fn column_name(&self, at: usize) -> &str {
         match &self.0 {
-            Inner::Lite(_, columns) => Box::new(columns.names.iter().map(|n| &**n)),
-            Inner::LiteOwned(columns, _) => Box::new(columns.names.iter().map(|n| &**n)),
-            Inner::Pg(row) => Box::new(row.columns().iter().map(|c| c.name())),
+            Inner::Lite(_, columns) => columns.names.get(at).map_or("", |n| n),
+            Inner::LiteOwned(columns, _) => columns.names.get(at).map_or("", |n| n),
+            Inner::Pg(row) => row.columns().get(at).map_or("", |c| c.name()),
         }
     }
 
@@ -543,7 +535,8 @@ impl<'r> Row<'r> {
         }
     }
 
-    fn len(&self) -> usize {
+    /// How many columns the result has.
+    pub fn column_count(&self) -> usize {
         match &self.0 {
             Inner::Lite(_, columns) => columns.names.len(),
             Inner::LiteOwned(_, values) => values.len(),
@@ -577,7 +570,7 @@ pub trait ColumnIndex: Copy {
 
 impl ColumnIndex for usize {
     fn position(self, row: &Row<'_>) -> Result<usize, Error> {
-        if self < row.len() {
+        if self < row.column_count() {
             Ok(self)
         } else {
             Err(Error::Decode { column: self.to_string(), message: "no such column".into() })

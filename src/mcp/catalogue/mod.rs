@@ -318,11 +318,12 @@ pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Re
 pub fn project_page<T: serde::Serialize>(page: &crate::ops::Page<T>, fields: Option<&[String]>) -> Result<Answer, ApiError> {
     let mut out = Vec::with_capacity(256 + page.data.len() * 512);
     out.extend_from_slice(b"{\"data\":[");
+    let mut memo = pick::Memo::default();
     for (i, row) in page.data.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        pick::write(&mut out, row, fields).map_err(|_| ApiError::internal())?;
+        pick::write_with(&mut out, row, fields, &mut memo).map_err(|_| ApiError::internal())?;
     }
     out.extend_from_slice(b"],\"meta\":");
     serde_json::to_writer(&mut out, &page.meta).map_err(|_| ApiError::internal())?;

@@ -17,9 +17,20 @@ type Json<'w> = serde_json::Serializer<&'w mut Vec<u8>>;
 /// Writes `record` as JSON into `out`: whole, or with `fields` only the members they
 /// name.
 pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Option<&[String]>) -> Result<(), serde_json::Error> {
+    write_with(out, record, fields, &mut Memo::default())
+}
+
+/// Which of a struct's members were chosen, by their place: the records of a page are
+/// of one type, so the choice is made on the first and looked up for the others (a
+/// member's name is a `&'static str`, the same one each time, checked by address).
+#[derive(Default)]
+pub struct Memo(Vec<(usize, bool)>);
+
+/// As [`write`], remembering the choice of members in `memo` for the next record.
+pub fn write_with<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Option<&[String]>, memo: &mut Memo) -> Result<(), serde_json::Error> {
     let Some(fields) = fields else { return serde_json::to_writer(&mut *out, record) };
     let start = out.len();
-    match record.serialize(Picker { json: &mut serde_json::Serializer::new(&mut *out), fields }) {
+    match record.serialize(Picker { json: &mut serde_json::Serializer::new(&mut *out), fields, memo }) {
         Err(e) if e.to_string() == UNSUPPORTED => {
             out.truncate(start);
             let projected = match serde_json::to_value(record)? {
@@ -47,12 +58,15 @@ fn unsupported() -> serde_json::Error {
 struct Picker<'a, 'w> {
     json: &'a mut Json<'w>,
     fields: &'a [String],
+    memo: &'a mut Memo,
 }
 
 /// A struct being written: its chosen members go through, the others are skipped.
 struct PickedStruct<'a, 'w> {
     inner: Compound<'a, &'w mut Vec<u8>, CompactFormatter>,
     fields: &'a [String],
+    memo: &'a mut Memo,
+    at: usize,
 }
 
 impl ser::SerializeStruct for PickedStruct<'_, '_> {
@@ -60,7 +74,18 @@ impl ser::SerializeStruct for PickedStruct<'_, '_> {
     type Error = serde_json::Error;
 
     fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), serde_json::Error> {
-        if wanted(self.fields, key) {
+        let address = key.as_ptr() as usize;
+        let chosen = match self.memo.0.get(self.at) {
+            Some(&(seen, chosen)) if seen == address => chosen,
+            _ => {
+                let chosen = wanted(self.fields, key);
+                self.memo.0.truncate(self.at);
+                self.memo.0.push((address, chosen));
+                chosen
+            }
+        };
+        self.at += 1;
+        if chosen {
             ser::SerializeStruct::serialize_field(&mut self.inner, key, value)?;
         }
         Ok(())
@@ -159,7 +184,7 @@ impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
         Ok(PickedMap { inner: ser::Serializer::serialize_map(self.json, None)?, fields: self.fields, keep: false })
     }
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<PickedStruct<'a, 'w>, serde_json::Error> {
-        Ok(PickedStruct { inner: ser::Serializer::serialize_struct(self.json, name, len)?, fields: self.fields })
+        Ok(PickedStruct { inner: ser::Serializer::serialize_struct(self.json, name, len)?, fields: self.fields, memo: self.memo, at: 0 })
     }
     fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
         Err(unsupported())
@@ -186,6 +211,14 @@ mod tests {
         nested: Vec<Inner>,
         #[serde(flatten)]
         extra: Inner,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Sparse {
+        id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        amount: i64,
     }
 
     #[derive(serde::Serialize)]
@@ -217,13 +250,35 @@ mod tests {
     fn picking_is_projecting_the_whole_record() {
         let record = Record { id: "r1".into(), amount: "10.00".into(), note: None, nested: vec![Inner { a: 1, b: None }], extra: Inner { a: 2, b: Some("x".into()) } };
         let plain = Plain { id: "p1".into(), amount: 7 };
-        for fields in [vec![], vec!["id"], vec!["id", "nested", "note"], vec!["a", "b", "amount"], vec!["nope"]] {
+        for fields in [vec![], vec!["id"], vec!["id", "nested", "note"], vec!["a", "b", "amount"], vec!["nope"], vec!["amount", "note"]] {
             let fields: Vec<String> = fields.into_iter().map(String::from).collect();
             assert_eq!(pick(&record, &fields), projected(&record, &fields), "{fields:?}");
             assert_eq!(pick(&plain, &fields), projected(&plain, &fields), "{fields:?}");
             assert_eq!(pick(&json!([1, 2]), &fields), json!([1, 2]));
             assert_eq!(pick(&json!({"id": 1, "x": 2}), &fields), projected(&json!({"id": 1, "x": 2}), &fields));
             assert_eq!(pick(&Some(&plain), &fields), projected(&plain, &fields), "{fields:?}");
+            // A page: the records share one memo of the choice, across a skipped member.
+            let noted = Record { note: Some("n".into()), ..Record { id: "r2".into(), amount: "2.00".into(), note: None, nested: vec![], extra: Inner { a: 3, b: None } } };
+            let bare = Record { id: "r3".into(), amount: "3.00".into(), note: None, nested: vec![], extra: Inner { a: 4, b: None } };
+            let mut memo = Memo::default();
+            for one in [&record, &noted, &bare, &noted] {
+                let mut out = Vec::new();
+                write_with(&mut out, one, Some(&fields), &mut memo).unwrap();
+                assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), projected(one, &fields), "{fields:?}");
+            }
+            let mut memo = Memo::default();
+            let sparse = [Sparse { id: "s1".into(), note: Some("x".into()), amount: 1 }, Sparse { id: "s2".into(), note: None, amount: 2 }];
+            for one in [&sparse[0], &sparse[1], &sparse[1], &sparse[0]] {
+                let mut out = Vec::new();
+                write_with(&mut out, one, Some(&fields), &mut memo).unwrap();
+                assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), projected(one, &fields), "{fields:?}");
+            }
+            let mut memo = Memo::default();
+            for one in [&plain, &Plain { id: "p2".into(), amount: 8 }] {
+                let mut out = Vec::new();
+                write_with(&mut out, one, Some(&fields), &mut memo).unwrap();
+                assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), projected(one, &fields), "{fields:?}");
+            }
         }
     }
 }

@@ -70,46 +70,71 @@ pub static PAYABLES_IDS: ListSpec =
 pub static RECEIVABLES_IDS: ListSpec =
     ListSpec { table: "billings", filters: &[], sorts: &[("id", "billings.id")], default_sort: ("id", false), scope: Some("billings.kind = 'receivable'") };
 
-/// A bill's columns: the alias `from_row` reads, and its expression.
-const COLUMNS: &[(&str, &str)] = &[
-    ("id", "billings.id"),
-    ("company_id", "billings.company_id"),
-    ("description", "billings.description"),
-    ("amount_cents", "billings.amount_cents"),
-    ("interest_cents", "billings.interest_cents"),
-    ("discount_cents", "billings.discount_cents"),
-    ("ticket_cents", "billings.ticket_cents"),
-    ("due_date", "billings.due_date"),
-    ("payment_date", "billings.payment_date"),
-    ("competence_date", "billings.competence_date"),
-    ("billing_type", "billings.billing_type"),
-    ("status", "billings.status"),
-    ("recurrence_period", "billings.recurrence_period"),
-    ("person_id", "billings.person_id"),
-    ("person_name", "people.name"),
-    ("category_id", "billings.category_id"),
-    ("category_name", "categories.name"),
-    ("financial_account_id", "billings.financial_account_id"),
-    ("expected_account_id", "billings.expected_account_id"),
-    ("payment_method_kind", "billings.payment_method_kind"),
-    ("document", "billings.document"),
-    ("document_number", "billings.document_number"),
-    ("document_date", "billings.document_date"),
-    ("installment_number", "billings.installment_number"),
-    ("total_installments", "billings.total_installments"),
-    (
+/// A bill's column: the alias it is selected as, its expression, and how its value
+/// goes into the record.
+struct Column {
+    alias: &'static str,
+    expr: &'static str,
+    set: fn(&mut Billing, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
+}
+
+macro_rules! column {
+    ($alias:literal, $expr:expr, |$b:ident, $v:ident: $t:ty| $set:expr) => {
+        Column {
+            alias: $alias,
+            expr: $expr,
+            set: |$b, row, at| {
+                let $v: $t = row.try_get(at)?;
+                $set;
+                Ok(())
+            },
+        }
+    };
+}
+
+/// A bill's columns, in the order a `SELECT` lists them.
+static COLUMNS: &[Column] = &[
+    column!("id", "billings.id", |b, v: String| b.id = v),
+    column!("company_id", "billings.company_id", |b, v: String| b.company_id = v),
+    column!("description", "billings.description", |b, v: String| b.description = v),
+    column!("amount_cents", "billings.amount_cents", |b, v: i64| b.amount = Cents(v)),
+    column!("interest_cents", "billings.interest_cents", |b, v: Option<i64>| b.interest_amount = v.map(Cents)),
+    column!("discount_cents", "billings.discount_cents", |b, v: Option<i64>| b.discount_amount = v.map(Cents)),
+    column!("ticket_cents", "billings.ticket_cents", |b, v: Option<i64>| b.ticket_amount = v.map(Cents)),
+    column!("due_date", "billings.due_date", |b, v: String| b.due_date = v),
+    column!("payment_date", "billings.payment_date", |b, v: Option<String>| b.payment_date = v),
+    column!("competence_date", "billings.competence_date", |b, v: String| b.competence_date = v),
+    column!("billing_type", "billings.billing_type", |b, v: String| b.billing_type = v),
+    column!("status", "billings.status", |b, v: String| {
+        b.status = BillStatus::parse(&v).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {v}")))?
+    }),
+    column!("recurrence_period", "billings.recurrence_period", |b, v: Option<String>| b.recurrence_period = v),
+    column!("person_id", "billings.person_id", |b, v: Option<String>| b.person_id = v),
+    column!("person_name", "people.name", |b, v: Option<String>| b.person_name = v),
+    column!("category_id", "billings.category_id", |b, v: Option<String>| b.category_id = v),
+    column!("category_name", "categories.name", |b, v: Option<String>| b.category_name = v),
+    column!("financial_account_id", "billings.financial_account_id", |b, v: Option<String>| b.financial_account_id = v),
+    column!("expected_account_id", "billings.expected_account_id", |b, v: Option<String>| b.expected_account_id = v),
+    column!("payment_method_kind", "billings.payment_method_kind", |b, v: Option<String>| b.payment_method_kind = v),
+    column!("document", "billings.document", |b, v: Option<String>| b.document = v),
+    column!("document_number", "billings.document_number", |b, v: Option<String>| b.document_number = v),
+    column!("document_date", "billings.document_date", |b, v: Option<String>| b.document_date = v),
+    column!("installment_number", "billings.installment_number", |b, v: Option<i64>| b.installment_number = v),
+    column!("total_installments", "billings.total_installments", |b, v: Option<i64>| b.total_installments = v),
+    column!(
         "parcels_cents",
         "CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT)",
+        |b, v: Option<i64>| b.parcels_amount = v.map(Cents)
     ),
-    ("group_id", "billings.group_id"),
-    ("transaction_id", "billings.transaction_id"),
-    ("notes", "billings.notes"),
-    ("created_at", "billings.created_at"),
-    ("updated_at", "billings.updated_at"),
-    ("created_via", "billings.created_via"),
-    ("updated_via", "billings.updated_via"),
-    ("created_by", "billings.created_by"),
-    ("updated_by", "billings.updated_by"),
+    column!("group_id", "billings.group_id", |b, v: Option<String>| b.group_id = v),
+    column!("transaction_id", "billings.transaction_id", |b, v: Option<String>| b.transaction_id = v),
+    column!("notes", "billings.notes", |b, v: Option<String>| b.notes = v),
+    column!("created_at", "billings.created_at", |b, v: String| b.created_at = v),
+    column!("updated_at", "billings.updated_at", |b, v: String| b.updated_at = v),
+    column!("created_via", "billings.created_via", |b, v: String| b.created_via = v),
+    column!("updated_via", "billings.updated_via", |b, v: String| b.updated_via = v),
+    column!("created_by", "billings.created_by", |b, v: Option<String>| b.created_by = v),
+    column!("updated_by", "billings.updated_by", |b, v: Option<String>| b.updated_by = v),
 ];
 
 /// The columns a wire field is read from (the apportionment and the tax charges are
@@ -124,7 +149,7 @@ fn columns_of(field: &str) -> &[&str] {
         "type" => &["billing_type"],
         "parcels_amount" => &["parcels_cents"],
         "classification_center_id" | "classification_center_name" | "classification_center_allocations" | "tax_charges" => &[],
-        other => COLUMNS.iter().find(|(alias, _)| *alias == other).map(|(alias, _)| std::slice::from_ref(alias)).unwrap_or(&[]),
+        other => COLUMNS.iter().find(|c| c.alias == other).map(|c| std::slice::from_ref(&c.alias)).unwrap_or(&[]),
     }
 }
 
@@ -133,7 +158,7 @@ pub static SELECT: LazyLock<String> = LazyLock::new(|| select(|_| true));
 
 /// `SELECT … FROM billings` with the columns `wanted` keeps, and the joins they need.
 fn select(wanted: impl Fn(&str) -> bool) -> String {
-    let columns: Vec<String> = COLUMNS.iter().filter(|(alias, _)| wanted(alias)).map(|(alias, expr)| format!("{expr} AS {alias}")).collect();
+    let columns: Vec<String> = COLUMNS.iter().filter(|c| wanted(c.alias)).map(|c| format!("{} AS {}", c.expr, c.alias)).collect();
     let mut sql = format!("SELECT {} FROM billings", columns.join(", "));
     if wanted("person_name") {
         sql.push_str(" LEFT JOIN people ON people.id = billings.person_id");
@@ -152,53 +177,19 @@ pub fn select_for(request: &ListRequest, sort_column: &str) -> Cow<'static, str>
     Cow::Owned(select(|alias| alias == "id" || alias == sort_alias || fields.iter().any(|f| columns_of(f).contains(&alias))))
 }
 
-/// A bill from its row, read in one pass over the columns the statement selected. A
-/// list read with `fields` selects only the columns those fields need; the rest of the
-/// record keeps its default and is never shown.
+/// A bill from its row, read in one pass over the columns the statement selected (in
+/// [`COLUMNS`] order, as [`select`] writes them). A list read with `fields` selects only
+/// the columns those fields need; the rest of the record keeps its default and is never
+/// shown.
 pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
     let mut b = Billing::default();
-    for (at, column) in row.columns().enumerate() {
-        match column {
-            "id" => b.id = row.try_get(at)?,
-            "company_id" => b.company_id = row.try_get(at)?,
-            "description" => b.description = row.try_get(at)?,
-            "amount_cents" => b.amount = Cents(row.try_get(at)?),
-            "interest_cents" => b.interest_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
-            "discount_cents" => b.discount_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
-            "ticket_cents" => b.ticket_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
-            "due_date" => b.due_date = row.try_get(at)?,
-            "payment_date" => b.payment_date = row.try_get(at)?,
-            "competence_date" => b.competence_date = row.try_get(at)?,
-            "billing_type" => b.billing_type = row.try_get(at)?,
-            "status" => {
-                let status: String = row.try_get(at)?;
-                b.status = BillStatus::parse(&status).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {status}")))?;
-            }
-            "recurrence_period" => b.recurrence_period = row.try_get(at)?,
-            "person_id" => b.person_id = row.try_get(at)?,
-            "person_name" => b.person_name = row.try_get(at)?,
-            "category_id" => b.category_id = row.try_get(at)?,
-            "category_name" => b.category_name = row.try_get(at)?,
-            "financial_account_id" => b.financial_account_id = row.try_get(at)?,
-            "expected_account_id" => b.expected_account_id = row.try_get(at)?,
-            "payment_method_kind" => b.payment_method_kind = row.try_get(at)?,
-            "document" => b.document = row.try_get(at)?,
-            "document_number" => b.document_number = row.try_get(at)?,
-            "document_date" => b.document_date = row.try_get(at)?,
-            "installment_number" => b.installment_number = row.try_get(at)?,
-            "total_installments" => b.total_installments = row.try_get(at)?,
-            "parcels_cents" => b.parcels_amount = row.try_get::<Option<i64>, _>(at)?.map(Cents),
-            "group_id" => b.group_id = row.try_get(at)?,
-            "transaction_id" => b.transaction_id = row.try_get(at)?,
-            "notes" => b.notes = row.try_get(at)?,
-            "created_at" => b.created_at = row.try_get(at)?,
-            "updated_at" => b.updated_at = row.try_get(at)?,
-            "created_via" => b.created_via = row.try_get(at)?,
-            "updated_via" => b.updated_via = row.try_get(at)?,
-            "created_by" => b.created_by = row.try_get(at)?,
-            "updated_by" => b.updated_by = row.try_get(at)?,
-            other => return Err(crate::storage::Error::Corrupt(format!("unexpected bill column {other}"))),
-        }
+    let mut next = 0;
+    for at in 0..row.column_count() {
+        let name = row.column_name(at);
+        let found = COLUMNS[next..].iter().position(|c| c.alias == name).ok_or_else(|| crate::storage::Error::Corrupt(format!("unexpected bill column {name}")))?;
+        let column = &COLUMNS[next + found];
+        (column.set)(&mut b, row, at)?;
+        next += found + 1;
     }
     b.nominal_amount = Cents::nominal(b.amount, b.interest_amount, b.discount_amount);
     Ok(b)
