@@ -18,6 +18,7 @@ pub struct App {
     pub blobs: BlobStore,
     pub housekeeping: Housekeeping,
     pub token_rules: crate::auth::TokenRules,
+    pub verified_tokens: crate::auth::VerifiedTokens,
 }
 
 pub type AppState = Arc<App>;
@@ -39,7 +40,7 @@ impl App {
 
     /// What authentication needs of the state.
     pub fn verifier(&self) -> crate::auth::Verifier<'_> {
-        crate::auth::Verifier { config: &self.config, rules: &self.token_rules, keys: &self.keys, db: &self.db }
+        crate::auth::Verifier { config: &self.config, rules: &self.token_rules, verified: &self.verified_tokens, keys: &self.keys, db: &self.db }
     }
 
     /// Connects to the database and prepares the key and blob stores (nothing is
@@ -76,7 +77,7 @@ impl App {
         let (db, keys) = tokio::try_join!(database, keys)?;
         let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
         let token_rules = crate::auth::TokenRules::new(&config);
-        Ok(Arc::new(App { config, db, keys, blobs, housekeeping, token_rules }))
+        Ok(Arc::new(App { config, db, keys, blobs, housekeeping, token_rules, verified_tokens: Default::default() }))
     }
 
     /// One housekeeping run now: rate-limit counters older than the previous window go,

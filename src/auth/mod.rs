@@ -27,6 +27,7 @@ pub use workspace::WorkspaceHint;
 pub struct Verifier<'a> {
     pub config: &'a Config,
     pub rules: &'a TokenRules,
+    pub verified: &'a VerifiedTokens,
     pub keys: &'a KeyStore,
     pub db: &'a Db,
 }
@@ -44,6 +45,54 @@ impl TokenRules {
             mcp: jwt::Rules::new(&config.mcp_audiences(), &config.auth_server),
             api: jwt::Rules::new(&[config.api_audience()], &config.auth_server),
         }
+    }
+}
+
+/// Tokens this process verified, kept until they expire: an agent sends the same
+/// token with every request, and checking its signature and claims again each time
+/// would be the same work for the same answer. An entry holds only for the signing
+/// keys it was verified with (a rotation starts afresh) and for the door it was
+/// presented at; revocation is not cached (the deny list is read with every request's
+/// rate-limit count). Bounded: past a number of entries it starts afresh.
+#[derive(Default)]
+pub struct VerifiedTokens {
+    mcp: std::sync::Mutex<std::collections::HashMap<Box<str>, Verified>>,
+    api: std::sync::Mutex<std::collections::HashMap<Box<str>, Verified>>,
+}
+
+struct Verified {
+    identity: Identity,
+    expires: u64,
+    keys: std::sync::Arc<keys::Keys>,
+}
+
+impl VerifiedTokens {
+    const BOUND: usize = 4096;
+
+    fn door(&self, surface: Surface) -> std::sync::MutexGuard<'_, std::collections::HashMap<Box<str>, Verified>> {
+        match surface {
+            Surface::Mcp => &self.mcp,
+            Surface::Api => &self.api,
+        }
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The identity of `token` if it was verified at `surface` with `keys` and has not
+    /// expired at `now` (Unix seconds; the same leeway as a fresh verification).
+    fn get(&self, surface: Surface, token: &str, keys: &std::sync::Arc<keys::Keys>, now: u64) -> Option<Identity> {
+        self.door(surface)
+            .get(token)
+            .filter(|v| std::sync::Arc::ptr_eq(&v.keys, keys) && now <= v.expires.saturating_add(jwt::LEEWAY_SECONDS))
+            .map(|v| v.identity.clone())
+    }
+
+    fn keep(&self, surface: Surface, token: &str, keys: &std::sync::Arc<keys::Keys>, identity: &Identity, expires: u64) {
+        let mut door = self.door(surface);
+        if door.len() >= VerifiedTokens::BOUND {
+            door.clear();
+        }
+        door.insert(Box::from(token), Verified { identity: identity.clone(), expires, keys: std::sync::Arc::clone(keys) });
     }
 }
 
@@ -89,6 +138,9 @@ pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) 
         Some(_) => bearer(headers).ok_or(AuthFailure::Invalid)?,
     };
     let keys = state.keys.current().await.map_err(AuthFailure::Unavailable)?;
+    if let Some(identity) = state.verified.get(surface, token, &keys, crate::clock::now_unix().max(0) as u64) {
+        return Ok(identity);
+    }
     let rules = match surface {
         Surface::Mcp => &state.rules.mcp,
         Surface::Api => &state.rules.api,
@@ -100,7 +152,9 @@ pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) 
     if claims.sub.trim().is_empty() {
         return Err(AuthFailure::Invalid);
     }
-    Ok(Identity { user_id: claims.sub, scopes: ScopeSet::parse(&claims.scope), jti: claims.jti })
+    let identity = Identity { user_id: claims.sub, scopes: ScopeSet::parse(&claims.scope), jti: claims.jti };
+    state.verified.keep(surface, token, &keys, &identity, claims.exp);
+    Ok(identity)
 }
 
 /// Refuses a token whose `jti` is on the deny list.
@@ -146,4 +200,28 @@ pub fn protected_resource_metadata(config: &Config, resource_path: &str) -> Valu
         "bearer_methods_supported": ["header"],
         "resource_name": "Kobana Finance",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A kept token answers only at its door, with the keys it was verified with, until
+    /// its expiry plus the leeway a fresh verification allows.
+    #[test]
+    fn a_verified_token_is_kept_for_its_door_and_keys_until_it_expires() {
+        let verified = VerifiedTokens::default();
+        let keys = Arc::new(keys::Keys::from_secret("secret", None));
+        let identity = Identity { user_id: "u1".into(), scopes: ScopeSet::parse("finance.payables"), jti: Some("j1".into()) };
+        assert!(verified.get(Surface::Mcp, "t1", &keys, 900).is_none());
+        verified.keep(Surface::Mcp, "t1", &keys, &identity, 1_000);
+        assert_eq!(verified.get(Surface::Mcp, "t1", &keys, 900).map(|i| i.user_id), Some("u1".into()));
+        assert!(verified.get(Surface::Mcp, "t1", &keys, 1_000 + jwt::LEEWAY_SECONDS).is_some());
+        assert!(verified.get(Surface::Mcp, "t1", &keys, 1_001 + jwt::LEEWAY_SECONDS).is_none(), "expired");
+        assert!(verified.get(Surface::Api, "t1", &keys, 900).is_none(), "another door");
+        assert!(verified.get(Surface::Mcp, "t2", &keys, 900).is_none(), "another token");
+        let rotated = Arc::new(keys::Keys::from_secret("secret", None));
+        assert!(verified.get(Surface::Mcp, "t1", &rotated, 900).is_none(), "other keys: verified again");
+    }
 }

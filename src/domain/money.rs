@@ -134,17 +134,45 @@ impl Cents {
     }
 }
 
+impl Cents {
+    /// The wire form (`"1500.00"`, `"-12.50"`), written into `buf` digit by digit: money
+    /// is written for every amount of every record a list answers, and the formatting
+    /// machinery costs more than the digits.
+    pub fn write_wire(self, buf: &mut [u8; 24]) -> &str {
+        let abs = self.0.unsigned_abs();
+        let mut at = buf.len();
+        let mut put = |b: u8| {
+            at -= 1;
+            buf[at] = b;
+        };
+        put(b'0' + (abs % 10) as u8);
+        put(b'0' + (abs / 10 % 10) as u8);
+        put(b'.');
+        let mut units = abs / 100;
+        loop {
+            put(b'0' + (units % 10) as u8);
+            units /= 10;
+            if units == 0 {
+                break;
+            }
+        }
+        if self.0 < 0 {
+            put(b'-');
+        }
+        // Only ASCII digits, '.' and '-' were written.
+        std::str::from_utf8(&buf[at..]).unwrap_or("0.00")
+    }
+}
+
 impl fmt::Display for Cents {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let abs = self.0.unsigned_abs();
-        write!(f, "{sign}{}.{:02}", abs / 100, abs % 100)
+        f.write_str(self.write_wire(&mut [0; 24]))
     }
 }
 
 impl serde::Serialize for Cents {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.write_wire(&mut [0; 24]))
     }
 }
 
@@ -237,6 +265,14 @@ impl JsonSchema for SignedAmount {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wire_form_has_two_decimals_and_a_sign() {
+        for (cents, wire) in [(0, "0.00"), (5, "0.05"), (99, "0.99"), (100, "1.00"), (150000, "1500.00"), (-1250, "-12.50"), (-1, "-0.01"), (i64::MAX, "92233720368547758.07"), (i64::MIN, "-92233720368547758.08")] {
+            assert_eq!(Cents(cents).to_string(), wire);
+            assert_eq!(serde_json::to_string(&Cents(cents)).unwrap(), format!("\"{wire}\""));
+        }
+    }
 
     #[test]
     fn brl_groups_thousands_with_dots_and_cents_with_a_comma() {
