@@ -13,6 +13,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod kept;
 #[cfg(test)]
 mod layering;
 pub mod mcp;

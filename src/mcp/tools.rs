@@ -8,6 +8,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use bytes::Bytes;
+
+use crate::kept::Kept;
 use serde_json::{json, Map, Value};
 use crate::storage::Conn;
 
@@ -283,29 +285,9 @@ pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<B
     }))
 }
 
-/// The `tools/list` arrays built so far, by the set of tools shown and the era form.
-/// Callers fall into few sets (a role, a scope set, a view); past a bound the oldest
-/// half is dropped, so no sequence of requests can make it grow without end.
-static LISTS: Lists = Lists(std::sync::Mutex::new(Vec::new()));
-
-struct Lists(std::sync::Mutex<Vec<((u128, bool), Bytes)>>);
-
-impl Lists {
-    const BOUND: usize = 64;
-
-    fn get(&self, key: (u128, bool), build: impl FnOnce() -> Bytes) -> Bytes {
-        let mut lists = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, bytes)) = lists.iter().find(|(k, _)| *k == key) {
-            return bytes.clone();
-        }
-        let bytes = build();
-        if lists.len() >= Lists::BOUND {
-            lists.drain(..Lists::BOUND / 2);
-        }
-        lists.push((key, bytes.clone()));
-        bytes
-    }
-}
+/// The `tools/list` arrays built so far, by the set of tools shown and the era form
+/// (callers fall into few: a role, a scope set, a view).
+static LISTS: Kept<(u128, bool), Bytes> = Kept::new(64);
 
 /// A tool result: the JSON as text, and as structured content.
 pub fn tool_result(value: &Value, is_error: bool) -> Map<String, Value> {
