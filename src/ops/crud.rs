@@ -29,7 +29,7 @@ pub trait Table: Records {
 }
 
 /// A stored value as a cursor keeps it: text, else an integer.
-fn stored(row: &Row<'_>, column: &str) -> Value {
+pub(crate) fn stored(row: &Row<'_>, column: &str) -> Value {
     let name = column.rsplit('.').next().unwrap_or(column);
     match row.try_get::<String, _>(name) {
         Ok(text) => json!(text),

@@ -37,6 +37,13 @@ pub trait Records: 'static {
     const LIST: &'static ListSpec;
     fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
     fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+    /// The list page with `request.fields` only, written as JSON straight from the rows,
+    /// where the resource can (every field asked for is in its rows); `None` where it
+    /// cannot, and the caller writes the typed page ([`Records::list`]).
+    fn list_written(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Option<Vec<u8>>, ApiError>> + Send {
+        let _ = (ctx, conn, ws, request);
+        std::future::ready(Ok(None))
+    }
     /// The record in the user's terms, for a confirmation ("“Aluguel” to Imobiliária
     /// Centro, R$ 4.500,00 due 2026-11-10").
     fn label(record: &Self::Record) -> String;

@@ -513,6 +513,25 @@ impl<'r> Row<'r> {
         decoded.map_err(|message| Error::Decode { column: index.describe(), message })
     }
 
+    /// The text at column `at`, borrowed from the row; `None` for NULL.
+    pub fn text(&self, at: usize) -> Result<Option<&str>, Error> {
+        let decode = |message: String| Error::Decode { column: at.to_string(), message };
+        let at = at.position(self)?;
+        match &self.0 {
+            Inner::Lite(row, _) => match row.get_ref(at).map_err(Error::Sqlite)? {
+                ValueRef::Null => Ok(None),
+                ValueRef::Text(text) => std::str::from_utf8(text).map(Some).map_err(|_| decode("text is not UTF-8".into())),
+                other => Err(decode(unexpected(other, "text"))),
+            },
+            Inner::LiteOwned(_, values) => match &values[at] {
+                LiteValue::Null => Ok(None),
+                LiteValue::Text(text) => Ok(Some(text)),
+                other => Err(decode(unexpected(ValueRef::from(other), "text"))),
+            },
+            Inner::Pg(row) => row.try_get::<Option<&str>, _>(at).map_err(|e| decode(e.to_string())),
+        }
+    }
+
     /// The name of the column at `at` (`""` past the last).
     pub fn column_name(&self, at: usize) -> &str {
         match &self.0 {

@@ -77,7 +77,11 @@ fn update_input<R: Writable>() -> Value {
 fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let page = R::list(&s.ctx, conn, s.ws, &list_request(&call.arguments)?).await?;
+        let request = list_request(&call.arguments)?;
+        if let Some(json) = R::list_written(&s.ctx, conn, s.ws, &request).await? {
+            return Answer::json(json);
+        }
+        let page = R::list(&s.ctx, conn, s.ws, &request).await?;
         project_page(&page, s.args.fields.as_deref())
     })
 }

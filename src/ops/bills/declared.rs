@@ -33,6 +33,9 @@ impl<B: BillKind> Records for Bills<B> {
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
         super::get::<B>(ctx, conn, ws, id).await
     }
+    async fn list_written(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Option<Vec<u8>>, ApiError> {
+        super::written::list::<B>(ctx, conn, ws, request).await
+    }
     fn label(bill: &Billing) -> String {
         let counterparty = match &bill.person_name {
             Some(name) => format!(" {} {name}", B::COUNTERPARTY),

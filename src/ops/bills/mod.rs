@@ -40,6 +40,7 @@
 pub mod declared;
 mod rows;
 mod series;
+mod written;
 mod status;
 pub mod wire;
 

@@ -139,6 +139,11 @@ static COLUMNS: &[Column] = &[
     column!("updated_by", "billings.updated_by", |b, v: Option<String>| b.updated_by = v),
 ];
 
+/// The alias of the bill column `name`, if it is one.
+pub fn column_alias(name: &str) -> Option<&'static str> {
+    COLUMNS.iter().find(|c| c.alias == name).map(|c| c.alias)
+}
+
 /// The columns a wire field is read from (the apportionment and the tax charges are
 /// read apart, by [`attach`]).
 fn columns_of(field: &str) -> &[&str] {
