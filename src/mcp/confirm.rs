@@ -117,13 +117,13 @@ pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<St
         Ok(ctx) => ctx,
         Err(e) => return outcome_result(Err(e)),
     };
-    let args = split(&call.arguments);
+    let args = split(call.arguments);
     let ws = match ctx.workspace(args.workspace_id.as_deref(), call.ctx.default_workspace.as_deref()) {
         Ok(ws) => ws,
         Err(e) => return outcome_result(Err(e)),
     };
     let keys = call.ctx.state.keys.current().await.map_err(|e| unavailable(&e))?;
-    let digest = arguments_digest(&call.arguments);
+    let digest = arguments_digest(call.arguments);
     let now = crate::clock::now_unix();
     if let Some(token) = params.get("requestState") {
         let state = token

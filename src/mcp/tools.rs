@@ -27,7 +27,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A tool invocation as its handler sees it.
 pub struct ToolCall<'a> {
     pub ctx: &'a McpContext<'a>,
-    pub arguments: Map<String, Value>,
+    pub arguments: &'a Map<String, Value>,
 }
 
 /// Runs the operation. Write tools get the call's database transaction (committed by
@@ -344,17 +344,22 @@ impl ToolAnswer {
 /// need a backslash: copied in runs between them, not byte by byte. Anything else —
 /// which the server never writes — goes through `serde_json`'s escaping.
 fn push_json_string(out: &mut String, json: &str) {
-    if json.bytes().any(|b| b < 0x20) {
-        out.push_str(&serde_json::to_string(json).unwrap_or_else(|_| String::from("\"\"")));
-        return;
-    }
+    let start = out.len();
     out.push('"');
     let mut run = 0;
     for (at, b) in json.bytes().enumerate() {
-        if b == b'"' || b == b'\\' {
-            out.push_str(&json[run..at]);
-            out.push('\\');
-            run = at;
+        match b {
+            b'"' | b'\\' => {
+                out.push_str(&json[run..at]);
+                out.push('\\');
+                run = at;
+            }
+            0..0x20 => {
+                out.truncate(start);
+                out.push_str(&serde_json::to_string(json).unwrap_or_else(|_| String::from("\"\"")));
+                return;
+            }
+            _ => {}
         }
     }
     out.push_str(&json[run..]);
@@ -364,12 +369,13 @@ fn push_json_string(out: &mut String, json: &str) {
 pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<ToolAnswer, RpcError> {
     let name = params.get("name").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
     let tool = find_in(name, &ctx.view).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+    static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
     let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(args)) => args.clone(),
+        None | Some(Value::Null) => &*NONE,
+        Some(Value::Object(args)) => args,
         Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
     };
-    if let Err(e) = admit(ctx, tool, &arguments).await {
+    if let Err(e) = admit(ctx, tool, arguments).await {
         return outcome_result(Err(e)).map(ToolAnswer::Members);
     }
     // The caller's memberships are read now, before the operation holds a connection:

@@ -76,7 +76,7 @@ impl<'a> Scope<'a> {
     /// default, else the caller's only workspace.
     pub async fn of(call: &'a ToolCall<'a>) -> Result<Scope<'a>, ApiError> {
         let ctx = call.ctx.op_context().await?;
-        let args = split(&call.arguments);
+        let args = split(call.arguments);
         let ws = ctx.workspace(args.workspace_id.as_deref(), call.ctx.default_workspace.as_deref())?;
         Ok(Scope { ctx, args, ws })
     }

@@ -77,7 +77,7 @@ fn update_input<R: Writable>() -> Value {
 fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let request = list_request(&call.arguments)?;
+        let request = list_request(call.arguments)?;
         if let Some(json) = R::list_written(&s.ctx, conn, s.ws, &request).await? {
             return Answer::json(json);
         }

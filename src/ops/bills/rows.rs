@@ -181,11 +181,11 @@ fn select(wanted: impl Fn(&str) -> bool) -> String {
 pub fn select_for(request: &ListRequest, sort_column: &str) -> Arc<str> {
     static SELECTS: Kept<u64, Arc<str>> = Kept::new(128);
     let sort_alias = sort_column.rsplit('.').next().unwrap_or(sort_column);
-    let wanted = |alias: &str| match &request.fields {
-        None => true,
-        Some(fields) => alias == "id" || alias == sort_alias || fields.iter().any(|f| columns_of(f).contains(&alias)),
+    let bit = |alias: &str| COLUMNS.iter().position(|c| c.alias == alias).map_or(0, |at| 1u64 << at);
+    let columns = match &request.fields {
+        None => u64::MAX,
+        Some(fields) => fields.iter().flat_map(|f| columns_of(f)).chain([&"id", &sort_alias]).fold(0, |mask, alias| mask | bit(alias)),
     };
-    let columns = COLUMNS.iter().enumerate().filter(|(_, c)| wanted(c.alias)).fold(0u64, |mask, (at, _)| mask | 1 << at);
     SELECTS.get(columns, || Arc::from(select(|alias| COLUMNS.iter().position(|c| c.alias == alias).is_some_and(|at| columns & 1 << at != 0))))
 }
 

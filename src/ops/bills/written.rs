@@ -94,7 +94,7 @@ fn plan(fields: &[String]) -> Option<Vec<(&'static str, Wire)>> {
     Some(plan)
 }
 
-/// Where each column a plan reads stands in the statement's rows.
+/// Where each column a plan reads stands in the statement's rows (read on the first row).
 struct Positions(Vec<(&'static str, usize)>);
 
 impl Positions {
@@ -105,6 +105,32 @@ impl Positions {
     fn at(&self, alias: &str) -> Result<usize, crate::storage::Error> {
         self.0.iter().find(|(a, _)| *a == alias).map(|(_, at)| *at).ok_or_else(|| crate::storage::Error::Corrupt(format!("no column {alias}")))
     }
+
+    /// The plan with each field's column positions resolved: what every row reuses.
+    fn resolve(&self, plan: &[(&'static str, Wire)]) -> Result<Vec<(&'static str, Placed)>, crate::storage::Error> {
+        plan.iter()
+            .map(|(name, wire)| {
+                Ok((
+                    *name,
+                    match *wire {
+                        Wire::Text(alias) => Placed::Text(self.at(alias)?),
+                        Wire::Integer(alias) => Placed::Integer(self.at(alias)?),
+                        Wire::Money(alias) => Placed::Money(self.at(alias)?),
+                        Wire::Nominal => Placed::Nominal(self.at("amount_cents")?, self.at("interest_cents")?, self.at("discount_cents")?),
+                    },
+                ))
+            })
+            .collect()
+    }
+}
+
+/// A [`Wire`] with its columns' positions in the row.
+#[derive(Clone, Copy)]
+enum Placed {
+    Text(usize),
+    Integer(usize),
+    Money(usize),
+    Nominal(usize, usize, usize),
 }
 
 fn money(out: &mut Vec<u8>, cents: Option<i64>) {
@@ -119,29 +145,28 @@ fn money(out: &mut Vec<u8>, cents: Option<i64>) {
 }
 
 /// Writes one row as the JSON object of `plan`.
-fn write_row(out: &mut Vec<u8>, row: &Row<'_>, plan: &[(&'static str, Wire)], positions: &Positions) -> Result<(), crate::storage::Error> {
+fn write_row(out: &mut Vec<u8>, row: &Row<'_>, plan: &[(&'static str, Placed)]) -> Result<(), crate::storage::Error> {
     out.push(b'{');
-    for (i, (name, wire)) in plan.iter().enumerate() {
+    for (i, (name, placed)) in plan.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.push(b'"');
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\":");
-        match *wire {
-            Wire::Text(alias) => match row.text(positions.at(alias)?)? {
+        match *placed {
+            Placed::Text(at) => match row.text(at)? {
                 Some(text) => serde_json::to_writer(&mut *out, text).map_err(|e| crate::storage::Error::Corrupt(e.to_string()))?,
                 None => out.extend_from_slice(b"null"),
             },
-            Wire::Integer(alias) => match row.try_get::<Option<i64>, _>(positions.at(alias)?)? {
+            Placed::Integer(at) => match row.try_get::<Option<i64>, _>(at)? {
                 Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
                 None => out.extend_from_slice(b"null"),
             },
-            Wire::Money(alias) => money(out, row.try_get(positions.at(alias)?)?),
-            Wire::Nominal => {
-                let cents = |alias: &str| row.try_get::<Option<i64>, _>(positions.at(alias)?).map(|c| c.map(Cents));
-                let amount = Cents(row.try_get(positions.at("amount_cents")?)?);
-                money(out, Some(Cents::nominal(amount, cents("interest_cents")?, cents("discount_cents")?).0));
+            Placed::Money(at) => money(out, row.try_get(at)?),
+            Placed::Nominal(amount, interest, discount) => {
+                let cents = |at: usize| row.try_get::<Option<i64>, _>(at).map(|c| c.map(Cents));
+                money(out, Some(Cents::nominal(Cents(row.try_get(amount)?), cents(interest)?, cents(discount)?).0));
             }
         }
     }
@@ -160,7 +185,7 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
     let limit = usize::try_from(compiled.limit).unwrap_or(usize::MAX);
     let mut out = Vec::with_capacity(64 + limit * (16 + plan.len() * 48));
     out.extend_from_slice(b"{\"data\":[");
-    let (mut seen, mut positions, mut last) = (0usize, None, None);
+    let (mut seen, mut placed, mut last) = (0usize, None::<Vec<(&'static str, Placed)>>, None);
     bind_all(sql::query(sql), &compiled.binds)
         .map_all(&mut *conn, |row| {
             seen += 1;
@@ -173,8 +198,10 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
             if seen > 1 {
                 out.push(b',');
             }
-            let positions = positions.get_or_insert_with(|| Positions::of(row));
-            write_row(&mut out, row, &plan, positions)
+            if placed.is_none() {
+                placed = Some(Positions::of(row).resolve(&plan)?);
+            }
+            write_row(&mut out, row, placed.as_deref().unwrap_or_default())
         })
         .await
         .map_err(db_error)?;
