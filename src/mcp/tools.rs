@@ -38,7 +38,8 @@ pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, R
 /// picked while serialising), which the result carries as it is.
 pub enum Answer {
     Value(Value),
-    Json(String),
+    /// JSON the handler wrote (with `serde_json` and text it read as UTF-8).
+    Json(Vec<u8>),
 }
 
 /// A handler whose operation answers a value.
@@ -53,15 +54,10 @@ impl From<Value> for Answer {
 }
 
 impl Answer {
-    /// Serialised JSON (`serde_json` writes UTF-8).
-    pub fn json(bytes: Vec<u8>) -> Result<Answer, ApiError> {
-        String::from_utf8(bytes).map(Answer::Json).map_err(|_| ApiError::internal())
-    }
-
-    /// The answer as text.
-    pub fn into_json(self) -> String {
+    /// The answer as JSON text.
+    pub fn into_json(self) -> Vec<u8> {
         match self {
-            Answer::Value(value) => value.to_string(),
+            Answer::Value(value) => value.to_string().into_bytes(),
             Answer::Json(json) => json,
         }
     }
@@ -70,7 +66,7 @@ impl Answer {
     pub fn into_value(self) -> Result<Value, ApiError> {
         match self {
             Answer::Value(value) => Ok(value),
-            Answer::Json(json) => serde_json::from_str(&json).map_err(|_| ApiError::internal()),
+            Answer::Json(json) => serde_json::from_slice(&json).map_err(|_| ApiError::internal()),
         }
     }
 }
@@ -315,7 +311,7 @@ pub fn outcome_result(outcome: Result<Value, ApiError>) -> Result<Map<String, Va
 /// both as the text content and as `structuredContent` without building either again.
 pub enum ToolAnswer {
     Members(Map<String, Value>),
-    Serialised(String),
+    Serialised(Vec<u8>),
 }
 
 impl ToolAnswer {
@@ -325,10 +321,10 @@ impl ToolAnswer {
         match self {
             ToolAnswer::Members(members) => (members, Vec::new()),
             ToolAnswer::Serialised(json) => {
-                let mut content = String::with_capacity(json.len() + json.len() / 4 + 32);
-                content.push_str("[{\"type\":\"text\",\"text\":");
+                let mut content = Vec::with_capacity(json.len() + json.len() / 4 + 32);
+                content.extend_from_slice(b"[{\"type\":\"text\",\"text\":");
                 push_json_string(&mut content, &json);
-                content.push_str("}]");
+                content.extend_from_slice(b"}]");
                 let mut raw = vec![("content", Bytes::from(content))];
                 if structured {
                     raw.push(("structuredContent", Bytes::from(json)));
@@ -343,27 +339,28 @@ impl ToolAnswer {
 /// no raw control characters (its strings carry them escaped), so only `"` and `\`
 /// need a backslash: copied in runs between them, not byte by byte. Anything else —
 /// which the server never writes — goes through `serde_json`'s escaping.
-fn push_json_string(out: &mut String, json: &str) {
+fn push_json_string(out: &mut Vec<u8>, json: &[u8]) {
     let start = out.len();
-    out.push('"');
+    out.push(b'"');
     let mut run = 0;
-    for (at, b) in json.bytes().enumerate() {
+    for (at, &b) in json.iter().enumerate() {
         match b {
             b'"' | b'\\' => {
-                out.push_str(&json[run..at]);
-                out.push('\\');
+                out.extend_from_slice(&json[run..at]);
+                out.push(b'\\');
                 run = at;
             }
             0..0x20 => {
                 out.truncate(start);
-                out.push_str(&serde_json::to_string(json).unwrap_or_else(|_| String::from("\"\"")));
+                let text = String::from_utf8_lossy(json);
+                out.extend_from_slice(serde_json::to_string(&*text).unwrap_or_else(|_| String::from("\"\"")).as_bytes());
                 return;
             }
             _ => {}
         }
     }
-    out.push_str(&json[run..]);
-    out.push('"');
+    out.extend_from_slice(&json[run..]);
+    out.push(b'"');
 }
 
 pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<ToolAnswer, RpcError> {
@@ -462,9 +459,9 @@ mod tests {
     #[test]
     fn a_tool_result_is_its_json_as_a_json_string() {
         for json in [r#"{"a":"b","c":[1,2],"n":"São Paulo — ação"}"#, r#"{"q":"say \"hi\" \\ path","u":"\u00e9\n"}"#, "", "\"", r#"{"raw":"tab	here"}"#, "plain"] {
-            let mut out = String::new();
-            push_json_string(&mut out, json);
-            assert_eq!(out, serde_json::to_string(json).unwrap(), "{json}");
+            let mut out = Vec::new();
+            push_json_string(&mut out, json.as_bytes());
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(json).unwrap(), "{json}");
         }
     }
 

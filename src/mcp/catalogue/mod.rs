@@ -311,7 +311,7 @@ pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiEr
 pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Result<Answer, ApiError> {
     let mut out = Vec::with_capacity(1024);
     pick::write(&mut out, record, fields).map_err(|_| ApiError::internal())?;
-    Answer::json(out)
+    Ok(Answer::Json(out))
 }
 
 /// A `{data, meta}` page, serialised, with `fields` applied to each row.
@@ -328,5 +328,5 @@ pub fn project_page<T: serde::Serialize>(page: &crate::ops::Page<T>, fields: Opt
     out.extend_from_slice(b"],\"meta\":");
     serde_json::to_writer(&mut out, &page.meta).map_err(|_| ApiError::internal())?;
     out.push(b'}');
-    Answer::json(out)
+    Ok(Answer::Json(out))
 }

@@ -79,7 +79,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture
         let s = Scope::of(call).await?;
         let request = list_request(call.arguments)?;
         if let Some(json) = R::list_written(&s.ctx, conn, s.ws, &request).await? {
-            return Answer::json(json);
+            return Ok(Answer::Json(json));
         }
         let page = R::list(&s.ctx, conn, s.ws, &request).await?;
         project_page(&page, s.args.fields.as_deref())
