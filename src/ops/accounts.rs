@@ -9,6 +9,8 @@
 //! the usage; deactivate it instead), and the `finance` role may not delete accounts.
 //! Adjusting the balance records one auto-created transaction for the difference.
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -151,12 +153,8 @@ pub struct Account {
     pub account_digit: Option<String>,
     pub active: bool,
     pub disable_reconcile: bool,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 /// An account with its balance (get, create, update).
@@ -249,12 +247,7 @@ impl Table for Accounts {
             account_digit: row.try_get("account_digit")?,
             active: active != 0,
             disable_reconcile: disable_reconcile != 0,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            created_via: row.try_get("created_via")?,
-            updated_via: row.try_get("updated_via")?,
-            created_by: row.try_get("created_by")?,
-            updated_by: row.try_get("updated_by")?,
+            stamps: Stamps::from_row(row)?,
         })
     }
 }
@@ -324,9 +317,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .bind(trimmed(input.account_digit.as_deref()))
     .bind(input.disable_reconcile.unwrap_or(false) as i64)
     .bind(opening.0)
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;

@@ -9,6 +9,8 @@
 //! category of the other direction. Deleting needs a leaf (422 `has_children`) that no
 //! transaction, payable or receivable uses (422 `in_use` with the usage).
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -94,12 +96,8 @@ pub struct Category {
     pub level: i64,
     #[serde(rename = "type")]
     pub category_type: CategoryType,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 records!(Categories, self, Resource::Categories, "/v1/categories", "category",
@@ -150,12 +148,7 @@ impl Table for Categories {
             parent_id: row.try_get("parent_id")?,
             level: row.try_get("level")?,
             category_type: CategoryType::parse(&kind).ok_or_else(|| crate::storage::Error::Corrupt("unknown category type".into()))?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            created_via: row.try_get("created_via")?,
-            updated_via: row.try_get("updated_via")?,
-            created_by: row.try_get("created_by")?,
-            updated_by: row.try_get("updated_by")?,
+            stamps: Stamps::from_row(row)?,
         })
     }
 }
@@ -260,9 +253,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .bind(parent_id.as_deref())
     .bind(level)
     .bind(input.category_type.as_str())
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(|e| {
@@ -290,9 +281,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         "UPDATE categories SET name = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
     )
     .bind(&name)
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .bind(&ws.workspace_id)
     .bind(&current.id)
     .execute(&mut *conn)
@@ -317,9 +306,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
                 "UPDATE categories SET category_type = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
             )
             .bind(new_type.as_str())
-            .bind(&now)
-            .bind(ctx.channel.as_str())
-            .bind(&ctx.identity.user_id)
+            .stamp(ctx, &now)
             .bind(&ws.workspace_id)
             .bind(&member)
             .execute(&mut *conn)

@@ -7,6 +7,8 @@
 //! for the records of the company. Deleting needs the delete permission (not the
 //! `finance` role).
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -132,12 +134,8 @@ pub struct Company {
     pub tax_regime: Option<TaxRegime>,
     pub address: Option<Address>,
     pub locked_until: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 records!(Companies, self, Resource::Companies, "/v1/companies", "company",
@@ -190,12 +188,7 @@ impl Table for Companies {
             tax_regime: tax_regime.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
             address: address.and_then(|a| serde_json::from_str(&a).ok()),
             locked_until: row.try_get("locked_until")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            created_via: row.try_get("created_via")?,
-            updated_via: row.try_get("updated_via")?,
-            created_by: row.try_get("created_by")?,
-            updated_by: row.try_get("updated_by")?,
+            stamps: Stamps::from_row(row)?,
         })
     }
 }
@@ -250,9 +243,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .bind(input.tax_regime.map(tax_regime_text))
     .bind(input.address.as_ref().map(|a| json!(a).to_string()))
     .bind(input.locked_until.as_deref())
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;

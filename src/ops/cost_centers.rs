@@ -8,6 +8,8 @@
 //! refused (422 `in_use` with those records). Deleting a center any apportionment still
 //! uses is 422 `in_use` with the usage; deactivating it is the way to retire it.
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -99,12 +101,8 @@ pub struct Center {
     pub center_type: CenterType,
     pub description: Option<String>,
     pub active: bool,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers", "cost center",
@@ -151,12 +149,7 @@ impl Table for CostCenters {
             center_type: CenterType::parse(&kind).ok_or_else(|| crate::storage::Error::Corrupt("unknown center type".into()))?,
             description: row.try_get("description")?,
             active: active != 0,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            created_via: row.try_get("created_via")?,
-            updated_via: row.try_get("updated_via")?,
-            created_by: row.try_get("created_by")?,
-            updated_by: row.try_get("updated_by")?,
+            stamps: Stamps::from_row(row)?,
         })
     }
 }
@@ -246,9 +239,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .bind(name)
     .bind(input.center_type.as_str())
     .bind(input.description.as_deref())
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(|e| match &e {

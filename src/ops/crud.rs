@@ -6,6 +6,7 @@
 //! A page's cursor is read from the stored value of the sort column of its last row,
 //! so the sortable fields are named once, in the resource's [`ListSpec`].
 
+use crate::ops::stamps::Stamp;
 use serde_json::{json, Value};
 use crate::storage::{sql, Conn, Row};
 
@@ -125,9 +126,7 @@ pub async fn stamped_update<'q>(
     failed: fn(crate::storage::Error) -> ApiError,
 ) -> Result<(), ApiError> {
     update
-        .bind(crate::clock::now_rfc3339())
-        .bind(ctx.channel.as_str())
-        .bind(&ctx.identity.user_id)
+        .stamp_now(ctx)
         .bind(&ws.workspace_id)
         .bind(id)
         .execute(&mut *conn)

@@ -2,6 +2,7 @@
 //! by balance adjustment) and computing an account's balance, which is never stored:
 //! opening balance + Σ credits − Σ debits of its realised (non-pending) transactions.
 
+use crate::ops::stamps::Stamp;
 use crate::storage::{sql, Conn};
 
 use super::refs::Polarity;
@@ -78,9 +79,7 @@ pub async fn insert(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, tx: &
     .bind(tx.auto_created as i64)
     .bind(tx.transfer_id.as_deref())
     .bind(tx.billing_id.as_deref())
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;

@@ -22,6 +22,7 @@ pub mod people;
 pub mod rate_limit;
 pub mod refs;
 pub mod resource;
+pub mod stamps;
 pub mod taxes;
 pub mod transactions;
 pub mod validate;

@@ -7,6 +7,8 @@
 //! `conflict`). Deleting is a soft delete: the person disappears from reads, lists and
 //! the id sweep, and its document may be used again. E-mails and phones are read-only.
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -186,12 +188,8 @@ pub struct Person {
     /// Read-only.
     pub phones: Vec<String>,
     pub notes: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 fn id_page() -> Value {
@@ -269,12 +267,7 @@ impl Table for People {
             emails: string_array(row.try_get("emails")?),
             phones: string_array(row.try_get("phones")?),
             notes: row.try_get("notes")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            created_via: row.try_get("created_via")?,
-            updated_via: row.try_get("updated_via")?,
-            created_by: row.try_get("created_by")?,
-            updated_by: row.try_get("updated_by")?,
+            stamps: Stamps::from_row(row)?,
         })
     }
 }
@@ -382,9 +375,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .bind(flag(input.is_supplier.unwrap_or(false)))
     .bind(flag(input.active.unwrap_or(true)))
     .bind(text(input.notes))
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;
@@ -454,9 +445,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3
           WHERE workspace_id = $4 AND id = $5 AND deleted_at IS NULL",
     )
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .bind(&ws.workspace_id)
     .bind(&current.id)
     .execute(&mut *conn)

@@ -5,6 +5,7 @@
 //! of the record (debit: debit category, cost center, supplier; credit: credit
 //! category, revenue center, customer).
 
+use crate::ops::stamps::Stamp;
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
@@ -156,9 +157,7 @@ async fn create_named(
         insert = insert.bind(extra);
     }
     insert
-        .bind(crate::clock::now_rfc3339())
-        .bind(ctx.channel.as_str())
-        .bind(&ctx.identity.user_id)
+        .stamp_now(ctx)
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
@@ -283,9 +282,7 @@ pub async fn person(
         sql::query(format!(
             "UPDATE people SET {flag} = 1, updated_at = $1, updated_via = $2, updated_by = $3 WHERE id = $4 AND {flag} = 0"
         ))
-        .bind(crate::clock::now_rfc3339())
-        .bind(ctx.channel.as_str())
-        .bind(&ctx.identity.user_id)
+        .stamp_now(ctx)
         .bind(&id)
         .execute(&mut *conn)
         .await

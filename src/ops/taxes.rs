@@ -6,6 +6,8 @@
 //! handled as a float; `default_withholding` defaults to true. A tax that billings
 //! charge cannot be deleted (422 `in_use`, with the usage and the billing ids).
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -74,12 +76,8 @@ pub struct Tax {
     pub default_rate: Option<String>,
     pub default_withholding: bool,
     pub active: bool,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
     /// The stored rate in basis points.
     #[serde(skip)]
     #[schemars(skip)]
@@ -132,12 +130,7 @@ impl Table for Taxes {
             default_rate: rate.map(|bp| Cents(bp).to_string()),
             default_withholding: withholding != 0,
             active: active != 0,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            created_via: row.try_get("created_via")?,
-            updated_via: row.try_get("updated_via")?,
-            created_by: row.try_get("created_by")?,
-            updated_by: row.try_get("updated_by")?,
+            stamps: Stamps::from_row(row)?,
             rate_bp: rate,
         })
     }
@@ -193,9 +186,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .bind(rate)
     .bind(flag(input.default_withholding.unwrap_or(true)))
     .bind(flag(input.active.unwrap_or(true)))
-    .bind(&now)
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;

@@ -96,8 +96,8 @@ impl ser::SerializeStruct for PickedStruct<'_, '_> {
     }
 }
 
-/// A map being written (a struct with flattened members): its keys are read as text
-/// to choose.
+/// A map being written (a struct with flattened members): each key is looked at, as
+/// text, to choose.
 struct PickedMap<'a, 'w> {
     inner: Compound<'a, &'w mut Vec<u8>, CompactFormatter>,
     fields: &'a [String],
@@ -109,10 +109,9 @@ impl ser::SerializeMap for PickedMap<'_, '_> {
     type Error = serde_json::Error;
 
     fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), serde_json::Error> {
-        let Value::String(key) = serde_json::to_value(key)? else { return Err(unsupported()) };
-        self.keep = wanted(self.fields, &key);
+        self.keep = key.serialize(KeyChosen(self.fields))?;
         if self.keep {
-            ser::SerializeMap::serialize_key(&mut self.inner, &key)?;
+            ser::SerializeMap::serialize_key(&mut self.inner, key)?;
         }
         Ok(())
     }
@@ -129,10 +128,74 @@ impl ser::SerializeMap for PickedMap<'_, '_> {
     }
 }
 
-macro_rules! unsupported {
-    ($($name:ident: $t:ty),* $(,)?) => {
-        $(fn $name(self, _: $t) -> Result<(), serde_json::Error> { Err(unsupported()) })*
+/// Whether a map key (text) is among the chosen fields, without copying it.
+struct KeyChosen<'a>(&'a [String]);
+
+/// The `Serializer` methods of a [`Picker`] or a [`KeyChosen`] that end in
+/// [`unsupported`]: each reads one kind of value (records; text) and nothing else.
+macro_rules! refused {
+    ($ok:ty; $($name:ident: $t:ty),* $(,)?) => {
+        $(fn $name(self, _: $t) -> Result<$ok, serde_json::Error> { Err(unsupported()) })*
+        fn serialize_none(self) -> Result<$ok, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_unit(self) -> Result<$ok, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_newtype_variant<V: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &V) -> Result<$ok, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
+            Err(unsupported())
+        }
+        fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
+            Err(unsupported())
+        }
     };
+}
+
+impl ser::Serializer for KeyChosen<'_> {
+    type Ok = bool;
+    type Error = serde_json::Error;
+    type SerializeSeq = Impossible<bool, serde_json::Error>;
+    type SerializeTuple = Impossible<bool, serde_json::Error>;
+    type SerializeTupleStruct = Impossible<bool, serde_json::Error>;
+    type SerializeTupleVariant = Impossible<bool, serde_json::Error>;
+    type SerializeMap = Impossible<bool, serde_json::Error>;
+    type SerializeStruct = Impossible<bool, serde_json::Error>;
+    type SerializeStructVariant = Impossible<bool, serde_json::Error>;
+
+    refused!(bool; serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_f32: f32, serialize_f64: f64,
+        serialize_char: char, serialize_bytes: &[u8], serialize_unit_struct: &'static str);
+
+    fn serialize_str(self, key: &str) -> Result<bool, serde_json::Error> {
+        Ok(wanted(self.0, key))
+    }
+    fn serialize_some<V: Serialize + ?Sized>(self, _: &V) -> Result<bool, serde_json::Error> {
+        Err(unsupported())
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<bool, serde_json::Error> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<bool, serde_json::Error> {
+        value.serialize(self)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, serde_json::Error> {
+        Err(unsupported())
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, serde_json::Error> {
+        Err(unsupported())
+    }
 }
 
 impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
@@ -146,18 +209,12 @@ impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
     type SerializeStruct = PickedStruct<'a, 'w>;
     type SerializeStructVariant = Impossible<(), serde_json::Error>;
 
-    unsupported!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+    refused!((); serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
         serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_f32: f32, serialize_f64: f64,
         serialize_char: char, serialize_str: &str, serialize_bytes: &[u8], serialize_unit_struct: &'static str);
 
-    fn serialize_none(self) -> Result<(), serde_json::Error> {
-        Err(unsupported())
-    }
     fn serialize_some<V: Serialize + ?Sized>(self, value: &V) -> Result<(), serde_json::Error> {
         value.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<(), serde_json::Error> {
-        Err(unsupported())
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), serde_json::Error> {
         Err(unsupported())
@@ -165,29 +222,11 @@ impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
     fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<(), serde_json::Error> {
         value.serialize(self)
     }
-    fn serialize_newtype_variant<V: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &V) -> Result<(), serde_json::Error> {
-        Err(unsupported())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
-        Err(unsupported())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, serde_json::Error> {
-        Err(unsupported())
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, serde_json::Error> {
-        Err(unsupported())
-    }
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
-        Err(unsupported())
-    }
     fn serialize_map(self, _: Option<usize>) -> Result<PickedMap<'a, 'w>, serde_json::Error> {
         Ok(PickedMap { inner: ser::Serializer::serialize_map(self.json, None)?, fields: self.fields, keep: false })
     }
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<PickedStruct<'a, 'w>, serde_json::Error> {
         Ok(PickedStruct { inner: ser::Serializer::serialize_struct(self.json, name, len)?, fields: self.fields, memo: self.memo, at: 0 })
-    }
-    fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
-        Err(unsupported())
     }
 }
 

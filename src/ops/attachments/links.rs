@@ -1,6 +1,7 @@
 //! Links between an attachment and a payable, a receivable or a transaction of the
 //! same workspace.
 
+use crate::ops::stamps::Stamp;
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
@@ -43,9 +44,7 @@ pub async fn link(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &st
     .bind(&ws.workspace_id)
     .bind(input.target_type.as_str())
     .bind(&target_id)
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp_now(ctx)
     .execute(&mut *conn)
     .await
     .map_err(|e| match e {

@@ -1,6 +1,7 @@
 //! Uploading an attachment: every check first, then the bytes where new uploads go,
 //! then the row — in that order, so a failure never leaves a row without its bytes.
 
+use crate::ops::stamps::Stamp;
 use bytes::Bytes;
 use crate::storage::{sql, Conn};
 
@@ -98,9 +99,7 @@ async fn insert_row(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, check
     .bind(in_row)
     .bind(blob_key)
     .bind(&uploaded_by)
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp_now(ctx)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;

@@ -44,6 +44,7 @@ mod written;
 mod status;
 pub mod wire;
 
+use crate::ops::stamps::Stamp;
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
@@ -145,8 +146,8 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
         &keys.state,
         |b, field| match field {
             "competence_date" => json!(b.competence_date),
-            "created_at" => json!(b.created_at),
-            "updated_at" => json!(b.updated_at),
+            "created_at" => json!(b.stamps.created_at),
+            "updated_at" => json!(b.stamps.updated_at),
             "amount" => json!(b.amount.0),
             _ => json!(b.due_date),
         },
@@ -240,9 +241,7 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         .bind(row.installment_number)
         .bind(row.total_installments)
         .bind(input.recurrence_period.map(|p| p.as_str()))
-        .bind(&now)
-        .bind(ctx.channel.as_str())
-        .bind(&ctx.identity.user_id)
+        .stamp(ctx, &now)
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
@@ -354,9 +353,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     .bind(pick(&input.document_number, &current.document_number).as_deref())
     .bind(document_date.as_deref())
     .bind(pick(&input.notes, &current.notes).as_deref())
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp_now(ctx)
     .bind(&ws.workspace_id)
     .bind(B::KIND)
     .bind(&current.id)

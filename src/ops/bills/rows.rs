@@ -131,12 +131,12 @@ static COLUMNS: &[Column] = &[
     column!("group_id", "billings.group_id", |b, v: Option<String>| b.group_id = v),
     column!("transaction_id", "billings.transaction_id", |b, v: Option<String>| b.transaction_id = v),
     column!("notes", "billings.notes", |b, v: Option<String>| b.notes = v),
-    column!("created_at", "billings.created_at", |b, v: String| b.created_at = v),
-    column!("updated_at", "billings.updated_at", |b, v: String| b.updated_at = v),
-    column!("created_via", "billings.created_via", |b, v: String| b.created_via = v),
-    column!("updated_via", "billings.updated_via", |b, v: String| b.updated_via = v),
-    column!("created_by", "billings.created_by", |b, v: Option<String>| b.created_by = v),
-    column!("updated_by", "billings.updated_by", |b, v: Option<String>| b.updated_by = v),
+    column!("created_at", "billings.created_at", |b, v: String| b.stamps.created_at = v),
+    column!("updated_at", "billings.updated_at", |b, v: String| b.stamps.updated_at = v),
+    column!("created_via", "billings.created_via", |b, v: String| b.stamps.created_via = v),
+    column!("updated_via", "billings.updated_via", |b, v: String| b.stamps.updated_via = v),
+    column!("created_by", "billings.created_by", |b, v: Option<String>| b.stamps.created_by = v),
+    column!("updated_by", "billings.updated_by", |b, v: Option<String>| b.stamps.updated_by = v),
 ];
 
 /// The alias of the bill column `name`, if it is one.

@@ -2,6 +2,7 @@
 //! status machine ([`BillStatus::allows`]). Settling writes the bill's one auto-created
 //! ledger transaction in the same database transaction; reopening removes it.
 
+use crate::ops::stamps::Stamp;
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
@@ -82,9 +83,7 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     .bind(interest.map(|c| c.0))
     .bind(discount.map(|c| c.0))
     .bind(ticket.0)
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp_now(ctx)
     .bind(&ws.workspace_id)
     .bind(B::KIND)
     .bind(&current.id)
@@ -182,9 +181,7 @@ async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
           WHERE workspace_id = $5 AND kind = $6 AND id = $7 AND status = $8",
     )
     .bind(BillStatus::after::<B>(transition).as_str())
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp_now(ctx)
     .bind(&ws.workspace_id)
     .bind(B::KIND)
     .bind(&current.id)

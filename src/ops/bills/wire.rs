@@ -2,6 +2,7 @@
 //! generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain types
 //! of their fields ([`Amount`], [`Date`], [`PaymentMethod`]), refuse bad input.
 
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -240,12 +241,8 @@ pub struct Billing {
     pub transaction_id: Option<String>,
     pub notes: Option<String>,
     pub tax_charges: Vec<TaxCharge>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 /// The answer of a create: the first record, plus the ids of the whole series in order

@@ -20,6 +20,8 @@
 pub mod declared;
 mod wire;
 
+use crate::ops::stamps::Stamp;
+use crate::ops::stamps::Stamps;
 use serde_json::json;
 use crate::storage::{sql, Conn, Row};
 
@@ -114,12 +116,7 @@ fn from_row(row: &Row<'_>) -> Result<Transaction, crate::storage::Error> {
         auto_created: flag("auto_created")?,
         transfer_id: row.try_get("transfer_id")?,
         billing_id: row.try_get("billing_id")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        created_via: row.try_get("created_via")?,
-        updated_via: row.try_get("updated_via")?,
-        created_by: row.try_get("created_by")?,
-        updated_by: row.try_get("updated_by")?,
+        stamps: Stamps::from_row(row)?,
     })
 }
 
@@ -159,8 +156,8 @@ pub async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request
         &compiled,
         &keys.state,
         |t, field| match field {
-            "created_at" => json!(t.created_at),
-            "updated_at" => json!(t.updated_at),
+            "created_at" => json!(t.stamps.created_at),
+            "updated_at" => json!(t.stamps.updated_at),
             "amount" => json!(t.amount.0),
             _ => json!(t.occurred_at),
         },
@@ -400,9 +397,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(input.classified.unwrap_or(current.classified) as i64)
     .bind(is_pending as i64)
     .bind(pick(&input.notes, &current.notes))
-    .bind(crate::clock::now_rfc3339())
-    .bind(ctx.channel.as_str())
-    .bind(&ctx.identity.user_id)
+    .stamp_now(ctx)
     .bind(&ws.workspace_id)
     .bind(&current.id)
     .execute(&mut *conn)

@@ -2,6 +2,7 @@
 //! they generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain
 //! types of their fields ([`Amount`], [`Date`], [`LedgerMethod`]), refuse bad input.
 
+use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -183,12 +184,8 @@ pub struct Transaction {
     pub transfer_id: Option<String>,
     /// The payable or receivable whose settlement created it.
     pub billing_id: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_via: String,
-    pub updated_via: String,
-    pub created_by: Option<String>,
-    pub updated_by: Option<String>,
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 /// `GET /v1/financial-transactions/aggregates`: realised (non-pending) rows only.

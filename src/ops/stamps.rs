@@ -1,0 +1,55 @@
+//! Who wrote a record, when, and through which door: the six columns every record
+//! carries (`created_at` … `updated_by`), shown, read and written the same way for all
+//! of them. A record flattens its [`Stamps`] into its own members.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::OpContext;
+use crate::storage::{sql, Row};
+
+/// When and by whom a record was created and last changed.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Stamps {
+    pub created_at: String,
+    pub updated_at: String,
+    /// `mcp`, `api` or `system`.
+    pub created_via: String,
+    pub updated_via: String,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
+}
+
+impl Stamps {
+    /// The stamps of a row that has the six columns.
+    pub fn from_row(row: &Row<'_>) -> Result<Stamps, crate::storage::Error> {
+        Ok(Stamps {
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            created_via: row.try_get("created_via")?,
+            updated_via: row.try_get("updated_via")?,
+            created_by: row.try_get("created_by")?,
+            updated_by: row.try_get("updated_by")?,
+        })
+    }
+}
+
+/// The stamp of a write, bound to its statement in the order every statement takes it:
+/// the time, the channel, the user (an `INSERT` names each twice, for `created_*` and
+/// `updated_*`).
+pub trait Stamp<'q> {
+    /// Binds `now`, the caller's channel and user.
+    fn stamp(self, ctx: &'q OpContext<'_>, now: &'q str) -> Self;
+    /// Binds the time now, the caller's channel and user.
+    fn stamp_now(self, ctx: &'q OpContext<'_>) -> Self;
+}
+
+impl<'q> Stamp<'q> for sql::Query<'q> {
+    fn stamp(self, ctx: &'q OpContext<'_>, now: &'q str) -> Self {
+        self.bind(now).bind(ctx.channel.as_str()).bind(&ctx.identity.user_id)
+    }
+
+    fn stamp_now(self, ctx: &'q OpContext<'_>) -> Self {
+        self.bind(crate::clock::now_rfc3339()).bind(ctx.channel.as_str()).bind(&ctx.identity.user_id)
+    }
+}
