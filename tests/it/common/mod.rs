@@ -66,7 +66,7 @@ pub fn config(database_url: String) -> Config {
         mode: Mode::Local,
         // As in production: SQLite gets one connection, so a code path that holds a
         // connection while asking for another deadlocks in the tests too.
-        db_max_connections: if database_url.starts_with("sqlite:") { 1 } else { 4 },
+        db_max_connections: 4,
         database_url,
         database_secret: None,
         public_url: PUBLIC_URL.into(),
