@@ -51,6 +51,17 @@ pub fn conflict_on_unique(err: crate::storage::Error, field: &str, message: &str
 
 /// Appends the audit event of a successful write, in the write's transaction.
 pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, action: &str, target_type: &str, target_id: &str) -> Result<(), ApiError> {
+    audit_write_with(ctx, conn, ws, (action, target_type, target_id), None).await
+}
+
+/// As [`audit_write`], with details of what was done.
+pub async fn audit_write_with(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    (action, target_type, target_id): (&str, &str, &str),
+    details: Option<Value>,
+) -> Result<(), ApiError> {
     audit::append(
         &mut *conn,
         ctx.channel,
@@ -61,7 +72,7 @@ pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, 
             target_type: Some(target_type),
             target_id: Some(target_id),
             outcome: "ok",
-            details: None,
+            details: details.map(|d| d.to_string()),
         },
     )
     .await

@@ -110,25 +110,15 @@ pub async fn balance(conn: &mut Conn, ws: &Membership, account_id: &str) -> Resu
 /// Removes the transaction a bill's settlement created (reopen, delete of the bill),
 /// with its apportionment and its attachment links. Returns how many transactions went.
 pub async fn remove_settlement(conn: &mut Conn, ws: &Membership, billing_id: &str) -> Result<u64, ApiError> {
-    // Links to a removed transaction would point at nothing.
-    sql::query(
+    // Links to a removed transaction would point at nothing; its apportionment goes with it.
+    for dependent in [
         "DELETE FROM attachment_links WHERE target_type = 'transaction' AND workspace_id = $1 AND target_id IN
            (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
-    )
-    .bind(&ws.workspace_id)
-    .bind(billing_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    sql::query(
         "DELETE FROM allocations WHERE owner_type = 'transaction' AND workspace_id = $1 AND owner_id IN
            (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
-    )
-    .bind(&ws.workspace_id)
-    .bind(billing_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    ] {
+        sql::query(dependent).bind(&ws.workspace_id).bind(billing_id).execute(&mut *conn).await.map_err(db_error)?;
+    }
     let done = sql::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1")
         .bind(&ws.workspace_id)
         .bind(billing_id)

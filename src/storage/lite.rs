@@ -139,7 +139,11 @@ impl LiteConn {
 
     pub(super) fn commit(&mut self) -> Result<(), Error> {
         if let Some(conn) = self.tx.take() {
-            control(&conn, "COMMIT")?;
+            // A commit that fails (another process holds the file) leaves nothing half-done.
+            if let Err(e) = control(&conn, "COMMIT") {
+                let _ = control(&conn, "ROLLBACK");
+                return Err(e);
+            }
         }
         Ok(())
     }

@@ -37,7 +37,6 @@ use super::validate::schema_of;
 use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::storage::audit::{self, AuditEvent};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
 use files::{sha256_hex, XLSX_MIME};
@@ -386,21 +385,7 @@ pub async fn download(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id:
 }
 
 async fn audit_event(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, action: &str, id: &str, details: Option<Value>) -> Result<(), ApiError> {
-    audit::append(
-        &mut *conn,
-        ctx.channel,
-        &AuditEvent {
-            workspace_id: Some(&ws.workspace_id),
-            user_id: Some(&ctx.identity.user_id),
-            action,
-            target_type: Some("attachment"),
-            target_id: Some(id),
-            outcome: "ok",
-            details: details.map(|d| d.to_string()),
-        },
-    )
-    .await
-    .map_err(db_error)
+    super::common::audit_write_with(ctx, conn, ws, (action, "attachment", id), details).await
 }
 
 /// How many records of each kind an attachment is linked to.

@@ -333,7 +333,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         None => old.clone(),
         Some(v) => v.clone(),
     };
-    let done = sql::query(
+    let update = sql::query(
         "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
                 category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
                 document = $10, document_number = $11, document_date = $12, notes = $13,
@@ -349,21 +349,11 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     .bind(financial_account.as_deref())
     .bind(expected_account.as_deref())
     .bind(method.as_deref())
-    .bind(pick(&input.document, &current.document).as_deref())
-    .bind(pick(&input.document_number, &current.document_number).as_deref())
+    .bind(pick(&input.document, &current.document))
+    .bind(pick(&input.document_number, &current.document_number))
     .bind(document_date.as_deref())
-    .bind(pick(&input.notes, &current.notes).as_deref())
-    .stamp_now(ctx)
-    .bind(&ws.workspace_id)
-    .bind(B::KIND)
-    .bind(&current.id)
-    .bind(BillStatus::Pending.as_str())
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    if done != 1 {
-        return Err(refused_change());
-    }
+    .bind(pick(&input.notes, &current.notes));
+    status::changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, refused_change).await?;
     if let Some(allocations) = &allocations {
         apportionment::replace(conn, ws, "billing", &current.id, allocations).await?;
     }

@@ -144,19 +144,45 @@ pub fn column_alias(name: &str) -> Option<&'static str> {
     COLUMNS.iter().find(|c| c.alias == name).map(|c| c.alias)
 }
 
-/// The columns a wire field is read from (the apportionment and the tax charges are
-/// read apart, by [`attach`]).
-fn columns_of(field: &str) -> &[&str] {
-    match field {
-        "amount" => &["amount_cents"],
-        "interest_amount" => &["interest_cents"],
-        "discount_amount" => &["discount_cents"],
-        "ticket_amount" => &["ticket_cents"],
-        "nominal_amount" => &["amount_cents", "interest_cents", "discount_cents"],
-        "type" => &["billing_type"],
-        "parcels_amount" => &["parcels_cents"],
-        "classification_center_id" | "classification_center_name" | "classification_center_allocations" | "tax_charges" => &[],
-        other => COLUMNS.iter().find(|c| c.alias == other).map(|c| std::slice::from_ref(&c.alias)).unwrap_or(&[]),
+/// How a wire field is read from a bill's columns.
+#[derive(Clone, Copy)]
+pub enum Wire {
+    /// Text or null, as stored.
+    Text(&'static str),
+    /// An integer or null.
+    Integer(&'static str),
+    /// Cents or null, as the money string.
+    Money(&'static str),
+    /// amount + interest − discount.
+    Nominal,
+}
+
+/// How `field` is read from the row; `None` for what is not in it (the apportionment and
+/// the tax charges, read apart by [`attach`]) and for a name a bill does not have.
+pub fn wire_of(field: &str) -> Option<Wire> {
+    Some(match field {
+        "amount" => Wire::Money("amount_cents"),
+        "interest_amount" => Wire::Money("interest_cents"),
+        "discount_amount" => Wire::Money("discount_cents"),
+        "ticket_amount" => Wire::Money("ticket_cents"),
+        "parcels_amount" => Wire::Money("parcels_cents"),
+        "nominal_amount" => Wire::Nominal,
+        "type" => Wire::Text("billing_type"),
+        "installment_number" => Wire::Integer("installment_number"),
+        "total_installments" => Wire::Integer("total_installments"),
+        "classification_center_id" | "classification_center_name" | "classification_center_allocations" | "tax_charges" => return None,
+        // Every other member is the column of its own name.
+        other => Wire::Text(column_alias(other)?),
+    })
+}
+
+/// The columns a wire field is read from.
+fn columns_of(field: &str) -> &'static [&'static str] {
+    const NOMINAL: &[&str] = &["amount_cents", "interest_cents", "discount_cents"];
+    match wire_of(field) {
+        Some(Wire::Text(alias) | Wire::Integer(alias) | Wire::Money(alias)) => COLUMNS.iter().find(|c| c.alias == alias).map_or(&[], |c| std::slice::from_ref(&c.alias)),
+        Some(Wire::Nominal) => NOMINAL,
+        None => &[],
     }
 }
 

@@ -72,7 +72,7 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         None => return Err(unprocessable("discount_amount", "invalid_amount", "The discount leaves nothing to settle")),
     };
     // Conditional on the status: a concurrent settle finds nothing to change.
-    let done = sql::query(
+    let update = sql::query(
         "UPDATE billings SET status = $1, payment_date = $2, financial_account_id = $3, interest_cents = $4, discount_cents = $5,
                 ticket_cents = $6, updated_at = $7, updated_via = $8, updated_by = $9
           WHERE workspace_id = $10 AND kind = $11 AND id = $12 AND status = $13",
@@ -82,18 +82,8 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     .bind(&account)
     .bind(interest.map(|c| c.0))
     .bind(discount.map(|c| c.0))
-    .bind(ticket.0)
-    .stamp_now(ctx)
-    .bind(&ws.workspace_id)
-    .bind(B::KIND)
-    .bind(&current.id)
-    .bind(BillStatus::Pending.as_str())
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    if done != 1 {
-        return Err(invalid_transition("Only a pending record can be settled"));
-    }
+    .bind(ticket.0);
+    changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, || invalid_transition("Only a pending record can be settled")).await?;
     let transaction = NewTransaction {
         company_id: company.id.clone(),
         account_id: account,
@@ -176,21 +166,30 @@ pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
 /// Moves a record from its status through `transition`, conditionally: a concurrent
 /// change makes it an invalid transition instead of a double one.
 async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, current: &Billing, transition: Transition) -> Result<(), ApiError> {
-    let done = sql::query(
+    let update = sql::query(
         "UPDATE billings SET status = $1, updated_at = $2, updated_via = $3, updated_by = $4
           WHERE workspace_id = $5 AND kind = $6 AND id = $7 AND status = $8",
     )
-    .bind(BillStatus::after::<B>(transition).as_str())
-    .stamp_now(ctx)
-    .bind(&ws.workspace_id)
-    .bind(B::KIND)
-    .bind(&current.id)
-    .bind(current.status.as_str())
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    if done != 1 {
-        return Err(invalid_transition("The record changed status meanwhile"));
+    .bind(BillStatus::after::<B>(transition).as_str());
+    changed_if::<B>(ctx, conn, ws, update, &current.id, current.status, || invalid_transition("The record changed status meanwhile")).await
+}
+
+/// Runs the `UPDATE` of a bill that still has `status`: binds the stamp, then the key
+/// (`workspace_id`, kind, `id`) and the status after the changed fields. A bill whose
+/// status moved meanwhile changes nothing, and the answer is `refused`'s.
+pub(super) async fn changed_if<'q, B: BillKind>(
+    ctx: &'q OpContext<'_>,
+    conn: &mut Conn,
+    ws: &'q Membership,
+    update: sql::Query<'q>,
+    id: &'q str,
+    status: BillStatus,
+    refused: impl FnOnce() -> ApiError,
+) -> Result<(), ApiError> {
+    let changed = update.stamp_now(ctx).bind(&ws.workspace_id).bind(B::KIND).bind(id).bind(status.as_str()).execute(&mut *conn).await.map_err(db_error)?;
+    if changed == 1 {
+        Ok(())
+    } else {
+        Err(refused())
     }
-    Ok(())
 }

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 
-use super::rows::{column_alias, select_for};
+use super::rows::{column_alias, select_for, wire_of, Wire};
 use super::wire::Billing;
 use super::BillKind;
 use crate::domain::money::Cents;
@@ -23,45 +23,6 @@ use crate::ops::list::{bind_all, encode_cursor, ListRequest};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{db_error, sql, Conn, Row};
-
-/// How a wire field is written from its columns.
-#[derive(Clone, Copy)]
-enum Wire {
-    /// Text or null, as stored.
-    Text(&'static str),
-    /// An integer or null.
-    Integer(&'static str),
-    /// Cents or null, as the money string.
-    Money(&'static str),
-    /// amount + interest − discount.
-    Nominal,
-}
-
-/// How `field` is written; `None` for what is not in the row (the apportionment, the
-/// tax charges) or not known here.
-fn wire_of(field: &str) -> Option<Wire> {
-    Some(match field {
-        "amount" => Wire::Money("amount_cents"),
-        "interest_amount" => Wire::Money("interest_cents"),
-        "discount_amount" => Wire::Money("discount_cents"),
-        "ticket_amount" => Wire::Money("ticket_cents"),
-        "parcels_amount" => Wire::Money("parcels_cents"),
-        "nominal_amount" => Wire::Nominal,
-        "type" => Wire::Text("billing_type"),
-        "installment_number" => Wire::Integer("installment_number"),
-        "total_installments" => Wire::Integer("total_installments"),
-        "id" | "company_id" | "description" | "due_date" | "payment_date" | "competence_date" | "status" | "recurrence_period"
-        | "person_id" | "person_name" | "category_id" | "category_name" | "financial_account_id" | "expected_account_id"
-        | "payment_method_kind" | "document" | "document_number" | "document_date" | "group_id" | "transaction_id" | "notes"
-        | "created_at" | "updated_at" | "created_via" | "updated_via" | "created_by" | "updated_by" => Wire::Text(known(field)?),
-        _ => return None,
-    })
-}
-
-/// The `'static` name of a text field (its column's alias is its name).
-fn known(field: &str) -> Option<&'static str> {
-    ORDER.iter().find(|name| name.as_str() == field).map(|name| name.as_str())
-}
 
 /// The members of a bill in the order [`Billing`] serialises them.
 static ORDER: LazyLock<Vec<String>> = LazyLock::new(|| {
