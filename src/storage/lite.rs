@@ -217,7 +217,7 @@ fn execute(
             }
             finish(rows, writes)?;
         }
-        Want::Rows => {
+        Want::Rows | Want::First => {
             let writes = !stmt.readonly();
             let columns = Columns::of(&stmt);
             let mut rows = stmt.raw_query();

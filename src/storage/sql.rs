@@ -194,10 +194,6 @@ impl<'q> Query<'q> {
         self
     }
 
-    pub fn sql(&self) -> &str {
-        &self.sql
-    }
-
     /// Runs the statement; the rows it changed.
     pub async fn execute<'c>(self, on: impl Into<Target<'c>>) -> Result<u64, Error> {
         let mut changed = 0;
@@ -220,7 +216,7 @@ impl<'q> Query<'q> {
     pub async fn map_optional<'c, T: Send>(self, on: impl Into<Target<'c>>, map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send) -> Result<Option<T>, Error> {
         let mut map = Some(map);
         let mut out = None;
-        self.run(on.into(), Want::Rows, &mut |row| {
+        self.run(on.into(), Want::First, &mut |row| {
             if let Some(map) = map.take() {
                 out = Some(map(row)?);
             }
@@ -297,10 +293,11 @@ impl<'q> Query<'q> {
     }
 }
 
-/// What a run gives back: each row to the sink, the rows kept (at most so many), or
-/// the count of rows changed.
+/// What a run gives back: each row to the sink (or only the first), the rows kept (at
+/// most so many), or the count of rows changed.
 pub(super) enum Want<'a> {
     Rows,
+    First,
     Owned(&'a mut Vec<OwnedRow>, usize),
     Changes(&'a mut u64),
 }
@@ -324,9 +321,15 @@ where
         Want::Changes(changed) => {
             *changed = q.execute(on).await.map_err(Error::Pg)?.rows_affected();
         }
+        Want::Owned(out, 1) => out.extend(q.fetch_optional(on).await.map_err(Error::Pg)?.map(|row| OwnedRow(Owned::Pg(row)))),
         Want::Owned(out, at_most) => {
             let rows = q.fetch_all(on).await.map_err(Error::Pg)?;
             out.extend(rows.into_iter().take(at_most).map(|row| OwnedRow(Owned::Pg(row))));
+        }
+        Want::First => {
+            if let Some(row) = q.fetch_optional(on).await.map_err(Error::Pg)? {
+                sink(&Row(Inner::Pg(&row)))?;
+            }
         }
         Want::Rows => {
             for row in q.fetch_all(on).await.map_err(Error::Pg)? {
