@@ -1,6 +1,6 @@
 //! The layering of the crate, checked on its sources: a layer never names a layer above
 //! it (see the crate documentation for the order). Comments are not code and are not
-//! read.
+//! read. Beside it, the size a source file may grow to before it is split by concern.
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +90,26 @@ fn no_layer_names_a_layer_above_it() {
     assert!(crossings.is_empty(), "layering crossed:\n{}", crossings.join("\n"));
     let stale: Vec<_> = ALLOWED.iter().filter(|allowed| !allowed_seen.contains(allowed)).collect();
     assert!(stale.is_empty(), "allowed crossings that no longer happen (remove them): {stale:?}");
+}
+
+/// The most lines a file of `src/` may hold: past it, a file holds more than one concern.
+const MOST_LINES: usize = 800;
+
+#[test]
+fn no_source_file_is_over_the_line_bound() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    assert!(files.len() > 50, "the sources of src/ were not found");
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file).unwrap().lines().count();
+            (lines > MOST_LINES).then(|| format!("{} has {lines} lines", file.strip_prefix(&src).unwrap().display()))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "split by concern, each file at most {MOST_LINES} lines:\n{}", long.join("\n"));
 }
 
 #[test]

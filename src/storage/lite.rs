@@ -20,7 +20,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-use super::sql::{Arg, Columns, Error, Row, Want};
+use super::row::{Columns, Row};
+use super::sql::{Arg, Error, Want};
 
 /// How long a statement waits for the connection before the database counts as
 /// unavailable (503).

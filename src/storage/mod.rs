@@ -18,6 +18,7 @@ pub mod identity;
 pub mod lite;
 pub mod migrate;
 pub mod rate_limit;
+pub mod row;
 pub mod seed;
 pub mod sql;
 
