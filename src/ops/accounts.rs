@@ -447,7 +447,7 @@ pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membershi
             .with_details(json!({ "field": "target_balance", "reason": "no_change" })));
     }
     let polarity = if difference.0 > 0 { Polarity::Credit } else { Polarity::Debit };
-    let category = refs::category(ctx, conn, ws, &company, polarity, Some(&category_id), None).await?;
+    let category = refs::Owner { ctx, ws, company: &company, polarity }.category(conn, Some(&category_id), None).await?;
     let transaction_id = ledger::insert(
         ctx,
         conn,

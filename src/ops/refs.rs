@@ -137,33 +137,6 @@ async fn first_id(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Strin
     query.map_optional(&mut *conn, |row| row.try_get(0)).await.map_err(db_error)
 }
 
-/// Creates the record a reference by name asks for: `sql` takes the id, workspace,
-/// company and name, then `extra` when given, then the creation stamp (at, via, by);
-/// the write is audited as `(action, target type)`.
-#[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
-async fn create_named(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    company: &CompanyRef,
-    sql: String,
-    name: &str,
-    extra: Option<&str>,
-    (action, target): (&str, &str),
-) -> Result<String, ApiError> {
-    let id = uuid::Uuid::new_v4().to_string();
-    let mut insert = sql::query(sql).bind(&id).bind(&ws.workspace_id).bind(&company.id).bind(name);
-    if let Some(extra) = extra {
-        insert = insert.bind(extra);
-    }
-    insert
-        .stamp_now(ctx)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    audit_write(ctx, conn, ws, action, target, &id).await?;
-    Ok(id)
-}
 
 /// `*_id` and `*_name` are mutually exclusive (400).
 fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Option<&'a str>) -> Result<(), ApiError> {
@@ -178,121 +151,126 @@ fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Op
     Ok(())
 }
 
-/// The category of a record: by id (same company, type = polarity) or found/created by
-/// name as a root category of that type.
-pub async fn category(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    company: &CompanyRef,
-    polarity: Polarity,
-    id: Option<&str>,
-    name: Option<&str>,
-) -> Result<Option<String>, ApiError> {
-    exclusive("category_id", id, "category_name", name)?;
-    if let Some(id) = id {
-        let sql = "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2";
-        return typed(conn, ws, company, sql, "category_id", id, "Category", &[polarity.transaction_type()]).await.map(Some);
-    }
-    let Some(name) = name.map(str::trim) else { return Ok(None) };
-    let found = sql::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
-        .bind(&ws.workspace_id)
-        .bind(&company.id)
-        .bind(name)
-        .bind(polarity.transaction_type());
-    if let Some(id) = first_id(conn, found).await? {
-        return Ok(Some(id));
-    }
-    let insert = "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
-                                 created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, NULL, 1, $5, $6, $6, $7, $7, $8, $8)";
-    let audit = ("categories.create", "category");
-    create_named(ctx, conn, ws, company, insert.to_string(), name, Some(polarity.transaction_type()), audit).await.map(Some)
-}
-
 /// A classification center usable with `polarity` in `company` (by id).
 pub async fn center(conn: &mut Conn, ws: &Membership, company: &CompanyRef, polarity: Polarity, field: &str, id: &str) -> Result<String, ApiError> {
     let sql = "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2";
     typed(conn, ws, company, sql, field, id, "Classification center", &polarity.center_types()).await
 }
 
-/// The classification center of a record by id, or found/created by name (type cost for
-/// debit, revenue for credit; an existing `both` center matches either).
-pub async fn center_by_id_or_name(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    company: &CompanyRef,
-    polarity: Polarity,
-    id: Option<&str>,
-    name: Option<&str>,
-) -> Result<Option<String>, ApiError> {
-    exclusive("classification_center_id", id, "classification_center_name", name)?;
-    if let Some(id) = id {
-        return center(conn, ws, company, polarity, "classification_center_id", id).await.map(Some);
-    }
-    let Some(name) = name.map(str::trim) else { return Ok(None) };
-    let [own, both] = polarity.center_types();
-    let found = sql::query(
-        "SELECT id FROM classification_centers WHERE workspace_id = $1 AND company_id = $2 AND name = $3
-            AND center_type IN ($4, $5) ORDER BY id LIMIT 1",
-    )
-    .bind(&ws.workspace_id)
-    .bind(&company.id)
-    .bind(name)
-    .bind(own)
-    .bind(both);
-    if let Some(id) = first_id(conn, found).await? {
-        return Ok(Some(id));
-    }
-    let insert = "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, active, created_at, updated_at,
-                                             created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $6, $7, $7, $8, $8)";
-    let audit = ("classification_centers.create", "classification_center");
-    create_named(ctx, conn, ws, company, insert.to_string(), name, Some(own), audit).await.map(Some)
+/// The record whose references are resolved: its workspace, company and polarity, and
+/// the caller writing it (a reference by name may create the record it names).
+#[derive(Clone, Copy)]
+pub struct Owner<'a, 'c> {
+    pub ctx: &'a OpContext<'c>,
+    pub ws: &'a Membership,
+    pub company: &'a CompanyRef,
+    pub polarity: Polarity,
 }
 
-/// The person of a record by id (same company, not deleted), or found/created by name
-/// (a supplier for debit, a customer for credit; an existing person found by name is
-/// marked as such).
-pub async fn person(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    company: &CompanyRef,
-    polarity: Polarity,
-    id: Option<&str>,
-    name: Option<&str>,
-) -> Result<Option<String>, ApiError> {
-    exclusive("person_id", id, "person_name", name)?;
-    if let Some(id) = id {
-        let sql = "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL";
-        return Ok(Some(owned(conn, ws, company, sql, "person_id", id, "Person", "company_mismatch").await?.0));
+impl Owner<'_, '_> {
+    /// The category of a record: by id (same company, type = polarity) or found/created by
+    /// name as a root category of that type.
+    pub async fn category(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Result<Option<String>, ApiError> {
+        let Owner { ws, company, polarity, .. } = *self;
+        exclusive("category_id", id, "category_name", name)?;
+        if let Some(id) = id {
+            let sql = "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2";
+            return typed(conn, ws, company, sql, "category_id", id, "Category", &[polarity.transaction_type()]).await.map(Some);
+        }
+        let Some(name) = name.map(str::trim) else { return Ok(None) };
+        let found = sql::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
+            .bind(&ws.workspace_id)
+            .bind(&company.id)
+            .bind(name)
+            .bind(polarity.transaction_type());
+        if let Some(id) = first_id(conn, found).await? {
+            return Ok(Some(id));
+        }
+        let insert = "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
+                                     created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, NULL, 1, $5, $6, $6, $7, $7, $8, $8)";
+        let audit = ("categories.create", "category");
+        self.create_named(conn, insert.to_string(), name, Some(polarity.transaction_type()), audit).await.map(Some)
     }
-    let Some(name) = name.map(str::trim) else { return Ok(None) };
-    let flag = match polarity {
-        Polarity::Debit => "is_supplier",
-        Polarity::Credit => "is_customer",
-    };
-    let found = sql::query("SELECT id FROM people WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND deleted_at IS NULL ORDER BY id LIMIT 1")
+
+    /// The classification center of a record by id, or found/created by name (type cost for
+    /// debit, revenue for credit; an existing `both` center matches either).
+    pub async fn center(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Result<Option<String>, ApiError> {
+        let Owner { ws, company, polarity, .. } = *self;
+        exclusive("classification_center_id", id, "classification_center_name", name)?;
+        if let Some(id) = id {
+            return center(conn, ws, company, polarity, "classification_center_id", id).await.map(Some);
+        }
+        let Some(name) = name.map(str::trim) else { return Ok(None) };
+        let [own, both] = polarity.center_types();
+        let found = sql::query(
+            "SELECT id FROM classification_centers WHERE workspace_id = $1 AND company_id = $2 AND name = $3
+                AND center_type IN ($4, $5) ORDER BY id LIMIT 1",
+        )
         .bind(&ws.workspace_id)
         .bind(&company.id)
-        .bind(name);
-    if let Some(id) = first_id(conn, found).await? {
-        sql::query(format!(
-            "UPDATE people SET {flag} = 1, updated_at = $1, updated_via = $2, updated_by = $3 WHERE id = $4 AND {flag} = 0"
-        ))
-        .stamp_now(ctx)
-        .bind(&id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-        return Ok(Some(id));
+        .bind(name)
+        .bind(own)
+        .bind(both);
+        if let Some(id) = first_id(conn, found).await? {
+            return Ok(Some(id));
+        }
+        let insert = "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, active, created_at, updated_at,
+                                                 created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, 1, $6, $6, $7, $7, $8, $8)";
+        let audit = ("classification_centers.create", "classification_center");
+        self.create_named(conn, insert.to_string(), name, Some(own), audit).await.map(Some)
     }
-    let insert = format!(
-        "INSERT INTO people (id, workspace_id, company_id, name, {flag}, active, created_at, updated_at,
-                             created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, 1, 1, $5, $5, $6, $6, $7, $7)"
-    );
-    create_named(ctx, conn, ws, company, insert, name, None, ("people.create", "person")).await.map(Some)
+
+    /// The person of a record by id (same company, not deleted), or found/created by name
+    /// (a supplier for debit, a customer for credit; an existing person found by name is
+    /// marked as such).
+    pub async fn person(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Result<Option<String>, ApiError> {
+        let Owner { ctx, ws, company, polarity } = *self;
+        exclusive("person_id", id, "person_name", name)?;
+        if let Some(id) = id {
+            let sql = "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL";
+            return Ok(Some(owned(conn, ws, company, sql, "person_id", id, "Person", "company_mismatch").await?.0));
+        }
+        let Some(name) = name.map(str::trim) else { return Ok(None) };
+        let flag = match polarity {
+            Polarity::Debit => "is_supplier",
+            Polarity::Credit => "is_customer",
+        };
+        let found = sql::query("SELECT id FROM people WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND deleted_at IS NULL ORDER BY id LIMIT 1")
+            .bind(&ws.workspace_id)
+            .bind(&company.id)
+            .bind(name);
+        if let Some(id) = first_id(conn, found).await? {
+            sql::query(format!(
+                "UPDATE people SET {flag} = 1, updated_at = $1, updated_via = $2, updated_by = $3 WHERE id = $4 AND {flag} = 0"
+            ))
+            .stamp_now(ctx)
+            .bind(&id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+            return Ok(Some(id));
+        }
+        let insert = format!(
+            "INSERT INTO people (id, workspace_id, company_id, name, {flag}, active, created_at, updated_at,
+                                 created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, 1, 1, $5, $5, $6, $6, $7, $7)"
+        );
+        self.create_named(conn, insert, name, None, ("people.create", "person")).await.map(Some)
+    }
+
+    /// Creates the record a reference by name asks for: `sql` takes the id, workspace,
+    /// company and name, then `extra` when given, then the creation stamp (at, via, by);
+    /// the write is audited as `(action, target type)`.
+    async fn create_named(&self, conn: &mut Conn, sql: String, name: &str, extra: Option<&str>, (action, target): (&str, &str)) -> Result<String, ApiError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut insert = sql::query(sql).bind(&id).bind(&self.ws.workspace_id).bind(&self.company.id).bind(name);
+        if let Some(extra) = extra {
+            insert = insert.bind(extra);
+        }
+        insert.stamp_now(self.ctx).execute(&mut *conn).await.map_err(db_error)?;
+        audit_write(self.ctx, conn, self.ws, action, target, &id).await?;
+        Ok(id)
+    }
 }

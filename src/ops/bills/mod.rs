@@ -175,11 +175,12 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     let shape = series::shape(&input, billing_type, amount)?;
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     refs::check_period(&company, "due_date", &input.due_date.to_string())?;
-    let person = refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+    let owner = refs::Owner { ctx, ws, company: &company, polarity };
+    let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
     let Some(person) = person else {
         return Err(super::common::unprocessable("person_id", "person_required", "A person is required: person_id or person_name"));
     };
-    let category = refs::category(ctx, conn, ws, &company, polarity, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+    let category = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
     let financial_account = match &input.financial_account_id {
         Some(id) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
         None => None,
@@ -188,18 +189,8 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
         None => None,
     };
-    let allocations = requested_allocations(
-        ctx,
-        conn,
-        ws,
-        &company,
-        polarity,
-        amount,
-        input.classification_centers.as_deref(),
-        input.classification_center_id.as_deref(),
-        input.classification_center_name.as_deref(),
-    )
-    .await?
+    let allocations = requested_allocations(&owner, conn, amount, input.classification_centers.as_deref(), input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
+        .await?
     .unwrap_or_default();
     let taxes = match &input.tax_charges {
         Some(items) => requested_taxes(conn, ws, items).await?,
@@ -262,6 +253,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     let current = find::<B>(conn, ws, id).await?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
     refs::check_period(&company, "due_date", &current.due_date)?;
+    let owner = refs::Owner { ctx, ws, company: &company, polarity };
     check_open(&current)?;
     let description = match input.description.as_deref().map(str::trim) {
         Some("") => return Err(blank("description")),
@@ -279,7 +271,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     refs::check_period(&company, "due_date", &due_date)?;
     let competence_date = input.competence_date.map(|d| d.to_string()).unwrap_or_else(|| current.competence_date.clone());
     let person = if input.person_id.is_some() || input.person_name.is_some() {
-        refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?
+        owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
     } else {
         current.person_id.clone()
     };
@@ -287,7 +279,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         (None, None) => current.category_id.clone(),
         (Some(None), None) => None,
         (id, name) => {
-            refs::category(ctx, conn, ws, &company, polarity, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?
+            owner.category(conn, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?
         }
     };
     let financial_account = match &input.financial_account_id {
@@ -300,18 +292,8 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         Some(None) => None,
         Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
     };
-    let allocations = requested_allocations(
-        ctx,
-        conn,
-        ws,
-        &company,
-        polarity,
-        amount,
-        input.classification_centers.as_deref(),
-        input.classification_center_id.as_deref(),
-        input.classification_center_name.as_deref(),
-    )
-    .await?;
+    let allocations = requested_allocations(&owner, conn, amount, input.classification_centers.as_deref(), input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
+        .await?;
     if allocations.is_none() && amount != current.amount {
         // The kept apportionment must still add up to the new amount.
         let kept = stored_allocations(conn, ws, &current.id).await?;

@@ -12,9 +12,7 @@ use crate::domain::money::{Amount, Cents};
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, AllocationInput};
 use crate::ops::common::{invalid, unprocessable};
-use crate::ops::refs::{self, CompanyRef, Polarity};
-use crate::ops::OpContext;
-use crate::storage::identity::Membership;
+use crate::ops::refs;
 
 /// One row of a series to insert.
 pub struct NewRow {
@@ -113,13 +111,9 @@ pub fn as_inputs(items: &[Allocation]) -> Vec<AllocationInput> {
 
 /// The apportionment of a request: `classification_centers[]`, or the single-center
 /// shorthand (100 %), checked against `amount` and the polarity. `None`: not sent.
-#[allow(clippy::too_many_arguments)]
 pub async fn requested_allocations(
-    ctx: &OpContext<'_>,
+    owner: &refs::Owner<'_, '_>,
     conn: &mut Conn,
-    ws: &Membership,
-    company: &CompanyRef,
-    polarity: Polarity,
     amount: Cents,
     items: Option<&[AllocationInput]>,
     center_id: Option<&str>,
@@ -134,10 +128,10 @@ pub async fn requested_allocations(
     }
     if let Some(items) = items {
         let resolved = apportionment::resolve(amount, items)?;
-        apportionment::check(conn, ws, company, polarity, &resolved).await?;
+        apportionment::check(conn, owner.ws, owner.company, owner.polarity, &resolved).await?;
         return Ok(Some(resolved));
     }
-    match refs::center_by_id_or_name(ctx, conn, ws, company, polarity, center_id, center_name).await? {
+    match owner.center(conn, center_id, center_name).await? {
         Some(center) => Ok(Some(vec![Allocation::whole(center, amount)])),
         None => Ok(None),
     }

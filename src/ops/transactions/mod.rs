@@ -216,23 +216,16 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     let polarity = input.transaction_type.polarity();
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     refs::check_period(&company, "occurred_at", &occurred_at)?;
+    let owner = refs::Owner { ctx, ws, company: &company, polarity };
     let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
-    let category_id = refs::category(ctx, conn, ws, &company, polarity, input.category_id.as_deref(), input.category_name.as_deref()).await?;
-    let person_id = refs::person(ctx, conn, ws, &company, polarity, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+    let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+    let person_id = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
     let allocations = match split {
         Some(items) => {
             apportionment::check(conn, ws, &company, polarity, &items).await?;
             items
         }
-        None => refs::center_by_id_or_name(
-            ctx,
-            conn,
-            ws,
-            &company,
-            polarity,
-            input.classification_center_id.as_deref(),
-            input.classification_center_name.as_deref(),
-        )
+        None => owner.center(conn, input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
         .await?
         .map(|center| vec![Allocation::whole(center, amount)])
         .unwrap_or_default(),
@@ -323,19 +316,20 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     }
     let polarity = polarity_of(&transaction_type);
     let type_changed = transaction_type != current.transaction_type;
+    let owner = refs::Owner { ctx, ws, company: &company, polarity };
     let category_id = match (&input.category_id, &input.category_name) {
-        (Some(Some(id)), _) => refs::category(ctx, conn, ws, &company, polarity, Some(id), None).await?,
+        (Some(Some(id)), _) => owner.category(conn, Some(id), None).await?,
         (Some(None), _) => None,
-        (None, Some(name)) => refs::category(ctx, conn, ws, &company, polarity, None, Some(name)).await?,
+        (None, Some(name)) => owner.category(conn, None, Some(name)).await?,
         (None, None) => match &current.category_id {
-            Some(id) if type_changed => refs::category(ctx, conn, ws, &company, polarity, Some(id), None).await?,
+            Some(id) if type_changed => owner.category(conn, Some(id), None).await?,
             kept => kept.clone(),
         },
     };
     let person_id = match (&input.person_id, &input.person_name) {
-        (Some(Some(id)), _) => refs::person(ctx, conn, ws, &company, polarity, Some(id), None).await?,
+        (Some(Some(id)), _) => owner.person(conn, Some(id), None).await?,
         (Some(None), _) => None,
-        (None, Some(name)) => refs::person(ctx, conn, ws, &company, polarity, None, Some(name)).await?,
+        (None, Some(name)) => owner.person(conn, None, Some(name)).await?,
         (None, None) => current.person_id.clone(),
     };
     // The apportionment: replaced when sent, otherwise re-checked when the amount or
@@ -349,7 +343,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         if input.classification_center_id == Some(None) {
             Some(Vec::new())
         } else {
-            let center = refs::center_by_id_or_name(ctx, conn, ws, &company, polarity, id.as_deref(), input.classification_center_name.as_deref()).await?;
+            let center = owner.center(conn, id.as_deref(), input.classification_center_name.as_deref()).await?;
             Some(center.map(|c| vec![Allocation::whole(c, amount)]).unwrap_or_default())
         }
     } else if !current.classification_center_allocations.is_empty() && (amount != current.amount || type_changed) {
