@@ -13,38 +13,30 @@ struct Migration {
     postgres: &'static str,
 }
 
-/// In order. A migration whose SQL is portable uses the same file for both backends.
+/// A migration whose SQL is portable: one file for both backends.
+macro_rules! portable {
+    ($version:literal, $name:literal, $file:literal) => {
+        Migration {
+            version: $version,
+            name: $name,
+            sqlite: include_str!(concat!("../../migrations/", $file)),
+            postgres: include_str!(concat!("../../migrations/", $file)),
+        }
+    };
+}
+
+/// In order.
 const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "foundation",
-        sqlite: include_str!("../../migrations/0001_foundation.sql"),
-        postgres: include_str!("../../migrations/0001_foundation.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "companies",
-        sqlite: include_str!("../../migrations/0002_companies.sql"),
-        postgres: include_str!("../../migrations/0002_companies.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "finance",
-        sqlite: include_str!("../../migrations/0003_finance.sql"),
-        postgres: include_str!("../../migrations/0003_finance.sql"),
-    },
+    portable!(1, "foundation", "0001_foundation.sql"),
+    portable!(2, "companies", "0002_companies.sql"),
+    portable!(3, "finance", "0003_finance.sql"),
     Migration {
         version: 4,
         name: "attachments",
         sqlite: include_str!("../../migrations/0004_attachments.sqlite.sql"),
         postgres: include_str!("../../migrations/0004_attachments.postgres.sql"),
     },
-    Migration {
-        version: 5,
-        name: "blob_deletions",
-        sqlite: include_str!("../../migrations/0005_blob_deletions.sql"),
-        postgres: include_str!("../../migrations/0005_blob_deletions.sql"),
-    },
+    portable!(5, "blob_deletions", "0005_blob_deletions.sql"),
 ];
 
 /// Applies the pending migrations; returns how many ran.

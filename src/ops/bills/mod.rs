@@ -82,31 +82,20 @@ pub trait BillKind: Bill {
     const POLARITY: Polarity;
     /// Its list: filters, sorts, scope.
     const LIST: &'static ListSpec;
-    fn list_spec() -> &'static ListSpec;
     /// The id sweep: ordered by id only, no filters.
-    fn ids_spec() -> &'static ListSpec;
+    const IDS: &'static ListSpec;
 }
 
 impl BillKind for Payable {
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
-    fn list_spec() -> &'static ListSpec {
-        &PAYABLES_LIST
-    }
-    fn ids_spec() -> &'static ListSpec {
-        &rows::PAYABLES_IDS
-    }
+    const IDS: &'static ListSpec = &rows::PAYABLES_IDS;
 }
 
 impl BillKind for Receivable {
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;
-    fn list_spec() -> &'static ListSpec {
-        &RECEIVABLES_LIST
-    }
-    fn ids_spec() -> &'static ListSpec {
-        &rows::RECEIVABLES_IDS
-    }
+    const IDS: &'static ListSpec = &rows::RECEIVABLES_IDS;
 }
 
 pub fn aggregates_schema(settled: &str) -> Value {
@@ -137,7 +126,7 @@ fn blank(field: &str) -> ApiError {
 pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = B::list_spec().compile(request, &ws.workspace_id, &keys.state)?;
+    let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
     let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await.map_err(db_error)?;
     let mut page = page(
@@ -492,7 +481,7 @@ pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Members
             _ => return Err(invalid(key, "unknown_filter", "The id sweep takes no filters")),
         }
     }
-    let spec = B::ids_spec();
+    let spec = B::IDS;
     let keys = ctx.state.keys.current().await?;
     let mut compiled = spec.compile(&request, &ws.workspace_id, &keys.state)?;
     // The shared compiler caps pages at the list maximum; the sweep has its own.

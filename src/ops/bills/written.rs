@@ -141,7 +141,7 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
     let Some(plan) = request.fields.as_deref().and_then(plan) else { return Ok(None) };
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = B::list_spec().compile(request, &ws.workspace_id, &keys.state)?;
+    let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", select_for(request, compiled.sort_column), compiled.sql);
     let limit = usize::try_from(compiled.limit).unwrap_or(usize::MAX);
     let mut out = Vec::with_capacity(64 + limit * (16 + plan.len() * 48));
