@@ -40,8 +40,6 @@ pub enum TokenRejection {
     Invalid(jsonwebtoken::errors::Error),
 }
 
-/// Verifies signature (HS512 only, any of the keys), `exp`/`nbf` with leeway, `aud`
-/// against `audiences`, `iss` and the presence of `sub`.
 /// What a token must satisfy at one door: HS512 only, `exp`, `aud`, `iss` and `sub`
 /// present, one of `audiences`, `issuer`, 60 s of leeway. Built once per process.
 pub struct Rules(Validation);
@@ -58,6 +56,8 @@ impl Rules {
     }
 }
 
+/// Verifies signature (HS512 only, any of the keys), `exp`/`nbf` with leeway, `aud`,
+/// `iss` and the presence of `sub`, as `rules` say.
 pub fn verify(token: &str, keys: &Keys, rules: &Rules) -> Result<Claims, TokenRejection> {
     if token.len() > MAX_TOKEN_BYTES {
         return Err(TokenRejection::TooLarge);

@@ -47,12 +47,6 @@ pub fn answer<'a>(value: impl std::future::Future<Output = Result<Value, ApiErro
     Box::pin(async move { value.await.map(Answer::Value) })
 }
 
-impl From<Value> for Answer {
-    fn from(value: Value) -> Self {
-        Answer::Value(value)
-    }
-}
-
 impl Answer {
     /// The answer as JSON text.
     pub fn into_json(self) -> Vec<u8> {
@@ -452,6 +446,7 @@ async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiErro
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// The text content is the result's JSON as a JSON string, as `serde_json` writes
     /// it, for JSON with quotes, backslashes, escapes and non-ASCII text, and for text
@@ -470,8 +465,6 @@ mod tests {
     fn the_catalogue_fits_the_set_of_shown_tools() {
         assert!(catalogue().count() <= 128);
     }
-
-    use super::*;
 
     #[test]
     fn workspaces_list_is_first_and_read_only() {

@@ -137,7 +137,6 @@ async fn first_id(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Strin
     query.map_optional(&mut *conn, |row| row.try_get(0)).await.map_err(db_error)
 }
 
-
 /// `*_id` and `*_name` are mutually exclusive (400).
 fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Option<&'a str>) -> Result<(), ApiError> {
     if id.is_some() && name.is_some() {

@@ -13,12 +13,19 @@ pub struct Membership {
     pub role: Role,
 }
 
-/// The user's memberships (`$1`), in a stable order (workspace name, then id): the
-/// workspace id, name and role, at columns 0–2 (or from `at` on).
-pub(super) const MEMBERSHIPS: &str = "SELECT w.id AS workspace_id, w.name AS workspace_name, m.role FROM memberships m
-       JOIN workspaces w ON w.id = m.workspace_id
-      WHERE m.user_id = $1
-      ORDER BY w.name, w.id";
+/// The user's memberships (`$1`): the workspace id, name and role, at columns 0–2 (or
+/// from `at` on), in no order.
+macro_rules! memberships_of_user {
+    () => {
+        "SELECT w.id AS workspace_id, w.name AS workspace_name, m.role FROM memberships m
+           JOIN workspaces w ON w.id = m.workspace_id
+          WHERE m.user_id = $1"
+    };
+}
+pub(super) use memberships_of_user;
+
+/// [`memberships_of_user`] in a stable order: workspace name, then id.
+pub(super) const MEMBERSHIPS: &str = concat!(memberships_of_user!(), " ORDER BY w.name, w.id");
 
 /// A membership read from the columns `at`, `at + 1` and `at + 2`; `None` for a role
 /// this version does not know (the CHECK constraint rules that out) or no membership

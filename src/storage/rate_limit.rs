@@ -10,11 +10,30 @@ use super::{Backend, Db};
 /// `$3`, returning the hits so far including this one — unless the token `$4` is on the
 /// deny list: then nothing is counted and no row returned. (`$4` is NULL for a token
 /// without an id, which cannot be revoked.)
-const HIT_UNLESS_REVOKED: &str = "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
+macro_rules! hit_unless_revoked {
+    () => {
+        "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
      SELECT $1, $2, $3, 1 WHERE NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $4)
      ON CONFLICT (user_id, bucket, window_start)
      DO UPDATE SET hits = rate_limit_counters.hits + 1
-     RETURNING hits";
+     RETURNING hits"
+    };
+}
+const HIT_UNLESS_REVOKED: &str = hit_unless_revoked!();
+
+/// PostgreSQL: the hit and the user's memberships in one statement, a row per
+/// membership (one row with NULL membership columns for a user with none); no row when
+/// the token is revoked.
+const HIT_WITH_MEMBERSHIPS: &str = concat!(
+    "WITH hit AS (",
+    hit_unless_revoked!(),
+    ")
+     SELECT hit.hits, mine.workspace_id, mine.workspace_name, mine.role
+       FROM hit LEFT JOIN (",
+    identity::memberships_of_user!(),
+    ") mine ON TRUE
+      ORDER BY mine.workspace_name, mine.workspace_id"
+);
 
 /// Counts one hit of a token that is not revoked, in one statement: `None` when `jti`
 /// is on the deny list (nothing is counted then).
@@ -33,14 +52,7 @@ pub async fn hit_with_memberships(
 ) -> Result<Option<(i64, Vec<Membership>)>, crate::storage::Error> {
     match db.backend {
         Backend::Postgres => {
-            let sql = format!(
-                "WITH hit AS ({HIT_UNLESS_REVOKED})
-                 SELECT hit.hits, mine.workspace_id, mine.workspace_name, mine.role
-                   FROM hit LEFT JOIN ({}) mine ON TRUE
-                  ORDER BY mine.workspace_name, mine.workspace_id",
-                identity::MEMBERSHIPS.replace("ORDER BY w.name, w.id", "")
-            );
-            let rows = sql::query(sql)
+            let rows = sql::query(HIT_WITH_MEMBERSHIPS)
                 .bind(user_id)
                 .bind(bucket)
                 .bind(window_start)

@@ -27,6 +27,25 @@ async fn revoked_token_is_refused() {
     assert!(!kobana_finance_mcp::storage::identity::revoke(&h.state.db, "revoke-me").await.unwrap(), "second revoke is a no-op");
 }
 
+/// A token verified once (and kept as verified) is refused the moment it is revoked, on
+/// the REST door as on the MCP one.
+#[tokio::test]
+async fn an_api_token_revoked_after_use_is_refused() {
+    let h = Harness::new().await;
+    let token = h.token_with(DEMO_OWNER, None, |c| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+        c.jti = Some("revoke-me-api".into());
+    });
+    let workspaces = || Mcp::raw("").method(Method::GET).path("/v1/workspaces").bearer(&token).build();
+    assert_eq!(h.send(workspaces()).await.status, 200);
+    assert_eq!(h.send(workspaces()).await.status, 200);
+    assert!(kobana_finance_mcp::storage::identity::revoke(&h.state.db, "revoke-me-api").await.unwrap());
+    let reply = h.send(workspaces()).await;
+    assert_eq!(reply.status, 401);
+    assert_eq!(reply.json()["error"]["code"], "invalid_token");
+    assert!(reply.header("www-authenticate").unwrap().contains("error=\"invalid_token\""));
+}
+
 #[tokio::test]
 async fn a_revoked_token_is_401_whatever_the_body() {
     let h = Harness::with(|c| c.rate_limits.reads = 1).await;

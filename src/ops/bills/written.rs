@@ -121,7 +121,11 @@ fn write_row(out: &mut Vec<u8>, row: &Row<'_>, plan: &[(&'static str, Placed)]) 
                 None => out.extend_from_slice(b"null"),
             },
             Placed::Integer(at) => match row.try_get::<Option<i64>, _>(at)? {
-                Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
+                Some(n) => {
+                    use std::io::Write as _;
+                    // Writing into a Vec cannot fail.
+                    let _ = write!(out, "{n}");
+                }
                 None => out.extend_from_slice(b"null"),
             },
             Placed::Money(at) => money(out, row.try_get(at)?),

@@ -64,8 +64,9 @@ pub fn postgres_only(what: &str) -> bool {
 pub fn config(database_url: String) -> Config {
     Config {
         mode: Mode::Local,
-        // As in production: SQLite gets one connection, so a code path that holds a
-        // connection while asking for another deadlocks in the tests too.
+        // PostgreSQL's pool. SQLite always has one connection (`storage::lite`), as in
+        // production, so a code path that holds a transaction while asking the database
+        // for another statement waits out its timeout in the tests too.
         db_max_connections: 4,
         database_url,
         database_secret: None,
