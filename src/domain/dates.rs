@@ -4,7 +4,6 @@
 
 use std::fmt;
 
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use time::{Duration, Month};
 
 /// The years a date may fall in.
@@ -129,19 +128,7 @@ impl<'de> serde::Deserialize<'de> for Date {
     }
 }
 
-impl JsonSchema for Date {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Date".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "format": "date" })
-    }
-}
+string_schema!(Date, { "type": "string", "format": "date" });
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,27 @@
 //! series). Pure functions and types, so every layer above can use them and they can
 //! be tested alone.
 
+/// Implements `JsonSchema` for a domain type that travels as a JSON string: the schema
+/// given, written inline wherever the type is used (it is small, and a tool's schema
+/// must stand alone).
+macro_rules! string_schema {
+    ($ty:ident, $schema:tt) => {
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!($schema)
+            }
+        }
+    };
+}
+
 pub mod apportionment;
 pub mod bills;
 pub mod channel;

@@ -7,7 +7,6 @@
 
 use std::fmt;
 
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 /// An amount in cents of BRL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -234,33 +233,9 @@ impl serde::Serialize for SignedAmount {
     }
 }
 
-impl JsonSchema for Amount {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Amount".into()
-    }
+string_schema!(Amount, { "type": "string", "pattern": AMOUNT_PATTERN });
 
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "pattern": AMOUNT_PATTERN })
-    }
-}
-
-impl JsonSchema for SignedAmount {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SignedAmount".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "pattern": SIGNED_AMOUNT_PATTERN })
-    }
-}
+string_schema!(SignedAmount, { "type": "string", "pattern": SIGNED_AMOUNT_PATTERN });
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! transactions. `utility` and `tribute` are methods of payables only; a receivable
 //! refuses them and a transaction's schema does not offer them ([`LedgerMethod`]).
 
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -63,19 +63,7 @@ impl<'de> Deserialize<'de> for LedgerMethod {
     }
 }
 
-impl JsonSchema for LedgerMethod {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LedgerMethod".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "enum": LEDGER_METHODS })
-    }
-}
+string_schema!(LedgerMethod, { "type": "string", "enum": LEDGER_METHODS });
 
 #[cfg(test)]
 mod tests {

@@ -19,8 +19,8 @@ use crate::storage::{sql, Conn, Row};
 use super::common::{audit_write, body_id, check_date, invalid, path_id};
 use super::crud::{self, Table};
 use super::ledger::{self, NewTransaction};
-use super::list::{Field, Kind, ListSpec};
-use super::resource::{records, Declaration, Op};
+use super::list::{list_spec, ListSpec};
+use super::resource::{record_operations, records, Declaration, Op};
 use super::refs::{self, Polarity};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
@@ -195,31 +195,19 @@ records!(Accounts, self, Resource::Accounts, "/v1/financial-accounts", "account"
     label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
 
 /// The `/v1/financial-accounts` operations.
-pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
-    Op::list::<Accounts>("financial_accounts_list", "List financial accounts (without balance)"),
-    Op::create::<Accounts>("financial_accounts_create", "Create a financial account"),
-    Op::get::<Accounts>("financial_accounts_get", "Get a financial account with its balance"),
-    Op::update::<Accounts>("financial_accounts_update", "Update a financial account"),
-    Op::delete::<Accounts>("financial_accounts_delete", "Delete an unused financial account"),
+pub static OPERATIONS: Declaration = record_operations!(Accounts, "financial_accounts";
+    list: "List financial accounts (without balance)", create: "Create a financial account",
+    get: "Get a financial account with its balance", update: "Update a financial account",
+    delete: "Delete an unused financial account";
     Op::write("post", "/{id}/adjust-balance", "financial_accounts_adjust_balance", "Adjust the balance with one auto-created transaction")
         .takes(schema_of::<AdjustBalance>)
-        .answers(201, schema_of::<BalanceAdjustment>),
-]);
+        .answers(201, schema_of::<BalanceAdjustment>));
 
-pub static LIST: ListSpec = ListSpec {
-    table: "financial_accounts",
-    filters: &[
-        Field { name: "company_id", column: "financial_accounts.company_id", kind: Kind::Uuid },
-        Field { name: "type", column: "financial_accounts.account_type", kind: Kind::Enum(&["checking", "savings", "cash", "investment", "credit"]) },
-        Field { name: "bank_code", column: "financial_accounts.bank_code", kind: Kind::Text },
-        Field { name: "active", column: "financial_accounts.active", kind: Kind::Bool },
-        Field { name: "name", column: "financial_accounts.name", kind: Kind::Text },
-        Field { name: "created_at", column: "financial_accounts.created_at", kind: Kind::Timestamp },
-    ],
-    sorts: &[("name", "financial_accounts.name"), ("created_at", "financial_accounts.created_at"), ("type", "financial_accounts.account_type")],
-    default_sort: ("name", false),
-    scope: None,
-};
+pub static LIST: ListSpec = list_spec!(financial_accounts;
+    filters: company_id: Uuid, type = account_type: Enum(&["checking", "savings", "cash", "investment", "credit"]),
+        bank_code: Text, active: Bool, name: Text, created_at: Timestamp;
+    sorts: name, created_at, type = account_type;
+    default: name);
 
 /// The description of a balance adjustment when none is given.
 pub const ADJUSTMENT_DESCRIPTION: &str = "Ajuste de saldo";

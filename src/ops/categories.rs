@@ -18,8 +18,8 @@ use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListSpec};
-use super::resource::{records, Declaration, Op};
+use super::list::{list_spec, ListSpec};
+use super::resource::{record_operations, records, Declaration};
 use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -106,27 +106,14 @@ records!(Categories, self, Resource::Categories, "/v1/categories", "category",
     label: |c| format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level));
 
 /// The `/v1/categories` operations.
-pub static OPERATIONS: Declaration = Declaration::of::<Categories>(&[
-    Op::list::<Categories>("categories_list", "List categories"),
-    Op::create::<Categories>("categories_create", "Create a category"),
-    Op::get::<Categories>("categories_get", "Get a category"),
-    Op::update::<Categories>("categories_update", "Update a category"),
-    Op::delete::<Categories>("categories_delete", "Delete a category"),
-]);
+pub static OPERATIONS: Declaration = record_operations!(Categories, "categories";
+    list: "List categories", create: "Create a category", get: "Get a category", update: "Update a category",
+    delete: "Delete a category");
 
-pub static LIST: ListSpec = ListSpec {
-    table: "categories",
-    filters: &[
-        Field { name: "company_id", column: "categories.company_id", kind: Kind::Uuid },
-        Field { name: "parent_id", column: "categories.parent_id", kind: Kind::Uuid },
-        Field { name: "type", column: "categories.category_type", kind: Kind::Enum(&["debit", "credit"]) },
-        Field { name: "level", column: "categories.level", kind: Kind::Integer },
-        Field { name: "name", column: "categories.name", kind: Kind::Text },
-    ],
-    sorts: &[("name", "categories.name"), ("created_at", "categories.created_at"), ("level", "categories.level")],
-    default_sort: ("name", false),
-    scope: None,
-};
+pub static LIST: ListSpec = list_spec!(categories;
+    filters: company_id: Uuid, parent_id: Uuid, type = category_type: Enum(&["debit", "credit"]), level: Integer, name: Text;
+    sorts: name, created_at, level;
+    default: name);
 
 /// The ids of a category's subtree (itself and its descendants; the tree has three
 /// levels at most). Binds: `$1` workspace, `$2` the category.

@@ -15,9 +15,9 @@ use serde_json::{json, Value};
 use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, check_date, conflict_on_unique, unprocessable};
-use super::list::{Field, Kind, ListSpec};
+use super::list::{list_spec, ListSpec};
 use super::crud::{self, Table};
-use super::resource::{records, Declaration, Op};
+use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
@@ -144,27 +144,14 @@ records!(Companies, self, Resource::Companies, "/v1/companies", "company",
     label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
 
 /// The `/v1/companies` operations.
-pub static OPERATIONS: Declaration = Declaration::of::<Companies>(&[
-    Op::list::<Companies>("companies_list", "List companies"),
-    Op::create::<Companies>("companies_create", "Create a company"),
-    Op::get::<Companies>("companies_get", "Get a company"),
-    Op::update::<Companies>("companies_update", "Update a company"),
-    Op::delete::<Companies>("companies_delete", "Delete a company"),
-]);
+pub static OPERATIONS: Declaration = record_operations!(Companies, "companies";
+    list: "List companies", create: "Create a company", get: "Get a company", update: "Update a company",
+    delete: "Delete a company");
 
-pub static LIST: ListSpec = ListSpec {
-    table: "companies",
-    filters: &[
-        Field { name: "active", column: "companies.active", kind: Kind::Bool },
-        Field { name: "name", column: "companies.name", kind: Kind::Text },
-        Field { name: "cnpj", column: "companies.cnpj", kind: Kind::Text },
-        Field { name: "type", column: "companies.company_type", kind: Kind::Enum(&["matriz", "filial"]) },
-        Field { name: "created_at", column: "companies.created_at", kind: Kind::Timestamp },
-    ],
-    sorts: &[("name", "companies.name"), ("created_at", "companies.created_at")],
-    default_sort: ("name", false),
-    scope: Some("companies.deleted_at IS NULL"),
-};
+pub static LIST: ListSpec = list_spec!(companies where "companies.deleted_at IS NULL";
+    filters: active: Bool, name: Text, cnpj: Text, type = company_type: Enum(&["matriz", "filial"]), created_at: Timestamp;
+    sorts: name, created_at;
+    default: name);
 
 impl Table for Companies {
     const WHAT: &'static str = "Company";

@@ -17,8 +17,8 @@ use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListSpec};
-use super::resource::{records, Declaration, Op};
+use super::list::{list_spec, ListSpec};
+use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::roles::{Access, Resource};
@@ -111,26 +111,14 @@ records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers",
     label: |c| format!("“{}” ({})", c.name, c.center_type.as_str()));
 
 /// The `/v1/classification_centers` operations.
-pub static OPERATIONS: Declaration = Declaration::of::<CostCenters>(&[
-    Op::list::<CostCenters>("classification_centers_list", "List classification centers"),
-    Op::create::<CostCenters>("classification_centers_create", "Create a classification center"),
-    Op::get::<CostCenters>("classification_centers_get", "Get a classification center"),
-    Op::update::<CostCenters>("classification_centers_update", "Update a classification center"),
-    Op::delete::<CostCenters>("classification_centers_delete", "Delete a classification center"),
-]);
+pub static OPERATIONS: Declaration = record_operations!(CostCenters, "classification_centers";
+    list: "List classification centers", create: "Create a classification center", get: "Get a classification center",
+    update: "Update a classification center", delete: "Delete a classification center");
 
-pub static LIST: ListSpec = ListSpec {
-    table: "classification_centers",
-    filters: &[
-        Field { name: "company_id", column: "classification_centers.company_id", kind: Kind::Uuid },
-        Field { name: "active", column: "classification_centers.active", kind: Kind::Bool },
-        Field { name: "type", column: "classification_centers.center_type", kind: Kind::Enum(&["cost", "revenue", "both"]) },
-        Field { name: "name", column: "classification_centers.name", kind: Kind::Text },
-    ],
-    sorts: &[("name", "classification_centers.name"), ("created_at", "classification_centers.created_at")],
-    default_sort: ("name", false),
-    scope: None,
-};
+pub static LIST: ListSpec = list_spec!(classification_centers;
+    filters: company_id: Uuid, active: Bool, type = center_type: Enum(&["cost", "revenue", "both"]), name: Text;
+    sorts: name, created_at;
+    default: name);
 
 impl Table for CostCenters {
     const WHAT: &'static str = "Classification center";

@@ -94,6 +94,50 @@ pub struct ListSpec {
     pub scope: Option<&'static str>,
 }
 
+/// Declares a [`ListSpec`], each fact once: a filter or sort reads the column of its own
+/// name in the table unless it names another column (`type = category_type`) or an SQL
+/// expression (`center_id = "(SELECT …)"`).
+///
+/// ```text
+/// list_spec!(people where "people.deleted_at IS NULL";
+///     filters: company_id: Uuid, kind: Enum(&["natural", "juridical"]), name: Text;
+///     sorts: name, created_at;
+///     default: name)
+/// ```
+///
+/// `default: created_at desc` sorts newest first.
+macro_rules! list_spec {
+    ($table:ident $(where $scope:literal)?;
+     filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))?),* $(,)?;
+     sorts: $($sort:ident $(= $sort_column:tt)?),* $(,)?;
+     default: $default:ident $($desc:ident)? $(;)?) => {
+        $crate::ops::list::ListSpec {
+            table: stringify!($table),
+            filters: &[$($crate::ops::list::Field {
+                name: stringify!($filter),
+                column: $crate::ops::list::column!($table, $filter $(, $column)?),
+                kind: $crate::ops::list::Kind::$kind $(($($arg)*))?,
+            }),*],
+            sorts: &[$((stringify!($sort), $crate::ops::list::column!($table, $sort $(, $sort_column)?))),*],
+            default_sort: (stringify!($default), $crate::ops::list::column!(@descending $($desc)?)),
+            scope: $crate::ops::list::column!(@scope $($scope)?),
+        }
+    };
+}
+pub(crate) use list_spec;
+
+/// The pieces of [`list_spec!`]: a field's column, the default direction, the scope.
+macro_rules! column {
+    ($table:ident, $name:ident) => { concat!(stringify!($table), ".", stringify!($name)) };
+    ($table:ident, $name:ident, $column:ident) => { concat!(stringify!($table), ".", stringify!($column)) };
+    ($table:ident, $name:ident, $sql:literal) => { $sql };
+    (@descending) => { false };
+    (@descending desc) => { true };
+    (@scope) => { None };
+    (@scope $scope:literal) => { Some($scope) };
+}
+pub(crate) use column;
+
 /// A parsed list request, before it is checked against a [`ListSpec`].
 #[derive(Debug, Default, Clone)]
 pub struct ListRequest {
@@ -398,18 +442,10 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
-    static SPEC: ListSpec = ListSpec {
-        table: "things",
-        filters: &[
-            Field { name: "company_id", column: "things.company_id", kind: Kind::Uuid },
-            Field { name: "due_date", column: "things.due_date", kind: Kind::Date },
-            Field { name: "status", column: "things.status", kind: Kind::Enum(&["pending", "paid"]) },
-            Field { name: "active", column: "things.active", kind: Kind::Bool },
-        ],
-        sorts: &[("name", "things.name"), ("created_at", "things.created_at")],
-        default_sort: ("name", false),
-        scope: None,
-    };
+    static SPEC: ListSpec = list_spec!(things;
+        filters: company_id: Uuid, due_date: Date, status: Enum(&["pending", "paid"]), active: Bool;
+        sorts: name, created_at;
+        default: name);
     const KEY: &[u8] = b"state-key";
 
     fn query(q: &str) -> Result<Compiled, ApiError> {
@@ -465,13 +501,7 @@ mod tests {
 
     #[test]
     fn money_filters_compare_cents() {
-        static MONEY: ListSpec = ListSpec {
-            table: "things",
-            filters: &[Field { name: "amount", column: "things.amount_cents", kind: Kind::Money }],
-            sorts: &[("amount", "things.amount_cents")],
-            default_sort: ("amount", false),
-            scope: None,
-        };
+        static MONEY: ListSpec = list_spec!(things; filters: amount = amount_cents: Money; sorts: amount = amount_cents; default: amount);
         let pairs = vec![("amount[gte]".to_string(), "10.5".to_string()), ("amount[lt]".to_string(), "1500.00".to_string())];
         let c = MONEY.compile(&ListRequest::from_query(&pairs).unwrap(), "ws", KEY).unwrap();
         assert_eq!(c.binds[1..], [Bind::Int(1050), Bind::Int(150_000)]);
@@ -480,6 +510,27 @@ mod tests {
             let err = MONEY.compile(&ListRequest::from_query(&pairs).unwrap(), "ws", KEY).unwrap_err();
             assert_eq!(err.details.unwrap()["reason"], "invalid_value", "{bad}");
         }
+    }
+
+    #[test]
+    fn a_declared_list_reads_the_column_of_each_name_unless_told_otherwise() {
+        static PEOPLE: ListSpec = list_spec!(people where "people.deleted_at IS NULL";
+            filters: company_id: Uuid, type = person_type: Enum(&["natural"]), first = "(SELECT 1)": Text;
+            sorts: name, amount = amount_cents;
+            default: created_at desc);
+        let filters: Vec<_> = PEOPLE.filters.iter().map(|f| (f.name, f.column, f.kind)).collect();
+        assert_eq!(
+            filters,
+            [
+                ("company_id", "people.company_id", Kind::Uuid),
+                ("type", "people.person_type", Kind::Enum(&["natural"])),
+                ("first", "(SELECT 1)", Kind::Text),
+            ]
+        );
+        assert_eq!(PEOPLE.sorts, [("name", "people.name"), ("amount", "people.amount_cents")]);
+        assert_eq!((PEOPLE.table, PEOPLE.default_sort, PEOPLE.scope), ("people", ("created_at", true), Some("people.deleted_at IS NULL")));
+        assert_eq!(SPEC.default_sort, ("name", false));
+        assert_eq!(SPEC.scope, None);
     }
 
     #[test]

@@ -16,9 +16,9 @@ use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListSpec};
+use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
-use super::resource::{records, Declaration, Op};
+use super::resource::{record_operations, records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
@@ -205,31 +205,16 @@ records!(People, self, Resource::People, "/v1/people", "person",
     });
 
 /// The `/v1/people` operations.
-pub static OPERATIONS: Declaration = Declaration::of::<People>(&[
-    Op::list::<People>("people_list", "List people"),
-    Op::create::<People>("people_create", "Create a person"),
-    Op::read("/ids", "people_ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)").answers(200, id_page),
-    Op::get::<People>("people_get", "Get a person"),
-    Op::update::<People>("people_update", "Update a person"),
-    Op::delete::<People>("people_delete", "Delete a person (soft delete)"),
-]);
+pub static OPERATIONS: Declaration = record_operations!(People, "people";
+    list: "List people", create: "Create a person", get: "Get a person", update: "Update a person",
+    delete: "Delete a person (soft delete)";
+    Op::read("/ids", "people_ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)").answers(200, id_page));
 
-pub static LIST: ListSpec = ListSpec {
-    table: "people",
-    filters: &[
-        Field { name: "company_id", column: "people.company_id", kind: Kind::Uuid },
-        Field { name: "kind", column: "people.kind", kind: Kind::Enum(&["natural", "juridical"]) },
-        Field { name: "is_customer", column: "people.is_customer", kind: Kind::Bool },
-        Field { name: "is_supplier", column: "people.is_supplier", kind: Kind::Bool },
-        Field { name: "active", column: "people.active", kind: Kind::Bool },
-        Field { name: "document_number", column: "people.document_number", kind: Kind::Text },
-        Field { name: "name", column: "people.name", kind: Kind::Text },
-        Field { name: "updated_at", column: "people.updated_at", kind: Kind::Timestamp },
-    ],
-    sorts: &[("name", "people.name"), ("created_at", "people.created_at"), ("updated_at", "people.updated_at")],
-    default_sort: ("name", false),
-    scope: Some("people.deleted_at IS NULL"),
-};
+pub static LIST: ListSpec = list_spec!(people where "people.deleted_at IS NULL";
+    filters: company_id: Uuid, kind: Enum(&["natural", "juridical"]), is_customer: Bool, is_supplier: Bool, active: Bool,
+        document_number: Text, name: Text, updated_at: Timestamp;
+    sorts: name, created_at, updated_at;
+    default: name);
 
 /// A JSON array stored as text, read as strings; anything else reads as `[]`.
 fn string_array(text: Option<String>) -> Vec<String> {

@@ -77,26 +77,47 @@ pub fn check_period(company: &CompanyRef, field: &str, date: &str) -> Result<(),
     }
 }
 
-/// The financial account `account_id`, which must belong to `company`.
-pub async fn account(conn: &mut Conn, ws: &Membership, company: &CompanyRef, field: &str, account_id: &str) -> Result<String, ApiError> {
-    let sql = "SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2";
-    Ok(owned(conn, ws, company, sql, field, account_id, "Financial account", "account_company_mismatch").await?.0)
+/// A kind of record a body field can name by id: the statement that reads its company
+/// (then its type) by workspace and id, what it is called in errors, and the reason of
+/// the 422 when it belongs to another company.
+struct Referenced {
+    sql: &'static str,
+    what: &'static str,
+    mismatch: &'static str,
 }
 
-/// A record of the workspace named by the id in `field`, which must belong to
-/// `company`: `sql` selects its company, then its type. None is 422
-/// `invalid_reference`, another company's is 422 with the reason `mismatch`.
-#[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
+const ACCOUNT: Referenced = Referenced {
+    sql: "SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2",
+    what: "Financial account",
+    mismatch: "account_company_mismatch",
+};
+const PERSON: Referenced =
+    Referenced { sql: "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL", what: "Person", mismatch: "company_mismatch" };
+const CATEGORY: Referenced =
+    Referenced { sql: "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2", what: "Category", mismatch: "company_mismatch" };
+const CENTER: Referenced = Referenced {
+    sql: "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2",
+    what: "Classification center",
+    mismatch: "company_mismatch",
+};
+
+/// The financial account `account_id`, which must belong to `company`.
+pub async fn account(conn: &mut Conn, ws: &Membership, company: &CompanyRef, field: &str, account_id: &str) -> Result<String, ApiError> {
+    Ok(owned(conn, ws, company, &ACCOUNT, field, account_id).await?.0)
+}
+
+/// The record of kind `kind` named by the id in `field`, which must belong to
+/// `company`. None in the workspace is 422 `invalid_reference`, another company's is
+/// 422 with the kind's `mismatch` reason.
 async fn owned(
     conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
-    sql: &'static str,
+    kind: &Referenced,
     field: &str,
     id: &str,
-    what: &str,
-    mismatch: &str,
 ) -> Result<(String, crate::storage::OwnedRow), ApiError> {
+    let Referenced { sql, what, mismatch } = *kind;
     let id = body_id(field, id)?;
     let row = sql::query(sql)
         .bind(&ws.workspace_id)
@@ -113,18 +134,17 @@ async fn owned(
 }
 
 /// As [`owned`], and its type must be one of `accepted` (422 `type_mismatch`).
-#[allow(clippy::too_many_arguments)] // the reference's own parts, each named at the call
 async fn typed(
     conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
-    sql: &'static str,
+    kind: &Referenced,
     field: &str,
     id: &str,
-    what: &str,
     accepted: &[&str],
 ) -> Result<String, ApiError> {
-    let (id, row) = owned(conn, ws, company, sql, field, id, what, "company_mismatch").await?;
+    let what = kind.what;
+    let (id, row) = owned(conn, ws, company, kind, field, id).await?;
     let kind: String = row.try_get(1).map_err(db_error)?;
     if !accepted.contains(&kind.as_str()) {
         return Err(unprocessable(field, "type_mismatch", &format!("The {}'s type does not match the record", what.to_lowercase())));
@@ -152,8 +172,7 @@ fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Op
 
 /// A classification center usable with `polarity` in `company` (by id).
 pub async fn center(conn: &mut Conn, ws: &Membership, company: &CompanyRef, polarity: Polarity, field: &str, id: &str) -> Result<String, ApiError> {
-    let sql = "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2";
-    typed(conn, ws, company, sql, field, id, "Classification center", &polarity.center_types()).await
+    typed(conn, ws, company, &CENTER, field, id, &polarity.center_types()).await
 }
 
 /// The record whose references are resolved: its workspace, company and polarity, and
@@ -173,8 +192,7 @@ impl Owner<'_, '_> {
         let Owner { ws, company, polarity, .. } = *self;
         exclusive("category_id", id, "category_name", name)?;
         if let Some(id) = id {
-            let sql = "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2";
-            return typed(conn, ws, company, sql, "category_id", id, "Category", &[polarity.transaction_type()]).await.map(Some);
+            return typed(conn, ws, company, &CATEGORY, "category_id", id, &[polarity.transaction_type()]).await.map(Some);
         }
         let Some(name) = name.map(str::trim) else { return Ok(None) };
         let found = sql::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
@@ -228,8 +246,7 @@ impl Owner<'_, '_> {
         let Owner { ctx, ws, company, polarity } = *self;
         exclusive("person_id", id, "person_name", name)?;
         if let Some(id) = id {
-            let sql = "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL";
-            return Ok(Some(owned(conn, ws, company, sql, "person_id", id, "Person", "company_mismatch").await?.0));
+            return Ok(Some(owned(conn, ws, company, &PERSON, "person_id", id).await?.0));
         }
         let Some(name) = name.map(str::trim) else { return Ok(None) };
         let flag = match polarity {

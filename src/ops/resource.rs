@@ -178,6 +178,25 @@ impl Declaration {
     }
 }
 
+/// The [`Declaration`] of a collection whose operations are the five record operations
+/// — ids `{prefix}_list`, `_create`, `_get`, `_update`, `_delete`, each with its summary
+/// — followed by any operations of its own.
+macro_rules! record_operations {
+    ($ty:ident, $prefix:literal;
+     list: $list:literal, create: $create:literal, get: $get:literal, update: $update:literal, delete: $delete:literal
+     $(; $($own:expr),+)? $(,)?) => {
+        $crate::ops::resource::Declaration::of::<$ty>(&[
+            $crate::ops::resource::Op::list::<$ty>(concat!($prefix, "_list"), $list),
+            $crate::ops::resource::Op::create::<$ty>(concat!($prefix, "_create"), $create),
+            $crate::ops::resource::Op::get::<$ty>(concat!($prefix, "_get"), $get),
+            $crate::ops::resource::Op::update::<$ty>(concat!($prefix, "_update"), $update),
+            $crate::ops::resource::Op::delete::<$ty>(concat!($prefix, "_delete"), $delete),
+            $($($own),+)?
+        ])
+    };
+}
+pub(crate) use record_operations;
+
 /// Implements [`Records`], [`Writable`] and [`Deletable`] for a resource whose `/v1`
 /// operations have the common signatures: its reads are `list` and `get` (the generic
 /// ones of [`crud`](super::crud) for a plain table), its writes

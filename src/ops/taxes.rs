@@ -15,8 +15,8 @@ use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, Table};
-use super::list::{Field, Kind, ListSpec};
-use super::resource::{records, Declaration, Op};
+use super::list::{list_spec, ListSpec};
+use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::money::{Cents, MoneyError};
@@ -93,27 +93,14 @@ records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
     });
 
 /// The `/v1/taxes` operations.
-pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[
-    Op::list::<Taxes>("taxes_list", "List taxes"),
-    Op::create::<Taxes>("taxes_create", "Create a tax"),
-    Op::get::<Taxes>("taxes_get", "Get a tax"),
-    Op::update::<Taxes>("taxes_update", "Update a tax"),
-    Op::delete::<Taxes>("taxes_delete", "Delete a tax (refused while billings charge it)"),
-]);
+pub static OPERATIONS: Declaration = record_operations!(Taxes, "taxes";
+    list: "List taxes", create: "Create a tax", get: "Get a tax", update: "Update a tax",
+    delete: "Delete a tax (refused while billings charge it)");
 
-pub static LIST: ListSpec = ListSpec {
-    table: "taxes",
-    filters: &[
-        Field { name: "name", column: "taxes.name", kind: Kind::Text },
-        Field { name: "active", column: "taxes.active", kind: Kind::Bool },
-        Field { name: "default_withholding", column: "taxes.default_withholding", kind: Kind::Bool },
-        Field { name: "created_at", column: "taxes.created_at", kind: Kind::Timestamp },
-        Field { name: "updated_at", column: "taxes.updated_at", kind: Kind::Timestamp },
-    ],
-    sorts: &[("name", "taxes.name"), ("created_at", "taxes.created_at"), ("updated_at", "taxes.updated_at")],
-    default_sort: ("name", false),
-    scope: None,
-};
+pub static LIST: ListSpec = list_spec!(taxes;
+    filters: name: Text, active: Bool, default_withholding: Bool, created_at: Timestamp, updated_at: Timestamp;
+    sorts: name, created_at, updated_at;
+    default: name);
 
 impl Table for Taxes {
     const WHAT: &'static str = "Tax";

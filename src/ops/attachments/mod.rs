@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 use crate::storage::{sql, Conn, Row};
 
 use super::common::{page, path_id};
-use super::list::{bind_all, Bind, Field, Kind, ListRequest, ListSpec, Op};
+use super::list::{bind_all, list_spec, Bind, ListRequest, ListSpec, Op};
 use super::openapi::{page_of, Operation, CUSTOM_CONTENT};
 use super::validate::schema_of;
 use super::{OpContext, Page};
@@ -175,22 +175,10 @@ pub const DOCS: &[Operation] = &[
     Operation { method: "delete", path: "/v1/attachments/{id}/links", id: "attachments_unlink", summary: "Remove a link of an attachment", scope: "finance.attachments.write", request: Some(schema_of::<LinkRequest>), success: 204, response: None },
 ];
 
-pub static LIST: ListSpec = ListSpec {
-    table: "attachments",
-    filters: &[
-        Field { name: "mime_type", column: "attachments.mime_type", kind: Kind::Text },
-        Field { name: "file_name", column: "attachments.file_name", kind: Kind::Text },
-        Field { name: "uploaded_by", column: "attachments.uploaded_by", kind: Kind::Text },
-        Field { name: "uploaded_at", column: "attachments.uploaded_at", kind: Kind::Timestamp },
-    ],
-    sorts: &[
-        ("uploaded_at", "attachments.uploaded_at"),
-        ("file_name", "attachments.file_name"),
-        ("file_size", "attachments.file_size"),
-    ],
-    default_sort: ("uploaded_at", true),
-    scope: None,
-};
+pub static LIST: ListSpec = list_spec!(attachments;
+    filters: mime_type: Text, file_name: Text, uploaded_by: Text, uploaded_at: Timestamp;
+    sorts: uploaded_at, file_name, file_size;
+    default: uploaded_at desc);
 
 /// Filters on links, applied as a condition on `attachment_links` (name, link type).
 const LINK_FILTERS: [(&str, LinkType); 3] = [

@@ -358,20 +358,13 @@ pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         .map_err(db_error)?;
     apportionment::replace(conn, ws, "billing", &current.id, &[]).await?;
     replace_taxes(conn, ws, &current.id, &[]).await?;
-    sql::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3")
-        .bind(&ws.workspace_id)
-        .bind(B::KIND)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    sql::query("DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3")
-        .bind(&ws.workspace_id)
-        .bind(B::KIND)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+    // Its links, then the bill itself: each statement binds workspace, kind and id.
+    for statement in [
+        "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3",
+        "DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3",
+    ] {
+        sql::query(statement).bind(&ws.workspace_id).bind(B::KIND).bind(&current.id).execute(&mut *conn).await.map_err(db_error)?;
+    }
     audit_write(ctx, conn, ws, &format!("{}.delete", B::PLURAL), B::KIND, &current.id).await
 }
 

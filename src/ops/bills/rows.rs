@@ -16,50 +16,23 @@ use crate::domain::bills::BillStatus;
 use crate::domain::money::Cents;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id, unprocessable};
-use crate::ops::list::{Field, Kind, ListRequest, ListSpec};
+use crate::ops::list::{list_spec, ListRequest, ListSpec};
 use crate::error::ApiError;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 macro_rules! billing_list {
     ($name:ident, $scope:literal, $statuses:expr) => {
-        pub static $name: ListSpec = ListSpec {
-            table: "billings",
-            filters: &[
-                Field { name: "id", column: "billings.id", kind: Kind::Uuid },
-                Field { name: "company_id", column: "billings.company_id", kind: Kind::Uuid },
-                Field { name: "status", column: "billings.status", kind: Kind::Enum($statuses) },
-                Field { name: "type", column: "billings.billing_type", kind: Kind::Enum(&["normal", "recurring", "installment"]) },
-                Field { name: "person_id", column: "billings.person_id", kind: Kind::Uuid },
-                Field { name: "category_id", column: "billings.category_id", kind: Kind::Uuid },
-                Field {
-                    name: "classification_center_id",
-                    column: "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
-                             AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)",
-                    kind: Kind::Uuid,
-                },
-                Field { name: "financial_account_id", column: "billings.financial_account_id", kind: Kind::Uuid },
-                Field { name: "expected_account_id", column: "billings.expected_account_id", kind: Kind::Uuid },
-                Field { name: "payment_method_kind", column: "billings.payment_method_kind", kind: Kind::Text },
-                Field { name: "document_number", column: "billings.document_number", kind: Kind::Text },
-                Field { name: "group_id", column: "billings.group_id", kind: Kind::Uuid },
-                Field { name: "due_date", column: "billings.due_date", kind: Kind::Date },
-                Field { name: "payment_date", column: "billings.payment_date", kind: Kind::Date },
-                Field { name: "competence_date", column: "billings.competence_date", kind: Kind::Date },
-                Field { name: "updated_at", column: "billings.updated_at", kind: Kind::Timestamp },
-                Field { name: "amount", column: "billings.amount_cents", kind: Kind::Money },
-            ],
+        pub static $name: ListSpec = list_spec!(billings where $scope;
+            filters: id: Uuid, company_id: Uuid, status: Enum($statuses), type = billing_type: Enum(&["normal", "recurring", "installment"]),
+                person_id: Uuid, category_id: Uuid,
+                classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
+                    AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)": Uuid,
+                financial_account_id: Uuid, expected_account_id: Uuid, payment_method_kind: Text, document_number: Text, group_id: Uuid,
+                due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
             // payment_date is nullable: the keyset cursor needs NOT NULL sort columns.
-            sorts: &[
-                ("due_date", "billings.due_date"),
-                ("competence_date", "billings.competence_date"),
-                ("created_at", "billings.created_at"),
-                ("updated_at", "billings.updated_at"),
-                ("amount", "billings.amount_cents"),
-            ],
-            default_sort: ("due_date", false),
-            scope: Some($scope),
-        };
+            sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents;
+            default: due_date);
     };
 }
 
@@ -67,10 +40,8 @@ billing_list!(PAYABLES_LIST, "billings.kind = 'payable'", &["pending", "paid", "
 billing_list!(RECEIVABLES_LIST, "billings.kind = 'receivable'", &["pending", "received", "cancelled"]);
 
 /// The id sweep: ordered by id only, no filters.
-pub static PAYABLES_IDS: ListSpec =
-    ListSpec { table: "billings", filters: &[], sorts: &[("id", "billings.id")], default_sort: ("id", false), scope: Some("billings.kind = 'payable'") };
-pub static RECEIVABLES_IDS: ListSpec =
-    ListSpec { table: "billings", filters: &[], sorts: &[("id", "billings.id")], default_sort: ("id", false), scope: Some("billings.kind = 'receivable'") };
+pub static PAYABLES_IDS: ListSpec = list_spec!(billings where "billings.kind = 'payable'"; filters: ; sorts: id; default: id);
+pub static RECEIVABLES_IDS: ListSpec = list_spec!(billings where "billings.kind = 'receivable'"; filters: ; sorts: id; default: id);
 
 /// A bill's column: the alias it is selected as, its expression, and how its value
 /// goes into the record.

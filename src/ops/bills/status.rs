@@ -123,26 +123,13 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
 }
 
 pub async fn cancel<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
-    let current = find::<B>(conn, ws, id).await?;
-    check_transition(current.status, Transition::Cancel)?;
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", &current.due_date)?;
-    transition::<B>(ctx, conn, ws, &current, Transition::Cancel).await?;
+    let current = moved::<B>(ctx, conn, ws, id, Transition::Cancel).await?;
     audit_write(ctx, conn, ws, &format!("{}.cancel", B::PLURAL), B::KIND, &current.id).await?;
     find::<B>(conn, ws, &current.id).await
 }
 
 pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
-    let current = find::<B>(conn, ws, id).await?;
-    check_transition(current.status, Transition::Reopen)?;
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", &current.due_date)?;
-    if let Some(paid) = &current.payment_date {
-        refs::check_period(&company, "payment_date", paid)?;
-    }
-    transition::<B>(ctx, conn, ws, &current, Transition::Reopen).await?;
+    let current = moved::<B>(ctx, conn, ws, id, Transition::Reopen).await?;
     if current.status.is_settled() {
         if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
             if let Some(tx) = &current.transaction_id {
@@ -161,6 +148,22 @@ pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     }
     audit_write(ctx, conn, ws, &format!("{}.reopen", B::PLURAL), B::KIND, &current.id).await?;
     find::<B>(conn, ws, &current.id).await
+}
+
+/// Cancels or reopens the bill `id`: the caller may write, the transition is allowed
+/// from its status, and its due date (and payment date, once settled) lies in an open
+/// period. Answers the bill as it was before the move.
+async fn moved<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, to: Transition) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let current = find::<B>(conn, ws, id).await?;
+    check_transition(current.status, to)?;
+    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+    refs::check_period(&company, "due_date", &current.due_date)?;
+    if let Some(paid) = &current.payment_date {
+        refs::check_period(&company, "payment_date", paid)?;
+    }
+    transition::<B>(ctx, conn, ws, &current, to).await?;
+    Ok(current)
 }
 
 /// Moves a record from its status through `transition`, conditionally: a concurrent

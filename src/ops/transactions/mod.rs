@@ -29,7 +29,7 @@ pub use self::wire::{Aggregates, Transaction, TransactionCreate, TransactionType
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
 use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
 use super::ledger::{self, positive, NewTransaction};
-use super::list::{bind_all, Field, Kind, ListRequest, ListSpec};
+use super::list::{bind_all, list_spec, ListRequest, ListSpec};
 use super::refs::{self, CompanyRef, Polarity};
 use super::{IdPage, IdPageMeta, OpContext, Page};
 use crate::domain::dates::Date;
@@ -47,39 +47,16 @@ fn polarity_of(text: &str) -> Polarity {
     }
 }
 
-pub static LIST: ListSpec = ListSpec {
-    table: "financial_transactions",
-    filters: &[
-        Field { name: "company_id", column: "financial_transactions.company_id", kind: Kind::Uuid },
-        Field { name: "type", column: "financial_transactions.transaction_type", kind: Kind::Enum(&["debit", "credit"]) },
-        Field { name: "financial_account_id", column: "financial_transactions.financial_account_id", kind: Kind::Uuid },
-        Field { name: "person_id", column: "financial_transactions.person_id", kind: Kind::Uuid },
-        Field { name: "category_id", column: "financial_transactions.category_id", kind: Kind::Uuid },
+pub static LIST: ListSpec = list_spec!(financial_transactions;
+    filters: company_id: Uuid, type = transaction_type: Enum(&["debit", "credit"]), financial_account_id: Uuid, person_id: Uuid,
+        category_id: Uuid,
         // The row's classification_center_id: the first center of its apportionment.
-        Field {
-            name: "classification_center_id",
-            column: "(SELECT a.classification_center_id FROM allocations a WHERE a.workspace_id = financial_transactions.workspace_id \
-                     AND a.owner_type = 'transaction' AND a.owner_id = financial_transactions.id ORDER BY a.position LIMIT 1)",
-            kind: Kind::Uuid,
-        },
-        Field { name: "transfer_id", column: "financial_transactions.transfer_id", kind: Kind::Uuid },
-        Field { name: "is_pending", column: "financial_transactions.is_pending", kind: Kind::Bool },
-        Field { name: "auto_created", column: "financial_transactions.auto_created", kind: Kind::Bool },
-        Field { name: "classified", column: "financial_transactions.classified", kind: Kind::Bool },
-        Field { name: "occurred_at", column: "financial_transactions.occurred_at", kind: Kind::Date },
-        Field { name: "updated_at", column: "financial_transactions.updated_at", kind: Kind::Timestamp },
-        Field { name: "created_at", column: "financial_transactions.created_at", kind: Kind::Timestamp },
-        Field { name: "amount", column: "financial_transactions.amount_cents", kind: Kind::Money },
-    ],
-    sorts: &[
-        ("occurred_at", "financial_transactions.occurred_at"),
-        ("created_at", "financial_transactions.created_at"),
-        ("updated_at", "financial_transactions.updated_at"),
-        ("amount", "financial_transactions.amount_cents"),
-    ],
-    default_sort: ("occurred_at", true),
-    scope: None,
-};
+        classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.workspace_id = financial_transactions.workspace_id \
+            AND a.owner_type = 'transaction' AND a.owner_id = financial_transactions.id ORDER BY a.position LIMIT 1)": Uuid,
+        transfer_id: Uuid, is_pending: Bool, auto_created: Bool, classified: Bool,
+        occurred_at: Date, updated_at: Timestamp, created_at: Timestamp, amount = amount_cents: Money;
+    sorts: occurred_at, created_at, updated_at, amount = amount_cents;
+    default: occurred_at desc);
 
 const COLUMNS: &str = "financial_transactions.id, financial_transactions.company_id, financial_transactions.financial_account_id, \
     financial_transactions.description, financial_transactions.bank_description, financial_transactions.document, \
