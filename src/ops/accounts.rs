@@ -14,10 +14,10 @@ use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, check_date, invalid, path_id};
-use super::crud::{self, Table};
+use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration, Op};
@@ -212,33 +212,9 @@ pub static LIST: ListSpec = list_spec!(financial_accounts;
 /// The description of a balance adjustment when none is given.
 pub const ADJUSTMENT_DESCRIPTION: &str = "Ajuste de saldo";
 
-impl Table for Accounts {
-    const WHAT: &'static str = "Financial account";
-    const COLUMNS: &'static str = "financial_accounts.id, financial_accounts.company_id, financial_accounts.name, financial_accounts.account_type, \
-        financial_accounts.bank_code, financial_accounts.agency, financial_accounts.agency_digit, financial_accounts.account_number, \
-        financial_accounts.account_digit, financial_accounts.active, financial_accounts.disable_reconcile, financial_accounts.created_at, \
-        financial_accounts.updated_at, financial_accounts.created_via, financial_accounts.updated_via, financial_accounts.created_by, \
-        financial_accounts.updated_by";
-
-    fn from_row(row: &Row<'_>) -> Result<Account, crate::storage::Error> {
-        let active: i64 = row.try_get("active")?;
-        let disable_reconcile: i64 = row.try_get("disable_reconcile")?;
-        Ok(Account {
-            id: row.try_get("id")?,
-            company_id: row.try_get("company_id")?,
-            name: row.try_get("name")?,
-            account_type: row.try_get("account_type")?,
-            bank_code: row.try_get("bank_code")?,
-            agency: row.try_get("agency")?,
-            agency_digit: row.try_get("agency_digit")?,
-            account_number: row.try_get("account_number")?,
-            account_digit: row.try_get("account_digit")?,
-            active: active != 0,
-            disable_reconcile: disable_reconcile != 0,
-            stamps: Stamps::from_row(row)?,
-        })
-    }
-}
+record_table!(impl Table for Accounts as "Financial account"; financial_accounts => Account |row| {
+    id, company_id, name, account_type, bank_code, agency, agency_digit, account_number, account_digit, active, disable_reconcile
+});
 
 fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
     match code {

@@ -14,10 +14,11 @@ use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, unprocessable};
-use super::crud::{self, Table};
+use super::crud::{self, record_table};
+use crate::storage::row::decode_text;
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
 use super::OpContext;
@@ -120,25 +121,11 @@ pub static LIST: ListSpec = list_spec!(categories;
 const SUBTREE: &str = "SELECT id FROM categories WHERE workspace_id = $1 AND (id = $2 OR parent_id = $2 OR parent_id IN \
     (SELECT id FROM categories WHERE workspace_id = $1 AND parent_id = $2))";
 
-impl Table for Categories {
-    const WHAT: &'static str = "Category";
-    const COLUMNS: &'static str = "categories.id, categories.company_id, categories.name, categories.parent_id, categories.level, \
-        categories.category_type, categories.created_at, categories.updated_at, categories.created_via, \
-        categories.updated_via, categories.created_by, categories.updated_by";
+decode_text!(CategoryType, CategoryType::parse);
 
-    fn from_row(row: &Row<'_>) -> Result<Category, crate::storage::Error> {
-        let kind: String = row.try_get("category_type")?;
-        Ok(Category {
-            id: row.try_get("id")?,
-            company_id: row.try_get("company_id")?,
-            name: row.try_get("name")?,
-            parent_id: row.try_get("parent_id")?,
-            level: row.try_get("level")?,
-            category_type: CategoryType::parse(&kind).ok_or_else(|| crate::storage::Error::Corrupt("unknown category type".into()))?,
-            stamps: Stamps::from_row(row)?,
-        })
-    }
-}
+record_table!(impl Table for Categories as "Category"; categories => Category |row| {
+    id, company_id, name, parent_id, level, category_type
+});
 
 fn blank_name() -> ApiError {
     ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))

@@ -12,11 +12,11 @@ use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, check_date, conflict_on_unique, unprocessable};
 use super::list::{list_spec, ListSpec};
-use super::crud::{self, Table};
+use super::crud::{self, record_table};
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
@@ -153,32 +153,13 @@ pub static LIST: ListSpec = list_spec!(companies where "companies.deleted_at IS 
     sorts: name, created_at;
     default: name);
 
-impl Table for Companies {
-    const WHAT: &'static str = "Company";
-    const COLUMNS: &'static str = "companies.id, companies.name, companies.cnpj, companies.company_type, companies.active, \
-        companies.trade_name, companies.municipal_registration, companies.tax_regime, companies.address, \
-        companies.locked_until, companies.created_at, companies.updated_at, companies.created_via, \
-        companies.updated_via, companies.created_by, companies.updated_by";
-
-    fn from_row(row: &Row<'_>) -> Result<Company, crate::storage::Error> {
-        let tax_regime: Option<String> = row.try_get("tax_regime")?;
-        let address: Option<String> = row.try_get("address")?;
-        let active: i64 = row.try_get("active")?;
-        Ok(Company {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            cnpj: row.try_get::<Option<String>, _>("cnpj")?.unwrap_or_default(),
-            company_type: row.try_get("company_type")?,
-            active: active != 0,
-            trade_name: row.try_get("trade_name")?,
-            municipal_registration: row.try_get("municipal_registration")?,
-            tax_regime: tax_regime.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
-            address: address.and_then(|a| serde_json::from_str(&a).ok()),
-            locked_until: row.try_get("locked_until")?,
-            stamps: Stamps::from_row(row)?,
-        })
-    }
-}
+record_table!(impl Table for Companies as "Company"; companies => Company |row| {
+    id, name, company_type, active, trade_name, municipal_registration, locked_until;
+    cnpj = row.try_get::<Option<String>, _>("cnpj")?.unwrap_or_default(),
+    tax_regime = row.try_get::<Option<String>, _>("tax_regime")?.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
+    address = row.try_get::<Option<String>, _>("address")?.and_then(|a| serde_json::from_str(&a).ok());
+    reads cnpj, tax_regime, address
+});
 
 fn check_address(address: &Option<Address>) -> Result<(), ApiError> {
     if let Some(a) = address {

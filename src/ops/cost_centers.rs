@@ -13,10 +13,11 @@ use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, unprocessable};
-use super::crud::{self, Table};
+use super::crud::{self, record_table};
+use crate::storage::row::decode_text;
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
@@ -120,27 +121,11 @@ pub static LIST: ListSpec = list_spec!(classification_centers;
     sorts: name, created_at;
     default: name);
 
-impl Table for CostCenters {
-    const WHAT: &'static str = "Classification center";
-    const COLUMNS: &'static str = "classification_centers.id, classification_centers.company_id, classification_centers.name, \
-        classification_centers.center_type, classification_centers.description, classification_centers.active, \
-        classification_centers.created_at, classification_centers.updated_at, classification_centers.created_via, \
-        classification_centers.updated_via, classification_centers.created_by, classification_centers.updated_by";
+decode_text!(CenterType, CenterType::parse);
 
-    fn from_row(row: &Row<'_>) -> Result<Center, crate::storage::Error> {
-        let kind: String = row.try_get("center_type")?;
-        let active: i64 = row.try_get("active")?;
-        Ok(Center {
-            id: row.try_get("id")?,
-            company_id: row.try_get("company_id")?,
-            name: row.try_get("name")?,
-            center_type: CenterType::parse(&kind).ok_or_else(|| crate::storage::Error::Corrupt("unknown center type".into()))?,
-            description: row.try_get("description")?,
-            active: active != 0,
-            stamps: Stamps::from_row(row)?,
-        })
-    }
-}
+record_table!(impl Table for CostCenters as "Classification center"; classification_centers => Center |row| {
+    id, company_id, name, center_type, description, active
+});
 
 fn blank_name() -> ApiError {
     ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))

@@ -29,6 +29,56 @@ pub trait Table: Records {
     fn from_row(row: &Row<'_>) -> Result<Self::Row, crate::storage::Error>;
 }
 
+/// Declares how a record is read from its table, naming each column once: `COLUMNS`,
+/// the `SELECT` list (qualified by the table), and `from_row`, which reads each plain
+/// field from the column of its name ([`Decode`](crate::storage::row::Decode)), computes
+/// each `field = expr` from `row` (reading the columns named after `reads`), and ends
+/// with the six [`Stamps`](crate::ops::stamps::Stamps). With `impl Table for T as
+/// "What";` first, it also implements [`Table`] with them.
+///
+/// ```text
+/// record_table!(impl Table for Taxes as "Tax"; taxes => Tax |row| {
+///     id, name, default_withholding, active;
+///     rate_bp = row.try_get("default_rate_bp")?;
+///     reads default_rate_bp
+/// });
+/// ```
+macro_rules! record_table {
+    (impl Table for $ty:ident as $what:literal; $($rest:tt)*) => {
+        $crate::ops::crud::record_table!($($rest)*);
+
+        impl $crate::ops::crud::Table for $ty {
+            const WHAT: &'static str = $what;
+            const COLUMNS: &'static str = COLUMNS;
+            fn from_row(row: &$crate::storage::Row<'_>) -> Result<Self::Row, $crate::storage::Error> {
+                from_row(row)
+            }
+        }
+    };
+    ($table:ident => $record:ident |$row:ident| {
+        $($field:ident),* $(,)?
+        $(; $($computed:ident = $value:expr),+ $(,)? $(; reads $($read:ident),+)?)?
+    }) => {
+        /// The `SELECT` list of a record, qualified by the table.
+        const COLUMNS: &str = concat!(
+            $(stringify!($table), ".", stringify!($field), ", ",)*
+            $($($(stringify!($table), ".", stringify!($read), ", ",)+)?)?
+            $crate::ops::stamps::stamp_columns!($table)
+        );
+
+        /// A record from a row of [`COLUMNS`].
+        fn from_row($row: &$crate::storage::Row<'_>) -> Result<$record, $crate::storage::Error> {
+            Ok($record {
+                $($field: $row.try_get(stringify!($field))?,)*
+                $($($computed: $value,)+)?
+                stamps: $crate::ops::stamps::Stamps::from_row($row)?,
+            })
+        }
+
+    };
+}
+pub(crate) use record_table;
+
 /// A stored value as a cursor keeps it: text, else an integer.
 pub(crate) fn stored(row: &Row<'_>, column: &str) -> Value {
     let name = column.rsplit('.').next().unwrap_or(column);

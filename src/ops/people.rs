@@ -12,10 +12,10 @@ use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, conflict_on_unique, invalid, unprocessable};
-use super::crud::{self, Table};
+use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
 use super::resource::{record_operations, records, Declaration, Op};
@@ -224,38 +224,14 @@ fn string_array(text: Option<String>) -> Vec<String> {
     }
 }
 
-impl Table for People {
-    const WHAT: &'static str = "Person";
-    const COLUMNS: &'static str = "people.id, people.company_id, people.name, people.legal_name, people.nickname, people.kind, \
-        people.document_type, people.document_number, people.is_customer, people.is_supplier, people.active, \
-        people.emails, people.phones, people.notes, people.created_at, people.updated_at, people.created_via, \
-        people.updated_via, people.created_by, people.updated_by";
-
-    fn from_row(row: &Row<'_>) -> Result<Person, crate::storage::Error> {
-        let kind: Option<String> = row.try_get("kind")?;
-        let document_type: Option<String> = row.try_get("document_type")?;
-        let is_customer: i64 = row.try_get("is_customer")?;
-        let is_supplier: i64 = row.try_get("is_supplier")?;
-        let active: i64 = row.try_get("active")?;
-        Ok(Person {
-            id: row.try_get("id")?,
-            company_id: row.try_get("company_id")?,
-            name: row.try_get("name")?,
-            legal_name: row.try_get("legal_name")?,
-            nickname: row.try_get("nickname")?,
-            kind: kind.as_deref().and_then(PersonKind::parse),
-            document_type: document_type.as_deref().and_then(DocumentType::parse),
-            document_number: row.try_get("document_number")?,
-            is_customer: is_customer != 0,
-            is_supplier: is_supplier != 0,
-            active: active != 0,
-            emails: string_array(row.try_get("emails")?),
-            phones: string_array(row.try_get("phones")?),
-            notes: row.try_get("notes")?,
-            stamps: Stamps::from_row(row)?,
-        })
-    }
-}
+record_table!(impl Table for People as "Person"; people => Person |row| {
+    id, company_id, name, legal_name, nickname, document_number, is_customer, is_supplier, active, notes;
+    kind = row.try_get::<Option<String>, _>("kind")?.as_deref().and_then(PersonKind::parse),
+    document_type = row.try_get::<Option<String>, _>("document_type")?.as_deref().and_then(DocumentType::parse),
+    emails = string_array(row.try_get("emails")?),
+    phones = string_array(row.try_get("phones")?);
+    reads kind, document_type, emails, phones
+});
 
 fn flag(value: bool) -> i64 {
     if value {

@@ -11,10 +11,10 @@ use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
-use super::crud::{self, Table};
+use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
@@ -102,26 +102,12 @@ pub static LIST: ListSpec = list_spec!(taxes;
     sorts: name, created_at, updated_at;
     default: name);
 
-impl Table for Taxes {
-    const WHAT: &'static str = "Tax";
-    const COLUMNS: &'static str = "taxes.id, taxes.name, taxes.default_rate_bp, taxes.default_withholding, taxes.active, \
-        taxes.created_at, taxes.updated_at, taxes.created_via, taxes.updated_via, taxes.created_by, taxes.updated_by";
-
-    fn from_row(row: &Row<'_>) -> Result<Tax, crate::storage::Error> {
-        let rate: Option<i64> = row.try_get("default_rate_bp")?;
-        let withholding: i64 = row.try_get("default_withholding")?;
-        let active: i64 = row.try_get("active")?;
-        Ok(Tax {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            default_rate: rate.map(|bp| Cents(bp).to_string()),
-            default_withholding: withholding != 0,
-            active: active != 0,
-            stamps: Stamps::from_row(row)?,
-            rate_bp: rate,
-        })
-    }
-}
+record_table!(impl Table for Taxes as "Tax"; taxes => Tax |row| {
+    id, name, default_withholding, active;
+    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.map(|bp| Cents(bp).to_string()),
+    rate_bp = row.try_get("default_rate_bp")?;
+    reads default_rate_bp
+});
 
 /// Parses a rate (`"1.50"`) to basis points (150), digit by digit: a malformed string
 /// is a 400, a rate outside 0–100 a 422 `out_of_range`.

@@ -295,6 +295,25 @@ impl Decode for Vec<u8> {
     }
 }
 
+/// Implements [`Decode`] for a type stored as its text form and read back with
+/// `$parse` (`fn(&str) -> Option<Self>`): text it does not know is a decode error, as a
+/// value of the wrong type is.
+macro_rules! decode_text {
+    ($ty:ty, $parse:expr) => {
+        impl $crate::storage::row::Decode for $ty {
+            fn lite(value: rusqlite::types::ValueRef<'_>) -> Result<Self, String> {
+                <String as $crate::storage::row::Decode>::lite(value)
+                    .and_then(|text| $parse(&text).ok_or_else(|| format!("unknown {}: {text}", stringify!($ty))))
+            }
+            fn pg(row: &sqlx::postgres::PgRow, at: usize) -> Result<Self, String> {
+                <String as $crate::storage::row::Decode>::pg(row, at)
+                    .and_then(|text| $parse(&text).ok_or_else(|| format!("unknown {}: {text}", stringify!($ty))))
+            }
+        }
+    };
+}
+pub(crate) use decode_text;
+
 impl<T: Decode> Decode for Option<T> {
     fn lite(value: ValueRef<'_>) -> Result<Self, String> {
         match value {

@@ -21,12 +21,12 @@ pub mod declared;
 mod wire;
 
 use crate::ops::stamps::Stamp;
-use crate::ops::stamps::Stamps;
 use serde_json::json;
-use crate::storage::{sql, Conn, Row};
+use crate::storage::{sql, Conn};
 
 pub use self::wire::{Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate};
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
+use super::crud::record_table;
 use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
 use super::ledger::{self, positive, NewTransaction};
 use super::list::{bind_all, list_spec, ListRequest, ListSpec};
@@ -58,44 +58,16 @@ pub static LIST: ListSpec = list_spec!(financial_transactions;
     sorts: occurred_at, created_at, updated_at, amount = amount_cents;
     default: occurred_at desc);
 
-const COLUMNS: &str = "financial_transactions.id, financial_transactions.company_id, financial_transactions.financial_account_id, \
-    financial_transactions.description, financial_transactions.bank_description, financial_transactions.document, \
-    financial_transactions.document_date, financial_transactions.amount_cents, financial_transactions.occurred_at, \
-    financial_transactions.competence_date, financial_transactions.transaction_type, financial_transactions.category_id, \
-    financial_transactions.person_id, financial_transactions.payment_method_kind, financial_transactions.classified, \
-    financial_transactions.is_pending, financial_transactions.notes, financial_transactions.auto_created, \
-    financial_transactions.transfer_id, financial_transactions.billing_id, financial_transactions.created_at, \
-    financial_transactions.updated_at, financial_transactions.created_via, financial_transactions.updated_via, \
-    financial_transactions.created_by, financial_transactions.updated_by";
-
-fn from_row(row: &Row<'_>) -> Result<Transaction, crate::storage::Error> {
-    let flag = |name: &str| row.try_get::<i64, _>(name).map(|v| v != 0);
-    Ok(Transaction {
-        id: row.try_get("id")?,
-        company_id: row.try_get("company_id")?,
-        financial_account_id: row.try_get("financial_account_id")?,
-        description: row.try_get("description")?,
-        bank_description: row.try_get("bank_description")?,
-        document: row.try_get("document")?,
-        document_date: row.try_get("document_date")?,
-        amount: Cents(row.try_get("amount_cents")?),
-        occurred_at: row.try_get("occurred_at")?,
-        competence_date: row.try_get("competence_date")?,
-        transaction_type: row.try_get("transaction_type")?,
-        category_id: row.try_get("category_id")?,
-        person_id: row.try_get("person_id")?,
-        classification_center_id: None,
-        classification_center_allocations: Vec::new(),
-        payment_method_kind: row.try_get("payment_method_kind")?,
-        classified: flag("classified")?,
-        is_pending: flag("is_pending")?,
-        notes: row.try_get("notes")?,
-        auto_created: flag("auto_created")?,
-        transfer_id: row.try_get("transfer_id")?,
-        billing_id: row.try_get("billing_id")?,
-        stamps: Stamps::from_row(row)?,
-    })
-}
+record_table!(financial_transactions => Transaction |row| {
+    id, company_id, financial_account_id, description, bank_description, document, document_date, occurred_at, competence_date,
+    transaction_type, category_id, person_id, payment_method_kind, classified, is_pending, notes, auto_created, transfer_id,
+    billing_id;
+    amount = Cents(row.try_get("amount_cents")?),
+    // Filled from the apportionment afterwards (`with_allocations`).
+    classification_center_id = None,
+    classification_center_allocations = Vec::new();
+    reads amount_cents
+});
 
 /// Fills the apportionment of `rows` with one query.
 async fn with_allocations(conn: &mut Conn, ws: &Membership, mut rows: Vec<Transaction>) -> Result<Vec<Transaction>, ApiError> {
