@@ -17,10 +17,13 @@ pub struct WorkspaceHint {
 }
 
 impl WorkspaceHint {
-    /// The hint of a request: its `X-Workspace-Id` header and the `?workspace_id=` its
-    /// door read from the query string.
-    pub fn of_request(headers: &HeaderMap, query: Option<String>) -> WorkspaceHint {
-        let header = headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
+    /// The hint of a request: its `X-Workspace-Id` header (trimmed) and the first
+    /// `workspace_id` of its query string, given as the form-decoded pairs its door
+    /// read. An empty one names nothing.
+    pub fn of_request<K: AsRef<str>, V: AsRef<str>>(headers: &HeaderMap, query: impl IntoIterator<Item = (K, V)>) -> WorkspaceHint {
+        let named = |value: &str| Some(value.to_string()).filter(|v| !v.is_empty());
+        let header = headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).and_then(|v| named(v.trim()));
+        let query = query.into_iter().find(|(name, _)| name.as_ref() == "workspace_id").and_then(|(_, value)| named(value.as_ref()));
         WorkspaceHint { header, query }
     }
 
@@ -50,5 +53,21 @@ mod tests {
         assert_eq!(hint(None, Some("b")).unwrap().as_deref(), Some("b"));
         assert_eq!(hint(Some("a"), Some("a")).unwrap().as_deref(), Some("a"));
         assert_eq!(hint(Some("a"), Some("b")).unwrap_err().status(), http::StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn a_request_names_a_workspace_by_a_non_empty_header_or_its_first_decoded_query_parameter() {
+        let of = |header: Option<&str>, query: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(h) = header {
+                headers.insert("x-workspace-id", h.parse().unwrap());
+            }
+            let hint = WorkspaceHint::of_request(&headers, url::form_urlencoded::parse(query.unwrap_or("").as_bytes()));
+            (hint.header, hint.query)
+        };
+        assert_eq!(of(None, None), (None, None));
+        assert_eq!(of(Some(" a "), Some("limit=5&workspace_id=b%2Dc&workspace_id=d")), (Some("a".into()), Some("b-c".into())));
+        assert_eq!(of(Some("  "), Some("workspace_id=")), (None, None));
+        assert_eq!(of(None, Some("workspace_idx=a&xworkspace_id=b")), (None, None));
     }
 }

@@ -192,7 +192,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     };
     log.era = Some(era.version());
     // 11. Dispatch.
-    let hint = WorkspaceHint::of_request(&parts.headers, query_workspace(parts.uri.query()));
+    let hint = WorkspaceHint::of_request(&parts.headers, url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()));
     log.workspace = hint.named().map(str::to_string);
     match mcp::dispatch(state, &identity, &era, &request, hint, view, memberships).await {
         Ok(done) => {
@@ -264,15 +264,4 @@ async fn read_request(body: Body) -> Result<rpc::Request, Response> {
         Ok(Incoming::Accepted) => Err(response::accepted()),
         Err((id, error)) => Err(response::rpc_error(&id, &error, None)),
     }
-}
-
-/// `?workspace_id=` from the query string (percent-decoding is not needed for UUIDs;
-/// anything else simply names no workspace).
-fn query_workspace(query: Option<&str>) -> Option<String> {
-    query?
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(k, _)| *k == "workspace_id")
-        .map(|(_, v)| v.to_string())
-        .filter(|v| !v.is_empty())
 }

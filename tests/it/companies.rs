@@ -229,6 +229,24 @@ async fn another_workspace_is_indistinguishable_from_missing() {
     assert_eq!(explicit.status, 404);
 }
 
+/// `X-Workspace-Id` and `?workspace_id=` are read by one rule on both doors: empty is
+/// no hint, and the query is form-decoded (`%2D` is `-`).
+#[tokio::test]
+async fn an_empty_workspace_hint_is_no_hint_and_the_query_is_decoded() {
+    let h = Harness::new().await;
+    let owner = h.api_token(DEMO_OWNER);
+    let plain = h.send(rest(Method::GET, "/v1/companies", &owner, None).build()).await;
+    assert_eq!(plain.status, 200);
+    for hinted in [rest(Method::GET, "/v1/companies?workspace_id=", &owner, None), rest(Method::GET, "/v1/companies", &owner, None).header("x-workspace-id", " ")] {
+        let reply = h.send(hinted.build()).await;
+        assert_eq!((reply.status.as_u16(), reply.json()), (200, plain.json()));
+    }
+    let encoded = format!("/v1/companies?workspace_id={}", DEMO_WORKSPACE_BETA.replace('-', "%2D"));
+    assert_eq!(h.send(rest(Method::GET, &encoded, &owner, None).build()).await.status, 404);
+    let encoded = format!("/v1/companies?workspace_id={}", DEMO_WORKSPACE_ACME.replace('-', "%2D"));
+    assert_eq!(h.send(rest(Method::GET, &encoded, &owner, None).build()).await.json(), plain.json());
+}
+
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let h = Harness::new().await;

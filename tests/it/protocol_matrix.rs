@@ -352,6 +352,13 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
         row("workspace: a ?workspace_id= of another tenant reads as not found", call_payables().path(&format!("/?workspace_id={DEMO_WORKSPACE_BETA}")), 200, None)
             .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+        row("workspace: an empty ?workspace_id= is no hint, as on /v1", call_payables().path("/?workspace_id="), 200, None)
+            .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
+        row("workspace: an empty X-Workspace-Id is no hint, as on /v1", call_payables().header("x-workspace-id", " "), 200, None)
+            .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
+        row("workspace: ?workspace_id= is form-decoded, as on /v1",
+            call_payables().path(&format!("/?workspace_id={}", DEMO_WORKSPACE_BETA.replace('-', "%2D"))), 200, None)
+            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
         row("workspace: an X-Workspace-Id that is not a UUID is bad_request", call_payables().header("x-workspace-id", "acme"), 200, None)
             .check(|r| {
                 let error = &r.result()["structuredContent"]["error"];

@@ -178,8 +178,7 @@ impl Caller {
 
 pub(crate) async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
     let (identity, memberships) = enter(state, headers, budget).await?;
-    let query = query.iter().find(|(k, _)| k == "workspace_id").map(|(_, v)| v.clone());
-    let default_workspace = WorkspaceHint::of_request(headers, query).resolve().map_err(IntoResponse::into_response)?;
+    let default_workspace = WorkspaceHint::of_request(headers, query.iter().map(|(k, v)| (k, v))).resolve().map_err(IntoResponse::into_response)?;
     Ok(Caller { identity, memberships, default_workspace })
 }
 
