@@ -8,6 +8,8 @@
 //! members gives (a unit test compares both); a record that does not serialise as a
 //! struct or map is serialised whole and then projected.
 
+use std::cell::Cell;
+
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::ser::{Compound, CompactFormatter};
 use serde_json::Value;
@@ -30,8 +32,9 @@ pub struct Memo(Vec<(usize, bool)>);
 pub fn write_with<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Option<&[String]>, memo: &mut Memo) -> Result<(), serde_json::Error> {
     let Some(fields) = fields else { return serde_json::to_writer(&mut *out, record) };
     let start = out.len();
-    match record.serialize(Picker { json: &mut serde_json::Serializer::new(&mut *out), fields, memo }) {
-        Err(e) if e.to_string() == UNSUPPORTED => {
+    let refused = Cell::new(false);
+    match record.serialize(Picker { json: &mut serde_json::Serializer::new(&mut *out), fields, memo, refused: &refused }) {
+        Err(_) if refused.get() => {
             out.truncate(start);
             let projected = match serde_json::to_value(record)? {
                 Value::Object(map) => Value::Object(map.into_iter().filter(|(k, _)| wanted(fields, k)).collect()),
@@ -47,18 +50,19 @@ fn wanted(fields: &[String], key: &str) -> bool {
     fields.iter().any(|f| f == key)
 }
 
-/// What a [`Picker`] answers for anything but a struct or a map: [`write`] then
-/// serialises the record whole.
-const UNSUPPORTED: &str = "not a struct or map";
-
-fn unsupported() -> serde_json::Error {
-    serde_json::Error::custom(UNSUPPORTED)
+/// What a [`Picker`] answers for anything but a struct or a map (and a map for a key
+/// that is not text), having noted it in `refused`: [`write`] then serialises the
+/// record whole.
+fn unsupported(refused: &Cell<bool>) -> serde_json::Error {
+    refused.set(true);
+    serde_json::Error::custom("not a struct or map")
 }
 
 struct Picker<'a, 'w> {
     json: &'a mut Json<'w>,
     fields: &'a [String],
     memo: &'a mut Memo,
+    refused: &'a Cell<bool>,
 }
 
 /// A struct being written: its chosen members go through, the others are skipped.
@@ -102,6 +106,7 @@ struct PickedMap<'a, 'w> {
     inner: Compound<'a, &'w mut Vec<u8>, CompactFormatter>,
     fields: &'a [String],
     keep: bool,
+    refused: &'a Cell<bool>,
 }
 
 impl ser::SerializeMap for PickedMap<'_, '_> {
@@ -109,7 +114,7 @@ impl ser::SerializeMap for PickedMap<'_, '_> {
     type Error = serde_json::Error;
 
     fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), serde_json::Error> {
-        self.keep = key.serialize(KeyChosen(self.fields))?;
+        self.keep = key.serialize(KeyChosen(self.fields, self.refused))?;
         if self.keep {
             ser::SerializeMap::serialize_key(&mut self.inner, key)?;
         }
@@ -129,38 +134,44 @@ impl ser::SerializeMap for PickedMap<'_, '_> {
 }
 
 /// Whether a map key (text) is among the chosen fields, without copying it.
-struct KeyChosen<'a>(&'a [String]);
+struct KeyChosen<'a>(&'a [String], &'a Cell<bool>);
 
 /// The `Serializer` methods of a [`Picker`] or a [`KeyChosen`] that end in
 /// [`unsupported`]: each reads one kind of value (records; text) and nothing else.
 macro_rules! refused {
     ($ok:ty; $($name:ident: $t:ty),* $(,)?) => {
-        $(fn $name(self, _: $t) -> Result<$ok, serde_json::Error> { Err(unsupported()) })*
+        $(fn $name(self, _: $t) -> Result<$ok, serde_json::Error> { Err(unsupported(self.refused())) })*
         fn serialize_none(self) -> Result<$ok, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_unit(self) -> Result<$ok, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_newtype_variant<V: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &V) -> Result<$ok, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
         fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
-            Err(unsupported())
+            Err(unsupported(self.refused()))
         }
     };
+}
+
+impl KeyChosen<'_> {
+    fn refused(&self) -> &Cell<bool> {
+        self.1
+    }
 }
 
 impl ser::Serializer for KeyChosen<'_> {
@@ -182,7 +193,7 @@ impl ser::Serializer for KeyChosen<'_> {
         Ok(wanted(self.0, key))
     }
     fn serialize_some<V: Serialize + ?Sized>(self, _: &V) -> Result<bool, serde_json::Error> {
-        Err(unsupported())
+        Err(unsupported(self.refused()))
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<bool, serde_json::Error> {
         self.serialize_str(variant)
@@ -191,10 +202,16 @@ impl ser::Serializer for KeyChosen<'_> {
         value.serialize(self)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, serde_json::Error> {
-        Err(unsupported())
+        Err(unsupported(self.refused()))
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, serde_json::Error> {
-        Err(unsupported())
+        Err(unsupported(self.refused()))
+    }
+}
+
+impl Picker<'_, '_> {
+    fn refused(&self) -> &Cell<bool> {
+        self.refused
     }
 }
 
@@ -217,13 +234,13 @@ impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
         value.serialize(self)
     }
     fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), serde_json::Error> {
-        Err(unsupported())
+        Err(unsupported(self.refused()))
     }
     fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<(), serde_json::Error> {
         value.serialize(self)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<PickedMap<'a, 'w>, serde_json::Error> {
-        Ok(PickedMap { inner: ser::Serializer::serialize_map(self.json, None)?, fields: self.fields, keep: false })
+        Ok(PickedMap { inner: ser::Serializer::serialize_map(self.json, None)?, fields: self.fields, keep: false, refused: self.refused })
     }
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<PickedStruct<'a, 'w>, serde_json::Error> {
         Ok(PickedStruct { inner: ser::Serializer::serialize_struct(self.json, name, len)?, fields: self.fields, memo: self.memo, at: 0 })
@@ -295,6 +312,9 @@ mod tests {
             assert_eq!(pick(&plain, &fields), projected(&plain, &fields), "{fields:?}");
             assert_eq!(pick(&json!([1, 2]), &fields), json!([1, 2]));
             assert_eq!(pick(&json!({"id": 1, "x": 2}), &fields), projected(&json!({"id": 1, "x": 2}), &fields));
+            // A map whose keys are not text is refused at its first key, then projected whole.
+            let numbered = std::collections::BTreeMap::from([(1, "one"), (2, "two")]);
+            assert_eq!(pick(&numbered, &fields), projected(&numbered, &fields), "{fields:?}");
             assert_eq!(pick(&Some(&plain), &fields), projected(&plain, &fields), "{fields:?}");
             // A page: the records share one memo of the choice, across a skipped member.
             let noted = Record { note: Some("n".into()), ..Record { id: "r2".into(), amount: "2.00".into(), note: None, nested: vec![], extra: Inner { a: 3, b: None } } };
