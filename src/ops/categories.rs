@@ -18,6 +18,7 @@ use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, unprocessable};
 use super::crud::{self, record_table};
+use super::refs::{self, not_in_workspace};
 use crate::storage::row::decode_text;
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
@@ -131,10 +132,6 @@ fn blank_name() -> ApiError {
     ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))
 }
 
-fn not_in_workspace(field: &str, what: &str) -> ApiError {
-    unprocessable(field, "invalid_reference", &format!("{what} not found in this workspace"))
-}
-
 /// A foreign-key violation on a write means a referenced row vanished meanwhile, or a
 /// row still refers to the one being removed.
 fn foreign_key(err: crate::storage::Error, on_violation: impl FnOnce() -> ApiError) -> ApiError {
@@ -183,15 +180,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     if name.is_empty() {
         return Err(blank_name());
     }
-    let company = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-        .bind(&ws.workspace_id)
-        .bind(&company_id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    if company.is_none() {
-        return Err(not_in_workspace("company_id", "Company"));
-    }
+    refs::company(conn, ws, "company_id", &company_id).await?;
     let level = match &parent_id {
         None => 1,
         Some(parent_id) => {

@@ -46,7 +46,8 @@ pub struct CompanyRef {
     pub locked_until: Option<String>,
 }
 
-fn not_in_workspace(field: &str, what: &str) -> ApiError {
+/// 422 `invalid_reference`: the record named in `field` is not one of the workspace's.
+pub(super) fn not_in_workspace(field: &str, what: &str) -> ApiError {
     unprocessable(field, "invalid_reference", &format!("{what} not found in this workspace"))
 }
 
