@@ -212,7 +212,7 @@ pub static LIST: ListSpec = list_spec!(financial_accounts;
 /// The description of a balance adjustment when none is given.
 pub const ADJUSTMENT_DESCRIPTION: &str = "Ajuste de saldo";
 
-record_table!(impl Table for Accounts as "Financial account"; financial_accounts => Account |row| {
+record_table!(impl Table for Accounts as "Financial account", audited as "financial_account"; financial_accounts => Account |row| {
     id, company_id, name, account_type, bank_code, agency, agency_digit, account_number, account_digit, active, disable_reconcile
 });
 
@@ -285,7 +285,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "financial_accounts.create", "financial_account", &id).await?;
+    crud::audit::<Accounts>(ctx, conn, ws, "create", &id).await?;
     detail(conn, ws, &id).await
 }
 
@@ -326,7 +326,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(account_digit.as_deref())
     .bind(active as i64)
     .bind(disable_reconcile as i64);
-    crud::stamped_update(ctx, conn, ws, update, &current.id, ("financial_accounts.update", "financial_account"), db_error).await?;
+    crud::stamped_update::<Accounts>(ctx, conn, ws, update, &current.id, db_error).await?;
     detail(conn, ws, &current.id).await
 }
 
@@ -368,7 +368,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "financial_accounts.delete", "financial_account", &current.id).await
+    crud::audit::<Accounts>(ctx, conn, ws, "delete", &current.id).await
 }
 
 /// Brings the balance to `target_balance` with one auto-created transaction for the

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
-use super::common::{audit_write, body_id, unprocessable};
+use super::common::{body_id, unprocessable};
 use super::crud::{self, record_table};
 use super::refs::{self, not_in_workspace};
 use crate::storage::row::decode_text;
@@ -124,7 +124,7 @@ const SUBTREE: &str = "SELECT id FROM categories WHERE workspace_id = $1 AND (id
 
 decode_text!(CategoryType, CategoryType::parse);
 
-record_table!(impl Table for Categories as "Category"; categories => Category |row| {
+record_table!(impl Table for Categories as "Category", audited as "category"; categories => Category |row| {
     id, company_id, name, parent_id, level, category_type
 });
 
@@ -225,8 +225,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
             None => not_in_workspace("company_id", "Company"),
         })
     })?;
-    audit_write(ctx, conn, ws, "categories.create", "category", &id).await?;
-    crud::find::<Categories>(conn, ws, &id).await
+    crud::created::<Categories>(ctx, conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
@@ -280,9 +279,9 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
             }
         }
     }
-    audit_write(ctx, conn, ws, "categories.update", "category", &current.id).await?;
+    crud::audit::<Categories>(ctx, conn, ws, "update", &current.id).await?;
     for member in &cascaded {
-        audit_write(ctx, conn, ws, "categories.update", "category", member).await?;
+        crud::audit::<Categories>(ctx, conn, ws, "update", member).await?;
     }
     crud::find::<Categories>(conn, ws, &current.id).await
 }
@@ -317,5 +316,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
                 ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use").with_details(json!({"reason": "in_use"}))
             })
         })?;
-    audit_write(ctx, conn, ws, "categories.delete", "category", &current.id).await
+    crud::audit::<Categories>(ctx, conn, ws, "delete", &current.id).await
 }

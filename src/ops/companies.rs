@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use crate::storage::{sql, Conn};
 
-use super::common::{audit_write, check_date, conflict_on_unique, unprocessable};
+use super::common::{check_date, conflict_on_unique, unprocessable};
 use super::list::{list_spec, ListSpec};
 use super::crud::{self, record_table};
 use super::resource::{record_operations, records, Declaration};
@@ -153,7 +153,7 @@ pub static LIST: ListSpec = list_spec!(companies where "companies.deleted_at IS 
     sorts: name, created_at;
     default: name);
 
-record_table!(impl Table for Companies as "Company"; companies => Company |row| {
+record_table!(impl Table for Companies as "Company", audited as "company"; companies => Company |row| {
     id, name, company_type, active, trade_name, municipal_registration, locked_until;
     cnpj = row.try_get::<Option<String>, _>("cnpj")?.unwrap_or_default(),
     tax_regime = row.try_get::<Option<String>, _>("tax_regime")?.and_then(|t| serde_json::from_value(Value::String(t)).ok()),
@@ -215,8 +215,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "companies.create", "company", &id).await?;
-    crud::find::<Companies>(conn, ws, &id).await
+    crud::created::<Companies>(ctx, conn, ws, &id).await
 }
 
 fn tax_regime_text(t: TaxRegime) -> String {
@@ -257,7 +256,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(tax_regime.map(tax_regime_text))
     .bind(address.as_ref().map(|a| json!(a).to_string()))
     .bind(locked_until.as_deref());
-    crud::stamped_update(ctx, conn, ws, update, &current.id, ("companies.update", "company"), conflict_on_duplicate).await?;
+    crud::stamped_update::<Companies>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
     crud::find::<Companies>(conn, ws, &current.id).await
 }
 
@@ -310,6 +309,6 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "companies.delete", "company", &current.id).await
+    crud::audit::<Companies>(ctx, conn, ws, "delete", &current.id).await
 }
 

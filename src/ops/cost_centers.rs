@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
-use super::common::{audit_write, body_id, unprocessable};
+use super::common::{body_id, unprocessable};
 use super::crud::{self, record_table};
 use crate::storage::row::decode_text;
 use super::list::{list_spec, ListSpec};
@@ -123,7 +123,7 @@ pub static LIST: ListSpec = list_spec!(classification_centers;
 
 decode_text!(CenterType, CenterType::parse);
 
-record_table!(impl Table for CostCenters as "Classification center"; classification_centers => Center |row| {
+record_table!(impl Table for CostCenters as "Classification center", audited as "classification_center"; classification_centers => Center |row| {
     id, company_id, name, center_type, description, active
 });
 
@@ -219,8 +219,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
         db if db.is_foreign_key_violation() => not_in_workspace(),
         _ => db_error(e),
     })?;
-    audit_write(ctx, conn, ws, "classification_centers.create", "classification_center", &id).await?;
-    crud::find::<CostCenters>(conn, ws, &id).await
+    crud::created::<CostCenters>(ctx, conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
@@ -248,7 +247,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(center_type.as_str())
     .bind(description.as_deref())
     .bind(if active { 1i64 } else { 0 });
-    crud::stamped_update(ctx, conn, ws, update, &current.id, ("classification_centers.update", "classification_center"), db_error).await?;
+    crud::stamped_update::<CostCenters>(ctx, conn, ws, update, &current.id, db_error).await?;
     crud::find::<CostCenters>(conn, ws, &current.id).await
 }
 
@@ -271,5 +270,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
                 .with_details(json!({"reason": "in_use"})),
             _ => db_error(e),
         })?;
-    audit_write(ctx, conn, ws, "classification_centers.delete", "classification_center", &current.id).await
+    crud::audit::<CostCenters>(ctx, conn, ws, "delete", &current.id).await
 }

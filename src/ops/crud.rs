@@ -24,6 +24,9 @@ use crate::storage::identity::Membership;
 pub trait Table: Records {
     /// What a missing record is called in a 404 ("Company").
     const WHAT: &'static str;
+    /// The audit log's name of a record (`company`); its actions are named after the
+    /// table (`companies.create`).
+    const AUDITED: &'static str;
     /// The `SELECT` list of a record, qualified by the table.
     const COLUMNS: &'static str;
     fn from_row(row: &Row<'_>) -> Result<Self::Row, crate::storage::Error>;
@@ -34,21 +37,22 @@ pub trait Table: Records {
 /// field from the column of its name ([`Decode`](crate::storage::row::Decode)), computes
 /// each `field = expr` from `row` (reading the columns named after `reads`), and ends
 /// with the six [`Stamps`](crate::ops::stamps::Stamps). With `impl Table for T as
-/// "What";` first, it also implements [`Table`] with them.
+/// "What", audited as "what";` first, it also implements [`Table`] with them.
 ///
 /// ```text
-/// record_table!(impl Table for Taxes as "Tax"; taxes => Tax |row| {
+/// record_table!(impl Table for Taxes as "Tax", audited as "tax"; taxes => Tax |row| {
 ///     id, name, default_withholding, active;
 ///     rate_bp = row.try_get("default_rate_bp")?;
 ///     reads default_rate_bp
 /// });
 /// ```
 macro_rules! record_table {
-    (impl Table for $ty:ident as $what:literal; $($rest:tt)*) => {
+    (impl Table for $ty:ident as $what:literal, audited as $audited:literal; $($rest:tt)*) => {
         $crate::ops::crud::record_table!($($rest)*);
 
         impl $crate::ops::crud::Table for $ty {
             const WHAT: &'static str = $what;
+            const AUDITED: &'static str = $audited;
             const COLUMNS: &'static str = COLUMNS;
             fn from_row(row: &$crate::storage::Row<'_>) -> Result<Self::Row, $crate::storage::Error> {
                 from_row(row)
@@ -162,17 +166,28 @@ pub async fn get<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership
 /// An `UPDATE` statement of a record, its changed fields bound.
 pub type Update<'q> = sql::Query<'q>;
 
+/// Records `verb` (`create`, `update`, `delete`) of the record `id` in the audit log,
+/// in the write's transaction: the action `{table}.{verb}` on the target `T::AUDITED`.
+pub async fn audit<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, verb: &str, id: &str) -> Result<(), ApiError> {
+    audit_write(ctx, conn, ws, &format!("{}.{verb}", T::LIST.table), T::AUDITED, id).await
+}
+
+/// The end every plain create shares: the audit line, then the record as stored.
+pub async fn created<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
+    audit::<T>(ctx, conn, ws, "create", id).await?;
+    find::<T>(conn, ws, id).await
+}
+
 /// The end every plain update shares: binds the stamp (`updated_at`, `updated_via`,
 /// `updated_by`) and then the key (`workspace_id`, `id`) after the changed fields, runs
 /// the statement (its error mapped by `failed`) and records the write in the audit log,
 /// in the same transaction.
-pub async fn stamped_update<'q>(
+pub async fn stamped_update<'q, T: Table>(
     ctx: &'q OpContext<'_>,
     conn: &mut Conn,
     ws: &'q Membership,
     update: Update<'q>,
     id: &'q str,
-    (action, target): (&str, &str),
     failed: fn(crate::storage::Error) -> ApiError,
 ) -> Result<(), ApiError> {
     update
@@ -182,5 +197,5 @@ pub async fn stamped_update<'q>(
         .execute(&mut *conn)
         .await
         .map_err(failed)?;
-    audit_write(ctx, conn, ws, action, target, id).await
+    audit::<T>(ctx, conn, ws, "update", id).await
 }

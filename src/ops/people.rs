@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use crate::storage::{sql, Conn};
 
-use super::common::{audit_write, body_id, conflict_on_unique, invalid, unprocessable};
+use super::common::{body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
@@ -224,7 +224,7 @@ fn string_array(text: Option<String>) -> Vec<String> {
     }
 }
 
-record_table!(impl Table for People as "Person"; people => Person |row| {
+record_table!(impl Table for People as "Person", audited as "person"; people => Person |row| {
     id, company_id, name, legal_name, nickname, document_number, is_customer, is_supplier, active, notes;
     kind = row.try_get::<Option<String>, _>("kind")?.as_deref().and_then(PersonKind::parse),
     document_type = row.try_get::<Option<String>, _>("document_type")?.as_deref().and_then(DocumentType::parse),
@@ -340,8 +340,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "people.create", "person", &id).await?;
-    crud::find::<People>(conn, ws, &id).await
+    crud::created::<People>(ctx, conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
@@ -392,7 +391,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(flag(input.is_supplier.unwrap_or(current.is_supplier)))
     .bind(flag(input.active.unwrap_or(current.active)))
     .bind(notes.as_deref());
-    crud::stamped_update(ctx, conn, ws, update, &current.id, ("people.update", "person"), conflict_on_duplicate).await?;
+    crud::stamped_update::<People>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
     crud::find::<People>(conn, ws, &current.id).await
 }
 
@@ -412,5 +411,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "people.delete", "person", &current.id).await
+    crud::audit::<People>(ctx, conn, ws, "delete", &current.id).await
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
-use super::common::{audit_write, conflict_on_unique, invalid, unprocessable};
+use super::common::{conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
@@ -102,7 +102,7 @@ pub static LIST: ListSpec = list_spec!(taxes;
     sorts: name, created_at, updated_at;
     default: name);
 
-record_table!(impl Table for Taxes as "Tax"; taxes => Tax |row| {
+record_table!(impl Table for Taxes as "Tax", audited as "tax"; taxes => Tax |row| {
     id, name, default_withholding, active;
     default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.map(|bp| Cents(bp).to_string()),
     rate_bp = row.try_get("default_rate_bp")?;
@@ -163,8 +163,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     .execute(&mut *conn)
     .await
     .map_err(conflict_on_duplicate)?;
-    audit_write(ctx, conn, ws, "taxes.create", "tax", &id).await?;
-    crud::find::<Taxes>(conn, ws, &id).await
+    crud::created::<Taxes>(ctx, conn, ws, &id).await
 }
 
 pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
@@ -189,7 +188,7 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(rate)
     .bind(flag(input.default_withholding.unwrap_or(current.default_withholding)))
     .bind(flag(input.active.unwrap_or(current.active)));
-    crud::stamped_update(ctx, conn, ws, update, &current.id, ("taxes.update", "tax"), conflict_on_duplicate).await?;
+    crud::stamped_update::<Taxes>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
     crud::find::<Taxes>(conn, ws, &current.id).await
 }
 
@@ -244,5 +243,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    audit_write(ctx, conn, ws, "taxes.delete", "tax", &current.id).await
+    crud::audit::<Taxes>(ctx, conn, ws, "delete", &current.id).await
 }
