@@ -78,7 +78,6 @@ macro_rules! record_table {
                 stamps: $crate::ops::stamps::Stamps::from_row($row)?,
             })
         }
-
     };
 }
 pub(crate) use record_table;
