@@ -247,15 +247,30 @@ async fn read_tools(conn: &mut Conn, token: &str) -> Vec<String> {
         .collect()
 }
 
+/// When the clients stop: `seconds` after the start, and not before two seconds after the
+/// last fault is over — a dependency slow to come back must still be seen serving again.
+struct End {
+    planned: Instant,
+    faults: bool,
+    faults_over: Mutex<Option<Instant>>,
+}
+
+impl End {
+    fn reached(&self) -> bool {
+        let now = Instant::now();
+        now >= self.planned && (!self.faults || self.faults_over.lock().unwrap().is_some_and(|over| now >= over + Duration::from_secs(2)))
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: Arc<Mutex<Ledger>>, tally: Arc<Mutex<Tally>>, run_started: Instant, deadline: Instant) {
+async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: Arc<Mutex<Ledger>>, tally: Arc<Mutex<Tally>>, run_started: Instant, end: Arc<End>) {
     let outage = plan.outage.is_some();
     let mut conn = Conn::new(plan.addr);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let total: u32 = Kind::MIX.iter().map(|(_, w)| w).sum();
     let mut local = Tally::default();
     let mut sequence = 0u64;
-    while Instant::now() < deadline {
+    while !end.reached() {
         sequence += 1;
         let mut pick = rng.below(u64::from(total)) as u32;
         let kind = Kind::MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).map(|(k, _)| *k).unwrap_or(Kind::RestList);
@@ -436,10 +451,17 @@ async fn run(plan: Plan, db: &Db) -> String {
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let tally = Arc::new(Mutex::new(Tally::default()));
     let started = Instant::now();
-    let deadline = started + Duration::from_secs(plan.seconds);
-    let faults = plan.outage.clone().map(|schedule| tokio::spawn(outage::inflict(schedule, started)));
+    let end = Arc::new(End { planned: started + Duration::from_secs(plan.seconds), faults: plan.outage.is_some(), faults_over: Mutex::new(None) });
+    let faults = plan.outage.clone().map(|schedule| {
+        let end = end.clone();
+        tokio::spawn(async move {
+            let records = outage::inflict(schedule, started).await;
+            *end.faults_over.lock().unwrap() = Some(Instant::now());
+            records
+        })
+    });
     let handles: Vec<_> = (0..plan.clients)
-        .map(|i| tokio::spawn(client(plan.clone(), i, tools.clone(), ledger.clone(), tally.clone(), started, deadline)))
+        .map(|i| tokio::spawn(client(plan.clone(), i, tools.clone(), ledger.clone(), tally.clone(), started, end.clone())))
         .collect();
     for handle in handles {
         handle.await.expect("a client panicked");
