@@ -9,7 +9,11 @@ use crate::ops::stamps::Stamp;
 use serde_json::json;
 use crate::storage::{sql, Conn};
 
-use super::common::{audit_write, body_id, invalid, unprocessable};
+use super::categories::Categories;
+use super::common::{body_id, invalid, unprocessable};
+use super::cost_centers::CostCenters;
+use super::crud::{self, Table};
+use super::people::People;
 use super::OpContext;
 use crate::error::ApiError;
 use crate::storage::db_error;
@@ -144,11 +148,10 @@ async fn typed(
     id: &str,
     accepted: &[&str],
 ) -> Result<String, ApiError> {
-    let what = kind.what;
     let (id, row) = owned(conn, ws, company, kind, field, id).await?;
-    let kind: String = row.try_get(1).map_err(db_error)?;
-    if !accepted.contains(&kind.as_str()) {
-        return Err(unprocessable(field, "type_mismatch", &format!("The {}'s type does not match the record", what.to_lowercase())));
+    let stored_type: String = row.try_get(1).map_err(db_error)?;
+    if !accepted.contains(&stored_type.as_str()) {
+        return Err(unprocessable(field, "type_mismatch", &format!("The {}'s type does not match the record", kind.what.to_lowercase())));
     }
     Ok(id)
 }
@@ -207,8 +210,7 @@ impl Owner<'_, '_> {
         let insert = "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
                                      created_via, updated_via, created_by, updated_by)
              VALUES ($1, $2, $3, $4, NULL, 1, $5, $6, $6, $7, $7, $8, $8)";
-        let audit = ("categories.create", "category");
-        self.create_named(conn, insert.to_string(), name, Some(polarity.transaction_type()), audit).await.map(Some)
+        self.create_named::<Categories>(conn, insert.to_string(), name, Some(polarity.transaction_type())).await.map(Some)
     }
 
     /// The classification center of a record by id, or found/created by name (type cost for
@@ -236,8 +238,7 @@ impl Owner<'_, '_> {
         let insert = "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, active, created_at, updated_at,
                                                  created_via, updated_via, created_by, updated_by)
              VALUES ($1, $2, $3, $4, $5, 1, $6, $6, $7, $7, $8, $8)";
-        let audit = ("classification_centers.create", "classification_center");
-        self.create_named(conn, insert.to_string(), name, Some(own), audit).await.map(Some)
+        self.create_named::<CostCenters>(conn, insert.to_string(), name, Some(own)).await.map(Some)
     }
 
     /// The person of a record by id (same company, not deleted), or found/created by name
@@ -274,20 +275,20 @@ impl Owner<'_, '_> {
                                  created_via, updated_via, created_by, updated_by)
              VALUES ($1, $2, $3, $4, 1, 1, $5, $5, $6, $6, $7, $7)"
         );
-        self.create_named(conn, insert, name, None, ("people.create", "person")).await.map(Some)
+        self.create_named::<People>(conn, insert, name, None).await.map(Some)
     }
 
-    /// Creates the record a reference by name asks for: `sql` takes the id, workspace,
+    /// Creates the `T` a reference by name asks for: `sql` takes the id, workspace,
     /// company and name, then `extra` when given, then the creation stamp (at, via, by);
-    /// the write is audited as `(action, target type)`.
-    async fn create_named(&self, conn: &mut Conn, sql: String, name: &str, extra: Option<&str>, (action, target): (&str, &str)) -> Result<String, ApiError> {
+    /// the write is audited as any create of a `T`.
+    async fn create_named<T: Table>(&self, conn: &mut Conn, sql: String, name: &str, extra: Option<&str>) -> Result<String, ApiError> {
         let id = uuid::Uuid::new_v4().to_string();
         let mut insert = sql::query(sql).bind(&id).bind(&self.ws.workspace_id).bind(&self.company.id).bind(name);
         if let Some(extra) = extra {
             insert = insert.bind(extra);
         }
         insert.stamp_now(self.ctx).execute(&mut *conn).await.map_err(db_error)?;
-        audit_write(self.ctx, conn, self.ws, action, target, &id).await?;
+        crud::audit::<T>(self.ctx, conn, self.ws, "create", &id).await?;
         Ok(id)
     }
 }

@@ -534,9 +534,15 @@ pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
     assert_eq!(found["classification_center_allocations"][0]["percentage"], "100.00");
     let center_type: String = sql::query("SELECT center_type FROM classification_centers WHERE id = $1").bind(center_id).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert_eq!(center_type, k.center);
-    let created = create(&h, k, with(body(), json!({"category_name": "Nova categoria"}))).await;
+    let created = create(&h, k, with(body(), json!({"category_name": "Nova categoria", "person_name": "Pessoa Nova"}))).await;
     let kind: String = sql::query("SELECT category_type FROM categories WHERE id = $1").bind(created["category_id"].as_str().unwrap()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
     assert_eq!(kind, k.tx_type);
+    // A record created by name is audited as any create of its kind; one found is not.
+    let audited = |action: &str, target: &str| format!("SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}' AND target_type = '{target}' AND channel = 'api'");
+    assert_eq!(count(&h, &audited("categories.create", "category"), created["category_id"].as_str().unwrap()).await, 1);
+    assert_eq!(count(&h, &audited("people.create", "person"), created["person_id"].as_str().unwrap()).await, 1);
+    assert_eq!(count(&h, &audited("classification_centers.create", "classification_center"), center_id).await, 1);
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create'", &existing).await, 0);
     // On update too: found or created by name.
     let renamed = patch(&h, &format!("{}/{}", k.path, created["id"].as_str().unwrap()), json!({"person_name": "Maria Silva", "category_id": null})).await.json();
     assert_eq!(renamed["person_id"].as_str(), Some(existing.as_str()));
