@@ -7,7 +7,6 @@
 
 use std::fmt;
 
-
 /// An amount in cents of BRL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Cents(pub i64);
