@@ -241,6 +241,9 @@ async fn an_empty_workspace_hint_is_no_hint_and_the_query_is_decoded() {
         let reply = h.send(hinted.build()).await;
         assert_eq!((reply.status.as_u16(), reply.json()), (200, plain.json()));
     }
+    // An empty header does not disagree with the query (which is 400): the query names it.
+    let beta = format!("/v1/companies?workspace_id={DEMO_WORKSPACE_BETA}");
+    assert_eq!(h.send(rest(Method::GET, &beta, &owner, None).header("x-workspace-id", "").build()).await.status, 404);
     let encoded = format!("/v1/companies?workspace_id={}", DEMO_WORKSPACE_BETA.replace('-', "%2D"));
     assert_eq!(h.send(rest(Method::GET, &encoded, &owner, None).build()).await.status, 404);
     let encoded = format!("/v1/companies?workspace_id={}", DEMO_WORKSPACE_ACME.replace('-', "%2D"));

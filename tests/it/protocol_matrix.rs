@@ -356,6 +356,9 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
         row("workspace: an empty X-Workspace-Id is no hint, as on /v1", call_payables().header("x-workspace-id", " "), 200, None)
             .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
+        row("workspace: an empty X-Workspace-Id does not disagree with ?workspace_id=: the query names the workspace",
+            call_payables().path(&format!("/?workspace_id={DEMO_WORKSPACE_BETA}")).header("x-workspace-id", " "), 200, None)
+            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
         row("workspace: ?workspace_id= is form-decoded, as on /v1",
             call_payables().path(&format!("/?workspace_id={}", DEMO_WORKSPACE_BETA.replace('-', "%2D"))), 200, None)
             .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
