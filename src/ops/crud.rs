@@ -42,7 +42,7 @@ pub trait Table: Records {
 /// ```text
 /// record_table!(impl Table for Taxes as "Tax", audited as "tax"; taxes => Tax |row| {
 ///     id, name, default_withholding, active;
-///     rate_bp = row.try_get("default_rate_bp")?;
+///     default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.map(|bp| Cents(bp).to_string());
 ///     reads default_rate_bp
 /// });
 /// ```

@@ -78,10 +78,6 @@ pub struct Tax {
     pub active: bool,
     #[serde(flatten)]
     pub stamps: Stamps,
-    /// The stored rate in basis points.
-    #[serde(skip)]
-    #[schemars(skip)]
-    rate_bp: Option<i64>,
 }
 
 records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
@@ -104,8 +100,7 @@ pub static LIST: ListSpec = list_spec!(taxes;
 
 record_table!(impl Table for Taxes as "Tax", audited as "tax"; taxes => Tax |row| {
     id, name, default_withholding, active;
-    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.map(|bp| Cents(bp).to_string()),
-    rate_bp = row.try_get("default_rate_bp")?;
+    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.map(|bp| Cents(bp).to_string());
     reads default_rate_bp
 });
 
@@ -175,7 +170,8 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         None => current.name.clone(),
     };
     let rate = match input.default_rate {
-        None => current.rate_bp,
+        // The kept rate, back in basis points from its two-decimal text.
+        None => current.default_rate.as_deref().map(|text| parse_rate("default_rate", text)).transpose()?,
         Some(None) => None,
         Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
     };
