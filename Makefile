@@ -31,8 +31,11 @@ build:
 release:
 	cargo build --release
 
+## rustfmt's style (rustfmt.toml) on every crate of the repository; `make test` checks it.
 fmt:
 	cargo fmt --all
+	cargo fmt --manifest-path fuzz/Cargo.toml --all
+	cargo fmt --manifest-path benches/ceiling/Cargo.toml --all
 
 lint:
 	cargo clippy --all-targets -- -D warnings

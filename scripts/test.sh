@@ -9,6 +9,8 @@
 #      SDK): the official MCP conformance suite, and the official Python and TypeScript
 #      clients against a real local server;
 #   4. the SAM template lint (scripts/sam-validate.sh).
+# Before them all, rustfmt's check of every crate (the server, fuzz/, benches/ceiling/):
+# a file not in rustfmt's style fails the run (`make fmt` writes the style).
 # The Rust suite is one test binary (tests/it); it also checks that the event fixtures
 # in events/ are the ones tests/it/event_fixtures.rs builds.
 # Locally, a missing service or tool skips its suite with a loud message; with CI=true
@@ -32,6 +34,14 @@ skip() {
     skipped+=("$1")
   fi
 }
+
+banner "rustfmt (cargo fmt --check)"
+for manifest in Cargo.toml fuzz/Cargo.toml benches/ceiling/Cargo.toml; do
+  cargo fmt --manifest-path "$manifest" --all --check >/dev/null || {
+    echo "not in rustfmt's style: $manifest (run make fmt; cargo fmt --manifest-path $manifest --all --check shows the hunks)" >&2
+    failed+=("rustfmt:$manifest")
+  }
+done
 
 # Tools first, so the Rust suite finds moto (the Secrets Manager test) on a fresh machine.
 banner "test tools (scripts/ensure-tools.sh)"

@@ -40,7 +40,13 @@ impl App {
 
     /// What authentication needs of the state.
     pub fn verifier(&self) -> crate::auth::Verifier<'_> {
-        crate::auth::Verifier { config: &self.config, rules: &self.token_rules, verified: &self.verified_tokens, keys: &self.keys, db: &self.db }
+        crate::auth::Verifier {
+            config: &self.config,
+            rules: &self.token_rules,
+            verified: &self.verified_tokens,
+            keys: &self.keys,
+            db: &self.db,
+        }
     }
 
     /// Connects to the database and prepares the key and blob stores (nothing is

@@ -29,7 +29,8 @@ use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{
-    sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
+    sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings,
+    UriPathNormalizationMode,
 };
 use aws_sigv4::sign::v4;
 use bytes::Bytes;
@@ -59,8 +60,12 @@ impl std::fmt::Display for AwsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AwsError::Setup(e) | AwsError::Transport(e) => f.write_str(e),
-            AwsError::Service { status, code, message } if message.is_empty() => write!(f, "the service answered {status}: {code}"),
-            AwsError::Service { status, code, message } => write!(f, "the service answered {status}: {code}: {message}"),
+            AwsError::Service { status, code, message } if message.is_empty() => {
+                write!(f, "the service answered {status}: {code}")
+            }
+            AwsError::Service { status, code, message } => {
+                write!(f, "the service answered {status}: {code}: {message}")
+            }
         }
     }
 }
@@ -117,7 +122,8 @@ impl Setup {
                 .into());
         };
         let credentials = Credentials::new(key_id, secret, variable("AWS_SESSION_TOKEN"), None, "environment");
-        let endpoint_variable = [service.endpoint_variable(), "AWS_ENDPOINT_URL"].into_iter().find(|name| variable(name).is_some());
+        let endpoint_variable =
+            [service.endpoint_variable(), "AWS_ENDPOINT_URL"].into_iter().find(|name| variable(name).is_some());
         let custom_endpoint = match endpoint_variable {
             None => None,
             Some(name) => {
@@ -210,7 +216,8 @@ impl Client {
         if let Err(e) = &setup {
             tracing::warn!(service = service.signing_name(), error = %e, "AWS calls will fail");
         }
-        let http = connector().map(|c| hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(c));
+        let http = connector()
+            .map(|c| hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(c));
         Client { service, setup, http, operation_timeout, max_attempts }
     }
 
@@ -219,7 +226,14 @@ impl Client {
     }
 
     /// The request, signed now (each attempt is signed afresh: the signature carries the time).
-    fn signed(&self, setup: &Setup, method: &Method, uri: &str, headers: &[(&'static str, String)], body: &Bytes) -> Result<http::Request<Full<Bytes>>, AwsError> {
+    fn signed(
+        &self,
+        setup: &Setup,
+        method: &Method,
+        uri: &str,
+        headers: &[(&'static str, String)],
+        body: &Bytes,
+    ) -> Result<http::Request<Full<Bytes>>, AwsError> {
         let mut settings = SigningSettings::default();
         if self.service == Service::S3 {
             // S3 signs the path as sent, and the payload's SHA-256 (x-amz-content-sha256).
@@ -237,21 +251,38 @@ impl Client {
             .build()
             .map_err(|e| AwsError::Setup(format!("cannot sign the request: {e}")))?
             .into();
-        let signable = SignableRequest::new(method.as_str(), uri, headers.iter().map(|(n, v)| (*n, v.as_str())), SignableBody::Bytes(body))
-            .map_err(|e| AwsError::Setup(format!("cannot sign the request: {e}")))?;
-        let (instructions, _signature) = sign(signable, &params).map_err(|e| AwsError::Setup(format!("cannot sign the request: {e}")))?.into_parts();
+        let signable = SignableRequest::new(
+            method.as_str(),
+            uri,
+            headers.iter().map(|(n, v)| (*n, v.as_str())),
+            SignableBody::Bytes(body),
+        )
+        .map_err(|e| AwsError::Setup(format!("cannot sign the request: {e}")))?;
+        let (instructions, _signature) =
+            sign(signable, &params).map_err(|e| AwsError::Setup(format!("cannot sign the request: {e}")))?.into_parts();
         let mut request = http::Request::builder().method(method.clone()).uri(uri);
         for (name, value) in headers {
-            request = request.header(*name, HeaderValue::from_str(value).map_err(|_| AwsError::Setup(format!("bad {name} header")))?);
+            request = request.header(
+                *name,
+                HeaderValue::from_str(value).map_err(|_| AwsError::Setup(format!("bad {name} header")))?,
+            );
         }
-        let mut request = request.body(Full::new(body.clone())).map_err(|e| AwsError::Setup(format!("cannot build the request: {e}")))?;
+        let mut request = request
+            .body(Full::new(body.clone()))
+            .map_err(|e| AwsError::Setup(format!("cannot build the request: {e}")))?;
         instructions.apply_to_request_http1x(&mut request);
         Ok(request)
     }
 
     /// Sends the request, retrying as the module says, within the deadline. Any status
     /// is an answer; only a failure to get one is an error.
-    async fn send(&self, method: Method, uri: &str, headers: &[(&'static str, String)], body: Bytes) -> Result<Answer, AwsError> {
+    async fn send(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&'static str, String)],
+        body: Bytes,
+    ) -> Result<Answer, AwsError> {
         let setup = self.setup()?;
         let http = self.http.as_ref().map_err(|e| AwsError::Setup(e.clone()))?;
         let attempts = async {
@@ -279,9 +310,9 @@ impl Client {
                 attempt += 1;
             }
         };
-        tokio::time::timeout(self.operation_timeout, attempts).await.map_err(|_| {
-            AwsError::Transport(format!("no answer within {} s", self.operation_timeout.as_secs()))
-        })?
+        tokio::time::timeout(self.operation_timeout, attempts)
+            .await
+            .map_err(|_| AwsError::Transport(format!("no answer within {} s", self.operation_timeout.as_secs())))?
     }
 }
 
@@ -336,8 +367,8 @@ impl SecretsManager {
         if !answer.status.is_success() {
             return Err(json_error(&answer));
         }
-        let value: SecretValue =
-            serde_json::from_slice(&answer.body).map_err(|_| AwsError::Transport("the answer of GetSecretValue is not the expected JSON".into()))?;
+        let value: SecretValue = serde_json::from_slice(&answer.body)
+            .map_err(|_| AwsError::Transport("the answer of GetSecretValue is not the expected JSON".into()))?;
         Ok(value.secret_string)
     }
 }
@@ -365,7 +396,10 @@ const KEY_ESCAPES: &percent_encoding::AsciiSet =
 /// `<Code>` and `<Message>` of an S3 error document (plain text inside; nothing else is read).
 fn xml_field(body: &str, name: &str) -> String {
     let (open, close) = (format!("<{name}>"), format!("</{name}>"));
-    body.split_once(&open).and_then(|(_, rest)| rest.split_once(&close)).map(|(text, _)| text.trim().to_string()).unwrap_or_default()
+    body.split_once(&open)
+        .and_then(|(_, rest)| rest.split_once(&close))
+        .map(|(text, _)| text.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn xml_error(answer: &Answer) -> AwsError {
@@ -395,7 +429,13 @@ impl S3 {
         })
     }
 
-    pub async fn put_object(&self, bucket: &str, key: &str, content: Bytes, content_type: &str) -> Result<(), AwsError> {
+    pub async fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+    ) -> Result<(), AwsError> {
         let url = self.url(bucket, key)?;
         let headers = [("content-type", content_type.to_string()), ("content-length", content.len().to_string())];
         let answer = self.client.send(Method::PUT, &url, &headers, content).await?;
@@ -442,14 +482,31 @@ mod tests {
     }
 
     fn s3(setup: Setup) -> S3 {
-        S3 { client: Client { service: Service::S3, setup: Ok(setup), http: Err("not used".into()), operation_timeout: S3_OPERATION_TIMEOUT, max_attempts: S3_ATTEMPTS } }
+        S3 {
+            client: Client {
+                service: Service::S3,
+                setup: Ok(setup),
+                http: Err("not used".into()),
+                operation_timeout: S3_OPERATION_TIMEOUT,
+                max_attempts: S3_ATTEMPTS,
+            },
+        }
     }
 
     #[test]
     fn endpoints_are_regional_unless_overridden() {
-        assert_eq!(setup("sa-east-1", None).base(Service::SecretsManager), "https://secretsmanager.sa-east-1.amazonaws.com");
-        assert_eq!(setup("cn-north-1", None).base(Service::SecretsManager), "https://secretsmanager.cn-north-1.amazonaws.com.cn");
-        assert_eq!(setup("us-east-1", Some("http://127.0.0.1:5000/")).base(Service::SecretsManager), "http://127.0.0.1:5000");
+        assert_eq!(
+            setup("sa-east-1", None).base(Service::SecretsManager),
+            "https://secretsmanager.sa-east-1.amazonaws.com"
+        );
+        assert_eq!(
+            setup("cn-north-1", None).base(Service::SecretsManager),
+            "https://secretsmanager.cn-north-1.amazonaws.com.cn"
+        );
+        assert_eq!(
+            setup("us-east-1", Some("http://127.0.0.1:5000/")).base(Service::SecretsManager),
+            "http://127.0.0.1:5000"
+        );
     }
 
     #[test]
@@ -458,7 +515,10 @@ mod tests {
         assert_eq!(aws.url("kfin-files", "p/ws/id").unwrap(), "https://kfin-files.s3.sa-east-1.amazonaws.com/p/ws/id");
         assert_eq!(aws.url("kfin.files", "p/ws/id").unwrap(), "https://s3.sa-east-1.amazonaws.com/kfin.files/p/ws/id");
         let local = s3(setup("us-east-1", Some("http://127.0.0.1:9000")));
-        assert_eq!(local.url("kfin-files", "a b/ç+=/x~y").unwrap(), "http://127.0.0.1:9000/kfin-files/a%20b/%C3%A7%2B%3D/x~y");
+        assert_eq!(
+            local.url("kfin-files", "a b/ç+=/x~y").unwrap(),
+            "http://127.0.0.1:9000/kfin-files/a%20b/%C3%A7%2B%3D/x~y"
+        );
     }
 
     #[test]
@@ -466,7 +526,13 @@ mod tests {
         let client = s3(setup("us-east-1", None)).client;
         let body = Bytes::from_static(b"%PDF-");
         let request = client
-            .signed(client.setup().unwrap(), &Method::PUT, "https://b.s3.us-east-1.amazonaws.com/k", &[("content-type", "application/pdf".into())], &body)
+            .signed(
+                client.setup().unwrap(),
+                &Method::PUT,
+                "https://b.s3.us-east-1.amazonaws.com/k",
+                &[("content-type", "application/pdf".into())],
+                &body,
+            )
             .unwrap();
         let headers = request.headers();
         let sha = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, b"%PDF-");
@@ -481,9 +547,22 @@ mod tests {
 
     #[test]
     fn error_answers_name_their_code() {
-        let json = Answer { status: StatusCode::BAD_REQUEST, body: Bytes::from_static(br#"{"__type":"com.amazonaws.secretsmanager#ResourceNotFoundException","Message":"no such secret"}"#) };
-        assert_eq!(json_error(&json).to_string(), "the service answered 400 Bad Request: ResourceNotFoundException: no such secret");
-        let xml = Answer { status: StatusCode::NOT_FOUND, body: Bytes::from_static(b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>gone</Message></Error>") };
+        let json = Answer {
+            status: StatusCode::BAD_REQUEST,
+            body: Bytes::from_static(
+                br#"{"__type":"com.amazonaws.secretsmanager#ResourceNotFoundException","Message":"no such secret"}"#,
+            ),
+        };
+        assert_eq!(
+            json_error(&json).to_string(),
+            "the service answered 400 Bad Request: ResourceNotFoundException: no such secret"
+        );
+        let xml = Answer {
+            status: StatusCode::NOT_FOUND,
+            body: Bytes::from_static(
+                b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>gone</Message></Error>",
+            ),
+        };
         assert!(matches!(xml_error(&xml), AwsError::Service { code, .. } if code == "NoSuchKey"));
         assert!(retryable(StatusCode::BAD_REQUEST, br#"{"__type":"ThrottlingException"}"#));
         assert!(retryable(StatusCode::SERVICE_UNAVAILABLE, b""));

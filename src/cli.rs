@@ -105,7 +105,9 @@ pub fn main() -> ExitCode {
         return lambda_main();
     }
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Replay { .. }) && std::env::var_os("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH").is_none() {
+    if matches!(cli.command, Command::Replay { .. })
+        && std::env::var_os("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH").is_none()
+    {
         // As in the deployed function (template.yaml): routes do not carry the stage.
         // Set before any thread starts; the event conversion reads it.
         std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
@@ -188,7 +190,8 @@ async fn run(command: Command) -> CliResult {
         Command::Revoke { jti, database_url } => {
             let state = open(database_url).await?;
             migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
-            let fresh = crate::storage::identity::revoke(&state.db, &jti).await.map_err(|e| format!("cannot revoke: {e}"))?;
+            let fresh =
+                crate::storage::identity::revoke(&state.db, &jti).await.map_err(|e| format!("cannot revoke: {e}"))?;
             println!("{}", if fresh { "revoked" } else { "already revoked" });
             Ok(())
         }
@@ -255,7 +258,9 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
     println!("Dev token for the demo owner (ana.souza@demo.kobana.com.br, valid 24 h):\n{token}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    crate::transport::local::serve(listener, crate::transport::router(state)).await.map_err(|e| format!("server error: {e}"))
+    crate::transport::local::serve(listener, crate::transport::router(state))
+        .await
+        .map_err(|e| format!("server error: {e}"))
 }
 
 /// A database URL without its password.

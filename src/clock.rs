@@ -17,7 +17,15 @@ pub fn utc(unix: i64) -> OffsetDateTime {
 /// `2026-11-30T19:26:47Z` for a Unix time in seconds (UTC).
 pub fn rfc3339(unix: i64) -> String {
     let t = utc(unix);
-    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.year(), t.month() as u8, t.day(), t.hour(), t.minute(), t.second())
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year(),
+        t.month() as u8,
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
 }
 
 pub fn now_rfc3339() -> String {

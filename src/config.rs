@@ -93,9 +93,7 @@ fn env(name: &str) -> Option<String> {
 fn env_number<T: std::str::FromStr>(name: &str, default: T) -> Result<T, ConfigError> {
     match env(name) {
         None => Ok(default),
-        Some(v) => v
-            .parse()
-            .map_err(|_| ConfigError(format!("{name} must be a whole number, got {v:?}"))),
+        Some(v) => v.parse().map_err(|_| ConfigError(format!("{name} must be a whole number, got {v:?}"))),
     }
 }
 
@@ -116,7 +114,10 @@ impl Config {
 
     /// As [`Config::from_env`], with a fallback for `KFIN_PUBLIC_URL` (the address
     /// `serve` listens on).
-    pub fn from_env_with(database_url: Option<String>, public_url_fallback: Option<String>) -> Result<Config, ConfigError> {
+    pub fn from_env_with(
+        database_url: Option<String>,
+        public_url_fallback: Option<String>,
+    ) -> Result<Config, ConfigError> {
         let mode = if env("AWS_LAMBDA_RUNTIME_API").is_some() { Mode::Lambda } else { Mode::Local };
         let data_dir = PathBuf::from(env("KFIN_DATA_DIR").unwrap_or_else(|| DEFAULT_DATA_DIR.into()));
         let secret_ttl = Duration::from_secs(env_number("KFIN_SECRET_TTL_SECONDS", 300u64)?);
@@ -132,7 +133,10 @@ impl Config {
                 }
                 let ssl_mode = env("KFIN_DATABASE_SSL_MODE").unwrap_or_else(|| "verify-full".into());
                 if !SSL_MODES.contains(&ssl_mode.as_str()) {
-                    return Err(ConfigError(format!("KFIN_DATABASE_SSL_MODE must be one of {}, got {ssl_mode:?}", SSL_MODES.join(", "))));
+                    return Err(ConfigError(format!(
+                        "KFIN_DATABASE_SSL_MODE must be one of {}, got {ssl_mode:?}",
+                        SSL_MODES.join(", ")
+                    )));
                 }
                 Some(DatabaseSecretConfig {
                     secret_id,
@@ -167,10 +171,7 @@ impl Config {
         };
         let allowed_origins = env("KFIN_ALLOWED_ORIGINS")
             .map(|v| {
-                v.split(',')
-                    .map(|o| o.trim().trim_end_matches('/').to_string())
-                    .filter(|o| !o.is_empty())
-                    .collect()
+                v.split(',').map(|o| o.trim().trim_end_matches('/').to_string()).filter(|o| !o.is_empty()).collect()
             })
             .unwrap_or_default();
         let keys = if let Some(secret_id) = env("KFIN_SECRET_ID") {

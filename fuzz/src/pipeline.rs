@@ -80,6 +80,10 @@ pub fn run(data: &[u8]) {
         (parts.status.as_u16(), parts.headers, bytes)
     });
     if let Err(rule) = raw::check(&path, status, &headers, &body) {
-        panic!("{rule}: {} {path} → {status} {}", String::from_utf8_lossy(&data[..data.len().min(2000)]), String::from_utf8_lossy(&body));
+        panic!(
+            "{rule}: {} {path} → {status} {}",
+            String::from_utf8_lossy(&data[..data.len().min(2000)]),
+            String::from_utf8_lossy(&body)
+        );
     }
 }

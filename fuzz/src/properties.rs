@@ -78,7 +78,11 @@ pub fn mcp_name(data: &[u8]) {
         match headers::decode_value(value) {
             Ok(decoded) if wrapped => {
                 let inner = &value[9..value.len() - 2];
-                assert_eq!(base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes()), inner, "non-canonical base64 accepted: {value:?}");
+                assert_eq!(
+                    base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes()),
+                    inner,
+                    "non-canonical base64 accepted: {value:?}"
+                );
             }
             Ok(decoded) => assert_eq!(decoded, value, "a literal value was changed"),
             Err(_) => assert!(wrapped, "a literal value was refused: {value:?}"),
@@ -108,7 +112,8 @@ pub fn request_state(data: &[u8]) {
     }
     let f = fields(data, 6);
     let get = |i: usize| f.get(i).cloned().unwrap_or_default();
-    let state = State { u: get(0), w: get(1), t: get(2), d: get(3), n: get(4), e: get(5).parse().unwrap_or(data.len() as i64) };
+    let state =
+        State { u: get(0), w: get(1), t: get(2), d: get(3), n: get(4), e: get(5).parse().unwrap_or(data.len() as i64) };
     let token = confirm::sign(KEY, &state);
     assert_eq!(confirm::verify(KEY, &token), Some(state.clone()), "a signed state did not verify");
     assert_eq!(confirm::verify(b"another-key", &token), None, "verified with the wrong key");
@@ -129,7 +134,12 @@ pub fn request_state(data: &[u8]) {
 
 /// Query pairs as the `/v1` door splits them (no percent-decoding needed here).
 fn pairs(query: &str) -> Vec<(String, String)> {
-    query.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// List requests and cursors: any query compiles or is refused without a panic; a
@@ -151,7 +161,11 @@ pub fn cursor(data: &[u8]) {
                     (Bind::Int(v), Bind::Text(id)) => (Value::from(*v), id.clone()),
                     other => panic!("a cursor bound {other:?}"),
                 };
-                assert_eq!(&list::encode_cursor(KEY, &compiled, value, &id), cursor, "a cursor the key did not sign was accepted");
+                assert_eq!(
+                    &list::encode_cursor(KEY, &compiled, value, &id),
+                    cursor,
+                    "a cursor the key did not sign was accepted"
+                );
             }
         }
         let _ = spec.compile_ids(&request, "ws", KEY);
@@ -168,7 +182,9 @@ pub fn cursor(data: &[u8]) {
     };
     let id = get(3);
     let cursor = list::encode_cursor(KEY, &first, value.clone(), &id);
-    let next = spec.compile(&ListRequest { cursor: Some(cursor.clone()), ..base.clone() }, "ws", KEY).expect("a genuine cursor is accepted");
+    let next = spec
+        .compile(&ListRequest { cursor: Some(cursor.clone()), ..base.clone() }, "ws", KEY)
+        .expect("a genuine cursor is accepted");
     let n = next.binds.len();
     let expected_value = match &value {
         Value::String(s) => Bind::Text(s.clone()),
@@ -176,13 +192,22 @@ pub fn cursor(data: &[u8]) {
     };
     assert_eq!(next.binds[n - 2..], [expected_value, Bind::Text(id.clone())]);
     let flipped = if let Some(name) = sort.strip_prefix('-') { name.to_string() } else { format!("-{sort}") };
-    assert!(spec.compile(&ListRequest { cursor: Some(cursor.clone()), sort: Some(flipped), ..ListRequest::default() }, "ws", KEY).is_err());
+    assert!(spec
+        .compile(
+            &ListRequest { cursor: Some(cursor.clone()), sort: Some(flipped), ..ListRequest::default() },
+            "ws",
+            KEY
+        )
+        .is_err());
     for (position, byte) in tamperings(data, cursor.len()) {
         let mut tampered = cursor.clone().into_bytes();
         tampered[position] = byte;
         let Ok(tampered) = String::from_utf8(tampered) else { continue };
         if tampered != cursor {
-            assert!(spec.compile(&ListRequest { cursor: Some(tampered.clone()), ..base.clone() }, "ws", KEY).is_err(), "tampered cursor accepted: {tampered:?}");
+            assert!(
+                spec.compile(&ListRequest { cursor: Some(tampered.clone()), ..base.clone() }, "ws", KEY).is_err(),
+                "tampered cursor accepted: {tampered:?}"
+            );
         }
     }
 }

@@ -44,7 +44,11 @@ pub fn parse(data: &[u8], tokens: &Tokens) -> Option<http::Request<Body>> {
     for line in lines {
         let Some((name, value)) = line.split_once(':') else { continue };
         let value = value.trim_start().replace("$MCP_TOKEN", &tokens.mcp).replace("$API_TOKEN", &tokens.api);
-        let (Ok(name), Ok(value)) = (http::HeaderName::from_bytes(name.as_bytes()), http::HeaderValue::from_str(&value)) else { continue };
+        let (Ok(name), Ok(value)) =
+            (http::HeaderName::from_bytes(name.as_bytes()), http::HeaderValue::from_str(&value))
+        else {
+            continue;
+        };
         builder = builder.header(name, value);
     }
     builder.body(Body::from(body.to_vec())).ok()
@@ -70,7 +74,10 @@ pub fn check(path: &str, status: u16, headers: &http::HeaderMap, body: &[u8]) ->
     }
     let downloads = path.ends_with("/download") && status == 200;
     if !body.is_empty() && !downloads {
-        let json = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("application/json"));
+        let json = headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
         if !json {
             return Err("a body without Content-Type: application/json".into());
         }

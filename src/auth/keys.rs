@@ -61,8 +61,7 @@ struct SecretDocument {
 fn parse_secret(text: &str) -> Result<Keys, String> {
     let doc: SecretDocument =
         serde_json::from_str(text).map_err(|e| format!("secret is not the expected JSON: {e}"))?;
-    let jwt: Vec<Vec<u8>> =
-        doc.jwt_keys.into_iter().filter(|k| !k.is_empty()).map(String::into_bytes).collect();
+    let jwt: Vec<Vec<u8>> = doc.jwt_keys.into_iter().filter(|k| !k.is_empty()).map(String::into_bytes).collect();
     if jwt.is_empty() {
         return Err("secret has no jwt_keys".into());
     }
@@ -88,7 +87,6 @@ struct Remote {
 /// for fetches of their own (a store that is down would otherwise make every request
 /// wait for every earlier request's attempt).
 const FAILED_FETCH_BACKOFF: Duration = Duration::from_secs(1);
-
 
 enum Source {
     Fixed(Arc<Keys>),

@@ -87,12 +87,22 @@ impl VerifiedTokens {
             .map(|v| v.identity.clone())
     }
 
-    fn keep(&self, surface: Surface, token: &str, keys: &std::sync::Arc<keys::Keys>, identity: &Identity, expires: u64) {
+    fn keep(
+        &self,
+        surface: Surface,
+        token: &str,
+        keys: &std::sync::Arc<keys::Keys>,
+        identity: &Identity,
+        expires: u64,
+    ) {
         let mut door = self.door(surface);
         if door.len() >= VerifiedTokens::BOUND {
             door.clear();
         }
-        door.insert(Box::from(token), Verified { identity: identity.clone(), expires, keys: std::sync::Arc::clone(keys) });
+        door.insert(
+            Box::from(token),
+            Verified { identity: identity.clone(), expires, keys: std::sync::Arc::clone(keys) },
+        );
     }
 }
 
@@ -213,7 +223,8 @@ mod tests {
     fn a_verified_token_is_kept_for_its_door_and_keys_until_it_expires() {
         let verified = VerifiedTokens::default();
         let keys = Arc::new(keys::Keys::from_secret("secret", None));
-        let identity = Identity { user_id: "u1".into(), scopes: ScopeSet::parse("finance.payables"), jti: Some("j1".into()) };
+        let identity =
+            Identity { user_id: "u1".into(), scopes: ScopeSet::parse("finance.payables"), jti: Some("j1".into()) };
         assert!(verified.get(Surface::Mcp, "t1", &keys, 900).is_none());
         verified.keep(Surface::Mcp, "t1", &keys, &identity, 1_000);
         assert_eq!(verified.get(Surface::Mcp, "t1", &keys, 900).map(|i| i.user_id), Some("u1".into()));

@@ -20,17 +20,25 @@ impl WorkspaceHint {
     /// The hint of a request: its `X-Workspace-Id` header (trimmed) and the first
     /// `workspace_id` of its query string, given as the form-decoded pairs its door
     /// read. An empty one names nothing.
-    pub fn of_request<K: AsRef<str>, V: AsRef<str>>(headers: &HeaderMap, query: impl IntoIterator<Item = (K, V)>) -> WorkspaceHint {
+    pub fn of_request<K: AsRef<str>, V: AsRef<str>>(
+        headers: &HeaderMap,
+        query: impl IntoIterator<Item = (K, V)>,
+    ) -> WorkspaceHint {
         let named = |value: &str| Some(value.to_string()).filter(|v| !v.is_empty());
         let header = headers.get("x-workspace-id").and_then(|v| v.to_str().ok()).and_then(|v| named(v.trim()));
-        let query = query.into_iter().find(|(name, _)| name.as_ref() == "workspace_id").and_then(|(_, value)| named(value.as_ref()));
+        let query = query
+            .into_iter()
+            .find(|(name, _)| name.as_ref() == "workspace_id")
+            .and_then(|(_, value)| named(value.as_ref()));
         WorkspaceHint { header, query }
     }
 
     /// The default workspace: header and query must agree when both are given (400).
     pub fn resolve(&self) -> Result<Option<String>, ApiError> {
         match (&self.header, &self.query) {
-            (Some(h), Some(q)) if h != q => Err(ApiError::bad_request("X-Workspace-Id and ?workspace_id= name different workspaces")),
+            (Some(h), Some(q)) if h != q => {
+                Err(ApiError::bad_request("X-Workspace-Id and ?workspace_id= name different workspaces"))
+            }
             (h, q) => Ok(h.clone().or_else(|| q.clone())),
         }
     }
@@ -47,7 +55,9 @@ mod tests {
 
     #[test]
     fn header_and_query_must_agree() {
-        let hint = |header: Option<&str>, query: Option<&str>| WorkspaceHint { header: header.map(str::to_string), query: query.map(str::to_string) }.resolve();
+        let hint = |header: Option<&str>, query: Option<&str>| {
+            WorkspaceHint { header: header.map(str::to_string), query: query.map(str::to_string) }.resolve()
+        };
         assert_eq!(hint(None, None).unwrap(), None);
         assert_eq!(hint(Some("a"), None).unwrap().as_deref(), Some("a"));
         assert_eq!(hint(None, Some("b")).unwrap().as_deref(), Some("b"));
@@ -66,7 +76,10 @@ mod tests {
             (hint.header, hint.query)
         };
         assert_eq!(of(None, None), (None, None));
-        assert_eq!(of(Some(" a "), Some("limit=5&workspace_id=b%2Dc&workspace_id=d")), (Some("a".into()), Some("b-c".into())));
+        assert_eq!(
+            of(Some(" a "), Some("limit=5&workspace_id=b%2Dc&workspace_id=d")),
+            (Some("a".into()), Some("b-c".into()))
+        );
         assert_eq!(of(Some("  "), Some("workspace_id=")), (None, None));
         assert_eq!(of(None, Some("workspace_idx=a&xworkspace_id=b")), (None, None));
     }

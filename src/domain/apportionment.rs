@@ -44,7 +44,12 @@ pub fn adds_up(total: Cents, items: &[Allocation]) -> Result<(), Cents> {
 /// sent. With one parcel different from the total this rescales an apportionment to a
 /// new amount (a settlement's ticket amount).
 pub fn spread(items: &[Allocation], total: Cents, parcels: &[Cents], last_takes_rest: bool) -> Vec<Vec<Allocation>> {
-    let amount_only: Vec<usize> = items.iter().enumerate().filter(|(_, a)| a.percentage_bp.is_none() && a.amount.is_some()).map(|(i, _)| i).collect();
+    let amount_only: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.percentage_bp.is_none() && a.amount.is_some())
+        .map(|(i, _)| i)
+        .collect();
     let sum_amount_only: i128 = amount_only.iter().filter_map(|i| items[*i].amount).map(|a| a.0 as i128).sum();
     let mut given = vec![0i64; items.len()];
     let mut out = Vec::with_capacity(parcels.len());
@@ -83,7 +88,12 @@ pub fn spread(items: &[Allocation], total: Cents, parcels: &[Cents], last_takes_
                 }
                 (None, None) => (item.amount, item.amount.unwrap_or_default()),
             };
-            row.push(Allocation { center_id: item.center_id.clone(), percentage_bp: item.percentage_bp, amount, effective });
+            row.push(Allocation {
+                center_id: item.center_id.clone(),
+                percentage_bp: item.percentage_bp,
+                amount,
+                effective,
+            });
         }
         out.push(row);
     }
@@ -97,8 +107,18 @@ mod tests {
     #[test]
     fn amount_only_items_are_split_across_parcels_and_add_up() {
         let items = vec![
-            Allocation { center_id: "a".into(), percentage_bp: None, amount: Some(Cents(7001)), effective: Cents(7001) },
-            Allocation { center_id: "b".into(), percentage_bp: None, amount: Some(Cents(2999)), effective: Cents(2999) },
+            Allocation {
+                center_id: "a".into(),
+                percentage_bp: None,
+                amount: Some(Cents(7001)),
+                effective: Cents(7001),
+            },
+            Allocation {
+                center_id: "b".into(),
+                percentage_bp: None,
+                amount: Some(Cents(2999)),
+                effective: Cents(2999),
+            },
         ];
         let parcels = Cents(10_000).split(3);
         let rows = spread(&items, Cents(10_000), &parcels, true);
@@ -114,7 +134,12 @@ mod tests {
 
     #[test]
     fn an_apportionment_adds_up_within_a_cent() {
-        let item = |c: i64| Allocation { center_id: String::new(), percentage_bp: None, amount: Some(Cents(c)), effective: Cents(c) };
+        let item = |c: i64| Allocation {
+            center_id: String::new(),
+            percentage_bp: None,
+            amount: Some(Cents(c)),
+            effective: Cents(c),
+        };
         assert_eq!(adds_up(Cents(10_000), &[item(3333), item(3333), item(3333)]), Ok(()));
         assert_eq!(adds_up(Cents(10_000), &[item(5000), item(4000)]), Err(Cents(9000)));
         assert_eq!(adds_up(Cents(10_000), &[]), Ok(()));

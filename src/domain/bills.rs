@@ -113,7 +113,9 @@ impl BillStatus {
 
     /// The status stored as text.
     pub fn parse(text: &str) -> Option<BillStatus> {
-        [BillStatus::Pending, BillStatus::Paid, BillStatus::Received, BillStatus::Cancelled].into_iter().find(|s| s.as_str() == text)
+        [BillStatus::Pending, BillStatus::Paid, BillStatus::Received, BillStatus::Cancelled]
+            .into_iter()
+            .find(|s| s.as_str() == text)
     }
 
     /// Paid or received.

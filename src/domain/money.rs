@@ -25,7 +25,9 @@ pub enum MoneyError {
 impl fmt::Display for MoneyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            MoneyError::Format => "must be a decimal string with up to 13 integer digits and 1-2 decimals, e.g. \"1500.00\"",
+            MoneyError::Format => {
+                "must be a decimal string with up to 13 integer digits and 1-2 decimals, e.g. \"1500.00\""
+            }
             MoneyError::Negative => "must not be negative",
             MoneyError::Zero => "must be greater than zero",
         })
@@ -67,7 +69,13 @@ impl Cents {
         };
         let (int, frac) = digits.split_once('.').ok_or(MoneyError::Format)?;
         let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-        if int.is_empty() || int.len() > 13 || frac.is_empty() || frac.len() > 2 || !all_digits(int) || !all_digits(frac) {
+        if int.is_empty()
+            || int.len() > 13
+            || frac.is_empty()
+            || frac.len() > 2
+            || !all_digits(int)
+            || !all_digits(frac)
+        {
             return Err(MoneyError::Format);
         }
         let whole: i64 = int.parse().map_err(|_| MoneyError::Format)?;
@@ -242,7 +250,17 @@ mod tests {
 
     #[test]
     fn the_wire_form_has_two_decimals_and_a_sign() {
-        for (cents, wire) in [(0, "0.00"), (5, "0.05"), (99, "0.99"), (100, "1.00"), (150000, "1500.00"), (-1250, "-12.50"), (-1, "-0.01"), (i64::MAX, "92233720368547758.07"), (i64::MIN, "-92233720368547758.08")] {
+        for (cents, wire) in [
+            (0, "0.00"),
+            (5, "0.05"),
+            (99, "0.99"),
+            (100, "1.00"),
+            (150000, "1500.00"),
+            (-1250, "-12.50"),
+            (-1, "-0.01"),
+            (i64::MAX, "92233720368547758.07"),
+            (i64::MIN, "-92233720368547758.08"),
+        ] {
             assert_eq!(Cents(cents).to_string(), wire);
             assert_eq!(serde_json::to_string(&Cents(cents)).unwrap(), format!("\"{wire}\""));
         }
@@ -264,7 +282,9 @@ mod tests {
         assert_eq!(Cents::parse("0.05", false), Ok(Cents(5)));
         assert_eq!(Cents::parse("9999999999999.99", false), Ok(Cents(999_999_999_999_999)));
         assert_eq!(Cents::parse("-10.10", true), Ok(Cents(-1010)));
-        for bad in ["", "1", "1.", ".5", "1.234", "1e3", "1,00", " 1.00", "10000000000000.00", "+1.00", "0x1.00", "1.0a"] {
+        for bad in
+            ["", "1", "1.", ".5", "1.234", "1e3", "1,00", " 1.00", "10000000000000.00", "+1.00", "0x1.00", "1.0a"]
+        {
             assert_eq!(Cents::parse(bad, true), Err(MoneyError::Format), "{bad}");
         }
         assert_eq!(Cents::parse("-1.00", false), Err(MoneyError::Negative));
@@ -285,10 +305,15 @@ mod tests {
         let amount = |v: serde_json::Value| serde_json::from_value::<Amount>(v);
         assert_eq!(amount(serde_json::json!("1500.00")).unwrap(), Amount(Cents(150_000)));
         assert_eq!(serde_json::to_value(Amount(Cents(5))).unwrap(), "0.05");
-        for bad in [serde_json::json!("-1.00"), serde_json::json!("1.001"), serde_json::json!(10.5), serde_json::json!(10)] {
+        for bad in
+            [serde_json::json!("-1.00"), serde_json::json!("1.001"), serde_json::json!(10.5), serde_json::json!(10)]
+        {
             assert!(amount(bad.clone()).is_err(), "{bad}");
         }
-        assert_eq!(serde_json::from_value::<SignedAmount>(serde_json::json!("-12.50")).unwrap(), SignedAmount(Cents(-1250)));
+        assert_eq!(
+            serde_json::from_value::<SignedAmount>(serde_json::json!("-12.50")).unwrap(),
+            SignedAmount(Cents(-1250))
+        );
         assert_eq!(pattern_refusal(AMOUNT_PATTERN, "10.00"), None);
         assert_eq!(pattern_refusal(AMOUNT_PATTERN, "-10.00"), Some("invalid_amount"));
         assert_eq!(pattern_refusal(SIGNED_AMOUNT_PATTERN, "-10.00"), None);

@@ -52,7 +52,8 @@ impl PaymentMethod {
 pub struct LedgerMethod(pub PaymentMethod);
 
 /// The methods a transaction accepts, in the order of [`PaymentMethod`].
-const LEDGER_METHODS: [&str; 10] = ["bank_billet", "ted", "pix", "credit_card", "debit_card", "cash", "check", "direct_debit", "other", "none"];
+const LEDGER_METHODS: [&str; 10] =
+    ["bank_billet", "ted", "pix", "credit_card", "debit_card", "cash", "check", "direct_debit", "other", "none"];
 
 impl<'de> Deserialize<'de> for LedgerMethod {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<LedgerMethod, D::Error> {
@@ -71,10 +72,14 @@ mod tests {
 
     #[test]
     fn a_transaction_offers_every_method_but_the_payables_only_ones() {
-        let all: Vec<PaymentMethod> = LEDGER_METHODS.iter().map(|m| serde_json::from_value(serde_json::json!(m)).unwrap()).collect();
+        let all: Vec<PaymentMethod> =
+            LEDGER_METHODS.iter().map(|m| serde_json::from_value(serde_json::json!(m)).unwrap()).collect();
         assert!(all.iter().all(|m| !m.payables_only() && LEDGER_METHODS.contains(&m.as_str())));
         assert!(serde_json::from_value::<LedgerMethod>(serde_json::json!("utility")).is_err());
-        assert_eq!(serde_json::from_value::<LedgerMethod>(serde_json::json!("none")).unwrap(), LedgerMethod(PaymentMethod::NoMethod));
+        assert_eq!(
+            serde_json::from_value::<LedgerMethod>(serde_json::json!("none")).unwrap(),
+            LedgerMethod(PaymentMethod::NoMethod)
+        );
         assert_eq!(PaymentMethod::Tribute.as_str(), "tribute");
     }
 }

@@ -102,9 +102,7 @@ impl Role {
     pub fn allows(self, resource: Resource, access: Access) -> bool {
         match (self, access) {
             (Role::Owner | Role::Admin, _) => true,
-            (Role::Finance, Access::Delete) => {
-                !matches!(resource, Resource::Companies | Resource::Accounts)
-            }
+            (Role::Finance, Access::Delete) => !matches!(resource, Resource::Companies | Resource::Accounts),
             (Role::Finance, _) => true,
             (Role::Viewer, Access::Read) => true,
             (Role::Viewer, _) => false,

@@ -54,7 +54,10 @@ impl Completion {
 }
 
 pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
-    let reference = params.get("ref").and_then(Value::as_object).ok_or_else(|| RpcError::invalid_params("params.ref must be an object"))?;
+    let reference = params
+        .get("ref")
+        .and_then(Value::as_object)
+        .ok_or_else(|| RpcError::invalid_params("params.ref must be an object"))?;
     let argument = params.get("argument").and_then(Value::as_object);
     let (Some(name), Some(value)) = (
         argument.and_then(|a| a.get("name")).and_then(Value::as_str),
@@ -72,7 +75,8 @@ pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Resu
                 .iter()
                 .find(|a| a.name == name)
                 .ok_or_else(|| RpcError::invalid_params(format!("Prompt {prompt_name} has no argument {name}")))?;
-            let workspace = context.and_then(|c| c.get("workspace_id")).and_then(Value::as_str).filter(|w| !w.is_empty());
+            let workspace =
+                context.and_then(|c| c.get("workspace_id")).and_then(Value::as_str).filter(|w| !w.is_empty());
             prompt_argument(ctx, argument.kind, value, workspace).await?
         }
         Some("ref/resource") => {
@@ -84,7 +88,8 @@ pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Resu
             if name != "id" {
                 return Err(RpcError::invalid_params("This template's only variable is id"));
             }
-            let (values, has_more) = resources::complete_id(ctx, template, value, None).await.map_err(|e| unavailable(&e))?;
+            let (values, has_more) =
+                resources::complete_id(ctx, template, value, None).await.map_err(|e| unavailable(&e))?;
             Completion { values, has_more, total: None }
         }
         _ => return Err(RpcError::invalid_params("params.ref.type must be ref/prompt or ref/resource")),
@@ -92,7 +97,12 @@ pub async fn complete(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Resu
     Ok(completion.into_result())
 }
 
-async fn prompt_argument(ctx: &McpContext<'_>, kind: ArgumentKind, value: &str, workspace: Option<&str>) -> Result<Completion, RpcError> {
+async fn prompt_argument(
+    ctx: &McpContext<'_>,
+    kind: ArgumentKind,
+    value: &str,
+    workspace: Option<&str>,
+) -> Result<Completion, RpcError> {
     Ok(match kind {
         ArgumentKind::Workspace => {
             let memberships = ctx.memberships().await.map_err(|e| unavailable(&e))?;
@@ -100,23 +110,31 @@ async fn prompt_argument(ctx: &McpContext<'_>, kind: ArgumentKind, value: &str, 
             Completion::all(
                 memberships
                     .iter()
-                    .filter(|m| m.workspace_name.to_lowercase().starts_with(&prefix) || m.workspace_id.starts_with(&prefix))
+                    .filter(|m| {
+                        m.workspace_name.to_lowercase().starts_with(&prefix) || m.workspace_id.starts_with(&prefix)
+                    })
                     .map(|m| m.workspace_id.clone())
                     .collect(),
             )
         }
         ArgumentKind::Company => {
             let companies = TEMPLATES.iter().find(|t| t.resource == "companies").ok_or_else(RpcError::internal)?;
-            let (values, has_more) = resources::complete_id(ctx, companies, value, workspace).await.map_err(|e| unavailable(&e))?;
+            let (values, has_more) =
+                resources::complete_id(ctx, companies, value, workspace).await.map_err(|e| unavailable(&e))?;
             Completion { values, has_more, total: None }
         }
         ArgumentKind::Month => Completion::all(recent_months().into_iter().filter(|m| m.starts_with(value)).collect()),
-        ArgumentKind::DaysAhead => Completion::all(DAYS_AHEAD.iter().filter(|d| d.starts_with(value)).map(|d| d.to_string()).collect()),
+        ArgumentKind::DaysAhead => {
+            Completion::all(DAYS_AHEAD.iter().filter(|d| d.starts_with(value)).map(|d| d.to_string()).collect())
+        }
     })
 }
 
 /// The current month and the ones before it, newest first, as `YYYY-MM`.
 fn recent_months() -> Vec<String> {
     let first = format!("{}-01", &prompts::today()[..7]);
-    (0..MONTHS_BACK).filter_map(|back| crate::domain::dates::add_months(&first, -back)).map(|d| d[..7].to_string()).collect()
+    (0..MONTHS_BACK)
+        .filter_map(|back| crate::domain::dates::add_months(&first, -back))
+        .map(|d| d[..7].to_string())
+        .collect()
 }

@@ -98,7 +98,11 @@ fn has_form_elicitation(call: &ToolCall<'_>) -> bool {
 }
 
 /// Runs a destructive tool through the confirmation flow.
-pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+pub async fn run_confirmed(
+    call: &ToolCall<'_>,
+    tool: &ToolSpec,
+    params: &Map<String, Value>,
+) -> Result<Map<String, Value>, RpcError> {
     if !call.ctx.era.is_modern() {
         record(call, None, tool, "refused_legacy_era").await;
         return Ok(not_confirmed(
@@ -129,7 +133,13 @@ pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<St
         let state = token
             .as_str()
             .and_then(|t| verify(&keys.state, t))
-            .filter(|s| s.u == call.ctx.identity.user_id && s.w == ws.workspace_id && s.t == tool.name && s.d == digest && s.e >= now)
+            .filter(|s| {
+                s.u == call.ctx.identity.user_id
+                    && s.w == ws.workspace_id
+                    && s.t == tool.name
+                    && s.d == digest
+                    && s.e >= now
+            })
             .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
         if let Some(answer) = params.get("inputResponses").and_then(|r| r.get("confirm")) {
             let accepted = answer.get("action").and_then(Value::as_str) == Some("accept")
@@ -179,7 +189,13 @@ pub async fn run_confirmed(call: &ToolCall<'_>, tool: &ToolSpec, params: &Map<St
 
 /// Runs the confirmed call once per nonce: the nonce row and the operation commit
 /// together; a replay answers the stored outcome.
-async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, nonce: &str, digest: &str) -> Result<Map<String, Value>, RpcError> {
+async fn execute_once(
+    call: &ToolCall<'_>,
+    tool: &ToolSpec,
+    workspace_id: &str,
+    nonce: &str,
+    digest: &str,
+) -> Result<Map<String, Value>, RpcError> {
     let db = &call.ctx.state.db;
     let fail = |e: crate::storage::Error| unavailable(&db_error(e));
     let now = crate::clock::now_unix();
@@ -199,13 +215,18 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
         record(call, Some(workspace_id), tool, "replayed").await;
         return match outcome.and_then(|o| serde_json::from_str::<Map<String, Value>>(&o).ok()) {
             Some(first) => Ok(first),
-            None => Ok(tool_result(&ApiError::new(ErrorCode::Conflict, "This confirmation is still being carried out").envelope(), true)),
+            None => Ok(tool_result(
+                &ApiError::new(ErrorCode::Conflict, "This confirmation is still being carried out").envelope(),
+                true,
+            )),
         };
     }
     match (tool.handler)(call, &mut tx).await.and_then(super::tools::Answer::into_value) {
         Ok(value) => {
             let result = tool_result(&value, false);
-            confirmations::store_outcome(&mut tx, nonce, &Value::Object(result.clone()).to_string()).await.map_err(fail)?;
+            confirmations::store_outcome(&mut tx, nonce, &Value::Object(result.clone()).to_string())
+                .await
+                .map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             record(call, Some(workspace_id), tool, "executed").await;
             Ok(result)
@@ -217,7 +238,9 @@ async fn execute_once(call: &ToolCall<'_>, tool: &ToolSpec, workspace_id: &str, 
             drop(tx);
             let result = tool_result(&e.envelope(), true);
             let mut tx = db.begin().await.map_err(fail)?;
-            confirmations::claim(&mut tx, &claim, Some(&Value::Object(result.clone()).to_string())).await.map_err(fail)?;
+            confirmations::claim(&mut tx, &claim, Some(&Value::Object(result.clone()).to_string()))
+                .await
+                .map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             record(call, Some(workspace_id), tool, "failed").await;
             Ok(result)

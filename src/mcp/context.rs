@@ -29,7 +29,14 @@ pub struct McpContext<'a> {
 impl<'a> McpContext<'a> {
     /// The context of a request; `memberships`, when the caller's were read already
     /// (with the rate-limit count), are not read again.
-    pub fn new(state: &'a AppState, identity: &'a Identity, era: &'a Era, default_workspace: Option<String>, view: View, memberships: Option<Vec<Membership>>) -> Self {
+    pub fn new(
+        state: &'a AppState,
+        identity: &'a Identity,
+        era: &'a Era,
+        default_workspace: Option<String>,
+        view: View,
+        memberships: Option<Vec<Membership>>,
+    ) -> Self {
         McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new_with(memberships) }
     }
 
@@ -48,7 +55,12 @@ impl<'a> McpContext<'a> {
     /// The caller's workspaces where the token's scope and the role both allow `access`
     /// on `resource`: only `named` when given, else only the connection's default
     /// workspace when one is set, else all of them.
-    pub async fn workspaces_allowing(&self, resource: Resource, access: Access, named: Option<&str>) -> Result<Vec<&Membership>, ApiError> {
+    pub async fn workspaces_allowing(
+        &self,
+        resource: Resource,
+        access: Access,
+        named: Option<&str>,
+    ) -> Result<Vec<&Membership>, ApiError> {
         let only = named.or(self.default_workspace.as_deref());
         Ok(self.memberships().await?.iter().filter(|m| self.allows(m, resource, access, only)).collect())
     }
@@ -64,10 +76,17 @@ impl<'a> McpContext<'a> {
 
     /// The rule of both: the token's scope, the workspace (`only`, if any) and the role.
     fn allows(&self, m: &Membership, resource: Resource, access: Access, only: Option<&str>) -> bool {
-        self.identity.scopes.allows(resource, access) && only.is_none_or(|id| id == m.workspace_id) && m.role.allows(resource, access)
+        self.identity.scopes.allows(resource, access)
+            && only.is_none_or(|id| id == m.workspace_id)
+            && m.role.allows(resource, access)
     }
 
     pub async fn op_context(&self) -> Result<OpContext<'_>, ApiError> {
-        Ok(OpContext { state: self.state.services(), identity: self.identity, channel: Channel::Mcp, memberships: self.memberships().await? })
+        Ok(OpContext {
+            state: self.state.services(),
+            identity: self.identity,
+            channel: Channel::Mcp,
+            memberships: self.memberships().await?,
+        })
     }
 }

@@ -36,7 +36,8 @@ impl Listed {
     fn parse(line: &'static str) -> Option<Listed> {
         let mut parts = line.split('\t');
         let mut next = || parts.next();
-        let (name, annotations, description, input, output, title) = (next()?, next()?, next()?, next()?, next()?, next()?);
+        let (name, annotations, description, input, output, title) =
+            (next()?, next()?, next()?, next()?, next()?, next()?);
         let output = (!output.is_empty()).then_some(output);
         Some(Listed { name, annotations, description, input, output, title, check: OnceLock::new() })
     }
@@ -66,7 +67,12 @@ impl Listed {
 
     /// The serialised length of [`Listed::write`] with everything.
     pub fn serialised_len(&self) -> usize {
-        90 + self.annotations.len() + self.description.len() + self.input.len() + self.name.len() + self.output.map_or(0, str::len) + self.title.len()
+        90 + self.annotations.len()
+            + self.description.len()
+            + self.input.len()
+            + self.name.len()
+            + self.output.map_or(0, str::len)
+            + self.title.len()
     }
 
     /// The resolved input schema `tools/call` checks arguments against; `None` if the
@@ -94,14 +100,21 @@ mod tests {
     fn generate(tool: &ToolSpec) -> (String, String, String, Option<String>, String) {
         let described = tool.describe(&schema::compact((tool.input_schema)(), Side::Input));
         let part = |key: &str| described[key].to_string();
-        (part("annotations"), part("description"), part("inputSchema"), described.get("outputSchema").map(Value::to_string), part("title"))
+        (
+            part("annotations"),
+            part("description"),
+            part("inputSchema"),
+            described.get("outputSchema").map(Value::to_string),
+            part("title"),
+        )
     }
 
     fn render() -> String {
         let mut file = String::new();
         for tool in catalogue() {
             let (annotations, description, input, output, title) = generate(tool);
-            let line = [tool.name, &annotations, &description, &input, output.as_deref().unwrap_or(""), &title].join("\t");
+            let line =
+                [tool.name, &annotations, &description, &input, output.as_deref().unwrap_or(""), &title].join("\t");
             assert!(!line.contains('\n') && line.split('\t').count() == 6, "{}", tool.name);
             file.push_str(&line);
             file.push('\n');
@@ -119,7 +132,10 @@ mod tests {
             std::fs::write(path, &expected).unwrap();
         }
         let committed = std::fs::read_to_string(path).unwrap();
-        assert!(committed == expected, "src/mcp/listing.tsv is out of date: run KFIN_WRITE_CATALOGUE=1 cargo test --lib listing");
+        assert!(
+            committed == expected,
+            "src/mcp/listing.tsv is out of date: run KFIN_WRITE_CATALOGUE=1 cargo test --lib listing"
+        );
     }
 
     /// Spliced, each tool is byte for byte the object the catalogue describes, in both
@@ -141,7 +157,12 @@ mod tests {
             out.clear();
             listed.write(&mut out, false);
             assert_eq!(out, described.to_string(), "{}", tool.name);
-            assert_eq!(listed.check_schema(), Some(&schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))), "{}", tool.name);
+            assert_eq!(
+                listed.check_schema(),
+                Some(&schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))),
+                "{}",
+                tool.name
+            );
         }
     }
 }

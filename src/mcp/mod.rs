@@ -90,7 +90,10 @@ impl Method {
     /// Whether a request of this method reads the caller's memberships (what it may
     /// see or do depends on them): they are then read with its rate-limit count.
     pub fn reads_memberships(name: &str) -> bool {
-        name.starts_with("tools/") || name.starts_with("resources/") || name.starts_with("prompts/") || name == "completion/complete"
+        name.starts_with("tools/")
+            || name.starts_with("resources/")
+            || name.starts_with("prompts/")
+            || name == "completion/complete"
     }
 
     /// 2026 results of these carry `ttlMs` and `cacheScope`.
@@ -109,7 +112,10 @@ impl Method {
 
 /// A dependency failure inside a method is a protocol-level 503, never a result.
 pub fn unavailable(err: &ApiError) -> RpcError {
-    RpcError::unavailable(err.message.clone(), err.retry_after_seconds.unwrap_or(crate::error::UNAVAILABLE_RETRY_AFTER_SECONDS))
+    RpcError::unavailable(
+        err.message.clone(),
+        err.retry_after_seconds.unwrap_or(crate::error::UNAVAILABLE_RETRY_AFTER_SECONDS),
+    )
 }
 
 /// A dispatched request: the era-shaped result and the protocol version it speaks.
@@ -143,14 +149,19 @@ pub async fn dispatch(
         Method::Initialize => {
             // The answer speaks the negotiated version, whatever the request header said.
             let result = lifecycle::initialize(params);
-            let version = crate::protocol::era::negotiate_initialize(params.get("protocolVersion").and_then(Value::as_str));
+            let version =
+                crate::protocol::era::negotiate_initialize(params.get("protocolVersion").and_then(Value::as_str));
             let era = Era::Legacy { version };
             return Ok(Dispatched { result: shape::finish(&era, method, result), version, raw_members: Vec::new() });
         }
         Method::Ping => Map::new(),
         Method::ToolsList => {
             let tools = tools::list(&ctx, params).await?;
-            return Ok(Dispatched { result: shape::finish(era, method, Map::new()), version: era.version(), raw_members: vec![("tools", tools)] });
+            return Ok(Dispatched {
+                result: shape::finish(era, method, Map::new()),
+                version: era.version(),
+                raw_members: vec![("tools", tools)],
+            });
         }
         Method::ToolsCall => {
             let (members, raw_members) = tools::call(&ctx, params).await?.into_parts(!era.is_2025_03_26());

@@ -12,8 +12,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{no_cursor, unavailable, McpContext};
-use crate::domain::roles::{Access, Resource};
 use crate::domain::dates::{add_days, add_months};
+use crate::domain::roles::{Access, Resource};
 use crate::protocol::rpc::RpcError;
 use crate::storage::identity::Membership;
 
@@ -187,7 +187,10 @@ pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<M
 }
 
 pub async fn get(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
-    let name = params.get("name").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
     let prompt = usable(ctx, name).await?;
     let given = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
@@ -198,38 +201,57 @@ pub async fn get(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Ma
     let filled = fill(prompt, &given, memberships, ctx.default_workspace.as_deref())?;
     let mut result = Map::new();
     result.insert("description".into(), json!(prompt.description));
-    result.insert("messages".into(), json!([{ "role": "user", "content": { "type": "text", "text": (prompt.write)(&filled) } }]));
+    result.insert(
+        "messages".into(),
+        json!([{ "role": "user", "content": { "type": "text", "text": (prompt.write)(&filled) } }]),
+    );
     Ok(result)
 }
 
 /// Checks `given` against the prompt's arguments. An empty string is an argument left
 /// blank (clients send those for optional arguments).
-fn fill<'a>(prompt: &Prompt, given: &Map<String, Value>, memberships: &'a [Membership], default: Option<&str>) -> Result<Filled<'a>, RpcError> {
-    let invalid = |name: &str, what: &str| RpcError::invalid_params(format!("Invalid argument {name}: {what}")).with_data(json!({ "argument": name }));
+fn fill<'a>(
+    prompt: &Prompt,
+    given: &Map<String, Value>,
+    memberships: &'a [Membership],
+    default: Option<&str>,
+) -> Result<Filled<'a>, RpcError> {
+    let invalid = |name: &str, what: &str| {
+        RpcError::invalid_params(format!("Invalid argument {name}: {what}")).with_data(json!({ "argument": name }))
+    };
     let mut filled = Filled { workspace: None, company_id: None, month: None, days_ahead: None, today: today() };
     for (name, value) in given {
-        let argument = prompt
-            .arguments
-            .iter()
-            .find(|a| a.name == name)
-            .ok_or_else(|| RpcError::invalid_params(format!("Unknown argument {name} for prompt {}", prompt.name)).with_data(json!({ "argument": name })))?;
+        let argument = prompt.arguments.iter().find(|a| a.name == name).ok_or_else(|| {
+            RpcError::invalid_params(format!("Unknown argument {name} for prompt {}", prompt.name))
+                .with_data(json!({ "argument": name }))
+        })?;
         let text = value.as_str().ok_or_else(|| invalid(name, "must be a string"))?.trim();
         if text.is_empty() {
             continue;
         }
         match argument.kind {
             ArgumentKind::Workspace => {
-                filled.workspace =
-                    Some(memberships.iter().find(|m| m.workspace_id == text).ok_or_else(|| invalid(name, "not one of your workspaces"))?);
+                filled.workspace = Some(
+                    memberships
+                        .iter()
+                        .find(|m| m.workspace_id == text)
+                        .ok_or_else(|| invalid(name, "not one of your workspaces"))?,
+                );
             }
             ArgumentKind::Company => {
                 let id = uuid::Uuid::parse_str(text).map_err(|_| invalid(name, "must be a company id (UUID)"))?;
                 filled.company_id = Some(id.hyphenated().to_string());
             }
-            ArgumentKind::Month => filled.month = Some(parse_month(text).ok_or_else(|| invalid(name, "must be a month YYYY-MM"))?),
+            ArgumentKind::Month => {
+                filled.month = Some(parse_month(text).ok_or_else(|| invalid(name, "must be a month YYYY-MM"))?)
+            }
             ArgumentKind::DaysAhead => {
-                let days = text.parse::<i64>().ok().filter(|d| text.bytes().all(|b| b.is_ascii_digit()) && (0..=365).contains(d));
-                filled.days_ahead = Some(days.ok_or_else(|| invalid(name, "must be a whole number of days from 0 to 365"))?);
+                let days = text
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|d| text.bytes().all(|b| b.is_ascii_digit()) && (0..=365).contains(d));
+                filled.days_ahead =
+                    Some(days.ok_or_else(|| invalid(name, "must be a whole number of days from 0 to 365"))?);
             }
         }
     }
@@ -241,8 +263,11 @@ fn fill<'a>(prompt: &Prompt, given: &Map<String, Value>, memberships: &'a [Membe
             ArgumentKind::DaysAhead => filled.days_ahead.is_some(),
         };
         if !present {
-            return Err(RpcError::invalid_params(format!("Missing required argument {} for prompt {}", argument.name, prompt.name))
-                .with_data(json!({ "argument": argument.name })));
+            return Err(RpcError::invalid_params(format!(
+                "Missing required argument {} for prompt {}",
+                argument.name, prompt.name
+            ))
+            .with_data(json!({ "argument": argument.name })));
         }
     }
     // No workspace named: the connection's default, else the caller's only one.
@@ -274,7 +299,9 @@ pub fn today() -> String {
 /// The first and last day of a month.
 fn month_bounds((year, month): (i64, i64)) -> (String, String) {
     let first = format!("{year:04}-{month:02}-01");
-    let last = add_months(&first, 1).and_then(|next| add_days(&next, -1)).unwrap_or_else(|| format!("{year:04}-{month:02}-28"));
+    let last = add_months(&first, 1)
+        .and_then(|next| add_days(&next, -1))
+        .unwrap_or_else(|| format!("{year:04}-{month:02}-28"));
     (first, last)
 }
 
@@ -288,9 +315,11 @@ fn workspace_step(filled: &Filled<'_>) -> String {
             "Work in the workspace \"{}\": pass \"workspace_id\": \"{}\" to every finance tool you call.",
             ws.workspace_name, ws.workspace_id
         ),
-        None => "First call finance_workspaces_list; if there is more than one workspace, ask the user which one to use, \
+        None => {
+            "First call finance_workspaces_list; if there is more than one workspace, ask the user which one to use, \
 and pass its id as workspace_id to every finance tool you call."
-            .to_string(),
+                .to_string()
+        }
     }
 }
 
@@ -324,7 +353,10 @@ fn overdue_payables_review(filled: &Filled<'_>) -> String {
     let days = filled.days_ahead.unwrap_or(7);
     let horizon = add_days(today, days).unwrap_or_else(|| today.clone());
     let (title, coming) = if days == 0 {
-        (format!("Review the payables that are overdue or due today (today is {today})."), format!("due today ({today})"))
+        (
+            format!("Review the payables that are overdue or due today (today is {today})."),
+            format!("due today ({today})"),
+        )
     } else {
         (
             format!("Review the payables that are overdue or fall due in the next {days} days (today is {today}; horizon {horizon})."),
@@ -413,7 +445,12 @@ statement of {last}. A difference is corrected with finance_accounts_adjust_bala
 finance_companies_update for each company (finance_companies_list), so records dated up to {last} can no longer change."
         ),
     ];
-    script(title, filled, &steps, "Finish with the checklist: each item done, open or blocked, and the amounts still open.")
+    script(
+        title,
+        filled,
+        &steps,
+        "Finish with the checklist: each item done, open or blocked, and the amounts still open.",
+    )
 }
 
 fn classify_transactions(filled: &Filled<'_>) -> String {

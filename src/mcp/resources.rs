@@ -27,7 +27,8 @@ use crate::protocol::rpc::{RpcError, RESOURCE_NOT_FOUND_2025};
 use crate::storage::identity::Membership;
 
 /// Reads one record through its `get` operation.
-pub type ReadRecord = for<'a> fn(&'a OpContext<'a>, &'a mut Conn, &'a Membership, &'a str) -> BoxFuture<'a, Result<Value, ApiError>>;
+pub type ReadRecord =
+    for<'a> fn(&'a OpContext<'a>, &'a mut Conn, &'a Membership, &'a str) -> BoxFuture<'a, Result<Value, ApiError>>;
 
 /// A URI template `kobana://finance/{resource}/{id}` over a resource's get operation.
 pub struct Template {
@@ -47,7 +48,12 @@ pub struct Template {
 impl Template {
     /// The template of the resource `R`: its scope, its get operation and its list come
     /// from the resource; `labels` are the columns `{id}` completes by.
-    pub const fn of<R: Records>(resource: &'static str, title: &'static str, description: &'static str, labels: &'static [&'static str]) -> Template {
+    pub const fn of<R: Records>(
+        resource: &'static str,
+        title: &'static str,
+        description: &'static str,
+        labels: &'static [&'static str],
+    ) -> Template {
         Template { resource, title, description, scope: R::RESOURCE, read: get::<R>, list: R::LIST, labels }
     }
 }
@@ -58,14 +64,24 @@ fn to_json<T: serde::Serialize>(record: &T) -> Result<Value, ApiError> {
 
 /// The [`ReadRecord`] of a resource: its get operation (the one the get tool runs),
 /// serialised — the JSON the get tool and `GET /v1/...{id}` return.
-fn get<'a, R: Records>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, id: &'a str) -> BoxFuture<'a, Result<Value, ApiError>> {
+fn get<'a, R: Records>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    id: &'a str,
+) -> BoxFuture<'a, Result<Value, ApiError>> {
     Box::pin(async move { to_json(&R::get(ctx, conn, ws, id).await?) })
 }
 
 /// The record templates, one per resource with a get operation, in the order of the
 /// tool catalogue (SPEC §5: the money flow first).
 pub static TEMPLATES: &[Template] = &[
-    Template::of::<Payables>("payables", "Payable", "A payable (conta a pagar) by id: the same JSON as finance_payables_get.", &["description"]),
+    Template::of::<Payables>(
+        "payables",
+        "Payable",
+        "A payable (conta a pagar) by id: the same JSON as finance_payables_get.",
+        &["description"],
+    ),
     Template::of::<Receivables>(
         "receivables",
         "Receivable",
@@ -90,8 +106,18 @@ pub static TEMPLATES: &[Template] = &[
         "An attachment's metadata and links by id (no bytes): the same JSON as finance_attachments_get.",
         &["file_name", "title"],
     ),
-    Template::of::<Companies>("companies", "Company", "A company by id: the same JSON as finance_companies_get.", &["name", "trade_name"]),
-    Template::of::<People>("people", "Person", "A vendor or customer by id: the same JSON as finance_people_get.", &["name", "legal_name", "nickname"]),
+    Template::of::<Companies>(
+        "companies",
+        "Company",
+        "A company by id: the same JSON as finance_companies_get.",
+        &["name", "trade_name"],
+    ),
+    Template::of::<People>(
+        "people",
+        "Person",
+        "A vendor or customer by id: the same JSON as finance_people_get.",
+        &["name", "legal_name", "nickname"],
+    ),
     Template::of::<Categories>(
         "categories",
         "Category",
@@ -181,7 +207,10 @@ fn not_found(ctx: &McpContext<'_>, uri: &str) -> RpcError {
 }
 
 pub async fn read(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
-    let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.uri must be a string"))?;
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("params.uri must be a string"))?;
     let (mime, text) = match uri {
         WORKSPACES_URI => {
             let op = ctx.op_context().await.map_err(|e| unavailable(&e))?;
@@ -230,7 +259,12 @@ async fn read_record(ctx: &McpContext<'_>, template: &Template, id: &str) -> Res
 /// `prefix`, at most 100, and whether there are more. Only workspaces where the caller
 /// may read the resource count: `workspace` when given, else the connection's default
 /// workspace when set, else all of the caller's.
-pub async fn complete_id(ctx: &McpContext<'_>, template: &Template, prefix: &str, workspace: Option<&str>) -> Result<(Vec<String>, bool), ApiError> {
+pub async fn complete_id(
+    ctx: &McpContext<'_>,
+    template: &Template,
+    prefix: &str,
+    workspace: Option<&str>,
+) -> Result<(Vec<String>, bool), ApiError> {
     let workspaces = ctx.workspaces_allowing(template.scope, Access::Read, workspace).await?;
     crate::ops::complete::ids_starting_with(&ctx.state.db, template.list, template.labels, prefix, &workspaces).await
 }

@@ -43,7 +43,9 @@ fn trim(schema: Value, side: Side) -> Value {
     for (key, value) in object {
         let noise = match key.as_str() {
             "default" => value.is_null(),
-            "format" => value.as_str().is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"),
+            "format" => value
+                .as_str()
+                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"),
             "title" | "$schema" => true,
             "description" => side == Side::Output || describes_a_type,
             _ => false,
@@ -92,7 +94,9 @@ fn inline(schema: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
             for (key, value) in object {
                 let value = if SCHEMA_MAPS.contains(&key.as_str()) && key != "$defs" {
                     match value {
-                        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), inline(v, defs, depth))).collect()),
+                        Value::Object(map) => {
+                            Value::Object(map.iter().map(|(k, v)| (k.clone(), inline(v, defs, depth))).collect())
+                        }
                         other => other.clone(),
                     }
                 } else if SUBSCHEMAS.contains(&key.as_str()) {
@@ -132,16 +136,19 @@ mod tests {
             "required": ["description"],
         });
         let input = compact(generated.clone(), Side::Input);
-        assert_eq!(input, json!({
-            "type": "object",
-            "properties": {
-                "description": { "type": "string", "description": "What the bill is for" },
-                "title": { "type": ["string", "null"] },
-                "default": { "type": "integer", "default": 3 },
-                "due": { "type": "string", "format": "date" },
-            },
-            "required": ["description"],
-        }));
+        assert_eq!(
+            input,
+            json!({
+                "type": "object",
+                "properties": {
+                    "description": { "type": "string", "description": "What the bill is for" },
+                    "title": { "type": ["string", "null"] },
+                    "default": { "type": "integer", "default": 3 },
+                    "due": { "type": "string", "format": "date" },
+                },
+                "required": ["description"],
+            })
+        );
         let output = compact(generated, Side::Output);
         assert_eq!(output["properties"]["description"], json!({ "type": "string" }));
         assert!(output["properties"]["title"].is_object());
@@ -154,9 +161,12 @@ mod tests {
             "properties": { "a": { "$ref": "#/$defs/uuid" }, "b": { "type": "array", "items": { "$ref": "#/$defs/uuid" } }, "c": { "$ref": "#/$defs/missing" } },
             "$defs": { "uuid": { "type": "string", "format": "uuid" } },
         });
-        assert_eq!(resolve(&schema), json!({
-            "type": "object",
-            "properties": { "a": { "type": "string", "format": "uuid" }, "b": { "type": "array", "items": { "type": "string", "format": "uuid" } }, "c": { "$ref": "#/$defs/missing" } },
-        }));
+        assert_eq!(
+            resolve(&schema),
+            json!({
+                "type": "object",
+                "properties": { "a": { "type": "string", "format": "uuid" }, "b": { "type": "array", "items": { "type": "string", "format": "uuid" } }, "c": { "$ref": "#/$defs/missing" } },
+            })
+        );
     }
 }

@@ -10,8 +10,8 @@ use std::pin::Pin;
 use bytes::Bytes;
 
 use crate::kept::Kept;
-use serde_json::{json, Map, Value};
 use crate::storage::Conn;
+use serde_json::{json, Map, Value};
 
 use super::catalogue::{self, Route};
 use super::listing::{self, Listed};
@@ -43,7 +43,9 @@ pub enum Answer {
 }
 
 /// A handler whose operation answers a value.
-pub fn answer<'a>(value: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'a) -> BoxFuture<'a, Result<Answer, ApiError>> {
+pub fn answer<'a>(
+    value: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'a,
+) -> BoxFuture<'a, Result<Answer, ApiError>> {
     Box::pin(async move { value.await.map(Answer::Value) })
 }
 
@@ -132,7 +134,8 @@ impl ToolSpec {
 static WORKSPACES: &[ToolSpec] = &[ToolSpec {
     name: "finance_workspaces_list",
     title: "List workspaces",
-    description: "Your workspaces, your role in each and what you may read, write or delete there. Call it first; pass \
+    description:
+        "Your workspaces, your role in each and what you may read, write or delete there. Call it first; pass \
 workspace_id to the other tools when you have more than one.",
     permission: None,
     annotations: Annotations { read_only: true, destructive: false, idempotent: true },
@@ -181,7 +184,9 @@ pub fn find_in(name: &str, view: &View) -> Option<&'static ToolSpec> {
 pub fn name_operations(document: &mut Value) {
     for tool in catalogue() {
         let Some(route) = tool.route else { continue };
-        if let Some(operation) = document.get_mut("paths").and_then(|p| p.get_mut(route.path())).and_then(|p| p.get_mut(route.method)) {
+        if let Some(operation) =
+            document.get_mut("paths").and_then(|p| p.get_mut(route.path())).and_then(|p| p.get_mut(route.method))
+        {
             operation["x-mcp-tool"] = json!(tool.name);
         }
     }
@@ -347,7 +352,9 @@ fn push_json_string(out: &mut Vec<u8>, json: &[u8]) {
             0..0x20 => {
                 out.truncate(start);
                 let text = String::from_utf8_lossy(json);
-                out.extend_from_slice(serde_json::to_string(&*text).unwrap_or_else(|_| String::from("\"\"")).as_bytes());
+                out.extend_from_slice(
+                    serde_json::to_string(&*text).unwrap_or_else(|_| String::from("\"\"")).as_bytes(),
+                );
                 return;
             }
             _ => {}
@@ -358,7 +365,10 @@ fn push_json_string(out: &mut Vec<u8>, json: &[u8]) {
 }
 
 pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<ToolAnswer, RpcError> {
-    let name = params.get("name").and_then(Value::as_str).ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
     let tool = find_in(name, &ctx.view).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
     static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
     let arguments = match params.get("arguments") {
@@ -400,7 +410,10 @@ async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Va
     if ctx.workspaces_allowing(resource, access, named).await?.is_empty() {
         // Say which half (scope or role) is missing; the operation checks both again.
         if !ctx.identity.scopes.allows(resource, access) {
-            return Err(ApiError::insufficient_scope(&crate::domain::roles::ScopeSet::required(resource, access), ctx.identity.scopes.granted()));
+            return Err(ApiError::insufficient_scope(
+                &crate::domain::roles::ScopeSet::required(resource, access),
+                ctx.identity.scopes.granted(),
+            ));
         }
         return Err(ApiError::forbidden(match named.or(ctx.default_workspace.as_deref()) {
             Some(_) => "Your role does not allow this tool in this workspace",
@@ -415,8 +428,10 @@ async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Va
 /// that is not a UUID is `bad_request`, anything else not found.
 async fn connection_workspace(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
     if uuid::Uuid::parse_str(id).is_err() {
-        return Err(ApiError::bad_request("The connection's workspace (X-Workspace-Id or ?workspace_id=) must be a UUID")
-            .with_details(json!({ "field": "workspace_id", "reason": "invalid_uuid" })));
+        return Err(ApiError::bad_request(
+            "The connection's workspace (X-Workspace-Id or ?workspace_id=) must be a UUID",
+        )
+        .with_details(json!({ "field": "workspace_id", "reason": "invalid_uuid" })));
     }
     member_of(ctx, id).await
 }
@@ -453,7 +468,14 @@ mod tests {
     /// the fast path leaves to `serde_json` (a raw tab).
     #[test]
     fn a_tool_result_is_its_json_as_a_json_string() {
-        for json in [r#"{"a":"b","c":[1,2],"n":"São Paulo — ação"}"#, r#"{"q":"say \"hi\" \\ path","u":"\u00e9\n"}"#, "", "\"", r#"{"raw":"tab	here"}"#, "plain"] {
+        for json in [
+            r#"{"a":"b","c":[1,2],"n":"São Paulo — ação"}"#,
+            r#"{"q":"say \"hi\" \\ path","u":"\u00e9\n"}"#,
+            "",
+            "\"",
+            r#"{"raw":"tab	here"}"#,
+            "plain",
+        ] {
             let mut out = Vec::new();
             push_json_string(&mut out, json.as_bytes());
             assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(json).unwrap(), "{json}");
@@ -487,7 +509,9 @@ mod tests {
             let operation = &document["paths"][route.path()][route.method];
             assert_eq!(operation["x-mcp-tool"], json!(tool.name), "{} → {} {}", tool.name, route.method, route.path());
             let request = &operation["requestBody"]["content"]["application/json"]["schema"];
-            if request.is_null() || !tool.name.ends_with("_create") && !tool.name.ends_with("_update") && tool.annotations.read_only {
+            if request.is_null()
+                || !tool.name.ends_with("_create") && !tool.name.ends_with("_update") && tool.annotations.read_only
+            {
                 continue;
             }
             let input = (tool.input_schema)();
@@ -495,10 +519,17 @@ mod tests {
                 assert_eq!(&input["properties"][field], schema, "{}: field {field}", tool.name);
             }
             for field in input["properties"].as_object().unwrap().keys() {
-                assert!(request["properties"].get(field).is_some() || tool_only.contains(&field.as_str()), "{}: extra field {field}", tool.name);
+                assert!(
+                    request["properties"].get(field).is_some() || tool_only.contains(&field.as_str()),
+                    "{}: extra field {field}",
+                    tool.name
+                );
             }
             let required = |s: &Value| -> Vec<String> {
-                let mut r: Vec<String> = s["required"].as_array().map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect()).unwrap_or_default();
+                let mut r: Vec<String> = s["required"]
+                    .as_array()
+                    .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default();
                 r.retain(|f| !tool_only.contains(&f.as_str()));
                 r.sort();
                 r
@@ -512,8 +543,12 @@ mod tests {
         let destructive: Vec<&str> = catalogue().filter(|t| t.annotations.destructive).map(|t| t.name).collect();
         for name in &destructive {
             assert!(
-                name.ends_with("_delete") || name.ends_with("_cancel") || name.ends_with("_settle") || name.ends_with("_reopen")
-                    || *name == "finance_transfers_create" || *name == "finance_accounts_adjust_balance",
+                name.ends_with("_delete")
+                    || name.ends_with("_cancel")
+                    || name.ends_with("_settle")
+                    || name.ends_with("_reopen")
+                    || *name == "finance_transfers_create"
+                    || *name == "finance_accounts_adjust_balance",
                 "{name}"
             );
         }
@@ -534,10 +569,13 @@ mod tests {
                         .filter(|(k, v)| {
                             let annotation = matches!(k.as_str(), "description" | "title" | "$schema");
                             let null_default = k.as_str() == "default" && v.is_null();
-                            let numeric_format = k.as_str() == "format" && v.as_str().is_some_and(|f| f.starts_with("int"));
+                            let numeric_format =
+                                k.as_str() == "format" && v.as_str().is_some_and(|f| f.starts_with("int"));
                             !(annotation || null_default || numeric_format)
                         })
-                        .map(|(k, v)| (k.clone(), if k == "enum" || k == "required" { v.clone() } else { annotations_out(v) }))
+                        .map(|(k, v)| {
+                            (k.clone(), if k == "enum" || k == "required" { v.clone() } else { annotations_out(v) })
+                        })
                         .collect(),
                 ),
                 Value::Array(a) => Value::Array(a.iter().map(annotations_out).collect()),

@@ -125,7 +125,11 @@ impl View {
                 view.toolsets &= parse_toolsets(&percent_decode(list), "the path /mcp/x/{toolsets}")?;
                 view.read_only = true;
             }
-            _ => return Err(RpcError::bad_params("Unknown view path: use /mcp/x/{toolsets}, /mcp/readonly or /mcp/x/{toolsets}/readonly")),
+            _ => {
+                return Err(RpcError::bad_params(
+                    "Unknown view path: use /mcp/x/{toolsets}, /mcp/readonly or /mcp/x/{toolsets}/readonly",
+                ))
+            }
         }
         if let Some(value) = headers.get("x-mcp-toolsets") {
             let value = value.to_str().map_err(|_| invalid_toolsets("X-MCP-Toolsets", "not text"))?;
@@ -171,7 +175,9 @@ impl View {
     /// Whether the view offers a prompt that needs `needs`: every resource it works on
     /// is in the view, and in a read-only view it changes nothing.
     pub fn offers_prompt(&self, needs: &[(Resource, Access)]) -> bool {
-        needs.iter().all(|&(resource, access)| self.offers_resource(resource) && (access == Access::Read || !self.read_only))
+        needs
+            .iter()
+            .all(|&(resource, access)| self.offers_resource(resource) && (access == Access::Read || !self.read_only))
     }
 }
 
@@ -239,10 +245,17 @@ mod tests {
         let pr = View::of(&[Toolset::Payables, Toolset::Receivables], false);
         assert_eq!(View::of_request("/mcp/x/payables,receivables", &none).unwrap(), pr);
         assert_eq!(View::of_request("/mcp/x/payables%2Creceivables", &none).unwrap(), pr);
-        assert_eq!(View::of_request("/mcp/x/payables,receivables/readonly", &none).unwrap(), View { read_only: true, ..pr });
+        assert_eq!(
+            View::of_request("/mcp/x/payables,receivables/readonly", &none).unwrap(),
+            View { read_only: true, ..pr }
+        );
         assert_eq!(View::of_request("/", &headers(&[("x-mcp-toolsets", " payables , receivables ")])).unwrap(), pr);
         // Both: what both allow.
-        let both = View::of_request("/mcp/x/payables,receivables", &headers(&[("x-mcp-toolsets", "receivables,taxes"), ("x-mcp-readonly", "true")])).unwrap();
+        let both = View::of_request(
+            "/mcp/x/payables,receivables",
+            &headers(&[("x-mcp-toolsets", "receivables,taxes"), ("x-mcp-readonly", "true")]),
+        )
+        .unwrap();
         assert_eq!(both, View::of(&[Toolset::Receivables], true));
         // A header cannot widen what the path narrowed.
         assert!(View::of_request("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap().is_read_only());

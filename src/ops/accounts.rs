@@ -11,17 +11,17 @@
 
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn};
 
 use super::common::{audit_write, body_id, check_date, invalid, path_id};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
-use super::resource::{record_operations, records, Declaration, Op};
 use super::refs::{self, Polarity};
+use super::resource::{record_operations, records, Declaration, Op};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use crate::domain::money::Cents;
@@ -252,13 +252,20 @@ pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str
     detail(conn, ws, id).await
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: AccountCreate) -> Result<AccountDetail, ApiError> {
+pub async fn create(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: AccountCreate,
+) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     check_name(&input.name)?;
     check_bank_code(input.bank_code.as_deref())?;
     let opening = match input.balance.as_deref() {
         None => Cents(0),
-        Some(text) => Cents::parse(text, true).map_err(|e| invalid("balance", "invalid_amount", &format!("balance {e}")))?,
+        Some(text) => {
+            Cents::parse(text, true).map_err(|e| invalid("balance", "invalid_amount", &format!("balance {e}")))?
+        }
     };
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
@@ -289,7 +296,13 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     detail(conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: AccountUpdate) -> Result<AccountDetail, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: AccountUpdate,
+) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     let current = find(conn, ws, id).await?;
     if let Some(name) = &input.name {
@@ -359,8 +372,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     let current = find(conn, ws, id).await?;
     let usage = usage(conn, ws, &current.id).await?;
     if usage.transactions + usage.payables + usage.receivables > 0 {
-        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The financial account is in use; deactivate it instead")
-            .with_details(json!({ "reason": "in_use", "usage": usage })));
+        return Err(ApiError::new(
+            ErrorCode::UnprocessableEntity,
+            "The financial account is in use; deactivate it instead",
+        )
+        .with_details(json!({ "reason": "in_use", "usage": usage })));
     }
     sql::query("DELETE FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
@@ -375,7 +391,13 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
 /// difference (credit when it goes up, debit when it goes down), dated `occurred_at`
 /// and subject to the company's closed period. 422 `no_change` when the balance is
 /// already the target.
-pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: AdjustBalance) -> Result<BalanceAdjustment, ApiError> {
+pub async fn adjust_balance(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: AdjustBalance,
+) -> Result<BalanceAdjustment, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     // Read-modify-write of the balance: lock the account row first, so concurrent
     // adjustments of one account run one after the other and each sees the balance the
@@ -411,7 +433,8 @@ pub async fn adjust_balance(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membershi
             .with_details(json!({ "field": "target_balance", "reason": "no_change" })));
     }
     let polarity = if difference.0 > 0 { Polarity::Credit } else { Polarity::Debit };
-    let category = refs::Owner { ctx, ws, company: &company, polarity }.category(conn, Some(&category_id), None).await?;
+    let category =
+        refs::Owner { ctx, ws, company: &company, polarity }.category(conn, Some(&category_id), None).await?;
     let transaction_id = ledger::insert(
         ctx,
         conn,

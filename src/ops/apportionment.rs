@@ -7,15 +7,15 @@
 
 use std::collections::HashMap;
 
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn};
 
 use super::common::{invalid, unprocessable};
 use super::refs::{self, CompanyRef, Polarity};
-pub use crate::domain::apportionment::Allocation;
 use crate::domain::apportionment::adds_up;
+pub use crate::domain::apportionment::Allocation;
 use crate::domain::money::{Amount, Cents};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -51,11 +51,16 @@ pub fn parse_percentage(text: &str) -> Option<i64> {
         Some(_) => return None,
         None => (text, ""),
     };
-    if int.is_empty() || int.len() > 3 || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    if int.is_empty()
+        || int.len() > 3
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let whole: i64 = int.parse().ok()?;
-    let hundredths: i64 = if frac.is_empty() { 0 } else { frac.parse::<i64>().ok()? * if frac.len() == 1 { 10 } else { 1 } };
+    let hundredths: i64 =
+        if frac.is_empty() { 0 } else { frac.parse::<i64>().ok()? * if frac.len() == 1 { 10 } else { 1 } };
     let bp = whole * 100 + hundredths;
     (0..=10_000).contains(&bp).then_some(bp)
 }
@@ -71,23 +76,40 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let field = format!("classification_centers[{i}]");
-        let center_id = super::common::body_id(&format!("{field}.classification_center_id"), &item.classification_center_id)?;
+        let center_id =
+            super::common::body_id(&format!("{field}.classification_center_id"), &item.classification_center_id)?;
         if !seen.insert(center_id.clone()) {
-            return Err(invalid(&field, "duplicate_center", "A classification center appears twice in the apportionment"));
+            return Err(invalid(
+                &field,
+                "duplicate_center",
+                "A classification center appears twice in the apportionment",
+            ));
         }
         let percentage_bp = match &item.percentage {
             None => None,
-            Some(p) => Some(parse_percentage(p).ok_or_else(|| invalid(&format!("{field}.percentage"), "invalid_value", "percentage must be 0 to 100 with up to 2 decimals"))?),
+            Some(p) => Some(parse_percentage(p).ok_or_else(|| {
+                invalid(
+                    &format!("{field}.percentage"),
+                    "invalid_value",
+                    "percentage must be 0 to 100 with up to 2 decimals",
+                )
+            })?),
         };
         let amount = item.amount.map(Amount::cents);
         let from_percentage = percentage_bp.map(|bp| total.percentage(bp));
         let effective = match (amount, from_percentage) {
             (Some(a), Some(p)) if (a.0 - p.0).abs() > 1 => {
-                return Err(unprocessable(&field, "allocation_mismatch", "The percentage and the amount of an item disagree"))
+                return Err(unprocessable(
+                    &field,
+                    "allocation_mismatch",
+                    "The percentage and the amount of an item disagree",
+                ))
             }
             (Some(a), _) => a,
             (None, Some(p)) => p,
-            (None, None) => return Err(invalid(&field, "required", "Each item needs a percentage, an amount, or both")),
+            (None, None) => {
+                return Err(invalid(&field, "required", "Each item needs a percentage, an amount, or both"))
+            }
         };
         out.push(Allocation { center_id, percentage_bp, amount, effective });
     }
@@ -99,15 +121,35 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
 }
 
 /// Every center exists in the company and matches the polarity.
-pub async fn check(conn: &mut Conn, ws: &Membership, company: &CompanyRef, polarity: Polarity, items: &[Allocation]) -> Result<(), ApiError> {
+pub async fn check(
+    conn: &mut Conn,
+    ws: &Membership,
+    company: &CompanyRef,
+    polarity: Polarity,
+    items: &[Allocation],
+) -> Result<(), ApiError> {
     for (i, item) in items.iter().enumerate() {
-        refs::center(conn, ws, company, polarity, &format!("classification_centers[{i}].classification_center_id"), &item.center_id).await?;
+        refs::center(
+            conn,
+            ws,
+            company,
+            polarity,
+            &format!("classification_centers[{i}].classification_center_id"),
+            &item.center_id,
+        )
+        .await?;
     }
     Ok(())
 }
 
 /// Replaces the apportionment of a record (`owner_type` `transaction` or `billing`).
-pub async fn replace(conn: &mut Conn, ws: &Membership, owner_type: &str, owner_id: &str, items: &[Allocation]) -> Result<(), ApiError> {
+pub async fn replace(
+    conn: &mut Conn,
+    ws: &Membership,
+    owner_type: &str,
+    owner_id: &str,
+    items: &[Allocation],
+) -> Result<(), ApiError> {
     sql::query("DELETE FROM allocations WHERE owner_type = $1 AND owner_id = $2 AND workspace_id = $3")
         .bind(owner_type)
         .bind(owner_id)
@@ -136,7 +178,12 @@ pub async fn replace(conn: &mut Conn, ws: &Membership, owner_type: &str, owner_i
 
 /// The apportionments of several records of one owner type, keyed by owner id, in
 /// their stored order.
-pub async fn read(conn: &mut Conn, ws: &Membership, owner_type: &str, owner_ids: &[String]) -> Result<HashMap<String, Vec<AllocationView>>, ApiError> {
+pub async fn read(
+    conn: &mut Conn,
+    ws: &Membership,
+    owner_type: &str,
+    owner_ids: &[String],
+) -> Result<HashMap<String, Vec<AllocationView>>, ApiError> {
     let mut out: HashMap<String, Vec<AllocationView>> = HashMap::new();
     if owner_ids.is_empty() {
         return Ok(out);
@@ -186,7 +233,11 @@ mod tests {
         assert_eq!(out[0].effective, Cents(70_000));
         assert_eq!(out[1].effective, Cents(30_000));
         // Thirds of 100.00 round to 33.33 each: 99.99 is within R$ 0.01.
-        assert!(resolve(Cents(10_000), &[item(Some("33.33"), None, 1), item(Some("33.33"), None, 2), item(Some("33.34"), None, 3)]).is_ok());
+        assert!(resolve(
+            Cents(10_000),
+            &[item(Some("33.33"), None, 1), item(Some("33.33"), None, 2), item(Some("33.34"), None, 3)]
+        )
+        .is_ok());
         let err = resolve(Cents(10_000), &[item(Some("50"), None, 1), item(Some("40"), None, 2)]).unwrap_err();
         assert_eq!(err.details.unwrap()["reason"], "allocation_sum");
     }
@@ -204,9 +255,19 @@ mod tests {
     #[test]
     fn apportionment_items_are_checked() {
         assert_eq!(resolve(Cents(100), &[item(None, None, 1)]).unwrap_err().details.unwrap()["reason"], "required");
-        assert_eq!(resolve(Cents(100), &[item(Some("101"), None, 1)]).unwrap_err().details.unwrap()["reason"], "invalid_value");
-        assert_eq!(resolve(Cents(10_000), &[item(Some("50"), Some("10.00"), 1)]).unwrap_err().details.unwrap()["reason"], "allocation_mismatch");
-        assert_eq!(resolve(Cents(100), &[item(Some("50"), None, 1), item(Some("50"), None, 1)]).unwrap_err().details.unwrap()["reason"], "duplicate_center");
+        assert_eq!(
+            resolve(Cents(100), &[item(Some("101"), None, 1)]).unwrap_err().details.unwrap()["reason"],
+            "invalid_value"
+        );
+        assert_eq!(
+            resolve(Cents(10_000), &[item(Some("50"), Some("10.00"), 1)]).unwrap_err().details.unwrap()["reason"],
+            "allocation_mismatch"
+        );
+        assert_eq!(
+            resolve(Cents(100), &[item(Some("50"), None, 1), item(Some("50"), None, 1)]).unwrap_err().details.unwrap()
+                ["reason"],
+            "duplicate_center"
+        );
         assert!(resolve(Cents(100), &[]).unwrap().is_empty(), "[] clears");
     }
 

@@ -11,22 +11,22 @@
 
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn};
 
 use super::common::{body_id, unprocessable};
 use super::crud::{self, record_table};
-use super::refs::{self, not_in_workspace};
-use crate::storage::row::decode_text;
 use super::list::{list_spec, ListSpec};
+use super::refs::{self, not_in_workspace};
 use super::resource::{record_operations, records, Declaration};
 use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
+use crate::storage::row::decode_text;
 
 /// The deepest level of the tree (1 = root).
 pub const MAX_LEVEL: i64 = 3;
@@ -119,7 +119,8 @@ pub static LIST: ListSpec = list_spec!(categories;
 
 /// The ids of a category's subtree (itself and its descendants; the tree has three
 /// levels at most). Binds: `$1` workspace, `$2` the category.
-const SUBTREE: &str = "SELECT id FROM categories WHERE workspace_id = $1 AND (id = $2 OR parent_id = $2 OR parent_id IN \
+const SUBTREE: &str =
+    "SELECT id FROM categories WHERE workspace_id = $1 AND (id = $2 OR parent_id = $2 OR parent_id IN \
     (SELECT id FROM categories WHERE workspace_id = $1 AND parent_id = $2))";
 
 decode_text!(CategoryType, CategoryType::parse);
@@ -172,7 +173,12 @@ async fn lock(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError
     Ok(())
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: CategoryCreate) -> Result<Category, ApiError> {
+pub async fn create(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: CategoryCreate,
+) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
     let parent_id = input.parent_id.as_deref().map(|p| body_id("parent_id", p)).transpose()?;
@@ -184,9 +190,15 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     let level = match &parent_id {
         None => 1,
         Some(parent_id) => {
-            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id)
+                .await?
+                .ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
             if parent.company_id != company_id {
-                return Err(unprocessable("parent_id", "company_mismatch", "The parent category belongs to another company"));
+                return Err(unprocessable(
+                    "parent_id",
+                    "company_mismatch",
+                    "The parent category belongs to another company",
+                ));
             }
             if parent.level >= MAX_LEVEL {
                 return Err(ApiError::new(ErrorCode::UnprocessableEntity, "Categories have at most three levels")
@@ -195,7 +207,9 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
             // The type of a tree changes at its root: hold the root, then read the
             // parent's type as it now is.
             lock(conn, ws, parent.parent_id.as_deref().unwrap_or(&parent.id)).await?;
-            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+            let parent = crud::fetch::<Categories>(conn, ws, parent_id)
+                .await?
+                .ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
             if parent.category_type != input.category_type {
                 return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
             }
@@ -228,7 +242,13 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     crud::created::<Categories>(ctx, conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CategoryUpdate) -> Result<Category, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: CategoryUpdate,
+) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
     let current = crud::find::<Categories>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
@@ -252,7 +272,8 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     let mut cascaded = Vec::new();
     if new_type != current.category_type {
         if let Some(parent_id) = &current.parent_id {
-            let parent = crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
+            let parent =
+                crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
             if parent.category_type != new_type {
                 return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
             }
@@ -261,7 +282,12 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         if used != (0, 0, 0) {
             return Err(in_use("Records of this category tree would change direction", used));
         }
-        let rows = sql::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await.map_err(db_error)?;
+        let rows = sql::query(SUBTREE)
+            .bind(&ws.workspace_id)
+            .bind(&current.id)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(db_error)?;
         for row in rows {
             let member: String = row.try_get(0).map_err(db_error)?;
             sql::query(
@@ -313,7 +339,8 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .await
         .map_err(|e| {
             foreign_key(e, || {
-                ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use").with_details(json!({"reason": "in_use"}))
+                ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
+                    .with_details(json!({"reason": "in_use"}))
             })
         })?;
     crud::audit::<Categories>(ctx, conn, ws, "delete", &current.id).await

@@ -1,8 +1,8 @@
 //! Small pieces every operation uses: error shapes, id and date checks, the audit
 //! record of a write, and turning a fetched page into `{data, meta.next_cursor}`.
 
-use serde_json::{json, Value};
 use crate::storage::Conn;
+use serde_json::{json, Value};
 
 use super::list::{encode_cursor, Compiled};
 use super::{OpContext, Page};
@@ -24,7 +24,9 @@ pub fn invalid(field: &str, reason: &str, message: &str) -> ApiError {
 /// A date field must be a real `YYYY-MM-DD` day.
 pub fn check_date(field: &str, value: Option<&str>) -> Result<(), ApiError> {
     match value {
-        Some(d) if !crate::domain::dates::is_valid_date(d) => Err(invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD"))),
+        Some(d) if !crate::domain::dates::is_valid_date(d) => {
+            Err(invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD")))
+        }
         _ => Ok(()),
     }
 }
@@ -36,7 +38,9 @@ pub fn path_id(id: &str, what: &str) -> Result<String, ApiError> {
 
 /// A referenced id in a body: malformed is a 400 naming the field.
 pub fn body_id(field: &str, id: &str) -> Result<String, ApiError> {
-    uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
+    uuid::Uuid::parse_str(id)
+        .map(|u| u.to_string())
+        .map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
 }
 
 /// Maps a unique-constraint violation to 409 `conflict` naming `field`.
@@ -50,7 +54,14 @@ pub fn conflict_on_unique(err: crate::storage::Error, field: &str, message: &str
 }
 
 /// Appends the audit event of a successful write, in the write's transaction.
-pub async fn audit_write(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, action: &str, target_type: &str, target_id: &str) -> Result<(), ApiError> {
+pub async fn audit_write(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    action: &str,
+    target_type: &str,
+    target_id: &str,
+) -> Result<(), ApiError> {
     audit_write_with(ctx, conn, ws, (action, target_type, target_id), None).await
 }
 
@@ -90,7 +101,13 @@ pub fn brl(amount: &str) -> String {
 /// Cuts the fetched rows (the statement asks for one more than the limit) to a page,
 /// with the cursor after its last row. `sort_value` gives a row's value of the sort
 /// field (as stored), `id` its id.
-pub fn page<T>(mut rows: Vec<T>, compiled: &Compiled, state_key: &[u8], sort_value: impl Fn(&T, &str) -> Value, id: impl Fn(&T) -> String) -> Page<T> {
+pub fn page<T>(
+    mut rows: Vec<T>,
+    compiled: &Compiled,
+    state_key: &[u8],
+    sort_value: impl Fn(&T, &str) -> Value,
+    id: impl Fn(&T) -> String,
+) -> Page<T> {
     let next_cursor = if rows.len() as i64 > compiled.limit {
         rows.truncate(compiled.limit as usize);
         rows.last().map(|last| encode_cursor(state_key, compiled, sort_value(last, compiled.sort_field), &id(last)))

@@ -9,14 +9,14 @@
 
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use crate::storage::{sql, Conn};
 
 use super::common::{check_date, conflict_on_unique, unprocessable};
-use super::list::{list_spec, ListSpec};
 use super::crud::{self, record_table};
+use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
@@ -181,14 +181,20 @@ fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "cnpj", "An active company with this CNPJ already exists in the workspace")
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: CompanyCreate) -> Result<Company, ApiError> {
+pub async fn create(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: CompanyCreate,
+) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let cnpj = normalize(&input.cnpj);
     if !is_valid_cnpj(&cnpj) {
         return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
     }
     if input.name.trim().is_empty() {
-        return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
+        return Err(ApiError::bad_request("name must not be blank")
+            .with_details(json!({"field": "name", "reason": "too_short"})));
     }
     check_date("locked_until", input.locked_until.as_deref())?;
     check_address(&input.address)?;
@@ -225,11 +231,18 @@ fn tax_regime_text(t: TaxRegime) -> String {
     }
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CompanyUpdate) -> Result<Company, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: CompanyUpdate,
+) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let current = crud::find::<Companies>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        return Err(ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"})));
+        return Err(ApiError::bad_request("name must not be blank")
+            .with_details(json!({"field": "name", "reason": "too_short"})));
     }
     if let Some(locked) = &input.locked_until {
         check_date("locked_until", locked.as_deref())?;
@@ -265,7 +278,10 @@ const USAGE: &[(&str, &str)] = &[
     ("accounts", "SELECT COUNT(*) FROM financial_accounts WHERE workspace_id = $1 AND company_id = $2"),
     ("transactions", "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1 AND company_id = $2"),
     ("payables", "SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND company_id = $2 AND kind = 'payable'"),
-    ("receivables", "SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND company_id = $2 AND kind = 'receivable'"),
+    (
+        "receivables",
+        "SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND company_id = $2 AND kind = 'receivable'",
+    ),
     ("people", "SELECT COUNT(*) FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NULL"),
 ];
 
@@ -277,7 +293,8 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     let current = crud::find::<Companies>(conn, ws, id).await?;
     let mut usage = serde_json::Map::new();
     for (kind, sql) in USAGE {
-        let row = sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;
+        let row =
+            sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;
         let n: i64 = row.try_get(0).map_err(db_error)?;
         if n > 0 {
             usage.insert(kind.to_string(), json!(n));
@@ -311,4 +328,3 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .map_err(db_error)?;
     crud::audit::<Companies>(ctx, conn, ws, "delete", &current.id).await
 }
-

@@ -2,10 +2,10 @@
 //! live records of a resource, in the workspaces the caller may read it in, whose label
 //! or id starts with what was typed.
 
-use crate::storage::sql;
 use super::list::ListSpec;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
+use crate::storage::sql;
 use crate::storage::{db_error, Db};
 
 /// The most ids one completion suggests.
@@ -20,7 +20,13 @@ fn starts_with_pattern(prefix: &str) -> String {
 /// Ids of the live records of `list` in `workspaces` whose label (any of `labels`,
 /// case-insensitively; the first orders them) or id starts with `prefix`: at most 100,
 /// and whether there are more. No workspace: nothing.
-pub async fn ids_starting_with(db: &Db, list: &ListSpec, labels: &[&str], prefix: &str, workspaces: &[&Membership]) -> Result<(Vec<String>, bool), ApiError> {
+pub async fn ids_starting_with(
+    db: &Db,
+    list: &ListSpec,
+    labels: &[&str],
+    prefix: &str,
+    workspaces: &[&Membership],
+) -> Result<(Vec<String>, bool), ApiError> {
     if workspaces.is_empty() {
         return Ok((Vec::new(), false));
     }

@@ -10,14 +10,13 @@
 
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn};
 
 use super::common::{body_id, unprocessable};
 use super::crud::{self, record_table};
-use crate::storage::row::decode_text;
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
@@ -26,6 +25,7 @@ use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
+use crate::storage::row::decode_text;
 
 /// Which records a center takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -140,7 +140,12 @@ fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64))
 
 /// The apportionments of a center: (transactions, payables, receivables, all rows).
 /// With `against`, only those whose record has the direction `against` cannot take.
-async fn usage(conn: &mut Conn, ws: &Membership, id: &str, against: Option<CenterType>) -> Result<(i64, i64, i64, i64), ApiError> {
+async fn usage(
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    against: Option<CenterType>,
+) -> Result<(i64, i64, i64, i64), ApiError> {
     // The transaction type and the bill kind a center of this type refuses.
     let (transaction_type, kind) = match against {
         None => (None, None),
@@ -157,7 +162,9 @@ async fn usage(conn: &mut Conn, ws: &Membership, id: &str, against: Option<Cente
     };
     let billings = "SELECT COUNT(*) FROM allocations a JOIN billings b ON b.id = a.owner_id AND b.workspace_id = a.workspace_id
                      WHERE a.workspace_id = $1 AND a.classification_center_id = $2 AND a.owner_type = 'billing' AND b.kind = $3";
-    let count = |row: Result<crate::storage::OwnedRow, crate::storage::Error>| row.and_then(|r| r.try_get::<i64, _>(0)).map_err(db_error);
+    let count = |row: Result<crate::storage::OwnedRow, crate::storage::Error>| {
+        row.and_then(|r| r.try_get::<i64, _>(0)).map_err(db_error)
+    };
     let mut query = sql::query(transactions).bind(&ws.workspace_id).bind(id);
     if let Some(t) = transaction_type {
         query = query.bind(t);
@@ -182,7 +189,12 @@ async fn usage(conn: &mut Conn, ws: &Membership, id: &str, against: Option<Cente
     Ok((t, by_kind[0], by_kind[1], all))
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: CenterCreate) -> Result<Center, ApiError> {
+pub async fn create(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: CenterCreate,
+) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
     let name = input.name.trim();
@@ -222,7 +234,13 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     crud::created::<CostCenters>(ctx, conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: CenterUpdate) -> Result<Center, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: CenterUpdate,
+) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let current = crud::find::<CostCenters>(conn, ws, id).await?;
     if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
@@ -266,8 +284,10 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .execute(&mut *conn)
         .await
         .map_err(|e| match &e {
-            db if db.is_foreign_key_violation() => ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
-                .with_details(json!({"reason": "in_use"})),
+            db if db.is_foreign_key_violation() => {
+                ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
+                    .with_details(json!({"reason": "in_use"}))
+            }
             _ => db_error(e),
         })?;
     crud::audit::<CostCenters>(ctx, conn, ws, "delete", &current.id).await

@@ -7,8 +7,8 @@
 //! so the sortable fields are named once, in the resource's [`ListSpec`].
 
 use crate::ops::stamps::Stamp;
-use serde_json::{json, Value};
 use crate::storage::{sql, Conn, Row};
+use serde_json::{json, Value};
 
 use super::common::{audit_write, path_id};
 use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
@@ -126,7 +126,12 @@ async fn run<T: Send>(
 }
 
 /// `GET /v1/{collection}`: a page of the live records that match the request.
-pub async fn list<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<T::Row>, ApiError> {
+pub async fn list<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<Page<T::Row>, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = T::LIST.compile(request, &ws.workspace_id, &keys.state)?;
@@ -134,7 +139,12 @@ pub async fn list<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membershi
 }
 
 /// `GET /v1/{collection}/ids`: every live id, ascending (see [`ListSpec::compile_ids`]).
-pub async fn ids<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<String>, ApiError> {
+pub async fn ids<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<Page<String>, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = T::LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
@@ -146,7 +156,11 @@ pub async fn ids<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership
 pub async fn fetch<T: Table>(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Option<T::Row>, ApiError> {
     let spec = T::LIST;
     let live = spec.scope.map(|s| format!(" AND {s}")).unwrap_or_default();
-    let sql = format!("SELECT {} FROM {table} WHERE {table}.workspace_id = $1 AND {table}.id = $2{live}", T::COLUMNS, table = spec.table);
+    let sql = format!(
+        "SELECT {} FROM {table} WHERE {table}.workspace_id = $1 AND {table}.id = $2{live}",
+        T::COLUMNS,
+        table = spec.table
+    );
     sql::query(sql).bind(&ws.workspace_id).bind(id).map_optional(&mut *conn, T::from_row).await.map_err(db_error)
 }
 
@@ -157,7 +171,12 @@ pub async fn find<T: Table>(conn: &mut Conn, ws: &Membership, id: &str) -> Resul
 }
 
 /// `GET /v1/{collection}/{id}`
-pub async fn get<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
+pub async fn get<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<T::Row, ApiError> {
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     find::<T>(conn, ws, id).await
 }
@@ -167,12 +186,23 @@ pub type Update<'q> = sql::Query<'q>;
 
 /// Records `verb` (`create`, `update`, `delete`) of the record `id` in the audit log,
 /// in the write's transaction: the action `{table}.{verb}` on the target `T::AUDITED`.
-pub async fn audit<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, verb: &str, id: &str) -> Result<(), ApiError> {
+pub async fn audit<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    verb: &str,
+    id: &str,
+) -> Result<(), ApiError> {
     audit_write(ctx, conn, ws, &format!("{}.{verb}", T::LIST.table), T::AUDITED, id).await
 }
 
 /// The end every plain create shares: the audit line, then the record as stored.
-pub async fn created<T: Table>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<T::Row, ApiError> {
+pub async fn created<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<T::Row, ApiError> {
     audit::<T>(ctx, conn, ws, "create", id).await?;
     find::<T>(conn, ws, id).await
 }
@@ -189,12 +219,6 @@ pub async fn stamped_update<'q, T: Table>(
     id: &'q str,
     failed: fn(crate::storage::Error) -> ApiError,
 ) -> Result<(), ApiError> {
-    update
-        .stamp_now(ctx)
-        .bind(&ws.workspace_id)
-        .bind(id)
-        .execute(&mut *conn)
-        .await
-        .map_err(failed)?;
+    update.stamp_now(ctx).bind(&ws.workspace_id).bind(id).execute(&mut *conn).await.map_err(failed)?;
     audit::<T>(ctx, conn, ws, "update", id).await
 }

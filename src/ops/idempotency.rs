@@ -10,10 +10,10 @@
 //! on (PostgreSQL) or is serialised behind (SQLite) that row, then finds it and replays
 //! the stored answer instead of running the operation a second time.
 
+use crate::storage::{sql, Conn};
 use aws_lc_rs::digest;
 use serde::Serialize;
 use serde_json::Value;
-use crate::storage::{sql, Conn};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
@@ -105,7 +105,14 @@ pub fn check_key(key: &str) -> Result<(), ApiError> {
 }
 
 /// Claims `key` for this request inside the caller's transaction.
-async fn claim(conn: &mut Conn, workspace_id: &str, user_id: &str, key: &str, route: &str, request_digest: &str) -> Result<Claim, ApiError> {
+async fn claim(
+    conn: &mut Conn,
+    workspace_id: &str,
+    user_id: &str,
+    key: &str,
+    route: &str,
+    request_digest: &str,
+) -> Result<Claim, ApiError> {
     let now = crate::clock::now_unix();
     // An expired key is free again.
     sql::query("DELETE FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2 AND created_at < $3")
@@ -139,7 +146,10 @@ async fn claim(conn: &mut Conn, workspace_id: &str, user_id: &str, key: &str, ro
         .map_err(crate::storage::db_error)?;
     let stored_digest: String = row.try_get(0).map_err(crate::storage::db_error)?;
     if stored_digest != request_digest {
-        return Err(ApiError::new(ErrorCode::IdempotencyKeyReused, "X-Idempotency-Key reused with a different request"));
+        return Err(ApiError::new(
+            ErrorCode::IdempotencyKeyReused,
+            "X-Idempotency-Key reused with a different request",
+        ));
     }
     let status: Option<i64> = row.try_get(1).map_err(crate::storage::db_error)?;
     let body: Option<String> = row.try_get(2).map_err(crate::storage::db_error)?;
@@ -156,14 +166,16 @@ async fn claim(conn: &mut Conn, workspace_id: &str, user_id: &str, key: &str, ro
 
 /// Stores the answer of a fresh claim, in the same transaction as the operation.
 async fn store(conn: &mut Conn, workspace_id: &str, key: &str, answer: &Stored) -> Result<(), ApiError> {
-    sql::query("UPDATE idempotency_keys SET status_code = $1, response_body = $2 WHERE workspace_id = $3 AND idem_key = $4")
-        .bind(answer.status as i32)
-        .bind(answer.body.to_string())
-        .bind(workspace_id)
-        .bind(key)
-        .execute(&mut *conn)
-        .await
-        .map_err(crate::storage::db_error)?;
+    sql::query(
+        "UPDATE idempotency_keys SET status_code = $1, response_body = $2 WHERE workspace_id = $3 AND idem_key = $4",
+    )
+    .bind(answer.status as i32)
+    .bind(answer.body.to_string())
+    .bind(workspace_id)
+    .bind(key)
+    .execute(&mut *conn)
+    .await
+    .map_err(crate::storage::db_error)?;
     Ok(())
 }
 

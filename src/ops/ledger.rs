@@ -45,7 +45,12 @@ pub fn positive(field: &str, amount: Amount) -> Result<Cents, ApiError> {
 }
 
 /// Inserts `tx` (positive amount; direction from `polarity`) and returns its id.
-pub async fn insert(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, tx: &NewTransaction) -> Result<String, ApiError> {
+pub async fn insert(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    tx: &NewTransaction,
+) -> Result<String, ApiError> {
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
     let polarity = tx.polarity.unwrap_or(Polarity::Debit);
@@ -119,11 +124,13 @@ pub async fn remove_settlement(conn: &mut Conn, ws: &Membership, billing_id: &st
     ] {
         sql::query(dependent).bind(&ws.workspace_id).bind(billing_id).execute(&mut *conn).await.map_err(db_error)?;
     }
-    let done = sql::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1")
-        .bind(&ws.workspace_id)
-        .bind(billing_id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+    let done = sql::query(
+        "DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1",
+    )
+    .bind(&ws.workspace_id)
+    .bind(billing_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
     Ok(done)
 }

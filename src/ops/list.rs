@@ -128,13 +128,27 @@ pub(crate) use list_spec;
 
 /// The pieces of [`list_spec!`]: a field's column, the default direction, the scope.
 macro_rules! column {
-    ($table:ident, $name:ident) => { concat!(stringify!($table), ".", stringify!($name)) };
-    ($table:ident, $name:ident, $column:ident) => { concat!(stringify!($table), ".", stringify!($column)) };
-    ($table:ident, $name:ident, $sql:literal) => { $sql };
-    (@descending) => { false };
-    (@descending desc) => { true };
-    (@scope) => { None };
-    (@scope $scope:literal) => { Some($scope) };
+    ($table:ident, $name:ident) => {
+        concat!(stringify!($table), ".", stringify!($name))
+    };
+    ($table:ident, $name:ident, $column:ident) => {
+        concat!(stringify!($table), ".", stringify!($column))
+    };
+    ($table:ident, $name:ident, $sql:literal) => {
+        $sql
+    };
+    (@descending) => {
+        false
+    };
+    (@descending desc) => {
+        true
+    };
+    (@scope) => {
+        None
+    };
+    (@scope $scope:literal) => {
+        Some($scope)
+    };
 }
 pub(crate) use column;
 
@@ -192,16 +206,20 @@ impl ListRequest {
                 _ => {
                     let (field, op) = match key.split_once('[') {
                         Some((field, rest)) => {
-                            let op = rest
-                                .strip_suffix(']')
-                                .and_then(Op::parse)
-                                .filter(|op| *op != Op::Eq)
-                                .ok_or_else(|| bad(format!("Unknown operator in {key}"), json!({"field": field, "reason": "unknown_operator"})))?;
+                            let op = rest.strip_suffix(']').and_then(Op::parse).filter(|op| *op != Op::Eq).ok_or_else(
+                                || {
+                                    bad(
+                                        format!("Unknown operator in {key}"),
+                                        json!({"field": field, "reason": "unknown_operator"}),
+                                    )
+                                },
+                            )?;
                             (field.to_string(), op)
                         }
                         None => (key.clone(), Op::Eq),
                     };
-                    let values = if op == Op::In { value.split(',').map(str::to_string).collect() } else { vec![value.clone()] };
+                    let values =
+                        if op == Op::In { value.split(',').map(str::to_string).collect() } else { vec![value.clone()] };
                     request.filters.push((field, op, values));
                 }
             }
@@ -211,7 +229,12 @@ impl ListRequest {
 
     /// From an MCP list tool's arguments: `filters` is an object whose values are a
     /// plain value (equality) or `{"in": [...], "gte": …}`.
-    pub fn from_arguments(filters: Option<&Value>, sort: Option<&Value>, limit: Option<&Value>, cursor: Option<&Value>) -> Result<ListRequest, ApiError> {
+    pub fn from_arguments(
+        filters: Option<&Value>,
+        sort: Option<&Value>,
+        limit: Option<&Value>,
+        cursor: Option<&Value>,
+    ) -> Result<ListRequest, ApiError> {
         let scalar = |v: &Value| match v {
             Value::String(s) => Some(s.clone()),
             Value::Bool(b) => Some(b.to_string()),
@@ -223,13 +246,25 @@ impl ListRequest {
             None | Some(Value::Null) => {}
             Some(Value::Object(map)) => {
                 for (field, condition) in map {
-                    let wrong = || bad(format!("Filter {field} has an invalid value"), json!({"field": field, "reason": "invalid_value"}));
+                    let wrong = || {
+                        bad(
+                            format!("Filter {field} has an invalid value"),
+                            json!({"field": field, "reason": "invalid_value"}),
+                        )
+                    };
                     match condition {
                         Value::Object(ops) => {
                             for (op_name, value) in ops {
-                                let op = Op::parse(op_name).ok_or_else(|| bad(format!("Unknown operator {op_name} on {field}"), json!({"field": field, "reason": "unknown_operator"})))?;
+                                let op = Op::parse(op_name).ok_or_else(|| {
+                                    bad(
+                                        format!("Unknown operator {op_name} on {field}"),
+                                        json!({"field": field, "reason": "unknown_operator"}),
+                                    )
+                                })?;
                                 let values = match (op, value) {
-                                    (Op::In, Value::Array(items)) => items.iter().map(|i| scalar(i).ok_or_else(wrong)).collect::<Result<_, _>>()?,
+                                    (Op::In, Value::Array(items)) => {
+                                        items.iter().map(|i| scalar(i).ok_or_else(wrong)).collect::<Result<_, _>>()?
+                                    }
                                     (Op::In, _) => return Err(wrong()),
                                     (_, v) => vec![scalar(v).ok_or_else(wrong)?],
                                 };
@@ -244,7 +279,9 @@ impl ListRequest {
                     }
                 }
             }
-            Some(_) => return Err(bad("filters must be an object", json!({"field": "filters", "reason": "wrong_type"}))),
+            Some(_) => {
+                return Err(bad("filters must be an object", json!({"field": "filters", "reason": "wrong_type"})))
+            }
         }
         request.sort = sort.and_then(scalar);
         request.limit = limit.and_then(scalar);
@@ -254,7 +291,9 @@ impl ListRequest {
 }
 
 fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
-    let invalid = || bad(format!("Invalid value for filter {}", field.name), json!({"field": field.name, "reason": "invalid_value"}));
+    let invalid = || {
+        bad(format!("Invalid value for filter {}", field.name), json!({"field": field.name, "reason": "invalid_value"}))
+    };
     match field.kind {
         Kind::Uuid => uuid::Uuid::parse_str(value).map(|u| Bind::Text(u.to_string())).map_err(|_| invalid()),
         Kind::Text => Ok(Bind::Text(value.to_string())),
@@ -263,12 +302,18 @@ fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
             "false" => Ok(Bind::Int(0)),
             _ => Err(invalid()),
         },
-        Kind::Date => crate::domain::dates::is_valid_date(value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid),
+        Kind::Date => {
+            crate::domain::dates::is_valid_date(value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid)
+        }
         Kind::Timestamp => {
             // A date or an RFC 3339 UTC timestamp, compared as text in that form.
             if crate::domain::dates::is_valid_date(value) {
                 Ok(Bind::Text(format!("{value}T00:00:00Z")))
-            } else if value.len() == 20 && value.ends_with('Z') && crate::domain::dates::is_valid_date(&value[..10]) && value.as_bytes()[10] == b'T' {
+            } else if value.len() == 20
+                && value.ends_with('Z')
+                && crate::domain::dates::is_valid_date(&value[..10])
+                && value.as_bytes()[10] == b'T'
+            {
                 Ok(Bind::Text(value.to_string()))
             } else {
                 Err(invalid())
@@ -297,8 +342,13 @@ fn cursor_mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
 
 /// Encodes the cursor that continues after a row with `sort_value` and `id`.
 pub fn encode_cursor(key: &[u8], compiled: &Compiled, sort_value: Value, id: &str) -> String {
-    let body = serde_json::to_vec(&CursorBody { s: compiled.sort_field.to_string(), d: compiled.descending, v: sort_value, id: id.to_string() })
-        .unwrap_or_default();
+    let body = serde_json::to_vec(&CursorBody {
+        s: compiled.sort_field.to_string(),
+        d: compiled.descending,
+        v: sort_value,
+        id: id.to_string(),
+    })
+    .unwrap_or_default();
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     format!("{}.{}", b64.encode(&body), b64.encode(cursor_mac(key, &body)))
 }
@@ -316,23 +366,32 @@ fn decode_cursor(key: &[u8], cursor: &str) -> Option<CursorBody> {
 impl ListSpec {
     /// Checks `request` against this resource and compiles the statement's tail.
     /// Bind `$1` is the workspace id; every other value is bound, never interpolated.
-    pub fn compile(&'static self, request: &ListRequest, workspace_id: &str, state_key: &[u8]) -> Result<Compiled, ApiError> {
+    pub fn compile(
+        &'static self,
+        request: &ListRequest,
+        workspace_id: &str,
+        state_key: &[u8],
+    ) -> Result<Compiled, ApiError> {
         let mut binds = vec![Bind::Text(workspace_id.to_string())];
         let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
         if let Some(scope) = self.scope {
             clauses.push(scope.to_string());
         }
         for (name, op, values) in &request.filters {
-            let field = self
-                .filters
-                .iter()
-                .find(|f| f.name == name)
-                .ok_or_else(|| bad(format!("Unknown filter: {name}"), json!({"field": name, "reason": "unknown_filter"})))?;
+            let field = self.filters.iter().find(|f| f.name == name).ok_or_else(|| {
+                bad(format!("Unknown filter: {name}"), json!({"field": name, "reason": "unknown_filter"}))
+            })?;
             if matches!(op, Op::Gte | Op::Lte | Op::Gt | Op::Lt) && !ranged(field.kind) {
-                return Err(bad(format!("Filter {name} does not take ranges"), json!({"field": name, "reason": "unknown_operator"})));
+                return Err(bad(
+                    format!("Filter {name} does not take ranges"),
+                    json!({"field": name, "reason": "unknown_operator"}),
+                ));
             }
             if values.is_empty() || values.len() > 100 {
-                return Err(bad(format!("Filter {name} takes 1 to 100 values"), json!({"field": name, "reason": "invalid_value"})));
+                return Err(bad(
+                    format!("Filter {name} takes 1 to 100 values"),
+                    json!({"field": name, "reason": "invalid_value"}),
+                ));
             }
             let mut placeholders = Vec::with_capacity(values.len());
             for value in values {
@@ -351,18 +410,21 @@ impl ListSpec {
                     Some(n) => (n, true),
                     None => (s, false),
                 };
-                let known = self.sorts.iter().find(|(n, _)| *n == name).ok_or_else(|| bad(format!("Unknown sort field: {name}"), json!({"field": "sort", "reason": "unknown_sort"})))?;
+                let known = self.sorts.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+                    bad(format!("Unknown sort field: {name}"), json!({"field": "sort", "reason": "unknown_sort"}))
+                })?;
                 (known.0, desc)
             }
         };
         let sort_column = self.sorts.iter().find(|(n, _)| *n == sort_field).map(|(_, c)| *c).unwrap_or("created_at");
         let limit = match request.limit.as_deref() {
             None => DEFAULT_LIMIT,
-            Some(l) => l
-                .parse::<i64>()
-                .ok()
-                .filter(|l| (1..=MAX_LIMIT).contains(l))
-                .ok_or_else(|| bad(format!("limit must be between 1 and {MAX_LIMIT}"), json!({"field": "limit", "reason": "out_of_range"})))?,
+            Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| {
+                bad(
+                    format!("limit must be between 1 and {MAX_LIMIT}"),
+                    json!({"field": "limit", "reason": "out_of_range"}),
+                )
+            })?,
         };
         if let Some(cursor) = &request.cursor {
             let body = decode_cursor(state_key, cursor)
@@ -370,7 +432,9 @@ impl ListSpec {
                 .ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"})))?;
             let value = match body.v {
                 Value::String(s) => Bind::Text(s),
-                Value::Number(n) => Bind::Int(n.as_i64().ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor"})))?),
+                Value::Number(n) => {
+                    Bind::Int(n.as_i64().ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor"})))?)
+                }
                 _ => return Err(bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"}))),
             };
             binds.push(value);
@@ -397,7 +461,12 @@ impl ListSpec {
     /// ascending, `limit` 1 to [`IDS_MAX_LIMIT`] (default [`IDS_DEFAULT_LIMIT`]), with a
     /// signed cursor. Filters and sorts are refused (400): a sweep always covers
     /// everything, so an id missing from it was deleted.
-    pub fn compile_ids(&'static self, request: &ListRequest, workspace_id: &str, state_key: &[u8]) -> Result<Compiled, ApiError> {
+    pub fn compile_ids(
+        &'static self,
+        request: &ListRequest,
+        workspace_id: &str,
+        state_key: &[u8],
+    ) -> Result<Compiled, ApiError> {
         if let Some((name, _, _)) = request.filters.first() {
             return Err(bad("The id sweep takes no filters", json!({"field": name, "reason": "unknown_filter"})));
         }
@@ -406,11 +475,12 @@ impl ListSpec {
         }
         let limit = match request.limit.as_deref() {
             None => IDS_DEFAULT_LIMIT,
-            Some(l) => l
-                .parse::<i64>()
-                .ok()
-                .filter(|l| (1..=IDS_MAX_LIMIT).contains(l))
-                .ok_or_else(|| bad(format!("limit must be between 1 and {IDS_MAX_LIMIT}"), json!({"field": "limit", "reason": "out_of_range"})))?,
+            Some(l) => l.parse::<i64>().ok().filter(|l| (1..=IDS_MAX_LIMIT).contains(l)).ok_or_else(|| {
+                bad(
+                    format!("limit must be between 1 and {IDS_MAX_LIMIT}"),
+                    json!({"field": "limit", "reason": "out_of_range"}),
+                )
+            })?,
         };
         let mut binds = vec![Bind::Text(workspace_id.to_string())];
         let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
@@ -424,7 +494,8 @@ impl ListSpec {
             binds.push(Bind::Text(body.id));
             clauses.push(format!("{}.id > ${}", self.table, binds.len()));
         }
-        let sql = format!("WHERE {} ORDER BY {table}.id ASC LIMIT {}", clauses.join(" AND "), limit + 1, table = self.table);
+        let sql =
+            format!("WHERE {} ORDER BY {table}.id ASC LIMIT {}", clauses.join(" AND "), limit + 1, table = self.table);
         Ok(Compiled { sql, binds, limit, sort_field: "id", sort_column: "id", descending: false })
     }
 }
@@ -449,8 +520,12 @@ mod tests {
     const KEY: &[u8] = b"state-key";
 
     fn query(q: &str) -> Result<Compiled, ApiError> {
-        let pairs: Vec<(String, String)> =
-            q.split('&').filter(|p| !p.is_empty()).filter_map(|p| p.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
+        let pairs: Vec<(String, String)> = q
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         SPEC.compile(&ListRequest::from_query(&pairs)?, "ws", KEY)
     }
 
@@ -462,13 +537,17 @@ mod tests {
 
     #[test]
     fn filter_grammar_compiles_to_bound_sql() {
-        let c = query("status[in]=pending,paid&due_date[gte]=2026-01-01&active=true&sort=-created_at&limit=10").unwrap();
+        let c =
+            query("status[in]=pending,paid&due_date[gte]=2026-01-01&active=true&sort=-created_at&limit=10").unwrap();
         assert_eq!(
             c.sql,
             "WHERE things.workspace_id = $1 AND things.status IN ($2, $3) AND things.due_date >= $4 AND things.active = $5 \
              ORDER BY things.created_at DESC, things.id DESC LIMIT 11"
         );
-        assert_eq!(c.binds[1..], [Bind::Text("pending".into()), Bind::Text("paid".into()), Bind::Text("2026-01-01".into()), Bind::Int(1)]);
+        assert_eq!(
+            c.binds[1..],
+            [Bind::Text("pending".into()), Bind::Text("paid".into()), Bind::Text("2026-01-01".into()), Bind::Int(1)]
+        );
         assert_eq!(c.limit, 10);
     }
 
@@ -493,7 +572,10 @@ mod tests {
         assert!(next.sql.contains("(things.name, things.id) > ($2, $3)"), "{}", next.sql);
         assert_eq!(rejected(&format!("sort=-name&cursor={cursor}"))["reason"], "invalid_cursor");
         let (body, mac) = cursor.split_once('.').unwrap();
-        let forged = format!("{}.{mac}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"s":"name","d":false,"v":"Zzz","id":"x"}"#));
+        let forged = format!(
+            "{}.{mac}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"s":"name","d":false,"v":"Zzz","id":"x"}"#)
+        );
         assert_eq!(rejected(&format!("cursor={forged}"))["reason"], "invalid_cursor");
         assert_eq!(rejected("cursor=garbage")["reason"], "invalid_cursor");
         let _ = body;
@@ -501,8 +583,10 @@ mod tests {
 
     #[test]
     fn money_filters_compare_cents() {
-        static MONEY: ListSpec = list_spec!(things; filters: amount = amount_cents: Money; sorts: amount = amount_cents; default: amount);
-        let pairs = vec![("amount[gte]".to_string(), "10.5".to_string()), ("amount[lt]".to_string(), "1500.00".to_string())];
+        static MONEY: ListSpec =
+            list_spec!(things; filters: amount = amount_cents: Money; sorts: amount = amount_cents; default: amount);
+        let pairs =
+            vec![("amount[gte]".to_string(), "10.5".to_string()), ("amount[lt]".to_string(), "1500.00".to_string())];
         let c = MONEY.compile(&ListRequest::from_query(&pairs).unwrap(), "ws", KEY).unwrap();
         assert_eq!(c.binds[1..], [Bind::Int(1050), Bind::Int(150_000)]);
         for bad in ["10", "1e3", "10.001", "abc"] {
@@ -528,7 +612,10 @@ mod tests {
             ]
         );
         assert_eq!(PEOPLE.sorts, [("name", "people.name"), ("amount", "people.amount_cents")]);
-        assert_eq!((PEOPLE.table, PEOPLE.default_sort, PEOPLE.scope), ("people", ("created_at", true), Some("people.deleted_at IS NULL")));
+        assert_eq!(
+            (PEOPLE.table, PEOPLE.default_sort, PEOPLE.scope),
+            ("people", ("created_at", true), Some("people.deleted_at IS NULL"))
+        );
         assert_eq!(SPEC.default_sort, ("name", false));
         assert_eq!(SPEC.scope, None);
     }
@@ -536,8 +623,12 @@ mod tests {
     #[test]
     fn id_sweeps_refuse_filters_and_sorts() {
         let sweep = |q: &str| {
-            let pairs: Vec<(String, String)> =
-                q.split('&').filter(|p| !p.is_empty()).filter_map(|p| p.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
+            let pairs: Vec<(String, String)> = q
+                .split('&')
+                .filter(|p| !p.is_empty())
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect();
             SPEC.compile_ids(&ListRequest::from_query(&pairs)?, "ws", KEY)
         };
         let c = sweep("").unwrap();
@@ -557,7 +648,8 @@ mod tests {
     #[test]
     fn tool_filters_take_plain_values_and_operator_objects() {
         let filters = json!({"status": {"in": ["pending"]}, "due_date": {"gte": "2026-01-01", "lte": "2026-01-31"}, "active": true});
-        let request = ListRequest::from_arguments(Some(&filters), Some(&json!("-created_at")), Some(&json!(5)), None).unwrap();
+        let request =
+            ListRequest::from_arguments(Some(&filters), Some(&json!("-created_at")), Some(&json!(5)), None).unwrap();
         let c = SPEC.compile(&request, "ws", KEY).unwrap();
         assert_eq!(c.binds.len(), 5);
         assert_eq!(c.limit, 5);

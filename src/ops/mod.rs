@@ -10,8 +10,8 @@ pub mod attachments;
 pub mod bills;
 pub mod categories;
 pub mod common;
-pub mod complete;
 pub mod companies;
+pub mod complete;
 pub mod cost_centers;
 pub mod crud;
 pub mod idempotency;
@@ -109,7 +109,10 @@ impl<'a> OpContext<'a> {
     /// Scope first (what the agent was delegated), then role (what the person may do).
     pub fn authorize(&self, membership: &Membership, resource: Resource, access: Access) -> Result<(), ApiError> {
         if !self.identity.scopes.allows(resource, access) {
-            return Err(ApiError::insufficient_scope(&ScopeSet::required(resource, access), self.identity.scopes.granted()));
+            return Err(ApiError::insufficient_scope(
+                &ScopeSet::required(resource, access),
+                self.identity.scopes.granted(),
+            ));
         }
         if !membership.role.allows(resource, access) {
             return Err(ApiError::forbidden(format!(

@@ -30,7 +30,9 @@ pub const CUSTOM_CONTENT: &str = "x-content";
 /// The `content` map of a request or response body.
 fn content_of(value: Value) -> (Value, bool) {
     match value {
-        Value::Object(mut map) if map.contains_key(CUSTOM_CONTENT) => (map.remove(CUSTOM_CONTENT).unwrap_or_default(), true),
+        Value::Object(mut map) if map.contains_key(CUSTOM_CONTENT) => {
+            (map.remove(CUSTOM_CONTENT).unwrap_or_default(), true)
+        }
         schema => (json!({ "application/json": { "schema": schema } }), false),
     }
 }

@@ -9,10 +9,10 @@
 
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use crate::storage::{sql, Conn};
 
 use super::common::{body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
@@ -197,12 +197,12 @@ fn id_page() -> Value {
 }
 
 records!(People, self, Resource::People, "/v1/people", "person",
-    row: Person, record: Person, create: PersonCreate, created: Person, update: PersonUpdate,
-    list: crud::list::<People>, get: crud::get::<People>,
-    label: |p| match &p.document_number {
-        Some(document) => format!("{} ({document})", p.name),
-        None => p.name.clone(),
-    });
+row: Person, record: Person, create: PersonCreate, created: Person, update: PersonUpdate,
+list: crud::list::<People>, get: crud::get::<People>,
+label: |p| match &p.document_number {
+    Some(document) => format!("{} ({document})", p.name),
+    None => p.name.clone(),
+});
 
 /// The `/v1/people` operations.
 pub static OPERATIONS: Declaration = record_operations!(People, "people";
@@ -254,7 +254,9 @@ fn blank_name() -> ApiError {
 /// (CNPJ) of them, check digits right.
 fn check_document(raw: &str) -> Result<(String, DocumentType), ApiError> {
     let digits = normalize(raw);
-    let wrong = || unprocessable("document_number", "invalid_document", "The document is not a valid CPF or CNPJ (check digits)");
+    let wrong = || {
+        unprocessable("document_number", "invalid_document", "The document is not a valid CPF or CNPJ (check digits)")
+    };
     if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(wrong());
     }
@@ -300,7 +302,12 @@ async fn check_company(conn: &mut Conn, ws: &Membership, company_id: &str) -> Re
     }
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: PersonCreate) -> Result<Person, ApiError> {
+pub async fn create(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: PersonCreate,
+) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let name = input.name.trim().to_string();
     if name.is_empty() {
@@ -343,7 +350,13 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     crud::created::<People>(ctx, conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: PersonUpdate) -> Result<Person, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: PersonUpdate,
+) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let current = crud::find::<People>(conn, ws, id).await?;
     let name = match input.name {

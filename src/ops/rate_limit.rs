@@ -3,8 +3,8 @@
 
 use super::Services;
 use crate::auth::Identity;
-use crate::storage::identity::Membership;
 use crate::error::{ApiError, ErrorCode};
+use crate::storage::identity::Membership;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
@@ -57,7 +57,10 @@ fn window(state: Services<'_>, budget: Budget) -> (i64, i64, i64) {
 fn judge(limit: i64, reset: i64, hits: i64, budget: Budget) -> Result<RateStatus, (ApiError, RateStatus)> {
     let status = RateStatus { limit, remaining: (limit - hits).max(0), reset };
     if hits > limit {
-        let mut err = ApiError::new(ErrorCode::RateLimited, format!("Rate limit of {limit} {} requests per window exceeded", budget.as_str()));
+        let mut err = ApiError::new(
+            ErrorCode::RateLimited,
+            format!("Rate limit of {limit} {} requests per window exceeded", budget.as_str()),
+        );
         err.retry_after_seconds = Some(reset as u64);
         return Err((err, status));
     }
@@ -68,12 +71,19 @@ fn judge(limit: i64, reset: i64, hits: i64, budget: Budget) -> Result<RateStatus
 /// statement (one database round trip on the hot path); with `memberships`, reads the
 /// caller's memberships in that round trip too, for a request that will need them. A
 /// token without `jti` cannot be revoked and is simply counted.
-pub async fn count_unless_revoked(state: Services<'_>, identity: &Identity, budget: Budget, memberships: bool) -> Result<Counted, ApiError> {
+pub async fn count_unless_revoked(
+    state: Services<'_>,
+    identity: &Identity,
+    budget: Budget,
+    memberships: bool,
+) -> Result<Counted, ApiError> {
     use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships};
     let (limit, window_start, reset) = window(state, budget);
     let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
     let counted = if memberships {
-        hit_with_memberships(state.db, user, bucket, window_start, jti).await.map(|hit| hit.map(|(hits, m)| (hits, Some(m))))
+        hit_with_memberships(state.db, user, bucket, window_start, jti)
+            .await
+            .map(|hit| hit.map(|(hits, m)| (hits, Some(m))))
     } else {
         hit_unless_revoked(state.db, user, bucket, window_start, jti).await.map(|hit| hit.map(|hits| (hits, None)))
     }

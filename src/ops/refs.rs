@@ -6,8 +6,8 @@
 //! category, revenue center, customer).
 
 use crate::ops::stamps::Stamp;
-use serde_json::json;
 use crate::storage::{sql, Conn};
+use serde_json::json;
 
 use super::categories::Categories;
 use super::common::{body_id, invalid, unprocessable};
@@ -58,13 +58,14 @@ pub(super) fn not_in_workspace(field: &str, what: &str) -> ApiError {
 /// The company `company_id` of the workspace (422 `invalid_reference` otherwise).
 pub async fn company(conn: &mut Conn, ws: &Membership, field: &str, company_id: &str) -> Result<CompanyRef, ApiError> {
     let id = body_id(field, company_id)?;
-    let row = sql::query("SELECT id, locked_until FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?
-        .ok_or_else(|| not_in_workspace(field, "Company"))?;
+    let row =
+        sql::query("SELECT id, locked_until FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
+            .bind(&ws.workspace_id)
+            .bind(&id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(db_error)?
+            .ok_or_else(|| not_in_workspace(field, "Company"))?;
     Ok(CompanyRef { id: row.try_get(0).map_err(db_error)?, locked_until: row.try_get(1).map_err(db_error)? })
 }
 
@@ -73,11 +74,10 @@ pub async fn company(conn: &mut Conn, ws: &Membership, field: &str, company_id: 
 pub fn check_period(company: &CompanyRef, field: &str, date: &str) -> Result<(), ApiError> {
     match &company.locked_until {
         // Both are YYYY-MM-DD, so text order is date order.
-        Some(locked) if date <= locked.as_str() => Err(ApiError::new(
-            crate::error::ErrorCode::UnprocessableEntity,
-            "The period is closed for this company",
-        )
-        .with_details(json!({ "field": field, "reason": "period_closed", "locked_until": locked }))),
+        Some(locked) if date <= locked.as_str() => {
+            Err(ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "The period is closed for this company")
+                .with_details(json!({ "field": field, "reason": "period_closed", "locked_until": locked })))
+        }
         _ => Ok(()),
     }
 }
@@ -96,10 +96,16 @@ const ACCOUNT: Referenced = Referenced {
     what: "Financial account",
     mismatch: "account_company_mismatch",
 };
-const PERSON: Referenced =
-    Referenced { sql: "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL", what: "Person", mismatch: "company_mismatch" };
-const CATEGORY: Referenced =
-    Referenced { sql: "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2", what: "Category", mismatch: "company_mismatch" };
+const PERSON: Referenced = Referenced {
+    sql: "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
+    what: "Person",
+    mismatch: "company_mismatch",
+};
+const CATEGORY: Referenced = Referenced {
+    sql: "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2",
+    what: "Category",
+    mismatch: "company_mismatch",
+};
 const CENTER: Referenced = Referenced {
     sql: "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2",
     what: "Classification center",
@@ -107,7 +113,13 @@ const CENTER: Referenced = Referenced {
 };
 
 /// The financial account `account_id`, which must belong to `company`.
-pub async fn account(conn: &mut Conn, ws: &Membership, company: &CompanyRef, field: &str, account_id: &str) -> Result<String, ApiError> {
+pub async fn account(
+    conn: &mut Conn,
+    ws: &Membership,
+    company: &CompanyRef,
+    field: &str,
+    account_id: &str,
+) -> Result<String, ApiError> {
     Ok(owned(conn, ws, company, &ACCOUNT, field, account_id).await?.0)
 }
 
@@ -133,7 +145,11 @@ async fn owned(
         .ok_or_else(|| not_in_workspace(field, what))?;
     let owner: String = row.try_get(0).map_err(db_error)?;
     if owner != company.id {
-        return Err(unprocessable(field, mismatch, &format!("The {} does not belong to the given company", what.to_lowercase())));
+        return Err(unprocessable(
+            field,
+            mismatch,
+            &format!("The {} does not belong to the given company", what.to_lowercase()),
+        ));
     }
     Ok((id, row))
 }
@@ -151,7 +167,11 @@ async fn typed(
     let (id, row) = owned(conn, ws, company, kind, field, id).await?;
     let stored_type: String = row.try_get(1).map_err(db_error)?;
     if !accepted.contains(&stored_type.as_str()) {
-        return Err(unprocessable(field, "type_mismatch", &format!("The {}'s type does not match the record", kind.what.to_lowercase())));
+        return Err(unprocessable(
+            field,
+            "type_mismatch",
+            &format!("The {}'s type does not match the record", kind.what.to_lowercase()),
+        ));
     }
     Ok(id)
 }
@@ -164,7 +184,11 @@ async fn first_id(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Strin
 /// `*_id` and `*_name` are mutually exclusive (400).
 fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Option<&'a str>) -> Result<(), ApiError> {
     if id.is_some() && name.is_some() {
-        return Err(invalid(id_field, "mutually_exclusive", &format!("{id_field} and {name_field} are mutually exclusive")));
+        return Err(invalid(
+            id_field,
+            "mutually_exclusive",
+            &format!("{id_field} and {name_field} are mutually exclusive"),
+        ));
     }
     if let Some(n) = name {
         if n.trim().is_empty() || n.chars().count() > 255 {
@@ -175,7 +199,14 @@ fn exclusive<'a>(id_field: &str, id: Option<&'a str>, name_field: &str, name: Op
 }
 
 /// A classification center usable with `polarity` in `company` (by id).
-pub async fn center(conn: &mut Conn, ws: &Membership, company: &CompanyRef, polarity: Polarity, field: &str, id: &str) -> Result<String, ApiError> {
+pub async fn center(
+    conn: &mut Conn,
+    ws: &Membership,
+    company: &CompanyRef,
+    polarity: Polarity,
+    field: &str,
+    id: &str,
+) -> Result<String, ApiError> {
     typed(conn, ws, company, &CENTER, field, id, &polarity.center_types()).await
 }
 
@@ -192,11 +223,18 @@ pub struct Owner<'a, 'c> {
 impl Owner<'_, '_> {
     /// The category of a record: by id (same company, type = polarity) or found/created by
     /// name as a root category of that type.
-    pub async fn category(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Result<Option<String>, ApiError> {
+    pub async fn category(
+        &self,
+        conn: &mut Conn,
+        id: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<Option<String>, ApiError> {
         let Owner { ws, company, polarity, .. } = *self;
         exclusive("category_id", id, "category_name", name)?;
         if let Some(id) = id {
-            return typed(conn, ws, company, &CATEGORY, "category_id", id, &[polarity.transaction_type()]).await.map(Some);
+            return typed(conn, ws, company, &CATEGORY, "category_id", id, &[polarity.transaction_type()])
+                .await
+                .map(Some);
         }
         let Some(name) = name.map(str::trim) else { return Ok(None) };
         let found = sql::query("SELECT id FROM categories WHERE workspace_id = $1 AND company_id = $2 AND name = $3 AND category_type = $4 ORDER BY level, id LIMIT 1")
@@ -210,12 +248,19 @@ impl Owner<'_, '_> {
         let insert = "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
                                      created_via, updated_via, created_by, updated_by)
              VALUES ($1, $2, $3, $4, NULL, 1, $5, $6, $6, $7, $7, $8, $8)";
-        self.create_named::<Categories>(conn, insert.to_string(), name, Some(polarity.transaction_type())).await.map(Some)
+        self.create_named::<Categories>(conn, insert.to_string(), name, Some(polarity.transaction_type()))
+            .await
+            .map(Some)
     }
 
     /// The classification center of a record by id, or found/created by name (type cost for
     /// debit, revenue for credit; an existing `both` center matches either).
-    pub async fn center(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Result<Option<String>, ApiError> {
+    pub async fn center(
+        &self,
+        conn: &mut Conn,
+        id: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<Option<String>, ApiError> {
         let Owner { ws, company, polarity, .. } = *self;
         exclusive("classification_center_id", id, "classification_center_name", name)?;
         if let Some(id) = id {
@@ -244,7 +289,12 @@ impl Owner<'_, '_> {
     /// The person of a record by id (same company, not deleted), or found/created by name
     /// (a supplier for debit, a customer for credit; an existing person found by name is
     /// marked as such).
-    pub async fn person(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Result<Option<String>, ApiError> {
+    pub async fn person(
+        &self,
+        conn: &mut Conn,
+        id: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<Option<String>, ApiError> {
         let Owner { ctx, ws, company, polarity } = *self;
         exclusive("person_id", id, "person_name", name)?;
         if let Some(id) = id {
@@ -281,7 +331,13 @@ impl Owner<'_, '_> {
     /// Creates the `T` a reference by name asks for: `sql` takes the id, workspace,
     /// company and name, then `extra` when given, then the creation stamp (at, via, by);
     /// the write is audited as any create of a `T`.
-    async fn create_named<T: Table>(&self, conn: &mut Conn, sql: String, name: &str, extra: Option<&str>) -> Result<String, ApiError> {
+    async fn create_named<T: Table>(
+        &self,
+        conn: &mut Conn,
+        sql: String,
+        name: &str,
+        extra: Option<&str>,
+    ) -> Result<String, ApiError> {
         let id = uuid::Uuid::new_v4().to_string();
         let mut insert = sql::query(sql).bind(&id).bind(&self.ws.workspace_id).bind(&self.company.id).bind(name);
         if let Some(extra) = extra {

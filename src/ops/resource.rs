@@ -10,11 +10,11 @@
 
 use std::future::Future;
 
+use crate::storage::Conn;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use crate::storage::Conn;
 
 use super::list::{ListRequest, ListSpec};
 use super::openapi::page_of;
@@ -35,12 +35,27 @@ pub trait Records: 'static {
     type Record: Serialize + JsonSchema + Send;
     /// The list: its table, filters and sorts, and which rows are live.
     const LIST: &'static ListSpec;
-    fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
-    fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+    fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send;
+    fn get(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+    ) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
     /// The list page with `request.fields` only, written as JSON straight from the rows,
     /// where the resource can (every field asked for is in its rows); `None` where it
     /// cannot, and the caller writes the typed page ([`Records::list`]).
-    fn list_written(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> impl Future<Output = Result<Option<Vec<u8>>, ApiError>> + Send {
+    fn list_written(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, ApiError>> + Send {
         let _ = (ctx, conn, ws, request);
         std::future::ready(Ok(None))
     }
@@ -54,13 +69,29 @@ pub trait Writable: Records {
     type Create: DeserializeOwned + JsonSchema + Send;
     type Created: Serialize + JsonSchema + Send;
     type Update: DeserializeOwned + JsonSchema + Send;
-    fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: Self::Create) -> impl Future<Output = Result<Self::Created, ApiError>> + Send;
-    fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: Self::Update) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
+    fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: Self::Create,
+    ) -> impl Future<Output = Result<Self::Created, ApiError>> + Send;
+    fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: Self::Update,
+    ) -> impl Future<Output = Result<Self::Record, ApiError>> + Send;
 }
 
 /// A resource's delete operation.
 pub trait Deletable: Records {
-    fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> impl Future<Output = Result<(), ApiError>> + Send;
+    fn delete(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+    ) -> impl Future<Output = Result<(), ApiError>> + Send;
 }
 
 /// What a row of the table is, for the doors.
@@ -98,7 +129,14 @@ fn page_schema<R: Records>() -> Value {
 }
 
 impl Op {
-    const fn shaped(shape: Shape, method: &'static str, suffix: &'static str, id: &'static str, summary: &'static str, access: Access) -> Op {
+    const fn shaped(
+        shape: Shape,
+        method: &'static str,
+        suffix: &'static str,
+        id: &'static str,
+        summary: &'static str,
+        access: Access,
+    ) -> Op {
         Op { shape, method, suffix, id, summary, access, request: None, success: 200, response: None }
     }
 
@@ -114,12 +152,16 @@ impl Op {
 
     /// `POST {collection}`: 201 (idempotent with a key).
     pub const fn create<R: Writable>(id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Create, "post", "", id, summary, Access::Write).takes(schema_of::<R::Create>).answers(201, schema_of::<R::Created>)
+        Op::shaped(Shape::Create, "post", "", id, summary, Access::Write)
+            .takes(schema_of::<R::Create>)
+            .answers(201, schema_of::<R::Created>)
     }
 
     /// `PATCH {collection}/{id}`
     pub const fn update<R: Writable>(id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Update, "patch", "/{id}", id, summary, Access::Write).takes(schema_of::<R::Update>).answers(200, schema_of::<R::Record>)
+        Op::shaped(Shape::Update, "patch", "/{id}", id, summary, Access::Write)
+            .takes(schema_of::<R::Update>)
+            .answers(200, schema_of::<R::Record>)
     }
 
     /// `DELETE {collection}/{id}`: 204.

@@ -38,9 +38,18 @@ impl Stamps {
 macro_rules! stamp_columns {
     ($table:ident) => {
         concat!(
-            stringify!($table), ".created_at, ", stringify!($table), ".updated_at, ",
-            stringify!($table), ".created_via, ", stringify!($table), ".updated_via, ",
-            stringify!($table), ".created_by, ", stringify!($table), ".updated_by"
+            stringify!($table),
+            ".created_at, ",
+            stringify!($table),
+            ".updated_at, ",
+            stringify!($table),
+            ".created_via, ",
+            stringify!($table),
+            ".updated_via, ",
+            stringify!($table),
+            ".created_by, ",
+            stringify!($table),
+            ".updated_by"
         )
     };
 }

@@ -8,10 +8,10 @@
 
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
+use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::storage::{sql, Conn};
 
 use super::common::{conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
@@ -81,12 +81,12 @@ pub struct Tax {
 }
 
 records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
-    row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
-    list: crud::list::<Taxes>, get: crud::get::<Taxes>,
-    label: |t| match &t.default_rate {
-        Some(rate) => format!("{} ({rate} %)", t.name),
-        None => t.name.clone(),
-    });
+row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
+list: crud::list::<Taxes>, get: crud::get::<Taxes>,
+label: |t| match &t.default_rate {
+    Some(rate) => format!("{} ({rate} %)", t.name),
+    None => t.name.clone(),
+});
 
 /// The `/v1/taxes` operations.
 pub static OPERATIONS: Declaration = record_operations!(Taxes, "taxes";
@@ -111,7 +111,9 @@ pub fn parse_rate(field: &str, text: &str) -> Result<i64, ApiError> {
     match Cents::parse(text, false) {
         Ok(Cents(bp)) if bp <= MAX_RATE_BP => Ok(bp),
         Ok(_) | Err(MoneyError::Negative) => Err(out_of_range()),
-        Err(_) => Err(invalid(field, "invalid_format", "The rate must be a decimal string with 1-2 decimals, e.g. \"1.50\"")),
+        Err(_) => {
+            Err(invalid(field, "invalid_format", "The rate must be a decimal string with 1-2 decimals, e.g. \"1.50\""))
+        }
     }
 }
 
@@ -161,7 +163,13 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     crud::created::<Taxes>(ctx, conn, ws, &id).await
 }
 
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: TaxUpdate) -> Result<Tax, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: TaxUpdate,
+) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
     let current = crud::find::<Taxes>(conn, ws, id).await?;
     let name = match input.name {
@@ -227,7 +235,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .map(|r| r.try_get::<String, _>(0))
         .collect::<Result<_, _>>()
         .map_err(db_error)?;
-        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The tax is charged by billings and cannot be deleted").with_details(json!({
+        return Err(ApiError::new(
+            ErrorCode::UnprocessableEntity,
+            "The tax is charged by billings and cannot be deleted",
+        )
+        .with_details(json!({
             "reason": "in_use",
             "usage": { "payables": payables, "receivables": receivables },
             "billing_ids": billing_ids,

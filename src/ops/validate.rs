@@ -39,10 +39,14 @@ fn cached_schema<T: JsonSchema + 'static>() -> &'static Value {
 /// Checks `value` against `T`'s schema and deserialises it.
 pub fn parse<T: JsonSchema + DeserializeOwned + 'static>(value: Value) -> Result<T, ApiError> {
     let Value::Object(object) = &value else {
-        return Err(ApiError::bad_request("The request body must be a JSON object").with_details(json!({"reason": "not_an_object"})));
+        return Err(ApiError::bad_request("The request body must be a JSON object")
+            .with_details(json!({"reason": "not_an_object"})));
     };
     check_object(cached_schema::<T>(), object, "")?;
-    serde_json::from_value(value).map_err(|_| ApiError::bad_request("The request body does not match the schema").with_details(json!({"reason": "invalid_body"})))
+    serde_json::from_value(value).map_err(|_| {
+        ApiError::bad_request("The request body does not match the schema")
+            .with_details(json!({"reason": "invalid_body"}))
+    })
 }
 
 fn field_error(path: &str, reason: &str, message: String) -> ApiError {
@@ -117,7 +121,9 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
     }
     if let (Some(format), Some(text)) = (schema.get("format").and_then(Value::as_str), value.as_str()) {
         match format {
-            "uuid" if uuid::Uuid::parse_str(text).is_err() => return Err(field_error(path, "invalid_uuid", format!("Field {path} must be a UUID"))),
+            "uuid" if uuid::Uuid::parse_str(text).is_err() => {
+                return Err(field_error(path, "invalid_uuid", format!("Field {path} must be a UUID")))
+            }
             "date" if !crate::domain::dates::is_valid_date(text) => {
                 return Err(field_error(path, "invalid_date", format!("Field {path} must be a date YYYY-MM-DD")))
             }
@@ -126,7 +132,11 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
     }
     if let (Some(pattern), Some(text)) = (schema.get("pattern").and_then(Value::as_str), value.as_str()) {
         if let Some(reason) = crate::domain::money::pattern_refusal(pattern, text) {
-            return Err(field_error(path, reason, format!("Field {path} must be an amount with 1-2 decimals, e.g. \"1500.00\"")));
+            return Err(field_error(
+                path,
+                reason,
+                format!("Field {path} must be an amount with 1-2 decimals, e.g. \"1500.00\""),
+            ));
         }
     }
     if let Some(number) = value.as_f64() {

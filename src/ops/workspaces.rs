@@ -46,11 +46,17 @@ pub fn list(ctx: &OpContext<'_>) -> Result<WorkspaceList, ApiError> {
                 .iter()
                 .map(|&r| {
                     let may = |a| ctx.identity.scopes.allows(r, a) && m.role.allows(r, a);
-                    let p = Permissions { read: may(Access::Read), write: may(Access::Write), delete: may(Access::Delete) };
+                    let p =
+                        Permissions { read: may(Access::Read), write: may(Access::Write), delete: may(Access::Delete) };
                     (r.as_str().to_string(), serde_json::to_value(p).unwrap_or(Value::Null))
                 })
                 .collect();
-            WorkspaceView { id: m.workspace_id.clone(), name: m.workspace_name.clone(), role: m.role.as_str(), permissions }
+            WorkspaceView {
+                id: m.workspace_id.clone(),
+                name: m.workspace_name.clone(),
+                role: m.role.as_str(),
+                permissions,
+            }
         })
         .collect();
     Ok(WorkspaceList { data, meta: ListMeta { next_cursor: None } })

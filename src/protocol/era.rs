@@ -57,7 +57,8 @@ fn legacy_version(v: &str) -> Option<&'static str> {
 }
 
 fn header(headers: &HeaderMap, name: &'static str) -> Result<Option<String>, RpcError> {
-    headers::read(headers, name).map_err(|Unreadable(n)| RpcError::header_mismatch(format!("{n} header is not readable")))
+    headers::read(headers, name)
+        .map_err(|Unreadable(n)| RpcError::header_mismatch(format!("{n} header is not readable")))
 }
 
 /// Decides the era of `request` and runs the checks of that era in the contract's
@@ -74,7 +75,9 @@ pub fn decide(headers: &HeaderMap, request: &Request) -> Result<Era, RpcError> {
                 "MCP-Protocol-Version 2026-07-28 requires params._meta with io.modelcontextprotocol/protocolVersion \
                  and io.modelcontextprotocol/clientCapabilities",
             )),
-            Some(v) => legacy_version(v).map(|version| Era::Legacy { version }).ok_or_else(|| RpcError::unsupported_version(v)),
+            Some(v) => {
+                legacy_version(v).map(|version| Era::Legacy { version }).ok_or_else(|| RpcError::unsupported_version(v))
+            }
         },
     }
 }

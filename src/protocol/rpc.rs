@@ -135,12 +135,8 @@ pub enum Incoming {
 pub fn classify(value: Value) -> Result<Incoming, (Value, RpcError)> {
     let mut object = match value {
         Value::Object(o) => o,
-        Value::Array(_) => {
-            return Err((Value::Null, RpcError::invalid_request("Batch requests are not supported")))
-        }
-        _ => {
-            return Err((Value::Null, RpcError::invalid_request("Invalid request: expected a JSON-RPC object")))
-        }
+        Value::Array(_) => return Err((Value::Null, RpcError::invalid_request("Batch requests are not supported"))),
+        _ => return Err((Value::Null, RpcError::invalid_request("Invalid request: expected a JSON-RPC object"))),
     };
     // An error response may carry `"id": null` (JSON-RPC 2.0 §5: the request's id could
     // not be read); it is still a response, accepted like any other (step 8).
@@ -163,9 +159,7 @@ pub fn classify(value: Value) -> Result<Incoming, (Value, RpcError)> {
             let (params, has_params) = match object.remove("params") {
                 None => (Map::new(), false),
                 Some(Value::Object(p)) => (p, true),
-                Some(_) => {
-                    return Err((echo, RpcError::invalid_request("Invalid request: params must be an object")))
-                }
+                Some(_) => return Err((echo, RpcError::invalid_request("Invalid request: params must be an object"))),
             };
             match id {
                 Some(id) => Ok(Incoming::Request(Request { id, method, params, has_params })),
@@ -178,7 +172,10 @@ pub fn classify(value: Value) -> Result<Incoming, (Value, RpcError)> {
             if is_response {
                 Ok(Incoming::Accepted)
             } else {
-                Err((echo, RpcError::invalid_request("Invalid request: not a JSON-RPC request, notification or response")))
+                Err((
+                    echo,
+                    RpcError::invalid_request("Invalid request: not a JSON-RPC request, notification or response"),
+                ))
             }
         }
     }
@@ -189,7 +186,10 @@ fn is_error_response(object: &Map<String, Value>) -> bool {
     object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         && !object.contains_key("method")
         && !object.contains_key("result")
-        && object.get("error").and_then(Value::as_object).is_some_and(|e| e.get("code").is_some_and(Value::is_i64) && e.get("message").is_some_and(Value::is_string))
+        && object
+            .get("error")
+            .and_then(Value::as_object)
+            .is_some_and(|e| e.get("code").is_some_and(Value::is_i64) && e.get("message").is_some_and(Value::is_string))
 }
 
 #[cfg(test)]
@@ -212,10 +212,16 @@ mod tests {
         assert_eq!(code(json!({"jsonrpc":"2.0","id":1,"method":"ping","params":[1]})), INVALID_REQUEST);
         assert_eq!(code(json!({"jsonrpc":"2.0","id":null,"method":"ping"})), INVALID_REQUEST);
         assert_eq!(code(json!({"jsonrpc":"2.0","id":1})), INVALID_REQUEST);
-        assert!(matches!(classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"})), Ok(Incoming::Accepted)));
+        assert!(matches!(
+            classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+            Ok(Incoming::Accepted)
+        ));
         assert!(matches!(classify(json!({"jsonrpc":"2.0","id":3,"result":{}})), Ok(Incoming::Accepted)));
         // An error response with a null id is a response too (SPEC §2 step 8).
-        assert!(matches!(classify(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}})), Ok(Incoming::Accepted)));
+        assert!(matches!(
+            classify(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}})),
+            Ok(Incoming::Accepted)
+        ));
         assert_eq!(code(json!({"jsonrpc":"2.0","id":null,"result":{}})), INVALID_REQUEST);
         assert_eq!(code(json!({"jsonrpc":"2.0","id":null,"error":"x"})), INVALID_REQUEST);
         assert!(matches!(classify(json!({"jsonrpc":"2.0","id":"a","method":"ping"})), Ok(Incoming::Request(_))));

@@ -1,9 +1,9 @@
 //! The append-only audit log: who did what, through which channel, to what, and how
 //! it ended.
 
-use crate::storage::sql;
 use super::Db;
 use crate::domain::channel::Channel;
+use crate::storage::sql;
 
 #[derive(Debug, Clone, Default)]
 pub struct AuditEvent<'a> {
@@ -17,7 +17,11 @@ pub struct AuditEvent<'a> {
 }
 
 /// Appends one event, inside the caller's transaction when given one.
-pub async fn append<'c>(on: impl Into<sql::Target<'c>>, channel: Channel, event: &AuditEvent<'_>) -> Result<(), crate::storage::Error> {
+pub async fn append<'c>(
+    on: impl Into<sql::Target<'c>>,
+    channel: Channel,
+    event: &AuditEvent<'_>,
+) -> Result<(), crate::storage::Error> {
     sql::query(
         "INSERT INTO audit_events
            (id, occurred_at, workspace_id, user_id, channel, action, target_type, target_id, outcome, details)

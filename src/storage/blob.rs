@@ -84,12 +84,17 @@ impl BlobStore {
         let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
             return Ok(BlobStore::database());
         };
-        let (bucket, prefix) =
-            split_s3_url(url).ok_or_else(|| format!("KFIN_BLOB_URL must be s3://bucket or s3://bucket/prefix, got {url:?}"))?;
-        if !prefix.is_empty() && prefix.split('/').any(|segment| segment.is_empty() || segment == "." || segment == "..") {
+        let (bucket, prefix) = split_s3_url(url)
+            .ok_or_else(|| format!("KFIN_BLOB_URL must be s3://bucket or s3://bucket/prefix, got {url:?}"))?;
+        if !prefix.is_empty()
+            && prefix.split('/').any(|segment| segment.is_empty() || segment == "." || segment == "..")
+        {
             return Err(format!("KFIN_BLOB_URL has an empty or relative path segment: {url:?}"));
         }
-        Ok(BlobStore { target: Target::S3 { bucket: bucket.to_string(), prefix: prefix.to_string() }, s3: OnceLock::new() })
+        Ok(BlobStore {
+            target: Target::S3 { bucket: bucket.to_string(), prefix: prefix.to_string() },
+            s3: OnceLock::new(),
+        })
     }
 
     /// Where new uploads go, for the operator (`database` or `s3://bucket/prefix`).
@@ -111,12 +116,22 @@ impl BlobStore {
     /// S3 the object is written now, before any row exists: the caller records the
     /// returned [`Placement`] in the row afterwards, so a failure in between leaves at
     /// worst an object that no row names, never a row without its bytes.
-    pub async fn put(&self, workspace_id: &str, id: &str, content: &Bytes, content_type: &str) -> Result<Placement, ApiError> {
+    pub async fn put(
+        &self,
+        workspace_id: &str,
+        id: &str,
+        content: &Bytes,
+        content_type: &str,
+    ) -> Result<Placement, ApiError> {
         let Target::S3 { bucket, prefix } = &self.target else {
             return Ok(Placement::Row);
         };
-        let key = if prefix.is_empty() { format!("{workspace_id}/{id}") } else { format!("{prefix}/{workspace_id}/{id}") };
-        self.client().put_object(bucket, &key, content.clone(), content_type).await.map_err(|e| store_unavailable("put", &e))?;
+        let key =
+            if prefix.is_empty() { format!("{workspace_id}/{id}") } else { format!("{prefix}/{workspace_id}/{id}") };
+        self.client()
+            .put_object(bucket, &key, content.clone(), content_type)
+            .await
+            .map_err(|e| store_unavailable("put", &e))?;
         Ok(Placement::Object(format!("s3://{bucket}/{key}")))
     }
 
@@ -163,8 +178,20 @@ mod tests {
         assert_eq!(BlobStore::from_url(Some("  ")).unwrap().describe(), "database");
         assert_eq!(BlobStore::from_url(Some("s3://kfin-files")).unwrap().describe(), "s3://kfin-files");
         assert_eq!(BlobStore::from_url(Some("s3://kfin-files/")).unwrap().describe(), "s3://kfin-files");
-        assert_eq!(BlobStore::from_url(Some("s3://kfin.files/prod/attachments/")).unwrap().describe(), "s3://kfin.files/prod/attachments");
-        for bad in ["kfin-files", "s3://", "s3://Kfin", "s3://ab", "s3://-kfin", "https://kfin/x", "s3://kfin/a//b", "s3://kfin/../x"] {
+        assert_eq!(
+            BlobStore::from_url(Some("s3://kfin.files/prod/attachments/")).unwrap().describe(),
+            "s3://kfin.files/prod/attachments"
+        );
+        for bad in [
+            "kfin-files",
+            "s3://",
+            "s3://Kfin",
+            "s3://ab",
+            "s3://-kfin",
+            "https://kfin/x",
+            "s3://kfin/a//b",
+            "s3://kfin/../x",
+        ] {
             assert!(BlobStore::from_url(Some(bad)).is_err(), "{bad}");
         }
     }
@@ -180,6 +207,9 @@ mod tests {
     #[tokio::test]
     async fn the_database_store_keeps_bytes_in_the_row() {
         let store = BlobStore::database();
-        assert_eq!(store.put("ws", "id", &Bytes::from_static(b"%PDF-"), "application/pdf").await.unwrap(), Placement::Row);
+        assert_eq!(
+            store.put("ws", "id", &Bytes::from_static(b"%PDF-"), "application/pdf").await.unwrap(),
+            Placement::Row
+        );
     }
 }

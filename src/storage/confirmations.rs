@@ -38,11 +38,17 @@ pub async fn claim(conn: &mut Conn, nonce: &Nonce<'_>, outcome: Option<&str>) ->
 
 /// The stored outcome of a claimed nonce (`None` while it is still being carried out).
 pub async fn outcome(conn: &mut Conn, nonce: &str) -> Result<Option<String>, crate::storage::Error> {
-    let row = sql::query("SELECT outcome FROM confirmation_nonces WHERE nonce = $1").bind(nonce).fetch_one(conn).await?;
+    let row =
+        sql::query("SELECT outcome FROM confirmation_nonces WHERE nonce = $1").bind(nonce).fetch_one(conn).await?;
     row.try_get(0)
 }
 
 /// Stores the outcome of a claimed nonce, in the claim's transaction.
 pub async fn store_outcome(conn: &mut Conn, nonce: &str, outcome: &str) -> Result<(), crate::storage::Error> {
-    sql::query("UPDATE confirmation_nonces SET outcome = $1 WHERE nonce = $2").bind(outcome).bind(nonce).execute(conn).await.map(|_| ())
+    sql::query("UPDATE confirmation_nonces SET outcome = $1 WHERE nonce = $2")
+        .bind(outcome)
+        .bind(nonce)
+        .execute(conn)
+        .await
+        .map(|_| ())
 }

@@ -72,14 +72,17 @@ fn connect_options(text: &str, config: &DatabaseSecretConfig) -> Result<PgConnec
     let port = match secret.port {
         None => 5432,
         Some(Port::Number(p)) => p,
-        Some(Port::Text(p)) => p.trim().parse().map_err(|_| "the database secret's port is not a number".to_string())?,
+        Some(Port::Text(p)) => {
+            p.trim().parse().map_err(|_| "the database secret's port is not a number".to_string())?
+        }
     };
     let dbname = config.dbname.clone().or(secret.dbname.filter(|d| !d.is_empty())).unwrap_or_else(|| "postgres".into());
     let mut url = url::Url::parse("postgres://localhost").map_err(|e| e.to_string())?;
     url.set_host(Some(host.trim())).map_err(|_| format!("the database host {host:?} is not a valid host name"))?;
     url.set_port(Some(port)).map_err(|_| "the database port cannot be set".to_string())?;
     url.set_username(&secret.username).map_err(|_| "the database username cannot be used in a URL".to_string())?;
-    url.set_password(Some(&secret.password)).map_err(|_| "the database password cannot be used in a URL".to_string())?;
+    url.set_password(Some(&secret.password))
+        .map_err(|_| "the database password cannot be used in a URL".to_string())?;
     url.set_path(&dbname);
     {
         let mut query = url.query_pairs_mut();
@@ -141,7 +144,8 @@ impl DatabaseCredentials {
         let now = Instant::now();
         let refused = CREDENTIALS_REFUSED.load(Ordering::Relaxed);
         let due = now >= *self.next_refresh.lock().unwrap_or_else(|p| p.into_inner())
-            || (refused && now.duration_since(*self.last_refresh.lock().unwrap_or_else(|p| p.into_inner())) >= MIN_INTERVAL);
+            || (refused
+                && now.duration_since(*self.last_refresh.lock().unwrap_or_else(|p| p.into_inner())) >= MIN_INTERVAL);
         due && self.refreshing.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok()
     }
 
@@ -194,13 +198,22 @@ mod tests {
         assert_eq!(u.host_str(), Some("db.cluster-x.us-east-1.rds.amazonaws.com"));
         assert_eq!(u.port(), Some(5432));
         assert_eq!(u.username(), "kfin");
-        let password = url::form_urlencoded::parse(format!("p={}", u.password().unwrap()).as_bytes()).next().unwrap().1.into_owned();
+        let password = url::form_urlencoded::parse(format!("p={}", u.password().unwrap()).as_bytes())
+            .next()
+            .unwrap()
+            .1
+            .into_owned();
         assert_eq!(password, "p@ss:/w?rd#1", "special characters survive the URL");
         assert_eq!(u.path(), "/finance");
         let query: Vec<(String, String)> = u.query_pairs().into_owned().collect();
         assert!(query.contains(&("sslmode".into(), "verify-full".into())));
         // (sqlx writes the bundle back as `file: PATH`.)
-        assert!(query.iter().any(|(k, v)| k == "sslrootcert" && v.trim_start_matches("file:").trim() == "/opt/db-ca-bundle.pem"), "{query:?}");
+        assert!(
+            query
+                .iter()
+                .any(|(k, v)| k == "sslrootcert" && v.trim_start_matches("file:").trim() == "/opt/db-ca-bundle.pem"),
+            "{query:?}"
+        );
     }
 
     #[test]
@@ -216,7 +229,12 @@ mod tests {
 
     #[test]
     fn a_secret_without_what_is_needed_is_refused_without_quoting_it() {
-        for text in ["not json", r#"{"username":"u"}"#, r#"{"username":"u","password":""}"#, r#"{"username":"u","password":"hunter2"}"#] {
+        for text in [
+            "not json",
+            r#"{"username":"u"}"#,
+            r#"{"username":"u","password":""}"#,
+            r#"{"username":"u","password":"hunter2"}"#,
+        ] {
             let err = connect_options(text, &config()).unwrap_err();
             assert!(!err.contains("hunter2"), "{err}");
         }

@@ -86,10 +86,11 @@ pub async fn queue_blob_removal(conn: &mut Conn, location: &str) -> Result<(), c
 /// entries. No connection is held while the store is called. Stops at the first store
 /// failure: the rest waits for the next run.
 pub async fn remove_deleted_blobs(db: &Db, blobs: &BlobStore) -> Result<usize, crate::storage::Error> {
-    let pending: Vec<String> = sql::query("SELECT blob_key FROM blob_deletions ORDER BY requested_at, blob_key LIMIT $1")
-        .bind(BLOB_BATCH)
-        .map_all(db, |row| row.try_get(0))
-        .await?;
+    let pending: Vec<String> =
+        sql::query("SELECT blob_key FROM blob_deletions ORDER BY requested_at, blob_key LIMIT $1")
+            .bind(BLOB_BATCH)
+            .map_all(db, |row| row.try_get(0))
+            .await?;
     let mut removed = 0;
     for location in pending {
         if blobs.remove(&location).await.is_err() {

@@ -31,7 +31,9 @@ pub(super) const MEMBERSHIPS: &str = concat!(memberships_of_user!(), " ORDER BY 
 /// this version does not know (the CHECK constraint rules that out) or no membership
 /// (a left join that found none).
 pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>, crate::storage::Error> {
-    let Some(role) = row.try_get::<Option<String>, _>(at + 2)?.as_deref().and_then(Role::parse) else { return Ok(None) };
+    let Some(role) = row.try_get::<Option<String>, _>(at + 2)?.as_deref().and_then(Role::parse) else {
+        return Ok(None);
+    };
     Ok(Some(Membership { workspace_id: row.try_get(at)?, workspace_name: row.try_get(at + 1)?, role }))
 }
 
@@ -42,21 +44,15 @@ pub async fn memberships(db: &Db, user_id: &str) -> Result<Vec<Membership>, crat
 }
 
 pub async fn is_revoked(db: &Db, jti: &str) -> Result<bool, crate::storage::Error> {
-    Ok(sql::query("SELECT 1 FROM revoked_tokens WHERE jti = $1")
-        .bind(jti)
-        .fetch_optional(db)
-        .await?
-        .is_some())
+    Ok(sql::query("SELECT 1 FROM revoked_tokens WHERE jti = $1").bind(jti).fetch_optional(db).await?.is_some())
 }
 
 /// Adds `jti` to the deny list; returns false when it was already there.
 pub async fn revoke(db: &Db, jti: &str) -> Result<bool, crate::storage::Error> {
-    let done = sql::query(
-        "INSERT INTO revoked_tokens (jti, revoked_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING",
-    )
-    .bind(jti)
-    .bind(crate::clock::now_rfc3339())
-    .execute(db)
-    .await?;
+    let done = sql::query("INSERT INTO revoked_tokens (jti, revoked_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING")
+        .bind(jti)
+        .bind(crate::clock::now_rfc3339())
+        .execute(db)
+        .await?;
     Ok(done == 1)
 }

@@ -47,9 +47,14 @@ impl std::fmt::Debug for Lite {
 /// mode except on power loss), foreign keys on (SQLite's default is off), and a busy
 /// timeout for another process's write.
 fn open(target: &str) -> Result<Connection, Error> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(target, flags)?;
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;")?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+    )?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(conn)
 }
@@ -76,7 +81,9 @@ impl Lite {
         if lite.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
-        let guard = tokio::time::timeout(ACQUIRE_TIMEOUT, Arc::clone(&lite.conn).lock_owned()).await.map_err(|_| Error::PoolTimedOut)?;
+        let guard = tokio::time::timeout(ACQUIRE_TIMEOUT, Arc::clone(&lite.conn).lock_owned())
+            .await
+            .map_err(|_| Error::PoolTimedOut)?;
         // A transaction whose holder went away mid-way (a panic) is ended first.
         if !guard.is_autocommit() {
             let _ = guard.execute_batch("ROLLBACK");

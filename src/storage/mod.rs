@@ -86,7 +86,9 @@ impl Db {
             let pool = pool_options(max_connections).connect_with(options).await.map_err(Error::Pg)?;
             Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: None })
         } else {
-            Err(Error::Pg(sqlx::Error::Configuration("KFIN_DATABASE_URL must start with sqlite: or postgres://".into())))
+            Err(Error::Pg(sqlx::Error::Configuration(
+                "KFIN_DATABASE_URL must start with sqlite: or postgres://".into(),
+            )))
         }
     }
 
@@ -95,7 +97,10 @@ impl Db {
     /// first use: a cold start while the database is down serves 503 + `Retry-After`
     /// instead of failing the function's initialisation (which API Gateway would turn
     /// into a bare 5xx), and the first request after it comes back is served.
-    pub async fn connect_with_secret(credentials: Arc<DatabaseCredentials>, max_connections: u32) -> Result<Db, String> {
+    pub async fn connect_with_secret(
+        credentials: Arc<DatabaseCredentials>,
+        max_connections: u32,
+    ) -> Result<Db, String> {
         let options = credentials.fetch().await?;
         let pool = pool_options(max_connections).connect_lazy_with(options);
         Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: Some(credentials) })
@@ -117,7 +122,10 @@ impl Db {
 /// The PostgreSQL pool. An idle connection that the server dropped is found before a
 /// request uses it.
 fn pool_options(max_connections: u32) -> PgPoolOptions {
-    PgPoolOptions::new().max_connections(max_connections.max(1)).acquire_timeout(Duration::from_secs(5)).test_before_acquire(true)
+    PgPoolOptions::new()
+        .max_connections(max_connections.max(1))
+        .acquire_timeout(Duration::from_secs(5))
+        .test_before_acquire(true)
 }
 
 /// PostgreSQL SQLSTATEs of a server that cannot serve now (SQLite's codes are numbers
@@ -126,7 +134,10 @@ fn pool_options(max_connections: u32) -> PgPoolOptions {
 /// (28P01, 28000), which is what a rotation looks like until the credentials refresh.
 pub(crate) fn is_unavailable_sqlstate(code: &str) -> bool {
     code.len() == 5
-        && (code.starts_with("08") || code == "53300" || matches!(code, "57P01" | "57P02" | "57P03") || is_refused_credentials(code))
+        && (code.starts_with("08")
+            || code == "53300"
+            || matches!(code, "57P01" | "57P02" | "57P03")
+            || is_refused_credentials(code))
 }
 
 fn is_refused_credentials(code: &str) -> bool {

@@ -37,8 +37,20 @@ const HIT_WITH_MEMBERSHIPS: &str = concat!(
 
 /// Counts one hit of a token that is not revoked, in one statement: `None` when `jti`
 /// is on the deny list (nothing is counted then).
-pub async fn hit_unless_revoked(db: &Db, user_id: &str, bucket: &str, window_start: i64, jti: Option<&str>) -> Result<Option<i64>, crate::storage::Error> {
-    sql::query(HIT_UNLESS_REVOKED).bind(user_id).bind(bucket).bind(window_start).bind(jti).map_optional(db, |r| r.try_get(0)).await
+pub async fn hit_unless_revoked(
+    db: &Db,
+    user_id: &str,
+    bucket: &str,
+    window_start: i64,
+    jti: Option<&str>,
+) -> Result<Option<i64>, crate::storage::Error> {
+    sql::query(HIT_UNLESS_REVOKED)
+        .bind(user_id)
+        .bind(bucket)
+        .bind(window_start)
+        .bind(jti)
+        .map_optional(db, |r| r.try_get(0))
+        .await
 }
 
 /// As [`hit_unless_revoked`], and the caller's memberships read with it: on PostgreSQL
@@ -74,7 +86,10 @@ pub async fn hit_with_memberships(
             else {
                 return Ok(None);
             };
-            let memberships = sql::query(identity::MEMBERSHIPS).bind(user_id).map_all(&mut tx, |row| identity::membership(row, 0)).await?;
+            let memberships = sql::query(identity::MEMBERSHIPS)
+                .bind(user_id)
+                .map_all(&mut tx, |row| identity::membership(row, 0))
+                .await?;
             tx.commit().await?;
             Ok(Some((hits, memberships.into_iter().flatten().collect())))
         }

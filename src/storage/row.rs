@@ -109,7 +109,9 @@ impl<'r> Row<'r> {
         match &self.0 {
             Inner::Lite(row, _) => match row.get_ref(at).map_err(Error::Sqlite)? {
                 ValueRef::Null => Ok(None),
-                ValueRef::Text(text) => std::str::from_utf8(text).map(Some).map_err(|_| decode("text is not UTF-8".into())),
+                ValueRef::Text(text) => {
+                    std::str::from_utf8(text).map(Some).map_err(|_| decode("text is not UTF-8".into()))
+                }
                 other => Err(decode(unexpected(other, "text"))),
             },
             Inner::LiteOwned(_, values) => match &values[at] {

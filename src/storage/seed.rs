@@ -3,8 +3,8 @@
 //! event fixtures and scripts can name them. Everything is written in one transaction
 //! with `created_via = 'system'`.
 
-use serde::Serialize;
 use crate::storage::{sql, Conn};
+use serde::Serialize;
 
 use super::Db;
 use crate::domain::roles::Role;
@@ -17,8 +17,7 @@ pub const DEMO_FINANCE: &str = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a02";
 pub const DEMO_VIEWER: &str = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a03";
 pub const DEMO_BETA_OWNER: &str = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a04";
 
-const WORKSPACES: &[(&str, &str)] =
-    &[(DEMO_WORKSPACE_ACME, "Acme Comércio"), (DEMO_WORKSPACE_BETA, "Beta Tecnologia")];
+const WORKSPACES: &[(&str, &str)] = &[(DEMO_WORKSPACE_ACME, "Acme Comércio"), (DEMO_WORKSPACE_BETA, "Beta Tecnologia")];
 
 const USERS: &[(&str, &str, &str)] = &[
     (DEMO_OWNER, "ana.souza@demo.kobana.com.br", "Ana Souza"),
@@ -38,7 +37,13 @@ const MEMBERSHIPS: &[(&str, &str, Role)] = &[
 /// (id, workspace, legal name, trade name, CNPJ)
 const COMPANIES: &[(&str, &str, &str, &str, &str)] = &[
     ("c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11", DEMO_WORKSPACE_ACME, "Acme Comércio Ltda", "Acme", "11222333000181"),
-    ("c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a12", DEMO_WORKSPACE_ACME, "Acme Serviços Ltda", "Acme Serviços", "11444777000161"),
+    (
+        "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a12",
+        DEMO_WORKSPACE_ACME,
+        "Acme Serviços Ltda",
+        "Acme Serviços",
+        "11444777000161",
+    ),
     ("c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21", DEMO_WORKSPACE_BETA, "Beta Tecnologia S.A.", "Beta", "45997418000153"),
 ];
 
@@ -197,9 +202,25 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     let now = Some(now);
     // Accounts: (id, workspace, company, name, type, bank, opening cents)
     for (id, ws, company, name, kind, bank, opening) in [
-        ("a1b2c3d4-0001-4000-8000-000000000001", acme_ws, ACME, "Conta corrente Itaú", "checking", Some("341"), "1000000"),
+        (
+            "a1b2c3d4-0001-4000-8000-000000000001",
+            acme_ws,
+            ACME,
+            "Conta corrente Itaú",
+            "checking",
+            Some("341"),
+            "1000000",
+        ),
         ("a1b2c3d4-0001-4000-8000-000000000002", acme_ws, ACME, "Caixa", "cash", None, "50000"),
-        ("a1b2c3d4-0001-4000-8000-000000000021", beta_ws, BETA, "Conta corrente Nubank", "checking", Some("260"), "250000"),
+        (
+            "a1b2c3d4-0001-4000-8000-000000000021",
+            beta_ws,
+            BETA,
+            "Conta corrente Nubank",
+            "checking",
+            Some("260"),
+            "250000",
+        ),
     ] {
         insert(
             conn,
@@ -214,9 +235,21 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     for (id, parent, level, name, kind) in [
         ("ca7e0000-0001-4000-8000-000000000001", None, "1", "Despesas operacionais", "debit"),
         ("ca7e0000-0001-4000-8000-000000000002", Some("ca7e0000-0001-4000-8000-000000000001"), "2", "Pessoal", "debit"),
-        ("ca7e0000-0001-4000-8000-000000000003", Some("ca7e0000-0001-4000-8000-000000000002"), "3", "Salários", "debit"),
+        (
+            "ca7e0000-0001-4000-8000-000000000003",
+            Some("ca7e0000-0001-4000-8000-000000000002"),
+            "3",
+            "Salários",
+            "debit",
+        ),
         ("ca7e0000-0001-4000-8000-000000000004", Some("ca7e0000-0001-4000-8000-000000000001"), "2", "Aluguel", "debit"),
-        ("ca7e0000-0001-4000-8000-000000000005", Some("ca7e0000-0001-4000-8000-000000000001"), "2", "Material de escritório", "debit"),
+        (
+            "ca7e0000-0001-4000-8000-000000000005",
+            Some("ca7e0000-0001-4000-8000-000000000001"),
+            "2",
+            "Material de escritório",
+            "debit",
+        ),
         ("ca7e0000-0001-4000-8000-000000000006", None, "1", "Receitas", "credit"),
         ("ca7e0000-0001-4000-8000-000000000007", Some("ca7e0000-0001-4000-8000-000000000006"), "2", "Vendas", "credit"),
     ] {
@@ -243,9 +276,33 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     }
     // People: (id, name, kind, document type, document, supplier, customer)
     for (id, name, kind, doc_type, doc, supplier, customer) in [
-        ("9e000000-0001-4000-8000-000000000001", "Imobiliária Central Ltda", "juridical", "cnpj", "45997418000153", "1", "0"),
-        ("9e000000-0001-4000-8000-000000000002", "Papelaria Boa Vista", "juridical", "cnpj", "11444777000242", "1", "0"),
-        ("9e000000-0001-4000-8000-000000000003", "Cliente Exemplo S.A.", "juridical", "cnpj", "11444777000323", "0", "1"),
+        (
+            "9e000000-0001-4000-8000-000000000001",
+            "Imobiliária Central Ltda",
+            "juridical",
+            "cnpj",
+            "45997418000153",
+            "1",
+            "0",
+        ),
+        (
+            "9e000000-0001-4000-8000-000000000002",
+            "Papelaria Boa Vista",
+            "juridical",
+            "cnpj",
+            "11444777000242",
+            "1",
+            "0",
+        ),
+        (
+            "9e000000-0001-4000-8000-000000000003",
+            "Cliente Exemplo S.A.",
+            "juridical",
+            "cnpj",
+            "11444777000323",
+            "0",
+            "1",
+        ),
         ("9e000000-0001-4000-8000-000000000004", "Maria Oliveira", "natural", "cpf", "39053344705", "0", "1"),
     ] {
         insert(
@@ -272,26 +329,130 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     }
     // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, account, payment date, settlement txn)
     let bills: [DemoBill; 8] = [
-        ("b1110000-0001-4000-8000-000000000001", acme_ws, ACME, "payable", "Aluguel de dezembro", "450000", "2026-12-10", "pending",
-         Some("9e000000-0001-4000-8000-000000000001"), Some("ca7e0000-0001-4000-8000-000000000004"), None, None, None),
-        ("b1110000-0001-4000-8000-000000000002", acme_ws, ACME, "payable", "Aluguel de novembro", "450000", "2026-11-10", "paid",
-         Some("9e000000-0001-4000-8000-000000000001"), Some("ca7e0000-0001-4000-8000-000000000004"), Some("a1b2c3d4-0001-4000-8000-000000000001"),
-         Some("2026-11-10"), Some("7e000000-0001-4000-8000-000000000001")),
-        ("b1110000-0001-4000-8000-000000000003", acme_ws, ACME, "payable", "Material de escritório", "32000", "2026-11-05", "cancelled",
-         Some("9e000000-0001-4000-8000-000000000002"), Some("ca7e0000-0001-4000-8000-000000000005"), None, None, None),
-        ("b1110000-0001-4000-8000-000000000004", acme_ws, ACME, "payable", "Papelaria — reposição", "15000", "2026-11-20", "pending",
-         Some("9e000000-0001-4000-8000-000000000002"), Some("ca7e0000-0001-4000-8000-000000000005"), None, None, None),
-        ("b1110000-0001-4000-8000-000000000005", acme_ws, ACME, "receivable", "Venda NF-1001", "1200000", "2026-12-15", "pending",
-         Some("9e000000-0001-4000-8000-000000000003"), Some("ca7e0000-0001-4000-8000-000000000007"), None, None, None),
-        ("b1110000-0001-4000-8000-000000000006", acme_ws, ACME, "receivable", "Venda NF-0999", "800000", "2026-11-25", "received",
-         Some("9e000000-0001-4000-8000-000000000004"), Some("ca7e0000-0001-4000-8000-000000000007"), Some("a1b2c3d4-0001-4000-8000-000000000001"),
-         Some("2026-11-25"), Some("7e000000-0001-4000-8000-000000000002")),
-        ("b1110000-0001-4000-8000-000000000007", acme_ws, ACME, "receivable", "Venda NF-0998 (devolvida)", "50000", "2026-11-15", "cancelled",
-         Some("9e000000-0001-4000-8000-000000000003"), Some("ca7e0000-0001-4000-8000-000000000007"), None, None, None),
-        ("b1110000-0001-4000-8000-000000000021", beta_ws, BETA, "payable", "Licenças de software", "99000", "2026-12-05", "pending",
-         None, None, None, None, None),
+        (
+            "b1110000-0001-4000-8000-000000000001",
+            acme_ws,
+            ACME,
+            "payable",
+            "Aluguel de dezembro",
+            "450000",
+            "2026-12-10",
+            "pending",
+            Some("9e000000-0001-4000-8000-000000000001"),
+            Some("ca7e0000-0001-4000-8000-000000000004"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000002",
+            acme_ws,
+            ACME,
+            "payable",
+            "Aluguel de novembro",
+            "450000",
+            "2026-11-10",
+            "paid",
+            Some("9e000000-0001-4000-8000-000000000001"),
+            Some("ca7e0000-0001-4000-8000-000000000004"),
+            Some("a1b2c3d4-0001-4000-8000-000000000001"),
+            Some("2026-11-10"),
+            Some("7e000000-0001-4000-8000-000000000001"),
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000003",
+            acme_ws,
+            ACME,
+            "payable",
+            "Material de escritório",
+            "32000",
+            "2026-11-05",
+            "cancelled",
+            Some("9e000000-0001-4000-8000-000000000002"),
+            Some("ca7e0000-0001-4000-8000-000000000005"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000004",
+            acme_ws,
+            ACME,
+            "payable",
+            "Papelaria — reposição",
+            "15000",
+            "2026-11-20",
+            "pending",
+            Some("9e000000-0001-4000-8000-000000000002"),
+            Some("ca7e0000-0001-4000-8000-000000000005"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000005",
+            acme_ws,
+            ACME,
+            "receivable",
+            "Venda NF-1001",
+            "1200000",
+            "2026-12-15",
+            "pending",
+            Some("9e000000-0001-4000-8000-000000000003"),
+            Some("ca7e0000-0001-4000-8000-000000000007"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000006",
+            acme_ws,
+            ACME,
+            "receivable",
+            "Venda NF-0999",
+            "800000",
+            "2026-11-25",
+            "received",
+            Some("9e000000-0001-4000-8000-000000000004"),
+            Some("ca7e0000-0001-4000-8000-000000000007"),
+            Some("a1b2c3d4-0001-4000-8000-000000000001"),
+            Some("2026-11-25"),
+            Some("7e000000-0001-4000-8000-000000000002"),
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000007",
+            acme_ws,
+            ACME,
+            "receivable",
+            "Venda NF-0998 (devolvida)",
+            "50000",
+            "2026-11-15",
+            "cancelled",
+            Some("9e000000-0001-4000-8000-000000000003"),
+            Some("ca7e0000-0001-4000-8000-000000000007"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "b1110000-0001-4000-8000-000000000021",
+            beta_ws,
+            BETA,
+            "payable",
+            "Licenças de software",
+            "99000",
+            "2026-12-05",
+            "pending",
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
     ];
-    for (id, ws, company, kind, description, cents, due, status, person, category, account, paid_on, transaction) in bills {
+    for (id, ws, company, kind, description, cents, due, status, person, category, account, paid_on, transaction) in
+        bills
+    {
         insert(
             conn,
             "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type, status,
@@ -312,7 +473,8 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
                 &[Some(transaction), ws, Some(company), Some(account), Some(description), Some(cents), Some(paid_on), Some(direction), category, person, Some(id), now],
             )
             .await?;
-            insert(conn, "UPDATE billings SET transaction_id = $1 WHERE id = $2", &[Some(transaction), Some(id)]).await?;
+            insert(conn, "UPDATE billings SET transaction_id = $1 WHERE id = $2", &[Some(transaction), Some(id)])
+                .await?;
         }
     }
     // Apportionment of December's rent: all administrative.
@@ -358,8 +520,17 @@ struct DemoFile {
 }
 
 /// Stores `file` and links it to `target` (type, id).
-async fn attach(conn: &mut Conn, file: &DemoFile, target: (&str, &str), now: Option<&str>) -> Result<(), crate::storage::Error> {
-    let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, file.content).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+async fn attach(
+    conn: &mut Conn,
+    file: &DemoFile,
+    target: (&str, &str),
+    now: Option<&str>,
+) -> Result<(), crate::storage::Error> {
+    let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, file.content)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     sql::query(
         "INSERT INTO attachments (id, workspace_id, file_name, title, mime_type, file_size, sha256, content, uploaded_by, uploaded_at, created_via)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'system', $9, 'system')",
@@ -493,7 +664,12 @@ async fn seed_beta(conn: &mut Conn, now: Option<&str>) -> Result<(), crate::stor
         &[Some(BETA_SETTLEMENT_TRANSACTION), ws, company, Some(BETA_ACCOUNT), Some(BETA_PERSON), Some(BETA_RECEIVABLE), now],
     )
     .await?;
-    insert(conn, "UPDATE billings SET transaction_id = $1 WHERE id = $2", &[Some(BETA_SETTLEMENT_TRANSACTION), Some(BETA_RECEIVABLE)]).await?;
+    insert(
+        conn,
+        "UPDATE billings SET transaction_id = $1 WHERE id = $2",
+        &[Some(BETA_SETTLEMENT_TRANSACTION), Some(BETA_RECEIVABLE)],
+    )
+    .await?;
     // The transfer: a debit in the checking account and a credit in the cash account.
     for (id, account, direction) in [
         ("7e000000-0001-4000-8000-000000000022", BETA_ACCOUNT, "debit"),

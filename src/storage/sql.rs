@@ -201,7 +201,11 @@ impl<'q> Query<'q> {
     }
 
     /// Every row, each made a `T` by `map` as it is read (nothing is copied on SQLite).
-    pub async fn map_all<'c, T: Send>(self, on: impl Into<Target<'c>>, mut map: impl FnMut(&Row<'_>) -> Result<T, Error> + Send) -> Result<Vec<T>, Error> {
+    pub async fn map_all<'c, T: Send>(
+        self,
+        on: impl Into<Target<'c>>,
+        mut map: impl FnMut(&Row<'_>) -> Result<T, Error> + Send,
+    ) -> Result<Vec<T>, Error> {
         let mut out = Vec::new();
         self.run(on.into(), Want::Rows, &mut |row| {
             out.push(map(row)?);
@@ -212,7 +216,11 @@ impl<'q> Query<'q> {
     }
 
     /// The first row, if any, made a `T` by `map`.
-    pub async fn map_optional<'c, T: Send>(self, on: impl Into<Target<'c>>, map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send) -> Result<Option<T>, Error> {
+    pub async fn map_optional<'c, T: Send>(
+        self,
+        on: impl Into<Target<'c>>,
+        map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send,
+    ) -> Result<Option<T>, Error> {
         let mut map = Some(map);
         let mut out = None;
         self.run(on.into(), Want::First, &mut |row| {
@@ -226,7 +234,11 @@ impl<'q> Query<'q> {
     }
 
     /// The first row made a `T` by `map`; [`Error::RowNotFound`] when there is none.
-    pub async fn map_one<'c, T: Send>(self, on: impl Into<Target<'c>>, map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send) -> Result<T, Error> {
+    pub async fn map_one<'c, T: Send>(
+        self,
+        on: impl Into<Target<'c>>,
+        map: impl FnOnce(&Row<'_>) -> Result<T, Error> + Send,
+    ) -> Result<T, Error> {
         self.map_optional(on, map).await?.ok_or(Error::RowNotFound)
     }
 
@@ -255,7 +267,12 @@ impl<'q> Query<'q> {
     }
 
     /// Runs the statement, handing each row to `sink` until it answers `false`.
-    async fn run(&self, on: Target<'_>, want: Want<'_>, sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send)) -> Result<(), Error> {
+    async fn run(
+        &self,
+        on: Target<'_>,
+        want: Want<'_>,
+        sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
+    ) -> Result<(), Error> {
         tracing::trace!(target: "kobana_finance_mcp::sql", statement = %summary(&self.sql));
         match on {
             Target::Db(db) => match &db.pool {
@@ -387,8 +404,12 @@ impl Tx {
     pub async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
         match &mut self.conn {
             Conn::Lite(lite) => lite.execute_script(sql).await,
-            Conn::PgTx(tx) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **tx).await.map(|_| ()).map_err(Error::Pg),
-            Conn::Pg(c) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **c).await.map(|_| ()).map_err(Error::Pg),
+            Conn::PgTx(tx) => {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **tx).await.map(|_| ()).map_err(Error::Pg)
+            }
+            Conn::Pg(c) => {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **c).await.map(|_| ()).map_err(Error::Pg)
+            }
         }
     }
 }
@@ -415,7 +436,9 @@ impl Db {
     pub async fn execute_script(&self, sql: &str) -> Result<(), Error> {
         match &self.pool {
             super::Pool::Lite(lite) => lite.execute_script(sql).await,
-            super::Pool::Pg(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()).map_err(Error::Pg),
+            super::Pool::Pg(pool) => {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()).map_err(Error::Pg)
+            }
         }
     }
 
@@ -441,7 +464,10 @@ pub enum Error {
     /// `map_one`/`fetch_one`/`scalar` found no row.
     RowNotFound,
     /// A column was missing or held another type.
-    Decode { column: String, message: String },
+    Decode {
+        column: String,
+        message: String,
+    },
     /// No connection could be had in time.
     PoolTimedOut,
     /// The database was closed ([`Db::close`]).
@@ -494,13 +520,15 @@ impl Error {
     pub fn is_unique_violation(&self) -> bool {
         const UNIQUE: i32 = 2067;
         const PRIMARY_KEY: i32 = 1555;
-        self.lite_code().is_some_and(|(_, ext)| ext == UNIQUE || ext == PRIMARY_KEY) || self.pg_database().is_some_and(|db| db.is_unique_violation())
+        self.lite_code().is_some_and(|(_, ext)| ext == UNIQUE || ext == PRIMARY_KEY)
+            || self.pg_database().is_some_and(|db| db.is_unique_violation())
     }
 
     /// A `FOREIGN KEY` constraint refused the write.
     pub fn is_foreign_key_violation(&self) -> bool {
         const FOREIGN_KEY: i32 = 787;
-        self.lite_code().is_some_and(|(_, ext)| ext == FOREIGN_KEY) || self.pg_database().is_some_and(|db| db.is_foreign_key_violation())
+        self.lite_code().is_some_and(|(_, ext)| ext == FOREIGN_KEY)
+            || self.pg_database().is_some_and(|db| db.is_foreign_key_violation())
     }
 
     /// The PostgreSQL SQLSTATE, if the server answered with one.
@@ -515,13 +543,28 @@ impl Error {
         match self {
             Error::PoolTimedOut | Error::Closed | Error::Io(_) => true,
             Error::Sqlite(_) => self.lite_code().is_some_and(|(code, _)| {
-                matches!(code, C::DatabaseBusy | C::DatabaseLocked | C::SystemIoFailure | C::CannotOpen | C::DiskFull | C::FileLockingProtocolFailed)
+                matches!(
+                    code,
+                    C::DatabaseBusy
+                        | C::DatabaseLocked
+                        | C::SystemIoFailure
+                        | C::CannotOpen
+                        | C::DiskFull
+                        | C::FileLockingProtocolFailed
+                )
             }),
             Error::Pg(e) => match e {
-                sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => true,
+                sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::Protocol(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed => true,
                 sqlx::Error::Database(db) => {
                     let msg = db.message().to_ascii_lowercase();
-                    db.code().is_some_and(|code| super::is_unavailable_sqlstate(&code)) || msg.contains("terminating connection") || msg.contains("shutting down")
+                    db.code().is_some_and(|code| super::is_unavailable_sqlstate(&code))
+                        || msg.contains("terminating connection")
+                        || msg.contains("shutting down")
                 }
                 _ => false,
             },

@@ -64,7 +64,8 @@ pub struct CustomResourceRequest {
 
 /// Classifies an invocation's payload. An event with a `requestContext` is HTTP, always.
 pub fn classify(payload: &str) -> Result<Invocation, String> {
-    let probe: Probe = serde_json::from_str(payload).map_err(|_| "the invocation payload is not a JSON object".to_string())?;
+    let probe: Probe =
+        serde_json::from_str(payload).map_err(|_| "the invocation payload is not a JSON object".to_string())?;
     if probe.request_context.is_some() {
         return Ok(Invocation::Http);
     }
@@ -75,7 +76,8 @@ pub fn classify(payload: &str) -> Result<Invocation, String> {
         });
     }
     if probe.request_type.is_some() && probe.response_url.is_some() {
-        let request = serde_json::from_str(payload).map_err(|e| format!("not a CloudFormation custom-resource request: {e}"))?;
+        let request =
+            serde_json::from_str(payload).map_err(|e| format!("not a CloudFormation custom-resource request: {e}"))?;
         return Ok(Invocation::CustomResource(request));
     }
     Ok(Invocation::Http)
@@ -208,7 +210,9 @@ mod tests {
 
     #[test]
     fn the_response_url_must_be_https_or_loopback() {
-        assert!(response_url("https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x?sig=1").is_ok());
+        assert!(
+            response_url("https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x?sig=1").is_ok()
+        );
         assert!(response_url("http://127.0.0.1:9/x").is_ok());
         assert!(response_url("http://example.com/x").is_err());
         assert!(response_url("file:///etc/passwd").is_err());

@@ -11,8 +11,8 @@ use std::convert::Infallible;
 
 use axum::Router;
 use base64::Engine;
-use lambda_http::request::LambdaRequest;
 use lambda_http::lambda_runtime::Diagnostic;
+use lambda_http::request::LambdaRequest;
 use lambda_http::{lambda_runtime, service_fn, Adapter, LambdaEvent, Service};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -22,7 +22,8 @@ use super::response;
 use crate::app::AppState;
 use crate::protocol::rpc::{RpcError, PARSE_ERROR};
 
-pub type LambdaResponse = <Adapter<'static, axum::response::Response, Router> as Service<LambdaEvent<LambdaRequest>>>::Response;
+pub type LambdaResponse =
+    <Adapter<'static, axum::response::Response, Router> as Service<LambdaEvent<LambdaRequest>>>::Response;
 
 /// What one invocation answers: a Lambda HTTP response, or the JSON of a deploy step.
 /// (One per invocation, on the stack until serialised: the common HTTP variant is not
@@ -38,24 +39,29 @@ pub enum Answer {
 /// Runs the Lambda runtime loop until the process is stopped.
 pub async fn run(state: AppState) -> Result<(), lambda_runtime::Error> {
     let app = super::router(state.clone());
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Box<RawValue>>| invoke(state.clone(), app.clone(), event))).await
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Box<RawValue>>| invoke(state.clone(), app.clone(), event)))
+        .await
 }
 
 /// Handles one invocation of any kind: HTTP events through the router, the deploy
 /// invocations through `deploy`. A failed deploy step is a function error.
 pub async fn invoke(state: AppState, app: Router, event: LambdaEvent<Box<RawValue>>) -> Result<Answer, Diagnostic> {
     let LambdaEvent { payload, context } = event;
-    let failure = |error_type: &str, message: String| Diagnostic { error_type: error_type.into(), error_message: message };
+    let failure =
+        |error_type: &str, message: String| Diagnostic { error_type: error_type.into(), error_message: message };
     match deploy::classify(payload.get()).map_err(|e| failure("InvalidEvent", e))? {
         Invocation::Http => {
             let request = parse_event(payload.get().as_bytes()).map_err(|e| failure("InvalidEvent", e))?;
             let Ok(response) = handle_event(app, LambdaEvent { payload: request, context }).await;
             Ok(Answer::Http(response))
         }
-        Invocation::Migrate => deploy::migrate(&state.db).await.map(Answer::Deploy).map_err(|e| failure("MigrationFailed", e)),
-        Invocation::CustomResource(request) => {
-            deploy::custom_resource(&state.db, &request).await.map(Answer::Deploy).map_err(|e| failure("CustomResourceResponseFailed", e))
+        Invocation::Migrate => {
+            deploy::migrate(&state.db).await.map(Answer::Deploy).map_err(|e| failure("MigrationFailed", e))
         }
+        Invocation::CustomResource(request) => deploy::custom_resource(&state.db, &request)
+            .await
+            .map(Answer::Deploy)
+            .map_err(|e| failure("CustomResourceResponseFailed", e)),
         Invocation::UnknownCommand(command) => {
             Err(failure("UnknownCommand", format!("unknown kfin command {command}; the one there is: \"migrate\"")))
         }
@@ -72,8 +78,8 @@ fn remove_malformed_body(event: &mut LambdaRequest) -> bool {
         #[allow(unreachable_patterns)]
         _ => return false,
     };
-    let malformed = encoded
-        && body.as_deref().is_some_and(|b| base64::engine::general_purpose::STANDARD.decode(b).is_err());
+    let malformed =
+        encoded && body.as_deref().is_some_and(|b| base64::engine::general_purpose::STANDARD.decode(b).is_err());
     if malformed {
         *body = None;
     }
@@ -85,7 +91,8 @@ fn remove_malformed_body(event: &mut LambdaRequest) -> bool {
 pub async fn handle_event(app: Router, event: LambdaEvent<LambdaRequest>) -> Result<LambdaResponse, Infallible> {
     let LambdaEvent { mut payload, context } = event;
     if remove_malformed_body(&mut payload) {
-        let error = RpcError::new(http::StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error: the body is not valid base64");
+        let error =
+            RpcError::new(http::StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error: the body is not valid base64");
         let answer = response::no_store(response::rpc_error(&Value::Null, &error, None)).await;
         let mut fixed = Some(answer);
         let mut adapter: Adapter<'static, _, _> = Adapter::from(service_fn(move |_request: lambda_http::Request| {

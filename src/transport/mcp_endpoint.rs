@@ -28,8 +28,8 @@ use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::{origin, response};
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Surface, WorkspaceHint};
-use crate::mcp::view::View;
 use crate::mcp;
+use crate::mcp::view::View;
 use crate::ops::rate_limit::{self, Budget, Counted};
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
@@ -95,7 +95,11 @@ fn unauthorized(state: &AppState, resource_path: &str, token_sent: bool) -> Resp
     let error = RpcError::new(
         StatusCode::UNAUTHORIZED,
         rpc::INVALID_REQUEST,
-        if token_sent { "Unauthorized: the bearer token is not valid for this server" } else { "Unauthorized: a bearer token is required" },
+        if token_sent {
+            "Unauthorized: the bearer token is not valid for this server"
+        } else {
+            "Unauthorized: a bearer token is required"
+        },
     );
     let mut response = response::rpc_error(&Value::Null, &error, None);
     let challenge = auth::challenge(&state.config.public_url, resource_path, token_sent);
@@ -179,7 +183,14 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         _ => Budget::Read,
     };
     state.upkeep_if_due();
-    let memberships = match rate_limit::count_unless_revoked(state.services(), &identity, budget, mcp::Method::reads_memberships(&request.method)).await {
+    let memberships = match rate_limit::count_unless_revoked(
+        state.services(),
+        &identity,
+        budget,
+        mcp::Method::reads_memberships(&request.method),
+    )
+    .await
+    {
         Ok(Counted::Allowed(_, memberships)) => memberships,
         Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
         Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),
@@ -192,12 +203,19 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     };
     log.era = Some(era.version());
     // 11. Dispatch.
-    let hint = WorkspaceHint::of_request(&parts.headers, url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()));
+    let hint = WorkspaceHint::of_request(
+        &parts.headers,
+        url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()),
+    );
     log.workspace = hint.named().map(str::to_string);
     match mcp::dispatch(state, &identity, &era, &request, hint, view, memberships).await {
         Ok(done) => {
             log.era = Some(done.version);
-            response::json_pieces(StatusCode::OK, envelope(&request.id, done.result, done.raw_members), Some(done.version))
+            response::json_pieces(
+                StatusCode::OK,
+                envelope(&request.id, done.result, done.raw_members),
+                Some(done.version),
+            )
         }
         Err(error) => response::rpc_error(&request.id, &error, Some(era.version())),
     }
@@ -253,7 +271,11 @@ async fn read_request(body: Body) -> Result<rpc::Request, Response> {
         Ok(bytes) => bytes,
         Err(BodyError::TooLarge) => return Err(response::too_large()),
         Err(BodyError::Broken) => {
-            return Err(response::rpc_error(&Value::Null, &RpcError::invalid_request("The request body could not be read"), None))
+            return Err(response::rpc_error(
+                &Value::Null,
+                &RpcError::invalid_request("The request body could not be read"),
+                None,
+            ))
         }
     };
     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {

@@ -31,7 +31,9 @@ fn malformed(reason: &str) -> ApiError {
 /// What a `multer` failure means for the sender.
 fn refused(error: multer::Error) -> ApiError {
     match error {
-        multer::Error::IncompleteStream | multer::Error::IncompleteFieldData { .. } => malformed("missing_closing_boundary"),
+        multer::Error::IncompleteStream | multer::Error::IncompleteFieldData { .. } => {
+            malformed("missing_closing_boundary")
+        }
         multer::Error::IncompleteHeaders
         | multer::Error::ReadHeaderFailed(_)
         | multer::Error::DecodeHeaderName { .. }
@@ -68,7 +70,8 @@ pub async fn read_upload(content_type: Option<&str>, body: Bytes) -> Result<Uplo
         let disposition = part.headers().get(header::CONTENT_DISPOSITION).map(|v| v.as_bytes().to_vec());
         let name = part.name().map(str::to_string);
         let file_name = part.file_name().map(str::to_string);
-        let content_type = part.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
+        let content_type =
+            part.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_string());
         let data = part.bytes().await.map_err(refused)?;
         parts.push(Part { disposition, name, file_name, content_type, data });
     }
@@ -84,24 +87,31 @@ pub async fn read_upload(content_type: Option<&str>, body: Bytes) -> Result<Uplo
                 if file.is_some() {
                     return Err(invalid("file", "duplicate_part", "Send one file per upload"));
                 }
-                let file_name = part.file_name.ok_or_else(|| invalid("file", "missing_file_name", "The file part needs a file name"))?;
-                let content_type = part.content_type.ok_or_else(|| invalid("file", "missing_content_type", "The file part needs a content type"))?;
+                let file_name = part
+                    .file_name
+                    .ok_or_else(|| invalid("file", "missing_file_name", "The file part needs a file name"))?;
+                let content_type = part
+                    .content_type
+                    .ok_or_else(|| invalid("file", "missing_content_type", "The file part needs a content type"))?;
                 file = Some((file_name, content_type, part.data));
             }
             "title" => {
                 if title.is_some() {
                     return Err(invalid("title", "duplicate_part", "Send the title once"));
                 }
-                let text = String::from_utf8(part.data.to_vec()).map_err(|_| invalid("title", "invalid_value", "The title must be UTF-8 text"))?;
+                let text = String::from_utf8(part.data.to_vec())
+                    .map_err(|_| invalid("title", "invalid_value", "The title must be UTF-8 text"))?;
                 title = Some(text);
             }
             other => {
                 let field: String = other.chars().take(64).collect();
-                return Err(ApiError::bad_request("Unknown multipart part").with_details(json!({ "field": field, "reason": "unknown_field" })));
+                return Err(ApiError::bad_request("Unknown multipart part")
+                    .with_details(json!({ "field": field, "reason": "unknown_field" })));
             }
         }
     }
-    let (file_name, content_type, content) = file.ok_or_else(|| invalid("file", "required", "The file part is required"))?;
+    let (file_name, content_type, content) =
+        file.ok_or_else(|| invalid("file", "required", "The file part is required"))?;
     Ok(Upload { file_name, content_type, title, content })
 }
 
@@ -117,7 +127,9 @@ mod tests {
         for (name, file_name, content_type, data) in parts {
             out.extend_from_slice(b"--XyZ\r\n");
             match file_name {
-                Some(f) => out.extend_from_slice(format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\n").as_bytes()),
+                Some(f) => out.extend_from_slice(
+                    format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\n").as_bytes(),
+                ),
                 None => out.extend_from_slice(format!("content-disposition: form-data; name={name}\r\n").as_bytes()),
             }
             if let Some(ct) = content_type {
@@ -137,7 +149,15 @@ mod tests {
     #[tokio::test]
     async fn multipart_yields_the_file_and_the_title() {
         let data = b"%PDF-1.7\n--XyZ is not a delimiter without CR LF before it\r\n\x00\xff--XyZ";
-        let upload = read_upload(CT, body(&[("title", None, None, "Nota de março".as_bytes()), ("file", Some("nota.pdf"), Some("application/pdf"), data)])).await.unwrap();
+        let upload = read_upload(
+            CT,
+            body(&[
+                ("title", None, None, "Nota de março".as_bytes()),
+                ("file", Some("nota.pdf"), Some("application/pdf"), data),
+            ]),
+        )
+        .await
+        .unwrap();
         assert_eq!(upload.file_name, "nota.pdf");
         assert_eq!(upload.content_type, "application/pdf");
         assert_eq!(upload.title.as_deref(), Some("Nota de março"));
@@ -161,13 +181,31 @@ mod tests {
         assert_eq!(reason(None, b"").await, "not_multipart");
         assert_eq!(reason(Some("multipart/form-data"), b"").await, "missing_boundary");
         assert_eq!(reason(MP, b"no delimiter at all").await, "missing_boundary");
-        assert_eq!(reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\nunterminated").await, "missing_closing_boundary");
+        assert_eq!(
+            reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\nunterminated")
+                .await,
+            "missing_closing_boundary"
+        );
         assert_eq!(reason(MP, b"--b\r\nContent-Type: text/csv\r\n\r\nx\r\n--b--").await, "missing_content_disposition");
         assert_eq!(reason(MP, b"--b\r\nno colon here\r\n\r\nx\r\n--b--").await, "invalid_part_headers");
-        assert_eq!(reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--b--").await, "unknown_field");
+        assert_eq!(
+            reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--b--").await,
+            "unknown_field"
+        );
         assert_eq!(reason(MP, b"--b--").await, "required");
-        assert_eq!(reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"file\"\r\nContent-Type: text/csv\r\n\r\nx\r\n--b--").await, "missing_file_name");
-        assert_eq!(reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\nx\r\n--b--").await, "missing_content_type");
+        assert_eq!(
+            reason(
+                MP,
+                b"--b\r\nContent-Disposition: form-data; name=\"file\"\r\nContent-Type: text/csv\r\n\r\nx\r\n--b--"
+            )
+            .await,
+            "missing_file_name"
+        );
+        assert_eq!(
+            reason(MP, b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\nx\r\n--b--")
+                .await,
+            "missing_content_type"
+        );
         let two = b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\nContent-Type: text/csv\r\n\r\nx\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"b.csv\"\r\nContent-Type: text/csv\r\n\r\ny\r\n--b--";
         assert_eq!(reason(MP, two).await, "duplicate_part");
     }

@@ -27,7 +27,10 @@ fn is_loopback(origin: &str) -> bool {
 }
 
 fn valid_port(port: &str) -> bool {
-    port.is_empty() || port.strip_prefix(':').is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
+    port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `true` when the request may proceed.
@@ -47,7 +50,13 @@ mod tests {
 
     #[test]
     fn loopback_origins() {
-        for ok in ["http://localhost", "http://localhost:3000", "http://127.0.0.1:8080", "http://[::1]:9", "https://LOCALHOST"] {
+        for ok in [
+            "http://localhost",
+            "http://localhost:3000",
+            "http://127.0.0.1:8080",
+            "http://[::1]:9",
+            "https://LOCALHOST",
+        ] {
             assert!(is_loopback(ok), "{ok}");
         }
         for bad in [

@@ -106,7 +106,8 @@ pub fn too_large() -> Response {
 /// policy of its own (downloads: `private, no-store`).
 pub async fn no_store(mut response: Response) -> Response {
     let headers = response.headers_mut();
-    let keeps_no_store = headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("no-store"));
+    let keeps_no_store =
+        headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("no-store"));
     if !keeps_no_store {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }

@@ -8,7 +8,6 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 /// A category inserted directly (the categories routes are another resource).
 async fn category(h: &Harness, workspace: &str, company: &str, name: &str, kind: &str) -> String {
     let id = uuid::Uuid::new_v4().to_string();
@@ -37,7 +36,15 @@ async fn create_account(h: &Harness, token: &str, company: &str, name: &str, bal
     reply.json()
 }
 
-async fn post_transaction(h: &Harness, token: &str, company: &str, account: &str, amount: &str, kind: &str, pending: bool) -> Value {
+async fn post_transaction(
+    h: &Harness,
+    token: &str,
+    company: &str,
+    account: &str,
+    amount: &str,
+    kind: &str,
+    pending: bool,
+) -> Value {
     let body = json!({"company_id": company, "financial_account_id": account, "description": "Movimento", "amount": amount,
                       "occurred_at": "2026-05-10", "type": kind, "is_pending": pending});
     let reply = send(h, Method::POST, "/v1/financial-transactions", token, Some(body)).await;
@@ -127,15 +134,30 @@ async fn list_never_returns_balance_and_filters() {
     let rows = list["data"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| r.get("balance").is_none()), "the list never returns balance");
-    assert_eq!(rows.iter().map(|r| r["name"].as_str().unwrap()).collect::<Vec<_>>(), ["Banco A", "Banco B", "Caixa"], "default sort by name");
-    let by_company = send(&h, Method::GET, &format!("/v1/financial-accounts?company_id[in]={ACME_SERVICES}"), &token, None).await.json();
+    assert_eq!(
+        rows.iter().map(|r| r["name"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["Banco A", "Banco B", "Caixa"],
+        "default sort by name"
+    );
+    let by_company =
+        send(&h, Method::GET, &format!("/v1/financial-accounts?company_id[in]={ACME_SERVICES}"), &token, None)
+            .await
+            .json();
     assert_eq!(by_company["data"].as_array().unwrap().len(), 1);
     assert_eq!(by_company["data"][0]["name"], "Banco B");
     let cash_only = send(&h, Method::GET, "/v1/financial-accounts?type[in]=cash,savings", &token, None).await.json();
     assert_eq!(cash_only["data"].as_array().unwrap().len(), 1);
     let sorted = send(&h, Method::GET, "/v1/financial-accounts?sort=-type", &token, None).await.json();
     assert_eq!(sorted["data"][0]["type"], "checking");
-    for bad in ["?type=gold", "?colour=red", "?balance[gte]=1.00", "?sort=balance", "?limit=0", "?cursor=x", "?company_id=nope"] {
+    for bad in [
+        "?type=gold",
+        "?colour=red",
+        "?balance[gte]=1.00",
+        "?sort=balance",
+        "?limit=0",
+        "?cursor=x",
+        "?company_id=nope",
+    ] {
         let reply = send(&h, Method::GET, &format!("/v1/financial-accounts{bad}"), &token, None).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -197,7 +219,8 @@ async fn schema_and_format_violations_are_bad_requests_naming_the_field() {
     assert_eq!(reply.json()["balance"], "-20.50");
     // A company of another workspace is like a missing one.
     for company in [BETA_COMPANY, MISSING] {
-        let reply = send(&h, Method::POST, "/v1/financial-accounts", &token, Some(with("company_id", json!(company)))).await;
+        let reply =
+            send(&h, Method::POST, "/v1/financial-accounts", &token, Some(with("company_id", json!(company)))).await;
         assert_eq!(reply.status, 422, "{}", text(&reply));
         assert_eq!(reply.json()["error"]["details"], json!({"field": "company_id", "reason": "invalid_reference"}));
     }
@@ -214,7 +237,14 @@ async fn opening_balance_and_company_are_never_updatable() {
         assert_eq!(reply.status, 400, "{field}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "unknown_field"}));
     }
-    let reply = send(&h, Method::PATCH, &path, &token, Some(json!({"name": "Itaú PJ", "agency": null, "active": false, "type": "savings", "bank_code": "341"}))).await;
+    let reply = send(
+        &h,
+        Method::PATCH,
+        &path,
+        &token,
+        Some(json!({"name": "Itaú PJ", "agency": null, "active": false, "type": "savings", "bank_code": "341"})),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", text(&reply));
     let updated = reply.json();
     assert_eq!(updated["name"], "Itaú PJ");
@@ -223,7 +253,15 @@ async fn opening_balance_and_company_are_never_updatable() {
     assert_eq!(updated["active"], false);
     assert_eq!(updated["balance"], "100.00", "the opening balance stays");
     assert_eq!(updated["updated_via"], "api");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_accounts.update'", account["id"].as_str().unwrap()).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_accounts.update'",
+            account["id"].as_str().unwrap()
+        )
+        .await,
+        1
+    );
     let bad = send(&h, Method::PATCH, &path, &token, Some(json!({"bank_code": "abc"}))).await;
     assert_eq!(bad.status, 400);
     assert_eq!(bad.json()["error"]["details"]["field"], "bank_code");
@@ -243,9 +281,16 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
     assert_eq!(reply.status, 201, "{}", text(&reply));
     let adjustment = reply.json();
     let tx_id = adjustment["transaction_id"].as_str().unwrap().to_string();
-    assert_eq!(adjustment, json!({"transaction_id": tx_id, "difference": "70.00", "previous_balance": "130.00", "new_balance": "200.00"}));
+    assert_eq!(
+        adjustment,
+        json!({"transaction_id": tx_id, "difference": "70.00", "previous_balance": "130.00", "new_balance": "200.00"})
+    );
     assert_eq!(reply.header("location"), Some(format!("/v1/financial-transactions/{tx_id}").as_str()));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &id).await, 1, "exactly one transaction");
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &id).await,
+        1,
+        "exactly one transaction"
+    );
     let tx = send(&h, Method::GET, &format!("/v1/financial-transactions/{tx_id}"), &token, None).await.json();
     assert_eq!(tx["auto_created"], true);
     assert_eq!(tx["type"], "credit");
@@ -256,20 +301,40 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
     assert_eq!(balance(&h, &token, &id).await, "200.00");
 
     // Down: a debit category is needed; the credit one is a type mismatch.
-    let wrong = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "-5.00", "category_id": credit}))).await;
+    let wrong =
+        send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "-5.00", "category_id": credit}))).await;
     assert_eq!(wrong.status, 422, "{}", text(&wrong));
     assert_eq!(wrong.json()["error"]["details"]["reason"], "type_mismatch");
-    let down = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "-5.00", "category_id": debit, "description": "Conferência"}))).await;
+    let down = send(
+        &h,
+        Method::POST,
+        &path,
+        &token,
+        Some(json!({"target_balance": "-5.00", "category_id": debit, "description": "Conferência"})),
+    )
+    .await;
     assert_eq!(down.status, 201, "{}", text(&down));
     assert_eq!(down.json()["difference"], "-205.00");
     assert_eq!(down.json()["new_balance"], "-5.00");
-    let tx = send(&h, Method::GET, &format!("/v1/financial-transactions/{}", down.json()["transaction_id"].as_str().unwrap()), &token, None).await.json();
-    assert_eq!((tx["type"].as_str(), tx["amount"].as_str(), tx["description"].as_str()), (Some("debit"), Some("205.00"), Some("Conferência")));
+    let tx = send(
+        &h,
+        Method::GET,
+        &format!("/v1/financial-transactions/{}", down.json()["transaction_id"].as_str().unwrap()),
+        &token,
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(
+        (tx["type"].as_str(), tx["amount"].as_str(), tx["description"].as_str()),
+        (Some("debit"), Some("205.00"), Some("Conferência"))
+    );
     let today = kobana_finance_mcp::clock::now_rfc3339()[..10].to_string();
     assert_eq!(tx["occurred_at"], today.as_str(), "occurred_at defaults to today (UTC)");
 
     // Already there: no_change, and nothing is written.
-    let same = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "-5.00", "category_id": debit}))).await;
+    let same =
+        send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "-5.00", "category_id": debit}))).await;
     assert_eq!(same.status, 422);
     assert_eq!(same.json()["error"]["details"]["reason"], "no_change");
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &id).await, 2);
@@ -281,17 +346,41 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
     let missing = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "1.00"}))).await;
     assert_eq!(missing.json()["error"]["details"], json!({"field": "category_id", "reason": "required"}));
     let other_company = category(&h, DEMO_WORKSPACE_ACME, ACME_SERVICES, "Outra", "credit").await;
-    let reply = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "10.00", "category_id": other_company}))).await;
+    let reply =
+        send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "10.00", "category_id": other_company})))
+            .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"]["reason"], "company_mismatch");
 
     // The company's closed period applies to the adjustment's date.
-    let lock = send(&h, Method::PATCH, &format!("/v1/companies/{ACME_COMPANY}"), &token, Some(json!({"locked_until": "2026-06-30"}))).await;
+    let lock = send(
+        &h,
+        Method::PATCH,
+        &format!("/v1/companies/{ACME_COMPANY}"),
+        &token,
+        Some(json!({"locked_until": "2026-06-30"})),
+    )
+    .await;
     assert_eq!(lock.status, 200);
-    let closed = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "10.00", "category_id": credit, "occurred_at": "2026-06-30"}))).await;
+    let closed = send(
+        &h,
+        Method::POST,
+        &path,
+        &token,
+        Some(json!({"target_balance": "10.00", "category_id": credit, "occurred_at": "2026-06-30"})),
+    )
+    .await;
     assert_eq!(closed.status, 422);
     assert_eq!(closed.json()["error"]["details"]["reason"], "period_closed");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_accounts.adjust_balance'", &id).await, 2);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_accounts.adjust_balance'",
+            &id
+        )
+        .await,
+        2
+    );
 }
 
 #[tokio::test]
@@ -302,7 +391,8 @@ async fn adjust_balance_is_serialised_per_account() {
     let id = account["id"].as_str().unwrap().to_string();
     let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
     let path = format!("/v1/financial-accounts/{id}/adjust-balance");
-    let request = || rest(Method::POST, &path, &token, Some(json!({"target_balance": "100.00", "category_id": credit}))).build();
+    let request =
+        || rest(Method::POST, &path, &token, Some(json!({"target_balance": "100.00", "category_id": credit}))).build();
     let (a, b, c) = tokio::join!(h.send(request()), h.send(request()), h.send(request()));
     let mut statuses = [a.status.as_u16(), b.status.as_u16(), c.status.as_u16()];
     statuses.sort();
@@ -320,15 +410,28 @@ async fn adjust_balance_is_idempotent_with_a_key() {
     let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
     let path = format!("/v1/financial-accounts/{id}/adjust-balance");
     let body = json!({"target_balance": "50.00", "category_id": credit, "occurred_at": "2026-05-01"});
-    let first = h.send(rest(Method::POST, &path, &token, Some(body.clone())).header("x-idempotency-key", "adj-1").build()).await;
+    let first = h
+        .send(rest(Method::POST, &path, &token, Some(body.clone())).header("x-idempotency-key", "adj-1").build())
+        .await;
     assert_eq!(first.status, 201, "{}", text(&first));
-    let again = h.send(rest(Method::POST, &path, &token, Some(body)).header("x-idempotency-key", "adj-1").build()).await;
+    let again =
+        h.send(rest(Method::POST, &path, &token, Some(body)).header("x-idempotency-key", "adj-1").build()).await;
     assert_eq!(again.status, 201);
     assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
     assert_eq!(again.json(), first.json());
     assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &id).await, 1, "a retried adjustment moves money once");
-    let other = h.send(rest(Method::POST, &path, &token, Some(json!({"target_balance": "60.00", "category_id": credit}))).header("x-idempotency-key", "adj-1").build()).await;
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &id).await,
+        1,
+        "a retried adjustment moves money once"
+    );
+    let other = h
+        .send(
+            rest(Method::POST, &path, &token, Some(json!({"target_balance": "60.00", "category_id": credit})))
+                .header("x-idempotency-key", "adj-1")
+                .build(),
+        )
+        .await;
     assert_eq!(other.status, 409);
     assert_eq!(other.json()["error"]["code"], "idempotency_key_reused");
 }
@@ -341,7 +444,11 @@ async fn delete_of_a_used_account_is_in_use_with_the_usage() {
     let used_id = used["id"].as_str().unwrap().to_string();
     post_transaction(&h, &token, ACME_COMPANY, &used_id, "10.00", "credit", false).await;
     post_transaction(&h, &token, ACME_COMPANY, &used_id, "1.00", "debit", true).await;
-    for (kind, column) in [("payable", "expected_account_id"), ("receivable", "financial_account_id"), ("receivable", "expected_account_id")] {
+    for (kind, column) in [
+        ("payable", "expected_account_id"),
+        ("receivable", "financial_account_id"),
+        ("receivable", "expected_account_id"),
+    ] {
         sql::query(format!(
             "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type,
                                    status, {column}, created_at, updated_at, created_via, updated_via)
@@ -361,7 +468,10 @@ async fn delete_of_a_used_account_is_in_use_with_the_usage() {
     let reply = send(&h, Method::DELETE, &path, &token, None).await;
     assert_eq!(reply.status, 422, "{}", text(&reply));
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
-    assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"transactions": 2, "payables": 1, "receivables": 2}}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"reason": "in_use", "usage": {"transactions": 2, "payables": 1, "receivables": 2}})
+    );
     assert_eq!(send(&h, Method::GET, &path, &token, None).await.status, 200, "still there");
 
     let unused = create_account(&h, &token, ACME_COMPANY, "Nova", Some("5.00")).await;
@@ -369,7 +479,15 @@ async fn delete_of_a_used_account_is_in_use_with_the_usage() {
     assert_eq!(send(&h, Method::DELETE, &path, &token, None).await.status, 204);
     assert_eq!(send(&h, Method::DELETE, &path, &token, None).await.status, 404);
     assert_eq!(send(&h, Method::GET, &path, &token, None).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_accounts.delete'", unused["id"].as_str().unwrap()).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_accounts.delete'",
+            unused["id"].as_str().unwrap()
+        )
+        .await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -377,9 +495,19 @@ async fn idempotency_key_replays_account_creation() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let body = json!({"company_id": ACME_COMPANY, "name": "Idempotente", "type": "cash", "balance": "10.00"});
-    let first = h.send(rest(Method::POST, "/v1/financial-accounts", &token, Some(body.clone())).header("x-idempotency-key", "acc-1").build()).await;
+    let first = h
+        .send(
+            rest(Method::POST, "/v1/financial-accounts", &token, Some(body.clone()))
+                .header("x-idempotency-key", "acc-1")
+                .build(),
+        )
+        .await;
     assert_eq!(first.status, 201);
-    let again = h.send(rest(Method::POST, "/v1/financial-accounts", &token, Some(body)).header("idempotency-key", "acc-1").build()).await;
+    let again = h
+        .send(
+            rest(Method::POST, "/v1/financial-accounts", &token, Some(body)).header("idempotency-key", "acc-1").build(),
+        )
+        .await;
     assert_eq!(again.status, 201);
     assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
     assert_eq!(again.json(), first.json());
@@ -393,15 +521,24 @@ async fn another_workspace_is_indistinguishable_from_missing() {
     let beta = h.api_token(DEMO_BETA_OWNER);
     let theirs = create_account(&h, &beta, BETA_COMPANY, "Conta Beta", Some("1.00")).await;
     let path = format!("/v1/financial-accounts/{}", theirs["id"].as_str().unwrap());
-    for (method, body) in [(Method::GET, None), (Method::PATCH, Some(json!({"name": "Minha"}))), (Method::DELETE, None)] {
+    for (method, body) in [(Method::GET, None), (Method::PATCH, Some(json!({"name": "Minha"}))), (Method::DELETE, None)]
+    {
         let reply = send(&h, method.clone(), &path, &owner, body).await;
         assert_eq!(reply.status, 404, "{method}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
     let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
-    let adjust = send(&h, Method::POST, &format!("{path}/adjust-balance"), &owner, Some(json!({"target_balance": "9.00", "category_id": credit}))).await;
+    let adjust = send(
+        &h,
+        Method::POST,
+        &format!("{path}/adjust-balance"),
+        &owner,
+        Some(json!({"target_balance": "9.00", "category_id": credit})),
+    )
+    .await;
     assert_eq!(adjust.status, 404);
-    let missing = send(&h, Method::GET, "/v1/financial-accounts/7f000000-0000-4000-8000-000000000000", &owner, None).await;
+    let missing =
+        send(&h, Method::GET, "/v1/financial-accounts/7f000000-0000-4000-8000-000000000000", &owner, None).await;
     assert_eq!(missing.status, 404);
     assert_eq!(send(&h, Method::GET, "/v1/financial-accounts/not-a-uuid", &owner, None).await.status, 404);
     let list = send(&h, Method::GET, "/v1/financial-accounts", &owner, None).await.json();
@@ -412,12 +549,17 @@ async fn another_workspace_is_indistinguishable_from_missing() {
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let h = Harness::new().await;
-    let api = |c: &mut kobana_finance_mcp::auth::jwt::Claims| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+    let api = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+    };
     let body = json!({"company_id": ACME_COMPANY, "name": "Conta", "type": "checking"});
     let read_only = h.token_with(DEMO_OWNER, Some("finance.accounts"), api);
     let reply = send(&h, Method::POST, "/v1/financial-accounts", &read_only, Some(body.clone())).await;
     assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.accounts.write"], "granted": ["finance.accounts"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.accounts.write"], "granted": ["finance.accounts"]})
+    );
     let other_scope = h.token_with(DEMO_OWNER, Some("finance.transactions finance.transactions.write"), api);
     let reply = send(&h, Method::GET, "/v1/financial-accounts", &other_scope, None).await;
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
@@ -458,9 +600,14 @@ async fn openapi_documents_the_account_operations() {
     }
     let create = &paths["/v1/financial-accounts"]["post"]["requestBody"]["content"]["application/json"]["schema"];
     assert_eq!(create["required"], json!(["company_id", "name", "type"]));
-    assert_eq!(paths["/v1/financial-accounts/{id}/adjust-balance"]["post"]["security"][0]["bearer"][0], "finance.accounts.write");
-    let list_item = &paths["/v1/financial-accounts"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["properties"]["data"]["items"];
+    assert_eq!(
+        paths["/v1/financial-accounts/{id}/adjust-balance"]["post"]["security"][0]["bearer"][0],
+        "finance.accounts.write"
+    );
+    let list_item = &paths["/v1/financial-accounts"]["get"]["responses"]["200"]["content"]["application/json"]
+        ["schema"]["properties"]["data"]["items"];
     assert!(list_item["properties"]["balance"].is_null(), "the list schema has no balance");
-    let detail = &paths["/v1/financial-accounts/{id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    let detail =
+        &paths["/v1/financial-accounts/{id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
     assert!(detail["properties"]["balance"].is_object(), "{detail}");
 }

@@ -17,7 +17,9 @@ const BOUNDARY: &str = "----kfin-test-7MA4YWxkTrZu0gW";
 fn multipart(file_name: &str, content_type: &str, data: &[u8], title: Option<&str>) -> Vec<u8> {
     let mut body = Vec::new();
     if let Some(title) = title {
-        body.extend_from_slice(format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n{title}\r\n").as_bytes());
+        body.extend_from_slice(
+            format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n{title}\r\n").as_bytes(),
+        );
     }
     body.extend_from_slice(
         format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: {content_type}\r\n\r\n")
@@ -29,7 +31,10 @@ fn multipart(file_name: &str, content_type: &str, data: &[u8], title: Option<&st
 }
 
 fn upload_raw(token: &str, body: Vec<u8>) -> Mcp {
-    Mcp::raw(body).path("/v1/attachments").bearer(token).header("content-type", &format!("multipart/form-data; boundary={BOUNDARY}"))
+    Mcp::raw(body)
+        .path("/v1/attachments")
+        .bearer(token)
+        .header("content-type", &format!("multipart/form-data; boundary={BOUNDARY}"))
 }
 
 fn upload(token: &str, file_name: &str, content_type: &str, data: &[u8], title: Option<&str>) -> Mcp {
@@ -106,7 +111,8 @@ fn links_path(id: &str) -> String {
 async fn upload_returns_201_with_location_provenance_and_audit() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let reply = h.send(upload(&token, "nota-fiscal.pdf", "application/pdf", PDF, Some("NF 1234 — março")).build()).await;
+    let reply =
+        h.send(upload(&token, "nota-fiscal.pdf", "application/pdf", PDF, Some("NF 1234 — março")).build()).await;
     assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
     let attachment = reply.json();
     let id = attachment["id"].as_str().unwrap().to_string();
@@ -128,7 +134,11 @@ async fn upload_returns_201_with_location_provenance_and_audit() {
         .fetch_one(&h.state.db)
         .await
         .unwrap();
-    let expected: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, PDF).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let expected: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, PDF)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert_eq!(row.try_get::<String, _>("sha256").unwrap(), expected);
     assert_eq!(row.try_get::<String, _>("created_via").unwrap(), "api");
     assert_eq!(row.try_get::<String, _>("created_by").unwrap(), DEMO_OWNER);
@@ -145,9 +155,14 @@ async fn uploaded_by_names_the_channel_of_the_upload() {
     use kobana_finance_mcp::domain::roles::ScopeSet;
     use kobana_finance_mcp::ops::{attachments, Channel, OpContext};
     let h = Harness::new().await;
-    let identity = Identity { user_id: DEMO_OWNER.into(), scopes: ScopeSet::parse("finance.attachments finance.attachments.write"), jti: None };
+    let identity = Identity {
+        user_id: DEMO_OWNER.into(),
+        scopes: ScopeSet::parse("finance.attachments finance.attachments.write"),
+        jti: None,
+    };
     let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
-    let ctx = OpContext { state: h.state.services(), identity: &identity, channel: Channel::Mcp, memberships: &memberships };
+    let ctx =
+        OpContext { state: h.state.services(), identity: &identity, channel: Channel::Mcp, memberships: &memberships };
     let input = attachments::Upload {
         file_name: "extrato.csv".into(),
         content_type: "text/csv".into(),
@@ -158,8 +173,14 @@ async fn uploaded_by_names_the_channel_of_the_upload() {
     let attachment = attachments::upload(&ctx, &mut tx, &memberships[0], input).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(attachment.uploaded_by, format!("mcp:{DEMO_OWNER}"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE id = $1 AND created_via = 'mcp'", &attachment.id).await, 1);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND channel = 'mcp'", &attachment.id).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM attachments WHERE id = $1 AND created_via = 'mcp'", &attachment.id).await,
+        1
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND channel = 'mcp'", &attachment.id).await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -173,7 +194,11 @@ async fn every_supported_type_is_accepted_with_its_extension_and_magic_bytes() {
         ("d.jpeg", "image/jpeg", b"\xFF\xD8\xFF\xDB\0\x43"),
         ("e.xml", "application/xml", b"\xEF\xBB\xBF\n<?xml version=\"1.0\" encoding=\"UTF-8\"?><nfeProc/>"),
         ("f.xml", "text/xml; charset=utf-8", b"<nfe/>"),
-        ("g.ofx", "application/x-ofx", b"OFXHEADER:100\r\nDATA:OFXSGML\r\nCHARSET:1252\r\n\r\n<OFX><NAME>Jo\xe3o</NAME></OFX>"),
+        (
+            "g.ofx",
+            "application/x-ofx",
+            b"OFXHEADER:100\r\nDATA:OFXSGML\r\nCHARSET:1252\r\n\r\n<OFX><NAME>Jo\xe3o</NAME></OFX>",
+        ),
         ("h.csv", "text/csv", "data;descrição;valor\n2026-11-30;Tarifa;9,90\n".as_bytes()),
         ("i.xlsx", XLSX, b"PK\x03\x04\x14\0\x06\0\x08\0"),
     ];
@@ -311,18 +336,31 @@ async fn download_streams_the_bytes_with_disposition_and_no_caching() {
     let token = h.api_token(DEMO_OWNER);
     let pdf = uploaded(&h, &token, "C:\\fakepath\\nota \\\"final\\\".pdf", "application/pdf", PDF).await;
     assert_eq!(pdf["file_name"], "nota \"final\".pdf", "the client's path is dropped");
-    let reply = h.send(rest(Method::GET, &format!("/v1/attachments/{}/download", pdf["id"].as_str().unwrap()), &token, None).build()).await;
+    let reply = h
+        .send(
+            rest(Method::GET, &format!("/v1/attachments/{}/download", pdf["id"].as_str().unwrap()), &token, None)
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 200);
     assert_eq!(&reply.bytes[..], PDF);
     assert_eq!(reply.header("content-type"), Some("application/pdf"));
     assert_eq!(reply.header("content-length"), Some(PDF.len().to_string().as_str()));
-    assert_eq!(reply.header("content-disposition"), Some("inline; filename=\"nota _final_.pdf\"; filename*=UTF-8''nota%20%22final%22.pdf"));
+    assert_eq!(
+        reply.header("content-disposition"),
+        Some("inline; filename=\"nota _final_.pdf\"; filename*=UTF-8''nota%20%22final%22.pdf")
+    );
     assert_eq!(reply.header("cache-control"), Some("private, no-store"));
     assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
 
     let csv_bytes = "data,descrição\n2026-11-30,Tarifa\n".as_bytes();
     let csv = uploaded(&h, &token, "extrato de novembro ção.csv", "text/csv", csv_bytes).await;
-    let reply = h.send(rest(Method::GET, csv["download_url"].as_str().unwrap().strip_prefix(PUBLIC_URL).unwrap(), &token, None).build()).await;
+    let reply = h
+        .send(
+            rest(Method::GET, csv["download_url"].as_str().unwrap().strip_prefix(PUBLIC_URL).unwrap(), &token, None)
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 200);
     assert_eq!(&reply.bytes[..], csv_bytes);
     assert_eq!(reply.header("content-type"), Some("text/csv"));
@@ -332,7 +370,9 @@ async fn download_streams_the_bytes_with_disposition_and_no_caching() {
     );
     assert_eq!(reply.header("cache-control"), Some("private, no-store"));
 
-    let missing = h.send(rest(Method::GET, "/v1/attachments/7f000000-0000-4000-8000-000000000000/download", &token, None).build()).await;
+    let missing = h
+        .send(rest(Method::GET, "/v1/attachments/7f000000-0000-4000-8000-000000000000/download", &token, None).build())
+        .await;
     assert_eq!(missing.status, 404);
     assert_eq!(missing.json()["error"]["code"], "not_found");
 }
@@ -359,28 +399,63 @@ async fn links_to_payables_receivables_and_transactions_are_counted() {
     let receivable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "receivable").await;
     let transaction = insert_transaction(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY).await;
     for (kind, target) in [("payable", &payable), ("receivable", &receivable), ("transaction", &transaction)] {
-        let reply = h.send(rest(Method::POST, &links_path(&id), &token, Some(json!({"type": kind, "id": target}))).build()).await;
+        let reply = h
+            .send(rest(Method::POST, &links_path(&id), &token, Some(json!({"type": kind, "id": target}))).build())
+            .await;
         assert_eq!(reply.status, 201, "{kind}: {}", String::from_utf8_lossy(&reply.bytes));
         assert_eq!(reply.json(), json!({"attachment_id": id, "parent_type": kind, "parent_id": target}));
     }
     let got = h.send(rest(Method::GET, &format!("/v1/attachments/{id}"), &token, None).build()).await.json();
-    assert_eq!((got["linked_payables_count"].as_i64(), got["linked_receivables_count"].as_i64(), got["linked_transactions_count"].as_i64()), (Some(1), Some(1), Some(1)));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'attachments.link'", &id).await, 3);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM attachment_links WHERE attachment_id = $1 AND created_via = 'api'", &id).await, 3);
+    assert_eq!(
+        (
+            got["linked_payables_count"].as_i64(),
+            got["linked_receivables_count"].as_i64(),
+            got["linked_transactions_count"].as_i64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'attachments.link'", &id).await,
+        3
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM attachment_links WHERE attachment_id = $1 AND created_via = 'api'", &id).await,
+        3
+    );
 
-    let again = h.send(rest(Method::POST, &links_path(&id), &token, Some(json!({"type": "payable", "id": payable}))).build()).await;
+    let again = h
+        .send(rest(Method::POST, &links_path(&id), &token, Some(json!({"type": "payable", "id": payable}))).build())
+        .await;
     assert_eq!(again.status, 409);
     assert_eq!(again.json()["error"]["code"], "conflict");
 
-    let unlinked = h.send(rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": "receivable", "id": receivable}))).build()).await;
+    let unlinked = h
+        .send(
+            rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": "receivable", "id": receivable})))
+                .build(),
+        )
+        .await;
     assert_eq!(unlinked.status, 204);
-    let twice = h.send(rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": "receivable", "id": receivable}))).build()).await;
+    let twice = h
+        .send(
+            rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": "receivable", "id": receivable})))
+                .build(),
+        )
+        .await;
     assert_eq!(twice.status, 404);
     assert_eq!(twice.json()["error"]["code"], "not_found");
     // The payable is linked, but not as a receivable.
-    let wrong_type = h.send(rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": "receivable", "id": payable}))).build()).await;
+    let wrong_type = h
+        .send(
+            rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": "receivable", "id": payable}))).build(),
+        )
+        .await;
     assert_eq!(wrong_type.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'attachments.unlink'", &id).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'attachments.unlink'", &id)
+            .await,
+        1
+    );
     let got = h.send(rest(Method::GET, &format!("/v1/attachments/{id}"), &token, None).build()).await.json();
     assert_eq!(got["linked_receivables_count"], 0);
 }
@@ -426,7 +501,11 @@ async fn link_with_an_idempotency_key_replays() {
     let token = h.api_token(DEMO_OWNER);
     let id = uploaded(&h, &token, "a.pdf", "application/pdf", PDF).await["id"].as_str().unwrap().to_string();
     let payable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "payable").await;
-    let send = || rest(Method::POST, &links_path(&id), &token, Some(json!({"type": "payable", "id": payable}))).header("x-idempotency-key", "link-1").build();
+    let send = || {
+        rest(Method::POST, &links_path(&id), &token, Some(json!({"type": "payable", "id": payable})))
+            .header("x-idempotency-key", "link-1")
+            .build()
+    };
     let first = h.send(send()).await;
     assert_eq!(first.status, 201);
     let again = h.send(send()).await;
@@ -441,7 +520,9 @@ async fn upload_is_not_idempotent() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     for _ in 0..2 {
-        let reply = h.send(upload(&token, "a.pdf", "application/pdf", PDF, None).header("x-idempotency-key", "same").build()).await;
+        let reply = h
+            .send(upload(&token, "a.pdf", "application/pdf", PDF, None).header("x-idempotency-key", "same").build())
+            .await;
         assert_eq!(reply.status, 201);
         assert!(reply.header("x-idempotency-replayed").is_none());
     }
@@ -457,24 +538,35 @@ async fn delete_is_refused_while_linked_with_the_usage() {
     let first = insert_transaction(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY).await;
     let second = insert_transaction(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY).await;
     for (kind, target) in [("payable", &payable), ("transaction", &first), ("transaction", &second)] {
-        let reply = h.send(rest(Method::POST, &links_path(&id), &token, Some(json!({"type": kind, "id": target}))).build()).await;
+        let reply = h
+            .send(rest(Method::POST, &links_path(&id), &token, Some(json!({"type": kind, "id": target}))).build())
+            .await;
         assert_eq!(reply.status, 201);
     }
     let path = format!("/v1/attachments/{id}");
     let refused = h.send(rest(Method::DELETE, &path, &token, None).build()).await;
     assert_eq!(unprocessable_reason(&refused), "in_use");
-    assert_eq!(refused.json()["error"]["details"]["usage"], json!({"payables": 1, "receivables": 0, "transactions": 2}));
+    assert_eq!(
+        refused.json()["error"]["details"]["usage"],
+        json!({"payables": 1, "receivables": 0, "transactions": 2})
+    );
     assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 200);
 
     for (kind, target) in [("payable", &payable), ("transaction", &first), ("transaction", &second)] {
-        let reply = h.send(rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": kind, "id": target}))).build()).await;
+        let reply = h
+            .send(rest(Method::DELETE, &links_path(&id), &token, Some(json!({"type": kind, "id": target}))).build())
+            .await;
         assert_eq!(reply.status, 204);
     }
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
     assert_eq!(h.send(rest(Method::GET, &format!("{path}/download"), &token, None).build()).await.status, 404);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE id = $1", &id).await, 0, "the bytes go with the row");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'attachments.delete'", &id).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'attachments.delete'", &id)
+            .await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -484,16 +576,26 @@ async fn list_filters_sorts_and_link_conditions() {
     let finance = h.api_token(DEMO_FINANCE);
     let pdf = uploaded(&h, &token, "nota.pdf", "application/pdf", PDF).await;
     let csv = uploaded(&h, &token, "extrato.csv", "text/csv", b"a,b\n1,2\n").await;
-    let reply = h.send(upload(&finance, "nfe.xml", "text/xml", b"<nfe/>", None).header("x-workspace-id", DEMO_WORKSPACE_ACME).build()).await;
+    let reply = h
+        .send(
+            upload(&finance, "nfe.xml", "text/xml", b"<nfe/>", None)
+                .header("x-workspace-id", DEMO_WORKSPACE_ACME)
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 201);
     assert_eq!(reply.json()["uploaded_by"], format!("api:{DEMO_FINANCE}"));
     let payable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "payable").await;
     let transaction = insert_transaction(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY).await;
-    let link = |id: &Value, kind: &str, target: &str| rest(Method::POST, &links_path(id.as_str().unwrap()), &token, Some(json!({"type": kind, "id": target}))).build();
+    let link = |id: &Value, kind: &str, target: &str| {
+        rest(Method::POST, &links_path(id.as_str().unwrap()), &token, Some(json!({"type": kind, "id": target}))).build()
+    };
     assert_eq!(h.send(link(&pdf["id"], "payable", &payable)).await.status, 201);
     assert_eq!(h.send(link(&csv["id"], "transaction", &transaction)).await.status, 201);
 
-    let names = |page: &Value| -> Vec<String> { page["data"].as_array().unwrap().iter().map(|a| a["file_name"].as_str().unwrap().to_string()).collect() };
+    let names = |page: &Value| -> Vec<String> {
+        page["data"].as_array().unwrap().iter().map(|a| a["file_name"].as_str().unwrap().to_string()).collect()
+    };
     let get = |query: String| rest(Method::GET, &format!("/v1/attachments{query}"), &token, None).build();
     let all = h.send(get(String::new())).await;
     assert_eq!(all.status, 200);
@@ -504,10 +606,16 @@ async fn list_filters_sorts_and_link_conditions() {
         ("?file_name=extrato.csv".to_string(), vec!["extrato.csv"]),
         (format!("?uploaded_by[in]=api:{DEMO_FINANCE}"), vec!["nfe.xml"]),
         (format!("?linked_to_payable_id={payable}"), vec!["nota.pdf"]),
-        (format!("?linked_to_transaction_id[in]={transaction},7f000000-0000-4000-8000-000000000000"), vec!["extrato.csv"]),
+        (
+            format!("?linked_to_transaction_id[in]={transaction},7f000000-0000-4000-8000-000000000000"),
+            vec!["extrato.csv"],
+        ),
         (format!("?linked_to_receivable_id={payable}"), vec![]),
         (format!("?linked_to_payable_id={payable}&mime_type=text/csv"), vec![]),
-        ("?uploaded_at[gte]=2000-01-01&uploaded_at[lt]=2999-01-01&sort=-file_size".to_string(), vec!["nota.pdf", "extrato.csv", "nfe.xml"]),
+        (
+            "?uploaded_at[gte]=2000-01-01&uploaded_at[lt]=2999-01-01&sort=-file_size".to_string(),
+            vec!["nota.pdf", "extrato.csv", "nfe.xml"],
+        ),
         ("?uploaded_at[lt]=2000-01-01".to_string(), vec![]),
     ];
     for (query, expected) in cases {
@@ -515,7 +623,16 @@ async fn list_filters_sorts_and_link_conditions() {
         assert_eq!(reply.status, 200, "{query}: {}", String::from_utf8_lossy(&reply.bytes));
         assert_eq!(names(&reply.json()), expected, "{query}");
     }
-    for bad in ["?colour=red", "?linked_to_payable_id=nope", "?linked_to_payable_id[gte]=7f000000-0000-4000-8000-000000000000", "?sort=title", "?file_size=3", "?uploaded_at=yesterday", "?cursor=forged", "?limit=0"] {
+    for bad in [
+        "?colour=red",
+        "?linked_to_payable_id=nope",
+        "?linked_to_payable_id[gte]=7f000000-0000-4000-8000-000000000000",
+        "?sort=title",
+        "?file_size=3",
+        "?uploaded_at=yesterday",
+        "?cursor=forged",
+        "?limit=0",
+    ] {
         let reply = h.send(get(bad.to_string())).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -528,7 +645,12 @@ async fn pagination_walks_every_row_once_newest_first_by_default() {
     let token = h.api_token(DEMO_OWNER);
     let mut ids = Vec::new();
     for i in 0..5 {
-        ids.push(uploaded(&h, &token, &format!("f{i}.csv"), "text/csv", "x\n".repeat(i + 1).as_bytes()).await["id"].as_str().unwrap().to_string());
+        ids.push(
+            uploaded(&h, &token, &format!("f{i}.csv"), "text/csv", "x\n".repeat(i + 1).as_bytes()).await["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
     }
     // Distinct upload times, so the default order is observable.
     for (i, id) in ids.iter().enumerate() {
@@ -539,7 +661,10 @@ async fn pagination_walks_every_row_once_newest_first_by_default() {
             .await
             .unwrap();
     }
-    for (sort, expected) in [("", vec!["f4.csv", "f3.csv", "f2.csv", "f1.csv", "f0.csv"]), ("&sort=file_size", vec!["f0.csv", "f1.csv", "f2.csv", "f3.csv", "f4.csv"])] {
+    for (sort, expected) in [
+        ("", vec!["f4.csv", "f3.csv", "f2.csv", "f1.csv", "f0.csv"]),
+        ("&sort=file_size", vec!["f0.csv", "f1.csv", "f2.csv", "f3.csv", "f4.csv"]),
+    ] {
         let mut seen = Vec::new();
         let mut cursor: Option<String> = None;
         let mut pages = 0;
@@ -571,7 +696,15 @@ async fn another_workspace_is_indistinguishable_from_missing() {
     let theirs = uploaded(&h, &beta, "beta.pdf", "application/pdf", PDF).await["id"].as_str().unwrap().to_string();
     let mine = uploaded(&h, &owner, "acme.pdf", "application/pdf", PDF).await["id"].as_str().unwrap().to_string();
     let beta_payable = insert_billing(&h, DEMO_WORKSPACE_BETA, BETA_COMPANY, "payable").await;
-    assert_eq!(h.send(rest(Method::POST, &links_path(&theirs), &beta, Some(json!({"type": "payable", "id": beta_payable}))).build()).await.status, 201);
+    assert_eq!(
+        h.send(
+            rest(Method::POST, &links_path(&theirs), &beta, Some(json!({"type": "payable", "id": beta_payable})))
+                .build()
+        )
+        .await
+        .status,
+        201
+    );
     let requests = [
         rest(Method::GET, &format!("/v1/attachments/{theirs}"), &owner, None),
         rest(Method::GET, &format!("/v1/attachments/{theirs}/download"), &owner, None),
@@ -586,13 +719,23 @@ async fn another_workspace_is_indistinguishable_from_missing() {
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
     // Their payable is not a target for my attachment either.
-    let reply = h.send(rest(Method::POST, &links_path(&mine), &owner, Some(json!({"type": "payable", "id": beta_payable}))).build()).await;
+    let reply = h
+        .send(
+            rest(Method::POST, &links_path(&mine), &owner, Some(json!({"type": "payable", "id": beta_payable})))
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 404);
     let list = h.send(rest(Method::GET, "/v1/attachments", &owner, None).build()).await.json();
     assert!(!list.to_string().contains(&theirs));
-    let filtered = h.send(rest(Method::GET, &format!("/v1/attachments?linked_to_payable_id={beta_payable}"), &owner, None).build()).await.json();
+    let filtered = h
+        .send(rest(Method::GET, &format!("/v1/attachments?linked_to_payable_id={beta_payable}"), &owner, None).build())
+        .await
+        .json();
     assert_eq!(filtered["data"], json!([]));
-    let explicit = h.send(rest(Method::GET, &format!("/v1/attachments?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build()).await;
+    let explicit = h
+        .send(rest(Method::GET, &format!("/v1/attachments?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build())
+        .await;
     assert_eq!(explicit.status, 404);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE id = $1", &theirs).await, 1);
 }
@@ -600,7 +743,11 @@ async fn another_workspace_is_indistinguishable_from_missing() {
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let h = Harness::new().await;
-    let api = |user: &str, scope: &str| h.token_with(user, Some(scope), |c| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1")));
+    let api = |user: &str, scope: &str| {
+        h.token_with(user, Some(scope), |c| {
+            c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+        })
+    };
     let owner = h.api_token(DEMO_OWNER);
     let id = uploaded(&h, &owner, "a.pdf", "application/pdf", PDF).await["id"].as_str().unwrap().to_string();
     let payable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "payable").await;
@@ -609,7 +756,10 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     let reply = h.send(upload(&read_only, "b.pdf", "application/pdf", PDF, None).build()).await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.attachments.write"], "granted": ["finance.attachments"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.attachments.write"], "granted": ["finance.attachments"]})
+    );
     for request in [
         rest(Method::DELETE, &format!("/v1/attachments/{id}"), &read_only, None),
         rest(Method::POST, &links_path(&id), &read_only, Some(json!({"type": "payable", "id": payable}))),
@@ -617,13 +767,18 @@ async fn scope_and_role_are_checked_inside_the_operation() {
         assert_eq!(h.send(request.build()).await.json()["error"]["code"], "insufficient_scope");
     }
     let write_only = api(DEMO_OWNER, "finance.attachments.write");
-    for path in [format!("/v1/attachments/{id}"), format!("/v1/attachments/{id}/download"), "/v1/attachments".to_string()] {
+    for path in
+        [format!("/v1/attachments/{id}"), format!("/v1/attachments/{id}/download"), "/v1/attachments".to_string()]
+    {
         let reply = h.send(rest(Method::GET, &path, &write_only, None).build()).await;
         assert_eq!(reply.status, 403, "{path}");
         assert_eq!(reply.json()["error"]["details"]["required"], json!(["finance.attachments"]));
     }
     let other_scope = api(DEMO_OWNER, "finance.payables finance.payables.write");
-    assert_eq!(h.send(rest(Method::GET, "/v1/attachments", &other_scope, None).build()).await.json()["error"]["code"], "insufficient_scope");
+    assert_eq!(
+        h.send(rest(Method::GET, "/v1/attachments", &other_scope, None).build()).await.json()["error"]["code"],
+        "insufficient_scope"
+    );
 
     let viewer = h.api_token(DEMO_VIEWER);
     for request in [
@@ -637,18 +792,50 @@ async fn scope_and_role_are_checked_inside_the_operation() {
         assert_eq!(reply.json()["error"]["code"], "forbidden");
     }
     assert_eq!(h.send(rest(Method::GET, "/v1/attachments", &viewer, None).build()).await.status, 200);
-    assert_eq!(h.send(rest(Method::GET, &format!("/v1/attachments/{id}/download"), &viewer, None).build()).await.status, 200);
+    assert_eq!(
+        h.send(rest(Method::GET, &format!("/v1/attachments/{id}/download"), &viewer, None).build()).await.status,
+        200
+    );
     assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 1);
 
     // finance (a viewer in Beta) may link and delete attachments in Acme, nothing in Beta.
     let finance = h.api_token(DEMO_FINANCE);
     let in_acme = format!("?workspace_id={DEMO_WORKSPACE_ACME}");
-    let reply = h.send(rest(Method::POST, &format!("{}{in_acme}", links_path(&id)), &finance, Some(json!({"type": "payable", "id": payable}))).build()).await;
+    let reply = h
+        .send(
+            rest(
+                Method::POST,
+                &format!("{}{in_acme}", links_path(&id)),
+                &finance,
+                Some(json!({"type": "payable", "id": payable})),
+            )
+            .build(),
+        )
+        .await;
     assert_eq!(reply.status, 201);
-    let reply = h.send(rest(Method::DELETE, &format!("{}{in_acme}", links_path(&id)), &finance, Some(json!({"type": "payable", "id": payable}))).build()).await;
+    let reply = h
+        .send(
+            rest(
+                Method::DELETE,
+                &format!("{}{in_acme}", links_path(&id)),
+                &finance,
+                Some(json!({"type": "payable", "id": payable})),
+            )
+            .build(),
+        )
+        .await;
     assert_eq!(reply.status, 204);
-    assert_eq!(h.send(rest(Method::DELETE, &format!("/v1/attachments/{id}{in_acme}"), &finance, None).build()).await.status, 204);
-    let reply = h.send(upload(&finance, "b.pdf", "application/pdf", PDF, None).header("x-workspace-id", DEMO_WORKSPACE_BETA).build()).await;
+    assert_eq!(
+        h.send(rest(Method::DELETE, &format!("/v1/attachments/{id}{in_acme}"), &finance, None).build()).await.status,
+        204
+    );
+    let reply = h
+        .send(
+            upload(&finance, "b.pdf", "application/pdf", PDF, None)
+                .header("x-workspace-id", DEMO_WORKSPACE_BETA)
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.json()["error"]["code"], "forbidden");
     let reply = h.send(upload(&finance, "b.pdf", "application/pdf", PDF, None).build()).await;
@@ -680,7 +867,9 @@ async fn openapi_lists_the_attachment_operations() {
     assert!(upload["requestBody"]["content"]["application/json"].is_null());
     assert!(!upload.to_string().contains("X-Idempotency-Key"), "uploads are not idempotent");
     assert_eq!(upload["security"], json!([{"bearer": ["finance.attachments.write"]}]));
-    assert!(upload["responses"]["201"]["content"]["application/json"]["schema"]["properties"]["download_url"].is_object());
+    assert!(
+        upload["responses"]["201"]["content"]["application/json"]["schema"]["properties"]["download_url"].is_object()
+    );
     let download = &paths["/v1/attachments/{id}/download"]["get"]["responses"]["200"]["content"];
     assert!(download["application/pdf"].is_object());
     assert!(download["application/json"].is_null());
@@ -711,7 +900,10 @@ mod over_tcp {
             if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
                 let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
-                let length: usize = head.lines().find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())).unwrap_or(0);
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                    .unwrap_or(0);
                 while buf.len() < end + 4 + length {
                     fill(stream, buf).await?;
                 }
@@ -744,7 +936,10 @@ mod over_tcp {
 
         let mut stream = TcpStream::connect(addr).await.unwrap();
         let mut buf = Vec::new();
-        stream.write_all(&request("POST", "/v1/attachments", &h.api_token(DEMO_VIEWER), &multipart_type, &body)).await.unwrap();
+        stream
+            .write_all(&request("POST", "/v1/attachments", &h.api_token(DEMO_VIEWER), &multipart_type, &body))
+            .await
+            .unwrap();
         let (status, _, reply) = response(&mut stream, &mut buf).await.unwrap();
         assert_eq!(status, 403);
         assert_eq!(serde_json::from_slice::<Value>(&reply).unwrap()["error"]["code"], "forbidden");

@@ -9,7 +9,9 @@ use http::Method;
 use serde_json::{json, Value};
 
 async fn workspaces(h: &Harness, token: &str) -> Value {
-    let reply = h.send(Mcp::modern("tools/call", json!({"name":"finance_workspaces_list","arguments":{}})).bearer(token).build()).await;
+    let reply = h
+        .send(Mcp::modern("tools/call", json!({"name":"finance_workspaces_list","arguments":{}})).bearer(token).build())
+        .await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     reply.result()["structuredContent"].clone()
 }
@@ -24,7 +26,10 @@ async fn revoked_token_is_refused() {
     let reply = h.send(discover()).await;
     assert_eq!(reply.status, 401);
     assert!(reply.header("www-authenticate").unwrap().contains("error=\"invalid_token\""));
-    assert!(!kobana_finance_mcp::storage::identity::revoke(&h.state.db, "revoke-me").await.unwrap(), "second revoke is a no-op");
+    assert!(
+        !kobana_finance_mcp::storage::identity::revoke(&h.state.db, "revoke-me").await.unwrap(),
+        "second revoke is a no-op"
+    );
 }
 
 /// A token verified once (and kept as verified) is refused the moment it is revoked, on
@@ -98,7 +103,11 @@ async fn permissions_are_scopes_intersected_with_role() {
         assert_eq!(p, &json!({"read": true, "write": false, "delete": false}));
     }
     // finance may not delete companies or accounts; .write does not imply read.
-    let finance = workspaces(&h, &h.token_with(DEMO_FINANCE, Some("finance.companies.write finance.payables.write finance.payables"), |_| {})).await;
+    let finance = workspaces(
+        &h,
+        &h.token_with(DEMO_FINANCE, Some("finance.companies.write finance.payables.write finance.payables"), |_| {}),
+    )
+    .await;
     let acme = finance["data"].as_array().unwrap().iter().find(|w| w["id"] == DEMO_WORKSPACE_ACME).unwrap();
     assert_eq!(acme["role"], "finance");
     assert_eq!(acme["permissions"]["companies"], json!({"read": false, "write": true, "delete": false}));
@@ -207,7 +216,8 @@ async fn database_failure_is_503_with_retry_after() {
     let retry = reply.header("retry-after").unwrap().to_string();
     assert_eq!(reply.json()["error"]["data"]["retryAfterSeconds"].to_string(), retry);
     assert_eq!(reply.header("cache-control"), Some("no-store"));
-    let rest = h.send(Mcp::raw("").method(Method::GET).path("/v1/workspaces").bearer(&h.api_token(DEMO_OWNER)).build()).await;
+    let rest =
+        h.send(Mcp::raw("").method(Method::GET).path("/v1/workspaces").bearer(&h.api_token(DEMO_OWNER)).build()).await;
     assert_eq!(rest.status, 503);
     assert!(rest.header("retry-after").is_some());
 }

@@ -33,7 +33,10 @@ fn upload(token: &str, file_name: &str, content_type: &str, data: &[u8]) -> Mcp 
     .into_bytes();
     body.extend_from_slice(data);
     body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
-    Mcp::raw(body).path("/v1/attachments").bearer(token).header("content-type", &format!("multipart/form-data; boundary={BOUNDARY}"))
+    Mcp::raw(body)
+        .path("/v1/attachments")
+        .bearer(token)
+        .header("content-type", &format!("multipart/form-data; boundary={BOUNDARY}"))
 }
 
 fn call(method: Method, path: &str, token: &str) -> Mcp {
@@ -107,7 +110,11 @@ async fn attachment_bytes_in_s3() {
     let object = s3.get_object().bucket(BUCKET).key(&key).send().await.unwrap();
     assert_eq!(object.content_type(), Some("application/pdf"));
     assert_eq!(&object.body.collect().await.unwrap().into_bytes()[..], PDF);
-    let row = sql::query("SELECT content, blob_key FROM attachments WHERE id = $1").bind(&id).fetch_one(&h.state.db).await.unwrap();
+    let row = sql::query("SELECT content, blob_key FROM attachments WHERE id = $1")
+        .bind(&id)
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap();
     assert_eq!(row.try_get::<Option<Vec<u8>>, _>("content").unwrap(), None, "the row keeps no bytes");
     assert_eq!(row.try_get::<Option<String>, _>("blob_key").unwrap(), Some(format!("s3://{BUCKET}/{key}")));
 
@@ -122,7 +129,9 @@ async fn attachment_bytes_in_s3() {
     // A process that keeps new bytes in the database still reads this one from S3.
     let plain = App::build(common::config(h.db.url.clone())).await.unwrap();
     let plain_app = kobana_finance_mcp::transport::router(plain.clone());
-    let reply = Reply::from(tower::ServiceExt::oneshot(plain_app, call(Method::GET, &download, &token).build()).await.unwrap()).await;
+    let reply =
+        Reply::from(tower::ServiceExt::oneshot(plain_app, call(Method::GET, &download, &token).build()).await.unwrap())
+            .await;
     assert_eq!(reply.status, 200);
     assert_eq!(&reply.bytes[..], PDF);
     plain.db.close().await;

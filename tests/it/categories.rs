@@ -9,7 +9,6 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 /// Creates a category and returns it (asserting 201).
 async fn create(h: &Harness, token: &str, body: Value) -> Value {
     create_at(h, "/v1/categories", token, body).await
@@ -18,8 +17,15 @@ async fn create(h: &Harness, token: &str, body: Value) -> Value {
 /// A root (level 1), a child (2) and a grandchild (3) in Acme Serviços.
 async fn tree(h: &Harness, token: &str, kind: &str) -> (String, String, String) {
     let root = id(&create(h, token, json!({"company_id": ACME_SERVICES, "name": "Despesas", "type": kind})).await);
-    let child = id(&create(h, token, json!({"company_id": ACME_SERVICES, "name": "Pessoal", "type": kind, "parent_id": root})).await);
-    let grandchild = id(&create(h, token, json!({"company_id": ACME_SERVICES, "name": "Salários", "type": kind, "parent_id": child})).await);
+    let child =
+        id(&create(h, token, json!({"company_id": ACME_SERVICES, "name": "Pessoal", "type": kind, "parent_id": root}))
+            .await);
+    let grandchild = id(&create(
+        h,
+        token,
+        json!({"company_id": ACME_SERVICES, "name": "Salários", "type": kind, "parent_id": child}),
+    )
+    .await);
     (root, child, grandchild)
 }
 
@@ -58,7 +64,17 @@ async fn use_category(h: &Harness, category: &str) {
 async fn create_returns_201_with_location_provenance_and_audit() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let reply = h.send(rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": "  Receitas  ", "type": "credit"}))).build()).await;
+    let reply = h
+        .send(
+            rest(
+                Method::POST,
+                "/v1/categories",
+                &token,
+                Some(json!({"company_id": ACME_SERVICES, "name": "  Receitas  ", "type": "credit"})),
+            )
+            .build(),
+        )
+        .await;
     assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
     let category = reply.json();
     let cid = id(&category);
@@ -88,7 +104,15 @@ async fn children_are_one_level_below_their_parent_and_at_most_level_three() {
         assert_eq!((got["level"].clone(), got["parent_id"].clone()), (json!(level), parent));
     }
     let reply = h
-        .send(rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": "Bônus", "type": "debit", "parent_id": grandchild}))).build())
+        .send(
+            rest(
+                Method::POST,
+                "/v1/categories",
+                &token,
+                Some(json!({"company_id": ACME_SERVICES, "name": "Bônus", "type": "debit", "parent_id": grandchild})),
+            )
+            .build(),
+        )
         .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
@@ -102,7 +126,15 @@ async fn a_child_has_the_type_of_its_parent() {
     let token = h.api_token(DEMO_OWNER);
     let root = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Despesas", "type": "debit"})).await);
     let reply = h
-        .send(rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": "Vendas", "type": "credit", "parent_id": root}))).build())
+        .send(
+            rest(
+                Method::POST,
+                "/v1/categories",
+                &token,
+                Some(json!({"company_id": ACME_SERVICES, "name": "Vendas", "type": "credit", "parent_id": root})),
+            )
+            .build(),
+        )
         .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "type", "reason": "type_mismatch"}));
@@ -112,11 +144,25 @@ async fn a_child_has_the_type_of_its_parent() {
 async fn the_parent_and_the_company_must_be_of_the_callers_workspace() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let acme_root = id(&create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Despesas", "type": "debit"})).await);
-    let beta_root = id(&create(&h, &h.api_token(DEMO_BETA_OWNER), json!({"company_id": BETA_COMPANY, "name": "Despesas", "type": "debit"})).await);
+    let acme_root =
+        id(&create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Despesas", "type": "debit"})).await);
+    let beta_root = id(&create(
+        &h,
+        &h.api_token(DEMO_BETA_OWNER),
+        json!({"company_id": BETA_COMPANY, "name": "Despesas", "type": "debit"}),
+    )
+    .await);
     // Same workspace, other company.
     let reply = h
-        .send(rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": acme_root}))).build())
+        .send(
+            rest(
+                Method::POST,
+                "/v1/categories",
+                &token,
+                Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": acme_root})),
+            )
+            .build(),
+        )
         .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "parent_id", "reason": "company_mismatch"}));
@@ -149,8 +195,16 @@ async fn schema_violations_are_bad_requests_naming_the_field() {
         (json!({"company_id": ACME_SERVICES, "name": "   ", "type": "debit"}), "name", "too_short"),
         (json!({"company_id": ACME_SERVICES, "name": long, "type": "debit"}), "name", "too_long"),
         (json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "level": 2}), "level", "unknown_field"),
-        (json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "debit"}), "company_id", "invalid_uuid"),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": "7f000000-0000-4000-8000-00000000000g"}), "parent_id", "invalid_uuid"),
+        (
+            json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "debit"}),
+            "company_id",
+            "invalid_uuid",
+        ),
+        (
+            json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": "7f000000-0000-4000-8000-00000000000g"}),
+            "parent_id",
+            "invalid_uuid",
+        ),
     ];
     for (body, field, reason) in cases {
         let reply = h.send(rest(Method::POST, "/v1/categories", &token, Some(body.clone())).build()).await;
@@ -170,7 +224,17 @@ async fn patch_changes_name_and_type_only_and_never_reparents() {
     let other = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Outra", "type": "debit"})).await);
     let path = format!("/v1/categories/{child}");
     let finance = h.api_token(DEMO_FINANCE);
-    let renamed = h.send(rest(Method::PATCH, &format!("{path}?workspace_id={DEMO_WORKSPACE_ACME}"), &finance, Some(json!({"name": "Folha"}))).build()).await;
+    let renamed = h
+        .send(
+            rest(
+                Method::PATCH,
+                &format!("{path}?workspace_id={DEMO_WORKSPACE_ACME}"),
+                &finance,
+                Some(json!({"name": "Folha"})),
+            )
+            .build(),
+        )
+        .await;
     assert_eq!(renamed.status, 200, "{}", String::from_utf8_lossy(&renamed.bytes));
     let renamed = renamed.json();
     assert_eq!(renamed["name"], "Folha");
@@ -179,8 +243,16 @@ async fn patch_changes_name_and_type_only_and_never_reparents() {
     assert_eq!(renamed["updated_by"], DEMO_FINANCE);
     assert_eq!(renamed["created_by"], DEMO_OWNER);
     assert_eq!(renamed["updated_via"], "api");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.update'", &child).await, 1);
-    for (body, field) in [(json!({"parent_id": other}), "parent_id"), (json!({"company_id": ACME_COMPANY}), "company_id"), (json!({"level": 1}), "level")] {
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.update'", &child)
+            .await,
+        1
+    );
+    for (body, field) in [
+        (json!({"parent_id": other}), "parent_id"),
+        (json!({"company_id": ACME_COMPANY}), "company_id"),
+        (json!({"level": 1}), "level"),
+    ] {
         let reply = h.send(rest(Method::PATCH, &path, &token, Some(body.clone())).build()).await;
         assert_eq!(reply.status, 400, "{body}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "unknown_field"}), "{body}");
@@ -202,21 +274,43 @@ async fn a_type_change_cascades_to_every_descendant() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
-    let sibling = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Aluguel", "type": "debit", "parent_id": root})).await);
-    let unrelated = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Impostos", "type": "debit"})).await);
-    let reply = h.send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build()).await;
+    let sibling = id(&create(
+        &h,
+        &token,
+        json!({"company_id": ACME_SERVICES, "name": "Aluguel", "type": "debit", "parent_id": root}),
+    )
+    .await);
+    let unrelated =
+        id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Impostos", "type": "debit"})).await);
+    let reply = h
+        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build())
+        .await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(reply.json()["type"], "credit");
     for cid in [&root, &child, &grandchild, &sibling] {
         let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
         assert_eq!(got["type"], "credit", "{cid}");
-        assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.update'", cid).await, 1, "{cid}");
+        assert_eq!(
+            count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.update'", cid)
+                .await,
+            1,
+            "{cid}"
+        );
     }
-    let untouched = h.send(rest(Method::GET, &format!("/v1/categories/{unrelated}"), &token, None).build()).await.json();
+    let untouched =
+        h.send(rest(Method::GET, &format!("/v1/categories/{unrelated}"), &token, None).build()).await.json();
     assert_eq!(untouched["type"], "debit");
     // A new child follows the new type.
     let reply = h
-        .send(rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": child}))).build())
+        .send(
+            rest(
+                Method::POST,
+                "/v1/categories",
+                &token,
+                Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": child})),
+            )
+            .build(),
+        )
         .await;
     assert_eq!(reply.json()["error"]["details"]["reason"], "type_mismatch");
 }
@@ -226,7 +320,17 @@ async fn a_child_cannot_change_to_a_type_other_than_its_parents() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let (_, child, grandchild) = tree(&h, &token, "debit").await;
-    let reply = h.send(rest(Method::PATCH, &format!("/v1/categories/{child}"), &token, Some(json!({"name": "Novo", "type": "credit"}))).build()).await;
+    let reply = h
+        .send(
+            rest(
+                Method::PATCH,
+                &format!("/v1/categories/{child}"),
+                &token,
+                Some(json!({"name": "Novo", "type": "credit"})),
+            )
+            .build(),
+        )
+        .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "type", "reason": "type_mismatch"}));
     // All or nothing: the name sent along did not change either.
@@ -236,7 +340,9 @@ async fn a_child_cannot_change_to_a_type_other_than_its_parents() {
         assert_ne!(got["name"], "Novo");
     }
     // Sending the type it already has is fine.
-    let same = h.send(rest(Method::PATCH, &format!("/v1/categories/{child}"), &token, Some(json!({"type": "debit"}))).build()).await;
+    let same = h
+        .send(rest(Method::PATCH, &format!("/v1/categories/{child}"), &token, Some(json!({"type": "debit"}))).build())
+        .await;
     assert_eq!(same.status, 200);
 }
 
@@ -246,15 +352,22 @@ async fn a_type_change_is_refused_while_records_of_the_tree_use_it() {
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
     use_category(&h, &grandchild).await;
-    let reply = h.send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build()).await;
+    let reply = h
+        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build())
+        .await;
     assert_eq!(reply.status, 422, "{}", String::from_utf8_lossy(&reply.bytes));
-    assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 1}}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 1}})
+    );
     for cid in [&root, &child, &grandchild] {
         let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
         assert_eq!(got["type"], "debit");
     }
     // Renaming stays possible.
-    let renamed = h.send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"name": "Custos"}))).build()).await;
+    let renamed = h
+        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"name": "Custos"}))).build())
+        .await;
     assert_eq!(renamed.status, 200);
 }
 
@@ -271,7 +384,10 @@ async fn delete_of_a_category_with_children_is_has_children() {
     }
     // Leaves first, then up the tree.
     for cid in [&grandchild, &child, &root] {
-        assert_eq!(h.send(rest(Method::DELETE, &format!("/v1/categories/{cid}"), &token, None).build()).await.status, 204);
+        assert_eq!(
+            h.send(rest(Method::DELETE, &format!("/v1/categories/{cid}"), &token, None).build()).await.status,
+            204
+        );
     }
 }
 
@@ -284,7 +400,10 @@ async fn delete_of_a_category_records_use_is_in_use_with_the_usage() {
     let reply = h.send(rest(Method::DELETE, &format!("/v1/categories/{leaf}"), &token, None).build()).await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
-    assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 1}}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 1}})
+    );
     // Not silently detached: the records keep their category.
     assert_eq!(count(&h, "SELECT COUNT(*) FROM billings WHERE category_id = $1", &leaf).await, 2);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE category_id = $1", &leaf).await, 1);
@@ -299,7 +418,9 @@ async fn delete_of_a_leaf_is_204_then_404_with_audit() {
     let path = format!("/v1/categories/{leaf}");
     // finance may delete categories.
     let finance = h.api_token(DEMO_FINANCE);
-    let reply = h.send(rest(Method::DELETE, &format!("{path}?workspace_id={DEMO_WORKSPACE_ACME}"), &finance, None).build()).await;
+    let reply = h
+        .send(rest(Method::DELETE, &format!("{path}?workspace_id={DEMO_WORKSPACE_ACME}"), &finance, None).build())
+        .await;
     assert_eq!(reply.status, 204, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
     assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 404);
@@ -312,7 +433,9 @@ async fn idempotency_key_replays_and_refuses_a_different_body() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let body = json!({"company_id": ACME_SERVICES, "name": "Idempotente", "type": "debit"});
-    let send = |body: Value| rest(Method::POST, "/v1/categories", &token, Some(body)).header("x-idempotency-key", "cat-1").build();
+    let send = |body: Value| {
+        rest(Method::POST, "/v1/categories", &token, Some(body)).header("x-idempotency-key", "cat-1").build()
+    };
     let first = h.send(send(body.clone())).await;
     assert_eq!(first.status, 201);
     let again = h.send(send(body.clone())).await;
@@ -333,10 +456,15 @@ async fn list_filters_sorts_and_pages() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
-    let income = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Varejo", "type": "credit"})).await);
-    let other_company = id(&create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Zeladoria", "type": "debit"})).await);
-    let ids = |page: &Value| -> Vec<String> { page["data"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect() };
-    let get = |q: String| rest(Method::GET, &format!("/v1/categories?company_id={ACME_SERVICES}&{q}"), &token, None).build();
+    let income =
+        id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Varejo", "type": "credit"})).await);
+    let other_company =
+        id(&create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Zeladoria", "type": "debit"})).await);
+    let ids = |page: &Value| -> Vec<String> {
+        page["data"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect()
+    };
+    let get =
+        |q: String| rest(Method::GET, &format!("/v1/categories?company_id={ACME_SERVICES}&{q}"), &token, None).build();
     let by = |q: &str| {
         let request = get(q.to_string());
         let h = &h;
@@ -355,7 +483,18 @@ async fn list_filters_sorts_and_pages() {
     assert_eq!(ids(&by("level[lte]=2&type=debit").await), vec![root.clone(), child.clone()]);
     assert_eq!(ids(&by("name[in]=Varejo,Pessoal").await), vec![child.clone(), income.clone()]);
     assert_eq!(ids(&by("sort=-level").await)[0], grandchild);
-    let all = h.send(rest(Method::GET, &format!("/v1/categories?company_id[in]={ACME_SERVICES},{ACME_COMPANY}&name[in]=Zeladoria,Varejo"), &token, None).build()).await.json();
+    let all = h
+        .send(
+            rest(
+                Method::GET,
+                &format!("/v1/categories?company_id[in]={ACME_SERVICES},{ACME_COMPANY}&name[in]=Zeladoria,Varejo"),
+                &token,
+                None,
+            )
+            .build(),
+        )
+        .await
+        .json();
     assert_eq!(ids(&all), vec![income.clone(), other_company.clone()]);
     // Pagination by level, two at a time: every row once, in order.
     let mut seen = Vec::new();
@@ -371,9 +510,22 @@ async fn list_filters_sorts_and_pages() {
     }
     let mut expected_roots = vec![root.clone(), income.clone()];
     expected_roots.sort();
-    assert_eq!(seen[..2].iter().cloned().collect::<std::collections::BTreeSet<_>>(), expected_roots.into_iter().collect());
+    assert_eq!(
+        seen[..2].iter().cloned().collect::<std::collections::BTreeSet<_>>(),
+        expected_roots.into_iter().collect()
+    );
     assert_eq!(seen[2..], [child, grandchild]);
-    for bad in ["colour=red", "type=cost", "level=one", "parent_id=nope", "type[gte]=debit", "sort=updated_at", "limit=0", "cursor=nope", "name[between]=a"] {
+    for bad in [
+        "colour=red",
+        "type=cost",
+        "level=one",
+        "parent_id=nope",
+        "type[gte]=debit",
+        "sort=updated_at",
+        "limit=0",
+        "cursor=nope",
+        "name[between]=a",
+    ] {
         let reply = h.send(get(bad.to_string())).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -384,19 +536,31 @@ async fn list_filters_sorts_and_pages() {
 async fn another_workspace_is_indistinguishable_from_missing() {
     let h = Harness::new().await;
     let owner = h.api_token(DEMO_OWNER);
-    let beta = id(&create(&h, &h.api_token(DEMO_BETA_OWNER), json!({"company_id": BETA_COMPANY, "name": "Beta", "type": "debit"})).await);
-    for path in [format!("/v1/categories/{beta}"), format!("/v1/categories/{MISSING}"), "/v1/categories/not-a-uuid".to_string()] {
+    let beta = id(&create(
+        &h,
+        &h.api_token(DEMO_BETA_OWNER),
+        json!({"company_id": BETA_COMPANY, "name": "Beta", "type": "debit"}),
+    )
+    .await);
+    for path in
+        [format!("/v1/categories/{beta}"), format!("/v1/categories/{MISSING}"), "/v1/categories/not-a-uuid".to_string()]
+    {
         let reply = h.send(rest(Method::GET, &path, &owner, None).build()).await;
         assert_eq!(reply.status, 404, "{path}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
-    let patch = h.send(rest(Method::PATCH, &format!("/v1/categories/{beta}"), &owner, Some(json!({"name": "Mine"}))).build()).await;
+    let patch = h
+        .send(rest(Method::PATCH, &format!("/v1/categories/{beta}"), &owner, Some(json!({"name": "Mine"}))).build())
+        .await;
     assert_eq!(patch.status, 404);
     let delete = h.send(rest(Method::DELETE, &format!("/v1/categories/{beta}"), &owner, None).build()).await;
     assert_eq!(delete.status, 404);
     let list = h.send(rest(Method::GET, "/v1/categories?limit=100", &owner, None).build()).await.json();
     assert!(!list.to_string().contains(&beta));
-    let filtered = h.send(rest(Method::GET, &format!("/v1/categories?company_id={BETA_COMPANY}"), &owner, None).build()).await.json();
+    let filtered = h
+        .send(rest(Method::GET, &format!("/v1/categories?company_id={BETA_COMPANY}"), &owner, None).build())
+        .await
+        .json();
     assert_eq!(filtered["data"], json!([]));
     assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE id = $1 AND name = 'Beta'", &beta).await, 1);
 }
@@ -404,12 +568,17 @@ async fn another_workspace_is_indistinguishable_from_missing() {
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let h = Harness::new().await;
-    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+    };
     let body = json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit"});
     let read_only = h.token_with(DEMO_OWNER, Some("finance.categories"), aud);
     let reply = h.send(rest(Method::POST, "/v1/categories", &read_only, Some(body.clone())).build()).await;
     assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.categories.write"], "granted": ["finance.categories"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.categories.write"], "granted": ["finance.categories"]})
+    );
     assert_eq!(h.send(rest(Method::GET, "/v1/categories", &read_only, None).build()).await.status, 200);
     let other_scope = h.token_with(DEMO_OWNER, Some("finance.companies finance.cost_centers.write"), aud);
     let reply = h.send(rest(Method::GET, "/v1/categories", &other_scope, None).build()).await;
@@ -438,7 +607,10 @@ async fn openapi_lists_the_category_operations() {
     assert_eq!(create["operationId"], "categories_create");
     assert_eq!(create["security"], json!([{"bearer": ["finance.categories.write"]}]));
     let schema = &create["requestBody"]["content"]["application/json"]["schema"];
-    assert_eq!(schema, &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::categories::CategoryCreate>());
+    assert_eq!(
+        schema,
+        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::categories::CategoryCreate>()
+    );
     assert_eq!(schema["additionalProperties"], json!(false));
     assert_eq!(schema["properties"]["type"]["enum"], json!(["debit", "credit"]));
     assert!(doc["paths"]["/v1/categories"]["get"]["responses"]["200"].is_object());
@@ -457,7 +629,15 @@ async fn children_created_during_a_type_change_end_up_with_the_tree_type() {
     let token = h.api_token(DEMO_OWNER);
     let (root, child, _) = tree(&h, &token, "debit").await;
     let new_child = |n: usize| {
-        rest(Method::POST, "/v1/categories", &token, Some(json!({"company_id": ACME_SERVICES, "name": format!("Filho {n}"), "type": "debit", "parent_id": child}))).build()
+        rest(
+            Method::POST,
+            "/v1/categories",
+            &token,
+            Some(
+                json!({"company_id": ACME_SERVICES, "name": format!("Filho {n}"), "type": "debit", "parent_id": child}),
+            ),
+        )
+        .build()
     };
     let flip = rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build();
     let (a, b, c, d) = tokio::join!(h.send(new_child(1)), h.send(flip), h.send(new_child(2)), h.send(new_child(3)));
@@ -465,7 +645,13 @@ async fn children_created_during_a_type_change_end_up_with_the_tree_type() {
         // 201/200, 422 type_mismatch (the child came after the flip), or 503 when SQLite is busy.
         assert!([200, 201, 422, 503].contains(&reply.status.as_u16()), "{}", String::from_utf8_lossy(&reply.bytes));
     }
-        let root_type: String = sql::query("SELECT category_type FROM categories WHERE id = $1").bind(&root).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
+    let root_type: String = sql::query("SELECT category_type FROM categories WHERE id = $1")
+        .bind(&root)
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     let mixed = count(
         &h,
         "SELECT COUNT(*) FROM categories WHERE (parent_id = $1 OR parent_id IN (SELECT id FROM categories WHERE parent_id = $1))

@@ -7,7 +7,6 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 fn new_company() -> Value {
     json!({"name": "Nova Indústria Ltda", "cnpj": "12.ABC.345/01DE-35", "tax_regime": "LucroPresumido",
            "address": {"street": "Rua A", "number": "10", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "zip_code": "01001-000"}})
@@ -63,7 +62,14 @@ async fn schema_violations_are_bad_requests_naming_the_field() {
         let details = &reply.json()["error"]["details"];
         assert_eq!((details["field"].as_str(), details["reason"].as_str()), (Some(field), Some(reason)), "{body}");
     }
-    let not_json = h.send(rest(Method::POST, "/v1/companies", &token, None).body("{oops").header("content-type", "application/json").build()).await;
+    let not_json = h
+        .send(
+            rest(Method::POST, "/v1/companies", &token, None)
+                .body("{oops")
+                .header("content-type", "application/json")
+                .build(),
+        )
+        .await;
     assert_eq!(not_json.status, 400);
     assert_eq!(not_json.json()["error"]["code"], "bad_request");
 }
@@ -77,12 +83,22 @@ async fn one_active_company_per_cnpj() {
     assert_eq!(reply.status, 409);
     assert_eq!(reply.json()["error"]["code"], "conflict");
     // After deactivating the first, the CNPJ may be used again.
-    let off = h.send(rest(Method::PATCH, &format!("/v1/companies/{ACME_COMPANY}"), &token, Some(json!({"active": false}))).build()).await;
+    let off = h
+        .send(
+            rest(Method::PATCH, &format!("/v1/companies/{ACME_COMPANY}"), &token, Some(json!({"active": false})))
+                .build(),
+        )
+        .await;
     assert_eq!(off.status, 200);
     assert_eq!(h.send(rest(Method::POST, "/v1/companies", &token, Some(duplicate)).build()).await.status, 201);
     // The same CNPJ in another workspace is another company.
     let beta = h.api_token(DEMO_BETA_OWNER);
-    let reply = h.send(rest(Method::POST, "/v1/companies", &beta, Some(json!({"name": "Acme em Beta", "cnpj": "11222333000181"}))).build()).await;
+    let reply = h
+        .send(
+            rest(Method::POST, "/v1/companies", &beta, Some(json!({"name": "Acme em Beta", "cnpj": "11222333000181"})))
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 201);
 }
 
@@ -90,7 +106,9 @@ async fn one_active_company_per_cnpj() {
 async fn idempotency_key_replays_and_refuses_a_different_body() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let send = |body: Value, header: &'static str| rest(Method::POST, "/v1/companies", &token, Some(body)).header(header, "key-123").build();
+    let send = |body: Value, header: &'static str| {
+        rest(Method::POST, "/v1/companies", &token, Some(body)).header(header, "key-123").build()
+    };
     let first = h.send(send(new_company(), "x-idempotency-key")).await;
     assert_eq!(first.status, 201);
     assert!(first.header("x-idempotency-replayed").is_none());
@@ -112,12 +130,23 @@ async fn an_idempotency_key_covers_the_request_not_its_spelling_on_both_doors() 
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let spelled = |body: String| {
-        Mcp::raw(body).method(Method::POST).path("/v1/companies").bearer(&token).header("content-type", "application/json").header("x-idempotency-key", "spelled")
+        Mcp::raw(body)
+            .method(Method::POST)
+            .path("/v1/companies")
+            .bearer(&token)
+            .header("content-type", "application/json")
+            .header("x-idempotency-key", "spelled")
     };
     let first = h.send(spelled(new_company().to_string()).build()).await;
     assert_eq!(first.status, 201);
     // The same request with other whitespace and key order is the same request.
-    let members: Vec<String> = new_company().as_object().unwrap().iter().rev().map(|(k, v)| format!("\n  {} : {v}", Value::from(k.as_str()))).collect();
+    let members: Vec<String> = new_company()
+        .as_object()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|(k, v)| format!("\n  {} : {v}", Value::from(k.as_str())))
+        .collect();
     let respelled = format!("{{{}\n}}", members.join(","));
     let again = h.send(spelled(respelled).build()).await;
     assert_eq!(again.status, 201, "{}", String::from_utf8_lossy(&again.bytes));
@@ -127,11 +156,22 @@ async fn an_idempotency_key_covers_the_request_not_its_spelling_on_both_doors() 
     // A key first used by the tool replays on `POST /v1/companies` for the same request.
     let mcp = h.token(DEMO_OWNER);
     let args = json!({"name": "Porta Dupla Ltda", "cnpj": "11444777000242", "idempotency_key": "both-doors"});
-    let call = Mcp::modern("tools/call", json!({"name": "finance_companies_create", "arguments": args})).bearer(&mcp).build();
+    let call =
+        Mcp::modern("tools/call", json!({"name": "finance_companies_create", "arguments": args})).bearer(&mcp).build();
     let tool = h.send(call).await.result();
     assert_eq!(tool.get("isError"), None, "{tool}");
     let body = "{ \"cnpj\": \"11444777000242\",\n  \"name\": \"Porta Dupla Ltda\" }".to_string();
-    let rest = h.send(Mcp::raw(body).method(Method::POST).path("/v1/companies").bearer(&token).header("content-type", "application/json").header("idempotency-key", "both-doors").build()).await;
+    let rest = h
+        .send(
+            Mcp::raw(body)
+                .method(Method::POST)
+                .path("/v1/companies")
+                .bearer(&token)
+                .header("content-type", "application/json")
+                .header("idempotency-key", "both-doors")
+                .build(),
+        )
+        .await;
     assert_eq!(rest.status, 201, "{}", String::from_utf8_lossy(&rest.bytes));
     assert_eq!(rest.header("x-idempotency-replayed"), Some("true"));
     assert_eq!(rest.json()["id"], tool["structuredContent"]["id"]);
@@ -142,11 +182,13 @@ async fn an_idempotency_key_covers_the_request_not_its_spelling_on_both_doors() 
 async fn idempotency_key_is_race_safe() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let request = || rest(Method::POST, "/v1/companies", &token, Some(new_company())).header("x-idempotency-key", "race").build();
+    let request =
+        || rest(Method::POST, "/v1/companies", &token, Some(new_company())).header("x-idempotency-key", "race").build();
     let (a, b, c) = tokio::join!(h.send(request()), h.send(request()), h.send(request()));
     let statuses = [a.status.as_u16(), b.status.as_u16(), c.status.as_u16()];
     assert!(statuses.iter().all(|s| *s == 201 || *s == 409), "{statuses:?}");
-    let ids: std::collections::HashSet<_> = [a, b, c].iter().filter(|r| r.status == 201).map(|r| r.json()["id"].clone()).collect();
+    let ids: std::collections::HashSet<_> =
+        [a, b, c].iter().filter(|r| r.status == 201).map(|r| r.json()["id"].clone()).collect();
     assert_eq!(ids.len(), 1, "every successful answer names the same record");
     assert_eq!(count(&h, "SELECT COUNT(*) FROM companies WHERE cnpj = $1", "12ABC34501DE35").await, 1);
 }
@@ -202,7 +244,13 @@ async fn list_filters_and_bad_queries() {
     let by_cnpj = h.send(get("/v1/companies?cnpj[in]=11444777000161,00000000000000")).await.json();
     assert_eq!(by_cnpj["data"][0]["name"], "Acme Serviços Ltda");
     assert_eq!(h.send(get("/v1/companies?active=false")).await.json()["data"], json!([]));
-    for bad in ["/v1/companies?colour=red", "/v1/companies?active[gte]=true", "/v1/companies?limit=101", "/v1/companies?cursor=nope", "/v1/companies?sort=cnpj"] {
+    for bad in [
+        "/v1/companies?colour=red",
+        "/v1/companies?active[gte]=true",
+        "/v1/companies?limit=101",
+        "/v1/companies?cursor=nope",
+        "/v1/companies?sort=cnpj",
+    ] {
         let reply = h.send(get(bad)).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -213,19 +261,28 @@ async fn list_filters_and_bad_queries() {
 async fn another_workspace_is_indistinguishable_from_missing() {
     let h = Harness::new().await;
     let owner = h.api_token(DEMO_OWNER);
-    for path in [format!("/v1/companies/{BETA_COMPANY}"), "/v1/companies/7f000000-0000-4000-8000-000000000000".to_string()] {
+    for path in
+        [format!("/v1/companies/{BETA_COMPANY}"), "/v1/companies/7f000000-0000-4000-8000-000000000000".to_string()]
+    {
         let reply = h.send(rest(Method::GET, &path, &owner, None).build()).await;
         assert_eq!(reply.status, 404);
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
-    let patch = h.send(rest(Method::PATCH, &format!("/v1/companies/{BETA_COMPANY}"), &owner, Some(json!({"name": "Mine"}))).build()).await;
+    let patch = h
+        .send(
+            rest(Method::PATCH, &format!("/v1/companies/{BETA_COMPANY}"), &owner, Some(json!({"name": "Mine"})))
+                .build(),
+        )
+        .await;
     assert_eq!(patch.status, 404);
     let delete = h.send(rest(Method::DELETE, &format!("/v1/companies/{BETA_COMPANY}"), &owner, None).build()).await;
     assert_eq!(delete.status, 404);
     let list = h.send(rest(Method::GET, "/v1/companies", &owner, None).build()).await.json();
     assert!(!list.to_string().contains(BETA_COMPANY));
     // Naming the other workspace explicitly is not found too.
-    let explicit = h.send(rest(Method::GET, &format!("/v1/companies?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build()).await;
+    let explicit = h
+        .send(rest(Method::GET, &format!("/v1/companies?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build())
+        .await;
     assert_eq!(explicit.status, 404);
 }
 
@@ -237,7 +294,10 @@ async fn an_empty_workspace_hint_is_no_hint_and_the_query_is_decoded() {
     let owner = h.api_token(DEMO_OWNER);
     let plain = h.send(rest(Method::GET, "/v1/companies", &owner, None).build()).await;
     assert_eq!(plain.status, 200);
-    for hinted in [rest(Method::GET, "/v1/companies?workspace_id=", &owner, None), rest(Method::GET, "/v1/companies", &owner, None).header("x-workspace-id", " ")] {
+    for hinted in [
+        rest(Method::GET, "/v1/companies?workspace_id=", &owner, None),
+        rest(Method::GET, "/v1/companies", &owner, None).header("x-workspace-id", " "),
+    ] {
         let reply = h.send(hinted.build()).await;
         assert_eq!((reply.status.as_u16(), reply.json()), (200, plain.json()));
     }
@@ -253,11 +313,16 @@ async fn an_empty_workspace_hint_is_no_hint_and_the_query_is_decoded() {
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let h = Harness::new().await;
-    let read_only_token = h.token_with(DEMO_OWNER, Some("finance.companies"), |c| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1")));
+    let read_only_token = h.token_with(DEMO_OWNER, Some("finance.companies"), |c| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+    });
     let reply = h.send(rest(Method::POST, "/v1/companies", &read_only_token, Some(new_company())).build()).await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.companies.write"], "granted": ["finance.companies"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.companies.write"], "granted": ["finance.companies"]})
+    );
     let viewer = h.api_token(DEMO_VIEWER);
     let reply = h.send(rest(Method::POST, "/v1/companies", &viewer, Some(new_company())).build()).await;
     assert_eq!(reply.status, 403);
@@ -281,7 +346,11 @@ async fn update_is_partial_and_null_clears() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let path = format!("/v1/companies/{ACME_COMPANY}");
-    let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"trade_name": null, "locked_until": "2026-03-31"}))).build()).await;
+    let reply = h
+        .send(
+            rest(Method::PATCH, &path, &token, Some(json!({"trade_name": null, "locked_until": "2026-03-31"}))).build(),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     let company = reply.json();
     assert_eq!(company["trade_name"], Value::Null);
@@ -302,7 +371,15 @@ async fn delete_is_204_then_404() {
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
     assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'companies.delete'", ACME_SERVICES).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'companies.delete'",
+            ACME_SERVICES
+        )
+        .await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -316,7 +393,10 @@ async fn openapi_is_generated_from_the_request_types() {
     let schema = &create["requestBody"]["content"]["application/json"]["schema"];
     assert_eq!(schema["required"], json!(["name", "cnpj"]));
     assert_eq!(schema["additionalProperties"], json!(false));
-    assert_eq!(schema, &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::companies::CompanyCreate>());
+    assert_eq!(
+        schema,
+        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::companies::CompanyCreate>()
+    );
     assert!(create["responses"]["201"].is_object());
     assert!(doc["paths"]["/v1/companies/{id}"]["delete"]["responses"]["204"].is_object());
 }
@@ -344,9 +424,16 @@ async fn deleting_a_company_in_use_is_refused_with_the_usage() {
     let reply = h.send(rest(Method::DELETE, &path, &token, None).build()).await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"accounts": 1}}));
-    sql::query("DELETE FROM financial_accounts WHERE id = 'a0000000-0000-4000-8000-000000000001'").execute(&h.state.db).await.unwrap();
+    sql::query("DELETE FROM financial_accounts WHERE id = 'a0000000-0000-4000-8000-000000000001'")
+        .execute(&h.state.db)
+        .await
+        .unwrap();
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE company_id = $1", ACME_SERVICES).await, 0, "configuration goes with the company");
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM categories WHERE company_id = $1", ACME_SERVICES).await,
+        0,
+        "configuration goes with the company"
+    );
 }
 
 /// What the router refuses itself (a method a route does not take, a body over the
@@ -355,13 +442,31 @@ async fn deleting_a_company_in_use_is_refused_with_the_usage() {
 async fn router_rejections_answer_with_the_envelope() {
     let h = Harness::new().await;
     let api = h.api_token(DEMO_OWNER);
-    let put = h.send(Mcp::raw("{}").method(Method::PUT).path("/v1/companies").bearer(&api).header("content-type", "application/json").build()).await;
+    let put = h
+        .send(
+            Mcp::raw("{}")
+                .method(Method::PUT)
+                .path("/v1/companies")
+                .bearer(&api)
+                .header("content-type", "application/json")
+                .build(),
+        )
+        .await;
     assert_eq!(put.status, 405);
     assert_eq!(put.json()["error"]["code"], "method_not_allowed");
     assert!(put.header("allow").is_some_and(|a| a.contains("GET") && a.contains("POST")), "Allow is kept");
 
     let huge = format!("{{\"name\":\"{}\",\"cnpj\":\"11444777000242\"}}", "x".repeat(3 * 1024 * 1024));
-    let big = h.send(Mcp::raw(huge).method(Method::POST).path("/v1/companies").bearer(&api).header("content-type", "application/json").build()).await;
+    let big = h
+        .send(
+            Mcp::raw(huge)
+                .method(Method::POST)
+                .path("/v1/companies")
+                .bearer(&api)
+                .header("content-type", "application/json")
+                .build(),
+        )
+        .await;
     assert_eq!(big.status, 413);
     assert_eq!(big.json()["error"]["details"]["reason"], "body_too_large");
 

@@ -9,7 +9,6 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 fn post(path: &str, token: &str, body: Value) -> Mcp {
     Mcp::raw(body.to_string()).method(Method::POST).path(path).bearer(token).header("content-type", "application/json")
 }
@@ -26,17 +25,28 @@ async fn fifty_concurrent_settles_of_one_payable_make_one_movement() {
     let body = json!({"payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT});
     let replies = all_at_once(&h, (0..50).map(|_| post(&path, &token, body.clone()).build()).collect()).await;
     let ok = replies.iter().filter(|r| r.status == 200).count();
-    let refused = replies.iter().filter(|r| r.status == 422 && r.json()["error"]["details"]["reason"] == "invalid_transition").count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.status == 422 && r.json()["error"]["details"]["reason"] == "invalid_transition")
+        .count();
     let busy = replies.iter().filter(|r| r.status == 503).count();
     eprintln!("settles: {ok} succeeded, {refused} refused, {busy} told to retry");
     assert_eq!(ok, 1, "exactly one settle succeeds");
     assert_eq!(ok + refused + busy, 50, "the others are refused (or told to retry), never a 500");
     assert_eq!(
-        scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1 AND auto_created = 1", ACME_RENT_DECEMBER).await,
+        scalar(
+            &h,
+            "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1 AND auto_created = 1",
+            ACME_RENT_DECEMBER
+        )
+        .await,
         1,
         "exactly one ledger transaction"
     );
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", ACME_RENT_DECEMBER).await, 1);
+    assert_eq!(
+        scalar(&h, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", ACME_RENT_DECEMBER).await,
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -45,13 +55,23 @@ async fn fifty_concurrent_creates_with_one_key_make_one_record() {
     let token = h.api_token(DEMO_OWNER);
     let body = json!({"company_id": ACME_COMPANY, "description": "Frete", "amount": "250.00",
                       "due_date": "2026-12-20", "person_name": "Transportadora Rápida"});
-    let replies = all_at_once(&h, (0..50).map(|_| post("/v1/payables", &token, body.clone()).header("x-idempotency-key", "one-key").build()).collect()).await;
+    let replies = all_at_once(
+        &h,
+        (0..50)
+            .map(|_| post("/v1/payables", &token, body.clone()).header("x-idempotency-key", "one-key").build())
+            .collect(),
+    )
+    .await;
     let created: std::collections::HashSet<String> =
         replies.iter().filter(|r| r.status == 201).map(|r| r.json()["id"].as_str().unwrap().to_string()).collect();
     assert_eq!(created.len(), 1, "every success names the same record");
     assert!(replies.iter().all(|r| r.status == 201 || r.status == 409 || r.status == 503), "never a 500");
     assert_eq!(scalar(&h, "SELECT COUNT(*) FROM billings WHERE description = $1", "Frete").await, 1, "one record");
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM people WHERE name = $1", "Transportadora Rápida").await, 1, "one person found-or-created");
+    assert_eq!(
+        scalar(&h, "SELECT COUNT(*) FROM people WHERE name = $1", "Transportadora Rápida").await,
+        1,
+        "one person found-or-created"
+    );
 }
 
 /// Sends every request at once, each on its own task, and collects the replies.

@@ -99,7 +99,11 @@ async fn the_hyphenated_path_does_not_exist() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let center = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Geral", "type": "both"})).await);
-    for p in ["/v1/classification-centers".to_string(), format!("/v1/classification-centers/{center}"), "/v1/cost_centers".to_string()] {
+    for p in [
+        "/v1/classification-centers".to_string(),
+        format!("/v1/classification-centers/{center}"),
+        "/v1/cost_centers".to_string(),
+    ] {
         let reply = h.send(rest(Method::GET, &p, &token, None).build()).await;
         assert_eq!(reply.status, 404, "{p}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
@@ -118,10 +122,22 @@ async fn schema_violations_are_bad_requests_naming_the_field() {
         (json!({"company_id": ACME_SERVICES, "name": "", "type": "cost"}), "name", "too_short"),
         (json!({"company_id": ACME_SERVICES, "name": "  ", "type": "cost"}), "name", "too_short"),
         (json!({"company_id": ACME_SERVICES, "name": "x".repeat(256), "type": "cost"}), "name", "too_long"),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "description": "d".repeat(501)}), "description", "too_long"),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "description": 5}), "description", "wrong_type"),
+        (
+            json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "description": "d".repeat(501)}),
+            "description",
+            "too_long",
+        ),
+        (
+            json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "description": 5}),
+            "description",
+            "wrong_type",
+        ),
         (json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "active": false}), "active", "unknown_field"),
-        (json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "cost"}), "company_id", "invalid_uuid"),
+        (
+            json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "cost"}),
+            "company_id",
+            "invalid_uuid",
+        ),
     ];
     for (body, field, reason) in cases {
         let reply = h.send(rest(Method::POST, COLLECTION, &token, Some(body.clone())).build()).await;
@@ -138,7 +154,17 @@ async fn the_company_must_be_of_the_callers_workspace() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     for company in [BETA_COMPANY, MISSING] {
-        let reply = h.send(rest(Method::POST, COLLECTION, &token, Some(json!({"company_id": company, "name": "X", "type": "cost"}))).build()).await;
+        let reply = h
+            .send(
+                rest(
+                    Method::POST,
+                    COLLECTION,
+                    &token,
+                    Some(json!({"company_id": company, "name": "X", "type": "cost"})),
+                )
+                .build(),
+            )
+            .await;
         assert_eq!(reply.status, 422, "{company}");
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
         assert_eq!(reply.json()["error"]["details"], json!({"field": "company_id", "reason": "invalid_reference"}));
@@ -149,10 +175,16 @@ async fn the_company_must_be_of_the_callers_workspace() {
 async fn update_is_partial_and_null_clears_the_description() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let cid = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Marketing", "type": "cost", "description": "Campanhas"})).await);
+    let cid = id(&create(
+        &h,
+        &token,
+        json!({"company_id": ACME_SERVICES, "name": "Marketing", "type": "cost", "description": "Campanhas"}),
+    )
+    .await);
     let finance = h.api_token(DEMO_FINANCE);
     let p = format!("{}?workspace_id={DEMO_WORKSPACE_ACME}", path(&cid));
-    let reply = h.send(rest(Method::PATCH, &p, &finance, Some(json!({"description": null, "active": false}))).build()).await;
+    let reply =
+        h.send(rest(Method::PATCH, &p, &finance, Some(json!({"description": null, "active": false}))).build()).await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     let center = reply.json();
     assert_eq!(center["description"], Value::Null);
@@ -161,11 +193,32 @@ async fn update_is_partial_and_null_clears_the_description() {
     assert_eq!(center["type"], "cost");
     assert_eq!(center["updated_by"], DEMO_FINANCE);
     assert_eq!(center["updated_via"], "api");
-    let reply = h.send(rest(Method::PATCH, &path(&cid), &token, Some(json!({"name": "Mkt", "type": "both", "description": "Tudo"}))).build()).await;
+    let reply = h
+        .send(
+            rest(
+                Method::PATCH,
+                &path(&cid),
+                &token,
+                Some(json!({"name": "Mkt", "type": "both", "description": "Tudo"})),
+            )
+            .build(),
+        )
+        .await;
     assert_eq!(reply.status, 200);
     let center = reply.json();
-    assert_eq!((center["name"].as_str(), center["type"].as_str(), center["description"].as_str(), center["active"].as_bool()), (Some("Mkt"), Some("both"), Some("Tudo"), Some(false)));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'classification_centers.update'", &cid).await, 2);
+    assert_eq!(
+        (center["name"].as_str(), center["type"].as_str(), center["description"].as_str(), center["active"].as_bool()),
+        (Some("Mkt"), Some("both"), Some("Tudo"), Some(false))
+    );
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'classification_centers.update'",
+            &cid
+        )
+        .await,
+        2
+    );
     for (body, field, reason) in [
         (json!({"company_id": ACME_COMPANY}), "company_id", "unknown_field"),
         (json!({"type": "neither"}), "type", "invalid_value"),
@@ -190,9 +243,14 @@ async fn a_type_change_is_refused_while_apportionments_of_the_other_direction_us
     let cid = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Comercial", "type": "both"})).await);
     allocate_billing(&h, &cid, "payable").await;
     allocate_transaction(&h, &cid, "debit").await;
-    let reply = h.send(rest(Method::PATCH, &path(&cid), &token, Some(json!({"type": "revenue", "name": "Receita"}))).build()).await;
+    let reply = h
+        .send(rest(Method::PATCH, &path(&cid), &token, Some(json!({"type": "revenue", "name": "Receita"}))).build())
+        .await;
     assert_eq!(reply.status, 422, "{}", String::from_utf8_lossy(&reply.bytes));
-    assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 0}}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 0}})
+    );
     let got = h.send(rest(Method::GET, &path(&cid), &token, None).build()).await.json();
     assert_eq!((got["type"].as_str(), got["name"].as_str()), (Some("both"), Some("Comercial")));
     // The direction its records have is fine.
@@ -213,7 +271,10 @@ async fn delete_of_a_center_in_use_reports_the_usage_by_record_kind() {
     let reply = h.send(rest(Method::DELETE, &path(&cid), &token, None).build()).await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
-    assert_eq!(reply.json()["error"]["details"], json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 2, "receivables": 1}}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 2, "receivables": 1}})
+    );
     assert_eq!(count(&h, "SELECT COUNT(*) FROM allocations WHERE classification_center_id = $1", &cid).await, 4);
     // Deactivating is the way to retire it.
     let off = h.send(rest(Method::PATCH, &path(&cid), &token, Some(json!({"active": false}))).build()).await;
@@ -227,13 +288,26 @@ async fn delete_of_a_center_in_use_reports_the_usage_by_record_kind() {
 async fn delete_is_204_then_404_with_audit() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let cid = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Temporário", "type": "revenue"})).await);
+    let cid =
+        id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Temporário", "type": "revenue"})).await);
     let finance = h.api_token(DEMO_FINANCE);
-    let reply = h.send(rest(Method::DELETE, &format!("{}?workspace_id={DEMO_WORKSPACE_ACME}", path(&cid)), &finance, None).build()).await;
+    let reply = h
+        .send(
+            rest(Method::DELETE, &format!("{}?workspace_id={DEMO_WORKSPACE_ACME}", path(&cid)), &finance, None).build(),
+        )
+        .await;
     assert_eq!(reply.status, 204, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(h.send(rest(Method::DELETE, &path(&cid), &token, None).build()).await.status, 404);
     assert_eq!(h.send(rest(Method::GET, &path(&cid), &token, None).build()).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'classification_centers.delete'", &cid).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'classification_centers.delete'",
+            &cid
+        )
+        .await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -241,7 +315,9 @@ async fn idempotency_key_replays_and_refuses_a_different_body() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let body = json!({"company_id": ACME_SERVICES, "name": "Idempotente", "type": "cost"});
-    let send = |body: Value, header: &'static str| rest(Method::POST, COLLECTION, &token, Some(body)).header(header, "cc-1").build();
+    let send = |body: Value, header: &'static str| {
+        rest(Method::POST, COLLECTION, &token, Some(body)).header(header, "cc-1").build()
+    };
     let first = h.send(send(body.clone(), "x-idempotency-key")).await;
     assert_eq!(first.status, 201);
     let again = h.send(send(body.clone(), "idempotency-key")).await;
@@ -262,14 +338,30 @@ async fn list_filters_sorts_and_pages() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let mut made = Vec::new();
-    for (name, kind) in [("Eventos", "cost"), ("Consultoria", "revenue"), ("Diretoria", "cost"), ("Agência", "both"), ("Bolsa", "revenue")] {
-        made.push((name, id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": name, "type": kind})).await)));
+    for (name, kind) in [
+        ("Eventos", "cost"),
+        ("Consultoria", "revenue"),
+        ("Diretoria", "cost"),
+        ("Agência", "both"),
+        ("Bolsa", "revenue"),
+    ] {
+        made.push((
+            name,
+            id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": name, "type": kind})).await),
+        ));
     }
-    let elsewhere = id(&create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Fabrica", "type": "cost"})).await);
+    let elsewhere =
+        id(&create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Fabrica", "type": "cost"})).await);
     let off = &made[2].1;
-    assert_eq!(h.send(rest(Method::PATCH, &path(off), &token, Some(json!({"active": false}))).build()).await.status, 200);
-    let names = |page: &Value| -> Vec<String> { page["data"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect() };
-    let get = |q: &str| rest(Method::GET, &format!("{COLLECTION}?company_id={ACME_SERVICES}&{q}"), &token, None).build();
+    assert_eq!(
+        h.send(rest(Method::PATCH, &path(off), &token, Some(json!({"active": false}))).build()).await.status,
+        200
+    );
+    let names = |page: &Value| -> Vec<String> {
+        page["data"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect()
+    };
+    let get =
+        |q: &str| rest(Method::GET, &format!("{COLLECTION}?company_id={ACME_SERVICES}&{q}"), &token, None).build();
     let by = |q: &'static str| {
         let request = get(q);
         let h = &h;
@@ -308,7 +400,16 @@ async fn list_filters_sorts_and_pages() {
     sorted_seen.sort();
     expected.sort();
     assert_eq!(sorted_seen, expected, "every row exactly once");
-    for bad in ["colour=red", "type=debit", "active=maybe", "active[gte]=true", "company_id=nope", "sort=type", "limit=101", "cursor=nope"] {
+    for bad in [
+        "colour=red",
+        "type=debit",
+        "active=maybe",
+        "active[gte]=true",
+        "company_id=nope",
+        "sort=type",
+        "limit=101",
+        "cursor=nope",
+    ] {
         let reply = h.send(get(bad)).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -319,32 +420,50 @@ async fn list_filters_sorts_and_pages() {
 async fn another_workspace_is_indistinguishable_from_missing() {
     let h = Harness::new().await;
     let owner = h.api_token(DEMO_OWNER);
-    let beta = id(&create(&h, &h.api_token(DEMO_BETA_OWNER), json!({"company_id": BETA_COMPANY, "name": "Beta", "type": "cost"})).await);
+    let beta = id(&create(
+        &h,
+        &h.api_token(DEMO_BETA_OWNER),
+        json!({"company_id": BETA_COMPANY, "name": "Beta", "type": "cost"}),
+    )
+    .await);
     for p in [path(&beta), path(MISSING), path("not-a-uuid")] {
         let reply = h.send(rest(Method::GET, &p, &owner, None).build()).await;
         assert_eq!(reply.status, 404, "{p}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
-    assert_eq!(h.send(rest(Method::PATCH, &path(&beta), &owner, Some(json!({"name": "Mine"}))).build()).await.status, 404);
+    assert_eq!(
+        h.send(rest(Method::PATCH, &path(&beta), &owner, Some(json!({"name": "Mine"}))).build()).await.status,
+        404
+    );
     assert_eq!(h.send(rest(Method::DELETE, &path(&beta), &owner, None).build()).await.status, 404);
     let list = h.send(rest(Method::GET, &format!("{COLLECTION}?limit=100"), &owner, None).build()).await.json();
     assert!(!list.to_string().contains(&beta));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM classification_centers WHERE id = $1 AND name = 'Beta'", &beta).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM classification_centers WHERE id = $1 AND name = 'Beta'", &beta).await,
+        1
+    );
     // Naming the other workspace explicitly is not found too.
-    let explicit = h.send(rest(Method::GET, &format!("{COLLECTION}?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build()).await;
+    let explicit = h
+        .send(rest(Method::GET, &format!("{COLLECTION}?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build())
+        .await;
     assert_eq!(explicit.status, 404);
 }
 
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let h = Harness::new().await;
-    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+    };
     let body = json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost"});
     let read_only = h.token_with(DEMO_OWNER, Some("finance.cost_centers"), aud);
     let reply = h.send(rest(Method::POST, COLLECTION, &read_only, Some(body.clone())).build()).await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.cost_centers.write"], "granted": ["finance.cost_centers"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.cost_centers.write"], "granted": ["finance.cost_centers"]})
+    );
     assert_eq!(h.send(rest(Method::GET, COLLECTION, &read_only, None).build()).await.status, 200);
     let write_only = h.token_with(DEMO_OWNER, Some("finance.cost_centers.write"), aud);
     let reply = h.send(rest(Method::GET, COLLECTION, &write_only, None).build()).await;
@@ -374,7 +493,10 @@ async fn openapi_lists_the_classification_center_operations() {
     assert_eq!(create["operationId"], "classification_centers_create");
     assert_eq!(create["security"], json!([{"bearer": ["finance.cost_centers.write"]}]));
     let schema = &create["requestBody"]["content"]["application/json"]["schema"];
-    assert_eq!(schema, &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::cost_centers::CenterCreate>());
+    assert_eq!(
+        schema,
+        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::cost_centers::CenterCreate>()
+    );
     assert_eq!(schema["properties"]["type"]["enum"], json!(["cost", "revenue", "both"]));
     let mut required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     required.sort();

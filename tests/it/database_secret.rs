@@ -34,10 +34,16 @@ fn secret(cluster: &Cluster, password: &str) -> String {
 
 /// Ends every connection of the app's user, and waits until they are gone.
 async fn terminate_app_connections(admin: &Db) {
-    admin.execute_script("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'").await.unwrap();
+    admin
+        .execute_script("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'")
+        .await
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let left: i64 = sql::query("SELECT COUNT(*) FROM pg_stat_activity WHERE usename = 'kfin_app'").scalar::<i64>(&admin).await.unwrap();
+        let left: i64 = sql::query("SELECT COUNT(*) FROM pg_stat_activity WHERE usename = 'kfin_app'")
+            .scalar::<i64>(&admin)
+            .await
+            .unwrap();
         if left == 0 {
             return;
         }
@@ -61,7 +67,11 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
     let (captured, _logs) = {
         let captured = Captured::default();
         let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt().with_max_level(tracing::Level::INFO).json().with_writer(move || writer.clone()).finish();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .json()
+            .with_writer(move || writer.clone())
+            .finish();
         (captured, tracing::subscriber::set_default(subscriber))
     };
 
@@ -72,7 +82,13 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
 
     let secrets = common::moto::secrets_client(&moto.endpoint);
     let secret_id = "kobana-finance/database";
-    secrets.create_secret().name(secret_id).secret_string(secret(&cluster, FIRST)).send().await.expect("secret in moto");
+    secrets
+        .create_secret()
+        .name(secret_id)
+        .secret_string(secret(&cluster, FIRST))
+        .send()
+        .await
+        .expect("secret in moto");
 
     let ttl = Duration::from_secs(3);
     let mut config = common::config("postgres://(from the secret)".into());
@@ -88,7 +104,11 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
     let state = App::start(config).await.expect("app from the secret");
     migrate::run(&state.db).await.expect("migrations as kfin_app");
     seed::run_with(&state.db, false).await.expect("seed");
-    let h = Harness { app: kobana_finance_mcp::transport::router(state.clone()), state: state.clone(), db: TestDb::new().await };
+    let h = Harness {
+        app: kobana_finance_mcp::transport::router(state.clone()),
+        state: state.clone(),
+        db: TestDb::new().await,
+    };
     let discover = || Mcp::modern("server/discover", json!({})).bearer(&h.token(DEMO_OWNER)).build();
     assert_eq!(h.send(discover()).await.status, 200);
 
@@ -105,7 +125,12 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
         if reply.status == 200 {
             break;
         }
-        assert_eq!(reply.status, 503, "a refused password is 503, never another status: {}", String::from_utf8_lossy(&reply.bytes));
+        assert_eq!(
+            reply.status,
+            503,
+            "a refused password is 503, never another status: {}",
+            String::from_utf8_lossy(&reply.bytes)
+        );
         assert!(reply.header("retry-after").is_some());
         assert!(rotated.elapsed() < ttl, "the refused password should trigger a refresh before the TTL: {statuses:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -119,7 +144,12 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
     }
     terminate_app_connections(&admin).await;
     let reply = h.send(discover()).await;
-    assert_eq!(reply.status, 200, "a new connection with the rotated password: {}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(
+        reply.status,
+        200,
+        "a new connection with the rotated password: {}",
+        String::from_utf8_lossy(&reply.bytes)
+    );
 
     // A rotation with the connections left open: they go on; once the TTL has passed a
     // request starts the refresh, and connections opened after it use the new password.
@@ -136,7 +166,12 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
     }
     terminate_app_connections(&admin).await;
     let reply = h.send(discover()).await;
-    assert_eq!(reply.status, 200, "new connections use the refreshed password: {}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(
+        reply.status,
+        200,
+        "new connections use the refreshed password: {}",
+        String::from_utf8_lossy(&reply.bytes)
+    );
 
     let logs = captured.text();
     // Raw or percent-encoded as in a URL.

@@ -13,8 +13,16 @@ async fn scalar(h: &Harness, sql: &str) -> i64 {
 #[tokio::test]
 async fn demo_data_is_consistent() {
     let h = Harness::with_demo().await;
-    for (kind, status) in [("payable", "pending"), ("payable", "paid"), ("payable", "cancelled"), ("receivable", "pending"), ("receivable", "received"), ("receivable", "cancelled")] {
-        let n = scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE kind = '{kind}' AND status = '{status}'")).await;
+    for (kind, status) in [
+        ("payable", "pending"),
+        ("payable", "paid"),
+        ("payable", "cancelled"),
+        ("receivable", "pending"),
+        ("receivable", "received"),
+        ("receivable", "cancelled"),
+    ] {
+        let n =
+            scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE kind = '{kind}' AND status = '{status}'")).await;
         assert!(n >= 1, "a {status} {kind}");
     }
     // Each settled bill has exactly one auto-created transaction, linked both ways, for its amount.
@@ -27,18 +35,31 @@ async fn demo_data_is_consistent() {
     )
     .await;
     assert_eq!(orphans, 0);
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE auto_created = 1 AND billing_id IS NULL").await, 0);
+    assert_eq!(
+        scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE auto_created = 1 AND billing_id IS NULL").await,
+        0
+    );
     // Balances: opening + realised credits − realised debits.
     let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
     let mut conn = h.state.db.acquire().await.unwrap();
-    let checking = kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CHECKING_ACCOUNT).await.unwrap();
+    let checking =
+        kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CHECKING_ACCOUNT).await.unwrap();
     assert_eq!(checking.to_string(), "13500.00", "10000.00 − 4500.00 rent + 8000.00 sale");
     let cash = kobana_finance_mcp::ops::ledger::balance(&mut conn, &memberships[0], ACME_CASH_ACCOUNT).await.unwrap();
     assert_eq!(cash.to_string(), "2500.00", "500.00 + 2000.00 contribution");
     drop(conn);
     // The category tree keeps its rules: three levels at most, children share the parent's type.
     assert_eq!(scalar(&h, "SELECT COUNT(*) FROM categories c JOIN categories p ON p.id = c.parent_id WHERE c.level <> p.level + 1 OR c.category_type <> p.category_type").await, 0);
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM attachment_links l JOIN billings b ON b.id = l.target_id AND l.target_type = b.kind").await, 1);
+    assert_eq!(
+        scalar(
+            &h,
+            "SELECT COUNT(*) FROM attachment_links l JOIN billings b ON b.id = l.target_id AND l.target_type = b.kind"
+        )
+        .await,
+        1
+    );
     // Isolation is visible: the other workspace has its own records.
-    assert!(scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE workspace_id = '{DEMO_WORKSPACE_BETA}'")).await >= 1);
+    assert!(
+        scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE workspace_id = '{DEMO_WORKSPACE_BETA}'")).await >= 1
+    );
 }

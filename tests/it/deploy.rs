@@ -122,7 +122,10 @@ async fn a_database_failure_is_reported_as_a_failure() {
     let put = sink.cfn_response("failed", Duration::from_secs(5)).await;
     assert_eq!(put["Status"], "FAILED", "{put}");
     assert!(put["Reason"].as_str().is_some_and(|r| r.starts_with("migration failed")), "{put}");
-    assert!(put["PhysicalResourceId"].as_str().is_some_and(|p| !p.is_empty()), "CloudFormation requires one even on failure");
+    assert!(
+        put["PhysicalResourceId"].as_str().is_some_and(|p| !p.is_empty()),
+        "CloudFormation requires one even on failure"
+    );
 }
 
 #[tokio::test]
@@ -152,13 +155,16 @@ async fn an_http_event_carrying_the_migrate_payload_is_refused() {
     let (state, _db) = unmigrated().await;
     let root = env!("CARGO_MANIFEST_DIR");
     for kind in ["v1", "v2", "function-url"] {
-        let mut event: Value = serde_json::from_str(&std::fs::read_to_string(format!("{root}/events/{kind}/tools-list.json")).unwrap()).unwrap();
+        let mut event: Value =
+            serde_json::from_str(&std::fs::read_to_string(format!("{root}/events/{kind}/tools-list.json")).unwrap())
+                .unwrap();
         event["body"] = json!(json!({"kfin": "migrate"}).to_string());
         event["isBase64Encoded"] = json!(false);
         // Even with the command beside the HTTP fields, it stays an HTTP request.
         event["kfin"] = json!("migrate");
         let answer = invoke(&state, event).await.expect("an HTTP answer");
-        let status = answer["http"]["statusCode"].as_u64().unwrap_or_else(|| panic!("{kind}: not an HTTP response: {answer}"));
+        let status =
+            answer["http"]["statusCode"].as_u64().unwrap_or_else(|| panic!("{kind}: not an HTTP response: {answer}"));
         assert!((400..500).contains(&status), "{kind}: {answer}");
         assert_eq!(applied_count(&state).await, None, "{kind}: an HTTP request migrated the database");
     }
@@ -180,17 +186,24 @@ async fn the_binary_migrates_on_a_direct_invoke_and_on_a_custom_resource_under_t
     let first = runtime.invoke(json!({"kfin": "migrate"}), WITHIN).await.response();
     let applied = first["applied"].as_u64().expect("applied");
     assert!(applied >= 5, "{first}");
-    assert_eq!(runtime.invoke(json!({"kfin": "migrate"}), WITHIN).await.response(), json!({"kfin": "migrate", "applied": 0}));
+    assert_eq!(
+        runtime.invoke(json!({"kfin": "migrate"}), WITHIN).await.response(),
+        json!({"kfin": "migrate", "applied": 0})
+    );
 
     runtime.invoke(custom_resource("Create", &runtime.response_url("create"), None), WITHIN).await.response();
     let put = runtime.cfn_response("create", WITHIN).await;
     assert_eq!((put["Status"].as_str(), put["Data"]["Applied"].as_u64()), (Some("SUCCESS"), Some(0)), "{put}");
-    runtime.invoke(custom_resource("Delete", &runtime.response_url("delete"), put["PhysicalResourceId"].as_str()), WITHIN).await.response();
+    runtime
+        .invoke(custom_resource("Delete", &runtime.response_url("delete"), put["PhysicalResourceId"].as_str()), WITHIN)
+        .await
+        .response();
     assert_eq!(runtime.cfn_response("delete", WITHIN).await["Status"], "SUCCESS");
 
     // HTTP events keep working through the same runtime loop…
     let root = env!("CARGO_MANIFEST_DIR");
-    let discover: Value = serde_json::from_str(&std::fs::read_to_string(format!("{root}/events/v2/discover.json")).unwrap()).unwrap();
+    let discover: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{root}/events/v2/discover.json")).unwrap()).unwrap();
     let answer = runtime.invoke(discover.clone(), WITHIN).await.response();
     assert_eq!(answer["statusCode"], 200, "{answer}");
     // …and one whose body is the migrate payload is just a request.
@@ -217,7 +230,17 @@ async fn the_binary_reports_a_failed_migration_as_an_invocation_error_and_to_clo
     assert_eq!(error["errorType"], "MigrationFailed", "{error}");
     assert!(error["errorMessage"].as_str().is_some_and(|m| m.contains("migration failed")), "{error}");
 
-    runtime.invoke(custom_resource("Update", &runtime.response_url("update"), Some("kobana-finance-migrations-MigrateOnDeploy")), WITHIN).await.response();
+    runtime
+        .invoke(
+            custom_resource(
+                "Update",
+                &runtime.response_url("update"),
+                Some("kobana-finance-migrations-MigrateOnDeploy"),
+            ),
+            WITHIN,
+        )
+        .await
+        .response();
     let put = runtime.cfn_response("update", WITHIN).await;
     assert_eq!(put["Status"], "FAILED", "{put}");
     assert!(put["Reason"].as_str().is_some_and(|r| r.contains("migration failed")), "{put}");

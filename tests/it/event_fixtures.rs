@@ -30,7 +30,8 @@ const ACCOUNT_ID: &str = "123456789012";
 const REST_API_ID: &str = "abc123";
 const HTTP_API_ID: &str = "def456";
 const FUNCTION_URL_ID: &str = "k7m2p9q4r8s1t6v3w5x0y2z4a6b8c1d3";
-const TARGET_GROUP_ARN: &str = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/kobana-finance-mcp/1a2b3c4d5e6f7a8b";
+const TARGET_GROUP_ARN: &str =
+    "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/kobana-finance-mcp/1a2b3c4d5e6f7a8b";
 const SOURCE_IP: &str = "203.0.113.10";
 const USER_AGENT: &str = "kobana-finance-fixture/1.0";
 /// 2026-07-28T12:00:00Z: the first fixture's arrival; each next one a second later.
@@ -83,7 +84,15 @@ struct Request {
 
 impl Request {
     fn post(body: String) -> Request {
-        Request { method: Method::POST, path: "/", headers: vec![], body: Body::Text(body), auth: true, status: 200, content_length: None }
+        Request {
+            method: Method::POST,
+            path: "/",
+            headers: vec![],
+            body: Body::Text(body),
+            auth: true,
+            status: 200,
+            content_length: None,
+        }
     }
 
     fn at(mut self, path: &'static str) -> Request {
@@ -178,30 +187,53 @@ fn requests() -> Vec<(&'static str, Request)> {
                 .at("/mcp")
                 .mcp("tools/call", Some("finance_workspaces_list")),
         ),
-        ("reject-get-405", Request { method: Method::GET, body: Body::None, ..Request::post(String::new()) }.anonymous().answers(405)),
-        ("reject-too-large-413", Request { content_length: Some(OVERSIZED_CONTENT_LENGTH), ..list() }.anonymous().answers(413)),
+        (
+            "reject-get-405",
+            Request { method: Method::GET, body: Body::None, ..Request::post(String::new()) }.anonymous().answers(405),
+        ),
+        (
+            "reject-too-large-413",
+            Request { content_length: Some(OVERSIZED_CONTENT_LENGTH), ..list() }.anonymous().answers(413),
+        ),
         ("reject-origin-403", list().header("Origin", "https://evil.example.com").answers(403)),
         ("reject-no-token-401", list().anonymous().answers(401)),
-        ("reject-parse-400", Request::post(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","#.into()).mcp("tools/list", None).answers(400)),
+        (
+            "reject-parse-400",
+            Request::post(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","#.into())
+                .mcp("tools/list", None)
+                .answers(400),
+        ),
         ("reject-batch-400", Request::post(format!("[{tools_list}]")).mcp("tools/list", None).answers(400)),
         ("reject-header-mismatch-400", Request::post(tools_list.clone()).mcp("tools/call", None).answers(400)),
         (
             "reject-unsupported-version-400",
-            Request::post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string()).header("MCP-Protocol-Version", "1999-01-01").answers(400),
+            Request::post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+                .header("MCP-Protocol-Version", "1999-01-01")
+                .answers(400),
         ),
-        ("reject-unknown-method-404", Request::post(rpc_2026("nope/nope", json!({}))).mcp("nope/nope", None).answers(404)),
+        (
+            "reject-unknown-method-404",
+            Request::post(rpc_2026("nope/nope", json!({}))).mcp("nope/nope", None).answers(404),
+        ),
         (
             "notification-202",
-            Request::post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).header("MCP-Protocol-Version", V2025).answers(202),
+            Request::post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+                .header("MCP-Protocol-Version", V2025)
+                .answers(202),
         ),
         ("base64-body", Request { body: Body::Encoded(tools_list.clone()), ..list() }),
         ("tools-list-view", list().at("/mcp/x/payables,receivables")),
         (
             "tools-call-outside-view",
-            Request::post(rpc_2026("tools/call", settle)).at("/mcp/readonly").mcp("tools/call", Some("finance_payables_settle")),
+            Request::post(rpc_2026("tools/call", settle))
+                .at("/mcp/readonly")
+                .mcp("tools/call", Some("finance_payables_settle")),
         ),
         ("reject-unknown-toolset-400", list().at("/mcp/x/wages").answers(400)),
-        ("malformed-base64", Request { body: Body::Malformed("eyJqc29ucnBjIjoiMi4wIiw*not-base64*"), ..list() }.answers(400)),
+        (
+            "malformed-base64",
+            Request { body: Body::Malformed("eyJqc29ucnBjIjoiMi4wIiw*not-base64*"), ..list() }.answers(400),
+        ),
     ]
 }
 
@@ -213,7 +245,10 @@ struct Arrival {
 
 impl Arrival {
     fn nth(index: usize) -> Arrival {
-        Arrival { request_id: format!("6b1f7c1e-4a53-4f0e-8d7a-{:012x}", 0x2c9e_5b3a_0000 + index), epoch: BASE_EPOCH + index as i64 }
+        Arrival {
+            request_id: format!("6b1f7c1e-4a53-4f0e-8d7a-{:012x}", 0x2c9e_5b3a_0000 + index),
+            epoch: BASE_EPOCH + index as i64,
+        }
     }
 
     /// API Gateway's `requestTime` / `time`: "28/Jul/2026:12:00:03 +0000".
@@ -279,7 +314,8 @@ fn payload_2(request: &Request, at: &Arrival, token: &str, function_url: bool) -
     event.raw_query_string = Some(String::new());
     event.headers = request.header_map(&host, token);
     if !function_url {
-        event.path_parameters = proxy(request.path).map(|p| HashMap::from([("proxy".to_string(), p)])).unwrap_or_default();
+        event.path_parameters =
+            proxy(request.path).map(|p| HashMap::from([("proxy".to_string(), p)])).unwrap_or_default();
     }
     event.body = body;
     event.is_base64_encoded = encoded;
@@ -332,7 +368,9 @@ pub fn build() -> BTreeMap<String, String> {
     for front_door in ["v1", "v2", "function-url"] {
         jobs.extend(requests.iter().map(|(name, request)| (front_door, *name, request)));
     }
-    jobs.extend(requests.iter().filter(|(name, _)| *name == "tools-list").map(|(name, request)| ("alb", *name, request)));
+    jobs.extend(
+        requests.iter().filter(|(name, _)| *name == "tools-list").map(|(name, request)| ("alb", *name, request)),
+    );
     let mut files = BTreeMap::new();
     let mut expected = serde_json::Map::new();
     for (index, (front_door, name, request)) in jobs.into_iter().enumerate() {
@@ -356,7 +394,8 @@ pub fn build() -> BTreeMap<String, String> {
 /// `lambda_http` reads the event as the front door it is for (a REST event is tried
 /// first, so a 2.0 event must not parse as one).
 fn assert_front_door(path: &str, front_door: &str, event: &Value) {
-    let parsed = kobana_finance_mcp::transport::lambda::parse_event(event.to_string().as_bytes()).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let parsed = kobana_finance_mcp::transport::lambda::parse_event(event.to_string().as_bytes())
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
     let read_as = match parsed {
         LambdaRequest::ApiGatewayV1(_) => "v1",
         LambdaRequest::ApiGatewayV2(_) => "2.0",
@@ -398,7 +437,11 @@ fn the_committed_event_fixtures_are_the_ones_built_here() {
             }
         }
     }
-    assert!(problems.is_empty(), "{}\nrebuild them with KFIN_WRITE_EVENTS=1 cargo nextest run -E 'test(event_fixtures)'", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{}\nrebuild them with KFIN_WRITE_EVENTS=1 cargo nextest run -E 'test(event_fixtures)'",
+        problems.join("\n")
+    );
 }
 
 #[test]

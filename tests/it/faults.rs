@@ -21,13 +21,14 @@ use serde_json::{json, Value};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
-
 async fn scalar(h: &Harness, sql: &str, bind: &str) -> i64 {
     sql::query(sql.to_string()).bind(bind).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 async fn balance(h: &Harness, token: &str) -> Value {
-    let reply = h.send(rest(Method::GET, &format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}"), token, None).build()).await;
+    let reply = h
+        .send(rest(Method::GET, &format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}"), token, None).build())
+        .await;
     assert_eq!(reply.status, 200);
     reply.json()["balance"].clone()
 }
@@ -46,17 +47,30 @@ async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afte
     let h = Harness::with_demo().await;
     let token = h.api_token(DEMO_OWNER);
     let before = balance(&h, &token).await;
-    h.state.db.execute_script("CREATE FUNCTION kfin_test_hold_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+    h.state
+        .db
+        .execute_script(
+            "CREATE FUNCTION kfin_test_hold_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
          BEGIN PERFORM pg_sleep(30); RETURN NEW; END $$;
          CREATE TRIGGER kfin_test_hold_ledger BEFORE INSERT ON financial_transactions
-         FOR EACH ROW EXECUTE FUNCTION kfin_test_hold_ledger();")
-    .await
-    .unwrap();
+         FOR EACH ROW EXECUTE FUNCTION kfin_test_hold_ledger();",
+        )
+        .await
+        .unwrap();
 
-    let settle = || rest(Method::POST, &format!("/v1/payables/{ACME_RENT_DECEMBER}/settle"), &token, Some(json!({"payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT}))).build();
+    let settle = || {
+        rest(
+            Method::POST,
+            &format!("/v1/payables/{ACME_RENT_DECEMBER}/settle"),
+            &token,
+            Some(json!({"payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT})),
+        )
+        .build()
+    };
     let app = h.app.clone();
     let request = settle();
-    let pending = tokio::spawn(async move { Reply::from(tower::ServiceExt::oneshot(app, request).await.unwrap()).await });
+    let pending =
+        tokio::spawn(async move { Reply::from(tower::ServiceExt::oneshot(app, request).await.unwrap()).await });
 
     // The settling backend, asleep in the trigger with its transaction open: kill it.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -75,17 +89,43 @@ async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afte
         assert!(Instant::now() < deadline, "the settle did not reach the ledger insert");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let killed: bool = sql::query("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
+    let killed: bool = sql::query("SELECT pg_terminate_backend($1)")
+        .bind(pid)
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     assert!(killed);
 
-    let reply = tokio::time::timeout(Duration::from_secs(20), pending).await.expect("an answer in time").expect("no panic");
+    let reply =
+        tokio::time::timeout(Duration::from_secs(20), pending).await.expect("an answer in time").expect("no panic");
     assert_unavailable_rest(&reply);
 
     // Nothing of the settle survived.
     h.state.db.execute_script("DROP TRIGGER kfin_test_hold_ledger ON financial_transactions").await.unwrap();
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'pending' AND payment_date IS NULL", ACME_RENT_DECEMBER).await, 1);
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await, 0);
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'payables.settle'", ACME_RENT_DECEMBER).await, 0);
+    assert_eq!(
+        scalar(
+            &h,
+            "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'pending' AND payment_date IS NULL",
+            ACME_RENT_DECEMBER
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await,
+        0
+    );
+    assert_eq!(
+        scalar(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'payables.settle'",
+            ACME_RENT_DECEMBER
+        )
+        .await,
+        0
+    );
     assert_eq!(balance(&h, &token).await, before, "the balance is unchanged");
 
     // The same server settles it, once.
@@ -95,7 +135,11 @@ async fn a_settle_whose_connection_is_killed_loses_nothing_and_settles_once_afte
     let again = h.send(settle()).await;
     assert_eq!(again.status, 422);
     assert_eq!(again.json()["error"]["details"]["reason"], "invalid_transition");
-    assert_eq!(scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await, 1, "exactly one ledger transaction");
+    assert_eq!(
+        scalar(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", ACME_RENT_DECEMBER).await,
+        1,
+        "exactly one ledger transaction"
+    );
     assert_ne!(balance(&h, &token).await, before, "the settlement moved the balance");
 }
 

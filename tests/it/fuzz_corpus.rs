@@ -35,7 +35,8 @@ fn replay(target: &str, property: fn(&[u8])) {
     assert!(!files.is_empty(), "no corpus for {target} (scripts/fuzz-seeds.sh makes it)");
     for (name, bytes) in files {
         if let Err(panic) = std::panic::catch_unwind(|| property(&bytes)) {
-            let message = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            let message =
+                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
             panic!("{name}: {}", message.unwrap_or_default());
         }
     }
@@ -96,7 +97,16 @@ async fn a_path_id_that_does_not_decode_is_not_found_with_the_envelope() {
         (http::Method::GET, "/v1/attachments/%FE%FF/download"),
         (http::Method::GET, "/v1/transfers/%80"),
     ] {
-        let reply = h.send(Mcp::raw("{}").method(method.clone()).path(path).bearer(&token).header("content-type", "application/json").build()).await;
+        let reply = h
+            .send(
+                Mcp::raw("{}")
+                    .method(method.clone())
+                    .path(path)
+                    .bearer(&token)
+                    .header("content-type", "application/json")
+                    .build(),
+            )
+            .await;
         assert_eq!(reply.status, 404, "{method} {path}");
         assert_eq!(reply.json()["error"]["code"], "not_found", "{method} {path}");
         assert_eq!(reply.header("cache-control"), Some("no-store"));
@@ -109,7 +119,21 @@ async fn an_oversized_rest_body_is_refused_with_the_envelope() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let body = format!(r#"{{"name":"{}","cnpj":"11444777000242"}}"#, "x".repeat(3 << 20));
-    let reply = h.send(Mcp::raw(body).method(http::Method::POST).path("/v1/companies").bearer(&token).header("content-type", "application/json").build()).await;
+    let reply = h
+        .send(
+            Mcp::raw(body)
+                .method(http::Method::POST)
+                .path("/v1/companies")
+                .bearer(&token)
+                .header("content-type", "application/json")
+                .build(),
+        )
+        .await;
     let check = raw::check("/v1/companies", reply.status.as_u16(), &reply.headers, &reply.bytes);
-    assert!(check.is_ok(), "{check:?}: {} {}", reply.status, String::from_utf8_lossy(&reply.bytes[..reply.bytes.len().min(300)]));
+    assert!(
+        check.is_ok(),
+        "{check:?}: {} {}",
+        reply.status,
+        String::from_utf8_lossy(&reply.bytes[..reply.bytes.len().min(300)])
+    );
 }

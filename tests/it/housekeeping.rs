@@ -55,7 +55,9 @@ async fn requests_prune_past_windows_at_most_once_per_window() {
 
     // ... and no other request of the same window does.
     insert_counter(&h, DEMO_VIEWER, stale).await;
-    let rest = h.send(Mcp::raw("").method(http::Method::GET).path("/v1/workspaces").bearer(&h.api_token(DEMO_OWNER)).build()).await;
+    let rest = h
+        .send(Mcp::raw("").method(http::Method::GET).path("/v1/workspaces").bearer(&h.api_token(DEMO_OWNER)).build())
+        .await;
     assert_eq!(rest.status, 200);
     assert_eq!(h.send(ping()).await.status, 200);
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -32,7 +32,10 @@ fn header<'a>(response: &'a Value, name: &str) -> Option<&'a str> {
 async fn every_fixture_answers_its_expected_status_through_the_lambda_handler() {
     let _env = common::environment().await;
     std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
-    let h = Harness::with(|c| c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }).await;
+    let h = Harness::with(|c| {
+        c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }
+    })
+    .await;
     let fixtures = fixtures();
     assert!(fixtures.len() >= 58, "fixtures for v1, v2, Function URL and ALB");
     let mut failures = Vec::new();
@@ -59,7 +62,10 @@ async fn every_fixture_answers_its_expected_status_through_the_lambda_handler() 
 async fn tools_call_fixture_returns_the_demo_workspace() {
     let _env = common::environment().await;
     std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
-    let h = Harness::with(|c| c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }).await;
+    let h = Harness::with(|c| {
+        c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }
+    })
+    .await;
     for kind in ["v1", "v2", "function-url"] {
         let response = invoke(&h, &format!("{}/events/{kind}/tools-call.json", env!("CARGO_MANIFEST_DIR"))).await;
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
@@ -73,14 +79,21 @@ async fn tools_call_fixture_returns_the_demo_workspace() {
 async fn views_narrow_the_catalogue_behind_every_front_door() {
     let _env = common::environment().await;
     std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
-    let h = Harness::with(|c| c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }).await;
+    let h = Harness::with(|c| {
+        c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }
+    })
+    .await;
     let root = env!("CARGO_MANIFEST_DIR");
     for kind in ["v1", "v2", "function-url"] {
         let response = invoke(&h, &format!("{root}/events/{kind}/tools-list-view.json")).await;
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
-        let names: Vec<&str> = body["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> =
+            body["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names.len(), 19, "{kind}: {names:?}");
-        assert!(names[1..].iter().all(|n| n.starts_with("finance_payables_") || n.starts_with("finance_receivables_")), "{kind}: {names:?}");
+        assert!(
+            names[1..].iter().all(|n| n.starts_with("finance_payables_") || n.starts_with("finance_receivables_")),
+            "{kind}: {names:?}"
+        );
         let response = invoke(&h, &format!("{root}/events/{kind}/tools-call-outside-view.json")).await;
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
         assert_eq!(body["error"]["code"], -32602, "{kind}: {body}");
@@ -136,12 +149,18 @@ async fn the_binary_in_lambda_mode_answers_every_fixture_and_survives_bad_invoca
     let runtime = RuntimeApi::start().await;
     let started = std::time::Instant::now();
     let mut function = start_function(&runtime, &h.db.url);
-    let tools_list = || serde_json::from_str::<Value>(&std::fs::read_to_string(format!("{}/events/v2/tools-list.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
+    let tools_list = || {
+        serde_json::from_str::<Value>(
+            &std::fs::read_to_string(format!("{}/events/v2/tools-list.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+        )
+        .unwrap()
+    };
 
     let first = runtime.invoke(tools_list(), WITHIN).await.response();
     assert_eq!(first["statusCode"], 200, "{first}");
     let timings = runtime.timings();
-    let (polled, answered) = (timings.first_next.expect("the function polled"), timings.first_answer.expect("it answered"));
+    let (polled, answered) =
+        (timings.first_next.expect("the function polled"), timings.first_answer.expect("it answered"));
     assert!(started <= polled && polled <= answered, "{timings:?}");
 
     let mut failures = Vec::new();

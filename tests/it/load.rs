@@ -45,7 +45,6 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-
 // ---------------------------------------------------------------------------------------
 // A minimal HTTP/1.1 client: one kept-alive connection per client.
 // ---------------------------------------------------------------------------------------
@@ -74,14 +73,24 @@ impl Conn {
     }
 
     /// One request; `Err` for a transport failure (refused, reset, timed out).
-    async fn send(&mut self, method: &str, path: &str, token: &str, headers: &[(&str, &str)], body: &str) -> Result<Answer, String> {
+    async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        token: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Result<Answer, String> {
         if self.stream.is_none() {
             let stream = TcpStream::connect(self.addr).await.map_err(|e| format!("connect: {e}"))?;
             stream.set_nodelay(true).map_err(|e| e.to_string())?;
             self.stream = Some(stream);
             self.buf.clear();
         }
-        let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n", body.len());
+        let mut request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n",
+            body.len()
+        );
         if !body.is_empty() {
             request.push_str("Content-Type: application/json\r\n");
         }
@@ -90,7 +99,9 @@ impl Conn {
         }
         request.push_str("\r\n");
         request.push_str(body);
-        let result = tokio::time::timeout(Duration::from_secs(30), self.exchange(request.as_bytes())).await.unwrap_or_else(|_| Err("timed out".into()));
+        let result = tokio::time::timeout(Duration::from_secs(30), self.exchange(request.as_bytes()))
+            .await
+            .unwrap_or_else(|_| Err("timed out".into()));
         if result.as_ref().map_or(true, |a| a.head.to_ascii_lowercase().contains("connection: close")) {
             self.stream = None;
         }
@@ -107,7 +118,9 @@ impl Conn {
                 let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or("no status line")?;
                 let length: usize = head
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").and_then(|v| v.trim().parse().ok()))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().strip_prefix("content-length:").and_then(|v| v.trim().parse().ok())
+                    })
                     .unwrap_or(0);
                 if self.buf.len() >= end + 4 + length {
                     let body = self.buf[end + 4..end + 4 + length].to_vec();
@@ -234,7 +247,13 @@ fn mcp_body(method: &str, params: Value) -> String {
 
 async fn read_tools(conn: &mut Conn, token: &str) -> Vec<String> {
     let answer = conn
-        .send("POST", "/", token, &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")], &mcp_body("tools/list", json!({})))
+        .send(
+            "POST",
+            "/",
+            token,
+            &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")],
+            &mcp_body("tools/list", json!({})),
+        )
         .await
         .expect("tools/list");
     let tools = answer.json()["result"]["tools"].as_array().cloned().unwrap_or_default();
@@ -258,12 +277,22 @@ struct End {
 impl End {
     fn reached(&self) -> bool {
         let now = Instant::now();
-        now >= self.planned && (!self.faults || self.faults_over.lock().unwrap().is_some_and(|over| now >= over + Duration::from_secs(2)))
+        now >= self.planned
+            && (!self.faults
+                || self.faults_over.lock().unwrap().is_some_and(|over| now >= over + Duration::from_secs(2)))
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: Arc<Mutex<Ledger>>, tally: Arc<Mutex<Tally>>, run_started: Instant, end: Arc<End>) {
+async fn client(
+    plan: Arc<Plan>,
+    index: usize,
+    tools: Arc<Vec<String>>,
+    ledger: Arc<Mutex<Ledger>>,
+    tally: Arc<Mutex<Tally>>,
+    run_started: Instant,
+    end: Arc<End>,
+) {
     let outage = plan.outage.is_some();
     let mut conn = Conn::new(plan.addr);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -273,31 +302,73 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
     while !end.reached() {
         sequence += 1;
         let mut pick = rng.below(u64::from(total)) as u32;
-        let kind = Kind::MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).map(|(k, _)| *k).unwrap_or(Kind::RestList);
+        let kind = Kind::MIX
+            .iter()
+            .find(|(_, w)| {
+                if pick < *w {
+                    true
+                } else {
+                    pick -= w;
+                    false
+                }
+            })
+            .map(|(k, _)| *k)
+            .unwrap_or(Kind::RestList);
         let api = plan.api_token.as_str();
         let started = Instant::now();
         let (answer, note) = match kind {
             Kind::RestList => {
-                let path = ["/v1/payables?limit=25&sort=-due_date", "/v1/receivables?limit=25", "/v1/financial-transactions?limit=25", "/v1/people?limit=25"][rng.below(4) as usize];
+                let path = [
+                    "/v1/payables?limit=25&sort=-due_date",
+                    "/v1/receivables?limit=25",
+                    "/v1/financial-transactions?limit=25",
+                    "/v1/people?limit=25",
+                ][rng.below(4) as usize];
                 (conn.send("GET", path, api, &[], "").await, None)
             }
             Kind::RestGet => {
-                let path = [format!("/v1/payables/{ACME_RENT_DECEMBER}"), format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}"), format!("/v1/companies/{ACME_COMPANY}")][rng.below(3) as usize].clone();
+                let path = [
+                    format!("/v1/payables/{ACME_RENT_DECEMBER}"),
+                    format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}"),
+                    format!("/v1/companies/{ACME_COMPANY}"),
+                ][rng.below(3) as usize]
+                    .clone();
                 (conn.send("GET", &path, api, &[], "").await, None)
             }
             Kind::RestAggregates => {
-                let path = ["/v1/payables/aggregates", "/v1/receivables/aggregates?company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11", "/v1/financial-transactions/aggregates"][rng.below(3) as usize];
+                let path = [
+                    "/v1/payables/aggregates",
+                    "/v1/receivables/aggregates?company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11",
+                    "/v1/financial-transactions/aggregates",
+                ][rng.below(3) as usize];
                 (conn.send("GET", path, api, &[], "").await, None)
             }
             Kind::McpToolsList => (
-                conn.send("POST", "/", &plan.mcp_token, &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")], &mcp_body("tools/list", json!({}))).await,
+                conn.send(
+                    "POST",
+                    "/",
+                    &plan.mcp_token,
+                    &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")],
+                    &mcp_body("tools/list", json!({})),
+                )
+                .await,
                 None,
             ),
             Kind::McpToolsCall => {
                 let name = tools[rng.below(tools.len() as u64) as usize].clone();
                 let arguments = if name == "finance_workspaces_list" { json!({}) } else { json!({"limit": 5}) };
                 let body = mcp_body("tools/call", json!({"name": name, "arguments": arguments}));
-                (conn.send("POST", "/", &plan.mcp_token, &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", &name)], &body).await, None)
+                (
+                    conn.send(
+                        "POST",
+                        "/",
+                        &plan.mcp_token,
+                        &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", &name)],
+                        &body,
+                    )
+                    .await,
+                    None,
+                )
             }
             Kind::CreatePayable => {
                 let cents = 100 + rng.below(99_900) as i64;
@@ -307,7 +378,11 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
                 .to_string();
                 let answer = conn.send("POST", "/v1/payables", api, &[("X-Idempotency-Key", &key)], &body).await;
                 // One create in eight is sent again with the same key: it must replay.
-                let replay = if rng.below(8) == 0 { Some(conn.send("POST", "/v1/payables", api, &[("X-Idempotency-Key", &key)], &body).await) } else { None };
+                let replay = if rng.below(8) == 0 {
+                    Some(conn.send("POST", "/v1/payables", api, &[("X-Idempotency-Key", &key)], &body).await)
+                } else {
+                    None
+                };
                 let replay = replay.filter(|again| !(outage && again.as_ref().is_ok_and(|a| a.status == 503)));
                 if outage && answer.as_ref().is_ok_and(|a| a.status == 503) {
                     local.unresolved.push(Unresolved { kind, key: key.clone(), body: body.clone(), transfer: None });
@@ -317,8 +392,15 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
                         let id = first.json()["id"].as_str().unwrap_or_default().to_string();
                         if let Some(Ok(again)) = &replay {
                             local.replays_checked += 1;
-                            if again.status != 201 || again.json()["id"].as_str() != Some(id.as_str()) || !again.head.to_ascii_lowercase().contains("x-idempotency-replayed: true") {
-                                local.server_errors.push(format!("replay of {key} answered {} {}", again.status, String::from_utf8_lossy(&again.body)));
+                            if again.status != 201
+                                || again.json()["id"].as_str() != Some(id.as_str())
+                                || !again.head.to_ascii_lowercase().contains("x-idempotency-replayed: true")
+                            {
+                                local.server_errors.push(format!(
+                                    "replay of {key} answered {} {}",
+                                    again.status,
+                                    String::from_utf8_lossy(&again.body)
+                                ));
                             }
                         }
                         let mut ledger = ledger.lock().unwrap();
@@ -338,7 +420,8 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
                 match target {
                     None => continue,
                     Some((id, cents)) => {
-                        let body = json!({"payment_date": "2026-11-30", "financial_account_id": ACME_CHECKING_ACCOUNT}).to_string();
+                        let body = json!({"payment_date": "2026-11-30", "financial_account_id": ACME_CHECKING_ACCOUNT})
+                            .to_string();
                         let answer = conn.send("POST", &format!("/v1/payables/{id}/settle"), api, &[], &body).await;
                         (answer, Some((id, cents)))
                     }
@@ -346,14 +429,23 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
             }
             Kind::Transfer => {
                 let cents = 1 + rng.below(999) as i64;
-                let (from, to) = if rng.below(2) == 0 { (ACME_CHECKING_ACCOUNT, ACME_CASH_ACCOUNT) } else { (ACME_CASH_ACCOUNT, ACME_CHECKING_ACCOUNT) };
+                let (from, to) = if rng.below(2) == 0 {
+                    (ACME_CHECKING_ACCOUNT, ACME_CASH_ACCOUNT)
+                } else {
+                    (ACME_CASH_ACCOUNT, ACME_CHECKING_ACCOUNT)
+                };
                 let key = format!("load-transfer-{index}-{sequence}");
                 let body = json!({"from_account_id": from, "to_account_id": to, "amount": format!("{}.{:02}", cents / 100, cents % 100),
                                   "occurred_at": "2026-11-30", "description": "Transferência de carga"})
                 .to_string();
                 let answer = conn.send("POST", "/v1/transfers", api, &[("X-Idempotency-Key", &key)], &body).await;
                 if outage && answer.as_ref().is_ok_and(|a| a.status == 503) {
-                    local.unresolved.push(Unresolved { kind, key: key.clone(), body: body.clone(), transfer: Some((from.to_string(), to.to_string(), cents)) });
+                    local.unresolved.push(Unresolved {
+                        kind,
+                        key: key.clone(),
+                        body: body.clone(),
+                        transfer: Some((from.to_string(), to.to_string(), cents)),
+                    });
                 }
                 if let Ok(done) = &answer {
                     if done.status == 201 {
@@ -375,7 +467,12 @@ async fn client(plan: Arc<Plan>, index: usize, tools: Arc<Vec<String>>, ledger: 
                 // outage::judge); every other 5xx is an error.
                 let tolerated = outage && answer.status == 503 && retry_after;
                 if answer.status >= 500 && !tolerated {
-                    local.server_errors.push(format!("{} → {} {}", kind.name(), answer.status, String::from_utf8_lossy(&answer.body)));
+                    local.server_errors.push(format!(
+                        "{} → {} {}",
+                        kind.name(),
+                        answer.status,
+                        String::from_utf8_lossy(&answer.body)
+                    ));
                 }
                 if outage {
                     let at = run_started.elapsed().as_millis().min(u128::from(u32::MAX)) as u32;
@@ -425,9 +522,13 @@ async fn scalar(db: &Db, sql: &str, binds: &[&str]) -> i64 {
 async fn balances(conn: &mut Conn, token: &str) -> HashMap<String, i64> {
     let mut out = HashMap::new();
     for account in [ACME_CHECKING_ACCOUNT, ACME_CASH_ACCOUNT] {
-        let answer = conn.send("GET", &format!("/v1/financial-accounts/{account}"), token, &[], "").await.expect("account");
+        let answer =
+            conn.send("GET", &format!("/v1/financial-accounts/{account}"), token, &[], "").await.expect("account");
         let text = answer.json()["balance"].as_str().unwrap_or("x").to_string();
-        out.insert(account.to_string(), kobana_finance_mcp::domain::money::Cents::parse(&text, true).expect("balance").0);
+        out.insert(
+            account.to_string(),
+            kobana_finance_mcp::domain::money::Cents::parse(&text, true).expect("balance").0,
+        );
     }
     out
 }
@@ -451,7 +552,11 @@ async fn run(plan: Plan, db: &Db) -> String {
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let tally = Arc::new(Mutex::new(Tally::default()));
     let started = Instant::now();
-    let end = Arc::new(End { planned: started + Duration::from_secs(plan.seconds), faults: plan.outage.is_some(), faults_over: Mutex::new(None) });
+    let end = Arc::new(End {
+        planned: started + Duration::from_secs(plan.seconds),
+        faults: plan.outage.is_some(),
+        faults_over: Mutex::new(None),
+    });
     let faults = plan.outage.clone().map(|schedule| {
         let end = end.clone();
         tokio::spawn(async move {
@@ -461,7 +566,9 @@ async fn run(plan: Plan, db: &Db) -> String {
         })
     });
     let handles: Vec<_> = (0..plan.clients)
-        .map(|i| tokio::spawn(client(plan.clone(), i, tools.clone(), ledger.clone(), tally.clone(), started, end.clone())))
+        .map(|i| {
+            tokio::spawn(client(plan.clone(), i, tools.clone(), ledger.clone(), tally.clone(), started, end.clone()))
+        })
         .collect();
     for handle in handles {
         handle.await.expect("a client panicked");
@@ -480,22 +587,35 @@ async fn run(plan: Plan, db: &Db) -> String {
 
     // ---- integrity ----
     if !tally.transport_errors.is_empty() {
-        problems.push(format!("{} transport errors, e.g. {:?}", tally.transport_errors.len(), &tally.transport_errors[..tally.transport_errors.len().min(3)]));
+        problems.push(format!(
+            "{} transport errors, e.g. {:?}",
+            tally.transport_errors.len(),
+            &tally.transport_errors[..tally.transport_errors.len().min(3)]
+        ));
     }
     if !tally.server_errors.is_empty() {
-        problems.push(format!("{} server errors, e.g. {:?}", tally.server_errors.len(), &tally.server_errors[..tally.server_errors.len().min(3)]));
+        problems.push(format!(
+            "{} server errors, e.g. {:?}",
+            tally.server_errors.len(),
+            &tally.server_errors[..tally.server_errors.len().min(3)]
+        ));
     }
-    let ids: HashSet<String> = sql::query("SELECT id FROM billings WHERE workspace_id = $1 AND description LIKE 'Carga %'")
-        .bind(DEMO_WORKSPACE_ACME)
-        .fetch_all(&db)
-        .await
-        .expect("billings")
-        .iter()
-        .map(|r| r.try_get::<String, _>(0).expect("id"))
-        .collect();
+    let ids: HashSet<String> =
+        sql::query("SELECT id FROM billings WHERE workspace_id = $1 AND description LIKE 'Carga %'")
+            .bind(DEMO_WORKSPACE_ACME)
+            .fetch_all(&db)
+            .await
+            .expect("billings")
+            .iter()
+            .map(|r| r.try_get::<String, _>(0).expect("id"))
+            .collect();
     let missing = ledger.created.iter().filter(|id| !ids.contains(*id)).count();
     if missing > 0 || ids.len() != ledger.created.len() {
-        problems.push(format!("{} acknowledged creates, {} in the database, {missing} missing", ledger.created.len(), ids.len()));
+        problems.push(format!(
+            "{} acknowledged creates, {} in the database, {missing} missing",
+            ledger.created.len(),
+            ids.len()
+        ));
     }
     for id in ledger.settled.keys() {
         if scalar(db, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", &[id]).await != 1 {
@@ -510,7 +630,9 @@ async fn run(plan: Plan, db: &Db) -> String {
     )
     .await;
     if bad_settlements != 0 {
-        problems.push(format!("{bad_settlements} bills whose settlement transactions are not exactly one (paid) or zero (open)"));
+        problems.push(format!(
+            "{bad_settlements} bills whose settlement transactions are not exactly one (paid) or zero (open)"
+        ));
     }
     for (id, (from, to, cents)) in &ledger.transfers {
         let legs = scalar(
@@ -524,7 +646,9 @@ async fn run(plan: Plan, db: &Db) -> String {
             problems.push(format!("transfer {id} has {legs} matching legs"));
         }
     }
-    let transfer_rows = scalar(db, "SELECT COUNT(*) FROM financial_transactions WHERE description = 'Transferência de carga'", &[]).await;
+    let transfer_rows =
+        scalar(db, "SELECT COUNT(*) FROM financial_transactions WHERE description = 'Transferência de carga'", &[])
+            .await;
     if transfer_rows != 2 * ledger.transfers.len() as i64 {
         problems.push(format!("{} acknowledged transfers but {transfer_rows} transfer legs", ledger.transfers.len()));
     }
@@ -539,13 +663,27 @@ async fn run(plan: Plan, db: &Db) -> String {
         )
         .await;
         if ledger_sum != after[account] {
-            problems.push(format!("{account}: the API says {} but opening + transactions is {ledger_sum}", after[account]));
+            problems
+                .push(format!("{account}: the API says {} but opening + transactions is {ledger_sum}", after[account]));
         }
         let settled: i64 = if account == ACME_CHECKING_ACCOUNT { ledger.settled.values().sum() } else { 0 };
-        let moved: i64 = ledger.transfers.values().map(|(from, to, c)| if from == account { -c } else if to == account { *c } else { 0 }).sum();
+        let moved: i64 = ledger
+            .transfers
+            .values()
+            .map(|(from, to, c)| {
+                if from == account {
+                    -c
+                } else if to == account {
+                    *c
+                } else {
+                    0
+                }
+            })
+            .sum();
         let expected = before[account] - settled + moved;
         if after[account] != expected {
-            problems.push(format!("{account}: balance {} but the acknowledged writes make it {expected}", after[account]));
+            problems
+                .push(format!("{account}: balance {} but the acknowledged writes make it {expected}", after[account]));
         }
     }
 
@@ -569,17 +707,33 @@ async fn run(plan: Plan, db: &Db) -> String {
         let mut sorted = latencies.clone();
         sorted.sort_unstable();
         all.extend_from_slice(&sorted);
-        let statuses: Vec<String> = tally.statuses.iter().filter(|((k, _), _)| k == kind).map(|((_, s), n)| format!("{s}×{n}")).collect();
-        report.push_str(&format!("| {} | {} | {} | {:.1} | {:.1} |\n", kind.name(), sorted.len(), statuses.join(" "), percentile(&sorted, 0.5), percentile(&sorted, 0.99)));
+        let statuses: Vec<String> =
+            tally.statuses.iter().filter(|((k, _), _)| k == kind).map(|((_, s), n)| format!("{s}×{n}")).collect();
+        report.push_str(&format!(
+            "| {} | {} | {} | {:.1} | {:.1} |\n",
+            kind.name(),
+            sorted.len(),
+            statuses.join(" "),
+            percentile(&sorted, 0.5),
+            percentile(&sorted, 0.99)
+        ));
     }
     all.sort_unstable();
-    report.push_str(&format!("| all | {} | | {:.1} | {:.1} |\n", all.len(), percentile(&all, 0.5), percentile(&all, 0.99)));
+    report.push_str(&format!(
+        "| all | {} | | {:.1} | {:.1} |\n",
+        all.len(),
+        percentile(&all, 0.5),
+        percentile(&all, 0.99)
+    ));
     if let Some(schedule) = &plan.outage {
         report.push_str(&outage::judge(schedule, &faults, &tally, &mut problems));
     }
     println!("{report}");
     assert!(problems.is_empty(), "integrity check failed:\n{}\n\n{report}", problems.join("\n"));
-    assert!(!ledger.created.is_empty() && !ledger.transfers.is_empty() && !ledger.settled.is_empty(), "the mix wrote nothing:\n{report}");
+    assert!(
+        !ledger.created.is_empty() && !ledger.transfers.is_empty() && !ledger.settled.is_empty(),
+        "the mix wrote nothing:\n{report}"
+    );
     report
 }
 
@@ -687,8 +841,18 @@ mod outage {
 
     /// Where the faults land.
     pub enum Target {
-        Postgres { cluster: Arc<Cluster>, admin: Db, database: String },
-        SecretStore { moto: tokio::sync::Mutex<Option<Moto>>, port: u16, secret_id: String, secret: String, ttl: Duration },
+        Postgres {
+            cluster: Arc<Cluster>,
+            admin: Db,
+            database: String,
+        },
+        SecretStore {
+            moto: tokio::sync::Mutex<Option<Moto>>,
+            port: u16,
+            secret_id: String,
+            secret: String,
+            ttl: Duration,
+        },
     }
 
     pub struct Schedule {
@@ -740,11 +904,19 @@ mod outage {
                 }
                 (Target::SecretStore { moto, port, secret_id, secret, .. }, Fault::StartSecretStore) => {
                     let port = *port;
-                    let back = tokio::task::spawn_blocking(move || crate::common::moto::start_on("the key store outage", Some(port)))
+                    let back = tokio::task::spawn_blocking(move || {
+                        crate::common::moto::start_on("the key store outage", Some(port))
+                    })
+                    .await
+                    .expect("moto")
+                    .expect("moto_server");
+                    crate::common::moto::secrets_client(&back.endpoint)
+                        .create_secret()
+                        .name(secret_id)
+                        .secret_string(secret)
+                        .send()
                         .await
-                        .expect("moto")
-                        .expect("moto_server");
-                    crate::common::moto::secrets_client(&back.endpoint).create_secret().name(secret_id).secret_string(secret).send().await.expect("secret again");
+                        .expect("secret again");
                     *moto.lock().await = Some(back);
                     "moto started again, secret put back".into()
                 }
@@ -764,12 +936,15 @@ mod outage {
         for write in std::mem::take(&mut tally.unresolved) {
             let path = if write.kind == Kind::Transfer { "/v1/transfers" } else { "/v1/payables" };
             loop {
-                match conn.send("POST", path, &plan.api_token, &[("X-Idempotency-Key", &write.key)], &write.body).await {
+                match conn.send("POST", path, &plan.api_token, &[("X-Idempotency-Key", &write.key)], &write.body).await
+                {
                     Ok(a) if a.status == 201 => {
                         let body = a.json();
                         match &write.transfer {
                             Some(t) => {
-                                ledger.transfers.insert(body["transfer_id"].as_str().unwrap_or_default().to_string(), t.clone());
+                                ledger
+                                    .transfers
+                                    .insert(body["transfer_id"].as_str().unwrap_or_default().to_string(), t.clone());
                             }
                             None => {
                                 ledger.created.insert(body["id"].as_str().unwrap_or_default().to_string());
@@ -777,9 +952,17 @@ mod outage {
                         }
                         break;
                     }
-                    Ok(a) if a.status == 503 && Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(200)).await,
+                    Ok(a) if a.status == 503 && Instant::now() < deadline => {
+                        tokio::time::sleep(Duration::from_millis(200)).await
+                    }
                     Ok(a) => {
-                        problems.push(format!("{} sent again with key {} answered {} {}", write.kind.name(), write.key, a.status, String::from_utf8_lossy(&a.body)));
+                        problems.push(format!(
+                            "{} sent again with key {} answered {} {}",
+                            write.kind.name(),
+                            write.key,
+                            a.status,
+                            String::from_utf8_lossy(&a.body)
+                        ));
                         break;
                     }
                     Err(e) => {
@@ -790,7 +973,9 @@ mod outage {
             }
         }
         for (id, cents) in std::mem::take(&mut tally.ambiguous_settles) {
-            if !ledger.settled.contains_key(&id) && scalar(db, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", &[&id]).await == 1 {
+            if !ledger.settled.contains_key(&id)
+                && scalar(db, "SELECT COUNT(*) FROM billings WHERE id = $1 AND status = 'paid'", &[&id]).await == 1
+            {
                 ledger.settled.insert(id, cents);
             }
         }
@@ -811,7 +996,9 @@ mod outage {
         let mut i = 0;
         while i < faults.len() {
             let start = &faults[i];
-            let end = if start.fault == Fault::StopSecretStore && faults.get(i + 1).is_some_and(|r| r.fault == Fault::StartSecretStore) {
+            let end = if start.fault == Fault::StopSecretStore
+                && faults.get(i + 1).is_some_and(|r| r.fault == Fault::StartSecretStore)
+            {
                 i += 1;
                 &faults[i]
             } else {
@@ -828,15 +1015,25 @@ mod outage {
         }
         let mut total_503 = 0;
         for (start, end, until) in &windows {
-            let in_window: Vec<u32> = tally.timeline.iter().filter(|(at, s, _)| *s == 503 && *at >= start.started_ms && *at < *until).map(|(at, _, _)| *at).collect();
+            let in_window: Vec<u32> = tally
+                .timeline
+                .iter()
+                .filter(|(at, s, _)| *s == 503 && *at >= start.started_ms && *at < *until)
+                .map(|(at, _, _)| *at)
+                .collect();
             total_503 += in_window.len();
             let first = in_window.iter().min().copied();
             let last = in_window.iter().max().copied();
             let back_after = last.map_or(0, |l| l.saturating_sub(end.ended_ms));
             if back_after > budget {
-                problems.push(format!("{}: 503s went on {:.1} s after the dependency was back", start.fault.name(), f64::from(back_after) / 1000.0));
+                problems.push(format!(
+                    "{}: 503s went on {:.1} s after the dependency was back",
+                    start.fault.name(),
+                    f64::from(back_after) / 1000.0
+                ));
             }
-            let served_after = tally.timeline.iter().any(|(at, s, _)| *s < 500 && *at > last.unwrap_or(end.ended_ms) && *at < *until);
+            let served_after =
+                tally.timeline.iter().any(|(at, s, _)| *s < 500 && *at > last.unwrap_or(end.ended_ms) && *at < *until);
             if !served_after {
                 problems.push(format!("{}: nothing served after it", start.fault.name()));
             }
@@ -845,7 +1042,10 @@ mod outage {
                 // answers served between the stop and the expiry.
                 let grace = start.ended_ms + (ttl.as_millis() as u32).saturating_sub(1500);
                 if first.is_some_and(|f| f < grace) {
-                    problems.push(format!("a 503 {:.1} s after the key store stopped, before the cached keys' TTL", f64::from(first.unwrap_or(0) - start.ended_ms) / 1000.0));
+                    problems.push(format!(
+                        "a 503 {:.1} s after the key store stopped, before the cached keys' TTL",
+                        f64::from(first.unwrap_or(0) - start.ended_ms) / 1000.0
+                    ));
                 }
                 if !tally.timeline.iter().any(|(at, s, _)| *s < 500 && *at > start.ended_ms && *at < grace) {
                     problems.push("nothing served on the cached keys after the key store stopped".into());
@@ -866,7 +1066,13 @@ mod outage {
             ));
         }
         let details: Vec<String> = faults.iter().map(|r| format!("{}: {}", r.fault.name(), r.detail)).collect();
-        format!("\nOutages: {} faults, {total_503} answers 503 (all with Retry-After: {}), other 5xx: {}; {}.\n{section}", faults.len(), without_retry_after == 0, tally.server_errors.len(), details.join("; "))
+        format!(
+            "\nOutages: {} faults, {total_503} answers 503 (all with Retry-After: {}), other 5xx: {}; {}.\n{section}",
+            faults.len(),
+            without_retry_after == 0,
+            tally.server_errors.len(),
+            details.join("; ")
+        )
     }
 
     /// The real binary's `serve` on 127.0.0.1 (a free port) over `database_url`, until
@@ -938,8 +1144,15 @@ mod outage {
         // Faults at fixed fractions of the run: the restart, then the two terminations,
         // each followed by time to recover and serve.
         let at = |fraction: f64| Duration::from_secs_f64(seconds as f64 * fraction);
-        let faults = vec![(at(0.2), Fault::RestartPostgres), (at(0.5), Fault::TerminateConnections), (at(0.7), Fault::TerminateConnections)];
-        let schedule = Arc::new(Schedule { faults, target: Target::Postgres { cluster: cluster.clone(), admin, database: "kfin_outage".into() } });
+        let faults = vec![
+            (at(0.2), Fault::RestartPostgres),
+            (at(0.5), Fault::TerminateConnections),
+            (at(0.7), Fault::TerminateConnections),
+        ];
+        let schedule = Arc::new(Schedule {
+            faults,
+            target: Target::Postgres { cluster: cluster.clone(), admin, database: "kfin_outage".into() },
+        });
         let db = Db::connect(&url, 2).await.expect("database");
         let plan = Plan { addr: server.addr, clients, seconds, mcp_token, api_token, outage: Some(schedule) };
         let report = run(plan, &db).await;
@@ -963,7 +1176,8 @@ async fn short_outage_under_load() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "make load: the full outage run (scripts/load.sh)"]
 async fn external_outage() {
-    let binary = std::env::var("LOAD_BINARY").unwrap_or_else(|_| format!("{}/target/release/kobana-finance-mcp", env!("CARGO_MANIFEST_DIR")));
+    let binary = std::env::var("LOAD_BINARY")
+        .unwrap_or_else(|_| format!("{}/target/release/kobana-finance-mcp", env!("CARGO_MANIFEST_DIR")));
     assert!(std::path::Path::new(&binary).exists(), "{binary}: build the release server first (scripts/load.sh does)");
     let clients = env_number("LOAD_CLIENTS", 64) as usize;
     let seconds = env_number("LOAD_OUTAGE_SECONDS", 60);
@@ -983,9 +1197,18 @@ async fn key_store_outage_under_load() {
     std::env::set_var("AWS_ENDPOINT_URL", &moto.endpoint);
     let secret_id = "kobana-finance/load-keys".to_string();
     let secret = json!({"jwt_keys": [SECRET], "state_key": "load-state"}).to_string();
-    common::moto::secrets_client(&moto.endpoint).create_secret().name(&secret_id).secret_string(&secret).send().await.expect("secret");
+    common::moto::secrets_client(&moto.endpoint)
+        .create_secret()
+        .name(&secret_id)
+        .secret_string(&secret)
+        .send()
+        .await
+        .expect("secret");
     let ttl = Duration::from_secs(4);
-    let h = Harness::with_demo_and(|c| c.keys = kobana_finance_mcp::config::KeySourceConfig::SecretsManager { secret_id: secret_id.clone(), ttl }).await;
+    let h = Harness::with_demo_and(|c| {
+        c.keys = kobana_finance_mcp::config::KeySourceConfig::SecretsManager { secret_id: secret_id.clone(), ttl }
+    })
+    .await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = h.app.clone();
@@ -993,8 +1216,12 @@ async fn key_store_outage_under_load() {
     // Keys fetched just before the run: they expire ~TTL into it.
     h.state.keys.current().await.expect("keys");
     let port = moto.port;
-    let faults = vec![(Duration::from_millis(500), outage::Fault::StopSecretStore), (ttl + Duration::from_secs(3), outage::Fault::StartSecretStore)];
-    let target = outage::Target::SecretStore { moto: tokio::sync::Mutex::new(Some(moto)), port, secret_id, secret, ttl };
+    let faults = vec![
+        (Duration::from_millis(500), outage::Fault::StopSecretStore),
+        (ttl + Duration::from_secs(3), outage::Fault::StartSecretStore),
+    ];
+    let target =
+        outage::Target::SecretStore { moto: tokio::sync::Mutex::new(Some(moto)), port, secret_id, secret, ttl };
     let plan = Plan {
         addr,
         clients: env_number("LOAD_KEYS_CLIENTS", 16) as usize,

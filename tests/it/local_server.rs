@@ -62,7 +62,10 @@ async fn connection_stays_in_sync_after_early_rejections() {
     assert_eq!(read_response(&mut stream, &mut buf).await.unwrap().0, 403);
     // ... and the same connection still answers a proper request.
     let ping = json!({"jsonrpc":"2.0","id":2,"method":"ping"}).to_string();
-    stream.write_all(&post(&ping, &format!("Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-06-18\r\n"))).await.unwrap();
+    stream
+        .write_all(&post(&ping, &format!("Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-06-18\r\n")))
+        .await
+        .unwrap();
     let (status, head, body) = read_response(&mut stream, &mut buf).await.unwrap();
     assert_eq!(status, 200, "{head}");
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["id"], 2);
@@ -81,7 +84,10 @@ async fn declared_oversize_body_gets_413_and_the_connection_closes() {
     let (status, head, body) = read_response(&mut stream, &mut buf).await.unwrap();
     assert_eq!(status, 413);
     assert!(head.to_ascii_lowercase().contains("connection: close"), "{head}");
-    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["error"]["message"], "Request body too large (limit 14680064 bytes)");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["error"]["message"],
+        "Request body too large (limit 14680064 bytes)"
+    );
     assert!(read_response(&mut stream, &mut buf).await.is_none(), "the server closes the connection after a 413");
 }
 
@@ -91,7 +97,9 @@ async fn streamed_body_over_the_cap_is_cut_at_the_cap() {
     let addr = serve_over_tcp(&h).await;
     let token = h.token(DEMO_OWNER);
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    let head = format!("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\r\n");
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
     stream.write_all(head.as_bytes()).await.unwrap();
     let chunk = vec![b' '; 1 << 20];
     let mut sent = 0usize;

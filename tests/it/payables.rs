@@ -12,6 +12,11 @@ billing_tests!(PAYABLES);
 #[tokio::test]
 async fn payment_methods_of_payables_include_utility_and_tribute() {
     let h = common::Harness::new().await;
-    let created = billings::create(&h, PAYABLES, billings::with(billings::body(), serde_json::json!({"payment_method_kind": "tribute"}))).await;
+    let created = billings::create(
+        &h,
+        PAYABLES,
+        billings::with(billings::body(), serde_json::json!({"payment_method_kind": "tribute"})),
+    )
+    .await;
     assert_eq!(created["payment_method_kind"], "tribute");
 }

@@ -9,7 +9,6 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 fn new_person() -> Value {
     json!({"company_id": ACME_COMPANY, "name": "Maria Fornecedora", "document_number": "529.982.247-25",
            "is_supplier": true, "notes": "Paga no dia 10"})
@@ -42,20 +41,32 @@ async fn create_returns_201_with_location_provenance_and_audit() {
     assert_eq!(person["created_via"], "api");
     assert_eq!(person["updated_via"], "api");
     assert_eq!(person["created_by"], DEMO_OWNER);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create' AND channel = 'api'", &id).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create' AND channel = 'api'",
+            &id
+        )
+        .await,
+        1
+    );
     let got = h.send(rest(Method::GET, &format!("/v1/people/{id}"), &token, None).build()).await;
     assert_eq!(got.status, 200);
     assert_eq!(got.json(), person);
     // Without a document, type and kind stay empty.
     let bare = create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Sem Documento"})).await;
-    assert_eq!((bare["document_number"].clone(), bare["document_type"].clone(), bare["kind"].clone()), (Value::Null, Value::Null, Value::Null));
+    assert_eq!(
+        (bare["document_number"].clone(), bare["document_type"].clone(), bare["kind"].clone()),
+        (Value::Null, Value::Null, Value::Null)
+    );
 }
 
 #[tokio::test]
 async fn document_check_digits_are_validated() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    for bad in ["529.982.247-24", "11.222.333/0001-82", "11111111111", "123456789012", "12ABC34501DE35", "5299822472X"] {
+    for bad in ["529.982.247-24", "11.222.333/0001-82", "11111111111", "123456789012", "12ABC34501DE35", "5299822472X"]
+    {
         let mut body = new_person();
         body["document_number"] = json!(bad);
         let reply = h.send(rest(Method::POST, "/v1/people", &token, Some(body)).build()).await;
@@ -71,8 +82,16 @@ async fn document_check_digits_are_validated() {
 async fn document_type_and_kind_are_inferred_from_the_document() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let company = create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Fornecedor S.A.", "document_number": "45.023.118/0001-73"})).await;
-    assert_eq!((company["document_number"].as_str(), company["document_type"].as_str(), company["kind"].as_str()), (Some("45023118000173"), Some("cnpj"), Some("juridical")));
+    let company = create(
+        &h,
+        &token,
+        json!({"company_id": ACME_COMPANY, "name": "Fornecedor S.A.", "document_number": "45.023.118/0001-73"}),
+    )
+    .await;
+    assert_eq!(
+        (company["document_number"].as_str(), company["document_type"].as_str(), company["kind"].as_str()),
+        (Some("45023118000173"), Some("cnpj"), Some("juridical"))
+    );
     // An explicit kind is kept (e.g. a sole proprietor); a matching type is accepted.
     let mei = create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "João MEI", "document_number": "11444777000161", "document_type": "cnpj", "kind": "natural"})).await;
     assert_eq!((mei["document_type"].as_str(), mei["kind"].as_str()), (Some("cnpj"), Some("natural")));
@@ -109,9 +128,12 @@ async fn one_live_person_per_document_in_a_company() {
     again["company_id"] = json!(ACME_SERVICES);
     create(&h, &token, again).await;
     // A person changed to a document already used in the company conflicts too.
-    let other = create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Pedro", "document_number": "12345678909"})).await;
+    let other =
+        create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Pedro", "document_number": "12345678909"}))
+            .await;
     let path = format!("/v1/people/{}", other["id"].as_str().unwrap());
-    let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "529.982.247-25"}))).build()).await;
+    let reply =
+        h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "529.982.247-25"}))).build()).await;
     assert_eq!(reply.status, 409);
     assert_eq!(reply.json()["error"]["code"], "conflict");
     let unchanged = h.send(rest(Method::GET, &path, &token, None).build()).await.json();
@@ -186,7 +208,15 @@ async fn update_is_partial_null_text_is_a_no_op_and_empty_clears() {
     assert_eq!(updated["document_number"], "52998224725");
     assert_eq!(updated["updated_via"], "api");
     assert_eq!(updated["created_at"], person["created_at"]);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.update'", person["id"].as_str().unwrap()).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.update'",
+            person["id"].as_str().unwrap()
+        )
+        .await,
+        1
+    );
     for (patch, field, reason) in [
         (json!({"company_id": ACME_SERVICES}), "company_id", "unknown_field"),
         (json!({"emails": ["a@b.com"]}), "emails", "unknown_field"),
@@ -208,17 +238,28 @@ async fn document_is_revalidated_only_when_changed() {
     let path = format!("/v1/people/{id}");
     // A record imported with a document that fails the check digits stays editable.
     exec(&h, "UPDATE people SET document_number = '52998224724' WHERE id = $1", &[&id]).await;
-    let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "529.982.247-24", "name": "Maria"}))).build()).await;
+    let reply = h
+        .send(
+            rest(Method::PATCH, &path, &token, Some(json!({"document_number": "529.982.247-24", "name": "Maria"})))
+                .build(),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(reply.json()["document_number"], "52998224724");
     // A new document is validated.
-    let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "12345678900"}))).build()).await;
+    let reply =
+        h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "12345678900"}))).build()).await;
     assert_eq!(reply.status, 422);
     assert_eq!(details(&reply), pair("document_number", "invalid_document"));
     // A CNPJ replaces the CPF: the type follows; the kind is left as it is.
-    let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "11.444.777/0001-61"}))).build()).await;
+    let reply = h
+        .send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": "11.444.777/0001-61"}))).build())
+        .await;
     assert_eq!(reply.status, 200);
-    assert_eq!((reply.json()["document_number"].as_str(), reply.json()["document_type"].as_str()), (Some("11444777000161"), Some("cnpj")));
+    assert_eq!(
+        (reply.json()["document_number"].as_str(), reply.json()["document_type"].as_str()),
+        (Some("11444777000161"), Some("cnpj"))
+    );
     // document_type alone contradicting the digit count.
     let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_type": "cpf"}))).build()).await;
     assert_eq!(reply.status, 422);
@@ -230,7 +271,10 @@ async fn document_is_revalidated_only_when_changed() {
     assert_eq!(reply.json()["document_number"], "11444777000161");
     let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"document_number": ""}))).build()).await;
     assert_eq!(reply.status, 200);
-    assert_eq!((reply.json()["document_number"].clone(), reply.json()["document_type"].clone()), (Value::Null, Value::Null));
+    assert_eq!(
+        (reply.json()["document_number"].clone(), reply.json()["document_type"].clone()),
+        (Value::Null, Value::Null)
+    );
 }
 
 #[tokio::test]
@@ -262,7 +306,10 @@ async fn delete_is_a_soft_delete() {
     assert!(!ids["data"].as_array().unwrap().contains(&json!(id)), "gone from the id sweep");
     // The row is kept, marked deleted.
     assert_eq!(count(&h, "SELECT COUNT(*) FROM people WHERE id = $1 AND deleted_at IS NOT NULL", &id).await, 1);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.delete'", &id).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.delete'", &id).await,
+        1
+    );
     // Its document may be used again.
     let again = create(&h, &token, new_person()).await;
     assert_ne!(again["id"], json!(id));
@@ -335,23 +382,40 @@ async fn list_filters_sorts_and_bad_queries() {
     let acme = create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Cliente S.A.", "document_number": "45023118000173", "is_customer": true})).await;
     let inactive = create(&h, &token, json!({"company_id": ACME_COMPANY, "name": "Antigo", "active": false})).await;
     let get = |path: &str| rest(Method::GET, path, &token, None).build();
-    let names = |page: &Value| page["data"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let names = |page: &Value| {
+        page["data"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
     let all = h.send(get("/v1/people")).await.json();
     assert_eq!(names(&all), ["Antigo", "Cliente S.A.", "Maria Fornecedora"], "sorted by name by default");
     assert_eq!(names(&h.send(get(&format!("/v1/people?company_id={ACME_SERVICES}"))).await.json()), ["Cliente S.A."]);
-    assert_eq!(names(&h.send(get(&format!("/v1/people?company_id[in]={ACME_COMPANY},{ACME_SERVICES}"))).await.json()).len(), 3);
+    assert_eq!(
+        names(&h.send(get(&format!("/v1/people?company_id[in]={ACME_COMPANY},{ACME_SERVICES}"))).await.json()).len(),
+        3
+    );
     assert_eq!(names(&h.send(get("/v1/people?kind[in]=juridical")).await.json()), ["Cliente S.A."]);
     assert_eq!(names(&h.send(get("/v1/people?kind=natural")).await.json()), ["Maria Fornecedora"]);
     assert_eq!(names(&h.send(get("/v1/people?is_customer=true")).await.json()), ["Cliente S.A."]);
     assert_eq!(names(&h.send(get("/v1/people?is_supplier=true")).await.json()), ["Maria Fornecedora"]);
     assert_eq!(names(&h.send(get("/v1/people?active=false")).await.json()), ["Antigo"]);
-    assert_eq!(names(&h.send(get("/v1/people?document_number[in]=52998224725,45023118000173")).await.json()), ["Cliente S.A.", "Maria Fornecedora"]);
+    assert_eq!(
+        names(&h.send(get("/v1/people?document_number[in]=52998224725,45023118000173")).await.json()),
+        ["Cliente S.A.", "Maria Fornecedora"]
+    );
     assert_eq!(names(&h.send(get("/v1/people?name[in]=Antigo,Nobody")).await.json()), ["Antigo"]);
-    assert_eq!(names(&h.send(get("/v1/people?updated_at[gte]=2000-01-01&updated_at[lt]=2999-01-01")).await.json()).len(), 3);
+    assert_eq!(
+        names(&h.send(get("/v1/people?updated_at[gte]=2000-01-01&updated_at[lt]=2999-01-01")).await.json()).len(),
+        3
+    );
     assert_eq!(names(&h.send(get("/v1/people?updated_at[gt]=2999-01-01T00:00:00Z")).await.json()).len(), 0);
     // Incremental sync: the most recently updated first.
-    exec(&h, "UPDATE people SET updated_at = '2030-01-01T00:00:00Z' WHERE id = $1", &[maria["id"].as_str().unwrap()]).await;
-    exec(&h, "UPDATE people SET updated_at = '2029-01-01T00:00:00Z' WHERE id = $1", &[inactive["id"].as_str().unwrap()]).await;
+    exec(&h, "UPDATE people SET updated_at = '2030-01-01T00:00:00Z' WHERE id = $1", &[maria["id"].as_str().unwrap()])
+        .await;
+    exec(
+        &h,
+        "UPDATE people SET updated_at = '2029-01-01T00:00:00Z' WHERE id = $1",
+        &[inactive["id"].as_str().unwrap()],
+    )
+    .await;
     let recent = h.send(get("/v1/people?sort=-updated_at")).await.json();
     assert_eq!(names(&recent), ["Maria Fornecedora", "Antigo", "Cliente S.A."]);
     assert_eq!(names(&h.send(get("/v1/people?updated_at[gte]=2029-06-01")).await.json()), ["Maria Fornecedora"]);
@@ -412,24 +476,39 @@ async fn pagination_walks_every_row_once() {
 async fn another_workspace_is_indistinguishable_from_missing() {
     let h = Harness::new().await;
     let owner = h.api_token(DEMO_OWNER);
-    let beta = create(&h, &h.api_token(DEMO_BETA_OWNER), json!({"company_id": BETA_COMPANY, "name": "Beta Cliente", "document_number": "52998224725"})).await;
+    let beta = create(
+        &h,
+        &h.api_token(DEMO_BETA_OWNER),
+        json!({"company_id": BETA_COMPANY, "name": "Beta Cliente", "document_number": "52998224725"}),
+    )
+    .await;
     let beta_id = beta["id"].as_str().unwrap().to_string();
-    for path in [format!("/v1/people/{beta_id}"), "/v1/people/7f000000-0000-4000-8000-000000000000".to_string(), "/v1/people/not-a-uuid".to_string()] {
+    for path in [
+        format!("/v1/people/{beta_id}"),
+        "/v1/people/7f000000-0000-4000-8000-000000000000".to_string(),
+        "/v1/people/not-a-uuid".to_string(),
+    ] {
         let reply = h.send(rest(Method::GET, &path, &owner, None).build()).await;
         assert_eq!(reply.status, 404, "{path}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
-    let patch = h.send(rest(Method::PATCH, &format!("/v1/people/{beta_id}"), &owner, Some(json!({"name": "Mine"}))).build()).await;
+    let patch = h
+        .send(rest(Method::PATCH, &format!("/v1/people/{beta_id}"), &owner, Some(json!({"name": "Mine"}))).build())
+        .await;
     assert_eq!(patch.status, 404);
     let delete = h.send(rest(Method::DELETE, &format!("/v1/people/{beta_id}"), &owner, None).build()).await;
     assert_eq!(delete.status, 404);
     let list = h.send(rest(Method::GET, "/v1/people", &owner, None).build()).await.json();
     assert!(!list.to_string().contains(&beta_id));
-    let filtered = h.send(rest(Method::GET, &format!("/v1/people?company_id={BETA_COMPANY}"), &owner, None).build()).await.json();
+    let filtered =
+        h.send(rest(Method::GET, &format!("/v1/people?company_id={BETA_COMPANY}"), &owner, None).build()).await.json();
     assert_eq!(filtered["data"], json!([]));
     // The same document in another workspace is another person.
     create(&h, &owner, new_person()).await;
-    let untouched = h.send(rest(Method::GET, &format!("/v1/people/{beta_id}"), &h.api_token(DEMO_BETA_OWNER), None).build()).await.json();
+    let untouched = h
+        .send(rest(Method::GET, &format!("/v1/people/{beta_id}"), &h.api_token(DEMO_BETA_OWNER), None).build())
+        .await
+        .json();
     assert_eq!(untouched["name"], "Beta Cliente");
 }
 
@@ -440,7 +519,10 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     let reply = h.send(rest(Method::POST, "/v1/people", &read_only, Some(new_person())).build()).await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.people.write"], "granted": ["finance.people"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.people.write"], "granted": ["finance.people"]})
+    );
     assert_eq!(h.send(rest(Method::GET, "/v1/people", &read_only, None).build()).await.status, 200);
     let other_scope = v1_token(&h, DEMO_OWNER, "finance.companies finance.people.write");
     for path in ["/v1/people", "/v1/people/ids"] {
@@ -452,7 +534,9 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     let person = create(&h, &owner, new_person()).await;
     let path = format!("/v1/people/{}", person["id"].as_str().unwrap());
     let viewer = h.api_token(DEMO_VIEWER);
-    for (method, body) in [(Method::POST, Some(new_person())), (Method::PATCH, Some(json!({"name": "X"}))), (Method::DELETE, None)] {
+    for (method, body) in
+        [(Method::POST, Some(new_person())), (Method::PATCH, Some(json!({"name": "X"}))), (Method::DELETE, None)]
+    {
         let target = if method == Method::POST { "/v1/people".to_string() } else { path.clone() };
         let reply = h.send(rest(method.clone(), &target, &viewer, body).build()).await;
         assert_eq!(reply.status, 403, "{method}");
@@ -472,7 +556,9 @@ async fn scope_and_role_are_checked_inside_the_operation() {
 async fn idempotency_key_replays_the_create() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let send = |body: Value| rest(Method::POST, "/v1/people", &token, Some(body)).header("x-idempotency-key", "person-1").build();
+    let send = |body: Value| {
+        rest(Method::POST, "/v1/people", &token, Some(body)).header("x-idempotency-key", "person-1").build()
+    };
     let first = h.send(send(new_person())).await;
     assert_eq!(first.status, 201);
     let again = h.send(send(new_person())).await;

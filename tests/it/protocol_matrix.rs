@@ -38,7 +38,8 @@ impl Row {
 }
 
 /// The view paths of SPEC §5.4, on which every row of the matrix holds as on `/`.
-const VIEW_PATHS: &[&str] = &["/mcp/x/payables,receivables", "/mcp/readonly", "/mcp/x/payables/readonly", "/mcp/x/wages"];
+const VIEW_PATHS: &[&str] =
+    &["/mcp/x/payables,receivables", "/mcp/readonly", "/mcp/x/payables/readonly", "/mcp/x/wages"];
 
 /// The view path above that names no toolset.
 const BROKEN_VIEW: &str = "/mcp/x/wages";
@@ -65,13 +66,18 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
     let api_token = h.api_token(DEMO_OWNER);
     let hs256 = {
         use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
-        let claims = json!({"iss": PUBLIC_URL, "aud": PUBLIC_URL, "sub": DEMO_OWNER, "exp": 4102444800u64, "scope": ""});
+        let claims =
+            json!({"iss": PUBLIC_URL, "aud": PUBLIC_URL, "sub": DEMO_OWNER, "exp": 4102444800u64, "scope": ""});
         encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(SECRET.as_bytes()).unwrap()).unwrap()
     };
     let alg_none = {
         use base64::Engine;
         let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
-        format!("{}.{}.", b64(json!({"alg":"none","typ":"JWT"})), b64(json!({"iss": PUBLIC_URL, "aud": PUBLIC_URL, "sub": DEMO_OWNER, "exp": 4102444800u64})))
+        format!(
+            "{}.{}.",
+            b64(json!({"alg":"none","typ":"JWT"})),
+            b64(json!({"iss": PUBLIC_URL, "aud": PUBLIC_URL, "sub": DEMO_OWNER, "exp": 4102444800u64}))
+        )
     };
     let no_sub = {
         use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
@@ -98,7 +104,9 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
     };
     let not_yet = h.token_with(DEMO_OWNER, None, |c| c.nbf = Some(4_000_000_000));
     let within_leeway = h.token_with(DEMO_OWNER, None, |c| c.exp = kobana_finance_mcp::clock::now_unix() as u64 - 30);
-    let mcp_suffix_aud = h.token_with(DEMO_OWNER, None, |c| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/mcp")));
+    let mcp_suffix_aud = h.token_with(DEMO_OWNER, None, |c| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/mcp"))
+    });
 
     vec![
         // ---- §2: transport rows, in pipeline order ----
@@ -402,7 +410,8 @@ fn write_seed(owner: &str, index: usize, row: &Row) {
     if row.request.body.len() > 64 * 1024 {
         return;
     }
-    let headers: Vec<(String, String)> = row.request.headers.iter().map(|(n, v)| (n.clone(), v.replace(owner, "$MCP_TOKEN"))).collect();
+    let headers: Vec<(String, String)> =
+        row.request.headers.iter().map(|(n, v)| (n.clone(), v.replace(owner, "$MCP_TOKEN"))).collect();
     let mut text = format!("{} {}\n", row.request.method, row.request.path).into_bytes();
     for (name, value) in headers {
         text.extend_from_slice(format!("{name}: {value}\n").as_bytes());
@@ -431,7 +440,8 @@ fn problems(row: &Row, reply: &Reply) -> Vec<String> {
     }
     if let Some(check) = row.check {
         if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(reply))) {
-            let message = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            let message =
+                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
             problems.push(format!("check failed: {}", message.unwrap_or_default()));
         }
     }
@@ -448,7 +458,12 @@ async fn protocol_matrix() {
         let reply = h.send(row.request.clone().build()).await;
         let problems = problems(&row, &reply);
         if !problems.is_empty() {
-            failures.push(format!("{}: {} — body {}", row.name, problems.join("; "), String::from_utf8_lossy(&reply.bytes)));
+            failures.push(format!(
+                "{}: {} — body {}",
+                row.name,
+                problems.join("; "),
+                String::from_utf8_lossy(&reply.bytes)
+            ));
         }
     }
     assert!(failures.is_empty(), "{} row(s) failed:\n{}", failures.len(), failures.join("\n"));
@@ -474,18 +489,30 @@ async fn protocol_matrix_holds_on_every_view() {
             let mut request = row.request.clone();
             request.path = format!("{view}{}", &path[1..]);
             let reply = h.send(request.build()).await;
-            let reaches_dispatch = (row.status == StatusCode::OK && row.code != Some(-32601)) || (row.status == StatusCode::BAD_REQUEST && row.code == Some(-32602) && row.name.starts_with("view:"));
+            let reaches_dispatch = (row.status == StatusCode::OK && row.code != Some(-32601))
+                || (row.status == StatusCode::BAD_REQUEST && row.code == Some(-32602) && row.name.starts_with("view:"));
             let problems = if *view == BROKEN_VIEW && reaches_dispatch {
                 // A broken view is refused where dispatch begins (once the method is
                 // known): 400 -32602.
-                let expected = Row { status: StatusCode::BAD_REQUEST, code: Some(-32602), check: None, request: row.request.clone(), ..row };
+                let expected = Row {
+                    status: StatusCode::BAD_REQUEST,
+                    code: Some(-32602),
+                    check: None,
+                    request: row.request.clone(),
+                    ..row
+                };
                 problems(&expected, &reply)
             } else {
                 problems(&row, &reply)
             };
             replayed += 1;
             if !problems.is_empty() {
-                failures.push(format!("{view}: {}: {} — body {}", row.name, problems.join("; "), String::from_utf8_lossy(&reply.bytes)));
+                failures.push(format!(
+                    "{view}: {}: {} — body {}",
+                    row.name,
+                    problems.join("; "),
+                    String::from_utf8_lossy(&reply.bytes)
+                ));
             }
         }
     }

@@ -12,7 +12,12 @@ billing_tests!(RECEIVABLES);
 #[tokio::test]
 async fn utility_and_tribute_are_payment_methods_of_payables_only() {
     let h = common::Harness::new().await;
-    let reply = billings::post(&h, "/v1/receivables", Some(billings::with(billings::body(), serde_json::json!({"payment_method_kind": "utility"})))).await;
+    let reply = billings::post(
+        &h,
+        "/v1/receivables",
+        Some(billings::with(billings::body(), serde_json::json!({"payment_method_kind": "utility"}))),
+    )
+    .await;
     assert_eq!(reply.status, 400);
     assert_eq!(reply.json()["error"]["details"]["field"], "payment_method_kind");
 }

@@ -11,8 +11,8 @@ use base64::Engine;
 use common::*;
 use http::Method;
 use kobana_finance_mcp::storage::seed::{
-    BETA_ACCOUNT, BETA_ATTACHMENT, BETA_CATEGORY, BETA_COST_CENTER, BETA_PAYABLE, BETA_PERSON, BETA_RECEIVABLE, BETA_SETTLEMENT_TRANSACTION,
-    BETA_TAX, BETA_TRANSFER,
+    BETA_ACCOUNT, BETA_ATTACHMENT, BETA_CATEGORY, BETA_COST_CENTER, BETA_PAYABLE, BETA_PERSON, BETA_RECEIVABLE,
+    BETA_SETTLEMENT_TRANSACTION, BETA_TAX, BETA_TRANSFER,
 };
 use serde_json::{json, Value};
 
@@ -108,9 +108,16 @@ fn attacks(door: Door) -> Vec<Attack> {
     let secret = SECRET.as_bytes();
     let valid = || claims(door);
     let signed = |payload: Value| forge(&hs512(), &payload, secret);
-    let unsigned = |header: Value, payload: Value| format!("{}.{}.", b64(header.to_string().as_bytes()), b64(payload.to_string().as_bytes()));
+    let unsigned = |header: Value, payload: Value| {
+        format!("{}.{}.", b64(header.to_string().as_bytes()), b64(payload.to_string().as_bytes()))
+    };
     let hs = |alg: jsonwebtoken::Algorithm| {
-        jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), &valid(), &jsonwebtoken::EncodingKey::from_secret(secret).unwrap()).unwrap()
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(alg),
+            &valid(),
+            &jsonwebtoken::EncodingKey::from_secret(secret).unwrap(),
+        )
+        .unwrap()
     };
     // A genuine read-only token whose payload is rewritten: scope escalated, then the
     // subject swapped for the other workspace's owner; the signature is kept.
@@ -134,23 +141,44 @@ fn attacks(door: Door) -> Vec<Attack> {
         bearer("alg none with a signature", format!("{}sig", unsigned(json!({"alg": "none"}), valid()))),
         bearer("HS256 signed with the server's secret", hs(jsonwebtoken::Algorithm::HS256)),
         bearer("HS384 signed with the server's secret", hs(jsonwebtoken::Algorithm::HS384)),
-        bearer("kid pointing at no key, signed with the attacker's key", forge(&json!({"alg": "HS512", "kid": "no-such-key"}), &valid(), b"attacker")),
-        bearer("kid naming a file, signed with its (empty) content", forge(&json!({"alg": "HS512", "kid": "../../../../../../dev/null"}), &valid(), b"")),
-        bearer("kid naming the previous key, signed with another key", forge(&json!({"alg": "HS512", "kid": "previous"}), &valid(), b"another-secret")),
-        bearer("kid as an SQL injection", forge(&json!({"alg": "HS512", "kid": "x' UNION SELECT 'attacker' --"}), &valid(), b"attacker")),
+        bearer(
+            "kid pointing at no key, signed with the attacker's key",
+            forge(&json!({"alg": "HS512", "kid": "no-such-key"}), &valid(), b"attacker"),
+        ),
+        bearer(
+            "kid naming a file, signed with its (empty) content",
+            forge(&json!({"alg": "HS512", "kid": "../../../../../../dev/null"}), &valid(), b""),
+        ),
+        bearer(
+            "kid naming the previous key, signed with another key",
+            forge(&json!({"alg": "HS512", "kid": "previous"}), &valid(), b"another-secret"),
+        ),
+        bearer(
+            "kid as an SQL injection",
+            forge(&json!({"alg": "HS512", "kid": "x' UNION SELECT 'attacker' --"}), &valid(), b"attacker"),
+        ),
         bearer(
             "embedded jwk with the attacker's key",
             forge(&json!({"alg": "HS512", "jwk": {"kty": "oct", "k": b64(b"attacker")}}), &valid(), b"attacker"),
         ),
-        bearer("jku pointing at the attacker's key set", forge(&json!({"alg": "HS512", "jku": "http://127.0.0.1:9/keys.json"}), &valid(), b"attacker")),
+        bearer(
+            "jku pointing at the attacker's key set",
+            forge(&json!({"alg": "HS512", "jku": "http://127.0.0.1:9/keys.json"}), &valid(), b"attacker"),
+        ),
         bearer("signed with an empty key", forge(&hs512(), &valid(), b"")),
         bearer("signed with another secret", forge(&hs512(), &valid(), b"test-signing-secret-2")),
         bearer("signature stripped", format!("{}.", genuine(door).rsplit_once('.').unwrap().0)),
         bearer("signature of another token", spliced),
-        bearer("tampered payload: scope escalated, signature kept", tampered(|c| c["scope"] = json!(kobana_finance_mcp::domain::roles::all_scopes().join(" ")))),
+        bearer(
+            "tampered payload: scope escalated, signature kept",
+            tampered(|c| c["scope"] = json!(kobana_finance_mcp::domain::roles::all_scopes().join(" "))),
+        ),
         bearer("tampered payload: subject swapped, signature kept", tampered(|c| c["sub"] = json!(DEMO_BETA_OWNER))),
         bearer("wrong aud", signed(with(valid(), "aud", json!("https://evil.example.com")))),
-        bearer("aud list without this server", signed(with(valid(), "aud", json!(["https://evil.example.com", "https://other.example.com"])))),
+        bearer(
+            "aud list without this server",
+            signed(with(valid(), "aud", json!(["https://evil.example.com", "https://other.example.com"]))),
+        ),
         bearer("aud with a trailing slash", signed(with(valid(), "aud", json!(format!("{}/", door.audience()))))),
         bearer("missing aud", signed(without(valid(), "aud"))),
         bearer("wrong iss", signed(with(valid(), "iss", json!("https://evil.example.com")))),
@@ -164,7 +192,10 @@ fn attacks(door: Door) -> Vec<Attack> {
         bearer("not yet valid (nbf in an hour)", signed(with(valid(), "nbf", json!(now() + 3600)))),
         bearer("the other door's token", forge(&hs512(), &claims(door.other()), secret)),
         bearer("huge token (100 KB)", format!("{}{}", genuine(door), "A".repeat(100 * 1024))),
-        bearer("huge claims (100 KB scope), genuinely signed", signed(with(valid(), "scope", json!("finance.all ".repeat(8 * 1024))))),
+        bearer(
+            "huge claims (100 KB scope), genuinely signed",
+            signed(with(valid(), "scope", json!("finance.all ".repeat(8 * 1024)))),
+        ),
         bearer("three dots", "a.b.c.d".to_string()),
         bearer("not base64", "!!!.???.***".to_string()),
         bearer("empty segments", "..".to_string()),
@@ -202,7 +233,12 @@ async fn every_token_attack_is_refused_with_401_on_both_doors() {
     let mut tried = 0;
     for door in [Door::Mcp, Door::Rest] {
         let control = h.send(request(door, &bearer("genuine", genuine(door)), "")).await;
-        assert_eq!(control.status, 200, "{door:?}: the genuine token must pass: {}", String::from_utf8_lossy(&control.bytes));
+        assert_eq!(
+            control.status,
+            200,
+            "{door:?}: the genuine token must pass: {}",
+            String::from_utf8_lossy(&control.bytes)
+        );
         for attack in attacks(door) {
             tried += 1;
             let reply = h.send(request(door, &attack, &genuine(door))).await;
@@ -217,7 +253,9 @@ async fn every_token_attack_is_refused_with_401_on_both_doors() {
             }
             match door {
                 Door::Mcp if reply.json().get("error").is_none() => problems.push("no JSON-RPC error".into()),
-                Door::Rest if reply.json()["error"]["code"] != "invalid_token" => problems.push("code is not invalid_token".into()),
+                Door::Rest if reply.json()["error"]["code"] != "invalid_token" => {
+                    problems.push("code is not invalid_token".into())
+                }
                 _ => {}
             }
             if body.contains("finance") || body.contains(DEMO_WORKSPACE_ACME) {
@@ -253,7 +291,8 @@ async fn attacks_leave_genuine_tokens_working() {
 async fn foreign_origins_are_refused_before_anything_else() {
     let h = Harness::new().await;
     let token = h.token(DEMO_OWNER);
-    let discover = |origin: &str| Mcp::modern("server/discover", json!({})).bearer(&token).header("origin", origin).build();
+    let discover =
+        |origin: &str| Mcp::modern("server/discover", json!({})).bearer(&token).header("origin", origin).build();
     for origin in [
         "https://evil.example.com",
         "null",
@@ -270,18 +309,32 @@ async fn foreign_origins_are_refused_before_anything_else() {
     ] {
         let reply = h.send(discover(origin)).await;
         assert_eq!(reply.status, 403, "{origin:?}");
-        assert!(!String::from_utf8_lossy(&reply.bytes).contains("kobana-finance"), "{origin:?}: the answer reveals nothing");
+        assert!(
+            !String::from_utf8_lossy(&reply.bytes).contains("kobana-finance"),
+            "{origin:?}: the answer reveals nothing"
+        );
     }
     // A foreign Origin is refused even without a token (step 2 comes before step 3).
-    let anonymous = h.send(Mcp::modern("server/discover", json!({})).header("origin", "https://evil.example.com").build()).await;
+    let anonymous =
+        h.send(Mcp::modern("server/discover", json!({})).header("origin", "https://evil.example.com").build()).await;
     assert_eq!(anonymous.status, 403);
-    for origin in ["https://app.kobana.com.br", "https://APP.kobana.com.br", "https://app.kobana.com.br/", "http://localhost:6274", "http://127.0.0.1:8080"] {
+    for origin in [
+        "https://app.kobana.com.br",
+        "https://APP.kobana.com.br",
+        "https://app.kobana.com.br/",
+        "http://localhost:6274",
+        "http://127.0.0.1:8080",
+    ] {
         assert_eq!(h.send(discover(origin)).await.status, 200, "{origin:?}");
     }
     // Outside local mode, loopback origins are foreign too.
     let production = Harness::with(|c| c.mode = kobana_finance_mcp::config::Mode::Lambda).await;
     let token = production.token(DEMO_OWNER);
-    let reply = production.send(Mcp::modern("server/discover", json!({})).bearer(&token).header("origin", "http://localhost:6274").build()).await;
+    let reply = production
+        .send(
+            Mcp::modern("server/discover", json!({})).bearer(&token).header("origin", "http://localhost:6274").build(),
+        )
+        .await;
     assert_eq!(reply.status, 403);
 }
 
@@ -416,7 +469,11 @@ fn calls_at(them: &Tenant, us: &Tenant) -> Vec<(Method, String, Option<Value>)> 
     }
     calls.push((Method::GET, format!("/v1/people/ids?workspace_id={ws}"), None));
     for (base, id) in [("/v1/payables", them.payable), ("/v1/receivables", them.receivable)] {
-        calls.push((Method::POST, format!("{base}/{id}/settle"), Some(json!({"payment_date": "2026-12-01", "financial_account_id": us.account}))));
+        calls.push((
+            Method::POST,
+            format!("{base}/{id}/settle"),
+            Some(json!({"payment_date": "2026-12-01", "financial_account_id": us.account})),
+        ));
         calls.push((Method::POST, format!("{base}/{id}/cancel"), None));
         calls.push((Method::POST, format!("{base}/{id}/reopen"), None));
     }
@@ -430,11 +487,27 @@ fn calls_at(them: &Tenant, us: &Tenant) -> Vec<(Method, String, Option<Value>)> 
     calls.push((Method::GET, format!("/v1/attachments/{}/download", them.attachment), None));
     calls.push((Method::DELETE, format!("/v1/attachments/{}", them.attachment), None));
     calls.push((Method::GET, format!("/v1/attachments?workspace_id={ws}"), None));
-    calls.push((Method::POST, format!("/v1/attachments/{}/links", them.attachment), Some(json!({"type": "payable", "id": us.payable}))));
-    calls.push((Method::DELETE, format!("/v1/attachments/{}/links", them.attachment), Some(json!({"type": "transaction", "id": them.transaction}))));
+    calls.push((
+        Method::POST,
+        format!("/v1/attachments/{}/links", them.attachment),
+        Some(json!({"type": "payable", "id": us.payable})),
+    ));
+    calls.push((
+        Method::DELETE,
+        format!("/v1/attachments/{}/links", them.attachment),
+        Some(json!({"type": "transaction", "id": them.transaction})),
+    ));
     // Our own attachment pointed at their records.
-    calls.push((Method::POST, format!("/v1/attachments/{}/links", us.attachment), Some(json!({"type": "payable", "id": them.payable}))));
-    calls.push((Method::POST, format!("/v1/attachments/{}/links", us.attachment), Some(json!({"type": "transaction", "id": them.transaction}))));
+    calls.push((
+        Method::POST,
+        format!("/v1/attachments/{}/links", us.attachment),
+        Some(json!({"type": "payable", "id": them.payable})),
+    ));
+    calls.push((
+        Method::POST,
+        format!("/v1/attachments/{}/links", us.attachment),
+        Some(json!({"type": "transaction", "id": them.transaction})),
+    ));
     calls
 }
 
@@ -472,8 +545,16 @@ fn references_to(them: &Tenant, us: &Tenant) -> Vec<(Method, String, Value)> {
             "/v1/financial-transactions".into(),
             json!({"company_id": us.company, "financial_account_id": them.account, "description": "x", "amount": "1.00", "occurred_at": "2026-12-01", "type": "debit"}),
         ),
-        (Method::POST, "/v1/financial-accounts".into(), json!({"company_id": them.company, "name": "Conta cruzada", "type": "checking"})),
-        (Method::POST, "/v1/categories".into(), json!({"company_id": us.company, "name": "Filha cruzada", "type": "debit", "parent_id": them.category})),
+        (
+            Method::POST,
+            "/v1/financial-accounts".into(),
+            json!({"company_id": them.company, "name": "Conta cruzada", "type": "checking"}),
+        ),
+        (
+            Method::POST,
+            "/v1/categories".into(),
+            json!({"company_id": us.company, "name": "Filha cruzada", "type": "debit", "parent_id": them.category}),
+        ),
     ]
 }
 
@@ -485,11 +566,25 @@ fn leaks(body: &str, them: &Tenant) -> Vec<&'static str> {
 
 /// Row counts, settled or cancelled bills, and records renamed by the refused updates.
 async fn snapshot(h: &Harness) -> Vec<i64> {
-    let mut statements: Vec<String> = ["billings", "financial_transactions", "financial_accounts", "categories", "classification_centers", "attachment_links", "attachments", "people", "taxes", "companies"]
-        .iter()
-        .map(|table| format!("SELECT COUNT(*) FROM {table}"))
-        .collect();
-    statements.push("SELECT COUNT(*) FROM billings WHERE status IN ('paid', 'received', 'cancelled') OR description = 'Mine'".into());
+    let mut statements: Vec<String> = [
+        "billings",
+        "financial_transactions",
+        "financial_accounts",
+        "categories",
+        "classification_centers",
+        "attachment_links",
+        "attachments",
+        "people",
+        "taxes",
+        "companies",
+    ]
+    .iter()
+    .map(|table| format!("SELECT COUNT(*) FROM {table}"))
+    .collect();
+    statements.push(
+        "SELECT COUNT(*) FROM billings WHERE status IN ('paid', 'received', 'cancelled') OR description = 'Mine'"
+            .into(),
+    );
     statements.push("SELECT COUNT(*) FROM financial_transactions WHERE description = 'Mine'".into());
     for table in ["companies", "categories", "classification_centers", "people", "taxes", "financial_accounts"] {
         statements.push(format!("SELECT COUNT(*) FROM {table} WHERE name = 'Mine'"));
@@ -525,13 +620,15 @@ async fn every_rest_route_with_the_other_workspaces_ids_is_not_found_and_leaks_n
     for (us, them) in [(&acme, &beta), (&beta, &acme)] {
         let token = h.api_token(us.owner);
         // The record exists for its owner (so a 404 below is isolation, not absence).
-        let theirs = h.send(rest(Method::GET, &format!("/v1/payables/{}", them.payable), &h.api_token(them.owner), None)).await;
+        let theirs =
+            h.send(rest(Method::GET, &format!("/v1/payables/{}", them.payable), &h.api_token(them.owner), None)).await;
         assert_eq!(theirs.status, 200, "{}", them.payable);
         for (method, path, body) in calls_at(them, us) {
             tried += 1;
             let reply = h.send(rest(method.clone(), &path, &token, body)).await;
             let text = String::from_utf8_lossy(&reply.bytes).to_string();
-            let code = serde_json::from_str::<Value>(&text).ok().and_then(|v| v["error"]["code"].as_str().map(str::to_string));
+            let code =
+                serde_json::from_str::<Value>(&text).ok().and_then(|v| v["error"]["code"].as_str().map(str::to_string));
             if reply.status != 404 || code.as_deref() != Some("not_found") {
                 failures.push(format!("{} {method} {path}: {} {text}", us.owner, reply.status));
             }
@@ -595,7 +692,12 @@ async fn every_rest_route_with_the_other_workspaces_ids_is_not_found_and_leaks_n
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {tried} call(s) crossed the workspace boundary:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {tried} call(s) crossed the workspace boundary:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(tried >= 150, "{tried}");
     assert_eq!(snapshot(&h).await, before, "nothing changed in either workspace");
 }
@@ -624,7 +726,10 @@ async fn idempotency_keys_do_not_cross_workspaces() {
     assert_eq!(theirs.json()["company_id"], BETA_COMPANY);
     // And the Beta owner sending Acme's exact request is refused, not replayed.
     let replay = h.send(send(h.api_token(DEMO_BETA_OWNER), ACME_COMPANY)).await;
-    assert!(!String::from_utf8_lossy(&replay.bytes).contains(ours.json()["id"].as_str().unwrap()), "no replay of another tenant's answer");
+    assert!(
+        !String::from_utf8_lossy(&replay.bytes).contains(ours.json()["id"].as_str().unwrap()),
+        "no replay of another tenant's answer"
+    );
 }
 
 /// Every tool that takes an id or a workspace, called by one owner with the other
@@ -672,21 +777,27 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
             let mut params = json!({"name": name, "arguments": arguments});
             params["_meta"] = meta();
             params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"form": {}}});
-            let request = Mcp::raw(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string())
-                .header("content-type", "application/json")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", name)
-                .bearer(&token);
+            let request =
+                Mcp::raw(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string())
+                    .header("content-type", "application/json")
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", name)
+                    .bearer(&token);
             let reply = h.send(request.build()).await;
             let text = String::from_utf8_lossy(&reply.bytes).to_string();
             let result = reply.json()["result"].clone();
             let code = result["structuredContent"]["error"]["code"].as_str().map(str::to_string).or_else(|| {
-                result["content"][0]["text"].as_str().and_then(|t| serde_json::from_str::<Value>(t).ok()).and_then(|v| v["error"]["code"].as_str().map(str::to_string))
+                result["content"][0]["text"]
+                    .as_str()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                    .and_then(|v| v["error"]["code"].as_str().map(str::to_string))
             });
             // A tool that needs more arguments than these may refuse them by its schema
             // (bad_request) first; one that has all it requires must answer not found.
-            let complete = tool["inputSchema"]["required"].as_array().is_none_or(|r| r.iter().all(|k| arguments.contains_key(k.as_str().unwrap_or_default())));
+            let complete = tool["inputSchema"]["required"]
+                .as_array()
+                .is_none_or(|r| r.iter().all(|k| arguments.contains_key(k.as_str().unwrap_or_default())));
             let allowed: &[&str] = if complete { &["not_found"] } else { &["not_found", "bad_request"] };
             let refused = result["isError"] == json!(true) && code.as_deref().is_some_and(|c| allowed.contains(&c));
             if reply.status != 200 || !refused {
@@ -699,7 +810,12 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
         }
     }
     assert!(called >= 4, "{called} tools called");
-    assert!(failures.is_empty(), "{} tool call(s) crossed the workspace boundary:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} tool call(s) crossed the workspace boundary:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -741,7 +857,9 @@ async fn huge_tokens_are_refused_cleanly_over_tcp() {
         )
         .into_bytes()
     };
-    let rest = |token: &str| format!("GET /v1/workspaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n").into_bytes();
+    let rest = |token: &str| {
+        format!("GET /v1/workspaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n").into_bytes()
+    };
     let genuine_mcp = h.token(DEMO_OWNER);
     let genuine_api = h.api_token(DEMO_OWNER);
     assert_eq!(over_tcp(addr, mcp(&genuine_mcp)).await, Some(200));

@@ -29,7 +29,15 @@ impl Server {
     async fn start(database_url: &str) -> Server {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new("timeout")
-            .args(["120", env!("CARGO_BIN_EXE_kobana-finance-mcp"), "serve", "--addr", &format!("127.0.0.1:{port}"), "--database-url", database_url])
+            .args([
+                "120",
+                env!("CARGO_BIN_EXE_kobana-finance-mcp"),
+                "serve",
+                "--addr",
+                &format!("127.0.0.1:{port}"),
+                "--database-url",
+                database_url,
+            ])
             .env("KFIN_JWT_SECRET", SECRET)
             .env("KFIN_PUBLIC_URL", PUBLIC_URL)
             .env("KFIN_RATE_LIMIT_READS", READS.to_string())
@@ -52,22 +60,38 @@ impl Server {
 
     /// One request on a fresh connection: the status, the headers (lower-case names)
     /// and the body.
-    async fn send(&self, method: &str, path: &str, token: &str, body: Option<&Value>) -> (u16, Vec<(String, String)>, Value) {
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        token: &str,
+        body: Option<&Value>,
+    ) -> (u16, Vec<(String, String)>, Value) {
         let body = body.map(Value::to_string).unwrap_or_default();
         let mut extra = String::new();
         if !body.is_empty() {
-            extra = format!("Content-Type: application/json\r\nContent-Length: {}\r\nMCP-Protocol-Version: 2025-06-18\r\n", body.len());
+            extra = format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\nMCP-Protocol-Version: 2025-06-18\r\n",
+                body.len()
+            );
         }
         let request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n{extra}Connection: close\r\n\r\n{body}");
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).await.unwrap();
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut raw = Vec::new();
-        tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut raw)).await.expect("an answer in time").unwrap();
+        tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut raw))
+            .await
+            .expect("an answer in time")
+            .unwrap();
         let text = String::from_utf8_lossy(&raw);
         let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
         let mut lines = head.lines();
-        let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("a status line");
-        let headers = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
+        let status =
+            lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("a status line");
+        let headers = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
         (status, headers, serde_json::from_str(body).unwrap_or(Value::Null))
     }
 }
@@ -102,13 +126,14 @@ async fn two_processes_on_one_database_share_one_budget() {
         let (status, _, _) = server.send("GET", "/v1/workspaces", &api, None).await;
         assert_eq!(status, 200, "request {n} of {READS} is within the budget");
     }
-    let hits: i64 = sql::query("SELECT CAST(SUM(hits) AS BIGINT) FROM rate_limit_counters WHERE user_id = $1 AND bucket = 'read'")
-        .bind(DEMO_OWNER)
-        .fetch_one(&h.state.db)
-        .await
-        .unwrap()
-        .try_get(0)
-        .unwrap();
+    let hits: i64 =
+        sql::query("SELECT CAST(SUM(hits) AS BIGINT) FROM rate_limit_counters WHERE user_id = $1 AND bucket = 'read'")
+            .bind(DEMO_OWNER)
+            .fetch_one(&h.state.db)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
     assert_eq!(hits, READS, "every request counted once, in the one shared counter");
     for (n, server) in [(READS + 1, &servers[0]), (READS + 2, &servers[1])] {
         let (status, headers, body) = server.send("GET", "/v1/workspaces", &api, None).await;

@@ -9,9 +9,8 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 async fn scalar(h: &Harness, sql: &str, bind: &str) -> Option<i64> {
-        sql::query(sql.to_string()).bind(bind).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
+    sql::query(sql.to_string()).bind(bind).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 async fn count(h: &Harness, sql: &str, bind: &str) -> i64 {
@@ -47,7 +46,9 @@ async fn charge(h: &Harness, kind: &str, tax_id: &str) -> String {
 async fn create_returns_201_with_location_provenance_and_audit() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let reply = h.send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "IRRF", "default_rate": "1.5"}))).build()).await;
+    let reply = h
+        .send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "IRRF", "default_rate": "1.5"}))).build())
+        .await;
     assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
     let tax = reply.json();
     let id = tax["id"].as_str().unwrap().to_string();
@@ -60,12 +61,25 @@ async fn create_returns_201_with_location_provenance_and_audit() {
     assert_eq!(tax["updated_via"], "api");
     assert_eq!(tax["created_by"], DEMO_OWNER);
     assert!(tax.get("company_id").is_none(), "taxes belong to the workspace");
-    assert_eq!(scalar(&h, "SELECT default_rate_bp FROM taxes WHERE id = $1", &id).await, Some(150), "stored as basis points");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.create' AND channel = 'api'", &id).await, 1);
+    assert_eq!(
+        scalar(&h, "SELECT default_rate_bp FROM taxes WHERE id = $1", &id).await,
+        Some(150),
+        "stored as basis points"
+    );
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.create' AND channel = 'api'",
+            &id
+        )
+        .await,
+        1
+    );
     let got = h.send(rest(Method::GET, &format!("/v1/taxes/{id}"), &token, None).build()).await;
     assert_eq!(got.status, 200);
     assert_eq!(got.json(), tax);
-    let informational = create(&h, &token, json!({"name": "ISS", "default_withholding": false, "default_rate": null})).await;
+    let informational =
+        create(&h, &token, json!({"name": "ISS", "default_withholding": false, "default_rate": null})).await;
     assert_eq!(informational["default_withholding"], false);
     assert_eq!(informational["default_rate"], Value::Null);
 }
@@ -74,23 +88,41 @@ async fn create_returns_201_with_location_provenance_and_audit() {
 async fn default_rate_is_parsed_digit_by_digit_within_0_and_100() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    for (i, (rate, bp, shown)) in [("0.00", 0, "0.00"), ("100.00", 10_000, "100.00"), ("12.34", 1234, "12.34"), ("0.01", 1, "0.01"), ("4.8", 480, "4.80")].iter().enumerate() {
+    for (i, (rate, bp, shown)) in [
+        ("0.00", 0, "0.00"),
+        ("100.00", 10_000, "100.00"),
+        ("12.34", 1234, "12.34"),
+        ("0.01", 1, "0.01"),
+        ("4.8", 480, "4.80"),
+    ]
+    .iter()
+    .enumerate()
+    {
         let tax = create(&h, &token, json!({"name": format!("T{i}"), "default_rate": rate})).await;
         assert_eq!(tax["default_rate"], *shown, "{rate}");
-        assert_eq!(scalar(&h, "SELECT default_rate_bp FROM taxes WHERE id = $1", tax["id"].as_str().unwrap()).await, Some(*bp), "{rate}");
+        assert_eq!(
+            scalar(&h, "SELECT default_rate_bp FROM taxes WHERE id = $1", tax["id"].as_str().unwrap()).await,
+            Some(*bp),
+            "{rate}"
+        );
     }
     for rate in ["100.01", "101.00", "-1.00", "9999999999999.99"] {
-        let reply = h.send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build()).await;
+        let reply = h
+            .send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build())
+            .await;
         assert_eq!(reply.status, 422, "{rate}");
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
         assert_eq!(details(&reply), pair("default_rate", "out_of_range"), "{rate}");
     }
     for rate in ["1", "1.234", "1,50", "1e2", "", " 1.50", "abc"] {
-        let reply = h.send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build()).await;
+        let reply = h
+            .send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build())
+            .await;
         assert_eq!(reply.status, 400, "{rate}");
         assert_eq!(details(&reply), pair("default_rate", "invalid_format"), "{rate}");
     }
-    let reply = h.send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": 1.5}))).build()).await;
+    let reply =
+        h.send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": 1.5}))).build()).await;
     assert_eq!(reply.status, 400);
     assert_eq!(details(&reply), pair("default_rate", "wrong_type"), "a JSON number is not a rate");
     assert_eq!(count(&h, "SELECT COUNT(*) FROM taxes WHERE name = $1", "X").await, 0);
@@ -150,14 +182,30 @@ async fn update_is_partial_and_null_clears_the_rate() {
     assert_eq!(updated["default_rate"], "1.00", "fields not sent are kept");
     assert_eq!(updated["name"], "CSLL");
     assert_eq!(updated["created_at"], tax["created_at"]);
-    let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"default_rate": "4.65", "name": "CSRF", "active": false}))).build()).await;
-    assert_eq!((reply.json()["default_rate"].as_str(), reply.json()["name"].as_str(), reply.json()["active"].as_bool()), (Some("4.65"), Some("CSRF"), Some(false)));
+    let reply = h
+        .send(
+            rest(Method::PATCH, &path, &token, Some(json!({"default_rate": "4.65", "name": "CSRF", "active": false})))
+                .build(),
+        )
+        .await;
+    assert_eq!(
+        (reply.json()["default_rate"].as_str(), reply.json()["name"].as_str(), reply.json()["active"].as_bool()),
+        (Some("4.65"), Some("CSRF"), Some(false))
+    );
     let reply = h.send(rest(Method::PATCH, &path, &token, Some(json!({"default_rate": null}))).build()).await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["default_rate"], Value::Null);
     assert_eq!(scalar(&h, "SELECT default_rate_bp FROM taxes WHERE id = $1", tax["id"].as_str().unwrap()).await, None);
     assert_eq!(reply.json()["updated_via"], "api");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.update'", tax["id"].as_str().unwrap()).await, 3);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.update'",
+            tax["id"].as_str().unwrap()
+        )
+        .await,
+        3
+    );
     for (patch, status, field, reason) in [
         (json!({"default_rate": "100.50"}), 422, "default_rate", "out_of_range"),
         (json!({"default_rate": "1"}), 400, "default_rate", "invalid_format"),
@@ -177,7 +225,8 @@ async fn delete_of_a_charged_tax_is_in_use() {
     let tax = create(&h, &token, json!({"name": "IRRF", "default_rate": "1.50"})).await;
     let id = tax["id"].as_str().unwrap().to_string();
     let path = format!("/v1/taxes/{id}");
-    let mut billings = vec![charge(&h, "payable", &id).await, charge(&h, "payable", &id).await, charge(&h, "receivable", &id).await];
+    let mut billings =
+        vec![charge(&h, "payable", &id).await, charge(&h, "payable", &id).await, charge(&h, "receivable", &id).await];
     billings.sort();
     let reply = h.send(rest(Method::DELETE, &path, &token, None).build()).await;
     assert_eq!(reply.status, 422);
@@ -187,13 +236,19 @@ async fn delete_of_a_charged_tax_is_in_use() {
     assert_eq!(error["details"]["usage"], json!({"payables": 2, "receivables": 1}));
     assert_eq!(error["details"]["billing_ids"], json!(billings));
     assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 200, "nothing was deleted");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.delete'", &id).await, 0);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.delete'", &id).await,
+        0
+    );
     // Once no billing charges it, the tax can go.
     exec(&h, "DELETE FROM billing_tax_charges WHERE tax_id = $1", &[&id]).await;
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
     assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
     assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.delete'", &id).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'taxes.delete'", &id).await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -216,11 +271,15 @@ async fn in_use_names_at_most_100_billings() {
 async fn list_filters_pagination_and_bad_queries() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    for (name, withholding, active) in [("IRRF", true, true), ("INSS", true, true), ("ISS", false, true), ("PIS", true, false), ("COFINS", true, true)] {
+    for (name, withholding, active) in
+        [("IRRF", true, true), ("INSS", true, true), ("ISS", false, true), ("PIS", true, false), ("COFINS", true, true)]
+    {
         create(&h, &token, json!({"name": name, "default_withholding": withholding, "active": active})).await;
     }
     let get = |path: &str| rest(Method::GET, path, &token, None).build();
-    let names = |page: &Value| page["data"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let names = |page: &Value| {
+        page["data"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
     assert_eq!(names(&h.send(get("/v1/taxes")).await.json()), ["COFINS", "INSS", "IRRF", "ISS", "PIS"]);
     assert_eq!(names(&h.send(get("/v1/taxes?active=false")).await.json()), ["PIS"]);
     assert_eq!(names(&h.send(get("/v1/taxes?default_withholding=false")).await.json()), ["ISS"]);
@@ -242,7 +301,15 @@ async fn list_filters_pagination_and_bad_queries() {
         }
     }
     assert_eq!(seen, ["PIS", "ISS", "IRRF", "INSS", "COFINS"], "every row once");
-    for bad in ["/v1/taxes?colour=red", "/v1/taxes?active=yes", "/v1/taxes?name[gte]=A", "/v1/taxes?sort=default_rate", "/v1/taxes?limit=0", "/v1/taxes?cursor=x", "/v1/taxes?company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11"] {
+    for bad in [
+        "/v1/taxes?colour=red",
+        "/v1/taxes?active=yes",
+        "/v1/taxes?name[gte]=A",
+        "/v1/taxes?sort=default_rate",
+        "/v1/taxes?limit=0",
+        "/v1/taxes?cursor=x",
+        "/v1/taxes?company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11",
+    ] {
         let reply = h.send(get(bad)).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -255,18 +322,27 @@ async fn another_workspace_is_indistinguishable_from_missing() {
     let owner = h.api_token(DEMO_OWNER);
     let beta = create(&h, &h.api_token(DEMO_BETA_OWNER), json!({"name": "Beta ISS", "default_rate": "5.00"})).await;
     let beta_id = beta["id"].as_str().unwrap().to_string();
-    for path in [format!("/v1/taxes/{beta_id}"), "/v1/taxes/7f000000-0000-4000-8000-000000000000".to_string(), "/v1/taxes/nope".to_string()] {
+    for path in [
+        format!("/v1/taxes/{beta_id}"),
+        "/v1/taxes/7f000000-0000-4000-8000-000000000000".to_string(),
+        "/v1/taxes/nope".to_string(),
+    ] {
         let reply = h.send(rest(Method::GET, &path, &owner, None).build()).await;
         assert_eq!(reply.status, 404, "{path}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
-    let patch = h.send(rest(Method::PATCH, &format!("/v1/taxes/{beta_id}"), &owner, Some(json!({"name": "Mine"}))).build()).await;
+    let patch = h
+        .send(rest(Method::PATCH, &format!("/v1/taxes/{beta_id}"), &owner, Some(json!({"name": "Mine"}))).build())
+        .await;
     assert_eq!(patch.status, 404);
     let delete = h.send(rest(Method::DELETE, &format!("/v1/taxes/{beta_id}"), &owner, None).build()).await;
     assert_eq!(delete.status, 404);
     let list = h.send(rest(Method::GET, "/v1/taxes", &owner, None).build()).await.json();
     assert!(!list.to_string().contains(&beta_id));
-    let still = h.send(rest(Method::GET, &format!("/v1/taxes/{beta_id}"), &h.api_token(DEMO_BETA_OWNER), None).build()).await.json();
+    let still = h
+        .send(rest(Method::GET, &format!("/v1/taxes/{beta_id}"), &h.api_token(DEMO_BETA_OWNER), None).build())
+        .await
+        .json();
     assert_eq!(still["name"], "Beta ISS");
 }
 
@@ -277,7 +353,10 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     let reply = h.send(rest(Method::POST, "/v1/taxes", &read_only, Some(json!({"name": "IRRF"}))).build()).await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(reply.json()["error"]["details"], json!({"required": ["finance.taxes.write"], "granted": ["finance.taxes"]}));
+    assert_eq!(
+        reply.json()["error"]["details"],
+        json!({"required": ["finance.taxes.write"], "granted": ["finance.taxes"]})
+    );
     assert_eq!(h.send(rest(Method::GET, "/v1/taxes", &read_only, None).build()).await.status, 200);
     let other = v1_token(&h, DEMO_OWNER, "finance.people finance.taxes.write");
     let reply = h.send(rest(Method::GET, "/v1/taxes", &other, None).build()).await;
@@ -309,7 +388,8 @@ async fn scope_and_role_are_checked_inside_the_operation() {
 async fn idempotency_key_replays_the_create() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let send = |body: Value| rest(Method::POST, "/v1/taxes", &token, Some(body)).header("idempotency-key", "tax-1").build();
+    let send =
+        |body: Value| rest(Method::POST, "/v1/taxes", &token, Some(body)).header("idempotency-key", "tax-1").build();
     let first = h.send(send(json!({"name": "IRRF", "default_rate": "1.50"}))).await;
     assert_eq!(first.status, 201);
     let again = h.send(send(json!({"name": "IRRF", "default_rate": "1.50"}))).await;

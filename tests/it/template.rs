@@ -59,21 +59,36 @@ fn no_parameter_or_environment_variable_carries_a_password() {
     for (name, p) in parameters {
         let name = name.as_str().unwrap();
         let lower = name.to_ascii_lowercase();
-        assert!(!lower.contains("password") && !lower.contains("databaseurl") && !lower.contains("connectionstring"), "parameter {name}");
+        assert!(
+            !lower.contains("password") && !lower.contains("databaseurl") && !lower.contains("connectionstring"),
+            "parameter {name}"
+        );
         assert!(p.get("NoEcho").is_none(), "parameter {name} is NoEcho: a secret passed as a parameter");
     }
     let env = function(&t)["Environment"]["Variables"].as_mapping().expect("environment");
     for (name, value) in env {
         let name = name.as_str().unwrap();
-        assert!(!name.contains("PASSWORD") && name != "KFIN_DATABASE_URL" && name != "KFIN_JWT_SECRET" && name != "KFIN_STATE_KEY", "environment variable {name}");
+        assert!(
+            !name.contains("PASSWORD")
+                && name != "KFIN_DATABASE_URL"
+                && name != "KFIN_JWT_SECRET"
+                && name != "KFIN_STATE_KEY",
+            "environment variable {name}"
+        );
         let mut texts = Vec::new();
         strings(value, &mut texts);
         for text in texts {
             assert!(!text.contains("{{resolve:"), "{name} resolves a secret's value into the environment: {text}");
-            assert!(!text.contains("postgres://") && !text.contains("postgresql://"), "{name} is a database URL: {text}");
+            assert!(
+                !text.contains("postgres://") && !text.contains("postgresql://"),
+                "{name} is a database URL: {text}"
+            );
         }
     }
-    assert!(is_ref(&env[&Value::from("KFIN_DATABASE_SECRET_ID")], "DatabaseSecretArn"), "credentials come from the database secret");
+    assert!(
+        is_ref(&env[&Value::from("KFIN_DATABASE_SECRET_ID")], "DatabaseSecretArn"),
+        "credentials come from the database secret"
+    );
 }
 
 #[test]
@@ -121,11 +136,19 @@ fn the_secret_policies_name_only_the_two_secrets() {
         strings(&statement["Resource"], &mut resources);
         assert!(!resources.iter().any(|r| r.contains('*')), "no wildcard: {statement:?}");
     }
-    let keys = &secrets.iter().find(|s| s["Sid"].as_str() == Some("ReadSigningKeys")).expect("keys statement")["Resource"];
+    let keys =
+        &secrets.iter().find(|s| s["Sid"].as_str() == Some("ReadSigningKeys")).expect("keys statement")["Resource"];
     let Some((tag, Value::Sequence(branches))) = tagged(keys) else { panic!("{keys:?}") };
     assert_eq!(tag, "!If");
-    assert!(branches[0].as_str() == Some("CreateSecret") && is_ref(&branches[1], "KeysSecret") && is_ref(&branches[2], "SecretArn"), "{keys:?}");
-    let database = &secrets.iter().find(|s| s["Sid"].as_str() == Some("ReadDatabaseCredentials")).expect("database statement")["Resource"];
+    assert!(
+        branches[0].as_str() == Some("CreateSecret")
+            && is_ref(&branches[1], "KeysSecret")
+            && is_ref(&branches[2], "SecretArn"),
+        "{keys:?}"
+    );
+    let database =
+        &secrets.iter().find(|s| s["Sid"].as_str() == Some("ReadDatabaseCredentials")).expect("database statement")
+            ["Resource"];
     assert!(is_ref(database, "DatabaseSecretArn"), "{database:?}");
 }
 
@@ -142,8 +165,12 @@ fn the_database_certificate_is_verified_against_a_shipped_bundle() {
     let dir = layer["Properties"]["ContentUri"].as_str().expect("layer content").trim_end_matches('/');
     // A layer is unpacked under /opt: the bundle is certs/<name> in the repository.
     let name = path.strip_prefix("/opt/").expect("a path inside the layer");
-    assert!(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"))).join(dir).join("README.md").exists(), "certs/ documents where {name} comes from");
-    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-db-ca.sh")).expect("the fetch script");
+    assert!(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"))).join(dir).join("README.md").exists(),
+        "certs/ documents where {name} comes from"
+    );
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-db-ca.sh"))
+        .expect("the fetch script");
     assert!(script.contains(&format!("{dir}/{name}")), "scripts/fetch-db-ca.sh writes {dir}/{name}");
 }
 
@@ -153,12 +180,20 @@ fn a_custom_resource_runs_the_migrations_on_every_deploy() {
     let resources = t["Resources"].as_mapping().unwrap();
     let custom: Vec<&Value> = resources
         .values()
-        .filter(|r| r["Type"].as_str().is_some_and(|ty| ty.starts_with("Custom::") || ty == "AWS::CloudFormation::CustomResource"))
+        .filter(|r| {
+            r["Type"]
+                .as_str()
+                .is_some_and(|ty| ty.starts_with("Custom::") || ty == "AWS::CloudFormation::CustomResource")
+        })
         .collect();
     assert_eq!(custom.len(), 1, "one custom resource");
     let p = &custom[0]["Properties"];
     let (tag, target) = tagged(&p["ServiceToken"]).expect("ServiceToken");
-    assert_eq!((tag.as_str(), target.as_str()), ("!GetAtt", Some("KobanaFinanceFunction.Arn")), "it invokes the function itself");
+    assert_eq!(
+        (tag.as_str(), target.as_str()),
+        ("!GetAtt", Some("KobanaFinanceFunction.Arn")),
+        "it invokes the function itself"
+    );
     assert_eq!(p["Command"].as_str(), Some("migrate"), "the migrate path");
     assert!(is_ref(&p["DeployId"], "DeployId"), "a property that changes on every deploy");
     assert!(t["Parameters"]["DeployId"].get("Default").is_none(), "DeployId must be given on each deploy");

@@ -32,7 +32,10 @@ const CONTRACT: &[(&str, &[&str])] = &[
 ];
 
 fn contract_names() -> Vec<String> {
-    CONTRACT.iter().flat_map(|(resource, actions)| actions.iter().map(move |a| format!("finance_{resource}_{a}"))).collect()
+    CONTRACT
+        .iter()
+        .flat_map(|(resource, actions)| actions.iter().map(move |a| format!("finance_{resource}_{a}")))
+        .collect()
 }
 
 fn action_of(name: &str) -> &str {
@@ -49,7 +52,9 @@ fn is_read(name: &str) -> bool {
 }
 
 fn is_destructive(name: &str) -> bool {
-    matches!(action_of(name), "delete" | "cancel" | "settle" | "reopen") || name == "finance_transfers_create" || name == "finance_accounts_adjust_balance"
+    matches!(action_of(name), "delete" | "cancel" | "settle" | "reopen")
+        || name == "finance_transfers_create"
+        || name == "finance_accounts_adjust_balance"
 }
 
 // ---------------------------------------------------------------------------------------
@@ -127,10 +132,12 @@ impl<'h> Agent<'h> {
         if self.output_schemas.is_none() {
             let listed = self.h.send(Mcp::modern("tools/list", json!({})).bearer(&self.token).build()).await.result();
             let schemas = listed["tools"].as_array().unwrap().iter().filter(|t| t.get("outputSchema").is_some());
-            self.output_schemas = Some(schemas.map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone())).collect());
+            self.output_schemas =
+                Some(schemas.map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone())).collect());
         }
         let Some(schema) = self.output_schemas.as_ref().and_then(|s| s.get(tool)) else { return };
-        let object = value.as_object().unwrap_or_else(|| panic!("{tool} declares an outputSchema but answered {value}"));
+        let object =
+            value.as_object().unwrap_or_else(|| panic!("{tool} declares an outputSchema but answered {value}"));
         let schema = kobana_finance_mcp::mcp::schema::resolve(schema);
         if let Err(e) = kobana_finance_mcp::ops::validate::check_object(&schema, object, "") {
             panic!("{tool}: the result does not match its outputSchema: {} {:?}\n{value}", e.message, e.details);
@@ -219,7 +226,8 @@ async fn tools_list_shows_what_the_role_and_the_token_scopes_allow() {
     // viewer: reads only.
     assert_eq!(tool_names(&h, &h.token(DEMO_VIEWER)).await, reads);
     // finance: everything but deleting companies and accounts.
-    let finance: Vec<String> = all.iter().filter(|n| *n != "finance_companies_delete" && *n != "finance_accounts_delete").cloned().collect();
+    let finance: Vec<String> =
+        all.iter().filter(|n| *n != "finance_companies_delete" && *n != "finance_accounts_delete").cloned().collect();
     assert_eq!(tool_names(&h, &h.token(DEMO_FINANCE)).await, finance);
     // finance.all: every read, no write, whatever the role.
     assert_eq!(tool_names(&h, &h.token_with(DEMO_OWNER, Some("finance.all"), |_| {})).await, reads);
@@ -270,7 +278,10 @@ fn tool_only_arguments(name: &str, path: &str) -> BTreeSet<String> {
     let mut extra = BTreeSet::from(["workspace_id".to_string()]);
     if path.contains("{id}") {
         // The path id: `attachment_id` for the link routes (whose body has its own `id`).
-        extra.insert(if name.starts_with("finance_attachments_") && path.ends_with("/links") { "attachment_id" } else { "id" }.to_string());
+        extra.insert(
+            if name.starts_with("finance_attachments_") && path.ends_with("/links") { "attachment_id" } else { "id" }
+                .to_string(),
+        );
     }
     if name.ends_with("_create") {
         extra.insert("idempotency_key".to_string());
@@ -290,7 +301,10 @@ async fn write_tools_take_their_endpoints_request_schema() {
     for (path, item) in openapi["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
             if let Some(tool) = operation["x-mcp-tool"].as_str() {
-                assert!(operations.insert(tool.to_string(), (method.clone(), path.clone(), operation.clone())).is_none(), "{tool} names two operations");
+                assert!(
+                    operations.insert(tool.to_string(), (method.clone(), path.clone(), operation.clone())).is_none(),
+                    "{tool} names two operations"
+                );
             }
         }
     }
@@ -308,7 +322,10 @@ async fn write_tools_take_their_endpoints_request_schema() {
         // Resolved, the compact schema states the request schema exactly.
         let input = &meaning(&tool["inputSchema"]);
         let properties: BTreeSet<String> = input["properties"].as_object().unwrap().keys().cloned().collect();
-        let required: BTreeSet<String> = input["required"].as_array().map(|r| r.iter().map(|v| v.as_str().unwrap().to_string()).collect()).unwrap_or_default();
+        let required: BTreeSet<String> = input["required"]
+            .as_array()
+            .map(|r| r.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
         let extra = tool_only_arguments(name, path);
         let request = &meaning(&operation["requestBody"]["content"]["application/json"]["schema"]);
         if name == "finance_attachments_upload" {
@@ -326,7 +343,10 @@ async fn write_tools_take_their_endpoints_request_schema() {
             }
             (
                 request["properties"].as_object().unwrap().keys().cloned().collect(),
-                request["required"].as_array().map(|r| r.iter().map(|v| v.as_str().unwrap().to_string()).collect()).unwrap_or_default(),
+                request["required"]
+                    .as_array()
+                    .map(|r| r.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default(),
             )
         };
         assert_eq!(properties, &request_properties | &extra, "{name}: the request's fields plus {extra:?}");
@@ -375,16 +395,29 @@ async fn each_view_form_lists_what_it_names() {
     assert_eq!(listed_names(&h, list().path("/mcp/x/payables,receivables")).await, pr);
     assert_eq!(listed_names(&h, list().header("x-mcp-toolsets", "payables,receivables")).await, pr);
     assert_eq!(listed_names(&h, list().path("/mcp").header("x-mcp-toolsets", "receivables, payables")).await, pr);
-    assert_eq!(listed_names(&h, list().path("/mcp/x/payables,receivables").header("x-mcp-toolsets", "receivables,taxes")).await, of_toolsets(&["receivables"], false));
+    assert_eq!(
+        listed_names(&h, list().path("/mcp/x/payables,receivables").header("x-mcp-toolsets", "receivables,taxes"))
+            .await,
+        of_toolsets(&["receivables"], false)
+    );
     // Read-only: by path, by header, combined with toolsets.
     let reads: Vec<String> = contract_names().into_iter().filter(|n| is_read(n)).collect();
     assert_eq!(listed_names(&h, list().path("/mcp/readonly")).await, reads);
     assert_eq!(listed_names(&h, list().header("x-mcp-readonly", "true")).await, reads);
-    assert_eq!(listed_names(&h, list().path("/mcp/x/payables,receivables/readonly")).await, of_toolsets(&["payables", "receivables"], true));
-    assert_eq!(listed_names(&h, list().path("/mcp/x/payables").header("x-mcp-readonly", "TRUE")).await, of_toolsets(&["payables"], true));
+    assert_eq!(
+        listed_names(&h, list().path("/mcp/x/payables,receivables/readonly")).await,
+        of_toolsets(&["payables", "receivables"], true)
+    );
+    assert_eq!(
+        listed_names(&h, list().path("/mcp/x/payables").header("x-mcp-readonly", "TRUE")).await,
+        of_toolsets(&["payables"], true)
+    );
     assert_eq!(listed_names(&h, list().header("x-mcp-readonly", "false")).await, contract_names());
     // Transfers are a toolset of their own; the workspaces tool is in every view.
-    assert_eq!(listed_names(&h, list().path("/mcp/x/transfers")).await, ["finance_workspaces_list", "finance_transfers_get", "finance_transfers_create"]);
+    assert_eq!(
+        listed_names(&h, list().path("/mcp/x/transfers")).await,
+        ["finance_workspaces_list", "finance_transfers_get", "finance_transfers_create"]
+    );
     // Every toolset, one at a time, adds up to the whole catalogue.
     let mut union = vec!["finance_workspaces_list".to_string()];
     for (toolset, _) in &CONTRACT[1..] {
@@ -394,10 +427,15 @@ async fn each_view_form_lists_what_it_names() {
     }
     assert_eq!(union, contract_names());
     // A view narrows, never widens: the viewer on a full view still sees reads only.
-    assert_eq!(listed_names(&h, Mcp::modern("tools/list", json!({})).bearer(&h.token(DEMO_VIEWER)).path("/mcp/x/payables")).await, of_toolsets(&["payables"], true));
+    assert_eq!(
+        listed_names(&h, Mcp::modern("tools/list", json!({})).bearer(&h.token(DEMO_VIEWER)).path("/mcp/x/payables"))
+            .await,
+        of_toolsets(&["payables"], true)
+    );
     // The 2025 eras see the same views.
     for version in ["2025-06-18", "2025-03-26"] {
-        let legacy = Mcp::legacy("tools/list", json!({}), Some(version)).bearer(&owner).path("/mcp/x/payables,receivables");
+        let legacy =
+            Mcp::legacy("tools/list", json!({}), Some(version)).bearer(&owner).path("/mcp/x/payables,receivables");
         assert_eq!(listed_names(&h, legacy).await, pr, "{version}");
     }
 }
@@ -429,7 +467,11 @@ async fn a_read_only_view_refuses_every_write_and_destructive_tool_on_both_eras(
     for name in &writes {
         let arguments = json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-01", "financial_account_id": ACME_CHECKING_ACCOUNT, "name": "X", "cnpj": "11444777000242"});
         let fake_state = json!({"requestState": "x", "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
-        for (path, header) in [("/mcp/readonly", None), ("/mcp/x/payables,receivables,accounts,companies/readonly", None), ("/", Some("true"))] {
+        for (path, header) in [
+            ("/mcp/readonly", None),
+            ("/mcp/x/payables,receivables,accounts,companies/readonly", None),
+            ("/", Some("true")),
+        ] {
             let mut requests = vec![
                 confirmable(name, arguments.clone(), json!({})),
                 confirmable(name, arguments.clone(), fake_state.clone()),
@@ -443,7 +485,12 @@ async fn a_read_only_view_refuses_every_write_and_destructive_tool_on_both_eras(
                 }
                 let reply = h.send(request.build()).await;
                 assert_eq!(reply.status, 200, "{name} on {path}");
-                assert_eq!(reply.rpc_code(), Some(-32602), "{name} on {path}: {}", String::from_utf8_lossy(&reply.bytes));
+                assert_eq!(
+                    reply.rpc_code(),
+                    Some(-32602),
+                    "{name} on {path}: {}",
+                    String::from_utf8_lossy(&reply.bytes)
+                );
                 assert_eq!(reply.json()["error"]["message"], json!(format!("Unknown tool: {name}")), "{name}");
             }
         }
@@ -455,7 +502,15 @@ async fn a_read_only_view_refuses_every_write_and_destructive_tool_on_both_eras(
     );
     assert_eq!(before, after, "nothing changed");
     // The read tools still answer there.
-    let reply = h.send(call("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).bearer(&owner).path("/mcp/readonly").build()).await.result();
+    let reply = h
+        .send(
+            call("finance_payables_get", json!({"id": ACME_RENT_DECEMBER}))
+                .bearer(&owner)
+                .path("/mcp/readonly")
+                .build(),
+        )
+        .await
+        .result();
     assert_eq!(payload(&reply)["status"], "pending");
 }
 
@@ -465,21 +520,44 @@ async fn a_view_narrows_templates_prompts_and_completion() {
     let owner = h.token(DEMO_OWNER);
     let on = |method: &str, params: Value, path: &str| Mcp::modern(method, params).bearer(&owner).path(path).build();
     let templates = h.send(on("resources/templates/list", json!({}), "/mcp/x/payables,accounts")).await.result();
-    let names: Vec<&str> = templates["resourceTemplates"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        templates["resourceTemplates"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["payables", "accounts"]);
     // A record outside the view reads as not found there; inside, as the get tool.
-    assert_eq!(h.send(on("resources/read", json!({"uri": format!("kobana://finance/receivables/{ACME_SALE_PENDING}")}), "/mcp/x/payables")).await.rpc_code(), Some(-32602));
-    let read = h.send(on("resources/read", json!({"uri": format!("kobana://finance/payables/{ACME_RENT_DECEMBER}")}), "/mcp/x/payables")).await.result();
+    assert_eq!(
+        h.send(on(
+            "resources/read",
+            json!({"uri": format!("kobana://finance/receivables/{ACME_SALE_PENDING}")}),
+            "/mcp/x/payables"
+        ))
+        .await
+        .rpc_code(),
+        Some(-32602)
+    );
+    let read = h
+        .send(on(
+            "resources/read",
+            json!({"uri": format!("kobana://finance/payables/{ACME_RENT_DECEMBER}")}),
+            "/mcp/x/payables",
+        ))
+        .await
+        .result();
     assert!(read["contents"][0]["text"].as_str().unwrap().contains("Aluguel de dezembro"));
     // Prompts: only those whose every resource is in the view; read-only drops those
     // that change records.
     assert_eq!(prompt_names(&h, &owner, "/mcp/x/payables").await, ["overdue_payables_review"]);
     assert!(prompt_names(&h, &owner, "/mcp/readonly").await.iter().all(|p| p != "classify_transactions"));
     assert!(prompt_names(&h, &owner, "/").await.iter().any(|p| p == "classify_transactions"));
-    assert_eq!(h.send(on("prompts/get", json!({"name": "cash_position"}), "/mcp/x/payables")).await.rpc_code(), Some(-32602));
+    assert_eq!(
+        h.send(on("prompts/get", json!({"name": "cash_position"}), "/mcp/x/payables")).await.rpc_code(),
+        Some(-32602)
+    );
     // Completion: a template or prompt outside the view is unknown there.
     let complete_id = |resource: &str| json!({"ref": {"type": "ref/resource", "uri": format!("kobana://finance/{resource}/{{id}}")}, "argument": {"name": "id", "value": "A"}});
-    assert_eq!(h.send(on("completion/complete", complete_id("receivables"), "/mcp/x/payables")).await.rpc_code(), Some(-32602));
+    assert_eq!(
+        h.send(on("completion/complete", complete_id("receivables"), "/mcp/x/payables")).await.rpc_code(),
+        Some(-32602)
+    );
     let values = h.send(on("completion/complete", complete_id("payables"), "/mcp/x/payables")).await.result();
     assert!(values["completion"]["values"].as_array().unwrap().iter().any(|v| v == ACME_RENT_DECEMBER), "{values}");
     let prompt_arg = json!({"ref": {"type": "ref/prompt", "name": "cash_position"}, "argument": {"name": "company_id", "value": ""}});
@@ -489,7 +567,14 @@ async fn a_view_narrows_templates_prompts_and_completion() {
 /// What a model is shown of a tool: its name, description and input schema, as the
 /// Anthropic and OpenAI tool formats carry them (compact JSON).
 fn model_visible(tools: &[Value]) -> usize {
-    tools.iter().map(|t| json!({"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}).to_string().len()).sum()
+    tools
+        .iter()
+        .map(|t| {
+            json!({"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]})
+                .to_string()
+                .len()
+        })
+        .sum()
 }
 
 /// The catalogue's cost in an agent's context, pinned: a test fails if it grows. The
@@ -502,20 +587,40 @@ async fn the_catalogue_stays_within_its_byte_budget() {
     let h = Harness::new().await;
     let owner = h.token(DEMO_OWNER);
     for version in ["2026-07-28", "2025-06-18"] {
-        let request = if version == "2026-07-28" { Mcp::modern("tools/list", json!({})) } else { Mcp::legacy("tools/list", json!({}), Some(version)) };
+        let request = if version == "2026-07-28" {
+            Mcp::modern("tools/list", json!({}))
+        } else {
+            Mcp::legacy("tools/list", json!({}), Some(version))
+        };
         let reply = h.send(request.bearer(&owner).build()).await;
         let tools = reply.result()["tools"].as_array().unwrap().clone();
         assert_eq!(tools.len(), 65);
-        assert!(reply.bytes.len() <= WIRE_OWNER, "{version}: tools/list is {} bytes (pinned at {WIRE_OWNER})", reply.bytes.len());
+        assert!(
+            reply.bytes.len() <= WIRE_OWNER,
+            "{version}: tools/list is {} bytes (pinned at {WIRE_OWNER})",
+            reply.bytes.len()
+        );
         let visible = model_visible(&tools);
-        assert!(visible <= MODEL_VISIBLE_OWNER, "{version}: a model is shown {visible} bytes (pinned at {MODEL_VISIBLE_OWNER})");
+        assert!(
+            visible <= MODEL_VISIBLE_OWNER,
+            "{version}: a model is shown {visible} bytes (pinned at {MODEL_VISIBLE_OWNER})"
+        );
         for tool in &tools {
             let description = tool["description"].as_str().unwrap();
-            assert!(description.chars().count() <= 1024, "{}: a {}-character description (clients cut at 1,024)", tool["name"], description.chars().count());
+            assert!(
+                description.chars().count() <= 1024,
+                "{}: a {}-character description (clients cut at 1,024)",
+                tool["name"],
+                description.chars().count()
+            );
         }
     }
     let payables = h.send(Mcp::modern("tools/list", json!({})).bearer(&owner).path("/mcp/x/payables").build()).await;
-    assert!(payables.bytes.len() <= WIRE_PAYABLES_VIEW, "/mcp/x/payables is {} bytes (pinned at {WIRE_PAYABLES_VIEW})", payables.bytes.len());
+    assert!(
+        payables.bytes.len() <= WIRE_PAYABLES_VIEW,
+        "/mcp/x/payables is {} bytes (pinned at {WIRE_PAYABLES_VIEW})",
+        payables.bytes.len()
+    );
     let discover = h.send(Mcp::modern("server/discover", json!({})).bearer(&owner).build()).await.result();
     let instructions = discover["instructions"].as_str().unwrap();
     assert!(instructions.chars().count() <= 2048, "instructions are {} characters", instructions.chars().count());
@@ -543,22 +648,60 @@ async fn every_tool_runs_on_the_demo_data() {
     // The record resources: list, get, create, update and a confirmed delete of what
     // was created.
     let records: [RecordRun; 6] = [
-        ("companies", 2, ACME_COMPANY, "Acme Comércio Ltda",
+        (
+            "companies",
+            2,
+            ACME_COMPANY,
+            "Acme Comércio Ltda",
             json!({"name": "Filial Norte Ltda", "cnpj": "11444777000242", "workspace_id": DEMO_WORKSPACE_ACME}),
-            json!({"trade_name": "Filial Norte"}), &["Filial Norte Ltda", "11444777000242", "Acme Comércio"]),
-        ("accounts", 2, ACME_CASH_ACCOUNT, "Caixa",
+            json!({"trade_name": "Filial Norte"}),
+            &["Filial Norte Ltda", "11444777000242", "Acme Comércio"],
+        ),
+        (
+            "accounts",
+            2,
+            ACME_CASH_ACCOUNT,
+            "Caixa",
             json!({"company_id": ACME_COMPANY, "name": "Conta Inter", "type": "checking", "bank_code": "077", "balance": "100.00"}),
-            json!({"name": "Conta Inter PJ"}), &["Conta Inter PJ", "R$ 100,00"]),
-        ("categories", 7, ACME_RENT_CATEGORY, "Aluguel",
+            json!({"name": "Conta Inter PJ"}),
+            &["Conta Inter PJ", "R$ 100,00"],
+        ),
+        (
+            "categories",
+            7,
+            ACME_RENT_CATEGORY,
+            "Aluguel",
             json!({"company_id": ACME_COMPANY, "name": "Impostos", "type": "debit"}),
-            json!({"name": "Impostos e taxas"}), &["Impostos e taxas", "debit"]),
-        ("cost_centers", 3, ACME_ADMIN_COST_CENTER, "Administrativo",
+            json!({"name": "Impostos e taxas"}),
+            &["Impostos e taxas", "debit"],
+        ),
+        (
+            "cost_centers",
+            3,
+            ACME_ADMIN_COST_CENTER,
+            "Administrativo",
             json!({"company_id": ACME_COMPANY, "name": "Marketing", "type": "cost"}),
-            json!({"description": "Campanhas"}), &["Marketing"]),
-        ("people", 4, ACME_LANDLORD, "Imobiliária Central Ltda",
+            json!({"description": "Campanhas"}),
+            &["Marketing"],
+        ),
+        (
+            "people",
+            4,
+            ACME_LANDLORD,
+            "Imobiliária Central Ltda",
             json!({"company_id": ACME_COMPANY, "name": "Gráfica Rápida", "kind": "juridical", "is_supplier": true}),
-            json!({"nickname": "Gráfica"}), &["Gráfica Rápida"]),
-        ("taxes", 3, ACME_IRRF_TAX, "IRRF", json!({"name": "CSLL", "default_rate": "1.00"}), json!({"default_rate": "9.00"}), &["CSLL"]),
+            json!({"nickname": "Gráfica"}),
+            &["Gráfica Rápida"],
+        ),
+        (
+            "taxes",
+            3,
+            ACME_IRRF_TAX,
+            "IRRF",
+            json!({"name": "CSLL", "default_rate": "1.00"}),
+            json!({"default_rate": "9.00"}),
+            &["CSLL"],
+        ),
     ];
     for (resource, count, known, name, create, change, told) in records {
         let tool = |action: &str| format!("finance_{resource}_{action}");
@@ -581,20 +724,30 @@ async fn every_tool_runs_on_the_demo_data() {
         .confirmed("finance_accounts_adjust_balance", json!({"id": ACME_CASH_ACCOUNT, "target_balance": "2600.00", "category_id": ACME_SALES_CATEGORY, "occurred_at": "2026-11-30"}))
         .await;
     assert_mentions(&message, &["“Caixa”", "R$ 2.500,00", "R$ 2.600,00", "credit of R$ 100,00", "2026-11-30"]);
-    assert_eq!((adjusted["previous_balance"].clone(), adjusted["new_balance"].clone()), (json!("2500.00"), json!("2600.00")));
+    assert_eq!(
+        (adjusted["previous_balance"].clone(), adjusted["new_balance"].clone()),
+        (json!("2500.00"), json!("2600.00"))
+    );
     assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CASH_ACCOUNT})).await["balance"], "2600.00");
 
     // Transactions and transfers.
     assert!(a.ok("finance_transactions_list", json!({})).await["data"].as_array().unwrap().len() >= 3);
-    assert_eq!(a.ok("finance_transactions_get", json!({"id": ACME_CAPITAL_CONTRIBUTION})).await["description"], "Aporte dos sócios");
-    let november = a.ok("finance_transactions_aggregates", json!({"month": 11, "year": 2026, "company_id": ACME_COMPANY})).await;
+    assert_eq!(
+        a.ok("finance_transactions_get", json!({"id": ACME_CAPITAL_CONTRIBUTION})).await["description"],
+        "Aporte dos sócios"
+    );
+    let november =
+        a.ok("finance_transactions_aggregates", json!({"month": 11, "year": 2026, "company_id": ACME_COMPANY})).await;
     // November: the capital contribution, the rent paid, the sale received and the adjustment above.
     assert_eq!(november, json!({"count": 4, "credit": "10100.00", "debit": "4500.00", "net": "5600.00"}));
     let coffee = a
         .ok("finance_transactions_create", json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CASH_ACCOUNT, "description": "Café", "amount": "35.90", "occurred_at": "2026-11-28", "type": "debit"}))
         .await;
     created_through_mcp(&coffee);
-    assert_eq!(a.ok("finance_transactions_update", json!({"id": id_of(&coffee), "notes": "Copa"})).await["notes"], "Copa");
+    assert_eq!(
+        a.ok("finance_transactions_update", json!({"id": id_of(&coffee), "notes": "Copa"})).await["notes"],
+        "Copa"
+    );
     let (message, _) = a.confirmed("finance_transactions_delete", json!({"id": id_of(&coffee)})).await;
     assert_mentions(&message, &["Café", "R$ 35,90", "2026-11-28"]);
     let (message, transfer) = a
@@ -603,7 +756,9 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_mentions(&message, &["R$ 1.500,00", "Conta corrente Itaú", "Caixa", "2026-11-29", "Reforço de caixa"]);
     let got = a.ok("finance_transfers_get", json!({"id": transfer["transfer_id"]})).await;
     assert_eq!(got, transfer);
-    let projected = a.ok("finance_transfers_get", json!({"id": transfer["transfer_id"], "fields": ["from_account_id", "amount"]})).await;
+    let projected = a
+        .ok("finance_transfers_get", json!({"id": transfer["transfer_id"], "fields": ["from_account_id", "amount"]}))
+        .await;
     assert_eq!(projected, json!({"from_account_id": ACME_CHECKING_ACCOUNT, "amount": "1500.00"}));
 
     // Payables.
@@ -611,8 +766,13 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_eq!(pending["data"].as_array().unwrap().len(), 2);
     let rent = a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await;
     assert_eq!((rent["status"].as_str(), rent["amount"].as_str()), (Some("pending"), Some("4500.00")));
-    let totals = a.ok("finance_payables_aggregates", json!({"start_date": "2026-11-01", "end_date": "2026-12-31"})).await;
-    assert_eq!((totals["count"].as_i64(), totals["total"].as_str(), totals["pending"].as_str(), totals["paid"].as_str()), (Some(4), Some("9150.00"), Some("4650.00"), Some("4500.00")), "{totals}");
+    let totals =
+        a.ok("finance_payables_aggregates", json!({"start_date": "2026-11-01", "end_date": "2026-12-31"})).await;
+    assert_eq!(
+        (totals["count"].as_i64(), totals["total"].as_str(), totals["pending"].as_str(), totals["paid"].as_str()),
+        (Some(4), Some("9150.00"), Some("4650.00"), Some("4500.00")),
+        "{totals}"
+    );
     let power = a
         .ok("finance_payables_create", json!({"company_id": ACME_COMPANY, "description": "Conta de luz", "amount": "380.45", "due_date": "2026-12-18", "person_name": "Enel", "idempotency_key": "luz-12"}))
         .await;
@@ -622,9 +782,15 @@ async fn every_tool_runs_on_the_demo_data() {
         .ok("finance_payables_create", json!({"company_id": ACME_COMPANY, "description": "Conta de luz", "amount": "380.45", "due_date": "2026-12-18", "person_name": "Enel", "idempotency_key": "luz-12"}))
         .await;
     assert_eq!(again, power, "the same key answers the first record");
-    assert_eq!(a.ok("finance_payables_update", json!({"id": id_of(&power), "notes": "Referente a novembro"})).await["notes"], "Referente a novembro");
+    assert_eq!(
+        a.ok("finance_payables_update", json!({"id": id_of(&power), "notes": "Referente a novembro"})).await["notes"],
+        "Referente a novembro"
+    );
     let (message, paid) = a.confirmed("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT})).await;
-    assert_mentions(&message, &["Aluguel de dezembro", "Imobiliária Central Ltda", "R$ 4.500,00", "2026-12-10", "Conta corrente Itaú"]);
+    assert_mentions(
+        &message,
+        &["Aluguel de dezembro", "Imobiliária Central Ltda", "R$ 4.500,00", "2026-12-10", "Conta corrente Itaú"],
+    );
     assert_eq!(paid["status"], "paid");
     let (message, reopened) = a.confirmed("finance_payables_reopen", json!({"id": ACME_RENT_DECEMBER})).await;
     assert_mentions(&message, &["Aluguel de dezembro", "R$ 4.500,00", "Conta corrente Itaú"]);
@@ -639,14 +805,25 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_eq!(a.ok("finance_receivables_list", json!({})).await["data"].as_array().unwrap().len(), 3);
     assert_eq!(a.ok("finance_receivables_get", json!({"id": ACME_SALE_PENDING})).await["amount"], "12000.00");
     let totals = a.ok("finance_receivables_aggregates", json!({})).await;
-    assert_eq!((totals["total"].as_str(), totals["pending"].as_str(), totals["received"].as_str()), (Some("20000.00"), Some("12000.00"), Some("8000.00")), "{totals}");
+    assert_eq!(
+        (totals["total"].as_str(), totals["pending"].as_str(), totals["received"].as_str()),
+        (Some("20000.00"), Some("12000.00"), Some("8000.00")),
+        "{totals}"
+    );
     let sale = a
         .ok("finance_receivables_create", json!({"company_id": ACME_COMPANY, "description": "Venda NF-1002", "amount": "990.00", "due_date": "2026-12-20", "person_id": ACME_CUSTOMER_MARIA}))
         .await;
     created_through_mcp(&sale);
-    assert_eq!(a.ok("finance_receivables_update", json!({"id": id_of(&sale), "document_number": "1002"})).await["document_number"], "1002");
+    assert_eq!(
+        a.ok("finance_receivables_update", json!({"id": id_of(&sale), "document_number": "1002"})).await
+            ["document_number"],
+        "1002"
+    );
     let (message, received) = a.confirmed("finance_receivables_settle", json!({"id": ACME_SALE_PENDING, "payment_date": "2026-12-15", "financial_account_id": ACME_CHECKING_ACCOUNT})).await;
-    assert_mentions(&message, &["Venda NF-1001", "Cliente Exemplo S.A.", "R$ 12.000,00", "2026-12-15", "Conta corrente Itaú"]);
+    assert_mentions(
+        &message,
+        &["Venda NF-1001", "Cliente Exemplo S.A.", "R$ 12.000,00", "2026-12-15", "Conta corrente Itaú"],
+    );
     assert_eq!(received["status"], "received");
     let (_, reopened) = a.confirmed("finance_receivables_reopen", json!({"id": ACME_SALE_PENDING})).await;
     assert_eq!(reopened["status"], "pending");
@@ -657,7 +834,10 @@ async fn every_tool_runs_on_the_demo_data() {
 
     // Attachments.
     assert_eq!(a.ok("finance_attachments_list", json!({})).await["data"].as_array().unwrap().len(), 1);
-    assert_eq!(a.ok("finance_attachments_get", json!({"id": ACME_RENT_RECEIPT})).await["file_name"], "recibo-aluguel-novembro.pdf");
+    assert_eq!(
+        a.ok("finance_attachments_get", json!({"id": ACME_RENT_RECEIPT})).await["file_name"],
+        "recibo-aluguel-novembro.pdf"
+    );
     let where_ = a.ok("finance_attachments_download", json!({"id": ACME_RENT_RECEIPT})).await;
     assert_eq!(where_["content_type"], "application/pdf");
     let uploaded = a
@@ -666,7 +846,10 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_eq!(uploaded["uploaded_by"], format!("mcp:{DEMO_OWNER}"));
     let link = json!({"attachment_id": id_of(&uploaded), "type": "payable", "id": ACME_RENT_DECEMBER});
     let linked = a.ok("finance_attachments_link", link.clone()).await;
-    assert_eq!((linked["parent_type"].as_str(), linked["parent_id"].as_str()), (Some("payable"), Some(ACME_RENT_DECEMBER)));
+    assert_eq!(
+        (linked["parent_type"].as_str(), linked["parent_id"].as_str()),
+        (Some("payable"), Some(ACME_RENT_DECEMBER))
+    );
     assert_eq!(a.ok("finance_attachments_unlink", link).await["unlinked"], true);
     let (message, _) = a.confirmed("finance_attachments_delete", json!({"id": id_of(&uploaded)})).await;
     assert_mentions(&message, &["nota.pdf"]);
@@ -675,8 +858,13 @@ async fn every_tool_runs_on_the_demo_data() {
     let missed: Vec<&String> = all.difference(&a.called).collect();
     assert!(missed.is_empty(), "tools never called: {missed:?}");
     // Every write above was recorded as made through MCP.
-    assert!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'mcp'", DEMO_OWNER).await > 30);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel <> 'mcp'", DEMO_OWNER).await, 0);
+    assert!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'mcp'", DEMO_OWNER).await > 30
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel <> 'mcp'", DEMO_OWNER).await,
+        0
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -686,8 +874,12 @@ async fn every_tool_runs_on_the_demo_data() {
 async fn settling_the_rent_asks_in_the_users_terms_and_moves_the_money_once() {
     let h = Harness::with_demo().await;
     let mut a = Agent::new(&h, h.token(DEMO_OWNER));
-    let before = a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"].as_str().unwrap().to_string();
-    let args = json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT});
+    let before = a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let args =
+        json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT});
 
     let (message, state) = a.ask("finance_payables_settle", args.clone()).await;
     assert_eq!(
@@ -695,15 +887,27 @@ async fn settling_the_rent_asks_in_the_users_terms_and_moves_the_money_once() {
         "Settle the payable “Aluguel de dezembro” to Imobiliária Central Ltda (R$ 4.500,00, due 2026-12-10)? \
 This records a payment of R$ 4.500,00 on 2026-12-10 out of the account “Conta corrente Itaú” (balance R$ 13.500,00)."
     );
-    assert_eq!(a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"], "pending", "asking changes nothing");
+    assert_eq!(
+        a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"],
+        "pending",
+        "asking changes nothing"
+    );
     assert_eq!(settlements(&h, ACME_RENT_DECEMBER).await, 0);
 
     let accepted = accept(&state);
-    let done = a.result(confirmable("finance_payables_settle", args.clone(), accepted.clone()), "finance_payables_settle").await;
+    let done = a
+        .result(confirmable("finance_payables_settle", args.clone(), accepted.clone()), "finance_payables_settle")
+        .await;
     let paid = payload(&done);
-    assert_eq!((paid["status"].as_str(), paid["payment_date"].as_str(), paid["financial_account_id"].as_str()), (Some("paid"), Some("2026-12-10"), Some(ACME_CHECKING_ACCOUNT)));
+    assert_eq!(
+        (paid["status"].as_str(), paid["payment_date"].as_str(), paid["financial_account_id"].as_str()),
+        (Some("paid"), Some("2026-12-10"), Some(ACME_CHECKING_ACCOUNT))
+    );
     assert!(paid["transaction_id"].is_string());
-    let after = a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"].as_str().unwrap().to_string();
+    let after = a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!((before.as_str(), after.as_str()), ("13500.00", "9000.00"));
 
     // The accepted retry, replayed: the first outcome, no second movement.
@@ -713,7 +917,12 @@ This records a payment of R$ 4.500,00 on 2026-12-10 out of the account “Conta 
     assert_eq!(settlements(&h, ACME_RENT_DECEMBER).await, 1, "exactly one settlement transaction");
     let ledger = a.ok("finance_transactions_get", json!({"id": paid["transaction_id"]})).await;
     assert_eq!((ledger["type"].as_str(), ledger["amount"].as_str()), (Some("debit"), Some("4500.00")));
-    let outcomes = count(&h, "SELECT COUNT(*) FROM audit_events WHERE action = 'tools.confirmation' AND target_id = $1", "finance_payables_settle").await;
+    let outcomes = count(
+        &h,
+        "SELECT COUNT(*) FROM audit_events WHERE action = 'tools.confirmation' AND target_id = $1",
+        "finance_payables_settle",
+    )
+    .await;
     assert_eq!(outcomes, 3, "requested, executed, replayed");
 }
 
@@ -722,10 +931,19 @@ async fn destructive_tools_change_nothing_without_a_client_that_can_confirm() {
     let h = Harness::with_demo().await;
     let token = h.token(DEMO_OWNER);
     let cases: [(&str, Value); 4] = [
-        ("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT})),
+        (
+            "finance_payables_settle",
+            json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT}),
+        ),
         ("finance_payables_reopen", json!({"id": ACME_RENT_NOVEMBER})),
-        ("finance_transfers_create", json!({"from_account_id": ACME_CHECKING_ACCOUNT, "to_account_id": ACME_CASH_ACCOUNT, "amount": "10.00", "occurred_at": "2026-11-29", "description": "x"})),
-        ("finance_accounts_adjust_balance", json!({"id": ACME_CASH_ACCOUNT, "target_balance": "0.00", "category_id": ACME_RENT_CATEGORY})),
+        (
+            "finance_transfers_create",
+            json!({"from_account_id": ACME_CHECKING_ACCOUNT, "to_account_id": ACME_CASH_ACCOUNT, "amount": "10.00", "occurred_at": "2026-11-29", "description": "x"}),
+        ),
+        (
+            "finance_accounts_adjust_balance",
+            json!({"id": ACME_CASH_ACCOUNT, "target_balance": "0.00", "category_id": ACME_RENT_CATEGORY}),
+        ),
     ];
     for (tool, args) in &cases {
         for version in ["2025-06-18", "2025-03-26"] {
@@ -754,7 +972,10 @@ async fn read_tools_answer_in_every_era() {
     let h = Harness::with_demo().await;
     let token = h.token(DEMO_OWNER);
     let reads = [
-        ("finance_payables_list", json!({"filters": {"status": {"in": ["pending"]}, "due_date": {"gte": "2026-12-01"}}})),
+        (
+            "finance_payables_list",
+            json!({"filters": {"status": {"in": ["pending"]}, "due_date": {"gte": "2026-12-01"}}}),
+        ),
         ("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT, "fields": ["name", "balance"]})),
         ("finance_transactions_aggregates", json!({"month": 11, "year": 2026})),
         ("finance_workspaces_list", json!({})),
@@ -780,16 +1001,41 @@ async fn arguments_that_break_the_schema_are_tool_errors_naming_the_field() {
     let h = Harness::with_demo().await;
     let mut a = Agent::new(&h, h.token(DEMO_OWNER));
     let cases = [
-        ("finance_payables_create", json!({"company_id": ACME_COMPANY, "description": "Sem valor", "due_date": "2026-12-01"}), "amount", "required"),
+        (
+            "finance_payables_create",
+            json!({"company_id": ACME_COMPANY, "description": "Sem valor", "due_date": "2026-12-01"}),
+            "amount",
+            "required",
+        ),
         ("finance_payables_list", json!({"limit": "ten"}), "limit", "wrong_type"),
         ("finance_payables_get", json!({"id": "b1110000-0001-4000-8000-00000000000z"}), "id", "invalid_uuid"),
         ("finance_payables_list", json!({"limit": 101}), "limit", "out_of_range"),
         ("finance_payables_list", json!({"limit": 0}), "limit", "out_of_range"),
         ("finance_payables_aggregates", json!({"month": 13, "year": 2026}), "month", "out_of_range"),
-        ("finance_payables_list", json!({"filters": {"due_date": {"gte": "2026-13-01"}}}), "filters.due_date.gte", "invalid_date"),
-        ("finance_payables_list", json!({"filters": {"status": {"in": ["pending", 7]}}}), "filters.status.in[1]", "wrong_type"),
-        ("finance_attachments_link", json!({"attachment_id": "nope", "type": "payable", "id": ACME_RENT_DECEMBER}), "attachment_id", "invalid_uuid"),
-        ("finance_accounts_create", json!({"company_id": ACME_COMPANY, "name": "Ouro", "type": "gold"}), "type", "invalid_value"),
+        (
+            "finance_payables_list",
+            json!({"filters": {"due_date": {"gte": "2026-13-01"}}}),
+            "filters.due_date.gte",
+            "invalid_date",
+        ),
+        (
+            "finance_payables_list",
+            json!({"filters": {"status": {"in": ["pending", 7]}}}),
+            "filters.status.in[1]",
+            "wrong_type",
+        ),
+        (
+            "finance_attachments_link",
+            json!({"attachment_id": "nope", "type": "payable", "id": ACME_RENT_DECEMBER}),
+            "attachment_id",
+            "invalid_uuid",
+        ),
+        (
+            "finance_accounts_create",
+            json!({"company_id": ACME_COMPANY, "name": "Ouro", "type": "gold"}),
+            "type",
+            "invalid_value",
+        ),
         ("finance_taxes_create", json!({"name": "X", "surprise": 1}), "surprise", "unknown_field"),
         // Destructive tools check their arguments before asking anyone.
         ("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER}), "payment_date", "required"),
@@ -827,15 +1073,23 @@ async fn a_tool_outside_the_token_scopes_or_the_role_is_refused_with_a_reason() 
     let error = payables_only.err("finance_accounts_list", json!({})).await;
     assert_eq!(error["code"], "insufficient_scope");
     assert_eq!(error["details"], json!({"required": ["finance.accounts"], "granted": ["finance.payables"]}));
-    let error = payables_only.err("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10"})).await;
+    let error = payables_only
+        .err("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10"}))
+        .await;
     assert_eq!(error["code"], "insufficient_scope");
     assert_eq!(error["details"]["required"], json!(["finance.payables.write"]));
 
     let mut viewer = Agent::new(&h, h.token(DEMO_VIEWER));
     assert_eq!(viewer.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"], "pending");
     for (tool, args) in [
-        ("finance_payables_create", json!({"company_id": ACME_COMPANY, "description": "x", "amount": "1.00", "due_date": "2026-12-01"})),
-        ("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT})),
+        (
+            "finance_payables_create",
+            json!({"company_id": ACME_COMPANY, "description": "x", "amount": "1.00", "due_date": "2026-12-01"}),
+        ),
+        (
+            "finance_payables_settle",
+            json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT}),
+        ),
         ("finance_transactions_delete", json!({"id": ACME_CAPITAL_CONTRIBUTION})),
     ] {
         let error = viewer.err(tool, args).await;
@@ -845,8 +1099,16 @@ async fn a_tool_outside_the_token_scopes_or_the_role_is_refused_with_a_reason() 
     assert_eq!(finance.err("finance_accounts_delete", json!({"id": ACME_CASH_ACCOUNT})).await["code"], "forbidden");
     // Finance in ACME, viewer in Beta: two workspaces, so each call names one, and the
     // operation checks the role in the one named.
-    assert_eq!(finance.err("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["code"], "workspace_required");
-    assert_eq!(finance.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER, "workspace_id": DEMO_WORKSPACE_ACME})).await["status"], "pending");
+    assert_eq!(
+        finance.err("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["code"],
+        "workspace_required"
+    );
+    assert_eq!(
+        finance
+            .ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER, "workspace_id": DEMO_WORKSPACE_ACME}))
+            .await["status"],
+        "pending"
+    );
     let in_beta = json!({"company_id": BETA_COMPANY, "description": "x", "amount": "1.00", "due_date": "2026-12-01", "person_name": "x", "workspace_id": DEMO_WORKSPACE_BETA});
     assert_eq!(finance.err("finance_payables_create", in_beta).await["code"], "forbidden");
 
@@ -878,8 +1140,15 @@ async fn list_tools_filter_sort_page_and_project() {
         }
         let page = a.ok("finance_payables_list", args).await;
         for row in page["data"].as_array().unwrap() {
-            assert_eq!(row.as_object().unwrap().keys().collect::<Vec<_>>(), ["amount", "id"], "only the projected fields");
-            seen.push((row["amount"].as_str().unwrap().parse::<f64>().unwrap(), row["id"].as_str().unwrap().to_string()));
+            assert_eq!(
+                row.as_object().unwrap().keys().collect::<Vec<_>>(),
+                ["amount", "id"],
+                "only the projected fields"
+            );
+            seen.push((
+                row["amount"].as_str().unwrap().parse::<f64>().unwrap(),
+                row["id"].as_str().unwrap().to_string(),
+            ));
         }
         cursor = page["meta"]["next_cursor"].clone();
         if cursor.is_null() {
@@ -887,16 +1156,27 @@ async fn list_tools_filter_sort_page_and_project() {
         }
     }
     let ids: BTreeSet<&str> = seen.iter().map(|(_, id)| id.as_str()).collect();
-    assert_eq!(ids, BTreeSet::from([ACME_RENT_DECEMBER, ACME_RENT_NOVEMBER, ACME_SUPPLIES_CANCELLED, ACME_SUPPLIES_PENDING]), "ACME's four payables, once each");
+    assert_eq!(
+        ids,
+        BTreeSet::from([ACME_RENT_DECEMBER, ACME_RENT_NOVEMBER, ACME_SUPPLIES_CANCELLED, ACME_SUPPLIES_PENDING]),
+        "ACME's four payables, once each"
+    );
     assert_eq!(seen.len(), 4);
     assert!(seen.windows(2).all(|w| w[0].0 >= w[1].0), "descending amount: {seen:?}");
 
-    let early = a.ok("finance_payables_list", json!({"filters": {"due_date": {"lt": "2026-11-15"}}, "sort": "due_date", "fields": ["id"]})).await;
+    let early = a
+        .ok(
+            "finance_payables_list",
+            json!({"filters": {"due_date": {"lt": "2026-11-15"}}, "sort": "due_date", "fields": ["id"]}),
+        )
+        .await;
     assert_eq!(early["data"], json!([{"id": ACME_SUPPLIES_CANCELLED}, {"id": ACME_RENT_NOVEMBER}]));
     let settled = a.ok("finance_payables_list", json!({"filters": {"status": {"in": ["paid", "cancelled"]}, "person_id": ACME_LANDLORD}, "fields": ["id", "status"]})).await;
     assert_eq!(settled["data"], json!([{"id": ACME_RENT_NOVEMBER, "status": "paid"}]));
 
-    let projected = a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER, "fields": ["description", "amount", "status"]})).await;
+    let projected = a
+        .ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER, "fields": ["description", "amount", "status"]}))
+        .await;
     assert_eq!(projected, json!({"description": "Aluguel de dezembro", "amount": "4500.00", "status": "pending"}));
     let error = a.err("finance_payables_list", json!({"cursor": "not-a-cursor"})).await;
     assert_eq!((error["code"].as_str(), error["details"]["field"].as_str()), (Some("bad_request"), Some("cursor")));
@@ -910,9 +1190,24 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
     let h = Harness::with_demo().await;
     // Beta's own records, one of each resource, made by Beta's owner.
     let mut beta = Agent::new(&h, h.token(DEMO_BETA_OWNER));
-    let category = id_of(&beta.ok("finance_categories_create", json!({"company_id": BETA_COMPANY, "name": "Licenças Beta", "type": "debit"})).await);
-    let center = id_of(&beta.ok("finance_cost_centers_create", json!({"company_id": BETA_COMPANY, "name": "Engenharia Beta", "type": "cost"})).await);
-    let person = id_of(&beta.ok("finance_people_create", json!({"company_id": BETA_COMPANY, "name": "Fornecedora Beta"})).await);
+    let category = id_of(
+        &beta
+            .ok(
+                "finance_categories_create",
+                json!({"company_id": BETA_COMPANY, "name": "Licenças Beta", "type": "debit"}),
+            )
+            .await,
+    );
+    let center = id_of(
+        &beta
+            .ok(
+                "finance_cost_centers_create",
+                json!({"company_id": BETA_COMPANY, "name": "Engenharia Beta", "type": "cost"}),
+            )
+            .await,
+    );
+    let person =
+        id_of(&beta.ok("finance_people_create", json!({"company_id": BETA_COMPANY, "name": "Fornecedora Beta"})).await);
     let tax = id_of(&beta.ok("finance_taxes_create", json!({"name": "ISS Beta", "default_rate": "2.00"})).await);
     let transaction = id_of(
         &beta
@@ -920,7 +1215,11 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
             .await,
     );
     let receivable = id_of(&beta.ok("finance_receivables_create", json!({"company_id": BETA_COMPANY, "description": "Contrato Beta", "amount": "5000.00", "due_date": "2026-12-20", "person_name": "Cliente Beta"})).await);
-    let second_account = id_of(&beta.ok("finance_accounts_create", json!({"company_id": BETA_COMPANY, "name": "Caixa Beta", "type": "cash"})).await);
+    let second_account = id_of(
+        &beta
+            .ok("finance_accounts_create", json!({"company_id": BETA_COMPANY, "name": "Caixa Beta", "type": "cash"}))
+            .await,
+    );
     let (_, transfer) = beta
         .confirmed("finance_transfers_create", json!({"from_account_id": BETA_ACCOUNT, "to_account_id": second_account, "amount": "10.00", "occurred_at": "2026-11-21", "description": "Troco Beta"}))
         .await;
@@ -936,7 +1235,10 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         ("finance_accounts_get", bill(BETA_ACCOUNT)),
         ("finance_accounts_update", json!({"id": BETA_ACCOUNT, "name": "Tomada"})),
         ("finance_accounts_delete", bill(&second_account)),
-        ("finance_accounts_adjust_balance", json!({"id": BETA_ACCOUNT, "target_balance": "0.00", "category_id": ACME_RENT_CATEGORY})),
+        (
+            "finance_accounts_adjust_balance",
+            json!({"id": BETA_ACCOUNT, "target_balance": "0.00", "category_id": ACME_RENT_CATEGORY}),
+        ),
         ("finance_categories_get", bill(&category)),
         ("finance_categories_update", json!({"id": category, "name": "Tomada"})),
         ("finance_categories_delete", bill(&category)),
@@ -956,25 +1258,46 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         ("finance_payables_get", bill(BETA_PAYABLE)),
         ("finance_payables_update", json!({"id": BETA_PAYABLE, "notes": "Tomada"})),
         ("finance_payables_delete", bill(BETA_PAYABLE)),
-        ("finance_payables_settle", json!({"id": BETA_PAYABLE, "payment_date": "2026-12-05", "financial_account_id": ACME_CHECKING_ACCOUNT})),
+        (
+            "finance_payables_settle",
+            json!({"id": BETA_PAYABLE, "payment_date": "2026-12-05", "financial_account_id": ACME_CHECKING_ACCOUNT}),
+        ),
         ("finance_payables_cancel", bill(BETA_PAYABLE)),
         ("finance_payables_reopen", bill(BETA_PAYABLE)),
         ("finance_receivables_get", bill(&receivable)),
         ("finance_receivables_update", json!({"id": receivable, "notes": "Tomada"})),
         ("finance_receivables_delete", bill(&receivable)),
-        ("finance_receivables_settle", json!({"id": receivable, "payment_date": "2026-12-20", "financial_account_id": ACME_CHECKING_ACCOUNT})),
+        (
+            "finance_receivables_settle",
+            json!({"id": receivable, "payment_date": "2026-12-20", "financial_account_id": ACME_CHECKING_ACCOUNT}),
+        ),
         ("finance_receivables_cancel", bill(&receivable)),
         ("finance_receivables_reopen", bill(&receivable)),
         ("finance_attachments_get", bill(&attachment)),
         ("finance_attachments_download", bill(&attachment)),
         ("finance_attachments_delete", bill(&attachment)),
         ("finance_attachments_link", json!({"attachment_id": attachment, "type": "payable", "id": ACME_RENT_DECEMBER})),
-        ("finance_attachments_unlink", json!({"attachment_id": attachment, "type": "payable", "id": ACME_RENT_DECEMBER})),
+        (
+            "finance_attachments_unlink",
+            json!({"attachment_id": attachment, "type": "payable", "id": ACME_RENT_DECEMBER}),
+        ),
         // An ACME record pointing at a Beta one.
-        ("finance_attachments_link", json!({"attachment_id": ACME_RENT_RECEIPT, "type": "payable", "id": BETA_PAYABLE})),
-        ("finance_transfers_create", json!({"from_account_id": BETA_ACCOUNT, "to_account_id": ACME_CHECKING_ACCOUNT, "amount": "10.00", "occurred_at": "2026-11-21", "description": "Desvio"})),
-        ("finance_transactions_create", json!({"company_id": ACME_COMPANY, "financial_account_id": BETA_ACCOUNT, "description": "Desvio", "amount": "1.00", "occurred_at": "2026-11-21", "type": "credit"})),
-        ("finance_payables_create", json!({"company_id": BETA_COMPANY, "description": "Desvio", "amount": "1.00", "due_date": "2026-12-01"})),
+        (
+            "finance_attachments_link",
+            json!({"attachment_id": ACME_RENT_RECEIPT, "type": "payable", "id": BETA_PAYABLE}),
+        ),
+        (
+            "finance_transfers_create",
+            json!({"from_account_id": BETA_ACCOUNT, "to_account_id": ACME_CHECKING_ACCOUNT, "amount": "10.00", "occurred_at": "2026-11-21", "description": "Desvio"}),
+        ),
+        (
+            "finance_transactions_create",
+            json!({"company_id": ACME_COMPANY, "financial_account_id": BETA_ACCOUNT, "description": "Desvio", "amount": "1.00", "occurred_at": "2026-11-21", "type": "credit"}),
+        ),
+        (
+            "finance_payables_create",
+            json!({"company_id": BETA_COMPANY, "description": "Desvio", "amount": "1.00", "due_date": "2026-12-01"}),
+        ),
     ];
     let beta_words = ["Beta", "Nubank", "Licenças de software"];
     let mut acme = Agent::new(&h, h.token(DEMO_OWNER));
@@ -1040,18 +1363,36 @@ async fn files_go_up_as_base64_and_come_down_only_through_the_api() {
     let h = Harness::with_demo().await;
     let mut a = Agent::new(&h, h.token(DEMO_OWNER));
     let b64 = base64::engine::general_purpose::STANDARD;
-    let uploaded = a.ok("finance_attachments_upload", json!({"file_name": "boleto-luz.pdf", "content_base64": b64.encode(TINY_PDF), "title": "Boleto da luz"})).await;
+    let uploaded = a
+        .ok(
+            "finance_attachments_upload",
+            json!({"file_name": "boleto-luz.pdf", "content_base64": b64.encode(TINY_PDF), "title": "Boleto da luz"}),
+        )
+        .await;
     let id = id_of(&uploaded);
-    assert_eq!((uploaded["mime_type"].as_str(), uploaded["title"].as_str()), (Some("application/pdf"), Some("Boleto da luz")));
+    assert_eq!(
+        (uploaded["mime_type"].as_str(), uploaded["title"].as_str()),
+        (Some("application/pdf"), Some("Boleto da luz"))
+    );
     assert_eq!(uploaded["file_size"], TINY_PDF.len());
-    let via: String = sql::query("SELECT created_via FROM attachments WHERE id = $1").bind(&id).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
+    let via: String = sql::query("SELECT created_via FROM attachments WHERE id = $1")
+        .bind(&id)
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     assert_eq!(via, "mcp");
 
     // Download: where and what, never the bytes.
-    let result = a.result(call("finance_attachments_download", json!({"id": id})), "finance_attachments_download").await;
+    let result =
+        a.result(call("finance_attachments_download", json!({"id": id})), "finance_attachments_download").await;
     let download = payload(&result);
     let url = format!("{PUBLIC_URL}/v1/attachments/{id}/download");
-    assert_eq!(download, json!({"id": id, "file_name": "boleto-luz.pdf", "content_type": "application/pdf", "size": TINY_PDF.len(), "download_url": url}));
+    assert_eq!(
+        download,
+        json!({"id": id, "file_name": "boleto-luz.pdf", "content_type": "application/pdf", "size": TINY_PDF.len(), "download_url": url})
+    );
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(!text.contains("%PDF") && !text.contains(&b64.encode(TINY_PDF)), "no bytes through the tool");
     let path = url.strip_prefix(PUBLIC_URL).unwrap();
@@ -1066,12 +1407,21 @@ async fn files_go_up_as_base64_and_come_down_only_through_the_api() {
     // Too large, undecodable, or not what it says.
     let mut big = TINY_PDF.to_vec();
     big.resize(10 * 1024 * 1024 + 1, b' ');
-    let error = a.err("finance_attachments_upload", json!({"file_name": "grande.pdf", "content_base64": b64.encode(&big)})).await;
+    let error = a
+        .err("finance_attachments_upload", json!({"file_name": "grande.pdf", "content_base64": b64.encode(&big)}))
+        .await;
     assert_eq!(error["details"]["reason"], "too_large", "{error}");
     assert_eq!(error["details"]["limit_bytes"], 10_485_760);
-    let error = a.err("finance_attachments_upload", json!({"file_name": "x.pdf", "content_base64": "%%% not base64 %%%"})).await;
-    assert_eq!((error["code"].as_str(), error["details"]["field"].as_str()), (Some("bad_request"), Some("content_base64")));
-    let error = a.err("finance_attachments_upload", json!({"file_name": "foto.png", "content_base64": b64.encode(TINY_PDF)})).await;
+    let error = a
+        .err("finance_attachments_upload", json!({"file_name": "x.pdf", "content_base64": "%%% not base64 %%%"}))
+        .await;
+    assert_eq!(
+        (error["code"].as_str(), error["details"]["field"].as_str()),
+        (Some("bad_request"), Some("content_base64"))
+    );
+    let error = a
+        .err("finance_attachments_upload", json!({"file_name": "foto.png", "content_base64": b64.encode(TINY_PDF)}))
+        .await;
     assert_eq!(error["details"]["field"], "file", "{error}");
     assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 2);
 
@@ -1081,9 +1431,17 @@ async fn files_go_up_as_base64_and_come_down_only_through_the_api() {
     assert_eq!(a.err("finance_attachments_link", link.clone()).await["code"], "conflict");
     assert_eq!(a.ok("finance_attachments_get", json!({"id": id})).await["linked_transactions_count"], 1);
     let (_, state) = a.ask("finance_attachments_delete", json!({"id": id})).await;
-    let refused = a.result(confirmable("finance_attachments_delete", json!({"id": id}), accept(&state)), "finance_attachments_delete").await;
+    let refused = a
+        .result(
+            confirmable("finance_attachments_delete", json!({"id": id}), accept(&state)),
+            "finance_attachments_delete",
+        )
+        .await;
     assert_eq!(tool_error(&refused)["code"], "unprocessable_entity");
-    assert_eq!(a.ok("finance_attachments_unlink", link.clone()).await, json!({"unlinked": true, "attachment_id": id, "type": "transaction", "id": ACME_CAPITAL_CONTRIBUTION}));
+    assert_eq!(
+        a.ok("finance_attachments_unlink", link.clone()).await,
+        json!({"unlinked": true, "attachment_id": id, "type": "transaction", "id": ACME_CAPITAL_CONTRIBUTION})
+    );
     assert_eq!(a.ok("finance_attachments_get", json!({"id": id})).await["linked_transactions_count"], 0);
     let (message, deleted) = a.confirmed("finance_attachments_delete", json!({"id": id})).await;
     assert_mentions(&message, &["boleto-luz.pdf", "Boleto da luz"]);

@@ -7,7 +7,6 @@ use crate::common;
 use common::*;
 use serde_json::{json, Value};
 
-
 fn with_capabilities(mut m: Mcp, capabilities: Value) -> Mcp {
     let mut body: Value = serde_json::from_slice(&m.body).unwrap();
     body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities;
@@ -38,14 +37,21 @@ async fn tool_names(h: &Harness, token: &str) -> Vec<String> {
 }
 
 async fn company_exists(h: &Harness, id: &str) -> bool {
-        let row = sql::query("SELECT COUNT(*) FROM companies WHERE id = $1").bind(id).fetch_one(&h.state.db).await.unwrap();
+    let row = sql::query("SELECT COUNT(*) FROM companies WHERE id = $1").bind(id).fetch_one(&h.state.db).await.unwrap();
     row.try_get::<i64, _>(0).unwrap() == 1
 }
 
 #[tokio::test]
 async fn tools_list_shows_what_scope_and_role_allow() {
     let h = Harness::new().await;
-    let all = ["finance_workspaces_list", "finance_companies_list", "finance_companies_get", "finance_companies_create", "finance_companies_update", "finance_companies_delete"];
+    let all = [
+        "finance_workspaces_list",
+        "finance_companies_list",
+        "finance_companies_get",
+        "finance_companies_create",
+        "finance_companies_update",
+        "finance_companies_delete",
+    ];
     assert_eq!(tool_names(&h, &h.token(DEMO_OWNER)).await, all);
     assert_eq!(tool_names(&h, &h.token(DEMO_VIEWER)).await, all[..3]);
     assert_eq!(tool_names(&h, &h.token_with(DEMO_OWNER, Some("finance.all"), |_| {})).await, all[..3]);
@@ -61,11 +67,15 @@ async fn annotations_and_schemas_come_from_the_operations() {
     let tools: Vec<Value> = reply.result()["tools"].as_array().unwrap().clone();
     let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap().clone();
     let delete = tool("finance_companies_delete");
-    assert_eq!(delete["annotations"], json!({"title": "Delete a company", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}));
+    assert_eq!(
+        delete["annotations"],
+        json!({"title": "Delete a company", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false})
+    );
     assert_eq!(tool("finance_companies_list")["annotations"]["readOnlyHint"], true);
     assert_eq!(tool("finance_companies_update")["annotations"]["idempotentHint"], true);
     let create = meaning(&tool("finance_companies_create")["inputSchema"]);
-    let request = meaning(&kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::companies::CompanyCreate>());
+    let request =
+        meaning(&kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::companies::CompanyCreate>());
     assert_eq!(create["required"], request["required"]);
     for field in request["properties"].as_object().unwrap().keys() {
         assert_eq!(create["properties"][field], request["properties"][field], "{field}");
@@ -79,7 +89,16 @@ async fn annotations_and_schemas_come_from_the_operations() {
 async fn list_and_get_through_the_tools_with_projection() {
     let h = Harness::new().await;
     let token = h.token(DEMO_OWNER);
-    let reply = h.send(call("finance_companies_list", json!({"filters": {"cnpj": {"in": ["11444777000161"]}}, "fields": ["name", "cnpj"]})).bearer(&token).build()).await;
+    let reply = h
+        .send(
+            call(
+                "finance_companies_list",
+                json!({"filters": {"cnpj": {"in": ["11444777000161"]}}, "fields": ["name", "cnpj"]}),
+            )
+            .bearer(&token)
+            .build(),
+        )
+        .await;
     let page = reply.result()["structuredContent"].clone();
     assert_eq!(page["data"], json!([{"name": "Acme Serviços Ltda", "cnpj": "11444777000161"}]));
     assert_eq!(page["meta"]["next_cursor"], Value::Null);
@@ -107,7 +126,8 @@ async fn create_through_the_tool_records_channel_mcp_and_honours_the_key() {
     assert_eq!(company["created_by"], DEMO_OWNER);
     let again = h.send(call("finance_companies_create", args).bearer(&token).build()).await.result();
     assert_eq!(again["structuredContent"], company);
-    let missing = h.send(call("finance_companies_create", json!({"name": "Sem CNPJ"})).bearer(&token).build()).await.result();
+    let missing =
+        h.send(call("finance_companies_create", json!({"name": "Sem CNPJ"})).bearer(&token).build()).await.result();
     assert_eq!(missing["isError"], true);
     assert_eq!(missing["structuredContent"]["error"]["details"]["field"], "cnpj");
 }
@@ -115,7 +135,9 @@ async fn create_through_the_tool_records_channel_mcp_and_honours_the_key() {
 #[tokio::test]
 async fn delete_needs_form_elicitation_on_2026() {
     let h = Harness::new().await;
-    let reply = h.send(call("finance_companies_delete", json!({"id": ACME_SERVICES})).bearer(&h.token(DEMO_OWNER)).build()).await;
+    let reply = h
+        .send(call("finance_companies_delete", json!({"id": ACME_SERVICES})).bearer(&h.token(DEMO_OWNER)).build())
+        .await;
     assert_eq!(reply.status, 400);
     assert_eq!(reply.rpc_code(), Some(-32021));
     assert_eq!(reply.json()["error"]["data"], json!({"requiredCapabilities": {"elicitation": {}}}));
@@ -125,7 +147,17 @@ async fn delete_needs_form_elicitation_on_2026() {
 #[tokio::test]
 async fn delete_on_the_2025_era_changes_nothing() {
     let h = Harness::new().await;
-    let reply = h.send(Mcp::legacy("tools/call", json!({"name": "finance_companies_delete", "arguments": {"id": ACME_SERVICES}}), Some("2025-06-18")).bearer(&h.token(DEMO_OWNER)).build()).await;
+    let reply = h
+        .send(
+            Mcp::legacy(
+                "tools/call",
+                json!({"name": "finance_companies_delete", "arguments": {"id": ACME_SERVICES}}),
+                Some("2025-06-18"),
+            )
+            .bearer(&h.token(DEMO_OWNER))
+            .build(),
+        )
+        .await;
     let result = reply.result();
     assert_eq!(result["isError"], true);
     assert!(result["content"][0]["text"].as_str().unwrap().contains("2026-07-28"));
@@ -137,7 +169,8 @@ async fn confirmed_delete_runs_exactly_once() {
     let h = Harness::new().await;
     let token = h.token(DEMO_OWNER);
     let args = json!({"id": ACME_SERVICES});
-    let ask = h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
+    let ask =
+        h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
     assert_eq!(ask["resultType"], "input_required");
     assert!(ask.get("ttlMs").is_none());
     let request = &ask["inputRequests"]["confirm"];
@@ -149,15 +182,25 @@ async fn confirmed_delete_runs_exactly_once() {
     assert!(company_exists(&h, ACME_SERVICES).await, "asking changes nothing");
     let state = ask["requestState"].clone();
     let accept = json!({"requestState": state, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
-    let done = h.send(confirmable("finance_companies_delete", args.clone(), accept.clone()).bearer(&token).build()).await.result();
+    let done = h
+        .send(confirmable("finance_companies_delete", args.clone(), accept.clone()).bearer(&token).build())
+        .await
+        .result();
     assert_eq!(done["resultType"], "complete");
     assert_eq!(done["structuredContent"], json!({"deleted": true, "id": ACME_SERVICES}));
     assert!(!company_exists(&h, ACME_SERVICES).await);
     // A replay of the accepted confirmation answers the first outcome, without running again.
     let replay = h.send(confirmable("finance_companies_delete", args, accept).bearer(&token).build()).await.result();
     assert_eq!(replay["structuredContent"], done["structuredContent"]);
-        let audits: i64 = sql::query("SELECT COUNT(*) FROM audit_events WHERE action = 'companies.delete' AND target_id = $1 AND channel = 'mcp'")
-        .bind(ACME_SERVICES).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
+    let audits: i64 = sql::query(
+        "SELECT COUNT(*) FROM audit_events WHERE action = 'companies.delete' AND target_id = $1 AND channel = 'mcp'",
+    )
+    .bind(ACME_SERVICES)
+    .fetch_one(&h.state.db)
+    .await
+    .unwrap()
+    .try_get(0)
+    .unwrap();
     assert_eq!(audits, 1, "executed exactly once");
 }
 
@@ -166,16 +209,29 @@ async fn declined_confirmation_changes_nothing() {
     let h = Harness::new().await;
     let token = h.token(DEMO_OWNER);
     let args = json!({"id": ACME_SERVICES});
-    let ask = h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
-    for answer in [json!({"action": "decline"}), json!({"action": "cancel"}), json!({"action": "accept", "content": {"confirm": false}})] {
+    let ask =
+        h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
+    for answer in [
+        json!({"action": "decline"}),
+        json!({"action": "cancel"}),
+        json!({"action": "accept", "content": {"confirm": false}}),
+    ] {
         let extra = json!({"requestState": ask["requestState"], "inputResponses": {"confirm": answer}});
-        let result = h.send(confirmable("finance_companies_delete", args.clone(), extra).bearer(&token).build()).await.result();
+        let result =
+            h.send(confirmable("finance_companies_delete", args.clone(), extra).bearer(&token).build()).await.result();
         assert_eq!(result["isError"], true);
         assert!(result["content"][0]["text"].as_str().unwrap().contains("nothing changed"));
     }
     assert!(company_exists(&h, ACME_SERVICES).await);
     // A retry with the state but no answer asks again.
-    let retry = h.send(confirmable("finance_companies_delete", args, json!({"requestState": ask["requestState"]})).bearer(&token).build()).await.result();
+    let retry = h
+        .send(
+            confirmable("finance_companies_delete", args, json!({"requestState": ask["requestState"]}))
+                .bearer(&token)
+                .build(),
+        )
+        .await
+        .result();
     assert_eq!(retry["resultType"], "input_required");
 }
 
@@ -190,7 +246,8 @@ async fn tampered_foreign_expired_or_mismatched_state_is_refused() {
         .bind(SECOND_OWNER).execute(&h.state.db).await.unwrap();
     sql::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'owner', '2026-11-30T00:00:00Z')")
         .bind(DEMO_WORKSPACE_ACME).bind(SECOND_OWNER).execute(&h.state.db).await.unwrap();
-    let ask = h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
+    let ask =
+        h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
     let state = ask["requestState"].as_str().unwrap().to_string();
     let accept = |state: &str| json!({"requestState": state, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
     // Tampered.
@@ -216,7 +273,8 @@ async fn tampered_foreign_expired_or_mismatched_state_is_refused() {
         (h.token(DEMO_OWNER), args.clone(), expired),
     ];
     for (who, arguments, state) in cases {
-        let reply = h.send(confirmable("finance_companies_delete", arguments, accept(&state)).bearer(&who).build()).await;
+        let reply =
+            h.send(confirmable("finance_companies_delete", arguments, accept(&state)).bearer(&who).build()).await;
         assert_eq!(reply.status, 200);
         assert_eq!(reply.rpc_code(), Some(-32602), "{}", String::from_utf8_lossy(&reply.bytes));
     }
@@ -229,9 +287,13 @@ async fn confirmed_delete_of_a_company_in_use_is_an_error_and_replays_as_one() {
     let h = Harness::with_demo().await;
     let token = h.token(DEMO_OWNER);
     let args = json!({"id": ACME_COMPANY});
-    let ask = h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
+    let ask =
+        h.send(confirmable("finance_companies_delete", args.clone(), json!({})).bearer(&token).build()).await.result();
     let accept = json!({"requestState": ask["requestState"], "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
-    let first = h.send(confirmable("finance_companies_delete", args.clone(), accept.clone()).bearer(&token).build()).await.result();
+    let first = h
+        .send(confirmable("finance_companies_delete", args.clone(), accept.clone()).bearer(&token).build())
+        .await
+        .result();
     assert_eq!(first["isError"], true);
     assert_eq!(first["structuredContent"]["error"]["details"]["reason"], "in_use");
     let replay = h.send(confirmable("finance_companies_delete", args, accept).bearer(&token).build()).await.result();
@@ -244,12 +306,14 @@ async fn record_templates_read_through_the_get_operation() {
     let h = Harness::new().await;
     let token = h.token(DEMO_OWNER);
     let templates = h.send(Mcp::modern("resources/templates/list", json!({})).bearer(&token).build()).await.result();
-    let companies = templates["resourceTemplates"].as_array().unwrap().iter().find(|t| t["name"] == "companies").unwrap();
+    let companies =
+        templates["resourceTemplates"].as_array().unwrap().iter().find(|t| t["name"] == "companies").unwrap();
     assert_eq!(companies["uriTemplate"], "kobana://finance/companies/{id}");
     let read = |uri: String| Mcp::modern("resources/read", json!({"uri": uri})).bearer(&token).build();
     let reply = h.send(read(format!("kobana://finance/companies/{ACME_COMPANY}"))).await.result();
     let record: Value = serde_json::from_str(reply["contents"][0]["text"].as_str().unwrap()).unwrap();
-    let via_tool = h.send(call("finance_companies_get", json!({"id": ACME_COMPANY})).bearer(&token).build()).await.result();
+    let via_tool =
+        h.send(call("finance_companies_get", json!({"id": ACME_COMPANY})).bearer(&token).build()).await.result();
     assert_eq!(record, via_tool["structuredContent"]);
     assert_eq!(reply["contents"][0]["mimeType"], "application/json");
     // Another tenant's record and a malformed id read as not found.
@@ -262,7 +326,13 @@ async fn record_templates_read_through_the_get_operation() {
     let blind = h.token_with(DEMO_OWNER, Some("finance.payables"), |_| {});
     let none = h.send(Mcp::modern("resources/templates/list", json!({})).bearer(&blind).build()).await.result();
     assert!(!none["resourceTemplates"].as_array().unwrap().iter().any(|t| t["name"] == "companies"));
-    let refused = h.send(Mcp::modern("resources/read", json!({"uri": format!("kobana://finance/companies/{ACME_COMPANY}")})).bearer(&blind).build()).await;
+    let refused = h
+        .send(
+            Mcp::modern("resources/read", json!({"uri": format!("kobana://finance/companies/{ACME_COMPANY}")}))
+                .bearer(&blind)
+                .build(),
+        )
+        .await;
     assert_eq!(refused.rpc_code(), Some(-32602));
 }
 

@@ -55,11 +55,17 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
     // PostgreSQL (one round trip), in its transaction on SQLite.
     if backend() == "postgres" {
         assert_eq!(ran.len(), 1, "statements: {ran:#?}");
-        assert!(ran[0].starts_with("WITH hit AS (INSERT INTO rate_limit_counters") && ran[0].contains("FROM memberships"), "{ran:#?}");
+        assert!(
+            ran[0].starts_with("WITH hit AS (INSERT INTO rate_limit_counters") && ran[0].contains("FROM memberships"),
+            "{ran:#?}"
+        );
     } else {
         assert_eq!(ran.len(), 2, "statements: {ran:#?}");
         assert!(ran[0].starts_with("INSERT INTO rate_limit_counters"), "the rate-limit count: {ran:#?}");
-        assert!(ran[1].starts_with("SELECT w.id AS workspace_id, w.name AS workspace_name, m.role"), "the memberships: {ran:#?}");
+        assert!(
+            ran[1].starts_with("SELECT w.id AS workspace_id, w.name AS workspace_name, m.role"),
+            "the memberships: {ran:#?}"
+        );
     }
 
     // A payables list with a projection that leaves out the apportionment and the taxes
@@ -69,10 +75,17 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
         if let Some(fields) = fields {
             arguments["fields"] = fields;
         }
-        Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments})).bearer(&token).build()
+        Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments}))
+            .bearer(&token)
+            .build()
     };
     // (the statements of the allocations read and of the tax charges read.)
-    let reads = |ran: &[String]| (ran.iter().any(|s| s.starts_with("SELECT a.owner_id")), ran.iter().any(|s| s.starts_with("SELECT c.billing_id")));
+    let reads = |ran: &[String]| {
+        (
+            ran.iter().any(|s| s.starts_with("SELECT a.owner_id")),
+            ran.iter().any(|s| s.starts_with("SELECT c.billing_id")),
+        )
+    };
     for (fields, allocations, taxes) in [
         (Some(json!(["id", "description", "amount", "due_date", "status", "person_name"])), false, false),
         (Some(json!(["id", "classification_center_name"])), true, false),

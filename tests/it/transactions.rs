@@ -9,12 +9,19 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-
 fn details(reply: &Reply) -> Value {
     reply.json()["error"]["details"].clone()
 }
 
-async fn insert_row(h: &Harness, table: &str, kind_column: &str, workspace: &str, company: &str, name: &str, kind: &str) -> String {
+async fn insert_row(
+    h: &Harness,
+    table: &str,
+    kind_column: &str,
+    workspace: &str,
+    company: &str,
+    name: &str,
+    kind: &str,
+) -> String {
     let id = uuid::Uuid::new_v4().to_string();
     let extra = if table == "categories" { ", parent_id, level" } else { "" };
     let extra_values = if table == "categories" { ", NULL, 1" } else { "" };
@@ -182,9 +189,16 @@ async fn schema_violations_are_bad_requests_naming_the_field() {
     for (b, field, reason) in cases {
         let reply = post(&h, &token, b.clone()).await;
         assert_eq!(reply.status, 400, "{b}: {}", text(&reply));
-        assert_eq!((details(&reply)["field"].as_str(), details(&reply)["reason"].as_str()), (Some(field), Some(reason)), "{b}");
+        assert_eq!(
+            (details(&reply)["field"].as_str(), details(&reply)["reason"].as_str()),
+            (Some(field), Some(reason)),
+            "{b}"
+        );
     }
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 0);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
+        0
+    );
 }
 
 #[tokio::test]
@@ -222,7 +236,11 @@ async fn account_of_another_company_is_refused() {
 async fn find_or_create_by_name_is_exclusive_with_id() {
     let Setup { h, token, account } = setup().await;
     let existing = category(&h, ACME_COMPANY, "Aluguel", "debit").await;
-    for (id_field, name_field) in [("category_id", "category_name"), ("person_id", "person_name"), ("classification_center_id", "classification_center_name")] {
+    for (id_field, name_field) in [
+        ("category_id", "category_name"),
+        ("person_id", "person_name"),
+        ("classification_center_id", "classification_center_name"),
+    ] {
         let mut b = body(&account, "10.00", "debit", "2026-05-10");
         b[id_field] = json!(existing);
         b[name_field] = json!("Aluguel");
@@ -239,13 +257,30 @@ async fn find_or_create_by_name_is_exclusive_with_id() {
     assert_eq!(tx["category_id"], existing.as_str());
     let person = tx["person_id"].as_str().unwrap().to_string();
     let center = tx["classification_center_id"].as_str().unwrap().to_string();
-    assert_eq!(tx["classification_center_allocations"], json!([{"classification_center_id": center, "classification_center_name": "Administrativo", "percentage": "100.00", "amount": null}]));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM people WHERE id = $1 AND is_supplier = 1 AND is_customer = 0", &person).await, 1, "a supplier for a debit");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM classification_centers WHERE id = $1 AND center_type = 'cost'", &center).await, 1, "a cost center for a debit");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create'", &person).await, 1);
+    assert_eq!(
+        tx["classification_center_allocations"],
+        json!([{"classification_center_id": center, "classification_center_name": "Administrativo", "percentage": "100.00", "amount": null}])
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM people WHERE id = $1 AND is_supplier = 1 AND is_customer = 0", &person).await,
+        1,
+        "a supplier for a debit"
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM classification_centers WHERE id = $1 AND center_type = 'cost'", &center).await,
+        1,
+        "a cost center for a debit"
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create'", &person).await,
+        1
+    );
     // Again: the same records are found.
     let again = create(&h, &token, b).await;
-    assert_eq!((again["person_id"].as_str(), again["classification_center_id"].as_str()), (Some(person.as_str()), Some(center.as_str())));
+    assert_eq!(
+        (again["person_id"].as_str(), again["classification_center_id"].as_str()),
+        (Some(person.as_str()), Some(center.as_str()))
+    );
     assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE name = $1", "Aluguel").await, 1);
     // A credit with the same category name gets a credit category of its own, and the
     // person becomes a customer too.
@@ -254,8 +289,14 @@ async fn find_or_create_by_name_is_exclusive_with_id() {
     credit["person_name"] = json!("Imobiliária Central");
     let tx = create(&h, &token, credit).await;
     assert_ne!(tx["category_id"], existing.as_str());
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE name = $1 AND category_type = 'credit'", "Aluguel").await, 1);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM people WHERE id = $1 AND is_supplier = 1 AND is_customer = 1", &person).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM categories WHERE name = $1 AND category_type = 'credit'", "Aluguel").await,
+        1
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM people WHERE id = $1 AND is_supplier = 1 AND is_customer = 1", &person).await,
+        1
+    );
     // Names that a failed create would have made are rolled back with it.
     let mut failing = body(&account, "10.00", "debit", "2026-05-10");
     failing["category_name"] = json!("Nunca criada");
@@ -277,7 +318,10 @@ async fn apportionment_must_sum_to_the_amount() {
     let reply = post(&h, &token, split(json!([{"classification_center_id": admin, "percentage": "50"}, {"classification_center_id": sales, "percentage": "40"}]))).await;
     assert_eq!(reply.status, 422, "{}", text(&reply));
     assert_eq!(details(&reply)["reason"], "allocation_sum");
-    assert_eq!((details(&reply)["expected"].as_str(), details(&reply)["actual"].as_str()), (Some("1000.00"), Some("900.00")));
+    assert_eq!(
+        (details(&reply)["expected"].as_str(), details(&reply)["actual"].as_str()),
+        (Some("1000.00"), Some("900.00"))
+    );
     let reply = post(&h, &token, split(json!([{"classification_center_id": admin, "amount": "600.00"}, {"classification_center_id": sales, "amount": "400.02"}]))).await;
     assert_eq!(reply.status, 422, "more than a cent off");
     // 70 % + R$ 300.00 of 1000.00 (both forms read back as given).
@@ -344,7 +388,10 @@ async fn apportionment_polarity_must_match() {
     b["classification_centers"] = json!([{"classification_center_id": cost, "percentage": "50"}, {"classification_center_id": revenue, "percentage": "50"}]);
     let reply = post(&h, &token, b).await;
     assert_eq!(reply.status, 422, "{}", text(&reply));
-    assert_eq!(details(&reply), json!({"field": "classification_centers[1].classification_center_id", "reason": "type_mismatch"}));
+    assert_eq!(
+        details(&reply),
+        json!({"field": "classification_centers[1].classification_center_id", "reason": "type_mismatch"})
+    );
     let mut b = body(&account, "100.00", "credit", "2026-05-10");
     b["classification_center_id"] = json!(cost);
     assert_eq!(details(&post(&h, &token, b).await)["reason"], "type_mismatch");
@@ -378,12 +425,22 @@ async fn period_closed_blocks_create_update_and_delete() {
     let Setup { h, token, account } = setup().await;
     let march = create(&h, &token, body(&account, "10.00", "debit", "2026-03-10")).await;
     let april = create(&h, &token, body(&account, "20.00", "debit", "2026-04-10")).await;
-    let lock = send(&h, Method::PATCH, &format!("/v1/companies/{ACME_COMPANY}"), &token, Some(json!({"locked_until": "2026-03-31"}))).await;
+    let lock = send(
+        &h,
+        Method::PATCH,
+        &format!("/v1/companies/{ACME_COMPANY}"),
+        &token,
+        Some(json!({"locked_until": "2026-03-31"})),
+    )
+    .await;
     assert_eq!(lock.status, 200);
     let closed = |reply: &Reply| {
         assert_eq!(reply.status, 422, "{}", text(reply));
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
-        assert_eq!(details(reply), json!({"field": "occurred_at", "reason": "period_closed", "locked_until": "2026-03-31"}));
+        assert_eq!(
+            details(reply),
+            json!({"field": "occurred_at", "reason": "period_closed", "locked_until": "2026-03-31"})
+        );
     };
     // Create on or before the lock date.
     closed(&post(&h, &token, body(&account, "1.00", "debit", "2026-03-31")).await);
@@ -394,7 +451,10 @@ async fn period_closed_blocks_create_update_and_delete() {
     closed(&send(&h, Method::PATCH, &march_path, &token, Some(json!({"occurred_at": "2026-04-15"}))).await);
     let april_path = format!("/v1/financial-transactions/{}", april["id"].as_str().unwrap());
     closed(&send(&h, Method::PATCH, &april_path, &token, Some(json!({"occurred_at": "2026-03-01"}))).await);
-    assert_eq!(send(&h, Method::PATCH, &april_path, &token, Some(json!({"occurred_at": "2026-04-02"}))).await.status, 200);
+    assert_eq!(
+        send(&h, Method::PATCH, &april_path, &token, Some(json!({"occurred_at": "2026-04-02"}))).await.status,
+        200
+    );
     // Delete a closed row.
     closed(&send(&h, Method::DELETE, &march_path, &token, None).await);
     assert_eq!(send(&h, Method::GET, &march_path, &token, None).await.json()["amount"], "10.00", "unchanged");
@@ -402,7 +462,11 @@ async fn period_closed_blocks_create_update_and_delete() {
     let other = self::account(&h, &token, ACME_SERVICES, "Serviços").await;
     let transfer = json!({"from_account_id": other, "to_account_id": account, "amount": "5.00", "occurred_at": "2026-03-15", "description": "Aporte"});
     closed(&send(&h, Method::POST, "/v1/transfers", &token, Some(transfer)).await);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &other).await, 0, "no half transfer");
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE financial_account_id = $1", &other).await,
+        0,
+        "no half transfer"
+    );
     assert_eq!(send(&h, Method::DELETE, &april_path, &token, None).await.status, 204);
 }
 
@@ -410,19 +474,38 @@ async fn period_closed_blocks_create_update_and_delete() {
 async fn auto_created_transactions_cannot_be_deleted() {
     let Setup { h, token, account } = setup().await;
     let credit = category(&h, ACME_COMPANY, "Ajustes", "credit").await;
-    let adjust = send(&h, Method::POST, &format!("/v1/financial-accounts/{account}/adjust-balance"), &token, Some(json!({"target_balance": "100.00", "category_id": credit, "occurred_at": "2026-05-01"}))).await;
+    let adjust = send(
+        &h,
+        Method::POST,
+        &format!("/v1/financial-accounts/{account}/adjust-balance"),
+        &token,
+        Some(json!({"target_balance": "100.00", "category_id": credit, "occurred_at": "2026-05-01"})),
+    )
+    .await;
     assert_eq!(adjust.status, 201, "{}", text(&adjust));
     let path = format!("/v1/financial-transactions/{}", adjust.json()["transaction_id"].as_str().unwrap());
     let reply = send(&h, Method::DELETE, &path, &token, None).await;
     assert_eq!(reply.status, 422, "{}", text(&reply));
     assert_eq!(details(&reply)["reason"], "auto_created");
     // Its money is managed by the server; its description and notes are not.
-    for change in [json!({"amount": "1.00"}), json!({"type": "debit"}), json!({"occurred_at": "2026-05-02"}), json!({"is_pending": true})] {
+    for change in [
+        json!({"amount": "1.00"}),
+        json!({"type": "debit"}),
+        json!({"occurred_at": "2026-05-02"}),
+        json!({"is_pending": true}),
+    ] {
         let reply = send(&h, Method::PATCH, &path, &token, Some(change.clone())).await;
         assert_eq!(reply.status, 422, "{change}");
         assert_eq!(details(&reply)["reason"], "auto_created", "{change}");
     }
-    let reply = send(&h, Method::PATCH, &path, &token, Some(json!({"description": "Ajuste conferido", "notes": "ok", "amount": "100.00"}))).await;
+    let reply = send(
+        &h,
+        Method::PATCH,
+        &path,
+        &token,
+        Some(json!({"description": "Ajuste conferido", "notes": "ok", "amount": "100.00"})),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", text(&reply));
     assert_eq!(reply.json()["description"], "Ajuste conferido");
     assert_eq!(balance(&h, &token, &account).await, "100.00");
@@ -450,20 +533,52 @@ async fn transfer_creates_a_linked_debit_and_credit_atomically() {
     let got = send(&h, Method::GET, &format!("/v1/transfers/{transfer_id}"), &token, None).await;
     assert_eq!(got.status, 200);
     assert_eq!(got.json(), transfer);
-    let debit = send(&h, Method::GET, &format!("/v1/financial-transactions/{}", transfer["from_transaction_id"].as_str().unwrap()), &token, None).await.json();
-    let credit = send(&h, Method::GET, &format!("/v1/financial-transactions/{}", transfer["to_transaction_id"].as_str().unwrap()), &token, None).await.json();
+    let debit = send(
+        &h,
+        Method::GET,
+        &format!("/v1/financial-transactions/{}", transfer["from_transaction_id"].as_str().unwrap()),
+        &token,
+        None,
+    )
+    .await
+    .json();
+    let credit = send(
+        &h,
+        Method::GET,
+        &format!("/v1/financial-transactions/{}", transfer["to_transaction_id"].as_str().unwrap()),
+        &token,
+        None,
+    )
+    .await
+    .json();
     assert_eq!((debit["type"].as_str(), credit["type"].as_str()), (Some("debit"), Some("credit")));
-    assert_eq!((debit["transfer_id"].as_str(), credit["transfer_id"].as_str()), (Some(transfer_id.as_str()), Some(transfer_id.as_str())));
-    assert_eq!((debit["company_id"].as_str(), credit["company_id"].as_str()), (Some(ACME_COMPANY), Some(ACME_SERVICES)), "each leg in its account's company");
+    assert_eq!(
+        (debit["transfer_id"].as_str(), credit["transfer_id"].as_str()),
+        (Some(transfer_id.as_str()), Some(transfer_id.as_str()))
+    );
+    assert_eq!(
+        (debit["company_id"].as_str(), credit["company_id"].as_str()),
+        (Some(ACME_COMPANY), Some(ACME_SERVICES)),
+        "each leg in its account's company"
+    );
     assert_eq!(balance(&h, &token, &account).await, "-250.75");
     assert_eq!(balance(&h, &token, &to).await, "250.75");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'transfers.create'", &transfer_id).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'transfers.create'",
+            &transfer_id
+        )
+        .await,
+        1
+    );
     // A leg's money cannot change alone.
     let leg = format!("/v1/financial-transactions/{}", credit["id"].as_str().unwrap());
     let reply = send(&h, Method::PATCH, &leg, &token, Some(json!({"amount": "1.00"}))).await;
     assert_eq!(details(&reply)["reason"], "transfer_leg");
     // Refusals leave nothing behind.
-    let before = count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await;
+    let before =
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await;
     let mut same = body.clone();
     same["to_account_id"] = json!(account);
     let reply = send(&h, Method::POST, "/v1/transfers", &token, Some(same)).await;
@@ -478,7 +593,10 @@ async fn transfer_creates_a_linked_debit_and_credit_atomically() {
     let mut bad = body.clone();
     bad["amount"] = json!("0.00");
     assert_eq!(send(&h, Method::POST, "/v1/transfers", &token, Some(bad)).await.status, 400);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, before);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
+        before
+    );
     // Deleting one leg deletes the pair.
     assert_eq!(send(&h, Method::DELETE, &leg, &token, None).await.status, 204);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE transfer_id = $1", &transfer_id).await, 0);
@@ -492,13 +610,22 @@ async fn transfers_are_idempotent_and_pending_transfers_do_not_move_balances() {
     let Setup { h, token, account } = setup().await;
     let to = self::account(&h, &token, ACME_COMPANY, "Caixa").await;
     let body = json!({"from_account_id": account, "to_account_id": to, "amount": "10.00", "occurred_at": "2026-05-20", "description": "Sangria", "is_pending": true});
-    let first = h.send(rest(Method::POST, "/v1/transfers", &token, Some(body.clone())).header("x-idempotency-key", "tr-1").build()).await;
+    let first = h
+        .send(
+            rest(Method::POST, "/v1/transfers", &token, Some(body.clone())).header("x-idempotency-key", "tr-1").build(),
+        )
+        .await;
     assert_eq!(first.status, 201, "{}", text(&first));
-    let again = h.send(rest(Method::POST, "/v1/transfers", &token, Some(body)).header("x-idempotency-key", "tr-1").build()).await;
+    let again = h
+        .send(rest(Method::POST, "/v1/transfers", &token, Some(body)).header("x-idempotency-key", "tr-1").build())
+        .await;
     assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
     assert_eq!(again.json(), first.json());
     assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 2);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
+        2
+    );
     assert_eq!(balance(&h, &token, &account).await, "0.00");
     assert_eq!(first.json()["is_pending"], true);
 }
@@ -518,7 +645,13 @@ async fn pagination_is_stable_under_concurrent_inserts() {
         let reply = send(&h, Method::GET, &path, &token, None).await;
         assert_eq!(reply.status, 200, "{}", text(&reply));
         let page = reply.json();
-        seen.extend(page["data"].as_array().unwrap().iter().map(|t| (t["occurred_at"].as_str().unwrap().to_string(), t["id"].as_str().unwrap().to_string())));
+        seen.extend(
+            page["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| (t["occurred_at"].as_str().unwrap().to_string(), t["id"].as_str().unwrap().to_string())),
+        );
         pages += 1;
         if pages == 1 {
             // Newer than the cursor in the default -occurred_at order: not seen, nothing shifts.
@@ -538,9 +671,12 @@ async fn pagination_is_stable_under_concurrent_inserts() {
     // A cursor belongs to its sort.
     let first = send(&h, Method::GET, "/v1/financial-transactions?limit=1&sort=amount", &token, None).await.json();
     let cursor = first["meta"]["next_cursor"].as_str().unwrap();
-    let reply = send(&h, Method::GET, &format!("/v1/financial-transactions?limit=1&cursor={cursor}"), &token, None).await;
+    let reply =
+        send(&h, Method::GET, &format!("/v1/financial-transactions?limit=1&cursor={cursor}"), &token, None).await;
     assert_eq!(reply.status, 400);
-    let reply = send(&h, Method::GET, &format!("/v1/financial-transactions?limit=1&sort=amount&cursor={cursor}"), &token, None).await;
+    let reply =
+        send(&h, Method::GET, &format!("/v1/financial-transactions?limit=1&sort=amount&cursor={cursor}"), &token, None)
+            .await;
     assert_eq!(reply.status, 200);
 }
 
@@ -574,12 +710,26 @@ async fn list_filters_and_bad_queries() {
     assert_eq!(ids(get("occurred_at[gte]=2026-05-11&occurred_at[lte]=2026-05-31").await), [id(&b)]);
     assert_eq!(ids(get(&format!("classification_center_id={center_id}")).await), [id(&a)]);
     assert_eq!(ids(get("is_pending=true").await), [id(&c)]);
-    assert_eq!(ids(get(&format!("financial_account_id[in]={account},{MISSING}&company_id={ACME_COMPANY}")).await).len(), 3);
+    assert_eq!(
+        ids(get(&format!("financial_account_id[in]={account},{MISSING}&company_id={ACME_COMPANY}")).await).len(),
+        3
+    );
     assert_eq!(ids(get("updated_at[gte]=2000-01-01").await).len(), 3);
     // The apportionment comes with every row of the page.
     let page = get("").await.json();
     assert_eq!(page["data"][2]["classification_center_allocations"][0]["classification_center_id"], center_id.as_str());
-    for bad in ["colour=red", "amount=abc", "amount[gte]=10", "type=transfer", "type[gte]=debit", "occurred_at=2026-02-30", "sort=description", "limit=101", "cursor=nope", "company_id=x"] {
+    for bad in [
+        "colour=red",
+        "amount=abc",
+        "amount[gte]=10",
+        "type=transfer",
+        "type[gte]=debit",
+        "occurred_at=2026-02-30",
+        "sort=description",
+        "limit=101",
+        "cursor=nope",
+        "company_id=x",
+    ] {
         let reply = get(bad).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
@@ -608,11 +758,27 @@ async fn aggregates_count_realised_rows_only() {
             reply.json()
         }
     };
-    assert_eq!(agg(String::new()).await, json!({"count": 4, "credit": "105.00", "debit": "37.25", "net": "67.75"}), "all time, pending excluded");
-    assert_eq!(agg(format!("?company_id={ACME_COMPANY}&month=5&year=2026")).await, json!({"count": 2, "credit": "100.00", "debit": "30.25", "net": "69.75"}));
-    assert_eq!(agg("?month=06&year=2026".into()).await, json!({"count": 1, "credit": "0.00", "debit": "7.00", "net": "-7.00"}));
-    assert_eq!(agg("?start_date=2026-05-10&end_date=2026-06-01".into()).await, json!({"count": 3, "credit": "5.00", "debit": "37.25", "net": "-32.25"}));
-    assert_eq!(agg("?month=2&year=2026".into()).await, json!({"count": 0, "credit": "0.00", "debit": "0.00", "net": "0.00"}));
+    assert_eq!(
+        agg(String::new()).await,
+        json!({"count": 4, "credit": "105.00", "debit": "37.25", "net": "67.75"}),
+        "all time, pending excluded"
+    );
+    assert_eq!(
+        agg(format!("?company_id={ACME_COMPANY}&month=5&year=2026")).await,
+        json!({"count": 2, "credit": "100.00", "debit": "30.25", "net": "69.75"})
+    );
+    assert_eq!(
+        agg("?month=06&year=2026".into()).await,
+        json!({"count": 1, "credit": "0.00", "debit": "7.00", "net": "-7.00"})
+    );
+    assert_eq!(
+        agg("?start_date=2026-05-10&end_date=2026-06-01".into()).await,
+        json!({"count": 3, "credit": "5.00", "debit": "37.25", "net": "-32.25"})
+    );
+    assert_eq!(
+        agg("?month=2&year=2026".into()).await,
+        json!({"count": 0, "credit": "0.00", "debit": "0.00", "net": "0.00"})
+    );
     for (q, field) in [
         ("?month=5&year=2026&start_date=2026-05-01&end_date=2026-05-31", "month"),
         ("?month=5", "year"),
@@ -639,7 +805,12 @@ async fn ids_sweep_lists_every_id_ascending() {
     let Setup { h, token, account } = setup().await;
     let mut expected = Vec::new();
     for i in 0..5 {
-        expected.push(create(&h, &token, body(&account, &format!("{i}.01"), "debit", "2026-05-10")).await["id"].as_str().unwrap().to_string());
+        expected.push(
+            create(&h, &token, body(&account, &format!("{i}.01"), "debit", "2026-05-10")).await["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
     }
     expected.sort();
     let all = send(&h, Method::GET, "/v1/financial-transactions/ids", &token, None).await.json();
@@ -673,7 +844,14 @@ async fn update_is_partial_and_null_clears() {
     b["document"] = json!("NF 1");
     let tx = create(&h, &token, b).await;
     let path = format!("/v1/financial-transactions/{}", tx["id"].as_str().unwrap());
-    let reply = send(&h, Method::PATCH, &path, &token, Some(json!({"notes": null, "description": "Nova descrição", "amount": "12.34", "person_name": "Fornecedor X"}))).await;
+    let reply = send(
+        &h,
+        Method::PATCH,
+        &path,
+        &token,
+        Some(json!({"notes": null, "description": "Nova descrição", "amount": "12.34", "person_name": "Fornecedor X"})),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", text(&reply));
     let updated = reply.json();
     assert_eq!(updated["notes"], Value::Null);
@@ -685,8 +863,21 @@ async fn update_is_partial_and_null_clears() {
     assert_eq!(updated["created_at"], tx["created_at"]);
     let reply = send(&h, Method::PATCH, &path, &token, Some(json!({"person_id": null}))).await;
     assert_eq!(reply.json()["person_id"], Value::Null);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_transactions.update'", tx["id"].as_str().unwrap()).await, 2);
-    for (change, field) in [(json!({"auto_created": false}), "auto_created"), (json!({"transfer_id": null}), "transfer_id"), (json!({"amount": "0.00"}), "amount"), (json!({"id": MISSING}), "id")] {
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_transactions.update'",
+            tx["id"].as_str().unwrap()
+        )
+        .await,
+        2
+    );
+    for (change, field) in [
+        (json!({"auto_created": false}), "auto_created"),
+        (json!({"transfer_id": null}), "transfer_id"),
+        (json!({"amount": "0.00"}), "amount"),
+        (json!({"id": MISSING}), "id"),
+    ] {
         let reply = send(&h, Method::PATCH, &path, &token, Some(change.clone())).await;
         assert_eq!(reply.status, 400, "{change}");
         assert_eq!(details(&reply)["field"], field, "{change}");
@@ -694,23 +885,49 @@ async fn update_is_partial_and_null_clears() {
     // Delete: 204, then 404; its apportionment goes with it.
     assert_eq!(send(&h, Method::DELETE, &path, &token, None).await.status, 204);
     assert_eq!(send(&h, Method::DELETE, &path, &token, None).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_transactions.delete'", tx["id"].as_str().unwrap()).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'financial_transactions.delete'",
+            tx["id"].as_str().unwrap()
+        )
+        .await,
+        1
+    );
 }
 
 #[tokio::test]
 async fn idempotency_key_replays_and_refuses_a_different_body() {
     let Setup { h, token, account } = setup().await;
     let b = body(&account, "42.00", "credit", "2026-05-10");
-    let first = h.send(rest(Method::POST, "/v1/financial-transactions", &token, Some(b.clone())).header("x-idempotency-key", "tx-1").build()).await;
+    let first = h
+        .send(
+            rest(Method::POST, "/v1/financial-transactions", &token, Some(b.clone()))
+                .header("x-idempotency-key", "tx-1")
+                .build(),
+        )
+        .await;
     assert_eq!(first.status, 201);
-    let again = h.send(rest(Method::POST, "/v1/financial-transactions", &token, Some(b.clone())).header("x-idempotency-key", "tx-1").build()).await;
+    let again = h
+        .send(
+            rest(Method::POST, "/v1/financial-transactions", &token, Some(b.clone()))
+                .header("x-idempotency-key", "tx-1")
+                .build(),
+        )
+        .await;
     assert_eq!(again.status, 201);
     assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
     assert_eq!(again.json(), first.json());
     assert_eq!(balance(&h, &token, &account).await, "42.00", "a retried create moves money once");
     let mut other = b;
     other["amount"] = json!("43.00");
-    let reused = h.send(rest(Method::POST, "/v1/financial-transactions", &token, Some(other)).header("x-idempotency-key", "tx-1").build()).await;
+    let reused = h
+        .send(
+            rest(Method::POST, "/v1/financial-transactions", &token, Some(other))
+                .header("x-idempotency-key", "tx-1")
+                .build(),
+        )
+        .await;
     assert_eq!(reused.status, 409);
     assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused");
 }
@@ -727,7 +944,9 @@ async fn another_workspace_is_indistinguishable_from_missing() {
     let transfer = send(&h, Method::POST, "/v1/transfers", &beta, Some(json!({"from_account_id": beta_account, "to_account_id": beta_other, "amount": "1.00", "occurred_at": "2026-05-10", "description": "Beta"}))).await;
     assert_eq!(transfer.status, 201);
     let path = format!("/v1/financial-transactions/{}", theirs["id"].as_str().unwrap());
-    for (method, body) in [(Method::GET, None), (Method::PATCH, Some(json!({"notes": "minha"}))), (Method::DELETE, None)] {
+    for (method, body) in
+        [(Method::GET, None), (Method::PATCH, Some(json!({"notes": "minha"}))), (Method::DELETE, None)]
+    {
         let reply = send(&h, method.clone(), &path, &token, body).await;
         assert_eq!(reply.status, 404, "{method}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
@@ -745,16 +964,23 @@ async fn another_workspace_is_indistinguishable_from_missing() {
 #[tokio::test]
 async fn scope_and_role_are_checked_inside_the_operation() {
     let Setup { h, token, account } = setup().await;
-    let api = |c: &mut kobana_finance_mcp::auth::jwt::Claims| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+    let api = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+    };
     let read_only = h.token_with(DEMO_OWNER, Some("finance.transactions"), api);
     let reply = post(&h, &read_only, body(&account, "1.00", "debit", "2026-05-10")).await;
     assert_eq!(reply.status, 403);
-    assert_eq!(details(&reply), json!({"required": ["finance.transactions.write"], "granted": ["finance.transactions"]}));
+    assert_eq!(
+        details(&reply),
+        json!({"required": ["finance.transactions.write"], "granted": ["finance.transactions"]})
+    );
     let transfer = json!({"from_account_id": account, "to_account_id": account, "amount": "1.00", "occurred_at": "2026-05-10", "description": "x"});
     let reply = send(&h, Method::POST, "/v1/transfers", &read_only, Some(transfer)).await;
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
     let accounts_only = h.token_with(DEMO_OWNER, Some("finance.accounts"), api);
-    for path in ["/v1/financial-transactions", "/v1/financial-transactions/aggregates", "/v1/financial-transactions/ids"] {
+    for path in
+        ["/v1/financial-transactions", "/v1/financial-transactions/aggregates", "/v1/financial-transactions/ids"]
+    {
         let reply = send(&h, Method::GET, path, &accounts_only, None).await;
         assert_eq!(reply.status, 403, "{path}");
         assert_eq!(reply.json()["error"]["code"], "insufficient_scope", "{path}");
@@ -767,7 +993,14 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     // finance may create and delete transactions.
     let finance = h.api_token(DEMO_FINANCE);
     let q = format!("?workspace_id={DEMO_WORKSPACE_ACME}");
-    let reply = send(&h, Method::POST, &format!("/v1/financial-transactions{q}"), &finance, Some(body(&account, "1.00", "debit", "2026-05-10"))).await;
+    let reply = send(
+        &h,
+        Method::POST,
+        &format!("/v1/financial-transactions{q}"),
+        &finance,
+        Some(body(&account, "1.00", "debit", "2026-05-10")),
+    )
+    .await;
     assert_eq!(reply.status, 201, "{}", text(&reply));
     assert_eq!(reply.json()["created_by"], DEMO_FINANCE);
     let path = format!("/v1/financial-transactions/{}{q}", reply.json()["id"].as_str().unwrap());
@@ -796,10 +1029,17 @@ async fn openapi_documents_the_transaction_and_transfer_operations() {
         assert!(paths[path][method].is_object(), "{method} {path}");
     }
     let create = &paths["/v1/financial-transactions"]["post"]["requestBody"]["content"]["application/json"]["schema"];
-    assert_eq!(create["required"], json!(["company_id", "financial_account_id", "description", "amount", "occurred_at", "type"]));
-    assert_eq!(create, &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::transactions::TransactionCreate>());
+    assert_eq!(
+        create["required"],
+        json!(["company_id", "financial_account_id", "description", "amount", "occurred_at", "type"])
+    );
+    assert_eq!(
+        create,
+        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::transactions::TransactionCreate>()
+    );
     assert_eq!(paths["/v1/transfers"]["post"]["security"][0]["bearer"][0], "finance.transactions.write");
-    let update = &paths["/v1/financial-transactions/{id}"]["patch"]["requestBody"]["content"]["application/json"]["schema"];
+    let update =
+        &paths["/v1/financial-transactions/{id}"]["patch"]["requestBody"]["content"]["application/json"]["schema"];
     for fixed in ["company_id", "financial_account_id", "auto_created", "transfer_id"] {
         assert!(update["properties"][fixed].is_null(), "{fixed} is not updatable");
     }

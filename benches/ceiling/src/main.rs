@@ -36,7 +36,9 @@ fn parse(raw: &[u8]) -> Result<Captured, String> {
     for line in lines {
         let (name, value) = line.split_once(':').ok_or_else(|| format!("bad header line {line:?}"))?;
         let name = http::HeaderName::from_bytes(name.trim().as_bytes()).map_err(|e| e.to_string())?;
-        if [http::header::CONTENT_LENGTH, http::header::DATE, http::header::CONNECTION, http::header::TRANSFER_ENCODING].contains(&name) {
+        if [http::header::CONTENT_LENGTH, http::header::DATE, http::header::CONNECTION, http::header::TRANSFER_ENCODING]
+            .contains(&name)
+        {
             continue;
         }
         headers.push((name, http::HeaderValue::from_str(value.trim()).map_err(|e| e.to_string())?));

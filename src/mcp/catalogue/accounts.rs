@@ -68,7 +68,8 @@ fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Bo
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;
         let target = Cents::parse(&input.target_balance, true).map_err(|e| {
-            ApiError::bad_request(format!("target_balance {e}")).with_details(serde_json::json!({ "field": "target_balance", "reason": "invalid_amount" }))
+            ApiError::bad_request(format!("target_balance {e}"))
+                .with_details(serde_json::json!({ "field": "target_balance", "reason": "invalid_amount" }))
         })?;
         let when = input.occurred_at.as_deref().unwrap_or("today");
         match peek::<Accounts>(&s, conn, s.id()).await? {
@@ -83,7 +84,11 @@ fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Bo
                     Cents(difference.0.abs()).brl(),
                 ))
             }
-            None => Ok(format!("Set the balance of the account {} to {} with a transaction dated {when}?", s.id(), target.brl())),
+            None => Ok(format!(
+                "Set the balance of the account {} to {} with a transaction dated {when}?",
+                s.id(),
+                target.brl()
+            )),
         }
     })
 }

@@ -3,9 +3,9 @@
 //! reads from its multipart body; a download never returns bytes, only where to fetch them with an
 //! API token.
 
+use crate::storage::Conn;
 use base64::Engine;
 use serde_json::{json, Map, Value};
-use crate::storage::Conn;
 
 use super::records::{delete_tool, get_tool, list_tool, to_value};
 use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
@@ -28,7 +28,12 @@ impl Records for Attachments {
     type Row = Attachment;
     type Record = Attachment;
     const LIST: &'static ListSpec = &attachments::LIST;
-    async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Attachment>, ApiError> {
         attachments::list(ctx, conn, ws, request).await
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {
@@ -47,7 +52,6 @@ impl Deletable for Attachments {
         attachments::delete(ctx, conn, ws, id).await
     }
 }
-
 
 fn upload_input() -> Value {
     json!({
@@ -80,7 +84,8 @@ fn download_output() -> Value {
 
 fn link_input() -> Value {
     let mut schema = write_schema(schema_of::<LinkRequest>(), false, false);
-    schema["properties"]["attachment_id"] = json!({ "type": "string", "format": "uuid", "description": "The attachment" });
+    schema["properties"]["attachment_id"] =
+        json!({ "type": "string", "format": "uuid", "description": "The attachment" });
     if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
         required.insert(0, json!("attachment_id"));
     }
@@ -106,11 +111,16 @@ pub static TOOLS: &[ToolSpec] = &[
         "List attachments",
         "Lists stored documents (invoices, boletos, receipts, statements) and how many records each is linked to.",
     ),
-    get_tool::<Attachments>("finance_attachments_get", "Get an attachment", "One attachment's description (for its bytes see finance_attachments_download)."),
+    get_tool::<Attachments>(
+        "finance_attachments_get",
+        "Get an attachment",
+        "One attachment's description (for its bytes see finance_attachments_download).",
+    ),
     ToolSpec {
         name: "finance_attachments_upload",
         title: "Upload an attachment",
-        description: "Stores a document from content_base64 (at most 10 MB): pdf, png, jpeg, xml, ofx, csv or xlsx, content \
+        description:
+            "Stores a document from content_base64 (at most 10 MB): pdf, png, jpeg, xml, ofx, csv or xlsx, content \
 matching the type. Then finance_attachments_link.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: CREATE,
@@ -123,7 +133,8 @@ matching the type. Then finance_attachments_link.",
     ToolSpec {
         name: "finance_attachments_download",
         title: "Where to download an attachment",
-        description: "An attachment's content_type, size and download_url, to GET with an API token; no bytes come back here.",
+        description:
+            "An attachment's content_type, size and download_url, to GET with an API token; no bytes come back here.",
         permission: Some((Resource::Attachments, Access::Read)),
         annotations: READ,
         route: Route::get("/v1/attachments", "/{id}/download"),
@@ -186,9 +197,10 @@ fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Resul
         if encoded.len() / 4 * 3 > MAX_FILE_BYTES + 3 {
             return Err(attachments::too_large());
         }
-        let content = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
-            .map_err(|_| ApiError::bad_request("content_base64 is not valid base64").with_details(json!({ "field": "content_base64", "reason": "invalid_base64" })))?;
+        let content = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|_| {
+            ApiError::bad_request("content_base64 is not valid base64")
+                .with_details(json!({ "field": "content_base64", "reason": "invalid_base64" }))
+        })?;
         if content.len() > MAX_FILE_BYTES {
             return Err(attachments::too_large());
         }

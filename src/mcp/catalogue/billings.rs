@@ -3,8 +3,8 @@
 //! [`BillKind`] parameter says which). Settle, cancel and reopen change what is owed or move money:
 //! they are destructive and confirmed by the user.
 
-use serde_json::Value;
 use crate::storage::Conn;
+use serde_json::Value;
 
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, peek, to_value, update_tool};
 use super::{aggregates_schema, id_schema, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
@@ -73,7 +73,11 @@ pub static PAYABLES: &[ToolSpec] = &[
 {\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the vendor, group_id a series. \
 For totals use finance_payables_aggregates.",
     ),
-    get_tool::<Payables>("finance_payables_get", "Get a payable", "One payable: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction."),
+    get_tool::<Payables>(
+        "finance_payables_get",
+        "Get a payable",
+        "One payable: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction.",
+    ),
     create_tool::<Payables>(
         "finance_payables_create",
         "Create a payable",
@@ -137,8 +141,12 @@ pub static RECEIVABLES: &[ToolSpec] = &[
 {\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the customer. For totals use \
 finance_receivables_aggregates.",
     ),
-    get_tool::<Receivables>("finance_receivables_get", "Get a receivable", "One receivable: customer, amounts, dates, status, category, apportionment, taxes and its settlement \
-transaction."),
+    get_tool::<Receivables>(
+        "finance_receivables_get",
+        "Get a receivable",
+        "One receivable: customer, amounts, dates, status, category, apportionment, taxes and its settlement \
+transaction.",
+    ),
     create_tool::<Receivables>(
         "finance_receivables_create",
         "Create a receivable",
@@ -222,7 +230,10 @@ fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFut
     })
 }
 
-fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_settle<'a, B: BillKind>(
+    call: &'a ToolCall<'a>,
+    conn: &'a mut Conn,
+) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
@@ -231,23 +242,40 @@ fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) 
                 check_transition(bill.status, Transition::Settle)?;
                 let moved = match input.ticket_amount {
                     Some(ticket) => ticket.cents(),
-                    None => Cents::nominal(bill.amount, input.interest_amount.map(|a| a.cents()), input.discount_amount.map(|a| a.cents())),
+                    None => Cents::nominal(
+                        bill.amount,
+                        input.interest_amount.map(|a| a.cents()),
+                        input.discount_amount.map(|a| a.cents()),
+                    ),
                 };
-                let account = bills::settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
+                let account = bills::settlement_account(
+                    input.financial_account_id.as_deref(),
+                    bill.financial_account_id.as_deref(),
+                )?;
                 (Bills::<B>::label(&bill), Some(moved.brl()), Some(account.to_string()))
             }
-            None => (s.id().to_string(), input.ticket_amount.map(|a| a.cents().brl()), input.financial_account_id.clone()),
+            None => {
+                (s.id().to_string(), input.ticket_amount.map(|a| a.cents().brl()), input.financial_account_id.clone())
+            }
         };
         let account = match account {
             Some(id) => format!(" {} the account {}", B::ACCOUNT, label_of::<Accounts>(&s, conn, &id).await?),
             None => String::new(),
         };
         let amount = amount.map(|a| format!(" of {a}")).unwrap_or_default();
-        Ok(format!("Settle the {} {label}? This records a {}{amount} on {}{account}.", B::KIND, B::SETTLEMENT, input.payment_date))
+        Ok(format!(
+            "Settle the {} {label}? This records a {}{amount} on {}{account}.",
+            B::KIND,
+            B::SETTLEMENT,
+            input.payment_date
+        ))
     })
 }
 
-fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_cancel<'a, B: BillKind>(
+    call: &'a ToolCall<'a>,
+    conn: &'a mut Conn,
+) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = match peek::<Bills<B>>(&s, conn, s.id()).await? {
@@ -261,7 +289,10 @@ fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) 
     })
 }
 
-fn describe_reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_reopen<'a, B: BillKind>(
+    call: &'a ToolCall<'a>,
+    conn: &'a mut Conn,
+) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let Some(bill) = peek::<Bills<B>>(&s, conn, s.id()).await? else {
@@ -272,7 +303,12 @@ fn describe_reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) 
         let settlement = match (&bill.payment_date, &bill.financial_account_id) {
             (Some(date), Some(account)) if bill.status == B::SETTLED => {
                 let moved = bill.ticket_amount.unwrap_or(bill.nominal_amount);
-                format!(" Its {} of {} on {date} is removed from the account {}.", B::SETTLEMENT, moved.brl(), label_of::<Accounts>(&s, conn, account).await?)
+                format!(
+                    " Its {} of {} on {date} is removed from the account {}.",
+                    B::SETTLEMENT,
+                    moved.brl(),
+                    label_of::<Accounts>(&s, conn, account).await?
+                )
             }
             _ => String::new(),
         };

@@ -16,8 +16,8 @@ pub mod records;
 pub mod taxes;
 pub mod transactions;
 
-use serde_json::{json, Map, Value};
 use crate::storage::Conn;
+use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
 use crate::mcp::tools::{Annotations, Answer, ToolCall};
@@ -102,7 +102,12 @@ impl<'a> Scope<'a> {
         op: impl AsyncFnOnce(&mut Conn) -> Result<T, ApiError>,
     ) -> Result<Value, ApiError> {
         let input = self.body();
-        let keyed = idempotency::Keyed { key: self.args.idempotency_key.as_deref(), operation: route, input: &input, status: 201 };
+        let keyed = idempotency::Keyed {
+            key: self.args.idempotency_key.as_deref(),
+            operation: route,
+            input: &input,
+            status: 201,
+        };
         Ok(idempotency::run(conn, self.ws, &self.ctx.identity.user_id, keyed, op).await?.stored.body)
     }
 }
@@ -118,7 +123,6 @@ pub fn projected(mut schema: Value) -> Value {
     }
     schema
 }
-
 
 /// The tool-only arguments carry no descriptions: what they mean is said once, in the
 /// server's instructions and the guide resource, instead of in every tool.
@@ -219,10 +223,15 @@ pub fn aggregates_schema() -> Value {
 pub fn query_pairs(arguments: &Map<String, Value>) -> Vec<(String, String)> {
     arguments
         .iter()
-        .map(|(k, v)| (k.clone(), match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+            )
+        })
         .collect()
 }
 
@@ -256,10 +265,7 @@ pub fn write_schema(request: Value, with_id: bool, with_key: bool) -> Value {
             properties.insert("id".into(), uuid_property());
         }
         if with_key {
-            properties.insert(
-                "idempotency_key".into(),
-                json!({ "type": "string", "minLength": 1, "maxLength": 255 }),
-            );
+            properties.insert("idempotency_key".into(), json!({ "type": "string", "minLength": 1, "maxLength": 255 }));
         }
     }
     if with_id {
@@ -301,7 +307,12 @@ pub fn split(arguments: &Map<String, Value>) -> Split {
 
 /// The list request of a list tool's arguments.
 pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiError> {
-    let mut request = ListRequest::from_arguments(arguments.get("filters"), arguments.get("sort"), arguments.get("limit"), arguments.get("cursor"))?;
+    let mut request = ListRequest::from_arguments(
+        arguments.get("filters"),
+        arguments.get("sort"),
+        arguments.get("limit"),
+        arguments.get("cursor"),
+    )?;
     request.fields = fields_of(arguments.get("fields"));
     Ok(request)
 }
@@ -315,7 +326,10 @@ pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Re
 }
 
 /// A `{data, meta}` page, serialised, with `fields` applied to each row.
-pub fn project_page<T: serde::Serialize>(page: &crate::ops::Page<T>, fields: Option<&[String]>) -> Result<Answer, ApiError> {
+pub fn project_page<T: serde::Serialize>(
+    page: &crate::ops::Page<T>,
+    fields: Option<&[String]>,
+) -> Result<Answer, ApiError> {
     let mut out = Vec::with_capacity(256 + page.data.len() * 512);
     out.extend_from_slice(b"{\"data\":[");
     let mut memo = pick::Memo::default();

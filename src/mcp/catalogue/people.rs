@@ -10,7 +10,11 @@ pub static TOOLS: &[ToolSpec] = &[
         "List people",
         "Lists vendors and customers (CPF or CNPJ). A person's id is person_id on bills and transactions.",
     ),
-    get_tool::<People>("finance_people_get", "Get a person", "One vendor or customer, with documents, contacts and notes."),
+    get_tool::<People>(
+        "finance_people_get",
+        "Get a person",
+        "One vendor or customer, with documents, contacts and notes.",
+    ),
     create_tool::<People>(
         "finance_people_create",
         "Create a person",

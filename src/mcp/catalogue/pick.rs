@@ -11,14 +11,18 @@
 use std::cell::Cell;
 
 use serde::ser::{self, Error as _, Impossible, Serialize};
-use serde_json::ser::{Compound, CompactFormatter};
+use serde_json::ser::{CompactFormatter, Compound};
 use serde_json::Value;
 
 type Json<'w> = serde_json::Serializer<&'w mut Vec<u8>>;
 
 /// Writes `record` as JSON into `out`: whole, or with `fields` only the members they
 /// name.
-pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Option<&[String]>) -> Result<(), serde_json::Error> {
+pub fn write<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    record: &T,
+    fields: Option<&[String]>,
+) -> Result<(), serde_json::Error> {
     write_with(out, record, fields, &mut Memo::default())
 }
 
@@ -29,11 +33,21 @@ pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Optio
 pub struct Memo(Vec<(usize, bool)>);
 
 /// As [`write`], remembering the choice of members in `memo` for the next record.
-pub fn write_with<T: Serialize + ?Sized>(out: &mut Vec<u8>, record: &T, fields: Option<&[String]>, memo: &mut Memo) -> Result<(), serde_json::Error> {
+pub fn write_with<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    record: &T,
+    fields: Option<&[String]>,
+    memo: &mut Memo,
+) -> Result<(), serde_json::Error> {
     let Some(fields) = fields else { return serde_json::to_writer(&mut *out, record) };
     let start = out.len();
     let refused = Cell::new(false);
-    match record.serialize(Picker { json: &mut serde_json::Serializer::new(&mut *out), fields, memo, refused: &refused }) {
+    match record.serialize(Picker {
+        json: &mut serde_json::Serializer::new(&mut *out),
+        fields,
+        memo,
+        refused: &refused,
+    }) {
         Err(_) if refused.get() => {
             out.truncate(start);
             let projected = match serde_json::to_value(record)? {
@@ -77,7 +91,11 @@ impl ser::SerializeStruct for PickedStruct<'_, '_> {
     type Ok = ();
     type Error = serde_json::Error;
 
-    fn serialize_field<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) -> Result<(), serde_json::Error> {
+    fn serialize_field<V: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &V,
+    ) -> Result<(), serde_json::Error> {
         let address = key.as_ptr() as usize;
         let chosen = match self.memo.0.get(self.at) {
             Some(&(seen, chosen)) if seen == address => chosen,
@@ -198,7 +216,11 @@ impl ser::Serializer for KeyChosen<'_> {
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<bool, serde_json::Error> {
         self.serialize_str(variant)
     }
-    fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<bool, serde_json::Error> {
+    fn serialize_newtype_struct<V: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &V,
+    ) -> Result<bool, serde_json::Error> {
         value.serialize(self)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, serde_json::Error> {
@@ -236,14 +258,28 @@ impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
     fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), serde_json::Error> {
         Err(unsupported(self.refused()))
     }
-    fn serialize_newtype_struct<V: Serialize + ?Sized>(self, _: &'static str, value: &V) -> Result<(), serde_json::Error> {
+    fn serialize_newtype_struct<V: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &V,
+    ) -> Result<(), serde_json::Error> {
         value.serialize(self)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<PickedMap<'a, 'w>, serde_json::Error> {
-        Ok(PickedMap { inner: ser::Serializer::serialize_map(self.json, None)?, fields: self.fields, keep: false, refused: self.refused })
+        Ok(PickedMap {
+            inner: ser::Serializer::serialize_map(self.json, None)?,
+            fields: self.fields,
+            keep: false,
+            refused: self.refused,
+        })
     }
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<PickedStruct<'a, 'w>, serde_json::Error> {
-        Ok(PickedStruct { inner: ser::Serializer::serialize_struct(self.json, name, len)?, fields: self.fields, memo: self.memo, at: 0 })
+        Ok(PickedStruct {
+            inner: ser::Serializer::serialize_struct(self.json, name, len)?,
+            fields: self.fields,
+            memo: self.memo,
+            at: 0,
+        })
     }
 }
 
@@ -304,9 +340,22 @@ mod tests {
     /// the answer held before).
     #[test]
     fn picking_is_projecting_the_whole_record() {
-        let record = Record { id: "r1".into(), amount: "10.00".into(), note: None, nested: vec![Inner { a: 1, b: None }], extra: Inner { a: 2, b: Some("x".into()) } };
+        let record = Record {
+            id: "r1".into(),
+            amount: "10.00".into(),
+            note: None,
+            nested: vec![Inner { a: 1, b: None }],
+            extra: Inner { a: 2, b: Some("x".into()) },
+        };
         let plain = Plain { id: "p1".into(), amount: 7 };
-        for fields in [vec![], vec!["id"], vec!["id", "nested", "note"], vec!["a", "b", "amount"], vec!["nope"], vec!["amount", "note"]] {
+        for fields in [
+            vec![],
+            vec!["id"],
+            vec!["id", "nested", "note"],
+            vec!["a", "b", "amount"],
+            vec!["nope"],
+            vec!["amount", "note"],
+        ] {
             let fields: Vec<String> = fields.into_iter().map(String::from).collect();
             assert_eq!(pick(&record, &fields), projected(&record, &fields), "{fields:?}");
             assert_eq!(pick(&plain, &fields), projected(&plain, &fields), "{fields:?}");
@@ -317,8 +366,23 @@ mod tests {
             assert_eq!(pick(&numbered, &fields), projected(&numbered, &fields), "{fields:?}");
             assert_eq!(pick(&Some(&plain), &fields), projected(&plain, &fields), "{fields:?}");
             // A page: the records share one memo of the choice, across a skipped member.
-            let noted = Record { note: Some("n".into()), ..Record { id: "r2".into(), amount: "2.00".into(), note: None, nested: vec![], extra: Inner { a: 3, b: None } } };
-            let bare = Record { id: "r3".into(), amount: "3.00".into(), note: None, nested: vec![], extra: Inner { a: 4, b: None } };
+            let noted = Record {
+                note: Some("n".into()),
+                ..Record {
+                    id: "r2".into(),
+                    amount: "2.00".into(),
+                    note: None,
+                    nested: vec![],
+                    extra: Inner { a: 3, b: None },
+                }
+            };
+            let bare = Record {
+                id: "r3".into(),
+                amount: "3.00".into(),
+                note: None,
+                nested: vec![],
+                extra: Inner { a: 4, b: None },
+            };
             let mut memo = Memo::default();
             for one in [&record, &noted, &bare, &noted] {
                 let mut out = Vec::new();
@@ -326,7 +390,10 @@ mod tests {
                 assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), projected(one, &fields), "{fields:?}");
             }
             let mut memo = Memo::default();
-            let sparse = [Sparse { id: "s1".into(), note: Some("x".into()), amount: 1 }, Sparse { id: "s2".into(), note: None, amount: 2 }];
+            let sparse = [
+                Sparse { id: "s1".into(), note: Some("x".into()), amount: 1 },
+                Sparse { id: "s2".into(), note: None, amount: 2 },
+            ];
             for one in [&sparse[0], &sparse[1], &sparse[1], &sparse[0]] {
                 let mut out = Vec::new();
                 write_with(&mut out, one, Some(&fields), &mut memo).unwrap();

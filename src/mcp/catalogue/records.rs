@@ -5,14 +5,17 @@
 //! which carry the permission, annotations, schemas, handler and confirmation message
 //! of each shape.
 
+use crate::storage::Conn;
 use serde::Serialize;
 use serde_json::{json, Value};
-use crate::storage::Conn;
 
-use super::{get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE};
+use super::{
+    get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope,
+    CREATE, DESTRUCTIVE, READ, UPDATE,
+};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Answer, Annotations, BoxFuture, Handler, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Handler, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
 use crate::ops::resource::{Deletable, Records, Writable};
 use crate::ops::validate::{parse, schema_of};
@@ -36,7 +39,9 @@ pub fn deleted_schema() -> Value {
 pub async fn peek<R: Records>(s: &Scope<'_>, conn: &mut Conn, id: &str) -> Result<Option<R::Record>, ApiError> {
     match R::get(&s.ctx, conn, s.ws, id).await {
         Ok(record) => Ok(Some(record)),
-        Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => Ok(None),
+        Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
+            Ok(None)
+        }
         Err(e) => Err(e),
     }
 }
@@ -118,7 +123,10 @@ fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFu
     })
 }
 
-fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_delete<'a, R: Deletable>(
+    call: &'a ToolCall<'a>,
+    conn: &'a mut Conn,
+) -> BoxFuture<'a, Result<String, ApiError>> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = label_of::<R>(&s, conn, s.id()).await?;
@@ -137,7 +145,12 @@ struct Parts {
     handler: Handler,
 }
 
-const fn tool<R: Records>(name: &'static str, title: &'static str, description: &'static str, parts: Parts) -> ToolSpec {
+const fn tool<R: Records>(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    parts: Parts,
+) -> ToolSpec {
     ToolSpec {
         name,
         title,
@@ -155,30 +168,85 @@ const fn tool<R: Records>(name: &'static str, title: &'static str, description: 
 /// `finance_<resource>_list`
 pub const fn list_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
     let route = Route::get(R::COLLECTION, "");
-    tool::<R>(name, title, description, Parts { access: Access::Read, annotations: READ, route, input_schema: list_input::<R>, output_schema: list_output::<R>, handler: list::<R> })
+    tool::<R>(
+        name,
+        title,
+        description,
+        Parts {
+            access: Access::Read,
+            annotations: READ,
+            route,
+            input_schema: list_input::<R>,
+            output_schema: list_output::<R>,
+            handler: list::<R>,
+        },
+    )
 }
 
 /// `finance_<resource>_get`
 pub const fn get_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
     let route = Route::get(R::COLLECTION, "/{id}");
-    tool::<R>(name, title, description, Parts { access: Access::Read, annotations: READ, route, input_schema: get_schema, output_schema: get_output::<R>, handler: get::<R> })
+    tool::<R>(
+        name,
+        title,
+        description,
+        Parts {
+            access: Access::Read,
+            annotations: READ,
+            route,
+            input_schema: get_schema,
+            output_schema: get_output::<R>,
+            handler: get::<R>,
+        },
+    )
 }
 
 /// `finance_<resource>_create` (idempotent with a key)
 pub const fn create_tool<R: Writable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
     let route = Route::post(R::COLLECTION, "");
-    tool::<R>(name, title, description, Parts { access: Access::Write, annotations: CREATE, route, input_schema: create_input::<R>, output_schema: created_output::<R>, handler: create::<R> })
+    tool::<R>(
+        name,
+        title,
+        description,
+        Parts {
+            access: Access::Write,
+            annotations: CREATE,
+            route,
+            input_schema: create_input::<R>,
+            output_schema: created_output::<R>,
+            handler: create::<R>,
+        },
+    )
 }
 
 /// `finance_<resource>_update`
 pub const fn update_tool<R: Writable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
     let route = Route::patch(R::COLLECTION, "/{id}");
-    tool::<R>(name, title, description, Parts { access: Access::Write, annotations: UPDATE, route, input_schema: update_input::<R>, output_schema: record_output::<R>, handler: update::<R> })
+    tool::<R>(
+        name,
+        title,
+        description,
+        Parts {
+            access: Access::Write,
+            annotations: UPDATE,
+            route,
+            input_schema: update_input::<R>,
+            output_schema: record_output::<R>,
+            handler: update::<R>,
+        },
+    )
 }
 
 /// `finance_<resource>_delete` (destructive: confirmed by the user)
 pub const fn delete_tool<R: Deletable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
     let route = Route::delete(R::COLLECTION, "/{id}");
-    let parts = Parts { access: Access::Delete, annotations: DESTRUCTIVE, route, input_schema: id_schema, output_schema: deleted_schema, handler: delete::<R> };
+    let parts = Parts {
+        access: Access::Delete,
+        annotations: DESTRUCTIVE,
+        route,
+        input_schema: id_schema,
+        output_schema: deleted_schema,
+        handler: delete::<R>,
+    };
     ToolSpec { describe: Some(describe_delete::<R>), ..tool::<R>(name, title, description, parts) }
 }

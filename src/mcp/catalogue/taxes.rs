@@ -11,11 +11,7 @@ pub static TOOLS: &[ToolSpec] = &[
         "Lists the taxes (IRRF, INSS, ISS…) with default rate and withholding: ids for the tax_charges of bills.",
     ),
     get_tool::<Taxes>("finance_taxes_get", "Get a tax", "One tax."),
-    create_tool::<Taxes>(
-        "finance_taxes_create",
-        "Create a tax",
-        "Creates a tax (name unique in the workspace).",
-    ),
+    create_tool::<Taxes>("finance_taxes_create", "Create a tax", "Creates a tax (name unique in the workspace)."),
     update_tool::<Taxes>("finance_taxes_update", "Update a tax", "Changes the fields sent; null clears default_rate."),
     delete_tool::<Taxes>(
         "finance_taxes_delete",

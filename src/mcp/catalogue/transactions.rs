@@ -4,13 +4,15 @@
 use crate::storage::Conn;
 
 use super::records::{create_tool, delete_tool, get_tool, label_of, list_tool, to_value, update_tool};
-use super::{aggregates_schema, get_schema, project, projected, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ};
+use super::{
+    aggregates_schema, get_schema, project, projected, query_pairs, write_schema, Route, Scope, DESTRUCTIVE, READ,
+};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
 use crate::ops::accounts::Accounts;
-use crate::ops::transactions::{self, Aggregates, Transfer, TransferCreate};
 use crate::ops::transactions::declared::Transactions;
+use crate::ops::transactions::{self, Aggregates, Transfer, TransferCreate};
 use crate::ops::validate::{parse, schema_of};
 
 pub static TOOLS: &[ToolSpec] = &[

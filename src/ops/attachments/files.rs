@@ -134,7 +134,8 @@ pub fn media_type_of(file_name: &str) -> Option<&'static str> {
 pub(super) fn check_type(file_name: &str, content_type: &str, content: &[u8]) -> Result<(FileType, String), ApiError> {
     let mime = essence(content_type);
     let by_mime = FileType::from_mime(&mime);
-    let by_extension = file_name.rsplit_once('.').and_then(|(_, ext)| FileType::from_extension(&ext.to_ascii_lowercase()));
+    let by_extension =
+        file_name.rsplit_once('.').and_then(|(_, ext)| FileType::from_extension(&ext.to_ascii_lowercase()));
     let (Some(declared), Some(named)) = (by_mime, by_extension) else {
         return Err(file_problem(
             "unsupported_type",
@@ -160,7 +161,9 @@ mod tests {
 
     #[test]
     fn type_is_decided_by_content_type_and_extension_then_checked_by_magic_bytes() {
-        let reason = |name: &str, ct: &str, data: &[u8]| check_type(name, ct, data).err().map(|e| e.details.unwrap()["reason"].as_str().unwrap().to_string());
+        let reason = |name: &str, ct: &str, data: &[u8]| {
+            check_type(name, ct, data).err().map(|e| e.details.unwrap()["reason"].as_str().unwrap().to_string())
+        };
         assert_eq!(reason("a.PDF", "Application/PDF", b"%PDF-1.4"), None);
         assert_eq!(reason("a.jpg", "image/jpeg", b"\xFF\xD8\xFF\xE0"), None);
         assert_eq!(reason("a.jpeg", "image/jpeg", b"\xFF\xD8\xFF\xE0"), None);

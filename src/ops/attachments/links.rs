@@ -2,8 +2,8 @@
 //! same workspace.
 
 use crate::ops::stamps::Stamp;
-use serde_json::json;
 use crate::storage::{sql, Conn};
+use serde_json::json;
 
 use super::{audit_event, find, Link, LinkRequest, LinkType};
 use crate::domain::roles::{Access, Resource};
@@ -14,12 +14,19 @@ use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// The link target must be a record of the workspace (another workspace's is not found).
-async fn check_target(conn: &mut Conn, ws: &Membership, target_type: LinkType, target_id: &str) -> Result<(), ApiError> {
+async fn check_target(
+    conn: &mut Conn,
+    ws: &Membership,
+    target_type: LinkType,
+    target_id: &str,
+) -> Result<(), ApiError> {
     let query = match target_type {
-        LinkType::Payable | LinkType::Receivable => sql::query("SELECT 1 FROM billings WHERE workspace_id = $1 AND id = $2 AND kind = $3")
-            .bind(&ws.workspace_id)
-            .bind(target_id)
-            .bind(target_type.as_str()),
+        LinkType::Payable | LinkType::Receivable => {
+            sql::query("SELECT 1 FROM billings WHERE workspace_id = $1 AND id = $2 AND kind = $3")
+                .bind(&ws.workspace_id)
+                .bind(target_id)
+                .bind(target_type.as_str())
+        }
         LinkType::Transaction => sql::query("SELECT 1 FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
             .bind(&ws.workspace_id)
             .bind(target_id),
@@ -31,7 +38,13 @@ async fn check_target(conn: &mut Conn, ws: &Membership, target_type: LinkType, t
 }
 
 /// Links an attachment to a payable, receivable or transaction of the workspace.
-pub async fn link(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: LinkRequest) -> Result<Link, ApiError> {
+pub async fn link(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: LinkRequest,
+) -> Result<Link, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Write)?;
     let attachment = find(ctx, conn, ws, id).await?;
     let target_id = body_id("id", &input.id)?;
@@ -62,7 +75,13 @@ pub async fn link(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &st
 }
 
 /// Removes a link; not linked is not found.
-pub async fn unlink(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: LinkRequest) -> Result<(), ApiError> {
+pub async fn unlink(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: LinkRequest,
+) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Write)?;
     let attachment = find(ctx, conn, ws, id).await?;
     let target_id = body_id("id", &input.id)?;

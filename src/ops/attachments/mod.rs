@@ -24,11 +24,11 @@ mod files;
 mod links;
 mod upload;
 
+use crate::storage::{sql, Conn, Row};
 use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use crate::storage::{sql, Conn, Row};
 
 use super::common::{page, path_id};
 use super::list::{bind_all, list_spec, Bind, ListRequest, ListSpec, Op};
@@ -39,8 +39,8 @@ use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
-use files::{sha256_hex, XLSX_MIME};
 pub use files::{media_type_of, too_large, FileType};
+use files::{sha256_hex, XLSX_MIME};
 pub use links::{link, unlink};
 pub use upload::{check_upload, put_bytes, record_upload, upload, CheckedUpload};
 
@@ -134,7 +134,16 @@ pub struct Download {
 }
 
 /// The media types an upload may declare.
-pub const MEDIA_TYPES: [&str; 8] = ["application/pdf", "image/png", "image/jpeg", "application/xml", "text/xml", "application/x-ofx", "text/csv", XLSX_MIME];
+pub const MEDIA_TYPES: [&str; 8] = [
+    "application/pdf",
+    "image/png",
+    "image/jpeg",
+    "application/xml",
+    "text/xml",
+    "application/x-ofx",
+    "text/csv",
+    XLSX_MIME,
+];
 
 fn upload_body() -> Value {
     json!({ CUSTOM_CONTENT: { "multipart/form-data": {
@@ -158,7 +167,16 @@ fn upload_body() -> Value {
 fn download_body() -> Value {
     let binary = json!({ "schema": { "type": "string", "contentMediaType": "application/octet-stream" } });
     let mut content = serde_json::Map::new();
-    for mime in ["application/pdf", "image/png", "image/jpeg", "application/xml", "text/xml", "application/x-ofx", "text/csv", XLSX_MIME] {
+    for mime in [
+        "application/pdf",
+        "image/png",
+        "image/jpeg",
+        "application/xml",
+        "text/xml",
+        "application/x-ofx",
+        "text/csv",
+        XLSX_MIME,
+    ] {
         content.insert(mime.to_string(), binary.clone());
     }
     json!({ CUSTOM_CONTENT: content })
@@ -166,13 +184,76 @@ fn download_body() -> Value {
 
 /// The `/v1/attachments` operations in the OpenAPI document.
 pub const DOCS: &[Operation] = &[
-    Operation { method: "get", path: "/v1/attachments", id: "attachments_list", summary: "List attachments", scope: "finance.attachments", request: None, success: 200, response: Some(|| page_of(schema_of::<Attachment>())) },
-    Operation { method: "post", path: "/v1/attachments", id: "attachments_upload", summary: "Upload an attachment (multipart/form-data; not idempotent)", scope: "finance.attachments.write", request: Some(upload_body), success: 201, response: Some(schema_of::<Attachment>) },
-    Operation { method: "get", path: "/v1/attachments/{id}", id: "attachments_get", summary: "Get an attachment", scope: "finance.attachments", request: None, success: 200, response: Some(schema_of::<Attachment>) },
-    Operation { method: "delete", path: "/v1/attachments/{id}", id: "attachments_delete", summary: "Delete an attachment that nothing links to", scope: "finance.attachments.write", request: None, success: 204, response: None },
-    Operation { method: "get", path: "/v1/attachments/{id}/download", id: "attachments_download", summary: "Download the bytes of an attachment", scope: "finance.attachments", request: None, success: 200, response: Some(download_body) },
-    Operation { method: "post", path: "/v1/attachments/{id}/links", id: "attachments_link", summary: "Link an attachment to a payable, receivable or transaction", scope: "finance.attachments.write", request: Some(schema_of::<LinkRequest>), success: 201, response: Some(schema_of::<Link>) },
-    Operation { method: "delete", path: "/v1/attachments/{id}/links", id: "attachments_unlink", summary: "Remove a link of an attachment", scope: "finance.attachments.write", request: Some(schema_of::<LinkRequest>), success: 204, response: None },
+    Operation {
+        method: "get",
+        path: "/v1/attachments",
+        id: "attachments_list",
+        summary: "List attachments",
+        scope: "finance.attachments",
+        request: None,
+        success: 200,
+        response: Some(|| page_of(schema_of::<Attachment>())),
+    },
+    Operation {
+        method: "post",
+        path: "/v1/attachments",
+        id: "attachments_upload",
+        summary: "Upload an attachment (multipart/form-data; not idempotent)",
+        scope: "finance.attachments.write",
+        request: Some(upload_body),
+        success: 201,
+        response: Some(schema_of::<Attachment>),
+    },
+    Operation {
+        method: "get",
+        path: "/v1/attachments/{id}",
+        id: "attachments_get",
+        summary: "Get an attachment",
+        scope: "finance.attachments",
+        request: None,
+        success: 200,
+        response: Some(schema_of::<Attachment>),
+    },
+    Operation {
+        method: "delete",
+        path: "/v1/attachments/{id}",
+        id: "attachments_delete",
+        summary: "Delete an attachment that nothing links to",
+        scope: "finance.attachments.write",
+        request: None,
+        success: 204,
+        response: None,
+    },
+    Operation {
+        method: "get",
+        path: "/v1/attachments/{id}/download",
+        id: "attachments_download",
+        summary: "Download the bytes of an attachment",
+        scope: "finance.attachments",
+        request: None,
+        success: 200,
+        response: Some(download_body),
+    },
+    Operation {
+        method: "post",
+        path: "/v1/attachments/{id}/links",
+        id: "attachments_link",
+        summary: "Link an attachment to a payable, receivable or transaction",
+        scope: "finance.attachments.write",
+        request: Some(schema_of::<LinkRequest>),
+        success: 201,
+        response: Some(schema_of::<Link>),
+    },
+    Operation {
+        method: "delete",
+        path: "/v1/attachments/{id}/links",
+        id: "attachments_unlink",
+        summary: "Remove a link of an attachment",
+        scope: "finance.attachments.write",
+        request: Some(schema_of::<LinkRequest>),
+        success: 204,
+        response: None,
+    },
 ];
 
 pub static LIST: ListSpec = list_spec!(attachments;
@@ -249,7 +330,12 @@ fn split_link_filters(request: &ListRequest) -> Result<(ListRequest, Vec<LinkFil
     Ok((rest, links))
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Attachment>, ApiError> {
+pub async fn list(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<Page<Attachment>, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let (request, links) = split_link_filters(request)?;
     let keys = ctx.state.keys.current().await?;
@@ -327,13 +413,15 @@ enum Stored {
 pub async fn locate(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Located, ApiError> {
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let id = path_id(id, "Attachment")?;
-    let row = sql::query("SELECT file_name, mime_type, sha256, content, blob_key FROM attachments WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?
-        .ok_or_else(|| ApiError::not_found("Attachment"))?;
+    let row = sql::query(
+        "SELECT file_name, mime_type, sha256, content, blob_key FROM attachments WHERE workspace_id = $1 AND id = $2",
+    )
+    .bind(&ws.workspace_id)
+    .bind(&id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db_error)?
+    .ok_or_else(|| ApiError::not_found("Attachment"))?;
     let content: Option<Vec<u8>> = row.try_get("content").map_err(db_error)?;
     let blob_key: Option<String> = row.try_get("blob_key").map_err(db_error)?;
     let bytes = match (content, blob_key) {
@@ -372,7 +460,14 @@ pub async fn download(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id:
     fetch(ctx, located).await
 }
 
-async fn audit_event(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, action: &str, id: &str, details: Option<Value>) -> Result<(), ApiError> {
+async fn audit_event(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    action: &str,
+    id: &str,
+    details: Option<Value>,
+) -> Result<(), ApiError> {
     super::common::audit_write_with(ctx, conn, ws, (action, "attachment", id), details).await
 }
 

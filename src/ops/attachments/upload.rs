@@ -2,8 +2,8 @@
 //! then the row — in that order, so a failure never leaves a row without its bytes.
 
 use crate::ops::stamps::Stamp;
-use bytes::Bytes;
 use crate::storage::{sql, Conn};
+use bytes::Bytes;
 
 use super::files::{check_type, clean_file_name, file_problem, sha256_hex, too_large};
 use super::{audit_event, find, Attachment, Upload, MAX_FILE_BYTES, MAX_NAME_CHARS};
@@ -28,7 +28,12 @@ pub struct CheckedUpload {
 /// Stores an uploaded file: [`check_upload`], [`put_bytes`], then [`record_upload`].
 /// Run it in a transaction (the row and its audit event); a caller that can should
 /// put the bytes before opening the transaction, as the REST route does.
-pub async fn upload(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: Upload) -> Result<Attachment, ApiError> {
+pub async fn upload(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: Upload,
+) -> Result<Attachment, ApiError> {
     let checked = check_upload(ctx, ws, input)?;
     let placement = put_bytes(ctx, ws, &checked).await?;
     record_upload(ctx, conn, ws, checked, placement).await
@@ -40,7 +45,9 @@ pub fn check_upload(ctx: &OpContext<'_>, ws: &Membership, input: Upload) -> Resu
     let file_name = clean_file_name(&input.file_name)?;
     let title = match input.title.as_deref().map(str::trim) {
         None | Some("") => None,
-        Some(t) if t.chars().count() > MAX_NAME_CHARS => return Err(invalid("title", "too_long", "The title is longer than 255 characters")),
+        Some(t) if t.chars().count() > MAX_NAME_CHARS => {
+            return Err(invalid("title", "too_long", "The title is longer than 255 characters"))
+        }
         Some(t) => Some(t.to_string()),
     };
     if input.content.len() > MAX_FILE_BYTES {
@@ -67,7 +74,13 @@ pub async fn put_bytes(ctx: &OpContext<'_>, ws: &Membership, checked: &CheckedUp
 /// it. If the commit after it fails, the object stays: a commit's outcome can be unknown
 /// to us, and removing the bytes of a row that did commit would lose the file; an
 /// orphan object is the worst case.
-pub async fn record_upload(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, checked: CheckedUpload, placement: Placement) -> Result<Attachment, ApiError> {
+pub async fn record_upload(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    checked: CheckedUpload,
+    placement: Placement,
+) -> Result<Attachment, ApiError> {
     let outcome = insert_row(ctx, conn, ws, &checked, &placement).await;
     if let (Err(_), Placement::Object(location)) = (&outcome, &placement) {
         if ctx.state.blobs.remove(location).await.is_err() {
@@ -77,7 +90,13 @@ pub async fn record_upload(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership
     outcome
 }
 
-async fn insert_row(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, checked: &CheckedUpload, placement: &Placement) -> Result<Attachment, ApiError> {
+async fn insert_row(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    checked: &CheckedUpload,
+    placement: &Placement,
+) -> Result<Attachment, ApiError> {
     let CheckedUpload { id, file_name, title, mime_type, content } = checked;
     let (in_row, blob_key) = match placement {
         Placement::Row => (Some(&content[..]), None),

@@ -6,12 +6,12 @@
 use crate::storage::Conn;
 
 use super::{BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Payable, Receivable, SettleRequest};
+use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::resource::{Declaration, Deletable, Op, Records, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
-use crate::domain::roles::Resource;
 use crate::storage::identity::Membership;
 
 /// The payables or the receivables, as a resource.
@@ -27,13 +27,23 @@ impl<B: BillKind> Records for Bills<B> {
     type Row = Billing;
     type Record = Billing;
     const LIST: &'static ListSpec = B::LIST;
-    async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Billing>, ApiError> {
         super::list::<B>(ctx, conn, ws, request).await
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
         super::get::<B>(ctx, conn, ws, id).await
     }
-    async fn list_written(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Option<Vec<u8>>, ApiError> {
+    async fn list_written(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Option<Vec<u8>>, ApiError> {
         super::written::list::<B>(ctx, conn, ws, request).await
     }
     fn label(bill: &Billing) -> String {
@@ -49,10 +59,21 @@ impl<B: BillKind> Writable for Bills<B> {
     type Create = BillingCreate;
     type Created = BillingCreated;
     type Update = BillingUpdate;
-    async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: BillingCreate,
+    ) -> Result<BillingCreated, ApiError> {
         super::create::<B>(ctx, conn, ws, input).await
     }
-    async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: BillingUpdate,
+    ) -> Result<Billing, ApiError> {
         super::update::<B>(ctx, conn, ws, id, input).await
     }
 }
@@ -72,18 +93,36 @@ macro_rules! bill_operations {
     ($kind:ty, $k:literal) => {
         Declaration::of::<Bills<$kind>>(&[
             Op::list::<Bills<$kind>>(concat!($k, "_list"), concat!("List ", $k)),
-            Op::create::<Bills<$kind>>(concat!($k, "_create"), concat!("Create ", $k, " (one, or a series of installments or recurrences)")),
-            Op::read("/aggregates", concat!($k, "_aggregates"), concat!("Totals of ", $k)).answers(200, aggregates::<$kind>),
+            Op::create::<Bills<$kind>>(
+                concat!($k, "_create"),
+                concat!("Create ", $k, " (one, or a series of installments or recurrences)"),
+            ),
+            Op::read("/aggregates", concat!($k, "_aggregates"), concat!("Totals of ", $k))
+                .answers(200, aggregates::<$kind>),
             Op::read("/ids", concat!($k, "_ids"), concat!("Sweep the ids of ", $k)).answers(200, schema_of::<IdPage>),
             Op::get::<Bills<$kind>>(concat!($k, "_get"), concat!("Get one of the ", $k)),
-            Op::update::<Bills<$kind>>(concat!($k, "_update"), concat!("Update one of the ", $k, " (never its status)")),
+            Op::update::<Bills<$kind>>(
+                concat!($k, "_update"),
+                concat!("Update one of the ", $k, " (never its status)"),
+            ),
             Op::delete::<Bills<$kind>>(concat!($k, "_delete"), concat!("Delete one of the ", $k)),
-            Op::write("post", "/{id}/settle", concat!($k, "_settle"), concat!("Settle one of the ", $k, " (creates its ledger transaction)"))
-                .takes(schema_of::<SettleRequest>)
+            Op::write(
+                "post",
+                "/{id}/settle",
+                concat!($k, "_settle"),
+                concat!("Settle one of the ", $k, " (creates its ledger transaction)"),
+            )
+            .takes(schema_of::<SettleRequest>)
+            .answers(200, schema_of::<Billing>),
+            Op::write("post", "/{id}/cancel", concat!($k, "_cancel"), concat!("Cancel a pending one of the ", $k))
                 .answers(200, schema_of::<Billing>),
-            Op::write("post", "/{id}/cancel", concat!($k, "_cancel"), concat!("Cancel a pending one of the ", $k)).answers(200, schema_of::<Billing>),
-            Op::write("post", "/{id}/reopen", concat!($k, "_reopen"), concat!("Reopen one of the ", $k, " (removes its settlement transaction)"))
-                .answers(200, schema_of::<Billing>),
+            Op::write(
+                "post",
+                "/{id}/reopen",
+                concat!($k, "_reopen"),
+                concat!("Reopen one of the ", $k, " (removes its settlement transaction)"),
+            )
+            .answers(200, schema_of::<Billing>),
         ])
     };
 }

@@ -36,32 +36,33 @@
 //!   cancelling, reopening or deleting a record whose due date (or payment date) is on
 //!   or before it is 422 `period_closed`.
 
-
 pub mod declared;
 mod rows;
 mod series;
-mod written;
 mod status;
 pub mod wire;
+mod written;
 
 use crate::ops::stamps::Stamp;
 use std::collections::HashMap;
 
-use serde_json::{json, Value};
 use crate::storage::{sql, Conn};
+use serde_json::{json, Value};
 
+use self::rows::{attach, find, from_row, replace_taxes, requested_taxes, stored_allocations, Parts};
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
-pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
-pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput};
-pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
-use self::rows::{attach, Parts, find, from_row, replace_taxes, requested_taxes, stored_allocations};
 use self::series::{as_inputs, requested_allocations};
+pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
+pub use self::wire::{
+    Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput,
+};
 use super::common::{audit_write, body_id, invalid, page};
 use super::ledger;
 use super::list::{bind_all, ListRequest, ListSpec};
 use super::refs::{self, Polarity};
 use super::{apportionment, IdPage, IdPageMeta, OpContext, Page};
+pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
 use crate::domain::bills::{BillStatus, BillType};
 use crate::domain::dates::Date;
 use crate::domain::money::Cents;
@@ -114,7 +115,11 @@ pub fn aggregates_schema(settled: &str) -> Value {
 
 fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiError> {
     match method {
-        Some(m) if !B::accepts(m) => Err(invalid("payment_method_kind", "invalid_value", "utility and tribute are payment methods of payables only")),
+        Some(m) if !B::accepts(m) => Err(invalid(
+            "payment_method_kind",
+            "invalid_value",
+            "utility and tribute are payment methods of payables only",
+        )),
         _ => Ok(()),
     }
 }
@@ -123,7 +128,12 @@ fn blank(field: &str) -> ApiError {
     invalid(field, "too_short", &format!("{field} must not be blank"))
 }
 
-pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Billing>, ApiError> {
+pub async fn list<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<Page<Billing>, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
@@ -146,12 +156,22 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
     Ok(page)
 }
 
-pub async fn get<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn get<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     find::<B>(conn, ws, id).await
 }
 
-pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: BillingCreate) -> Result<BillingCreated, ApiError> {
+pub async fn create<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: BillingCreate,
+) -> Result<BillingCreated, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let polarity = B::POLARITY;
     let description = input.description.trim().to_string();
@@ -167,7 +187,11 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     let owner = refs::Owner { ctx, ws, company: &company, polarity };
     let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
     let Some(person) = person else {
-        return Err(super::common::unprocessable("person_id", "person_required", "A person is required: person_id or person_name"));
+        return Err(super::common::unprocessable(
+            "person_id",
+            "person_required",
+            "A person is required: person_id or person_name",
+        ));
     };
     let category = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
     let financial_account = match &input.financial_account_id {
@@ -178,8 +202,15 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
         None => None,
     };
-    let allocations = requested_allocations(&owner, conn, amount, input.classification_centers.as_deref(), input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
-        .await?
+    let allocations = requested_allocations(
+        &owner,
+        conn,
+        amount,
+        input.classification_centers.as_deref(),
+        input.classification_center_id.as_deref(),
+        input.classification_center_name.as_deref(),
+    )
+    .await?
     .unwrap_or_default();
     let taxes = match &input.tax_charges {
         Some(items) => requested_taxes(conn, ws, items).await?,
@@ -236,7 +267,13 @@ pub async fn create<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     Ok(BillingCreated { billing, series })
 }
 
-pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: BillingUpdate) -> Result<Billing, ApiError> {
+pub async fn update<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: BillingUpdate,
+) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let polarity = B::POLARITY;
     let current = find::<B>(conn, ws, id).await?;
@@ -258,7 +295,8 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     }
     let due_date = input.due_date.map(|d| d.to_string()).unwrap_or_else(|| current.due_date.clone());
     refs::check_period(&company, "due_date", &due_date)?;
-    let competence_date = input.competence_date.map(|d| d.to_string()).unwrap_or_else(|| current.competence_date.clone());
+    let competence_date =
+        input.competence_date.map(|d| d.to_string()).unwrap_or_else(|| current.competence_date.clone());
     let person = if input.person_id.is_some() || input.person_name.is_some() {
         owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
     } else {
@@ -267,9 +305,7 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     let category = match (&input.category_id, &input.category_name) {
         (None, None) => current.category_id.clone(),
         (Some(None), None) => None,
-        (id, name) => {
-            owner.category(conn, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?
-        }
+        (id, name) => owner.category(conn, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?,
     };
     let financial_account = match &input.financial_account_id {
         None => current.financial_account_id.clone(),
@@ -281,8 +317,15 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         Some(None) => None,
         Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
     };
-    let allocations = requested_allocations(&owner, conn, amount, input.classification_centers.as_deref(), input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
-        .await?;
+    let allocations = requested_allocations(
+        &owner,
+        conn,
+        amount,
+        input.classification_centers.as_deref(),
+        input.classification_center_id.as_deref(),
+        input.classification_center_name.as_deref(),
+    )
+    .await?;
     if allocations.is_none() && amount != current.amount {
         // The kept apportionment must still add up to the new amount.
         let kept = stored_allocations(conn, ws, &current.id).await?;
@@ -337,7 +380,12 @@ pub async fn update<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
 
 /// Deletes one record (never the rest of its series) with its settlement transaction,
 /// apportionment, tax charges and attachment links.
-pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+pub async fn delete<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<(), ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
@@ -363,7 +411,13 @@ pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
         "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3",
         "DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3",
     ] {
-        sql::query(statement).bind(&ws.workspace_id).bind(B::KIND).bind(&current.id).execute(&mut *conn).await.map_err(db_error)?;
+        sql::query(statement)
+            .bind(&ws.workspace_id)
+            .bind(B::KIND)
+            .bind(&current.id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
     }
     audit_write(ctx, conn, ws, &format!("{}.delete", B::PLURAL), B::KIND, &current.id).await
 }
@@ -372,7 +426,12 @@ pub async fn delete<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
 /// `end_date` (on the due date; none: all time). `count` includes cancelled records;
 /// `total` is the amount of the non-cancelled ones, `pending` and `paid`/`received` the
 /// amounts per status; `overdue_count` the pending ones due before today (UTC).
-pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, query: &[(String, String)]) -> Result<Value, ApiError> {
+pub async fn aggregates<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    query: &[(String, String)],
+) -> Result<Value, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let mut params: HashMap<&str, &str> = HashMap::new();
     for (key, value) in query {
@@ -395,7 +454,13 @@ pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &
     let by_month = params.contains_key("month") || params.contains_key("year");
     let by_range = params.contains_key("start_date") || params.contains_key("end_date");
     let range = match (by_month, by_range) {
-        (true, true) => return Err(invalid("month", "mutually_exclusive", "month/year and start_date/end_date are mutually exclusive")),
+        (true, true) => {
+            return Err(invalid(
+                "month",
+                "mutually_exclusive",
+                "month/year and start_date/end_date are mutually exclusive",
+            ))
+        }
         (true, false) => {
             let month = params.get("month").and_then(|m| m.parse::<u8>().ok()).filter(|m| (1..=12).contains(m));
             let year = params.get("year").and_then(|y| y.parse::<i32>().ok()).filter(|y| (1900..=2999).contains(y));
@@ -413,8 +478,20 @@ pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &
             let end = params.get("end_date").and_then(|d| Date::parse(d));
             match (start, end) {
                 (Some(s), Some(e)) => Some((s.to_string(), e.to_string())),
-                (None, _) => return Err(invalid("start_date", "invalid_value", "start_date and end_date (YYYY-MM-DD) go together")),
-                (_, None) => return Err(invalid("end_date", "invalid_value", "start_date and end_date (YYYY-MM-DD) go together")),
+                (None, _) => {
+                    return Err(invalid(
+                        "start_date",
+                        "invalid_value",
+                        "start_date and end_date (YYYY-MM-DD) go together",
+                    ))
+                }
+                (_, None) => {
+                    return Err(invalid(
+                        "end_date",
+                        "invalid_value",
+                        "start_date and end_date (YYYY-MM-DD) go together",
+                    ))
+                }
             }
         }
         (false, false) => None,
@@ -455,7 +532,12 @@ pub async fn aggregates<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &
 
 /// `GET …/ids`: every id of the kind, ascending; `limit` (default 1000, max 10000) and
 /// `cursor` only.
-pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, query: &[(String, String)]) -> Result<IdPage, ApiError> {
+pub async fn ids<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    query: &[(String, String)],
+) -> Result<IdPage, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let mut request = ListRequest::default();
     let mut limit = IDS_DEFAULT_LIMIT;
@@ -482,8 +564,10 @@ pub async fn ids<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Members
     compiled.sql = format!("{head} LIMIT {}", limit + 1);
     compiled.limit = limit;
     let sql = format!("SELECT billings.id FROM billings {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await.map_err(db_error)?;
+    let ids = bind_all(sql::query(sql), &compiled.binds)
+        .map_all(&mut *conn, |r| r.try_get::<String, _>(0))
+        .await
+        .map_err(db_error)?;
     let page = page(ids, &compiled, &keys.state, |id, _| json!(id), |id| id.clone());
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }
-

@@ -2,8 +2,8 @@
 //! mapping, the apportionment and tax charges read alongside, and the stored tax
 //! charges and apportionment a write replaces or keeps.
 
-use std::sync::Arc;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::LazyLock;
 
 use crate::kept::Kept;
@@ -14,10 +14,10 @@ use super::wire::{Billing, TaxCharge, TaxChargeInput};
 use super::BillKind;
 use crate::domain::bills::BillStatus;
 use crate::domain::money::Cents;
+use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id, unprocessable};
 use crate::ops::list::{list_spec, ListRequest, ListSpec};
-use crate::error::ApiError;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
@@ -40,8 +40,10 @@ billing_list!(PAYABLES_LIST, "billings.kind = 'payable'", &["pending", "paid", "
 billing_list!(RECEIVABLES_LIST, "billings.kind = 'receivable'", &["pending", "received", "cancelled"]);
 
 /// The id sweep: ordered by id only, no filters.
-pub static PAYABLES_IDS: ListSpec = list_spec!(billings where "billings.kind = 'payable'"; filters: ; sorts: id; default: id);
-pub static RECEIVABLES_IDS: ListSpec = list_spec!(billings where "billings.kind = 'receivable'"; filters: ; sorts: id; default: id);
+pub static PAYABLES_IDS: ListSpec =
+    list_spec!(billings where "billings.kind = 'payable'"; filters: ; sorts: id; default: id);
+pub static RECEIVABLES_IDS: ListSpec =
+    list_spec!(billings where "billings.kind = 'receivable'"; filters: ; sorts: id; default: id);
 
 /// A bill's column: the alias it is selected as, its expression, and how its value
 /// goes into the record.
@@ -141,7 +143,10 @@ pub fn wire_of(field: &str) -> Option<Wire> {
         "type" => Wire::Text("billing_type"),
         "installment_number" => Wire::Integer("installment_number"),
         "total_installments" => Wire::Integer("total_installments"),
-        "classification_center_id" | "classification_center_name" | "classification_center_allocations" | "tax_charges" => return None,
+        "classification_center_id"
+        | "classification_center_name"
+        | "classification_center_allocations"
+        | "tax_charges" => return None,
         // Every other member is the column of its own name.
         other => Wire::Text(column_alias(other)?),
     })
@@ -151,7 +156,9 @@ pub fn wire_of(field: &str) -> Option<Wire> {
 fn columns_of(field: &str) -> &'static [&'static str] {
     const NOMINAL: &[&str] = &["amount_cents", "interest_cents", "discount_cents"];
     match wire_of(field) {
-        Some(Wire::Text(alias) | Wire::Integer(alias) | Wire::Money(alias)) => COLUMNS.iter().find(|c| c.alias == alias).map_or(&[], |c| std::slice::from_ref(&c.alias)),
+        Some(Wire::Text(alias) | Wire::Integer(alias) | Wire::Money(alias)) => {
+            COLUMNS.iter().find(|c| c.alias == alias).map_or(&[], |c| std::slice::from_ref(&c.alias))
+        }
         Some(Wire::Nominal) => NOMINAL,
         None => &[],
     }
@@ -162,7 +169,8 @@ pub static SELECT: LazyLock<String> = LazyLock::new(|| select(|_| true));
 
 /// `SELECT … FROM billings` with the columns `wanted` keeps, and the joins they need.
 fn select(wanted: impl Fn(&str) -> bool) -> String {
-    let columns: Vec<String> = COLUMNS.iter().filter(|c| wanted(c.alias)).map(|c| format!("{} AS {}", c.expr, c.alias)).collect();
+    let columns: Vec<String> =
+        COLUMNS.iter().filter(|c| wanted(c.alias)).map(|c| format!("{} AS {}", c.expr, c.alias)).collect();
     let mut sql = format!("SELECT {} FROM billings", columns.join(", "));
     if wanted("person_name") {
         sql.push_str(" LEFT JOIN people ON people.id = billings.person_id");
@@ -181,9 +189,17 @@ pub fn select_for(request: &ListRequest, sort_column: &str) -> Arc<str> {
     let bit = |alias: &str| COLUMNS.iter().position(|c| c.alias == alias).map_or(0, |at| 1u64 << at);
     let columns = match &request.fields {
         None => u64::MAX,
-        Some(fields) => fields.iter().flat_map(|f| columns_of(f)).chain([&"id", &sort_alias]).fold(0, |mask, alias| mask | bit(alias)),
+        Some(fields) => fields
+            .iter()
+            .flat_map(|f| columns_of(f))
+            .chain([&"id", &sort_alias])
+            .fold(0, |mask, alias| mask | bit(alias)),
     };
-    SELECTS.get(columns, || Arc::from(select(|alias| COLUMNS.iter().position(|c| c.alias == alias).is_some_and(|at| columns & 1 << at != 0))))
+    SELECTS.get(columns, || {
+        Arc::from(select(|alias| {
+            COLUMNS.iter().position(|c| c.alias == alias).is_some_and(|at| columns & 1 << at != 0)
+        }))
+    })
 }
 
 /// A bill from its row, read in one pass over the columns the statement selected (in
@@ -195,7 +211,10 @@ pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
     let mut next = 0;
     for at in 0..row.column_count() {
         let name = row.column_name(at);
-        let found = COLUMNS[next..].iter().position(|c| c.alias == name).ok_or_else(|| crate::storage::Error::Corrupt(format!("unexpected bill column {name}")))?;
+        let found = COLUMNS[next..]
+            .iter()
+            .position(|c| c.alias == name)
+            .ok_or_else(|| crate::storage::Error::Corrupt(format!("unexpected bill column {name}")))?;
         let column = &COLUMNS[next + found];
         (column.set)(&mut b, row, at)?;
         next += found + 1;
@@ -220,9 +239,13 @@ impl Parts {
     /// one more statement, a round trip to the database).
     pub fn wanted(request: &ListRequest) -> Parts {
         Parts {
-            allocations: ["classification_center_allocations", "classification_center_id", "classification_center_name"]
-                .iter()
-                .any(|f| request.wants(f)),
+            allocations: [
+                "classification_center_allocations",
+                "classification_center_id",
+                "classification_center_name",
+            ]
+            .iter()
+            .any(|f| request.wants(f)),
             tax_charges: request.wants("tax_charges"),
         }
     }
@@ -233,7 +256,8 @@ pub async fn attach(conn: &mut Conn, ws: &Membership, rows: &mut [Billing], part
         return Ok(());
     }
     let ids: Vec<String> = rows.iter().map(|b| b.id.clone()).collect();
-    let mut allocations = if parts.allocations { apportionment::read(conn, ws, "billing", &ids).await? } else { Default::default() };
+    let mut allocations =
+        if parts.allocations { apportionment::read(conn, ws, "billing", &ids).await? } else { Default::default() };
     let mut taxes = if parts.tax_charges { tax_charges_of(conn, ws, &ids).await? } else { Default::default() };
     for row in rows.iter_mut() {
         row.classification_center_allocations = allocations.remove(&row.id).unwrap_or_default();
@@ -246,7 +270,11 @@ pub async fn attach(conn: &mut Conn, ws: &Membership, rows: &mut [Billing], part
     Ok(())
 }
 
-async fn tax_charges_of(conn: &mut Conn, ws: &Membership, ids: &[String]) -> Result<HashMap<String, Vec<TaxCharge>>, ApiError> {
+async fn tax_charges_of(
+    conn: &mut Conn,
+    ws: &Membership,
+    ids: &[String],
+) -> Result<HashMap<String, Vec<TaxCharge>>, ApiError> {
     let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
         "SELECT c.billing_id, c.tax_id, t.name, c.amount_cents, c.withholding
@@ -278,13 +306,14 @@ async fn tax_charges_of(conn: &mut Conn, ws: &Membership, ids: &[String]) -> Res
 /// otherwise).
 pub async fn find<B: BillKind>(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
     let id = path_id(id, B::NOUN)?;
-    let row = sql::query(format!("{} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3", *SELECT))
-        .bind(&ws.workspace_id)
-        .bind(B::KIND)
-        .bind(&id)
-        .map_optional(&mut *conn, from_row)
-        .await
-        .map_err(db_error)?;
+    let row =
+        sql::query(format!("{} WHERE billings.workspace_id = $1 AND billings.kind = $2 AND billings.id = $3", *SELECT))
+            .bind(&ws.workspace_id)
+            .bind(B::KIND)
+            .bind(&id)
+            .map_optional(&mut *conn, from_row)
+            .await
+            .map_err(db_error)?;
     let mut billing = row.ok_or_else(|| ApiError::not_found(B::NOUN))?;
     attach(conn, ws, std::slice::from_mut(&mut billing), Parts::ALL).await?;
     Ok(billing)
@@ -305,14 +334,23 @@ pub async fn stored_allocations(conn: &mut Conn, ws: &Membership, owner_id: &str
         .map(|r| {
             let bp: Option<i64> = r.try_get(1)?;
             let cents: Option<i64> = r.try_get(2)?;
-            Ok(Allocation { center_id: r.try_get(0)?, percentage_bp: bp, amount: cents.map(Cents), effective: Cents(cents.unwrap_or(0)) })
+            Ok(Allocation {
+                center_id: r.try_get(0)?,
+                percentage_bp: bp,
+                amount: cents.map(Cents),
+                effective: Cents(cents.unwrap_or(0)),
+            })
         })
         .collect::<Result<Vec<_>, crate::storage::Error>>()
         .map_err(db_error)
 }
 
 /// Checked tax charges: `(tax_id, cents, withholding)`.
-pub async fn requested_taxes(conn: &mut Conn, ws: &Membership, items: &[TaxChargeInput]) -> Result<Vec<(String, Cents, bool)>, ApiError> {
+pub async fn requested_taxes(
+    conn: &mut Conn,
+    ws: &Membership,
+    items: &[TaxChargeInput],
+) -> Result<Vec<(String, Cents, bool)>, ApiError> {
     let mut out: Vec<(String, Cents, bool)> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let field = format!("tax_charges[{i}]");
@@ -327,14 +365,23 @@ pub async fn requested_taxes(conn: &mut Conn, ws: &Membership, items: &[TaxCharg
             .await
             .map_err(db_error)?;
         if found.is_none() {
-            return Err(unprocessable(&format!("{field}.tax_id"), "invalid_reference", "Tax not found in this workspace"));
+            return Err(unprocessable(
+                &format!("{field}.tax_id"),
+                "invalid_reference",
+                "Tax not found in this workspace",
+            ));
         }
         out.push((tax_id, item.amount.cents(), item.withholding.unwrap_or(true)));
     }
     Ok(out)
 }
 
-pub async fn replace_taxes(conn: &mut Conn, ws: &Membership, billing_id: &str, taxes: &[(String, Cents, bool)]) -> Result<(), ApiError> {
+pub async fn replace_taxes(
+    conn: &mut Conn,
+    ws: &Membership,
+    billing_id: &str,
+    taxes: &[(String, Cents, bool)],
+) -> Result<(), ApiError> {
     sql::query("DELETE FROM billing_tax_charges WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&ws.workspace_id)
         .bind(billing_id)

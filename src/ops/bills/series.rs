@@ -46,9 +46,19 @@ pub fn shape(input: &BillingCreate, billing_type: BillType, amount: Cents) -> Re
                 return Err(needs("recurrence_period", "recurring"));
             }
             match input.total_installments {
-                None => Err(invalid("total_installments", "required", "type installment needs total_installments (2 to 120)")),
-                Some(n) if !INSTALLMENTS.contains(&n) => Err(invalid("total_installments", "out_of_range", "total_installments must be between 2 and 120")),
-                Some(n) if amount.0 < n => Err(unprocessable("amount", "amount_too_small", "The amount cannot be split into that many installments")),
+                None => Err(invalid(
+                    "total_installments",
+                    "required",
+                    "type installment needs total_installments (2 to 120)",
+                )),
+                Some(n) if !INSTALLMENTS.contains(&n) => {
+                    Err(invalid("total_installments", "out_of_range", "total_installments must be between 2 and 120"))
+                }
+                Some(n) if amount.0 < n => Err(unprocessable(
+                    "amount",
+                    "amount_too_small",
+                    "The amount cannot be split into that many installments",
+                )),
                 Some(n) => Ok((n, Step::Months(1))),
             }
         }
@@ -66,7 +76,13 @@ pub fn shape(input: &BillingCreate, billing_type: BillType, amount: Cents) -> Re
 
 /// The rows of the series: installments split the amount (and spread the
 /// apportionment over the parcels), recurrences repeat both.
-pub fn rows(input: &BillingCreate, billing_type: BillType, amount: Cents, (count, step): (i64, Step), allocations: &[Allocation]) -> Result<Vec<NewRow>, ApiError> {
+pub fn rows(
+    input: &BillingCreate,
+    billing_type: BillType,
+    amount: Cents,
+    (count, step): (i64, Step),
+    allocations: &[Allocation],
+) -> Result<Vec<NewRow>, ApiError> {
     let competence = input.competence_date.unwrap_or(input.due_date);
     let amounts = match billing_type {
         BillType::Installment => amount.split(count),

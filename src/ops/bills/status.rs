@@ -3,8 +3,8 @@
 //! ledger transaction in the same database transaction; reopening removes it.
 
 use crate::ops::stamps::Stamp;
-use serde_json::json;
 use crate::storage::{sql, Conn};
+use serde_json::json;
 
 use super::rows::{find, stored_allocations};
 use super::wire::{Billing, SettleRequest};
@@ -21,7 +21,8 @@ use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 fn invalid_transition(message: &str) -> ApiError {
-    ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({"field": "status", "reason": "invalid_transition"}))
+    ApiError::new(ErrorCode::UnprocessableEntity, message)
+        .with_details(json!({"field": "status", "reason": "invalid_transition"}))
 }
 
 /// Whether a record in `status` can go through `transition` (422 `invalid_transition`
@@ -47,12 +48,22 @@ pub fn refused_change() -> ApiError {
 /// The account a settlement moves money in: the one the request names, else the
 /// record's own (422 `account_required` when neither names one).
 pub fn settlement_account<'a>(requested: Option<&'a str>, on_record: Option<&'a str>) -> Result<&'a str, ApiError> {
-    requested
-        .or(on_record)
-        .ok_or_else(|| unprocessable("financial_account_id", "account_required", "Settling needs financial_account_id (the account the money moved in)"))
+    requested.or(on_record).ok_or_else(|| {
+        unprocessable(
+            "financial_account_id",
+            "account_required",
+            "Settling needs financial_account_id (the account the money moved in)",
+        )
+    })
 }
 
-pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: SettleRequest) -> Result<Billing, ApiError> {
+pub async fn settle<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: SettleRequest,
+) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     let interest = input.interest_amount.map(|a| a.cents());
@@ -63,13 +74,16 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
     refs::check_period(&company, "due_date", &current.due_date)?;
     refs::check_period(&company, "payment_date", &payment_date)?;
-    let account_id = settlement_account(input.financial_account_id.as_deref(), current.financial_account_id.as_deref())?;
+    let account_id =
+        settlement_account(input.financial_account_id.as_deref(), current.financial_account_id.as_deref())?;
     let account = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
     let nominal = Cents::nominal(current.amount, interest, discount);
     let ticket = match ticket {
         Some(t) => t,
         None if nominal.0 > 0 => nominal,
-        None => return Err(unprocessable("discount_amount", "invalid_amount", "The discount leaves nothing to settle")),
+        None => {
+            return Err(unprocessable("discount_amount", "invalid_amount", "The discount leaves nothing to settle"))
+        }
     };
     // Conditional on the status: a concurrent settle finds nothing to change.
     let update = sql::query(
@@ -83,7 +97,10 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     .bind(interest.map(|c| c.0))
     .bind(discount.map(|c| c.0))
     .bind(ticket.0);
-    changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, || invalid_transition("Only a pending record can be settled")).await?;
+    changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, || {
+        invalid_transition("Only a pending record can be settled")
+    })
+    .await?;
     let transaction = NewTransaction {
         company_id: company.id.clone(),
         account_id: account,
@@ -122,13 +139,23 @@ pub async fn settle<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
     find::<B>(conn, ws, &current.id).await
 }
 
-pub async fn cancel<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn cancel<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
     let current = moved::<B>(ctx, conn, ws, id, Transition::Cancel).await?;
     audit_write(ctx, conn, ws, &format!("{}.cancel", B::PLURAL), B::KIND, &current.id).await?;
     find::<B>(conn, ws, &current.id).await
 }
 
-pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
+pub async fn reopen<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
     let current = moved::<B>(ctx, conn, ws, id, Transition::Reopen).await?;
     if current.status.is_settled() {
         if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
@@ -153,7 +180,13 @@ pub async fn reopen<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Memb
 /// Cancels or reopens the bill `id`: the caller may write, the transition is allowed
 /// from its status, and its due date (and payment date, once settled) lies in an open
 /// period. Answers the bill as it was before the move.
-async fn moved<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, to: Transition) -> Result<Billing, ApiError> {
+async fn moved<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    to: Transition,
+) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     check_transition(current.status, to)?;
@@ -168,13 +201,22 @@ async fn moved<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membershi
 
 /// Moves a record from its status through `transition`, conditionally: a concurrent
 /// change makes it an invalid transition instead of a double one.
-async fn transition<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, current: &Billing, transition: Transition) -> Result<(), ApiError> {
+async fn transition<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    current: &Billing,
+    transition: Transition,
+) -> Result<(), ApiError> {
     let update = sql::query(
         "UPDATE billings SET status = $1, updated_at = $2, updated_via = $3, updated_by = $4
           WHERE workspace_id = $5 AND kind = $6 AND id = $7 AND status = $8",
     )
     .bind(BillStatus::after::<B>(transition).as_str());
-    changed_if::<B>(ctx, conn, ws, update, &current.id, current.status, || invalid_transition("The record changed status meanwhile")).await
+    changed_if::<B>(ctx, conn, ws, update, &current.id, current.status, || {
+        invalid_transition("The record changed status meanwhile")
+    })
+    .await
 }
 
 /// Runs the `UPDATE` of a bill that still has `status`: binds the stamp, then the key
@@ -189,7 +231,15 @@ pub(super) async fn changed_if<'q, B: BillKind>(
     status: BillStatus,
     refused: impl FnOnce() -> ApiError,
 ) -> Result<(), ApiError> {
-    let changed = update.stamp_now(ctx).bind(&ws.workspace_id).bind(B::KIND).bind(id).bind(status.as_str()).execute(&mut *conn).await.map_err(db_error)?;
+    let changed = update
+        .stamp_now(ctx)
+        .bind(&ws.workspace_id)
+        .bind(B::KIND)
+        .bind(id)
+        .bind(status.as_str())
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
     if changed == 1 {
         Ok(())
     } else {

@@ -60,11 +60,19 @@ struct Positions(Vec<(&'static str, usize)>);
 
 impl Positions {
     fn of(row: &Row<'_>) -> Positions {
-        Positions((0..row.column_count()).filter_map(|at| column_alias(row.column_name(at)).map(|alias| (alias, at))).collect())
+        Positions(
+            (0..row.column_count())
+                .filter_map(|at| column_alias(row.column_name(at)).map(|alias| (alias, at)))
+                .collect(),
+        )
     }
 
     fn at(&self, alias: &str) -> Result<usize, crate::storage::Error> {
-        self.0.iter().find(|(a, _)| *a == alias).map(|(_, at)| *at).ok_or_else(|| crate::storage::Error::Corrupt(format!("no column {alias}")))
+        self.0
+            .iter()
+            .find(|(a, _)| *a == alias)
+            .map(|(_, at)| *at)
+            .ok_or_else(|| crate::storage::Error::Corrupt(format!("no column {alias}")))
     }
 
     /// The plan with each field's column positions resolved: what every row reuses.
@@ -77,7 +85,11 @@ impl Positions {
                         Wire::Text(alias) => Placed::Text(self.at(alias)?),
                         Wire::Integer(alias) => Placed::Integer(self.at(alias)?),
                         Wire::Money(alias) => Placed::Money(self.at(alias)?),
-                        Wire::Nominal => Placed::Nominal(self.at("amount_cents")?, self.at("interest_cents")?, self.at("discount_cents")?),
+                        Wire::Nominal => Placed::Nominal(
+                            self.at("amount_cents")?,
+                            self.at("interest_cents")?,
+                            self.at("discount_cents")?,
+                        ),
                     },
                 ))
             })
@@ -117,7 +129,9 @@ fn write_row(out: &mut Vec<u8>, row: &Row<'_>, plan: &[(&'static str, Placed)]) 
         out.extend_from_slice(b"\":");
         match *placed {
             Placed::Text(at) => match row.text(at)? {
-                Some(text) => serde_json::to_writer(&mut *out, text).map_err(|e| crate::storage::Error::Corrupt(e.to_string()))?,
+                Some(text) => {
+                    serde_json::to_writer(&mut *out, text).map_err(|e| crate::storage::Error::Corrupt(e.to_string()))?
+                }
                 None => out.extend_from_slice(b"null"),
             },
             Placed::Integer(at) => match row.try_get::<Option<i64>, _>(at)? {
@@ -141,7 +155,12 @@ fn write_row(out: &mut Vec<u8>, row: &Row<'_>, plan: &[(&'static str, Placed)]) 
 
 /// `GET /v1/{payables|receivables}` with `fields`, written as JSON: `None` when a field
 /// asked for is not in the row (the caller lists the typed records instead).
-pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Option<Vec<u8>>, ApiError> {
+pub async fn list<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<Option<Vec<u8>>, ApiError> {
     let Some(plan) = request.fields.as_deref().and_then(plan) else { return Ok(None) };
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
@@ -172,7 +191,8 @@ pub async fn list<B: BillKind>(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Member
         .map_err(db_error)?;
     out.extend_from_slice(b"],\"meta\":{\"next_cursor\":");
     match last.filter(|_| seen > limit) {
-        Some((value, id)) => serde_json::to_writer(&mut out, &encode_cursor(&keys.state, &compiled, value, &id)).map_err(|_| ApiError::internal())?,
+        Some((value, id)) => serde_json::to_writer(&mut out, &encode_cursor(&keys.state, &compiled, value, &id))
+            .map_err(|_| ApiError::internal())?,
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b"}}");
@@ -189,7 +209,12 @@ mod tests {
     fn every_member_of_a_bill_has_a_way_to_be_written() {
         assert_eq!(ORDER.first().map(String::as_str), Some("id"));
         assert!(ORDER.len() >= 40, "{:?}", *ORDER);
-        let from_parts = ["classification_center_id", "classification_center_name", "classification_center_allocations", "tax_charges"];
+        let from_parts = [
+            "classification_center_id",
+            "classification_center_name",
+            "classification_center_allocations",
+            "tax_charges",
+        ];
         for name in ORDER.iter() {
             assert_eq!(wire_of(name).is_none(), from_parts.contains(&name.as_str()), "{name}");
         }

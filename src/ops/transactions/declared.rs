@@ -6,10 +6,10 @@
 
 use super as transactions;
 use super::{Aggregates, Transaction, TransactionCreate, TransactionUpdate, Transfer, TransferCreate};
+use crate::domain::roles::Resource;
 use crate::ops::resource::{records, Declaration, Op};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
-use crate::domain::roles::Resource;
 
 records!(Transactions, transactions, Resource::Transactions, "/v1/financial-transactions", "transaction",
     row: Transaction, record: Transaction, create: TransactionCreate, created: Transaction, update: TransactionUpdate,
@@ -20,12 +20,20 @@ records!(Transactions, transactions, Resource::Transactions, "/v1/financial-tran
 pub static TRANSACTIONS: Declaration = Declaration::of::<Transactions>(&[
     Op::list::<Transactions>("financial_transactions_list", "List financial transactions"),
     Op::create::<Transactions>("financial_transactions_create", "Create a financial transaction"),
-    Op::read("/aggregates", "financial_transactions_aggregates", "Count and sum realised transactions (company_id, month+year or start_date+end_date)")
-        .answers(200, schema_of::<Aggregates>),
-    Op::read("/ids", "financial_transactions_ids", "Sweep every transaction id (ascending; limit up to 10000)").answers(200, schema_of::<IdPage>),
+    Op::read(
+        "/aggregates",
+        "financial_transactions_aggregates",
+        "Count and sum realised transactions (company_id, month+year or start_date+end_date)",
+    )
+    .answers(200, schema_of::<Aggregates>),
+    Op::read("/ids", "financial_transactions_ids", "Sweep every transaction id (ascending; limit up to 10000)")
+        .answers(200, schema_of::<IdPage>),
     Op::get::<Transactions>("financial_transactions_get", "Get a financial transaction"),
     Op::update::<Transactions>("financial_transactions_update", "Update a financial transaction"),
-    Op::delete::<Transactions>("financial_transactions_delete", "Delete a financial transaction (a transfer leg goes with its pair)"),
+    Op::delete::<Transactions>(
+        "financial_transactions_delete",
+        "Delete a financial transaction (a transfer leg goes with its pair)",
+    ),
 ]);
 
 /// The `/v1/transfers` operations.

@@ -21,13 +21,15 @@ pub mod declared;
 mod wire;
 
 use crate::ops::stamps::Stamp;
-use serde_json::json;
 use crate::storage::{sql, Conn};
+use serde_json::json;
 
-pub use self::wire::{Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate};
+pub use self::wire::{
+    Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
+};
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
-use super::crud::record_table;
 use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
+use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
 use super::list::{bind_all, list_spec, ListRequest, ListSpec};
 use super::refs::{self, CompanyRef, Polarity};
@@ -70,7 +72,11 @@ record_table!(financial_transactions => Transaction |row| {
 });
 
 /// Fills the apportionment of `rows` with one query.
-async fn with_allocations(conn: &mut Conn, ws: &Membership, mut rows: Vec<Transaction>) -> Result<Vec<Transaction>, ApiError> {
+async fn with_allocations(
+    conn: &mut Conn,
+    ws: &Membership,
+    mut rows: Vec<Transaction>,
+) -> Result<Vec<Transaction>, ApiError> {
     let ids: Vec<String> = rows.iter().map(|t| t.id.clone()).collect();
     let mut allocations = apportionment::read(conn, ws, "transaction", &ids).await?;
     for row in &mut rows {
@@ -94,7 +100,12 @@ fn trimmed(value: Option<&str>) -> Option<String> {
     value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
 
-pub async fn list(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<Page<Transaction>, ApiError> {
+pub async fn list(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<Page<Transaction>, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
@@ -149,7 +160,12 @@ fn centers_exclusive(single: bool, split: bool) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TransactionCreate) -> Result<Transaction, ApiError> {
+pub async fn create(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: TransactionCreate,
+) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
     let amount = positive("amount", input.amount)?;
@@ -174,10 +190,11 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
             apportionment::check(conn, ws, &company, polarity, &items).await?;
             items
         }
-        None => owner.center(conn, input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
-        .await?
-        .map(|center| vec![Allocation::whole(center, amount)])
-        .unwrap_or_default(),
+        None => owner
+            .center(conn, input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
+            .await?
+            .map(|center| vec![Allocation::whole(center, amount)])
+            .unwrap_or_default(),
     };
     let id = ledger::insert(
         ctx,
@@ -217,13 +234,23 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
 fn as_inputs(views: &[AllocationView]) -> Vec<AllocationInput> {
     views
         .iter()
-        .map(|v| AllocationInput { classification_center_id: v.classification_center_id.clone(), percentage: v.percentage.clone(), amount: v.amount.map(Amount) })
+        .map(|v| AllocationInput {
+            classification_center_id: v.classification_center_id.clone(),
+            percentage: v.percentage.clone(),
+            amount: v.amount.map(Amount),
+        })
         .collect()
 }
 
 /// Changes a transaction. Changing the amount re-checks the apportionment it keeps;
 /// changing the type re-checks the polarity of the category and centers it keeps.
-pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str, input: TransactionUpdate) -> Result<Transaction, ApiError> {
+pub async fn update(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: TransactionUpdate,
+) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     let current = find(conn, ws, id).await?;
     if let Some(d) = &input.description {
@@ -234,7 +261,11 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         None => current.amount,
     };
     if input.category_id.is_some() && input.category_name.is_some() {
-        return Err(invalid("category_id", "mutually_exclusive", "category_id and category_name are mutually exclusive"));
+        return Err(invalid(
+            "category_id",
+            "mutually_exclusive",
+            "category_id and category_name are mutually exclusive",
+        ));
     }
     if input.person_id.is_some() && input.person_name.is_some() {
         return Err(invalid("person_id", "mutually_exclusive", "person_id and person_name are mutually exclusive"));
@@ -249,11 +280,22 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
     centers_exclusive(single, input.classification_centers.is_some())?;
     let occurred_at = input.occurred_at.map(|d| d.to_string()).unwrap_or_else(|| current.occurred_at.clone());
-    let transaction_type = input.transaction_type.map(|t| if t == TransactionType::Credit { "credit" } else { "debit" }).unwrap_or(&current.transaction_type).to_string();
+    let transaction_type = input
+        .transaction_type
+        .map(|t| if t == TransactionType::Credit { "credit" } else { "debit" })
+        .unwrap_or(&current.transaction_type)
+        .to_string();
     let is_pending = input.is_pending.unwrap_or(current.is_pending);
-    let moves_money = amount != current.amount || occurred_at != current.occurred_at || transaction_type != current.transaction_type || is_pending != current.is_pending;
+    let moves_money = amount != current.amount
+        || occurred_at != current.occurred_at
+        || transaction_type != current.transaction_type
+        || is_pending != current.is_pending;
     if moves_money && current.auto_created {
-        return Err(unprocessable("id", "auto_created", "An auto-created transaction's amount, type, date and pending flag are managed by the server"));
+        return Err(unprocessable(
+            "id",
+            "auto_created",
+            "An auto-created transaction's amount, type, date and pending flag are managed by the server",
+        ));
     }
     if moves_money && current.transfer_id.is_some() {
         return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));
@@ -354,7 +396,11 @@ pub async fn update(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
 }
 
 /// The legs (id, company, date) of a transfer in the workspace.
-async fn transfer_legs(conn: &mut Conn, ws: &Membership, transfer_id: &str) -> Result<Vec<(String, String, String)>, ApiError> {
+async fn transfer_legs(
+    conn: &mut Conn,
+    ws: &Membership,
+    transfer_id: &str,
+) -> Result<Vec<(String, String, String)>, ApiError> {
     let rows = sql::query("SELECT id, company_id, occurred_at FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY id")
         .bind(&ws.workspace_id)
         .bind(transfer_id)
@@ -376,7 +422,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     ctx.authorize(ws, Resource::Transactions, Access::Delete)?;
     let current = find(conn, ws, id).await?;
     if current.auto_created {
-        return Err(unprocessable("id", "auto_created", "An auto-created transaction cannot be deleted; reopen or delete its bill instead"));
+        return Err(unprocessable(
+            "id",
+            "auto_created",
+            "An auto-created transaction cannot be deleted; reopen or delete its bill instead",
+        ));
     }
     let legs = match &current.transfer_id {
         Some(transfer_id) => transfer_legs(conn, ws, transfer_id).await?,
@@ -388,12 +438,14 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     }
     for (leg_id, _, _) in &legs {
         apportionment::replace(conn, ws, "transaction", leg_id, &[]).await?;
-        sql::query("DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = 'transaction' AND target_id = $2")
-            .bind(&ws.workspace_id)
-            .bind(leg_id)
-            .execute(&mut *conn)
-            .await
-            .map_err(db_error)?;
+        sql::query(
+            "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = 'transaction' AND target_id = $2",
+        )
+        .bind(&ws.workspace_id)
+        .bind(leg_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
         sql::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
             .bind(&ws.workspace_id)
             .bind(leg_id)
@@ -406,12 +458,20 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
 }
 
 /// `GET /v1/financial-transactions/ids`: every id, ascending, with a cursor.
-pub async fn ids(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request: &ListRequest) -> Result<IdPage, ApiError> {
+pub async fn ids(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    request: &ListRequest,
+) -> Result<IdPage, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT financial_transactions.id FROM financial_transactions {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await.map_err(db_error)?;
+    let ids = bind_all(sql::query(sql), &compiled.binds)
+        .map_all(&mut *conn, |r| r.try_get::<String, _>(0))
+        .await
+        .map_err(db_error)?;
     let page = page(ids, &compiled, &keys.state, |id, _| json!(id), Clone::clone);
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }
@@ -419,7 +479,12 @@ pub async fn ids(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, request:
 /// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either
 /// `month` + `year` or `start_date` + `end_date` (inclusive, on `occurred_at`); neither
 /// pair means all time. Counts and sums realised (non-pending) transactions only.
-pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, query: &[(String, String)]) -> Result<Aggregates, ApiError> {
+pub async fn aggregates(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    query: &[(String, String)],
+) -> Result<Aggregates, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let mut company_id = None;
     let (mut month, mut year, mut start, mut end) = (None, None, None, None);
@@ -428,10 +493,22 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, q
             "workspace_id" => {}
             "company_id" => company_id = Some(body_id("company_id", value)?),
             "month" => {
-                month = Some(value.parse::<u8>().ok().filter(|m| (1..=12).contains(m)).ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))?)
+                month = Some(
+                    value
+                        .parse::<u8>()
+                        .ok()
+                        .filter(|m| (1..=12).contains(m))
+                        .ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))?,
+                )
             }
             "year" => {
-                year = Some(value.parse::<i32>().ok().filter(|y| (1900..=2999).contains(y)).ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))?)
+                year = Some(
+                    value
+                        .parse::<i32>()
+                        .ok()
+                        .filter(|y| (1900..=2999).contains(y))
+                        .ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))?,
+                )
             }
             "start_date" => {
                 check_date("start_date", Some(value))?;
@@ -447,7 +524,11 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, q
     let by_month = month.is_some() || year.is_some();
     let by_range = start.is_some() || end.is_some();
     if by_month && by_range {
-        return Err(invalid("month", "mutually_exclusive", "month/year and start_date/end_date are mutually exclusive"));
+        return Err(invalid(
+            "month",
+            "mutually_exclusive",
+            "month/year and start_date/end_date are mutually exclusive",
+        ));
     }
     let range = match (month, year, start, end) {
         (Some(m), Some(y), None, None) => {
@@ -462,8 +543,12 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, q
             }
             Some((s, e))
         }
-        (None, None, Some(_), None) => return Err(invalid("end_date", "required", "end_date is required with start_date")),
-        (None, None, None, Some(_)) => return Err(invalid("start_date", "required", "start_date is required with end_date")),
+        (None, None, Some(_), None) => {
+            return Err(invalid("end_date", "required", "end_date is required with start_date"))
+        }
+        (None, None, None, Some(_)) => {
+            return Err(invalid("start_date", "required", "start_date is required with end_date"))
+        }
         _ => None,
     };
     let mut sql = String::from(
@@ -495,7 +580,12 @@ pub async fn aggregates(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, q
 }
 
 /// An account of the workspace (any company) for a transfer leg, with its company.
-async fn transfer_account(conn: &mut Conn, ws: &Membership, field: &str, id: &str) -> Result<(String, CompanyRef), ApiError> {
+async fn transfer_account(
+    conn: &mut Conn,
+    ws: &Membership,
+    field: &str,
+    id: &str,
+) -> Result<(String, CompanyRef), ApiError> {
     let id = body_id(field, id)?;
     let row = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
@@ -512,7 +602,12 @@ async fn transfer_account(conn: &mut Conn, ws: &Membership, field: &str, id: &st
 /// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
 /// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
 /// company and is subject to that company's closed period.
-pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TransferCreate) -> Result<Transfer, ApiError> {
+pub async fn create_transfer(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    input: TransferCreate,
+) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
     let amount = positive("amount", input.amount)?;
@@ -565,7 +660,12 @@ pub async fn create_transfer(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membersh
 }
 
 /// `GET /v1/transfers/{transfer_id}`: both legs of a transfer of the workspace.
-pub async fn get_transfer(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, transfer_id: &str) -> Result<Transfer, ApiError> {
+pub async fn get_transfer(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    transfer_id: &str,
+) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let transfer_id = path_id(transfer_id, "Transfer")?;
     let rows = sql::query(format!(

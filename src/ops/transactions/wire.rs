@@ -238,4 +238,3 @@ pub struct Transfer {
     pub notes: Option<String>,
     pub is_pending: bool,
 }
-

@@ -12,16 +12,31 @@ use crate::app::AppState;
 use crate::ops::accounts::{self, Accounts, AdjustBalance};
 
 pub fn routes() -> Router<AppState> {
-    records::routes::<Accounts>(&accounts::OPERATIONS, vec![("financial_accounts_adjust_balance".into(), post(adjust_balance))])
+    records::routes::<Accounts>(
+        &accounts::OPERATIONS,
+        vec![("financial_accounts_adjust_balance".into(), post(adjust_balance))],
+    )
 }
 
 /// `POST /v1/financial-accounts/{id}/adjust-balance` (idempotent with a key): 201 with
 /// `Location` at the balancing transaction.
-async fn adjust_balance(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
+async fn adjust_balance(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+    RestBody(body): RestBody,
+) -> Response {
     let route = format!("/v1/financial-accounts/{id}/adjust-balance");
     let location = Location::Field("/v1/financial-transactions", "transaction_id");
-    door::create_keyed(&state, &headers, &query, &route, location, &body, async |ctx, conn, ws, input: AdjustBalance| {
-        accounts::adjust_balance(ctx, conn, ws, &id, input).await
-    })
+    door::create_keyed(
+        &state,
+        &headers,
+        &query,
+        &route,
+        location,
+        &body,
+        async |ctx, conn, ws, input: AdjustBalance| accounts::adjust_balance(ctx, conn, ws, &id, input).await,
+    )
     .await
 }

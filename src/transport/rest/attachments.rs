@@ -41,11 +41,19 @@ pub fn routes() -> Router<AppState> {
 
 /// `GET /v1/attachments`
 async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| {
+        attachments::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await
+    })
+    .await
 }
 
 /// `GET /v1/attachments/{id}`
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+async fn get_one(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
 }
 
@@ -88,7 +96,9 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
     let bytes = match body::read(body, MAX_UPLOAD_BODY).await {
         Ok(bytes) => bytes,
         Err(BodyError::TooLarge) => return close_connection(error_response(&attachments::too_large())),
-        Err(BodyError::Broken) => return close_connection(error_response(&ApiError::bad_request("The request body could not be read"))),
+        Err(BodyError::Broken) => {
+            return close_connection(error_response(&ApiError::bad_request("The request body could not be read")))
+        }
     };
     let outcome = async {
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
@@ -110,8 +120,15 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
 
 /// `DELETE /v1/attachments/{id}` → 204; an object in the blob store is removed after
 /// the delete has committed.
-async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    let answer = door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await;
+async fn delete(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+) -> Response {
+    let answer =
+        door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await)
+            .await;
     if answer.status().is_success() {
         state.remove_deleted_blobs_soon();
     }
@@ -123,9 +140,12 @@ async fn delete(State(state): State<AppState>, headers: HeaderMap, RecordId(id):
 /// controls and non-ASCII characters become `_`); when that loses anything, the exact
 /// name follows as RFC 5987 `filename*`.
 pub fn content_disposition(file_name: &str, mime_type: &str) -> String {
-    let kind = if matches!(mime_type, "application/pdf" | "image/png" | "image/jpeg") { "inline" } else { "attachment" };
-    let fallback: String =
-        file_name.chars().map(|c| if c.is_ascii() && !c.is_ascii_control() && c != '"' && c != '\\' { c } else { '_' }).collect();
+    let kind =
+        if matches!(mime_type, "application/pdf" | "image/png" | "image/jpeg") { "inline" } else { "attachment" };
+    let fallback: String = file_name
+        .chars()
+        .map(|c| if c.is_ascii() && !c.is_ascii_control() && c != '"' && c != '\\' { c } else { '_' })
+        .collect();
     let mut value = format!("{kind}; filename=\"{fallback}\"");
     if fallback != file_name {
         value.push_str("; filename*=UTF-8''");
@@ -141,7 +161,12 @@ pub fn content_disposition(file_name: &str, mime_type: &str) -> String {
 }
 
 /// `GET /v1/attachments/{id}/download`: the bytes, never cached.
-async fn download(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+async fn download(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Read).await {
         Ok(c) => c,
         Err(answer) => return answer,
@@ -160,13 +185,17 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, RecordId(id
         Err(e) => return error_response(&e),
     };
     let disposition = content_disposition(&file.file_name, &file.mime_type);
-    let content_type = HeaderValue::from_str(&file.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    let content_type =
+        HeaderValue::from_str(&file.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
     let length = file.content.len();
     let mut answer = Response::new(Body::from(file.content));
     let headers = answer.headers_mut();
     headers.insert(header::CONTENT_TYPE, content_type);
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-    headers.insert(header::CONTENT_DISPOSITION, HeaderValue::from_str(&disposition).unwrap_or(HeaderValue::from_static("attachment")));
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition).unwrap_or(HeaderValue::from_static("attachment")),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     answer
@@ -174,18 +203,37 @@ async fn download(State(state): State<AppState>, headers: HeaderMap, RecordId(id
 
 /// `POST /v1/attachments/{id}/links` → 201 `{attachment_id, parent_type, parent_id}`
 /// (idempotent with a key).
-async fn link(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
+async fn link(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+    RestBody(body): RestBody,
+) -> Response {
     let route = format!("/v1/attachments/{id}/links");
-    door::create_keyed(&state, &headers, &query, &route, Location::None, &body, async |ctx, conn, ws, input: attachments::LinkRequest| {
-        attachments::link(ctx, conn, ws, &id, input).await
-    })
+    door::create_keyed(
+        &state,
+        &headers,
+        &query,
+        &route,
+        Location::None,
+        &body,
+        async |ctx, conn, ws, input: attachments::LinkRequest| attachments::link(ctx, conn, ws, &id, input).await,
+    )
     .await
 }
 
 /// `DELETE /v1/attachments/{id}/links` → 204
-async fn unlink(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
+async fn unlink(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+    RestBody(body): RestBody,
+) -> Response {
     let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>);
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await).await
+    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await)
+        .await
 }
 
 #[cfg(test)]
@@ -201,7 +249,10 @@ mod tests {
             "inline; filename=\"a_b_c.png\"; filename*=UTF-8''a%22b%5Cc.png"
         );
         assert_eq!(
-            content_disposition("relatório final.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+            content_disposition(
+                "relatório final.xlsx",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            ),
             "attachment; filename=\"relat_rio final.xlsx\"; filename*=UTF-8''relat%C3%B3rio%20final.xlsx"
         );
     }

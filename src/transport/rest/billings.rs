@@ -13,8 +13,8 @@ use crate::app::AppState;
 use crate::error::ApiError;
 use crate::ops::bills::declared::{self, Bills};
 use crate::ops::bills::{self, BillKind, Payable, Receivable};
-use crate::ops::resource::Declaration;
 use crate::ops::rate_limit::Budget;
+use crate::ops::resource::Declaration;
 use crate::ops::{idempotency, validate};
 
 pub fn routes() -> Router<AppState> {
@@ -32,12 +32,20 @@ fn routes_of<B: BillKind>(declaration: &'static Declaration) -> Router<AppState>
         ("reopen", act::<B>(Action::Reopen)),
     ];
     let collection = declaration.collection.trim_start_matches("/v1/");
-    records::routes::<Bills<B>>(declaration, own.into_iter().map(|(action, handler)| (format!("{collection}_{action}"), handler)).collect())
+    records::routes::<Bills<B>>(
+        declaration,
+        own.into_iter().map(|(action, handler)| (format!("{collection}_{action}"), handler)).collect(),
+    )
 }
 
 /// `GET /v1/{kind}/aggregates`
-async fn aggregates<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::aggregates::<B>(ctx, conn, ws, &query).await).await
+async fn aggregates<B: BillKind>(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    QueryPairs(query): Query,
+) -> Response {
+    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::aggregates::<B>(ctx, conn, ws, &query).await)
+        .await
 }
 
 /// `GET /v1/{kind}/ids`
@@ -93,14 +101,25 @@ fn action_answer(stored: &idempotency::Stored, replayed: bool) -> Response {
 
 /// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`
 fn act<B: BillKind>(action: Action) -> MethodRouter<AppState> {
-    post(move |State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody| {
-        run::<B>(state, headers, id, query, body, action)
-    })
+    post(
+        move |State(state): State<AppState>,
+              headers: HeaderMap,
+              RecordId(id): RecordId,
+              QueryPairs(query): Query,
+              RestBody(body): RestBody| { run::<B>(state, headers, id, query, body, action) },
+    )
 }
 
 /// An action: one transaction, idempotent with a key (a retried settle never moves
 /// money twice).
-async fn run<B: BillKind>(state: AppState, headers: HeaderMap, id: String, query: Vec<(String, String)>, body: axum::body::Bytes, action: Action) -> Response {
+async fn run<B: BillKind>(
+    state: AppState,
+    headers: HeaderMap,
+    id: String,
+    query: Vec<(String, String)>,
+    body: axum::body::Bytes,
+    action: Action,
+) -> Response {
     let caller = match caller(&state, &headers, &query, Budget::Write).await {
         Ok(c) => c,
         Err(answer) => return answer,

@@ -24,8 +24,8 @@ use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Identity, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::rate_limit::{self, Budget, Counted};
-use crate::storage::identity::Membership;
 use crate::ops::{idempotency, Channel, OpContext};
+use crate::storage::identity::Membership;
 use crate::storage::Conn;
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
@@ -65,9 +65,12 @@ pub async fn envelope_rejections(request: axum::extract::Request, next: axum::mi
         return answer;
     }
     let error = match status {
-        StatusCode::METHOD_NOT_ALLOWED => ApiError::new(ErrorCode::MethodNotAllowed, format!("This route does not take {method}")),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            ApiError::new(ErrorCode::MethodNotAllowed, format!("This route does not take {method}"))
+        }
         s if s.is_server_error() => ApiError::internal(),
-        _ => ApiError::bad_request("The request could not be read").with_details(serde_json::json!({ "reason": "invalid_request" })),
+        _ => ApiError::bad_request("The request could not be read")
+            .with_details(serde_json::json!({ "reason": "invalid_request" })),
     };
     let mut envelope = (status, error).into_response();
     if let Some(allow) = answer.headers().get(http::header::ALLOW) {
@@ -118,7 +121,11 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RecordId {
 
 /// 401 for a missing (`sent` false) or refused API token.
 fn invalid_token(state: &AppState, sent: bool) -> Response {
-    let mut answer = ApiError::new(ErrorCode::InvalidToken, "A valid API bearer token is required (MCP tokens are not accepted here)").into_response();
+    let mut answer = ApiError::new(
+        ErrorCode::InvalidToken,
+        "A valid API bearer token is required (MCP tokens are not accepted here)",
+    )
+    .into_response();
     let challenge = auth::challenge(&state.config.public_url, "", sent);
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         answer.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
@@ -154,13 +161,13 @@ pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) 
         Ok(entered) => entered,
         Err(answer) => return answer,
     };
-    let ctx = OpContext { state: state.services(), identity: &identity, channel: Channel::Api, memberships: &memberships };
+    let ctx =
+        OpContext { state: state.services(), identity: &identity, channel: Channel::Api, memberships: &memberships };
     match crate::ops::workspaces::list(&ctx).and_then(|l| serde_json::to_value(l).map_err(|_| ApiError::internal())) {
         Ok(body) => response::json(StatusCode::OK, &body, None),
         Err(e) => e.into_response(),
     }
 }
-
 
 /// A `/v1` caller: authenticated, counted, with their memberships and the connection's
 /// default workspace (`X-Workspace-Id` or `?workspace_id=`, which must agree).
@@ -172,13 +179,25 @@ pub(crate) struct Caller {
 
 impl Caller {
     pub(crate) fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
-        OpContext { state: state.services(), identity: &self.identity, channel: Channel::Api, memberships: &self.memberships }
+        OpContext {
+            state: state.services(),
+            identity: &self.identity,
+            channel: Channel::Api,
+            memberships: &self.memberships,
+        }
     }
 }
 
-pub(crate) async fn caller(state: &AppState, headers: &HeaderMap, query: &[(String, String)], budget: Budget) -> Result<Caller, Response> {
+pub(crate) async fn caller(
+    state: &AppState,
+    headers: &HeaderMap,
+    query: &[(String, String)],
+    budget: Budget,
+) -> Result<Caller, Response> {
     let (identity, memberships) = enter(state, headers, budget).await?;
-    let default_workspace = WorkspaceHint::of_request(headers, query.iter().map(|(k, v)| (k, v))).resolve().map_err(IntoResponse::into_response)?;
+    let default_workspace = WorkspaceHint::of_request(headers, query.iter().map(|(k, v)| (k, v)))
+        .resolve()
+        .map_err(IntoResponse::into_response)?;
     Ok(Caller { identity, memberships, default_workspace })
 }
 
@@ -190,8 +209,10 @@ pub(crate) fn ok_json<T: serde::Serialize>(status: StatusCode, value: &T) -> Res
 }
 
 pub(crate) fn body_json(body: &[u8]) -> Result<serde_json::Value, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|_| ApiError::bad_request("The request body is not valid JSON").with_details(serde_json::json!({"reason": "invalid_json"})))
+    serde_json::from_slice(body).map_err(|_| {
+        ApiError::bad_request("The request body is not valid JSON")
+            .with_details(serde_json::json!({"reason": "invalid_json"}))
+    })
 }
 
 /// The request's idempotency key (`X-Idempotency-Key`, alias `Idempotency-Key`), as
@@ -201,7 +222,11 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Api
     match value {
         None => Ok(None),
         Some(v) => {
-            let key = v.to_str().map_err(|_| ApiError::bad_request("The idempotency key must be visible ASCII"))?.trim().to_string();
+            let key = v
+                .to_str()
+                .map_err(|_| ApiError::bad_request("The idempotency key must be visible ASCII"))?
+                .trim()
+                .to_string();
             Ok(Some(key))
         }
     }
@@ -244,8 +269,12 @@ pub(crate) fn created(stored: &idempotency::Stored, location: Location<'_>, repl
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut answer = response::json(status, &stored.body, None);
     let url = match location {
-        Location::Id(collection) => stored.body.get("id").and_then(serde_json::Value::as_str).map(|id| format!("{collection}/{id}")),
-        Location::Field(prefix, field) => stored.body.get(field).and_then(serde_json::Value::as_str).map(|v| format!("{prefix}/{v}")),
+        Location::Id(collection) => {
+            stored.body.get("id").and_then(serde_json::Value::as_str).map(|id| format!("{collection}/{id}"))
+        }
+        Location::Field(prefix, field) => {
+            stored.body.get(field).and_then(serde_json::Value::as_str).map(|v| format!("{prefix}/{v}"))
+        }
         Location::None => None,
     };
     if let Some(value) = url.and_then(|l| HeaderValue::from_str(&l).ok()) {
@@ -280,11 +309,11 @@ pub async fn openapi(State(state): State<AppState>) -> Response {
 /// operation (reads on a pooled connection, writes in one transaction), and answer with
 /// the REST status and envelope.
 pub(crate) mod door {
+    use crate::storage::Conn;
     use axum::response::Response;
     use http::{HeaderMap, StatusCode};
     use serde::de::DeserializeOwned;
     use serde::Serialize;
-    use crate::storage::Conn;
 
     use axum::response::IntoResponse;
 

@@ -18,5 +18,8 @@ pub fn routes() -> Router<AppState> {
 
 /// `GET /v1/people/ids`: the id sweep.
 async fn ids(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| crud::ids::<People>(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| {
+        crud::ids::<People>(ctx, conn, ws, &ListRequest::from_query(&query)?).await
+    })
+    .await
 }

@@ -16,7 +16,10 @@ use crate::ops::resource::{Declaration, Deletable, Records, Shape, Writable};
 
 /// The routes of `declaration`, whose record shapes are the operations of `R`; each
 /// [`Shape::Own`] row is served by the handler `own` names for its `operationId`.
-pub(crate) fn routes<R: Writable + Deletable>(declaration: &'static Declaration, own: Vec<(String, MethodRouter<AppState>)>) -> Router<AppState> {
+pub(crate) fn routes<R: Writable + Deletable>(
+    declaration: &'static Declaration,
+    own: Vec<(String, MethodRouter<AppState>)>,
+) -> Router<AppState> {
     mount(declaration, own, |shape| match shape {
         Shape::List => Some(routing::get(list::<R>)),
         Shape::Get => Some(routing::get(get::<R>)),
@@ -57,21 +60,51 @@ fn mount(
 }
 
 async fn list<R: Records>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| R::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| {
+        R::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await
+    })
+    .await
 }
 
-async fn get<R: Records>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+async fn get<R: Records>(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+) -> Response {
     door::read(&state, &headers, &query, async |ctx, conn, ws| R::get(ctx, conn, ws, &id).await).await
 }
 
-async fn create<R: Writable>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::create(&state, &headers, &query, R::COLLECTION, &body, async |ctx, conn, ws, input: R::Create| R::create(ctx, conn, ws, input).await).await
+async fn create<R: Writable>(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    QueryPairs(query): Query,
+    RestBody(body): RestBody,
+) -> Response {
+    door::create(&state, &headers, &query, R::COLLECTION, &body, async |ctx, conn, ws, input: R::Create| {
+        R::create(ctx, conn, ws, input).await
+    })
+    .await
 }
 
-async fn update<R: Writable>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: R::Update| R::update(ctx, conn, ws, &id, input).await).await
+async fn update<R: Writable>(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+    RestBody(body): RestBody,
+) -> Response {
+    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: R::Update| {
+        R::update(ctx, conn, ws, &id, input).await
+    })
+    .await
 }
 
-async fn delete<R: Deletable>(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
+async fn delete<R: Deletable>(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+) -> Response {
     door::remove(&state, &headers, &query, async |ctx, conn, ws| R::delete(ctx, conn, ws, &id).await).await
 }

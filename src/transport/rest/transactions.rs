@@ -10,38 +10,65 @@ use http::HeaderMap;
 use super::{door, records, Location, Query, QueryPairs, RecordId, RestBody};
 use crate::app::AppState;
 use crate::ops::list::ListRequest;
-use crate::ops::transactions::{self, TransferCreate};
 use crate::ops::transactions::declared::{self as transactions_ops, Transactions};
+use crate::ops::transactions::{self, TransferCreate};
 
 pub fn routes() -> Router<AppState> {
     let transactions = records::routes::<Transactions>(
         &transactions_ops::TRANSACTIONS,
-        vec![("financial_transactions_aggregates".into(), get(aggregates)), ("financial_transactions_ids".into(), get(ids))],
+        vec![
+            ("financial_transactions_aggregates".into(), get(aggregates)),
+            ("financial_transactions_ids".into(), get(ids)),
+        ],
     );
-    let transfers = records::own(&transactions_ops::TRANSFERS, vec![("transfers_create".into(), post(create_transfer)), ("transfers_get".into(), get(get_transfer))]);
+    let transfers = records::own(
+        &transactions_ops::TRANSFERS,
+        vec![("transfers_create".into(), post(create_transfer)), ("transfers_get".into(), get(get_transfer))],
+    );
     transactions.merge(transfers)
 }
 
 /// `GET /v1/financial-transactions/aggregates`
 async fn aggregates(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::aggregates(ctx, conn, ws, &query).await).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::aggregates(ctx, conn, ws, &query).await)
+        .await
 }
 
 /// `GET /v1/financial-transactions/ids`: the id sweep.
 async fn ids(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::ids(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
-}
-
-/// `POST /v1/transfers` (idempotent with a key): 201 with `Location` at the transfer.
-async fn create_transfer(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, RestBody(body): RestBody) -> Response {
-    let location = Location::Field("/v1/transfers", "transfer_id");
-    door::create_keyed(&state, &headers, &query, "/v1/transfers", location, &body, async |ctx, conn, ws, input: TransferCreate| {
-        transactions::create_transfer(ctx, conn, ws, input).await
+    door::read(&state, &headers, &query, async |ctx, conn, ws| {
+        transactions::ids(ctx, conn, ws, &ListRequest::from_query(&query)?).await
     })
     .await
 }
 
+/// `POST /v1/transfers` (idempotent with a key): 201 with `Location` at the transfer.
+async fn create_transfer(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    QueryPairs(query): Query,
+    RestBody(body): RestBody,
+) -> Response {
+    let location = Location::Field("/v1/transfers", "transfer_id");
+    door::create_keyed(
+        &state,
+        &headers,
+        &query,
+        "/v1/transfers",
+        location,
+        &body,
+        async |ctx, conn, ws, input: TransferCreate| transactions::create_transfer(ctx, conn, ws, input).await,
+    )
+    .await
+}
+
 /// `GET /v1/transfers/{transfer_id}`
-async fn get_transfer(State(state): State<AppState>, headers: HeaderMap, RecordId(id): RecordId, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::get_transfer(ctx, conn, ws, &id).await).await
+async fn get_transfer(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RecordId(id): RecordId,
+    QueryPairs(query): Query,
+) -> Response {
+    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::get_transfer(ctx, conn, ws, &id).await)
+        .await
 }

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 
 use crate::common::*;
 
-
 /// What tells the two kinds apart in the tests.
 #[derive(Clone, Copy)]
 pub struct K {
@@ -211,7 +210,17 @@ pub async fn create_returns_201_with_location_provenance_and_audit(k: K) {
     let person = created["person_id"].as_str().unwrap();
     assert_eq!(count(&h, &format!("SELECT {} FROM people WHERE id = $1", k.person_flag), person).await, 1);
     let action = format!("{}.create", &k.path[4..]);
-    assert_eq!(count(&h, &format!("SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}' AND channel = 'api'"), id).await, 1);
+    assert_eq!(
+        count(
+            &h,
+            &format!(
+                "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}' AND channel = 'api'"
+            ),
+            id
+        )
+        .await,
+        1
+    );
     let mut got = get(&h, &format!("{}/{id}", k.path)).await.json();
     got["series"] = created["series"].clone();
     assert_eq!(got, created);
@@ -228,17 +237,36 @@ pub async fn validation_names_the_field(k: K) {
         (with(body(), json!({"colour": "red"})), 400, "colour", "unknown_field"),
         (with(body(), json!({"status": "paid"})), 400, "status", "unknown_field"),
         (with(body(), json!({"type": "installment"})), 400, "total_installments", "required"),
-        (with(body(), json!({"type": "installment", "total_installments": 121})), 400, "total_installments", "out_of_range"),
+        (
+            with(body(), json!({"type": "installment", "total_installments": 121})),
+            400,
+            "total_installments",
+            "out_of_range",
+        ),
         (with(body(), json!({"type": "recurring"})), 400, "recurrence_period", "required"),
         (with(body(), json!({"company_id": BETA_COMPANY})), 422, "company_id", "invalid_reference"),
-        (with(body(), json!({"tax_charges": [{"tax_id": MISSING, "amount": "1.00"}]})), 422, "tax_charges[0].tax_id", "invalid_reference"),
+        (
+            with(body(), json!({"tax_charges": [{"tax_id": MISSING, "amount": "1.00"}]})),
+            422,
+            "tax_charges[0].tax_id",
+            "invalid_reference",
+        ),
     ];
     for (b, status, field, why) in cases {
         let reply = h.send(rest(Method::POST, k.path, &token, Some(b.clone())).build()).await;
         let (got, r, f) = reason(&reply);
-        assert_eq!((got, r.as_str(), f.as_str()), (status, why, field), "{b}: {}", String::from_utf8_lossy(&reply.bytes));
+        assert_eq!(
+            (got, r.as_str(), f.as_str()),
+            (status, why, field),
+            "{b}: {}",
+            String::from_utf8_lossy(&reply.bytes)
+        );
     }
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM billings WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 0, "nothing half-written");
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM billings WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
+        0,
+        "nothing half-written"
+    );
 }
 
 pub async fn settle_creates_exactly_one_auto_created_transaction(k: K) {
@@ -254,7 +282,12 @@ pub async fn settle_creates_exactly_one_auto_created_transaction(k: K) {
     )
     .await;
     let id = b["id"].as_str().unwrap();
-    let reply = post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12", "financial_account_id": account, "interest_amount": "10.00"}))).await;
+    let reply = post(
+        &h,
+        &format!("{}/{id}/settle", k.path),
+        Some(json!({"payment_date": "2026-03-12", "financial_account_id": account, "interest_amount": "10.00"})),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     let settled = reply.json();
     assert_eq!(settled["status"], k.settled);
@@ -281,13 +314,24 @@ pub async fn settle_creates_exactly_one_auto_created_transaction(k: K) {
         .unwrap()
         .try_get(0)
         .unwrap();
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM allocations WHERE owner_type = 'transaction' AND owner_id = $1", &tx_id).await, 2);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM allocations WHERE owner_type = 'transaction' AND owner_id = $1", &tx_id).await,
+        2
+    );
     assert_eq!(sum + 70_700, 101_000, "70 % of 1010.00 plus the amount item scaled to 303.00");
     // Settling again is an invalid transition and moves nothing.
-    let again = post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12", "financial_account_id": account}))).await;
+    let again = post(
+        &h,
+        &format!("{}/{id}/settle", k.path),
+        Some(json!({"payment_date": "2026-03-12", "financial_account_id": account})),
+    )
+    .await;
     expect(&again, 422, "invalid_transition");
     assert_eq!(settled_transactions(&h, id).await.len(), 1);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action LIKE '%.settle'", id).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action LIKE '%.settle'", id).await,
+        1
+    );
 }
 
 pub async fn settle_requires_payment_date_and_an_account_of_the_same_company(k: K) {
@@ -302,17 +346,45 @@ pub async fn settle_requires_payment_date_and_an_account_of_the_same_company(k: 
     let bad_date = post(&h, &path, Some(json!({"payment_date": "2026-13-01", "financial_account_id": mine}))).await;
     assert_eq!(reason(&bad_date), (400, "invalid_date".into(), "payment_date".into()));
     expect(&post(&h, &path, Some(json!({"payment_date": "2026-03-12"}))).await, 422, "account_required");
-    expect(&post(&h, &path, Some(json!({"payment_date": "2026-03-12", "financial_account_id": sister}))).await, 422, "account_company_mismatch");
-    expect(&post(&h, &path, Some(json!({"payment_date": "2026-03-12", "financial_account_id": foreign}))).await, 422, "invalid_reference");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 0);
+    expect(
+        &post(&h, &path, Some(json!({"payment_date": "2026-03-12", "financial_account_id": sister}))).await,
+        422,
+        "account_company_mismatch",
+    );
+    expect(
+        &post(&h, &path, Some(json!({"payment_date": "2026-03-12", "financial_account_id": foreign}))).await,
+        422,
+        "invalid_reference",
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
+        0
+    );
     assert_eq!(get(&h, &format!("{}/{}", k.path, b["id"].as_str().unwrap())).await.json()["status"], "pending");
     // Accounts given on create or update must belong to the company too.
-    expect(&post(&h, k.path, Some(with(body(), json!({"expected_account_id": sister})))).await, 422, "account_company_mismatch");
-    expect(&post(&h, k.path, Some(with(body(), json!({"financial_account_id": foreign})))).await, 422, "invalid_reference");
-    expect(&patch(&h, &format!("{}/{}", k.path, b["id"].as_str().unwrap()), json!({"financial_account_id": sister})).await, 422, "account_company_mismatch");
+    expect(
+        &post(&h, k.path, Some(with(body(), json!({"expected_account_id": sister})))).await,
+        422,
+        "account_company_mismatch",
+    );
+    expect(
+        &post(&h, k.path, Some(with(body(), json!({"financial_account_id": foreign})))).await,
+        422,
+        "invalid_reference",
+    );
+    expect(
+        &patch(&h, &format!("{}/{}", k.path, b["id"].as_str().unwrap()), json!({"financial_account_id": sister})).await,
+        422,
+        "account_company_mismatch",
+    );
     // An account set on the record beforehand is used.
     let b2 = create(&h, k, with(body(), json!({"financial_account_id": mine}))).await;
-    let ok = post(&h, &format!("{}/{}/settle", k.path, b2["id"].as_str().unwrap()), Some(json!({"payment_date": "2026-03-12"}))).await;
+    let ok = post(
+        &h,
+        &format!("{}/{}/settle", k.path, b2["id"].as_str().unwrap()),
+        Some(json!({"payment_date": "2026-03-12"})),
+    )
+    .await;
     assert_eq!(ok.status, 200, "{}", String::from_utf8_lossy(&ok.bytes));
     assert_eq!(ok.json()["status"], k.settled);
 }
@@ -322,7 +394,12 @@ pub async fn reopen_removes_the_settlement_transaction(k: K) {
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();
-    let settled = post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12", "financial_account_id": account, "ticket_amount": "990.00"}))).await;
+    let settled = post(
+        &h,
+        &format!("{}/{id}/settle", k.path),
+        Some(json!({"payment_date": "2026-03-12", "financial_account_id": account, "ticket_amount": "990.00"})),
+    )
+    .await;
     assert_eq!(settled.status, 200);
     let tx = settled.json()["transaction_id"].as_str().unwrap().to_string();
     let reopened = post(&h, &format!("{}/{id}/reopen", k.path), None).await;
@@ -334,7 +411,11 @@ pub async fn reopen_removes_the_settlement_transaction(k: K) {
     assert_eq!(r["ticket_amount"], Value::Null);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE id = $1", &tx).await, 0);
     assert_eq!(settled_transactions(&h, id).await.len(), 0);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'transactions.delete'", &tx).await, 1);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'transactions.delete'", &tx)
+            .await,
+        1
+    );
     // Reopening a pending record is not a transition; settling again works.
     expect(&post(&h, &format!("{}/{id}/reopen", k.path), None).await, 422, "invalid_transition");
     let again = post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-13"}))).await;
@@ -347,7 +428,10 @@ pub async fn cancel_of_a_settled_record_requires_reopen(k: K) {
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, with(body(), json!({"financial_account_id": account}))).await;
     let id = b["id"].as_str().unwrap();
-    assert_eq!(post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12"}))).await.status, 200);
+    assert_eq!(
+        post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12"}))).await.status,
+        200
+    );
     let refused = post(&h, &format!("{}/{id}/cancel", k.path), None).await;
     assert_eq!(reason(&refused), (422, "invalid_transition".into(), "status".into()));
     assert_eq!(settled_transactions(&h, id).await.len(), 1, "nothing changed");
@@ -356,7 +440,11 @@ pub async fn cancel_of_a_settled_record_requires_reopen(k: K) {
     assert_eq!(cancelled.status, 200);
     assert_eq!(cancelled.json()["status"], "cancelled");
     expect(&post(&h, &format!("{}/{id}/cancel", k.path), None).await, 422, "invalid_transition");
-    expect(&post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12"}))).await, 422, "invalid_transition");
+    expect(
+        &post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": "2026-03-12"}))).await,
+        422,
+        "invalid_transition",
+    );
     let reopened = post(&h, &format!("{}/{id}/reopen", k.path), None).await;
     assert_eq!(reopened.json()["status"], "pending");
     let unknown = post(&h, &format!("{}/{id}/cancel", k.path), Some(json!({"reason": "x"}))).await;
@@ -368,19 +456,40 @@ pub async fn update_never_changes_status(k: K) {
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let path = format!("{}/{}", k.path, b["id"].as_str().unwrap());
-    for field in ["status", "payment_date", "interest_amount", "discount_amount", "ticket_amount", "transaction_id", "company_id"] {
+    for field in [
+        "status",
+        "payment_date",
+        "interest_amount",
+        "discount_amount",
+        "ticket_amount",
+        "transaction_id",
+        "company_id",
+    ] {
         let reply = patch(&h, &path, json!({ field: "x" })).await;
         assert_eq!(reason(&reply), (400, "unknown_field".into(), field.to_string()), "{field}");
     }
-    let changed = patch(&h, &path, json!({"description": "Aluguel de abril", "amount": "1200.00", "notes": "reajuste"})).await;
+    let changed =
+        patch(&h, &path, json!({"description": "Aluguel de abril", "amount": "1200.00", "notes": "reajuste"})).await;
     assert_eq!(changed.status, 200, "{}", String::from_utf8_lossy(&changed.bytes));
     let changed = changed.json();
-    assert_eq!((changed["description"].as_str(), changed["amount"].as_str(), changed["status"].as_str()), (Some("Aluguel de abril"), Some("1200.00"), Some("pending")));
+    assert_eq!(
+        (changed["description"].as_str(), changed["amount"].as_str(), changed["status"].as_str()),
+        (Some("Aluguel de abril"), Some("1200.00"), Some("pending"))
+    );
     assert_eq!(changed["updated_via"], "api");
     let cleared = patch(&h, &path, json!({"notes": null})).await.json();
     assert_eq!(cleared["notes"], Value::Null);
     assert_eq!(cleared["description"], "Aluguel de abril", "fields not sent are kept");
-    assert_eq!(post(&h, &format!("{path}/settle"), Some(json!({"payment_date": "2026-03-12", "financial_account_id": account}))).await.status, 200);
+    assert_eq!(
+        post(
+            &h,
+            &format!("{path}/settle"),
+            Some(json!({"payment_date": "2026-03-12", "financial_account_id": account}))
+        )
+        .await
+        .status,
+        200
+    );
     expect(&patch(&h, &path, json!({"description": "x"})).await, 422, "invalid_transition");
     assert_eq!(get(&h, &path).await.json()["status"], k.settled);
 }
@@ -401,7 +510,8 @@ pub async fn installments_split_to_the_cent_with_the_remainder_on_the_last(k: K)
         ),
     )
     .await;
-    let series: Vec<String> = created["series"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let series: Vec<String> =
+        created["series"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
     assert_eq!(series.len(), 3);
     assert_eq!(created["id"].as_str(), Some(series[0].as_str()), "the answer is the first installment");
     let mut amounts = Vec::new();
@@ -421,10 +531,23 @@ pub async fn installments_split_to_the_cent_with_the_remainder_on_the_last(k: K)
     }
     assert_eq!(amounts, ["33.33", "33.33", "33.34"]);
     assert_eq!(item_amounts, 5000, "the amount item adds up over the series");
-    let total = h.send(rest(Method::GET, &format!("{}?group_id={}", k.path, created["group_id"].as_str().unwrap()), &h.api_token(DEMO_OWNER), None).build()).await.json();
+    let total = h
+        .send(
+            rest(
+                Method::GET,
+                &format!("{}?group_id={}", k.path, created["group_id"].as_str().unwrap()),
+                &h.api_token(DEMO_OWNER),
+                None,
+            )
+            .build(),
+        )
+        .await
+        .json();
     assert_eq!(total["data"].as_array().unwrap().len(), 3);
     // The amount must cover one cent per installment.
-    let reply = post(&h, k.path, Some(with(body(), json!({"amount": "0.02", "type": "installment", "total_installments": 3})))).await;
+    let reply =
+        post(&h, k.path, Some(with(body(), json!({"amount": "0.02", "type": "installment", "total_installments": 3}))))
+            .await;
     expect(&reply, 422, "amount_too_small");
 }
 
@@ -460,7 +583,12 @@ pub async fn installments_are_one_month_apart_with_one_group_id(k: K) {
 
 pub async fn recurrence_creates_the_documented_horizon(k: K) {
     let h = Harness::new().await;
-    let created = create(&h, k, with(body(), json!({"type": "recurring", "recurrence_period": "weekly", "due_date": "2026-12-25"}))).await;
+    let created = create(
+        &h,
+        k,
+        with(body(), json!({"type": "recurring", "recurrence_period": "weekly", "due_date": "2026-12-25"})),
+    )
+    .await;
     let series = created["series"].as_array().unwrap();
     assert_eq!(series.len(), kobana_finance_mcp::domain::bills::RECURRENCE_HORIZON);
     assert_eq!(series.len(), 12);
@@ -470,7 +598,12 @@ pub async fn recurrence_creates_the_documented_horizon(k: K) {
     assert_eq!(last["recurrence_period"], "weekly");
     assert_eq!(last["group_id"], created["group_id"]);
     assert_eq!(last["parcels_amount"], "12000.00");
-    let monthly = create(&h, k, with(body(), json!({"type": "recurring", "recurrence_period": "quarterly", "due_date": "2026-11-30"}))).await;
+    let monthly = create(
+        &h,
+        k,
+        with(body(), json!({"type": "recurring", "recurrence_period": "quarterly", "due_date": "2026-11-30"})),
+    )
+    .await;
     let second = get(&h, &format!("{}/{}", k.path, monthly["series"][1].as_str().unwrap())).await.json();
     assert_eq!(second["due_date"], "2027-02-28");
     let bad = post(&h, k.path, Some(with(body(), json!({"type": "normal", "recurrence_period": "weekly"})))).await;
@@ -486,18 +619,44 @@ pub async fn apportionment_sums_within_a_cent_and_matches_polarity(k: K) {
     let sister = center(&h, ACME_SERVICES, k.center).await;
     let thirds = json!([{"classification_center_id": c1, "percentage": "33.33"}, {"classification_center_id": c2, "percentage": "33.33"}, {"classification_center_id": c3, "percentage": "33.33"}]);
     let ok = create(&h, k, with(body(), json!({"amount": "100.00", "classification_centers": thirds}))).await;
-    assert_eq!(ok["classification_center_id"].as_str(), Some(c1.as_str()), "the first center mirrors into classification_center_id");
+    assert_eq!(
+        ok["classification_center_id"].as_str(),
+        Some(c1.as_str()),
+        "the first center mirrors into classification_center_id"
+    );
     assert_eq!(ok["classification_center_allocations"].as_array().unwrap().len(), 3);
     let short = post(&h, k.path, Some(with(body(), json!({"amount": "100.00", "classification_centers": [{"classification_center_id": c1, "amount": "60.00"}, {"classification_center_id": c2, "amount": "39.98"}]})))).await;
     expect(&short, 422, "allocation_sum");
-    let polarity = post(&h, k.path, Some(with(body(), json!({"classification_centers": [{"classification_center_id": wrong, "percentage": "100"}]})))).await;
+    let polarity = post(
+        &h,
+        k.path,
+        Some(with(
+            body(),
+            json!({"classification_centers": [{"classification_center_id": wrong, "percentage": "100"}]}),
+        )),
+    )
+    .await;
     expect(&polarity, 422, "type_mismatch");
-    let company = post(&h, k.path, Some(with(body(), json!({"classification_centers": [{"classification_center_id": sister, "percentage": "100"}]})))).await;
+    let company = post(
+        &h,
+        k.path,
+        Some(with(
+            body(),
+            json!({"classification_centers": [{"classification_center_id": sister, "percentage": "100"}]}),
+        )),
+    )
+    .await;
     expect(&company, 422, "company_mismatch");
     // Replace-all on update; [] clears.
     let path = format!("{}/{}", k.path, ok["id"].as_str().unwrap());
-    let replaced = patch(&h, &path, json!({"classification_centers": [{"classification_center_id": c3, "amount": "100.00"}]})).await.json();
-    assert_eq!(replaced["classification_center_allocations"], json!([{"classification_center_id": c3, "classification_center_name": replaced["classification_center_allocations"][0]["classification_center_name"], "percentage": null, "amount": "100.00"}]));
+    let replaced =
+        patch(&h, &path, json!({"classification_centers": [{"classification_center_id": c3, "amount": "100.00"}]}))
+            .await
+            .json();
+    assert_eq!(
+        replaced["classification_center_allocations"],
+        json!([{"classification_center_id": c3, "classification_center_name": replaced["classification_center_allocations"][0]["classification_center_name"], "percentage": null, "amount": "100.00"}])
+    );
     // A new amount must still be covered by the kept apportionment.
     expect(&patch(&h, &path, json!({"amount": "150.00"})).await, 422, "allocation_sum");
     let cleared = patch(&h, &path, json!({"classification_centers": []})).await.json();
@@ -510,7 +669,12 @@ pub async fn apportionment_sums_within_a_cent_and_matches_polarity(k: K) {
     // The single-center shorthand and the full set do not mix.
     let mixed = post(&h, k.path, Some(with(body(), json!({"classification_center_id": c1, "classification_centers": [{"classification_center_id": c2, "percentage": "100"}]})))).await;
     assert_eq!(reason(&mixed), (400, "mutually_exclusive".into(), "classification_center_id".into()));
-    let again = create(&h, k, with(body(), json!({"classification_centers": [{"classification_center_id": c2, "percentage": "100"}]}))).await;
+    let again = create(
+        &h,
+        k,
+        with(body(), json!({"classification_centers": [{"classification_center_id": c2, "percentage": "100"}]})),
+    )
+    .await;
     let by_center = get(&h, &format!("{}?classification_center_id={c2}", k.path)).await.json();
     assert_eq!(by_center["data"][0]["id"], again["id"]);
 }
@@ -524,7 +688,15 @@ pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
     let both = post(&h, k.path, Some(with(body(), json!({"category_id": cat, "category_name": "Serviços"})))).await;
     assert_eq!(reason(&both), (400, "mutually_exclusive".into(), "category_id".into()));
     // By name: found (and marked with the kind's role), or created with the kind's polarity.
-    let found = create(&h, k, with(body(), json!({"person_name": "Maria Silva", "category_name": "Serviços", "classification_center_name": "Obra 7"}))).await;
+    let found = create(
+        &h,
+        k,
+        with(
+            body(),
+            json!({"person_name": "Maria Silva", "category_name": "Serviços", "classification_center_name": "Obra 7"}),
+        ),
+    )
+    .await;
     assert_eq!(found["person_id"].as_str(), Some(existing.as_str()));
     assert_eq!(count(&h, &format!("SELECT {} FROM people WHERE id = $1", k.person_flag), &existing).await, 1);
     assert_eq!(found["category_id"].as_str(), Some(cat.as_str()));
@@ -532,19 +704,44 @@ pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
     let center_id = found["classification_center_id"].as_str().unwrap();
     assert_eq!(found["classification_center_name"], "Obra 7");
     assert_eq!(found["classification_center_allocations"][0]["percentage"], "100.00");
-    let center_type: String = sql::query("SELECT center_type FROM classification_centers WHERE id = $1").bind(center_id).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
+    let center_type: String = sql::query("SELECT center_type FROM classification_centers WHERE id = $1")
+        .bind(center_id)
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     assert_eq!(center_type, k.center);
-    let created = create(&h, k, with(body(), json!({"category_name": "Nova categoria", "person_name": "Pessoa Nova"}))).await;
-    let kind: String = sql::query("SELECT category_type FROM categories WHERE id = $1").bind(created["category_id"].as_str().unwrap()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap();
+    let created =
+        create(&h, k, with(body(), json!({"category_name": "Nova categoria", "person_name": "Pessoa Nova"}))).await;
+    let kind: String = sql::query("SELECT category_type FROM categories WHERE id = $1")
+        .bind(created["category_id"].as_str().unwrap())
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     assert_eq!(kind, k.tx_type);
     // A record created by name is audited as any create of its kind; one found is not.
-    let audited = |action: &str, target: &str| format!("SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}' AND target_type = '{target}' AND channel = 'api'");
+    let audited = |action: &str, target: &str| {
+        format!("SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}' AND target_type = '{target}' AND channel = 'api'")
+    };
     assert_eq!(count(&h, &audited("categories.create", "category"), created["category_id"].as_str().unwrap()).await, 1);
     assert_eq!(count(&h, &audited("people.create", "person"), created["person_id"].as_str().unwrap()).await, 1);
     assert_eq!(count(&h, &audited("classification_centers.create", "classification_center"), center_id).await, 1);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create'", &existing).await, 0);
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'people.create'", &existing)
+            .await,
+        0
+    );
     // On update too: found or created by name.
-    let renamed = patch(&h, &format!("{}/{}", k.path, created["id"].as_str().unwrap()), json!({"person_name": "Maria Silva", "category_id": null})).await.json();
+    let renamed = patch(
+        &h,
+        &format!("{}/{}", k.path, created["id"].as_str().unwrap()),
+        json!({"person_name": "Maria Silva", "category_id": null}),
+    )
+    .await
+    .json();
     assert_eq!(renamed["person_id"].as_str(), Some(existing.as_str()));
     assert_eq!(renamed["category_id"], Value::Null);
     // A category of the other polarity is refused by id.
@@ -557,11 +754,16 @@ pub async fn person_is_required(k: K) {
     let reply = post(&h, k.path, Some(with(body(), json!({"person_name": null})))).await;
     assert_eq!(reason(&reply), (422, "person_required".into(), "person_id".into()));
     let foreign = person(&h, BETA_COMPANY, "Fora").await;
-    expect(&post(&h, k.path, Some(with(body(), json!({"person_name": null, "person_id": foreign})))).await, 422, "invalid_reference");
+    expect(
+        &post(&h, k.path, Some(with(body(), json!({"person_name": null, "person_id": foreign})))).await,
+        422,
+        "invalid_reference",
+    );
     let mine = person(&h, ACME_COMPANY, "Dentro").await;
     let ok = create(&h, k, with(body(), json!({"person_name": null, "person_id": mine}))).await;
     assert_eq!(ok["person_name"], "Dentro");
-    let cannot_clear = patch(&h, &format!("{}/{}", k.path, ok["id"].as_str().unwrap()), json!({"person_id": null})).await;
+    let cannot_clear =
+        patch(&h, &format!("{}/{}", k.path, ok["id"].as_str().unwrap()), json!({"person_id": null})).await;
     assert_eq!(cannot_clear.status, 400);
 }
 
@@ -574,13 +776,24 @@ pub async fn period_closed_blocks_create_update_settle_reopen_and_delete(k: K) {
     let open_path = format!("{}/{}", k.path, open["id"].as_str().unwrap());
     let settled_path = format!("{}/{}", k.path, settled["id"].as_str().unwrap());
     let late_path = format!("{}/{}", k.path, late["id"].as_str().unwrap());
-    assert_eq!(post(&h, &format!("{settled_path}/settle"), Some(json!({"payment_date": "2026-02-11"}))).await.status, 200);
+    assert_eq!(
+        post(&h, &format!("{settled_path}/settle"), Some(json!({"payment_date": "2026-02-11"}))).await.status,
+        200
+    );
     lock(&h, ACME_COMPANY, "2026-02-28").await;
     expect(&post(&h, k.path, Some(with(body(), json!({"due_date": "2026-02-28"})))).await, 422, "period_closed");
     expect(&patch(&h, &open_path, json!({"description": "x"})).await, 422, "period_closed");
     expect(&patch(&h, &late_path, json!({"due_date": "2026-01-31"})).await, 422, "period_closed");
-    expect(&post(&h, &format!("{open_path}/settle"), Some(json!({"payment_date": "2026-03-05"}))).await, 422, "period_closed");
-    expect(&post(&h, &format!("{late_path}/settle"), Some(json!({"payment_date": "2026-02-20"}))).await, 422, "period_closed");
+    expect(
+        &post(&h, &format!("{open_path}/settle"), Some(json!({"payment_date": "2026-03-05"}))).await,
+        422,
+        "period_closed",
+    );
+    expect(
+        &post(&h, &format!("{late_path}/settle"), Some(json!({"payment_date": "2026-02-20"}))).await,
+        422,
+        "period_closed",
+    );
     expect(&post(&h, &format!("{settled_path}/reopen"), None).await, 422, "period_closed");
     expect(&post(&h, &format!("{open_path}/cancel"), None).await, 422, "period_closed");
     expect(&delete(&h, &open_path).await, 422, "period_closed");
@@ -602,7 +815,16 @@ pub async fn a_payable_is_not_a_receivable(k: K) {
     let elsewhere = format!("{}/{id}", k.other);
     assert_eq!(get(&h, &elsewhere).await.status, 404);
     assert_eq!(patch(&h, &elsewhere, json!({"description": "x"})).await.status, 404);
-    assert_eq!(post(&h, &format!("{elsewhere}/settle"), Some(json!({"payment_date": "2026-03-12", "financial_account_id": account}))).await.status, 404);
+    assert_eq!(
+        post(
+            &h,
+            &format!("{elsewhere}/settle"),
+            Some(json!({"payment_date": "2026-03-12", "financial_account_id": account}))
+        )
+        .await
+        .status,
+        404
+    );
     assert_eq!(post(&h, &format!("{elsewhere}/cancel"), None).await.status, 404);
     assert_eq!(post(&h, &format!("{elsewhere}/reopen"), None).await.status, 404);
     assert_eq!(delete(&h, &elsewhere).await.status, 404);
@@ -618,7 +840,11 @@ pub async fn settle_is_idempotent_with_a_key(k: K) {
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();
     let token = h.api_token(DEMO_OWNER);
-    let settle = |body: Value| rest(Method::POST, &format!("{}/{id}/settle", k.path), &token, Some(body)).header("x-idempotency-key", "settle-1").build();
+    let settle = |body: Value| {
+        rest(Method::POST, &format!("{}/{id}/settle", k.path), &token, Some(body))
+            .header("x-idempotency-key", "settle-1")
+            .build()
+    };
     let request = json!({"payment_date": "2026-03-12", "financial_account_id": account});
     let first = h.send(settle(request.clone())).await;
     assert_eq!(first.status, 200, "{}", String::from_utf8_lossy(&first.bytes));
@@ -634,7 +860,11 @@ pub async fn settle_is_idempotent_with_a_key(k: K) {
     // Concurrent retries: one movement.
     let b2 = create(&h, k, body()).await;
     let id2 = b2["id"].as_str().unwrap().to_string();
-    let race = || rest(Method::POST, &format!("{}/{id2}/settle", k.path), &token, Some(request.clone())).header("x-idempotency-key", "race").build();
+    let race = || {
+        rest(Method::POST, &format!("{}/{id2}/settle", k.path), &token, Some(request.clone()))
+            .header("x-idempotency-key", "race")
+            .build()
+    };
     let (x, y) = tokio::join!(h.send(race()), h.send(race()));
     assert!([x.status.as_u16(), y.status.as_u16()].iter().all(|s| [200, 409, 422].contains(s)));
     assert!(x.status == 200 || y.status == 200);
@@ -644,7 +874,8 @@ pub async fn settle_is_idempotent_with_a_key(k: K) {
 pub async fn idempotency_key_replays_a_create(k: K) {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
-    let send = |b: Value, header: &'static str| rest(Method::POST, k.path, &token, Some(b)).header(header, "create-1").build();
+    let send =
+        |b: Value, header: &'static str| rest(Method::POST, k.path, &token, Some(b)).header(header, "create-1").build();
     let series = with(body(), json!({"type": "installment", "total_installments": 3}));
     let first = h.send(send(series.clone(), "x-idempotency-key")).await;
     assert_eq!(first.status, 201);
@@ -653,7 +884,11 @@ pub async fn idempotency_key_replays_a_create(k: K) {
     assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
     assert_eq!(again.json(), first.json());
     assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM billings WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 3, "the series is written once");
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM billings WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
+        3,
+        "the series is written once"
+    );
     let reused = h.send(send(body(), "x-idempotency-key")).await;
     assert_eq!(reused.status, 409);
     assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused");
@@ -664,10 +899,25 @@ pub async fn aggregates_count_overdue_pending(k: K) {
     let account = account(&h, ACME_COMPANY).await;
     create(&h, k, with(body(), json!({"amount": "100.00", "due_date": "2020-01-10"}))).await; // pending, overdue
     create(&h, k, with(body(), json!({"amount": "200.00", "due_date": "2999-01-10"}))).await; // pending, not overdue
-    let paid = create(&h, k, with(body(), json!({"amount": "300.00", "due_date": "2020-01-15", "financial_account_id": account}))).await;
+    let paid = create(
+        &h,
+        k,
+        with(body(), json!({"amount": "300.00", "due_date": "2020-01-15", "financial_account_id": account})),
+    )
+    .await;
     let cancelled = create(&h, k, with(body(), json!({"amount": "400.00", "due_date": "2020-01-20"}))).await;
-    create(&h, k, with(body(), json!({"amount": "50.00", "due_date": "2020-01-05", "company_id": ACME_SERVICES}))).await;
-    assert_eq!(post(&h, &format!("{}/{}/settle", k.path, paid["id"].as_str().unwrap()), Some(json!({"payment_date": "2020-01-15"}))).await.status, 200);
+    create(&h, k, with(body(), json!({"amount": "50.00", "due_date": "2020-01-05", "company_id": ACME_SERVICES})))
+        .await;
+    assert_eq!(
+        post(
+            &h,
+            &format!("{}/{}/settle", k.path, paid["id"].as_str().unwrap()),
+            Some(json!({"payment_date": "2020-01-15"}))
+        )
+        .await
+        .status,
+        200
+    );
     assert_eq!(post(&h, &format!("{}/{}/cancel", k.path, cancelled["id"].as_str().unwrap()), None).await.status, 200);
     let all = get(&h, &format!("{}/aggregates?company_id={ACME_COMPANY}", k.path)).await;
     assert_eq!(all.status, 200, "{}", String::from_utf8_lossy(&all.bytes));
@@ -679,7 +929,12 @@ pub async fn aggregates_count_overdue_pending(k: K) {
     assert_eq!(january["count"], 4);
     let range = get(&h, &format!("{}/aggregates?start_date=2999-01-01&end_date=2999-12-31", k.path)).await.json();
     assert_eq!((range["count"].as_i64(), range["pending"].as_str()), (Some(1), Some("200.00")));
-    for bad in ["month=1", "month=1&year=2020&start_date=2020-01-01&end_date=2020-01-31", "colour=red", "start_date=2020-01-01"] {
+    for bad in [
+        "month=1",
+        "month=1&year=2020&start_date=2020-01-01&end_date=2020-01-31",
+        "colour=red",
+        "start_date=2020-01-01",
+    ] {
         assert_eq!(get(&h, &format!("{}/aggregates?{bad}", k.path)).await.status, 400, "{bad}");
     }
     // The overdue filter of the list.
@@ -705,7 +960,12 @@ pub async fn nominal_amount_is_amount_plus_interest_minus_discount(k: K) {
     let listed = get(&h, &format!("{}?id={id}", k.path)).await.json();
     assert_eq!(listed["data"][0]["nominal_amount"], "2024.50");
     let b2 = create(&h, k, with(body(), json!({"amount": "10.00"}))).await;
-    let all_discount = post(&h, &format!("{}/{}/settle", k.path, b2["id"].as_str().unwrap()), Some(json!({"payment_date": "2026-03-12", "financial_account_id": account, "discount_amount": "10.00"}))).await;
+    let all_discount = post(
+        &h,
+        &format!("{}/{}/settle", k.path, b2["id"].as_str().unwrap()),
+        Some(json!({"payment_date": "2026-03-12", "financial_account_id": account, "discount_amount": "10.00"})),
+    )
+    .await;
     expect(&all_discount, 422, "invalid_amount");
 }
 
@@ -730,16 +990,33 @@ pub async fn delete_removes_the_settlement_allocations_taxes_and_links(k: K) {
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE id = $1", &tx).await, 0);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM allocations WHERE owner_id = $1", id).await, 0);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM billing_tax_charges WHERE billing_id = $1", id).await, 0);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM attachment_links WHERE attachment_id = $1", "a0000000-0000-4000-8000-000000000001").await, 0);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE id = $1", "a0000000-0000-4000-8000-000000000001").await, 1, "the file itself stays");
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM attachment_links WHERE attachment_id = $1",
+            "a0000000-0000-4000-8000-000000000001"
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM attachments WHERE id = $1", "a0000000-0000-4000-8000-000000000001").await,
+        1,
+        "the file itself stays"
+    );
     let action = format!("{}.delete", &k.path[4..]);
-    assert_eq!(count(&h, &format!("SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}'"), id).await, 1);
+    assert_eq!(
+        count(&h, &format!("SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = '{action}'"), id).await,
+        1
+    );
 }
 
 pub async fn another_workspace_is_indistinguishable_from_missing(k: K) {
     let h = Harness::new().await;
     let beta = h.api_token(DEMO_BETA_OWNER);
-    let theirs = h.send(rest(Method::POST, k.path, &beta, Some(with(body(), json!({"company_id": BETA_COMPANY})))).build()).await;
+    let theirs = h
+        .send(rest(Method::POST, k.path, &beta, Some(with(body(), json!({"company_id": BETA_COMPANY})))).build())
+        .await;
     assert_eq!(theirs.status, 201, "{}", String::from_utf8_lossy(&theirs.bytes));
     let id = theirs.json()["id"].as_str().unwrap().to_string();
     let path = format!("{}/{id}", k.path);
@@ -762,12 +1039,18 @@ pub async fn another_workspace_is_indistinguishable_from_missing(k: K) {
     assert_eq!(get(&h, &format!("{}/aggregates", k.path)).await.json()["count"], 0);
     // Their references are not ours either.
     let their_account = account(&h, BETA_COMPANY).await;
-    expect(&post(&h, k.path, Some(with(body(), json!({"financial_account_id": their_account})))).await, 422, "invalid_reference");
+    expect(
+        &post(&h, k.path, Some(with(body(), json!({"financial_account_id": their_account})))).await,
+        422,
+        "invalid_reference",
+    );
 }
 
 pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
     let h = Harness::new().await;
-    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
+    };
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();
     let read_only = h.token_with(DEMO_OWNER, Some(k.scope), aud);
@@ -785,7 +1068,15 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
         assert_eq!(reply.json()["error"]["details"]["required"], json!([format!("{}.write", k.scope)]));
     }
     assert_eq!(h.send(rest(Method::GET, k.path, &read_only, None).build()).await.status, 200);
-    let other_scope = h.token_with(DEMO_OWNER, Some(if k.scope == "finance.payables" { "finance.receivables finance.receivables.write" } else { "finance.payables finance.payables.write" }), aud);
+    let other_scope = h.token_with(
+        DEMO_OWNER,
+        Some(if k.scope == "finance.payables" {
+            "finance.receivables finance.receivables.write"
+        } else {
+            "finance.payables finance.payables.write"
+        }),
+        aud,
+    );
     let reply = h.send(rest(Method::GET, &format!("{}/{id}", k.path), &other_scope, None).build()).await;
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
     let viewer = h.api_token(DEMO_VIEWER);
@@ -805,17 +1096,36 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
     let reply = h.send(rest(Method::POST, &format!("{}/{id}/cancel?{ws}", k.path), &finance, None).build()).await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["updated_by"], DEMO_FINANCE);
-    assert_eq!(h.send(rest(Method::DELETE, &format!("{}/{id}?{ws}", k.path), &finance, None).build()).await.status, 204);
+    assert_eq!(
+        h.send(rest(Method::DELETE, &format!("{}/{id}?{ws}", k.path), &finance, None).build()).await.status,
+        204
+    );
 }
 
 pub async fn list_filters_sorts_and_pages(k: K) {
     let h = Harness::new().await;
-    for (i, (amount, due)) in [("10.00", "2026-03-05"), ("20.00", "2026-03-01"), ("30.00", "2026-03-03"), ("40.00", "2026-03-02"), ("50.00", "2026-03-04")].iter().enumerate() {
-        create(&h, k, with(body(), json!({"amount": amount, "due_date": due, "description": format!("Conta {i}")}))).await;
+    for (i, (amount, due)) in [
+        ("10.00", "2026-03-05"),
+        ("20.00", "2026-03-01"),
+        ("30.00", "2026-03-03"),
+        ("40.00", "2026-03-02"),
+        ("50.00", "2026-03-04"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        create(&h, k, with(body(), json!({"amount": amount, "due_date": due, "description": format!("Conta {i}")})))
+            .await;
     }
-    let dues = |v: &Value| v["data"].as_array().unwrap().iter().map(|b| b["due_date"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let dues = |v: &Value| {
+        v["data"].as_array().unwrap().iter().map(|b| b["due_date"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
     let default = get(&h, k.path).await.json();
-    assert_eq!(dues(&default), ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05"], "due_date ascending by default");
+    assert_eq!(
+        dues(&default),
+        ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05"],
+        "due_date ascending by default"
+    );
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -833,11 +1143,27 @@ pub async fn list_filters_sorts_and_pages(k: K) {
     assert_eq!(seen, ["50.00", "40.00", "30.00", "20.00", "10.00"]);
     let ranged = get(&h, &format!("{}?amount[gte]=20.00&amount[lt]=40.00", k.path)).await.json();
     assert_eq!(ranged["data"].as_array().unwrap().len(), 2);
-    let window = get(&h, &format!("{}?due_date[gte]=2026-03-02&due_date[lte]=2026-03-03&status[in]=pending,cancelled&type=normal", k.path)).await.json();
+    let window = get(
+        &h,
+        &format!(
+            "{}?due_date[gte]=2026-03-02&due_date[lte]=2026-03-03&status[in]=pending,cancelled&type=normal",
+            k.path
+        ),
+    )
+    .await
+    .json();
     assert_eq!(dues(&window), ["2026-03-02", "2026-03-03"]);
     let synced = get(&h, &format!("{}?updated_at[gte]=2000-01-01&sort=updated_at", k.path)).await.json();
     assert_eq!(synced["data"].as_array().unwrap().len(), 5);
-    for bad in ["colour=red", "amount[gte]=abc", &format!("status={}", if k.settled == "paid" { "received" } else { "paid" }), "sort=payment_date", "limit=101", "cursor=nope", "type[gte]=normal"] {
+    for bad in [
+        "colour=red",
+        "amount[gte]=abc",
+        &format!("status={}", if k.settled == "paid" { "received" } else { "paid" }),
+        "sort=payment_date",
+        "limit=101",
+        "cursor=nope",
+        "type[gte]=normal",
+    ] {
         let reply = get(&h, &format!("{}?{bad}", k.path)).await;
         assert_eq!(reply.status, 400, "{bad}");
         assert_eq!(reply.json()["error"]["code"], "bad_request");
@@ -854,7 +1180,10 @@ pub async fn a_projected_list_shows_each_field_as_the_whole_record_does(k: K) {
     let settled = create(&h, k, with(body(), json!({"amount": "2000.00", "due_date": "2026-02-10"}))).await;
     let account = account(&h, ACME_COMPANY).await;
     let settle = json!({"payment_date": "2026-02-12", "financial_account_id": account, "interest_amount": "25.00", "discount_amount": "0.50", "ticket_amount": "2024.20"});
-    assert_eq!(post(&h, &format!("{}/{}/settle", k.path, settled["id"].as_str().unwrap()), Some(settle)).await.status, 200);
+    assert_eq!(
+        post(&h, &format!("{}/{}/settle", k.path, settled["id"].as_str().unwrap()), Some(settle)).await.status,
+        200
+    );
     let token = h.token(DEMO_OWNER);
     let tool = format!("finance_{}_list", k.path.trim_start_matches("/v1/"));
     let list = |arguments: Value| {
@@ -892,7 +1221,8 @@ pub async fn a_projected_list_shows_each_field_as_the_whole_record_does(k: K) {
 pub async fn ids_sweep_every_id_in_order(k: K) {
     let h = Harness::new().await;
     let created = create(&h, k, with(body(), json!({"type": "recurring", "recurrence_period": "monthly"}))).await;
-    let mut expected: Vec<String> = created["series"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let mut expected: Vec<String> =
+        created["series"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
     expected.sort();
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
@@ -937,7 +1267,11 @@ pub async fn openapi_lists_every_operation(k: K) {
     assert_eq!(create["required"], json!(["company_id", "description", "amount", "due_date"]));
     let update = &paths[format!("{}/{{id}}", k.path)]["patch"]["requestBody"]["content"]["application/json"]["schema"];
     assert!(update["properties"].get("status").is_none(), "update never carries a status");
-    assert_eq!(paths[format!("{}/aggregates", k.path)]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["required"][3], k.settled);
+    assert_eq!(
+        paths[format!("{}/aggregates", k.path)]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+            ["required"][3],
+        k.settled
+    );
 }
 
 /// One `#[tokio::test]` per scenario of this module, for the kind `$k` (PAYABLES or

@@ -21,8 +21,8 @@ use kobana_finance_mcp::app::{App, AppState};
 use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
 use kobana_finance_mcp::auth::keys::Keys;
 use kobana_finance_mcp::config::{Config, KeySourceConfig, Mode, RateLimits};
-use kobana_finance_mcp::storage::{migrate, seed, Db};
 pub use kobana_finance_mcp::storage::sql;
+use kobana_finance_mcp::storage::{migrate, seed, Db};
 
 pub const SECRET: &str = "test-signing-secret";
 pub const PUBLIC_URL: &str = "http://127.0.0.1:8080";
@@ -31,15 +31,13 @@ pub const FIXTURE_KEY: &str = "kobana-finance-replay-fixtures";
 /// The demo's fixed ids (users, workspaces, companies and records), as the seed writes them.
 #[allow(unused_imports)]
 pub use kobana_finance_mcp::storage::seed::{
-    DEMO_WORKSPACE_ACME, DEMO_WORKSPACE_BETA, DEMO_OWNER, DEMO_FINANCE, DEMO_VIEWER,
-    DEMO_BETA_OWNER, ACME_COMPANY, ACME_SERVICES, BETA_COMPANY, ACME_CHECKING_ACCOUNT,
-    ACME_CASH_ACCOUNT, ACME_SALARIES_CATEGORY, ACME_RENT_CATEGORY, ACME_SALES_CATEGORY,
-    ACME_ADMIN_COST_CENTER, ACME_LANDLORD, ACME_CUSTOMER_MARIA, ACME_IRRF_TAX, ACME_ISS_TAX,
-    ACME_INSS_TAX, ACME_RENT_DECEMBER, ACME_RENT_NOVEMBER, ACME_SUPPLIES_CANCELLED,
-    ACME_SUPPLIES_PENDING, ACME_SALE_PENDING, ACME_SALE_RECEIVED, ACME_SALE_CANCELLED,
-    ACME_RENT_SETTLEMENT, ACME_CAPITAL_CONTRIBUTION, ACME_RENT_RECEIPT, BETA_ACCOUNT,
-    BETA_CASH_ACCOUNT, BETA_CATEGORY, BETA_COST_CENTER, BETA_PERSON, BETA_TAX, BETA_PAYABLE,
-    BETA_RECEIVABLE, BETA_SETTLEMENT_TRANSACTION, BETA_TRANSFER, BETA_ATTACHMENT,
+    ACME_ADMIN_COST_CENTER, ACME_CAPITAL_CONTRIBUTION, ACME_CASH_ACCOUNT, ACME_CHECKING_ACCOUNT, ACME_COMPANY,
+    ACME_CUSTOMER_MARIA, ACME_INSS_TAX, ACME_IRRF_TAX, ACME_ISS_TAX, ACME_LANDLORD, ACME_RENT_CATEGORY,
+    ACME_RENT_DECEMBER, ACME_RENT_NOVEMBER, ACME_RENT_RECEIPT, ACME_RENT_SETTLEMENT, ACME_SALARIES_CATEGORY,
+    ACME_SALES_CATEGORY, ACME_SALE_CANCELLED, ACME_SALE_PENDING, ACME_SALE_RECEIVED, ACME_SERVICES,
+    ACME_SUPPLIES_CANCELLED, ACME_SUPPLIES_PENDING, BETA_ACCOUNT, BETA_ATTACHMENT, BETA_CASH_ACCOUNT, BETA_CATEGORY,
+    BETA_COMPANY, BETA_COST_CENTER, BETA_PAYABLE, BETA_PERSON, BETA_RECEIVABLE, BETA_SETTLEMENT_TRANSACTION, BETA_TAX,
+    BETA_TRANSFER, DEMO_BETA_OWNER, DEMO_FINANCE, DEMO_OWNER, DEMO_VIEWER, DEMO_WORKSPACE_ACME, DEMO_WORKSPACE_BETA,
 };
 /// An id no record has.
 pub const MISSING: &str = "7f000000-0000-4000-8000-000000000000";
@@ -248,7 +246,9 @@ impl Harness {
             iss: PUBLIC_URL.into(),
             aud: Audience::One(PUBLIC_URL.into()),
             sub: user.into(),
-            scope: scope.map(str::to_string).unwrap_or_else(|| kobana_finance_mcp::domain::roles::all_scopes().join(" ")),
+            scope: scope
+                .map(str::to_string)
+                .unwrap_or_else(|| kobana_finance_mcp::domain::roles::all_scopes().join(" ")),
             exp: now + 600,
             iat: Some(now),
             nbf: None,
@@ -277,12 +277,17 @@ pub struct Reply {
 impl Reply {
     pub async fn from(response: http::Response<Body>) -> Reply {
         let (parts, body) = response.into_parts();
-        let bytes = tokio::time::timeout(Duration::from_secs(10), body.collect()).await.expect("body in time").expect("body").to_bytes();
+        let bytes = tokio::time::timeout(Duration::from_secs(10), body.collect())
+            .await
+            .expect("body in time")
+            .expect("body")
+            .to_bytes();
         Reply { status: parts.status, headers: parts.headers, bytes }
     }
 
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.bytes).unwrap_or_else(|_| panic!("JSON body, got {:?}", String::from_utf8_lossy(&self.bytes)))
+        serde_json::from_slice(&self.bytes)
+            .unwrap_or_else(|_| panic!("JSON body, got {:?}", String::from_utf8_lossy(&self.bytes)))
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -355,7 +360,7 @@ pub fn call(tool: &str, arguments: Value) -> Mcp {
 
 /// The integer the query `sql` (one `$1`) returns.
 pub async fn count(h: &Harness, sql: &str, bind: &str) -> i64 {
-        sql::query(sql.to_string()).bind(bind.to_string()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
+    sql::query(sql.to_string()).bind(bind.to_string()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
 }
 
 /// Runs `sql` with its binds, for rows the test writes directly.
@@ -492,14 +497,18 @@ impl std::io::Write for Captured {
 pub fn meaning(schema: &Value) -> Value {
     fn strip(value: &Value, in_map: bool) -> Value {
         match value {
-            Value::Object(object) if in_map => Value::Object(object.iter().map(|(k, v)| (k.clone(), strip(v, false))).collect()),
+            Value::Object(object) if in_map => {
+                Value::Object(object.iter().map(|(k, v)| (k.clone(), strip(v, false))).collect())
+            }
             Value::Object(object) => Value::Object(
                 object
                     .iter()
                     .filter(|(k, v)| match k.as_str() {
                         "description" | "title" | "$schema" => false,
                         "default" => !v.is_null(),
-                        "format" => !v.as_str().is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double"),
+                        "format" => {
+                            !v.as_str().is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double")
+                        }
                         _ => true,
                     })
                     .map(|(k, v)| {

@@ -41,7 +41,14 @@ fn binary() -> Option<String> {
     if std::path::Path::new(&local).exists() {
         return Some(local);
     }
-    Command::new("moto_server").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status().ok().filter(|s| s.success()).map(|_| "moto_server".into())
+    Command::new("moto_server")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()
+        .filter(|s| s.success())
+        .map(|_| "moto_server".into())
 }
 
 /// Starts `moto_server` on a free loopback port, or `None` (locally) when it is not

@@ -49,11 +49,7 @@ fn pg_bin() -> Option<PathBuf> {
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
+    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
 }
 
 impl Cluster {
@@ -72,25 +68,11 @@ impl Cluster {
         std::fs::create_dir_all(&dir).expect("cluster directory");
         let as_postgres = is_root();
         if as_postgres {
-            let status = Command::new("chown")
-                .args(["-R", "postgres:"])
-                .arg(&dir)
-                .status()
-                .expect("chown");
+            let status = Command::new("chown").args(["-R", "postgres:"]).arg(&dir).status().expect("chown");
             assert!(status.success(), "chown the cluster directory to postgres");
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let cluster = Cluster {
-            dir,
-            port,
-            bin,
-            as_postgres,
-            password: password.map(str::to_string),
-        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let cluster = Cluster { dir, port, bin, as_postgres, password: password.map(str::to_string) };
         let mut initdb = vec![
             "-D".to_string(),
             cluster.data().display().to_string(),
@@ -111,11 +93,7 @@ impl Cluster {
             None => initdb.push("--auth-host=trust".into()),
         }
         let out = cluster.run("initdb", &initdb);
-        assert!(
-            out.status.success(),
-            "initdb failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
         let options = format!(
             "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
             cluster.port,
@@ -123,13 +101,8 @@ impl Cluster {
         );
         let log = cluster.dir.join("server.log").display().to_string();
         let data = cluster.data().display().to_string();
-        let out = cluster.run(
-            "pg_ctl",
-            &[
-                "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &options, "start",
-            ]
-            .map(String::from),
-        );
+        let out = cluster
+            .run("pg_ctl", &["-D", &data, "-l", &log, "-w", "-t", "60", "-o", &options, "start"].map(String::from));
         assert!(
             out.status.success(),
             "pg_ctl start failed: {}\n{}",
@@ -159,28 +132,16 @@ impl Cluster {
         } else {
             Command::new(&program)
         };
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("run {tool}: {e}"))
+        command.args(args).stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("run {tool}: {e}"))
     }
 
     /// Stops the cluster after `LIFETIME` even if the test never drops it.
     fn watchdog(&self) {
         let pg_ctl = self.bin.join("pg_ctl");
         let stop = if self.as_postgres {
-            format!(
-                "runuser -u postgres -- {} -D {} -m immediate stop",
-                pg_ctl.display(),
-                self.data().display()
-            )
+            format!("runuser -u postgres -- {} -D {} -m immediate stop", pg_ctl.display(), self.data().display())
         } else {
-            format!(
-                "{} -D {} -m immediate stop",
-                pg_ctl.display(),
-                self.data().display()
-            )
+            format!("{} -D {} -m immediate stop", pg_ctl.display(), self.data().display())
         };
         let script = format!(
             "sleep {}; [ -d {} ] && {stop}; rm -rf {}",
@@ -210,18 +171,9 @@ impl Cluster {
         let started = Instant::now();
         let data = self.data().display().to_string();
         let log = self.dir.join("server.log").display().to_string();
-        let out = self.run(
-            "pg_ctl",
-            &[
-                "-D", &data, "-l", &log, "-w", "-t", "60", "-m", "fast", "restart",
-            ]
-            .map(String::from),
-        );
-        assert!(
-            out.status.success(),
-            "pg_ctl restart failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out =
+            self.run("pg_ctl", &["-D", &data, "-l", &log, "-w", "-t", "60", "-m", "fast", "restart"].map(String::from));
+        assert!(out.status.success(), "pg_ctl restart failed: {}", String::from_utf8_lossy(&out.stderr));
         started.elapsed()
     }
 }
@@ -229,10 +181,7 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.data().display().to_string();
-        let _ = self.run(
-            "pg_ctl",
-            &["-D", &data, "-m", "immediate", "-w", "stop"].map(String::from),
-        );
+        let _ = self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"].map(String::from));
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

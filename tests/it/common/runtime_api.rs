@@ -98,12 +98,16 @@ async fn next(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
         tokio::pin!(notified);
         notified.as_mut().enable();
         if let Some((id, event)) = shared.inner.lock().unwrap().queue.pop_front() {
-            let deadline = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap() + Duration::from_secs(30);
+            let deadline =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap() + Duration::from_secs(30);
             let mut headers = HeaderMap::new();
             headers.insert("lambda-runtime-aws-request-id", id.parse().unwrap());
             headers.insert("lambda-runtime-deadline-ms", deadline.as_millis().to_string().parse().unwrap());
             headers.insert("lambda-runtime-invoked-function-arn", FUNCTION_ARN.parse().unwrap());
-            headers.insert("lambda-runtime-trace-id", "Root=1-00000000-000000000000000000000000;Sampled=0".parse().unwrap());
+            headers.insert(
+                "lambda-runtime-trace-id",
+                "Root=1-00000000-000000000000000000000000;Sampled=0".parse().unwrap(),
+            );
             headers.insert("content-type", "application/json".parse().unwrap());
             return (StatusCode::OK, headers, event.to_string());
         }
@@ -196,7 +200,9 @@ impl RuntimeApi {
 
     /// The body PUT to `response_url(name)`, waiting at most `within`.
     pub async fn cfn_response(&self, name: &str, within: Duration) -> Value {
-        self.wait(within, |inner| inner.cfn_responses.remove(name)).await.unwrap_or_else(|| panic!("no custom-resource response {name}"))
+        self.wait(within, |inner| inner.cfn_responses.remove(name))
+            .await
+            .unwrap_or_else(|| panic!("no custom-resource response {name}"))
     }
 
     /// The init error the function reported, if it did within `within`.
