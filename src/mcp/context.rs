@@ -46,7 +46,7 @@ impl<'a> McpContext<'a> {
             .get_or_try_init(|| async {
                 crate::storage::identity::memberships(&self.state.db, &self.identity.user_id)
                     .await
-                    .map_err(crate::storage::db_error)
+                    .map_err(ApiError::from)
             })
             .await
             .map(Vec::as_slice)

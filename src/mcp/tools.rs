@@ -450,12 +450,12 @@ async fn member_of(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
 async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiError> {
     let db = &call.ctx.state.db;
     if tool.annotations.read_only {
-        let mut conn = db.acquire().await.map_err(crate::storage::db_error)?;
+        let mut conn = db.acquire().await?;
         return (tool.handler)(call, &mut conn).await;
     }
-    let mut tx = db.begin().await.map_err(crate::storage::db_error)?;
+    let mut tx = db.begin().await?;
     let value = (tool.handler)(call, &mut tx).await?;
-    tx.commit().await.map_err(crate::storage::db_error)?;
+    tx.commit().await?;
     Ok(value)
 }
 

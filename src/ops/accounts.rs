@@ -291,7 +291,7 @@ pub async fn create(
     .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
-    .map_err(db_error)?;
+    ?;
     crud::audit::<Accounts>(ctx, conn, ws, "create", &id).await?;
     detail(conn, ws, &id).await
 }
@@ -356,13 +356,8 @@ async fn usage(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Usage, ApiE
     .bind(&ws.workspace_id)
     .bind(id)
     .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(Usage {
-        transactions: row.try_get(0).map_err(db_error)?,
-        payables: row.try_get(1).map_err(db_error)?,
-        receivables: row.try_get(2).map_err(db_error)?,
-    })
+    .await?;
+    Ok(Usage { transactions: row.try_get(0)?, payables: row.try_get(1)?, receivables: row.try_get(2)? })
 }
 
 /// Deletes an account nothing uses; otherwise 422 `in_use` with the usage (deactivate
@@ -382,8 +377,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     crud::audit::<Accounts>(ctx, conn, ws, "delete", &current.id).await
 }
 
@@ -408,8 +402,7 @@ pub async fn adjust_balance(
         .bind(&ws.workspace_id)
         .bind(&id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     let account = find(conn, ws, &id).await?;
     let target = Cents::parse(&input.target_balance, true)
         .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;

@@ -18,7 +18,6 @@ use crate::domain::apportionment::adds_up;
 pub use crate::domain::apportionment::Allocation;
 use crate::domain::money::{Amount, Cents};
 use crate::error::{ApiError, ErrorCode};
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// One item of `classification_centers[]` in a request.
@@ -155,8 +154,7 @@ pub async fn replace(
         .bind(owner_id)
         .bind(&ws.workspace_id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     for (position, item) in items.iter().enumerate() {
         sql::query(
             "INSERT INTO allocations (owner_type, owner_id, workspace_id, classification_center_id, position, percentage_bp, amount_cents)
@@ -171,7 +169,7 @@ pub async fn replace(
         .bind(item.amount.map(|a| a.0))
         .execute(&mut *conn)
         .await
-        .map_err(db_error)?;
+        ?;
     }
     Ok(())
 }
@@ -200,13 +198,13 @@ pub async fn read(
     for id in owner_ids {
         query = query.bind(id);
     }
-    for row in query.fetch_all(&mut *conn).await.map_err(db_error)? {
-        let owner: String = row.try_get(0).map_err(db_error)?;
-        let bp: Option<i64> = row.try_get(3).map_err(db_error)?;
-        let cents: Option<i64> = row.try_get(4).map_err(db_error)?;
+    for row in query.fetch_all(&mut *conn).await? {
+        let owner: String = row.try_get(0)?;
+        let bp: Option<i64> = row.try_get(3)?;
+        let cents: Option<i64> = row.try_get(4)?;
         out.entry(owner).or_default().push(AllocationView {
-            classification_center_id: row.try_get(1).map_err(db_error)?,
-            classification_center_name: row.try_get(2).map_err(db_error)?,
+            classification_center_id: row.try_get(1)?,
+            classification_center_name: row.try_get(2)?,
             percentage: bp.map(format_percentage),
             amount: cents.map(Cents),
         });

@@ -150,8 +150,8 @@ async fn usage(conn: &mut Conn, ws: &Membership, id: &str, subquery: &str) -> Re
                 (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'payable' AND category_id IN ({subquery})),
                 (SELECT COUNT(*) FROM billings WHERE workspace_id = $1 AND kind = 'receivable' AND category_id IN ({subquery}))"
     );
-    let row = sql::query(sql).bind(&ws.workspace_id).bind(id).fetch_one(&mut *conn).await.map_err(db_error)?;
-    Ok((row.try_get(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?, row.try_get(2).map_err(db_error)?))
+    let row = sql::query(sql).bind(&ws.workspace_id).bind(id).fetch_one(&mut *conn).await?;
+    Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
 }
 
 fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64)) -> ApiError {
@@ -168,8 +168,7 @@ async fn lock(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError
         .bind(&ws.workspace_id)
         .bind(id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     Ok(())
 }
 
@@ -268,7 +267,7 @@ pub async fn update(
     .bind(&current.id)
     .execute(&mut *conn)
     .await
-    .map_err(db_error)?;
+    ?;
     let mut cascaded = Vec::new();
     if new_type != current.category_type {
         if let Some(parent_id) = &current.parent_id {
@@ -282,14 +281,9 @@ pub async fn update(
         if used != (0, 0, 0) {
             return Err(in_use("Records of this category tree would change direction", used));
         }
-        let rows = sql::query(SUBTREE)
-            .bind(&ws.workspace_id)
-            .bind(&current.id)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(db_error)?;
+        let rows = sql::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await?;
         for row in rows {
-            let member: String = row.try_get(0).map_err(db_error)?;
+            let member: String = row.try_get(0)?;
             sql::query(
                 "UPDATE categories SET category_type = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
             )
@@ -299,7 +293,7 @@ pub async fn update(
             .bind(&member)
             .execute(&mut *conn)
             .await
-            .map_err(db_error)?;
+            ?;
             if member != current.id {
                 cascaded.push(member);
             }
@@ -321,8 +315,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .bind(&current.id)
         .fetch_one(&mut *conn)
         .await
-        .and_then(|row| row.try_get(0))
-        .map_err(db_error)?;
+        .and_then(|row| row.try_get(0))?;
     if children > 0 {
         return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The category has subcategories; delete them first")
             .with_details(json!({"reason": "has_children", "children": children})));

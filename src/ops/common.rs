@@ -87,7 +87,7 @@ pub async fn audit_write_with(
         },
     )
     .await
-    .map_err(db_error)
+    .map_err(ApiError::from)
 }
 
 /// A decimal amount ("4500.00") as the user reads it ("R$ 4.500,00").

@@ -23,7 +23,6 @@ use super::OpContext;
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// Brazilian tax regimes.
@@ -293,9 +292,8 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     let current = crud::find::<Companies>(conn, ws, id).await?;
     let mut usage = serde_json::Map::new();
     for (kind, sql) in USAGE {
-        let row =
-            sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await.map_err(db_error)?;
-        let n: i64 = row.try_get(0).map_err(db_error)?;
+        let row = sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await?;
+        let n: i64 = row.try_get(0)?;
         if n > 0 {
             usage.insert(kind.to_string(), json!(n));
         }
@@ -311,20 +309,18 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
             .bind(&current.id)
             .bind(level as i64)
             .execute(&mut *conn)
-            .await
-            .map_err(db_error)?;
+            .await?;
     }
     for sql in [
         "DELETE FROM classification_centers WHERE workspace_id = $1 AND company_id = $2",
         "DELETE FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NOT NULL",
     ] {
-        sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await.map_err(db_error)?;
+        sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await?;
     }
     sql::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     crud::audit::<Companies>(ctx, conn, ws, "delete", &current.id).await
 }

@@ -6,7 +6,7 @@ use super::list::ListSpec;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
 use crate::storage::sql;
-use crate::storage::{db_error, Db};
+use crate::storage::Db;
 
 /// The most ids one completion suggests.
 const MAX_IDS: usize = 100;
@@ -52,7 +52,7 @@ pub async fn ids_starting_with(
     for ws in workspaces {
         query = query.bind(ws.workspace_id.as_str());
     }
-    let mut ids = query.map_all(db, |r| r.try_get::<String, _>(0)).await.map_err(db_error)?;
+    let mut ids = query.map_all(db, |r| r.try_get::<String, _>(0)).await?;
     let more = ids.len() > MAX_IDS;
     ids.truncate(MAX_IDS);
     Ok((ids, more))

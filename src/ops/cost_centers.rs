@@ -163,7 +163,7 @@ async fn usage(
     let billings = "SELECT COUNT(*) FROM allocations a JOIN billings b ON b.id = a.owner_id AND b.workspace_id = a.workspace_id
                      WHERE a.workspace_id = $1 AND a.classification_center_id = $2 AND a.owner_type = 'billing' AND b.kind = $3";
     let count = |row: Result<crate::storage::OwnedRow, crate::storage::Error>| {
-        row.and_then(|r| r.try_get::<i64, _>(0)).map_err(db_error)
+        row.and_then(|r| r.try_get::<i64, _>(0)).map_err(ApiError::from)
     };
     let mut query = sql::query(transactions).bind(&ws.workspace_id).bind(id);
     if let Some(t) = transaction_type {
@@ -206,8 +206,7 @@ pub async fn create(
         .bind(&ws.workspace_id)
         .bind(&company_id)
         .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     if company.is_none() {
         return Err(not_in_workspace());
     }

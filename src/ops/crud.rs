@@ -16,7 +16,6 @@ use super::resource::Records;
 use super::{OpContext, Page};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// How a resource's records are stored: its list ([`Records::LIST`]: the table, the
@@ -113,8 +112,7 @@ async fn run<T: Send>(
             }
             map(row)
         })
-        .await
-        .map_err(db_error)?;
+        .await?;
     let next_cursor = match last {
         Some((value, id)) if data.len() > limit => {
             data.truncate(limit);
@@ -161,7 +159,7 @@ pub async fn fetch<T: Table>(conn: &mut Conn, ws: &Membership, id: &str) -> Resu
         T::COLUMNS,
         table = spec.table
     );
-    sql::query(sql).bind(&ws.workspace_id).bind(id).map_optional(&mut *conn, T::from_row).await.map_err(db_error)
+    Ok(sql::query(sql).bind(&ws.workspace_id).bind(id).map_optional(&mut *conn, T::from_row).await?)
 }
 
 /// The live record of a path `{id}`: 404 when there is none, also for a malformed id.

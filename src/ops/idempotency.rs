@@ -120,8 +120,7 @@ async fn claim(
         .bind(key)
         .bind(now - KEY_TTL_SECONDS)
         .execute(&mut *conn)
-        .await
-        .map_err(crate::storage::db_error)?;
+        .await?;
     let inserted = sql::query(
         "INSERT INTO idempotency_keys (workspace_id, user_id, idem_key, route, request_digest, created_at)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id, idem_key) DO NOTHING",
@@ -133,8 +132,7 @@ async fn claim(
     .bind(request_digest)
     .bind(now)
     .execute(&mut *conn)
-    .await
-    .map_err(crate::storage::db_error)?;
+    .await?;
     if inserted == 1 {
         return Ok(Claim::Fresh);
     }
@@ -143,16 +141,16 @@ async fn claim(
         .bind(key)
         .fetch_one(&mut *conn)
         .await
-        .map_err(crate::storage::db_error)?;
-    let stored_digest: String = row.try_get(0).map_err(crate::storage::db_error)?;
+        ?;
+    let stored_digest: String = row.try_get(0)?;
     if stored_digest != request_digest {
         return Err(ApiError::new(
             ErrorCode::IdempotencyKeyReused,
             "X-Idempotency-Key reused with a different request",
         ));
     }
-    let status: Option<i64> = row.try_get(1).map_err(crate::storage::db_error)?;
-    let body: Option<String> = row.try_get(2).map_err(crate::storage::db_error)?;
+    let status: Option<i64> = row.try_get(1)?;
+    let body: Option<String> = row.try_get(2)?;
     match (status, body) {
         (Some(status), Some(body)) => Ok(Claim::Replay(Stored {
             status: status as u16,
@@ -174,8 +172,7 @@ async fn store(conn: &mut Conn, workspace_id: &str, key: &str, answer: &Stored) 
     .bind(workspace_id)
     .bind(key)
     .execute(&mut *conn)
-    .await
-    .map_err(crate::storage::db_error)?;
+    .await?;
     Ok(())
 }
 

@@ -9,7 +9,6 @@ use super::refs::Polarity;
 use super::OpContext;
 use crate::domain::money::{Amount, Cents};
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// A transaction to insert. References are already checked by the caller.
@@ -86,8 +85,7 @@ pub async fn insert(
     .bind(tx.billing_id.as_deref())
     .stamp(ctx, &now)
     .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     Ok(id)
 }
 
@@ -105,10 +103,10 @@ pub async fn balance(conn: &mut Conn, ws: &Membership, account_id: &str) -> Resu
     .bind(account_id)
     .fetch_optional(&mut *conn)
     .await
-    .map_err(db_error)?
+    ?
     .ok_or_else(|| ApiError::not_found("Financial account"))?;
     // PostgreSQL sums BIGINT into NUMERIC: the CAST brings it back to BIGINT on both.
-    let cents: i64 = row.try_get(0).map_err(db_error)?;
+    let cents: i64 = row.try_get(0)?;
     Ok(Cents(cents))
 }
 
@@ -122,7 +120,7 @@ pub async fn remove_settlement(conn: &mut Conn, ws: &Membership, billing_id: &st
         "DELETE FROM allocations WHERE owner_type = 'transaction' AND workspace_id = $1 AND owner_id IN
            (SELECT id FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1)",
     ] {
-        sql::query(dependent).bind(&ws.workspace_id).bind(billing_id).execute(&mut *conn).await.map_err(db_error)?;
+        sql::query(dependent).bind(&ws.workspace_id).bind(billing_id).execute(&mut *conn).await?;
     }
     let done = sql::query(
         "DELETE FROM financial_transactions WHERE workspace_id = $1 AND billing_id = $2 AND auto_created = 1",
@@ -130,7 +128,6 @@ pub async fn remove_settlement(conn: &mut Conn, ws: &Membership, billing_id: &st
     .bind(&ws.workspace_id)
     .bind(billing_id)
     .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     Ok(done)
 }

@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod list;
 pub mod openapi;
 pub mod people;
+pub mod period;
 pub mod rate_limit;
 pub mod refs;
 pub mod resource;

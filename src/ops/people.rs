@@ -24,7 +24,6 @@ use super::OpContext;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// Natural person (pessoa física) or legal entity (pessoa jurídica).
@@ -294,8 +293,7 @@ async fn check_company(conn: &mut Conn, ws: &Membership, company_id: &str) -> Re
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     match found {
         Some(_) => Ok(id),
         None => Err(unprocessable("company_id", "invalid_reference", "The company does not exist in this workspace")),
@@ -422,7 +420,6 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(&ws.workspace_id)
     .bind(&current.id)
     .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     crud::audit::<People>(ctx, conn, ws, "delete", &current.id).await
 }

@@ -86,8 +86,7 @@ pub async fn count_unless_revoked(
             .map(|hit| hit.map(|(hits, m)| (hits, Some(m))))
     } else {
         hit_unless_revoked(state.db, user, bucket, window_start, jti).await.map(|hit| hit.map(|hits| (hits, None)))
-    }
-    .map_err(crate::storage::db_error)?;
+    }?;
     Ok(match counted {
         None => Counted::Revoked,
         Some((hits, memberships)) => match judge(limit, reset, hits, budget) {

@@ -16,7 +16,6 @@ use super::crud::{self, Table};
 use super::people::People;
 use super::OpContext;
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// Money direction of a record: payables and debit transactions are `Debit`.
@@ -63,10 +62,9 @@ pub async fn company(conn: &mut Conn, ws: &Membership, field: &str, company_id: 
             .bind(&ws.workspace_id)
             .bind(&id)
             .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?
+            .await?
             .ok_or_else(|| not_in_workspace(field, "Company"))?;
-    Ok(CompanyRef { id: row.try_get(0).map_err(db_error)?, locked_until: row.try_get(1).map_err(db_error)? })
+    Ok(CompanyRef { id: row.try_get(0)?, locked_until: row.try_get(1)? })
 }
 
 /// Refuses a write touching a record dated on or before the company's `locked_until`
@@ -140,10 +138,9 @@ async fn owned(
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?
+        .await?
         .ok_or_else(|| not_in_workspace(field, what))?;
-    let owner: String = row.try_get(0).map_err(db_error)?;
+    let owner: String = row.try_get(0)?;
     if owner != company.id {
         return Err(unprocessable(
             field,
@@ -165,7 +162,7 @@ async fn typed(
     accepted: &[&str],
 ) -> Result<String, ApiError> {
     let (id, row) = owned(conn, ws, company, kind, field, id).await?;
-    let stored_type: String = row.try_get(1).map_err(db_error)?;
+    let stored_type: String = row.try_get(1)?;
     if !accepted.contains(&stored_type.as_str()) {
         return Err(unprocessable(
             field,
@@ -178,7 +175,7 @@ async fn typed(
 
 /// The id of the first row `query` finds, if any.
 async fn first_id(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<String>, ApiError> {
-    query.map_optional(&mut *conn, |row| row.try_get(0)).await.map_err(db_error)
+    Ok(query.map_optional(&mut *conn, |row| row.try_get(0)).await?)
 }
 
 /// `*_id` and `*_name` are mutually exclusive (400).
@@ -317,7 +314,7 @@ impl Owner<'_, '_> {
             .bind(&id)
             .execute(&mut *conn)
             .await
-            .map_err(db_error)?;
+            ?;
             return Ok(Some(id));
         }
         let insert = format!(
@@ -343,7 +340,7 @@ impl Owner<'_, '_> {
         if let Some(extra) = extra {
             insert = insert.bind(extra);
         }
-        insert.stamp_now(self.ctx).execute(&mut *conn).await.map_err(db_error)?;
+        insert.stamp_now(self.ctx).execute(&mut *conn).await?;
         crud::audit::<T>(self.ctx, conn, self.ws, "create", &id).await?;
         Ok(id)
     }

@@ -22,7 +22,6 @@ use super::OpContext;
 use crate::domain::money::{Cents, MoneyError};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// The input pattern of a rate (checked in code; 0–100 as well).
@@ -210,12 +209,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(&ws.workspace_id)
     .bind(&current.id)
     .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     let (mut payables, mut receivables) = (0i64, 0i64);
     for row in &usage {
-        let kind: String = row.try_get(0).map_err(db_error)?;
-        let count: i64 = row.try_get(1).map_err(db_error)?;
+        let kind: String = row.try_get(0)?;
+        let count: i64 = row.try_get(1)?;
         match kind.as_str() {
             "payable" => payables += count,
             _ => receivables += count,
@@ -230,11 +228,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .bind(MAX_BILLING_IDS)
         .fetch_all(&mut *conn)
         .await
-        .map_err(db_error)?
+        ?
         .iter()
         .map(|r| r.try_get::<String, _>(0))
         .collect::<Result<_, _>>()
-        .map_err(db_error)?;
+        ?;
         return Err(ApiError::new(
             ErrorCode::UnprocessableEntity,
             "The tax is charged by billings and cannot be deleted",
@@ -249,7 +247,6 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     crud::audit::<Taxes>(ctx, conn, ws, "delete", &current.id).await
 }

@@ -144,6 +144,13 @@ fn is_refused_credentials(code: &str) -> bool {
     matches!(code, "28P01" | "28000")
 }
 
+/// A database failure becomes what the caller sees through `?` ([`db_error`]).
+impl From<Error> for ApiError {
+    fn from(err: Error) -> ApiError {
+        db_error(err)
+    }
+}
+
 /// Maps a database failure to what the caller sees, logging the cause for operators.
 pub fn db_error(err: Error) -> ApiError {
     if err.sqlstate().is_some_and(|code| is_refused_credentials(&code)) {

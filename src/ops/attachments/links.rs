@@ -31,7 +31,7 @@ async fn check_target(
             .bind(&ws.workspace_id)
             .bind(target_id),
     };
-    match query.fetch_optional(&mut *conn).await.map_err(db_error)? {
+    match query.fetch_optional(&mut *conn).await? {
         Some(_) => Ok(()),
         None => Err(ApiError::not_found(target_type.noun())),
     }
@@ -92,7 +92,7 @@ pub async fn unlink(
         .bind(&target_id)
         .execute(&mut *conn)
         .await
-        .map_err(db_error)?;
+        ?;
     if removed == 0 {
         return Err(ApiError::not_found("Link"));
     }

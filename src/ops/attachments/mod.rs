@@ -360,7 +360,7 @@ pub async fn list(
     let at = compiled.sql.find(" ORDER BY ").ok_or_else(ApiError::internal)?;
     let sql = format!("{SELECT} {}{extra}{}", &compiled.sql[..at], &compiled.sql[at..]);
     let base = &ctx.state.config.api_base_url;
-    let data = bind_all(sql::query(sql), &binds).map_all(&mut *conn, |r| from_row(r, base)).await.map_err(db_error)?;
+    let data = bind_all(sql::query(sql), &binds).map_all(&mut *conn, |r| from_row(r, base)).await?;
     Ok(page(
         data,
         &compiled,
@@ -381,8 +381,7 @@ async fn find(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -
         .bind(&ws.workspace_id)
         .bind(&id)
         .map_optional(&mut *conn, |row| from_row(row, base))
-        .await
-        .map_err(db_error)?
+        .await?
         .ok_or_else(|| ApiError::not_found("Attachment"))
 }
 
@@ -419,11 +418,10 @@ pub async fn locate(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .bind(&ws.workspace_id)
     .bind(&id)
     .fetch_optional(&mut *conn)
-    .await
-    .map_err(db_error)?
+    .await?
     .ok_or_else(|| ApiError::not_found("Attachment"))?;
-    let content: Option<Vec<u8>> = row.try_get("content").map_err(db_error)?;
-    let blob_key: Option<String> = row.try_get("blob_key").map_err(db_error)?;
+    let content: Option<Vec<u8>> = row.try_get("content")?;
+    let blob_key: Option<String> = row.try_get("blob_key")?;
     let bytes = match (content, blob_key) {
         (Some(content), _) => Stored::Row(content),
         (None, Some(location)) => Stored::Object(location),
@@ -433,9 +431,9 @@ pub async fn locate(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         }
     };
     Ok(Located {
-        file_name: row.try_get("file_name").map_err(db_error)?,
-        mime_type: row.try_get("mime_type").map_err(db_error)?,
-        sha256: row.try_get("sha256").map_err(db_error)?,
+        file_name: row.try_get("file_name")?,
+        mime_type: row.try_get("mime_type")?,
+        sha256: row.try_get("sha256")?,
         bytes,
     })
 }
@@ -478,11 +476,11 @@ async fn usage(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Value, ApiE
         .bind(id)
         .fetch_all(&mut *conn)
         .await
-        .map_err(db_error)?;
+        ?;
     let mut usage = json!({ "payables": 0, "receivables": 0, "transactions": 0 });
     for row in rows {
-        let kind: String = row.try_get("target_type").map_err(db_error)?;
-        let n: i64 = row.try_get("n").map_err(db_error)?;
+        let kind: String = row.try_get("target_type")?;
+        let n: i64 = row.try_get("n")?;
         usage[format!("{kind}s")] = json!(n);
     }
     Ok(usage)
@@ -515,8 +513,8 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     .await;
     match deleted {
         Ok(Some(row)) => {
-            if let Some(location) = row.try_get::<Option<String>, _>("blob_key").map_err(db_error)? {
-                crate::storage::housekeeping::queue_blob_removal(conn, &location).await.map_err(db_error)?;
+            if let Some(location) = row.try_get::<Option<String>, _>("blob_key")? {
+                crate::storage::housekeeping::queue_blob_removal(conn, &location).await?;
             }
         }
         Ok(None) => return Err(in_use(usage(conn, ws, &current.id).await?)),

@@ -12,7 +12,6 @@ use crate::error::ApiError;
 use crate::ops::common::invalid;
 use crate::ops::OpContext;
 use crate::storage::blob::Placement;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// An upload that passed every check, with the id it will be stored under.
@@ -120,8 +119,7 @@ async fn insert_row(
     .bind(&uploaded_by)
     .stamp_now(ctx)
     .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     audit_event(ctx, conn, ws, "attachments.upload", id, None).await?;
     find(ctx, conn, ws, id).await
 }

@@ -44,7 +44,6 @@ pub mod wire;
 mod written;
 
 use crate::ops::stamps::Stamp;
-use std::collections::HashMap;
 
 use crate::storage::{sql, Conn};
 use serde_json::{json, Value};
@@ -57,9 +56,10 @@ use self::status::{check_open, refused_change};
 pub use self::wire::{
     Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput,
 };
-use super::common::{audit_write, body_id, invalid, page};
+use super::common::{audit_write, invalid, page};
 use super::ledger;
 use super::list::{bind_all, ListRequest, ListSpec};
+use super::period::AggregatesQuery;
 use super::refs::{self, Polarity};
 use super::{apportionment, IdPage, IdPageMeta, OpContext, Page};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
@@ -69,7 +69,6 @@ use crate::domain::money::Cents;
 use crate::domain::payment::PaymentMethod;
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// `GET …/ids`: default and maximum page size.
@@ -138,7 +137,7 @@ pub async fn list<B: BillKind>(
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
-    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await.map_err(db_error)?;
+    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await?;
     let mut page = page(
         data,
         &compiled,
@@ -255,7 +254,7 @@ pub async fn create<B: BillKind>(
         .stamp(ctx, &now)
         .execute(&mut *conn)
         .await
-        .map_err(db_error)?;
+        ?;
         apportionment::replace(conn, ws, "billing", &row.id, &row.allocations).await?;
         if index == 0 {
             replace_taxes(conn, ws, &row.id, &taxes).await?;
@@ -402,8 +401,7 @@ pub async fn delete<B: BillKind>(
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     apportionment::replace(conn, ws, "billing", &current.id, &[]).await?;
     replace_taxes(conn, ws, &current.id, &[]).await?;
     // Its links, then the bill itself: each statement binds workspace, kind and id.
@@ -411,13 +409,7 @@ pub async fn delete<B: BillKind>(
         "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3",
         "DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3",
     ] {
-        sql::query(statement)
-            .bind(&ws.workspace_id)
-            .bind(B::KIND)
-            .bind(&current.id)
-            .execute(&mut *conn)
-            .await
-            .map_err(db_error)?;
+        sql::query(statement).bind(&ws.workspace_id).bind(B::KIND).bind(&current.id).execute(&mut *conn).await?;
     }
     audit_write(ctx, conn, ws, &format!("{}.delete", B::PLURAL), B::KIND, &current.id).await
 }
@@ -433,73 +425,17 @@ pub async fn aggregates<B: BillKind>(
     query: &[(String, String)],
 ) -> Result<Value, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
-    let mut params: HashMap<&str, &str> = HashMap::new();
-    for (key, value) in query {
-        match key.as_str() {
-            "workspace_id" => {}
-            "company_id" | "month" | "year" | "start_date" | "end_date" => {
-                if params.insert(key.as_str(), value.as_str()).is_some() {
-                    return Err(invalid(key, "invalid_value", "A parameter appears twice"));
-                }
-            }
-            _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
-        }
-    }
+    let query = AggregatesQuery::parse(query)?;
     let mut clauses = vec!["workspace_id = $1".to_string(), "kind = $2".to_string()];
     let mut binds: Vec<String> = vec![ws.workspace_id.clone(), B::KIND.to_string()];
-    if let Some(company) = params.get("company_id") {
-        binds.push(body_id("company_id", company)?);
+    if let Some(company) = query.company_id {
+        binds.push(company);
         clauses.push(format!("company_id = ${}", binds.len()));
     }
-    let by_month = params.contains_key("month") || params.contains_key("year");
-    let by_range = params.contains_key("start_date") || params.contains_key("end_date");
-    let range = match (by_month, by_range) {
-        (true, true) => {
-            return Err(invalid(
-                "month",
-                "mutually_exclusive",
-                "month/year and start_date/end_date are mutually exclusive",
-            ))
-        }
-        (true, false) => {
-            let month = params.get("month").and_then(|m| m.parse::<u8>().ok()).filter(|m| (1..=12).contains(m));
-            let year = params.get("year").and_then(|y| y.parse::<i32>().ok()).filter(|y| (1900..=2999).contains(y));
-            match (month, year) {
-                (Some(m), Some(y)) => {
-                    let (first, last) = Date::month_bounds(y, m).ok_or_else(ApiError::internal)?;
-                    Some((first.to_string(), last.to_string()))
-                }
-                (None, _) => return Err(invalid("month", "invalid_value", "month (1-12) and year go together")),
-                (_, None) => return Err(invalid("year", "invalid_value", "month (1-12) and year go together")),
-            }
-        }
-        (false, true) => {
-            let start = params.get("start_date").and_then(|d| Date::parse(d));
-            let end = params.get("end_date").and_then(|d| Date::parse(d));
-            match (start, end) {
-                (Some(s), Some(e)) => Some((s.to_string(), e.to_string())),
-                (None, _) => {
-                    return Err(invalid(
-                        "start_date",
-                        "invalid_value",
-                        "start_date and end_date (YYYY-MM-DD) go together",
-                    ))
-                }
-                (_, None) => {
-                    return Err(invalid(
-                        "end_date",
-                        "invalid_value",
-                        "start_date and end_date (YYYY-MM-DD) go together",
-                    ))
-                }
-            }
-        }
-        (false, false) => None,
-    };
-    if let Some((start, end)) = range {
-        binds.push(start);
+    if let Some((start, end)) = query.period {
+        binds.push(start.to_string());
         clauses.push(format!("due_date >= ${}", binds.len()));
-        binds.push(end);
+        binds.push(end.to_string());
         clauses.push(format!("due_date <= ${}", binds.len()));
     }
     binds.push(B::SETTLED.as_str().to_string());
@@ -519,8 +455,8 @@ pub async fn aggregates<B: BillKind>(
     for bind in &binds {
         statement = statement.bind(bind.as_str());
     }
-    let row = statement.fetch_one(&mut *conn).await.map_err(db_error)?;
-    let number = |i: usize| row.try_get::<i64, _>(i).map_err(db_error);
+    let row = statement.fetch_one(&mut *conn).await?;
+    let number = |i: usize| row.try_get::<i64, _>(i);
     let mut out = serde_json::Map::new();
     out.insert("count".into(), json!(number(0)?));
     out.insert("total".into(), json!(Cents(number(1)?)));
@@ -564,10 +500,7 @@ pub async fn ids<B: BillKind>(
     compiled.sql = format!("{head} LIMIT {}", limit + 1);
     compiled.limit = limit;
     let sql = format!("SELECT billings.id FROM billings {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds)
-        .map_all(&mut *conn, |r| r.try_get::<String, _>(0))
-        .await
-        .map_err(db_error)?;
+    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await?;
     let page = page(ids, &compiled, &keys.state, |id, _| json!(id), |id| id.clone());
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }

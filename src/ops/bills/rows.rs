@@ -18,7 +18,6 @@ use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id, unprocessable};
 use crate::ops::list::{list_spec, ListRequest, ListSpec};
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 macro_rules! billing_list {
@@ -288,13 +287,13 @@ async fn tax_charges_of(
         query = query.bind(id);
     }
     let mut out: HashMap<String, Vec<TaxCharge>> = HashMap::new();
-    for row in query.fetch_all(&mut *conn).await.map_err(db_error)? {
-        let billing: String = row.try_get(0).map_err(db_error)?;
-        let cents: i64 = row.try_get(3).map_err(db_error)?;
-        let withholding: i64 = row.try_get(4).map_err(db_error)?;
+    for row in query.fetch_all(&mut *conn).await? {
+        let billing: String = row.try_get(0)?;
+        let cents: i64 = row.try_get(3)?;
+        let withholding: i64 = row.try_get(4)?;
         out.entry(billing).or_default().push(TaxCharge {
-            tax_id: row.try_get(1).map_err(db_error)?,
-            tax_name: row.try_get(2).map_err(db_error)?,
+            tax_id: row.try_get(1)?,
+            tax_name: row.try_get(2)?,
             amount: Cents(cents),
             withholding: withholding != 0,
         });
@@ -312,8 +311,7 @@ pub async fn find<B: BillKind>(conn: &mut Conn, ws: &Membership, id: &str) -> Re
             .bind(B::KIND)
             .bind(&id)
             .map_optional(&mut *conn, from_row)
-            .await
-            .map_err(db_error)?;
+            .await?;
     let mut billing = row.ok_or_else(|| ApiError::not_found(B::NOUN))?;
     attach(conn, ws, std::slice::from_mut(&mut billing), Parts::ALL).await?;
     Ok(billing)
@@ -328,8 +326,7 @@ pub async fn stored_allocations(conn: &mut Conn, ws: &Membership, owner_id: &str
     .bind(&ws.workspace_id)
     .bind(owner_id)
     .fetch_all(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     rows.iter()
         .map(|r| {
             let bp: Option<i64> = r.try_get(1)?;
@@ -342,7 +339,7 @@ pub async fn stored_allocations(conn: &mut Conn, ws: &Membership, owner_id: &str
             })
         })
         .collect::<Result<Vec<_>, crate::storage::Error>>()
-        .map_err(db_error)
+        .map_err(ApiError::from)
 }
 
 /// Checked tax charges: `(tax_id, cents, withholding)`.
@@ -362,8 +359,7 @@ pub async fn requested_taxes(
             .bind(&ws.workspace_id)
             .bind(&tax_id)
             .fetch_optional(&mut *conn)
-            .await
-            .map_err(db_error)?;
+            .await?;
         if found.is_none() {
             return Err(unprocessable(
                 &format!("{field}.tax_id"),
@@ -386,8 +382,7 @@ pub async fn replace_taxes(
         .bind(&ws.workspace_id)
         .bind(billing_id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     for (tax_id, amount, withholding) in taxes {
         sql::query("INSERT INTO billing_tax_charges (billing_id, workspace_id, tax_id, amount_cents, withholding) VALUES ($1, $2, $3, $4, $5)")
             .bind(billing_id)
@@ -397,7 +392,7 @@ pub async fn replace_taxes(
             .bind(*withholding as i64)
             .execute(&mut *conn)
             .await
-            .map_err(db_error)?;
+            ?;
     }
     Ok(())
 }

@@ -17,7 +17,6 @@ use crate::error::{ApiError, ErrorCode};
 use crate::ops::common::{audit_write, unprocessable};
 use crate::ops::ledger::{self, NewTransaction};
 use crate::ops::{apportionment, refs, OpContext};
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 fn invalid_transition(message: &str) -> ApiError {
@@ -132,8 +131,7 @@ pub async fn settle<B: BillKind>(
         .bind(&ws.workspace_id)
         .bind(&current.id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     audit_write(ctx, conn, ws, &format!("{}.settle", B::PLURAL), B::KIND, &current.id).await?;
     audit_write(ctx, conn, ws, "transactions.create", "transaction", &transaction_id).await?;
     find::<B>(conn, ws, &current.id).await
@@ -171,7 +169,7 @@ pub async fn reopen<B: BillKind>(
         .bind(&current.id)
         .execute(&mut *conn)
         .await
-        .map_err(db_error)?;
+        ?;
     }
     audit_write(ctx, conn, ws, &format!("{}.reopen", B::PLURAL), B::KIND, &current.id).await?;
     find::<B>(conn, ws, &current.id).await
@@ -238,8 +236,7 @@ pub(super) async fn changed_if<'q, B: BillKind>(
         .bind(id)
         .bind(status.as_str())
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
     if changed == 1 {
         Ok(())
     } else {

@@ -22,7 +22,7 @@ use crate::ops::crud::stored;
 use crate::ops::list::{bind_all, encode_cursor, ListRequest};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
-use crate::storage::{db_error, sql, Conn, Row};
+use crate::storage::{sql, Conn, Row};
 
 /// The members of a bill in the order [`Billing`] serialises them.
 static ORDER: LazyLock<Vec<String>> = LazyLock::new(|| {
@@ -187,8 +187,7 @@ pub async fn list<B: BillKind>(
             }
             write_row(&mut out, row, placed.as_deref().unwrap_or_default())
         })
-        .await
-        .map_err(db_error)?;
+        .await?;
     out.extend_from_slice(b"],\"meta\":{\"next_cursor\":");
     match last.filter(|_| seen > limit) {
         Some((value, id)) => serde_json::to_writer(&mut out, &encode_cursor(&keys.state, &compiled, value, &id))

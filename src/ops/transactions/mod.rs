@@ -28,17 +28,16 @@ pub use self::wire::{
     Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
-use super::common::{audit_write, body_id, check_date, invalid, page, path_id, unprocessable};
+use super::common::{audit_write, body_id, invalid, page, path_id, unprocessable};
 use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
 use super::list::{bind_all, list_spec, ListRequest, ListSpec};
+use super::period::AggregatesQuery;
 use super::refs::{self, CompanyRef, Polarity};
 use super::{IdPage, IdPageMeta, OpContext, Page};
-use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 fn polarity_of(text: &str) -> Polarity {
@@ -110,7 +109,7 @@ pub async fn list(
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT {COLUMNS} FROM financial_transactions {}", compiled.sql);
-    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await.map_err(db_error)?;
+    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await?;
     let page = page(
         data,
         &compiled,
@@ -137,7 +136,7 @@ async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction,
     .bind(&id)
     .map_optional(&mut *conn, from_row)
     .await
-    .map_err(db_error)?;
+    ?;
     let row = row.ok_or_else(|| ApiError::not_found("Financial transaction"))?;
     let mut rows = with_allocations(conn, ws, vec![row]).await?;
     rows.pop().ok_or_else(ApiError::internal)
@@ -386,8 +385,7 @@ pub async fn update(
     .bind(&ws.workspace_id)
     .bind(&current.id)
     .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    .await?;
     if let Some(items) = allocations {
         apportionment::replace(conn, ws, "transaction", &current.id, &items).await?;
     }
@@ -406,11 +404,11 @@ async fn transfer_legs(
         .bind(transfer_id)
         .fetch_all(&mut *conn)
         .await
-        .map_err(db_error)?;
+        ?;
     rows.iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
         .collect::<Result<Vec<_>, crate::storage::Error>>()
-        .map_err(db_error)
+        .map_err(ApiError::from)
 }
 
 /// Deletes a transaction (hard), with its apportionment and attachment links.
@@ -444,14 +442,12 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         .bind(&ws.workspace_id)
         .bind(leg_id)
         .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+        .await?;
         sql::query("DELETE FROM financial_transactions WHERE workspace_id = $1 AND id = $2")
             .bind(&ws.workspace_id)
             .bind(leg_id)
             .execute(&mut *conn)
-            .await
-            .map_err(db_error)?;
+            .await?;
         audit_write(ctx, conn, ws, "financial_transactions.delete", "financial_transaction", leg_id).await?;
     }
     Ok(())
@@ -468,10 +464,7 @@ pub async fn ids(
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT financial_transactions.id FROM financial_transactions {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds)
-        .map_all(&mut *conn, |r| r.try_get::<String, _>(0))
-        .await
-        .map_err(db_error)?;
+    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await?;
     let page = page(ids, &compiled, &keys.state, |id, _| json!(id), Clone::clone);
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }
@@ -486,71 +479,7 @@ pub async fn aggregates(
     query: &[(String, String)],
 ) -> Result<Aggregates, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
-    let mut company_id = None;
-    let (mut month, mut year, mut start, mut end) = (None, None, None, None);
-    for (key, value) in query {
-        match key.as_str() {
-            "workspace_id" => {}
-            "company_id" => company_id = Some(body_id("company_id", value)?),
-            "month" => {
-                month = Some(
-                    value
-                        .parse::<u8>()
-                        .ok()
-                        .filter(|m| (1..=12).contains(m))
-                        .ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))?,
-                )
-            }
-            "year" => {
-                year = Some(
-                    value
-                        .parse::<i32>()
-                        .ok()
-                        .filter(|y| (1900..=2999).contains(y))
-                        .ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))?,
-                )
-            }
-            "start_date" => {
-                check_date("start_date", Some(value))?;
-                start = Some(value.clone());
-            }
-            "end_date" => {
-                check_date("end_date", Some(value))?;
-                end = Some(value.clone());
-            }
-            other => return Err(invalid(other, "unknown_filter", "Unknown parameter")),
-        }
-    }
-    let by_month = month.is_some() || year.is_some();
-    let by_range = start.is_some() || end.is_some();
-    if by_month && by_range {
-        return Err(invalid(
-            "month",
-            "mutually_exclusive",
-            "month/year and start_date/end_date are mutually exclusive",
-        ));
-    }
-    let range = match (month, year, start, end) {
-        (Some(m), Some(y), None, None) => {
-            let (first, last) = Date::month_bounds(y, m).ok_or_else(ApiError::internal)?;
-            Some((first.to_string(), last.to_string()))
-        }
-        (Some(_), None, _, _) => return Err(invalid("year", "required", "year is required with month")),
-        (None, Some(_), _, _) => return Err(invalid("month", "required", "month is required with year")),
-        (None, None, Some(s), Some(e)) => {
-            if e < s {
-                return Err(invalid("end_date", "invalid_value", "end_date must not be before start_date"));
-            }
-            Some((s, e))
-        }
-        (None, None, Some(_), None) => {
-            return Err(invalid("end_date", "required", "end_date is required with start_date"))
-        }
-        (None, None, None, Some(_)) => {
-            return Err(invalid("start_date", "required", "start_date is required with end_date"))
-        }
-        _ => None,
-    };
+    let query = AggregatesQuery::parse(query)?;
     let mut sql = String::from(
         "SELECT COUNT(*),
                 CAST(COALESCE(SUM(CASE WHEN transaction_type = 'credit' THEN amount_cents ELSE 0 END), 0) AS BIGINT),
@@ -558,24 +487,24 @@ pub async fn aggregates(
            FROM financial_transactions WHERE workspace_id = $1 AND is_pending = 0",
     );
     let mut binds = vec![ws.workspace_id.clone()];
-    if let Some(c) = company_id {
+    if let Some(c) = query.company_id {
         binds.push(c);
         sql.push_str(&format!(" AND company_id = ${}", binds.len()));
     }
-    if let Some((s, e)) = range {
-        binds.push(s);
+    if let Some((s, e)) = query.period {
+        binds.push(s.to_string());
         sql.push_str(&format!(" AND occurred_at >= ${}", binds.len()));
-        binds.push(e);
+        binds.push(e.to_string());
         sql.push_str(&format!(" AND occurred_at <= ${}", binds.len()));
     }
     let mut statement = sql::query(sql);
     for b in &binds {
         statement = statement.bind(b.as_str());
     }
-    let row = statement.fetch_one(&mut *conn).await.map_err(db_error)?;
-    let count: i64 = row.try_get(0).map_err(db_error)?;
-    let credit: i64 = row.try_get(1).map_err(db_error)?;
-    let debit: i64 = row.try_get(2).map_err(db_error)?;
+    let row = statement.fetch_one(&mut *conn).await?;
+    let count: i64 = row.try_get(0)?;
+    let credit: i64 = row.try_get(1)?;
+    let debit: i64 = row.try_get(2)?;
     Ok(Aggregates { count, credit: Cents(credit), debit: Cents(debit), net: Cents(credit - debit) })
 }
 
@@ -591,10 +520,9 @@ async fn transfer_account(
         .bind(&ws.workspace_id)
         .bind(&id)
         .fetch_optional(&mut *conn)
-        .await
-        .map_err(db_error)?
+        .await?
         .ok_or_else(|| unprocessable(field, "invalid_reference", "Financial account not found in this workspace"))?;
-    let company_id: String = row.try_get(0).map_err(db_error)?;
+    let company_id: String = row.try_get(0)?;
     let company = refs::company(conn, ws, field, &company_id).await?;
     Ok((id, company))
 }
@@ -675,7 +603,7 @@ pub async fn get_transfer(
     .bind(&transfer_id)
     .map_all(&mut *conn, from_row)
     .await
-    .map_err(db_error)?;
+    ?;
     let legs = rows;
     let from = legs.iter().find(|t| t.transaction_type == "debit");
     let to = legs.iter().find(|t| t.transaction_type == "credit");

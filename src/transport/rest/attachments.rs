@@ -106,9 +106,9 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
         let checked = attachments::check_upload(&ctx, ws, input)?;
         // The bytes first, the row after: see `attachments::record_upload`.
         let placement = attachments::put_bytes(&ctx, ws, &checked).await?;
-        let mut tx = state.db.begin().await.map_err(crate::storage::db_error)?;
+        let mut tx = state.db.begin().await?;
         let attachment = attachments::record_upload(&ctx, &mut tx, ws, checked, placement).await?;
-        tx.commit().await.map_err(crate::storage::db_error)?;
+        tx.commit().await?;
         serde_json::to_value(&attachment).map_err(|_| ApiError::internal())
     }
     .await;
@@ -174,7 +174,7 @@ async fn download(
     let ctx = caller.ctx(&state);
     let outcome = async {
         let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut conn = state.db.acquire().await.map_err(crate::storage::db_error)?;
+        let mut conn = state.db.acquire().await?;
         let located = attachments::locate(&ctx, &mut conn, ws, &id).await?;
         drop(conn);
         attachments::fetch(&ctx, located).await

@@ -246,10 +246,10 @@ pub(crate) async fn keyed<T: serde::Serialize>(
     op: impl AsyncFnOnce(&mut Conn) -> Result<T, ApiError>,
 ) -> Result<idempotency::Answer, ApiError> {
     let key = idempotency_key(headers)?;
-    let mut tx = ctx.state.db.begin().await.map_err(crate::storage::db_error)?;
+    let mut tx = ctx.state.db.begin().await?;
     let keyed = idempotency::Keyed { key: key.as_deref(), operation, input, status };
     let answer = idempotency::run(&mut tx, ws, &ctx.identity.user_id, keyed, op).await?;
-    tx.commit().await.map_err(crate::storage::db_error)?;
+    tx.commit().await?;
     Ok(answer)
 }
 
@@ -322,7 +322,6 @@ pub(crate) mod door {
     use crate::error::ApiError;
     use crate::ops::rate_limit::Budget;
     use crate::ops::{validate, OpContext};
-    use crate::storage::db_error;
     use crate::storage::identity::Membership;
 
     /// A read (list, get, aggregates, ids): 200 with the result.
@@ -339,7 +338,7 @@ pub(crate) mod door {
         let ctx = caller.ctx(state);
         let outcome = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let mut conn = state.db.acquire().await.map_err(db_error)?;
+            let mut conn = state.db.acquire().await?;
             op(&ctx, &mut conn, ws).await
         }
         .await;
@@ -359,9 +358,9 @@ pub(crate) mod door {
         let ctx = caller.ctx(state);
         let outcome: Result<T, ApiError> = async {
             let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let mut tx = state.db.begin().await.map_err(db_error)?;
+            let mut tx = state.db.begin().await?;
             let value = op(&ctx, &mut tx, ws).await?;
-            tx.commit().await.map_err(db_error)?;
+            tx.commit().await?;
             Ok(value)
         }
         .await;

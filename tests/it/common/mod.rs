@@ -348,6 +348,27 @@ pub fn details(reply: &Reply) -> (Option<String>, Option<String>) {
     (d["field"].as_str().map(str::to_string), d["reason"].as_str().map(str::to_string))
 }
 
+/// Queries every `…/aggregates` route refuses, with the `details.field` and
+/// `details.reason` it names: one period parser answers them all alike.
+pub const AGGREGATES_REFUSALS: [(&str, &str, &str); 12] = [
+    ("month=1", "year", "required"),
+    ("year=2020", "month", "required"),
+    ("month=1&year=2020&start_date=2020-01-01&end_date=2020-01-31", "month", "mutually_exclusive"),
+    ("colour=red", "colour", "unknown_filter"),
+    ("start_date=2020-01-01", "end_date", "required"),
+    ("end_date=2020-01-01", "start_date", "required"),
+    ("month=13&year=2020", "month", "invalid_value"),
+    ("start_date=2020-02-30&end_date=2020-05-01", "start_date", "invalid_date"),
+    ("start_date=2020-05-31&end_date=2020-05-01", "end_date", "invalid_value"),
+    ("month=1&month=2&year=2020", "month", "invalid_value"),
+    ("company_id=nope", "company_id", "invalid_uuid"),
+    (
+        "company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11&company_id=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11",
+        "company_id",
+        "invalid_value",
+    ),
+];
+
 /// What `details` returns for `field` refused with `reason`.
 pub fn pair(field: &str, reason: &str) -> (Option<String>, Option<String>) {
     (Some(field.to_string()), Some(reason.to_string()))
