@@ -46,6 +46,15 @@ pub trait Table: Records {
 /// });
 /// ```
 macro_rules! record_table {
+    // The six stamp columns of the table, qualified, as a `SELECT` list ends with them
+    // ([`Stamps`](crate::ops::stamps::Stamps)).
+    (@stamps $table:ident) => {
+        concat!(
+            stringify!($table), ".created_at, ", stringify!($table), ".updated_at, ",
+            stringify!($table), ".created_via, ", stringify!($table), ".updated_via, ",
+            stringify!($table), ".created_by, ", stringify!($table), ".updated_by"
+        )
+    };
     (impl Table for $ty:ident as $what:literal, audited as $audited:literal; $($rest:tt)*) => {
         $crate::ops::crud::record_table!($($rest)*);
 
@@ -66,7 +75,7 @@ macro_rules! record_table {
         const COLUMNS: &str = concat!(
             $(stringify!($table), ".", stringify!($field), ", ",)*
             $($($(stringify!($table), ".", stringify!($read), ", ",)+)?)?
-            $crate::ops::stamps::stamp_columns!($table)
+            $crate::ops::crud::record_table!(@stamps $table)
         );
 
         /// A record from a row of [`COLUMNS`].

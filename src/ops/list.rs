@@ -115,26 +115,22 @@ macro_rules! list_spec {
             table: stringify!($table),
             filters: &[$($crate::ops::list::Field {
                 name: stringify!($filter),
-                column: $crate::ops::list::column!($table, $filter $(, $column)?),
+                column: $crate::ops::list::list_spec!(@column $table, $filter $(, $column)?),
                 kind: $crate::ops::list::Kind::$kind $(($($arg)*))?,
             }),*],
-            sorts: &[$((stringify!($sort), $crate::ops::list::column!($table, $sort $(, $sort_column)?))),*],
-            default_sort: (stringify!($default), $crate::ops::list::column!(@descending $($desc)?)),
-            scope: $crate::ops::list::column!(@scope $($scope)?),
+            sorts: &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*],
+            default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
+            scope: $crate::ops::list::list_spec!(@scope $($scope)?),
         }
     };
-}
-pub(crate) use list_spec;
-
-/// The pieces of [`list_spec!`]: a field's column, the default direction, the scope.
-macro_rules! column {
-    ($table:ident, $name:ident) => {
+    // The pieces: a field's column, the default direction, the scope.
+    (@column $table:ident, $name:ident) => {
         concat!(stringify!($table), ".", stringify!($name))
     };
-    ($table:ident, $name:ident, $column:ident) => {
+    (@column $table:ident, $name:ident, $column:ident) => {
         concat!(stringify!($table), ".", stringify!($column))
     };
-    ($table:ident, $name:ident, $sql:literal) => {
+    (@column $table:ident, $name:ident, $sql:literal) => {
         $sql
     };
     (@descending) => {
@@ -150,7 +146,7 @@ macro_rules! column {
         Some($scope)
     };
 }
-pub(crate) use column;
+pub(crate) use list_spec;
 
 /// A parsed list request, before it is checked against a [`ListSpec`].
 #[derive(Debug, Default, Clone)]

@@ -34,27 +34,6 @@ impl Stamps {
     }
 }
 
-/// The six stamp columns of `$table`, qualified, as a `SELECT` list ends with them.
-macro_rules! stamp_columns {
-    ($table:ident) => {
-        concat!(
-            stringify!($table),
-            ".created_at, ",
-            stringify!($table),
-            ".updated_at, ",
-            stringify!($table),
-            ".created_via, ",
-            stringify!($table),
-            ".updated_via, ",
-            stringify!($table),
-            ".created_by, ",
-            stringify!($table),
-            ".updated_by"
-        )
-    };
-}
-pub(crate) use stamp_columns;
-
 /// The stamp of a write, bound to its statement in the order every statement takes it:
 /// the time, the channel, the user (an `INSERT` names each twice, for `created_*` and
 /// `updated_*`).

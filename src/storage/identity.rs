@@ -1,6 +1,8 @@
 //! Identity queries: who belongs to which workspace with which role, and which token
 //! ids are revoked.
 
+use std::sync::LazyLock;
+
 use crate::storage::{sql, Row};
 
 use super::Db;
@@ -15,17 +17,13 @@ pub struct Membership {
 
 /// The user's memberships (`$1`): the workspace id, name and role, at columns 0–2 (or
 /// from `at` on), in no order.
-macro_rules! memberships_of_user {
-    () => {
-        "SELECT w.id AS workspace_id, w.name AS workspace_name, m.role FROM memberships m
-           JOIN workspaces w ON w.id = m.workspace_id
-          WHERE m.user_id = $1"
-    };
-}
-pub(super) use memberships_of_user;
+pub(super) const MEMBERSHIPS_OF_USER: &str = "SELECT w.id AS workspace_id, w.name AS workspace_name, m.role
+       FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+      WHERE m.user_id = $1";
 
-/// [`memberships_of_user`] in a stable order: workspace name, then id.
-pub(super) const MEMBERSHIPS: &str = concat!(memberships_of_user!(), " ORDER BY w.name, w.id");
+/// [`MEMBERSHIPS_OF_USER`] in a stable order: workspace name, then id.
+pub(super) static MEMBERSHIPS: LazyLock<String> =
+    LazyLock::new(|| format!("{MEMBERSHIPS_OF_USER} ORDER BY w.name, w.id"));
 
 /// A membership read from the columns `at`, `at + 1` and `at + 2`; `None` for a role
 /// this version does not know (the CHECK constraint rules that out) or no membership
@@ -39,7 +37,7 @@ pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>,
 
 /// The user's memberships, in a stable order (workspace name, then id).
 pub async fn memberships(db: &Db, user_id: &str) -> Result<Vec<Membership>, crate::storage::Error> {
-    let rows = sql::query(MEMBERSHIPS).bind(user_id).map_all(db, |row| membership(row, 0)).await?;
+    let rows = sql::query(MEMBERSHIPS.as_str()).bind(user_id).map_all(db, |row| membership(row, 0)).await?;
     Ok(rows.into_iter().flatten().collect())
 }
 

@@ -13,30 +13,25 @@ struct Migration {
     postgres: &'static str,
 }
 
-/// A migration whose SQL is portable: one file for both backends.
-macro_rules! portable {
-    ($version:literal, $name:literal, $file:literal) => {
-        Migration {
-            version: $version,
-            name: $name,
-            sqlite: include_str!(concat!("../../migrations/", $file)),
-            postgres: include_str!(concat!("../../migrations/", $file)),
-        }
-    };
+impl Migration {
+    /// A migration whose SQL is portable: one file for both backends.
+    const fn portable(version: i64, name: &'static str, sql: &'static str) -> Migration {
+        Migration { version, name, sqlite: sql, postgres: sql }
+    }
 }
 
 /// In order.
 const MIGRATIONS: &[Migration] = &[
-    portable!(1, "foundation", "0001_foundation.sql"),
-    portable!(2, "companies", "0002_companies.sql"),
-    portable!(3, "finance", "0003_finance.sql"),
+    Migration::portable(1, "foundation", include_str!("../../migrations/0001_foundation.sql")),
+    Migration::portable(2, "companies", include_str!("../../migrations/0002_companies.sql")),
+    Migration::portable(3, "finance", include_str!("../../migrations/0003_finance.sql")),
     Migration {
         version: 4,
         name: "attachments",
         sqlite: include_str!("../../migrations/0004_attachments.sqlite.sql"),
         postgres: include_str!("../../migrations/0004_attachments.postgres.sql"),
     },
-    portable!(5, "blob_deletions", "0005_blob_deletions.sql"),
+    Migration::portable(5, "blob_deletions", include_str!("../../migrations/0005_blob_deletions.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.

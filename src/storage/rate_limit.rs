@@ -1,6 +1,8 @@
 //! Rate-limit counters, shared by every replica through the database: one atomic
 //! upsert per request returns the new count of the caller's current window.
 
+use std::sync::LazyLock;
+
 use crate::storage::sql;
 
 use super::identity::{self, Membership};
@@ -10,30 +12,24 @@ use super::{Backend, Db};
 /// `$3`, returning the hits so far including this one — unless the token `$4` is on the
 /// deny list: then nothing is counted and no row returned. (`$4` is NULL for a token
 /// without an id, which cannot be revoked.)
-macro_rules! hit_unless_revoked {
-    () => {
-        "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
+const HIT_UNLESS_REVOKED: &str = "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
      SELECT $1, $2, $3, 1 WHERE NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $4)
      ON CONFLICT (user_id, bucket, window_start)
      DO UPDATE SET hits = rate_limit_counters.hits + 1
-     RETURNING hits"
-    };
-}
-const HIT_UNLESS_REVOKED: &str = hit_unless_revoked!();
+     RETURNING hits";
 
 /// PostgreSQL: the hit and the user's memberships in one statement, a row per
 /// membership (one row with NULL membership columns for a user with none); no row when
-/// the token is revoked.
-const HIT_WITH_MEMBERSHIPS: &str = concat!(
-    "WITH hit AS (",
-    hit_unless_revoked!(),
-    ")
+/// the token is revoked. Composed once per process from the two statements it joins.
+static HIT_WITH_MEMBERSHIPS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH hit AS ({HIT_UNLESS_REVOKED})
      SELECT hit.hits, mine.workspace_id, mine.workspace_name, mine.role
-       FROM hit LEFT JOIN (",
-    identity::memberships_of_user!(),
-    ") mine ON TRUE
-      ORDER BY mine.workspace_name, mine.workspace_id"
-);
+       FROM hit LEFT JOIN ({}) mine ON TRUE
+      ORDER BY mine.workspace_name, mine.workspace_id",
+        identity::MEMBERSHIPS_OF_USER
+    )
+});
 
 /// Counts one hit of a token that is not revoked, in one statement: `None` when `jti`
 /// is on the deny list (nothing is counted then).
@@ -64,7 +60,7 @@ pub async fn hit_with_memberships(
 ) -> Result<Option<(i64, Vec<Membership>)>, crate::storage::Error> {
     match db.backend {
         Backend::Postgres => {
-            let rows = sql::query(HIT_WITH_MEMBERSHIPS)
+            let rows = sql::query(HIT_WITH_MEMBERSHIPS.as_str())
                 .bind(user_id)
                 .bind(bucket)
                 .bind(window_start)
@@ -86,7 +82,7 @@ pub async fn hit_with_memberships(
             else {
                 return Ok(None);
             };
-            let memberships = sql::query(identity::MEMBERSHIPS)
+            let memberships = sql::query(identity::MEMBERSHIPS.as_str())
                 .bind(user_id)
                 .map_all(&mut tx, |row| identity::membership(row, 0))
                 .await?;
