@@ -170,6 +170,29 @@ impl ScopeSet {
     }
 }
 
+/// Why a caller may not do an access on a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The token was not delegated the scope.
+    Scope,
+    /// The person's role in the workspace does not grant it, or they have no workspace
+    /// there.
+    Role,
+}
+
+/// The one rule of who may do what, asked by both doors, by `tools/list` and by the
+/// workspace list: the token's scope first (what the agent was delegated), then the
+/// person's role in the workspace (`None`: no membership there).
+pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, access: Access) -> Result<(), Refusal> {
+    if !scopes.allows(resource, access) {
+        return Err(Refusal::Scope);
+    }
+    match role {
+        Some(role) if role.allows(resource, access) => Ok(()),
+        _ => Err(Refusal::Role),
+    }
+}
+
 /// The 20 read and write scopes (not `finance.all`): what a dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
     Resource::ALL.iter().flat_map(|r| [r.read_scope(), r.write_scope()]).collect()
@@ -178,6 +201,25 @@ pub fn all_scopes() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permission_is_scope_first_then_role() {
+        let payables = ScopeSet::parse("finance.payables finance.payables.write finance.companies.write");
+        for (scopes, role, resource, access, expected) in [
+            (&payables, Some(Role::Viewer), Resource::Payables, Access::Read, Ok(())),
+            (&payables, Some(Role::Viewer), Resource::Payables, Access::Write, Err(Refusal::Role)),
+            (&payables, Some(Role::Finance), Resource::Payables, Access::Delete, Ok(())),
+            (&payables, Some(Role::Finance), Resource::Companies, Access::Delete, Err(Refusal::Role)),
+            (&payables, Some(Role::Owner), Resource::Companies, Access::Delete, Ok(())),
+            (&payables, Some(Role::Owner), Resource::Receivables, Access::Read, Err(Refusal::Scope)),
+            (&payables, Some(Role::Owner), Resource::Companies, Access::Read, Err(Refusal::Scope)),
+            // No membership: the scope is still asked first.
+            (&payables, None, Resource::Payables, Access::Read, Err(Refusal::Role)),
+            (&payables, None, Resource::Receivables, Access::Read, Err(Refusal::Scope)),
+        ] {
+            assert_eq!(permission(scopes, role, resource, access), expected, "{role:?} {resource:?} {access:?}");
+        }
+    }
 
     #[test]
     fn write_scope_does_not_imply_read() {

@@ -8,7 +8,7 @@ use tokio::sync::OnceCell;
 use super::view::View;
 use crate::app::AppState;
 use crate::auth::Identity;
-use crate::domain::roles::{Access, Resource};
+use crate::domain::roles::{permission, Access, Resource};
 use crate::error::ApiError;
 use crate::ops::{Channel, OpContext};
 use crate::protocol::era::Era;
@@ -76,9 +76,8 @@ impl<'a> McpContext<'a> {
 
     /// The rule of both: the token's scope, the workspace (`only`, if any) and the role.
     fn allows(&self, m: &Membership, resource: Resource, access: Access, only: Option<&str>) -> bool {
-        self.identity.scopes.allows(resource, access)
-            && only.is_none_or(|id| id == m.workspace_id)
-            && m.role.allows(resource, access)
+        only.is_none_or(|id| id == m.workspace_id)
+            && permission(&self.identity.scopes, Some(m.role), resource, access).is_ok()
     }
 
     pub async fn op_context(&self) -> Result<OpContext<'_>, ApiError> {

@@ -18,7 +18,7 @@ use super::listing::{self, Listed};
 use super::schema::{self, Side};
 use super::view::View;
 use super::{confirm, no_cursor, unavailable, McpContext};
-use crate::domain::roles::{Access, Resource};
+use crate::domain::roles::{permission, Access, Refusal, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::protocol::rpc::RpcError;
 
@@ -407,20 +407,19 @@ async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Va
         (None, Some(default)) => connection_workspace(ctx, default).await?,
         (None, None) => {}
     }
-    if ctx.workspaces_allowing(resource, access, named).await?.is_empty() {
-        // Say which half (scope or role) is missing; the operation checks both again.
-        if !ctx.identity.scopes.allows(resource, access) {
-            return Err(ApiError::insufficient_scope(
-                &crate::domain::roles::ScopeSet::required(resource, access),
-                ctx.identity.scopes.granted(),
-            ));
-        }
-        return Err(ApiError::forbidden(match named.or(ctx.default_workspace.as_deref()) {
+    if !ctx.workspaces_allowing(resource, access, named).await?.is_empty() {
+        return Ok(());
+    }
+    // Say which half (scope or role) is missing; the operation checks both again.
+    let only = named.or(ctx.default_workspace.as_deref());
+    let role = ctx.memberships().await?.iter().find(|m| only.is_none_or(|id| id == m.workspace_id)).map(|m| m.role);
+    Err(match permission(&ctx.identity.scopes, role, resource, access) {
+        Err(Refusal::Scope) => crate::ops::insufficient_scope(ctx.identity, resource, access),
+        _ => ApiError::forbidden(match only {
             Some(_) => "Your role does not allow this tool in this workspace",
             None => "Your role does not allow this tool in any of your workspaces",
-        }));
-    }
-    Ok(())
+        }),
+    })
 }
 
 /// The connection's default workspace (`X-Workspace-Id` or `?workspace_id=`) must be one

@@ -32,7 +32,7 @@ pub mod workspaces;
 use crate::auth::keys::KeyStore;
 use crate::auth::Identity;
 use crate::config::Config;
-use crate::domain::roles::{Access, Resource, ScopeSet};
+use crate::domain::roles::{permission, Access, Refusal, Resource, ScopeSet};
 use crate::error::ApiError;
 use crate::storage::blob::BlobStore;
 use crate::storage::identity::Membership;
@@ -109,14 +109,10 @@ impl<'a> OpContext<'a> {
 
     /// Scope first (what the agent was delegated), then role (what the person may do).
     pub fn authorize(&self, membership: &Membership, resource: Resource, access: Access) -> Result<(), ApiError> {
-        if !self.identity.scopes.allows(resource, access) {
-            return Err(ApiError::insufficient_scope(
-                &ScopeSet::required(resource, access),
-                self.identity.scopes.granted(),
-            ));
-        }
-        if !membership.role.allows(resource, access) {
-            return Err(ApiError::forbidden(format!(
+        match permission(&self.identity.scopes, Some(membership.role), resource, access) {
+            Ok(()) => Ok(()),
+            Err(Refusal::Scope) => Err(insufficient_scope(self.identity, resource, access)),
+            Err(Refusal::Role) => Err(ApiError::forbidden(format!(
                 "The role {} may not {} {} in this workspace",
                 membership.role.as_str(),
                 match access {
@@ -125,8 +121,13 @@ impl<'a> OpContext<'a> {
                     Access::Delete => "delete",
                 },
                 resource.as_str()
-            )));
+            ))),
         }
-        Ok(())
     }
+}
+
+/// 403 `insufficient_scope`: the scope `access` on `resource` needs, and what the token
+/// was granted.
+pub fn insufficient_scope(identity: &Identity, resource: Resource, access: Access) -> ApiError {
+    ApiError::insufficient_scope(&ScopeSet::required(resource, access), identity.scopes.granted())
 }

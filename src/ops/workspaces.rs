@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::OpContext;
-use crate::domain::roles::{Access, Resource};
+use crate::domain::roles::{permission, Access, Resource};
 use crate::error::ApiError;
 
 #[derive(Debug, Serialize)]
@@ -45,7 +45,7 @@ pub fn list(ctx: &OpContext<'_>) -> Result<WorkspaceList, ApiError> {
             let permissions = Resource::ALL
                 .iter()
                 .map(|&r| {
-                    let may = |a| ctx.identity.scopes.allows(r, a) && m.role.allows(r, a);
+                    let may = |a| permission(&ctx.identity.scopes, Some(m.role), r, a).is_ok();
                     let p =
                         Permissions { read: may(Access::Read), write: may(Access::Write), delete: may(Access::Delete) };
                     (r.as_str().to_string(), serde_json::to_value(p).unwrap_or(Value::Null))
