@@ -32,4 +32,5 @@ pub mod dates;
 pub mod documents;
 pub mod money;
 pub mod payment;
+pub mod percent;
 pub mod roles;

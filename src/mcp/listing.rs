@@ -138,6 +138,19 @@ mod tests {
         );
     }
 
+    /// `tools/call` checks arguments against each tool's resolved input schema: the check
+    /// enforces every keyword that schema states.
+    #[test]
+    fn every_input_schema_is_enforced_by_the_check() {
+        let mut refused = Vec::new();
+        for listed in all() {
+            let schema = listed.check_schema().expect(listed.name);
+            refused
+                .extend(crate::ops::validate::unenforced(schema).into_iter().map(|k| format!("{}: {k}", listed.name)));
+        }
+        assert!(refused.is_empty(), "keywords the argument check does not enforce:\n{}", refused.join("\n"));
+    }
+
     /// Spliced, each tool is byte for byte the object the catalogue describes, in both
     /// era forms, and the check schema is the resolved input schema.
     #[test]

@@ -17,6 +17,7 @@ use super::refs::{self, CompanyRef, Polarity};
 use crate::domain::apportionment::adds_up;
 pub use crate::domain::apportionment::Allocation;
 use crate::domain::money::{Amount, Cents};
+use crate::domain::percent::Percent;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
 
@@ -43,30 +44,9 @@ pub struct AllocationView {
     pub amount: Option<Cents>,
 }
 
-/// "70", "70.5", "70.50" → basis points (7000, 7050, 7050); 0–100 only.
-pub fn parse_percentage(text: &str) -> Option<i64> {
-    let (int, frac) = match text.split_once('.') {
-        Some((i, f)) if !f.is_empty() && f.len() <= 2 => (i, f),
-        Some(_) => return None,
-        None => (text, ""),
-    };
-    if int.is_empty()
-        || int.len() > 3
-        || !int.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let whole: i64 = int.parse().ok()?;
-    let hundredths: i64 =
-        if frac.is_empty() { 0 } else { frac.parse::<i64>().ok()? * if frac.len() == 1 { 10 } else { 1 } };
-    let bp = whole * 100 + hundredths;
-    (0..=10_000).contains(&bp).then_some(bp)
-}
-
-/// Basis points as a percentage string with two decimals.
-pub fn format_percentage(bp: i64) -> String {
-    format!("{}.{:02}", bp / 100, bp % 100)
+/// Basis points as the wire shows a percentage (`"12.50"`).
+pub fn format_percentage(bp: i64) -> Option<String> {
+    Percent::from_basis_points(bp).map(|p| p.to_string())
 }
 
 /// Checks the items against `total` (shape and sums; centers are checked by [`check`]).
@@ -86,7 +66,7 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
         }
         let percentage_bp = match &item.percentage {
             None => None,
-            Some(p) => Some(parse_percentage(p).ok_or_else(|| {
+            Some(p) => Some(Percent::parse(p).map(Percent::basis_points).map_err(|_| {
                 invalid(
                     &format!("{field}.percentage"),
                     "invalid_value",
@@ -205,7 +185,7 @@ pub async fn read(
         out.entry(owner).or_default().push(AllocationView {
             classification_center_id: row.try_get(1)?,
             classification_center_name: row.try_get(2)?,
-            percentage: bp.map(format_percentage),
+            percentage: bp.and_then(format_percentage),
             amount: cents.map(Cents),
         });
     }
@@ -267,17 +247,5 @@ mod tests {
             "duplicate_center"
         );
         assert!(resolve(Cents(100), &[]).unwrap().is_empty(), "[] clears");
-    }
-
-    #[test]
-    fn percentages_parse_without_floats() {
-        assert_eq!(parse_percentage("70"), Some(7000));
-        assert_eq!(parse_percentage("12.5"), Some(1250));
-        assert_eq!(parse_percentage("0.01"), Some(1));
-        assert_eq!(parse_percentage("100.00"), Some(10_000));
-        for bad in ["100.01", "-1", "1.234", "", ".5", "1e2", "abc"] {
-            assert_eq!(parse_percentage(bad), None, "{bad}");
-        }
-        assert_eq!(format_percentage(1250), "12.50");
     }
 }

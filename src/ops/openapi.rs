@@ -160,3 +160,23 @@ pub fn document(api_base_url: &str) -> Value {
         "paths": paths,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request body of `/v1` is checked against its schema (`validate::parse`):
+    /// the check enforces every keyword the schema states.
+    #[test]
+    fn every_request_schema_is_enforced_by_the_check() {
+        let mut refused = Vec::new();
+        for row in rows() {
+            if let Some(request) = row.request {
+                refused.extend(
+                    super::super::validate::unenforced(&request()).into_iter().map(|k| format!("{}: {k}", row.id)),
+                );
+            }
+        }
+        assert!(refused.is_empty(), "keywords the request check does not enforce:\n{}", refused.join("\n"));
+    }
+}

@@ -19,15 +19,11 @@ use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
-use crate::domain::money::{Cents, MoneyError};
+use crate::domain::percent::{fits_rate_pattern, Percent, PercentError, RATE_FORMAT, RATE_PATTERN};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
 
-/// The input pattern of a rate (checked in code; 0–100 as well).
-pub const RATE_PATTERN: &str = r"^\d{1,3}\.\d{1,2}$";
-/// 100 % in basis points.
-const MAX_RATE_BP: i64 = 10_000;
 /// At most this many referencing billing ids are named when a delete is refused.
 const MAX_BILLING_IDS: i64 = 100;
 
@@ -99,20 +95,20 @@ pub static LIST: ListSpec = list_spec!(taxes;
 
 record_table!(impl Table for Taxes as "Tax", audited as "tax"; taxes => Tax |row| {
     id, name, default_withholding, active;
-    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.map(|bp| Cents(bp).to_string());
+    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.and_then(Percent::from_basis_points).map(|p| p.to_string());
     reads default_rate_bp
 });
 
-/// Parses a rate (`"1.50"`) to basis points (150), digit by digit: a malformed string
-/// is a 400, a rate outside 0–100 a 422 `out_of_range`.
+/// Parses a rate (`"1.50"`) to basis points (150), digit by digit: a text off
+/// [`RATE_PATTERN`] is a 400 `invalid_format` (the request check refuses it first), a
+/// rate over 100 a 422 `out_of_range`.
 pub fn parse_rate(field: &str, text: &str) -> Result<i64, ApiError> {
-    let out_of_range = || unprocessable(field, "out_of_range", "The rate must be between 0 and 100");
-    match Cents::parse(text, false) {
-        Ok(Cents(bp)) if bp <= MAX_RATE_BP => Ok(bp),
-        Ok(_) | Err(MoneyError::Negative) => Err(out_of_range()),
-        Err(_) => {
-            Err(invalid(field, "invalid_format", "The rate must be a decimal string with 1-2 decimals, e.g. \"1.50\""))
+    match Percent::parse(text) {
+        Ok(rate) if fits_rate_pattern(text) => Ok(rate.basis_points()),
+        Err(PercentError::OutOfRange) if fits_rate_pattern(text) => {
+            Err(unprocessable(field, "out_of_range", "The rate must be between 0 and 100"))
         }
+        _ => Err(invalid(field, "invalid_format", RATE_FORMAT)),
     }
 }
 

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
+use crate::domain::{money, percent};
 use crate::error::ApiError;
 
 /// The JSON Schema (2020-12, sub-schemas inlined) of a request type.
@@ -55,7 +56,7 @@ fn field_error(path: &str, reason: &str, message: String) -> ApiError {
 
 /// Checks an object against a schema: unknown fields (when `additionalProperties` is
 /// false), required fields, and each present field's type, enum, string length, format
-/// (`uuid`, `date`), pattern (the money patterns) and numeric range, recursing into
+/// (`uuid`, `date`), pattern (each of [`Pattern`]) and numeric range, recursing into
 /// nested objects and array items.
 pub fn check_object(schema: &Value, object: &Map<String, Value>, prefix: &str) -> Result<(), ApiError> {
     let properties = schema.get("properties").and_then(Value::as_object);
@@ -131,12 +132,27 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
         }
     }
     if let (Some(pattern), Some(text)) = (schema.get("pattern").and_then(Value::as_str), value.as_str()) {
-        if let Some(reason) = crate::domain::money::pattern_refusal(pattern, text) {
-            return Err(field_error(
-                path,
-                reason,
-                format!("Field {path} must be an amount with 1-2 decimals, e.g. \"1500.00\""),
-            ));
+        match Pattern::of(pattern) {
+            Some(Pattern::Amount) => {
+                if let Some(reason) = money::pattern_refusal(pattern, text) {
+                    return Err(field_error(
+                        path,
+                        reason,
+                        format!("Field {path} must be an amount with 1-2 decimals, e.g. \"1500.00\""),
+                    ));
+                }
+            }
+            Some(Pattern::Rate) if !percent::fits_rate_pattern(text) => {
+                return Err(field_error(path, "invalid_format", percent::RATE_FORMAT.to_string()))
+            }
+            // No schema carries another pattern (`unenforced` is pinned empty for all).
+            Some(Pattern::Rate) | None => {}
+        }
+    }
+    if let Some((min, max)) = schema.get("format").and_then(Value::as_str).and_then(integer_bounds) {
+        let integer = value.as_i64().map(i128::from).or(value.as_u64().map(i128::from));
+        if integer.is_some_and(|n| n < min || n > max) {
+            return Err(field_error(path, "out_of_range", format!("Field {path} is out of range")));
         }
     }
     if let Some(number) = value.as_f64() {
@@ -161,6 +177,39 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
         _ => {}
     }
     Ok(())
+}
+
+/// The range of an integer `format` as schemars writes it for a Rust integer type.
+fn integer_bounds(format: &str) -> Option<(i128, i128)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" | "uint" => (0, u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// The patterns the request types' schemas carry, each checked by its domain type.
+enum Pattern {
+    /// [`money::AMOUNT_PATTERN`], [`money::SIGNED_AMOUNT_PATTERN`].
+    Amount,
+    /// [`percent::RATE_PATTERN`].
+    Rate,
+}
+
+impl Pattern {
+    fn of(pattern: &str) -> Option<Pattern> {
+        match pattern {
+            money::AMOUNT_PATTERN | money::SIGNED_AMOUNT_PATTERN => Some(Pattern::Amount),
+            percent::RATE_PATTERN => Some(Pattern::Rate),
+            _ => None,
+        }
+    }
 }
 
 fn type_matches(expected: &Value, value: &Value) -> bool {
@@ -188,4 +237,113 @@ where
     T: serde::Deserialize<'de>,
 {
     <Option<T> as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
+/// The keywords of a generated schema that say what a value is, without constraining
+/// it: the check has nothing to enforce for them.
+/// (`contentEncoding` is one in JSON Schema 2020-12: the upload tool decodes its base64
+/// itself, refusing `invalid_base64` with the field.)
+const ANNOTATIONS: &[&str] =
+    &["$schema", "title", "description", "default", "examples", "readOnly", "writeOnly", "contentEncoding"];
+
+/// Where `schema` says more than [`check_object`] enforces: each keyword (with its JSON
+/// path) the check would let a value through despite — an unknown keyword, a `format`
+/// or `pattern` it does not check, an open `additionalProperties` schema. Empty for
+/// every schema the doors check arguments and bodies against (a unit test walks them).
+pub fn unenforced(schema: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    walk(schema, "#", &mut found);
+    found
+}
+
+fn walk(schema: &Value, path: &str, found: &mut Vec<String>) {
+    let Some(object) = schema.as_object() else {
+        if !schema.is_boolean() {
+            found.push(format!("{path}: not a schema"));
+        }
+        return;
+    };
+    for (key, value) in object {
+        let at = format!("{path}/{key}");
+        match key.as_str() {
+            "type" | "enum" | "const" | "required" | "minLength" | "maxLength" | "minimum" | "maximum" | "maxItems" => {
+            }
+            _ if ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-") => {}
+            "properties" => {
+                for (name, property) in value.as_object().into_iter().flatten() {
+                    walk(property, &format!("{at}/{name}"), found);
+                }
+            }
+            "anyOf" | "oneOf" => {
+                for (i, branch) in value.as_array().into_iter().flatten().enumerate() {
+                    walk(branch, &format!("{at}/{i}"), found);
+                }
+            }
+            "items" => walk(value, &at, found),
+            // `false` is enforced (unknown fields refused); `true` allows what it says.
+            "additionalProperties" if value.is_boolean() => {}
+            "format" if value.as_str().is_some_and(|f| matches!(f, "uuid" | "date") || integer_bounds(f).is_some()) => {
+            }
+            "pattern" if value.as_str().and_then(Pattern::of).is_some() => {}
+            _ => found.push(at),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(schema: Value, value: Value) -> Option<String> {
+        let object = json!({ "x": value });
+        let schema = json!({ "type": "object", "properties": { "x": schema }, "additionalProperties": false });
+        check_object(&schema, object.as_object().unwrap(), "").err().map(|e| {
+            let details = e.details.unwrap_or_default();
+            assert_eq!(details["field"], "x");
+            details["reason"].as_str().unwrap_or("").to_string()
+        })
+    }
+
+    #[test]
+    fn the_check_enforces_formats_and_patterns_it_claims() {
+        let int64 = json!({ "type": "integer", "format": "int64" });
+        assert_eq!(reason(int64.clone(), json!(i64::MAX)), None);
+        assert_eq!(reason(int64, json!(u64::MAX)).as_deref(), Some("out_of_range"));
+        assert_eq!(
+            reason(json!({ "type": "integer", "format": "uint8" }), json!(256)).as_deref(),
+            Some("out_of_range")
+        );
+        let rate = json!({ "type": "string", "pattern": percent::RATE_PATTERN });
+        assert_eq!(reason(rate.clone(), json!("1.50")), None);
+        for bad in ["1", "1000.00", "-1.00", "1,50"] {
+            assert_eq!(reason(rate.clone(), json!(bad)).as_deref(), Some("invalid_format"), "{bad}");
+        }
+        let amount = json!({ "type": "string", "pattern": money::AMOUNT_PATTERN });
+        assert_eq!(reason(amount, json!("-1.00")).as_deref(), Some("invalid_amount"));
+    }
+
+    #[test]
+    fn unenforced_names_what_the_check_would_let_through() {
+        let schema = json!({
+            "type": "object",
+            "description": "d",
+            "properties": {
+                "a": { "type": "array", "minItems": 1, "items": { "type": "string", "format": "email" } },
+                "b": { "anyOf": [{ "type": "string", "pattern": "^[a-z]+$" }, { "type": "null" }] },
+                "c": { "type": "object", "additionalProperties": { "type": "string" } },
+                "d": { "type": "string", "format": "uuid", "pattern": money::SIGNED_AMOUNT_PATTERN, "x-note": 1 }
+            },
+            "additionalProperties": false,
+            "required": ["a"]
+        });
+        assert_eq!(
+            unenforced(&schema),
+            [
+                "#/properties/a/items/format",
+                "#/properties/a/minItems",
+                "#/properties/b/anyOf/0/pattern",
+                "#/properties/c/additionalProperties"
+            ]
+        );
+    }
 }

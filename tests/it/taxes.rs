@@ -106,7 +106,7 @@ async fn default_rate_is_parsed_digit_by_digit_within_0_and_100() {
             "{rate}"
         );
     }
-    for rate in ["100.01", "101.00", "-1.00", "9999999999999.99"] {
+    for rate in ["100.01", "101.00", "999.99"] {
         let reply = h
             .send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build())
             .await;
@@ -114,7 +114,8 @@ async fn default_rate_is_parsed_digit_by_digit_within_0_and_100() {
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
         assert_eq!(details(&reply), pair("default_rate", "out_of_range"), "{rate}");
     }
-    for rate in ["1", "1.234", "1,50", "1e2", "", " 1.50", "abc"] {
+    // Off the schema's pattern (`^\d{1,3}\.\d{1,2}$`): refused by the request check.
+    for rate in ["1", "1.234", "1,50", "1e2", "", " 1.50", "abc", "-1.00", "1000.00", "9999999999999.99"] {
         let reply = h
             .send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build())
             .await;

@@ -119,7 +119,7 @@ pub fn as_inputs(items: &[Allocation]) -> Vec<AllocationInput> {
         .iter()
         .map(|a| AllocationInput {
             classification_center_id: a.center_id.clone(),
-            percentage: a.percentage_bp.map(apportionment::format_percentage),
+            percentage: a.percentage_bp.and_then(apportionment::format_percentage),
             amount: a.amount.map(Amount),
         })
         .collect()
