@@ -21,7 +21,7 @@ use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, Polarity};
-use super::resource::{record_operations, records, Declaration, Op};
+use super::resource::{records, Declaration, Op};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use crate::domain::money::Cents;
@@ -195,13 +195,16 @@ records!(Accounts, self, Resource::Accounts, "/v1/financial-accounts", "account"
     label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
 
 /// The `/v1/financial-accounts` operations.
-pub static OPERATIONS: Declaration = record_operations!(Accounts, "financial_accounts";
-    list: "List financial accounts (without balance)", create: "Create a financial account",
-    get: "Get a financial account with its balance", update: "Update a financial account",
-    delete: "Delete an unused financial account";
-    Op::write("post", "/{id}/adjust-balance", "financial_accounts_adjust_balance", "Adjust the balance with one auto-created transaction")
+pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
+    Op::list::<Accounts>("List financial accounts (without balance)"),
+    Op::create::<Accounts>("Create a financial account"),
+    Op::get::<Accounts>("Get a financial account with its balance"),
+    Op::update::<Accounts>("Update a financial account"),
+    Op::delete::<Accounts>("Delete an unused financial account"),
+    Op::write("post", "/{id}/adjust-balance", "adjust_balance", "Adjust the balance with one auto-created transaction")
         .takes(schema_of::<AdjustBalance>)
-        .answers(201, schema_of::<BalanceAdjustment>));
+        .answers(201, schema_of::<BalanceAdjustment>),
+]);
 
 pub static LIST: ListSpec = list_spec!(financial_accounts;
     filters: company_id: Uuid, type = account_type: Enum(&["checking", "savings", "cash", "investment", "credit"]),

@@ -20,7 +20,7 @@ use super::common::{body_id, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, not_in_workspace};
-use super::resource::{record_operations, records, Declaration};
+use super::resource::{records, Declaration, Op};
 use super::OpContext;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -108,9 +108,13 @@ records!(Categories, self, Resource::Categories, "/v1/categories", "category",
     label: |c| format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level));
 
 /// The `/v1/categories` operations.
-pub static OPERATIONS: Declaration = record_operations!(Categories, "categories";
-    list: "List categories", create: "Create a category", get: "Get a category", update: "Update a category",
-    delete: "Delete a category");
+pub static OPERATIONS: Declaration = Declaration::of::<Categories>(&[
+    Op::list::<Categories>("List categories"),
+    Op::create::<Categories>("Create a category"),
+    Op::get::<Categories>("Get a category"),
+    Op::update::<Categories>("Update a category"),
+    Op::delete::<Categories>("Delete a category"),
+]);
 
 pub static LIST: ListSpec = list_spec!(categories;
     filters: company_id: Uuid, parent_id: Uuid, type = category_type: Enum(&["debit", "credit"]), level: Integer, name: Text;

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use super::common::{check_date, conflict_on_unique, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
-use super::resource::{record_operations, records, Declaration};
+use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
@@ -143,9 +143,13 @@ records!(Companies, self, Resource::Companies, "/v1/companies", "company",
     label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
 
 /// The `/v1/companies` operations.
-pub static OPERATIONS: Declaration = record_operations!(Companies, "companies";
-    list: "List companies", create: "Create a company", get: "Get a company", update: "Update a company",
-    delete: "Delete a company");
+pub static OPERATIONS: Declaration = Declaration::of::<Companies>(&[
+    Op::list::<Companies>("List companies"),
+    Op::create::<Companies>("Create a company"),
+    Op::get::<Companies>("Get a company"),
+    Op::update::<Companies>("Update a company"),
+    Op::delete::<Companies>("Delete a company"),
+]);
 
 pub static LIST: ListSpec = list_spec!(companies where "companies.deleted_at IS NULL";
     filters: active: Bool, name: Text, cnpj: Text, type = company_type: Enum(&["matriz", "filial"]), created_at: Timestamp;

@@ -18,7 +18,7 @@ use serde_json::json;
 use super::common::{body_id, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
-use super::resource::{record_operations, records, Declaration};
+use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::roles::{Access, Resource};
@@ -112,9 +112,13 @@ records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers",
     label: |c| format!("“{}” ({})", c.name, c.center_type.as_str()));
 
 /// The `/v1/classification_centers` operations.
-pub static OPERATIONS: Declaration = record_operations!(CostCenters, "classification_centers";
-    list: "List classification centers", create: "Create a classification center", get: "Get a classification center",
-    update: "Update a classification center", delete: "Delete a classification center");
+pub static OPERATIONS: Declaration = Declaration::of::<CostCenters>(&[
+    Op::list::<CostCenters>("List classification centers"),
+    Op::create::<CostCenters>("Create a classification center"),
+    Op::get::<CostCenters>("Get a classification center"),
+    Op::update::<CostCenters>("Update a classification center"),
+    Op::delete::<CostCenters>("Delete a classification center"),
+]);
 
 pub static LIST: ListSpec = list_spec!(classification_centers;
     filters: company_id: Uuid, active: Bool, type = center_type: Enum(&["cost", "revenue", "both"]), name: Text;

@@ -58,8 +58,8 @@ const WRITTEN: &[&[Operation]] = &[super::attachments::DOCS];
 struct Row {
     method: &'static str,
     path: String,
-    id: &'static str,
-    summary: &'static str,
+    id: String,
+    summary: String,
     scope: String,
     request: Option<fn() -> Value>,
     success: u16,
@@ -72,8 +72,8 @@ fn rows() -> impl Iterator<Item = Row> {
         d.operations.iter().map(move |op| Row {
             method: op.method,
             path: d.path(op),
-            id: op.id,
-            summary: op.summary,
+            id: d.id(op),
+            summary: d.summary(op),
             scope: ScopeSet::required(d.resource, op.access),
             request: op.request,
             success: op.success,
@@ -83,8 +83,8 @@ fn rows() -> impl Iterator<Item = Row> {
     let written = WRITTEN.iter().flat_map(|ops| ops.iter()).map(|op| Row {
         method: op.method,
         path: op.path.to_string(),
-        id: op.id,
-        summary: op.summary,
+        id: op.id.to_string(),
+        summary: op.summary.to_string(),
         scope: op.scope.to_string(),
         request: op.request,
         success: op.success,

@@ -18,7 +18,7 @@ use super::common::{body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
-use super::resource::{record_operations, records, Declaration, Op};
+use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
@@ -204,10 +204,15 @@ label: |p| match &p.document_number {
 });
 
 /// The `/v1/people` operations.
-pub static OPERATIONS: Declaration = record_operations!(People, "people";
-    list: "List people", create: "Create a person", get: "Get a person", update: "Update a person",
-    delete: "Delete a person (soft delete)";
-    Op::read("/ids", "people_ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)").answers(200, id_page));
+pub static OPERATIONS: Declaration = Declaration::of::<People>(&[
+    Op::list::<People>("List people"),
+    Op::create::<People>("Create a person"),
+    Op::get::<People>("Get a person"),
+    Op::update::<People>("Update a person"),
+    Op::delete::<People>("Delete a person (soft delete)"),
+    Op::read("/ids", "ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)")
+        .answers(200, id_page),
+]);
 
 pub static LIST: ListSpec = list_spec!(people where "people.deleted_at IS NULL";
     filters: company_id: Uuid, kind: Enum(&["natural", "juridical"]), is_customer: Bool, is_supplier: Bool, active: Bool,

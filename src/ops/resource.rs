@@ -113,8 +113,11 @@ pub struct Op {
     pub method: &'static str,
     /// The path after the collection: `""`, `"/{id}"`, `"/{id}/settle"`.
     pub suffix: &'static str,
-    /// The OpenAPI `operationId`.
-    pub id: &'static str,
+    /// What the operation does to the collection (`list`, `settle`, `adjust_balance`):
+    /// its OpenAPI `operationId` is `{collection}_{action}` ([`Declaration::id`]).
+    pub action: &'static str,
+    /// One line for the OpenAPI document; `{collection}` stands for the collection's
+    /// name ([`Declaration::summary`]).
     pub summary: &'static str,
     /// What the caller needs (the scope and the role rule follow from it).
     pub access: Access,
@@ -133,50 +136,50 @@ impl Op {
         shape: Shape,
         method: &'static str,
         suffix: &'static str,
-        id: &'static str,
+        action: &'static str,
         summary: &'static str,
         access: Access,
     ) -> Op {
-        Op { shape, method, suffix, id, summary, access, request: None, success: 200, response: None }
+        Op { shape, method, suffix, action, summary, access, request: None, success: 200, response: None }
     }
 
     /// `GET {collection}`: a page of rows.
-    pub const fn list<R: Records>(id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::List, "get", "", id, summary, Access::Read).answers(200, page_schema::<R>)
+    pub const fn list<R: Records>(summary: &'static str) -> Op {
+        Op::shaped(Shape::List, "get", "", "list", summary, Access::Read).answers(200, page_schema::<R>)
     }
 
     /// `GET {collection}/{id}`
-    pub const fn get<R: Records>(id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Get, "get", "/{id}", id, summary, Access::Read).answers(200, schema_of::<R::Record>)
+    pub const fn get<R: Records>(summary: &'static str) -> Op {
+        Op::shaped(Shape::Get, "get", "/{id}", "get", summary, Access::Read).answers(200, schema_of::<R::Record>)
     }
 
     /// `POST {collection}`: 201 (idempotent with a key).
-    pub const fn create<R: Writable>(id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Create, "post", "", id, summary, Access::Write)
+    pub const fn create<R: Writable>(summary: &'static str) -> Op {
+        Op::shaped(Shape::Create, "post", "", "create", summary, Access::Write)
             .takes(schema_of::<R::Create>)
             .answers(201, schema_of::<R::Created>)
     }
 
     /// `PATCH {collection}/{id}`
-    pub const fn update<R: Writable>(id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Update, "patch", "/{id}", id, summary, Access::Write)
+    pub const fn update<R: Writable>(summary: &'static str) -> Op {
+        Op::shaped(Shape::Update, "patch", "/{id}", "update", summary, Access::Write)
             .takes(schema_of::<R::Update>)
             .answers(200, schema_of::<R::Record>)
     }
 
     /// `DELETE {collection}/{id}`: 204.
-    pub const fn delete<R: Deletable>(id: &'static str, summary: &'static str) -> Op {
-        Op { success: 204, ..Op::shaped(Shape::Delete, "delete", "/{id}", id, summary, Access::Delete) }
+    pub const fn delete<R: Deletable>(summary: &'static str) -> Op {
+        Op { success: 204, ..Op::shaped(Shape::Delete, "delete", "/{id}", "delete", summary, Access::Delete) }
     }
 
     /// Another read of the resource (`GET {collection}{suffix}`).
-    pub const fn read(suffix: &'static str, id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Own, "get", suffix, id, summary, Access::Read)
+    pub const fn read(suffix: &'static str, action: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Own, "get", suffix, action, summary, Access::Read)
     }
 
     /// Another write of the resource (`{method} {collection}{suffix}`).
-    pub const fn write(method: &'static str, suffix: &'static str, id: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Own, method, suffix, id, summary, Access::Write)
+    pub const fn write(method: &'static str, suffix: &'static str, action: &'static str, summary: &'static str) -> Op {
+        Op::shaped(Shape::Own, method, suffix, action, summary, Access::Write)
     }
 
     /// The request body.
@@ -214,30 +217,27 @@ impl Declaration {
         format!("{}{}", self.collection, op.suffix)
     }
 
+    /// The collection's name: `payables`, `financial-accounts`.
+    pub fn name(&self) -> &'static str {
+        self.collection.trim_start_matches("/v1/")
+    }
+
+    /// The OpenAPI `operationId` of an operation: `{collection}_{action}`, the
+    /// collection's hyphens as underscores (`financial_accounts_adjust_balance`).
+    pub fn id(&self, op: &Op) -> String {
+        format!("{}_{}", self.name().replace('-', "_"), op.action)
+    }
+
+    /// The summary of an operation, `{collection}` replaced by the collection's name.
+    pub fn summary(&self, op: &Op) -> String {
+        op.summary.replace("{collection}", self.name())
+    }
+
     /// The row of `shape` (the record shapes appear once at most).
     pub fn shaped(&self, shape: Shape) -> Option<&Op> {
         self.operations.iter().find(|op| op.shape == shape)
     }
 }
-
-/// The [`Declaration`] of a collection whose operations are the five record operations
-/// — ids `{prefix}_list`, `_create`, `_get`, `_update`, `_delete`, each with its summary
-/// — followed by any operations of its own.
-macro_rules! record_operations {
-    ($ty:ident, $prefix:literal;
-     list: $list:literal, create: $create:literal, get: $get:literal, update: $update:literal, delete: $delete:literal
-     $(; $($own:expr),+)? $(,)?) => {
-        $crate::ops::resource::Declaration::of::<$ty>(&[
-            $crate::ops::resource::Op::list::<$ty>(concat!($prefix, "_list"), $list),
-            $crate::ops::resource::Op::create::<$ty>(concat!($prefix, "_create"), $create),
-            $crate::ops::resource::Op::get::<$ty>(concat!($prefix, "_get"), $get),
-            $crate::ops::resource::Op::update::<$ty>(concat!($prefix, "_update"), $update),
-            $crate::ops::resource::Op::delete::<$ty>(concat!($prefix, "_delete"), $delete),
-            $($($own),+)?
-        ])
-    };
-}
-pub(crate) use record_operations;
 
 /// Implements [`Records`], [`Writable`] and [`Deletable`] for a resource whose `/v1`
 /// operations have the common signatures: its reads are `list` and `get` (the generic

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::common::{conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
-use super::resource::{record_operations, records, Declaration};
+use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
 use crate::domain::percent::{fits_rate_pattern, Percent, PercentError, RATE_FORMAT, RATE_PATTERN};
@@ -84,9 +84,13 @@ label: |t| match &t.default_rate {
 });
 
 /// The `/v1/taxes` operations.
-pub static OPERATIONS: Declaration = record_operations!(Taxes, "taxes";
-    list: "List taxes", create: "Create a tax", get: "Get a tax", update: "Update a tax",
-    delete: "Delete a tax (refused while billings charge it)");
+pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[
+    Op::list::<Taxes>("List taxes"),
+    Op::create::<Taxes>("Create a tax"),
+    Op::get::<Taxes>("Get a tax"),
+    Op::update::<Taxes>("Update a tax"),
+    Op::delete::<Taxes>("Delete a tax (refused while billings charge it)"),
+]);
 
 pub static LIST: ListSpec = list_spec!(taxes;
     filters: name: Text, active: Bool, default_withholding: Bool, created_at: Timestamp, updated_at: Timestamp;

@@ -88,46 +88,41 @@ fn aggregates<B: BillKind>() -> serde_json::Value {
     super::aggregates_schema(B::SETTLED.as_str())
 }
 
-/// The operations of one kind; `$k` is its collection's name.
-macro_rules! bill_operations {
-    ($kind:ty, $k:literal) => {
-        Declaration::of::<Bills<$kind>>(&[
-            Op::list::<Bills<$kind>>(concat!($k, "_list"), concat!("List ", $k)),
-            Op::create::<Bills<$kind>>(
-                concat!($k, "_create"),
-                concat!("Create ", $k, " (one, or a series of installments or recurrences)"),
-            ),
-            Op::read("/aggregates", concat!($k, "_aggregates"), concat!("Totals of ", $k))
-                .answers(200, aggregates::<$kind>),
-            Op::read("/ids", concat!($k, "_ids"), concat!("Sweep the ids of ", $k)).answers(200, schema_of::<IdPage>),
-            Op::get::<Bills<$kind>>(concat!($k, "_get"), concat!("Get one of the ", $k)),
-            Op::update::<Bills<$kind>>(
-                concat!($k, "_update"),
-                concat!("Update one of the ", $k, " (never its status)"),
-            ),
-            Op::delete::<Bills<$kind>>(concat!($k, "_delete"), concat!("Delete one of the ", $k)),
-            Op::write(
-                "post",
-                "/{id}/settle",
-                concat!($k, "_settle"),
-                concat!("Settle one of the ", $k, " (creates its ledger transaction)"),
-            )
-            .takes(schema_of::<SettleRequest>)
-            .answers(200, schema_of::<Billing>),
-            Op::write("post", "/{id}/cancel", concat!($k, "_cancel"), concat!("Cancel a pending one of the ", $k))
+/// The operations of one kind (`{collection}`: `payables` or `receivables`).
+const fn bill_operations<B: BillKind>() -> Declaration {
+    Declaration::of::<Bills<B>>(
+        const {
+            &[
+                Op::list::<Bills<B>>("List {collection}"),
+                Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)"),
+                Op::read("/aggregates", "aggregates", "Totals of {collection}").answers(200, aggregates::<B>),
+                Op::read("/ids", "ids", "Sweep the ids of {collection}").answers(200, schema_of::<IdPage>),
+                Op::get::<Bills<B>>("Get one of the {collection}"),
+                Op::update::<Bills<B>>("Update one of the {collection} (never its status)"),
+                Op::delete::<Bills<B>>("Delete one of the {collection}"),
+                Op::write(
+                    "post",
+                    "/{id}/settle",
+                    "settle",
+                    "Settle one of the {collection} (creates its ledger transaction)",
+                )
+                .takes(schema_of::<SettleRequest>)
                 .answers(200, schema_of::<Billing>),
-            Op::write(
-                "post",
-                "/{id}/reopen",
-                concat!($k, "_reopen"),
-                concat!("Reopen one of the ", $k, " (removes its settlement transaction)"),
-            )
-            .answers(200, schema_of::<Billing>),
-        ])
-    };
+                Op::write("post", "/{id}/cancel", "cancel", "Cancel a pending one of the {collection}")
+                    .answers(200, schema_of::<Billing>),
+                Op::write(
+                    "post",
+                    "/{id}/reopen",
+                    "reopen",
+                    "Reopen one of the {collection} (removes its settlement transaction)",
+                )
+                .answers(200, schema_of::<Billing>),
+            ]
+        },
+    )
 }
 
 /// The `/v1/payables` operations.
-pub static PAYABLES: Declaration = bill_operations!(Payable, "payables");
+pub static PAYABLES: Declaration = bill_operations::<Payable>();
 /// The `/v1/receivables` operations.
-pub static RECEIVABLES: Declaration = bill_operations!(Receivable, "receivables");
+pub static RECEIVABLES: Declaration = bill_operations::<Receivable>();

@@ -18,22 +18,19 @@ records!(Transactions, transactions, Resource::Transactions, "/v1/financial-tran
 
 /// The `/v1/financial-transactions` operations.
 pub static TRANSACTIONS: Declaration = Declaration::of::<Transactions>(&[
-    Op::list::<Transactions>("financial_transactions_list", "List financial transactions"),
-    Op::create::<Transactions>("financial_transactions_create", "Create a financial transaction"),
+    Op::list::<Transactions>("List financial transactions"),
+    Op::create::<Transactions>("Create a financial transaction"),
     Op::read(
         "/aggregates",
-        "financial_transactions_aggregates",
+        "aggregates",
         "Count and sum realised transactions (company_id, month+year or start_date+end_date)",
     )
     .answers(200, schema_of::<Aggregates>),
-    Op::read("/ids", "financial_transactions_ids", "Sweep every transaction id (ascending; limit up to 10000)")
+    Op::read("/ids", "ids", "Sweep every transaction id (ascending; limit up to 10000)")
         .answers(200, schema_of::<IdPage>),
-    Op::get::<Transactions>("financial_transactions_get", "Get a financial transaction"),
-    Op::update::<Transactions>("financial_transactions_update", "Update a financial transaction"),
-    Op::delete::<Transactions>(
-        "financial_transactions_delete",
-        "Delete a financial transaction (a transfer leg goes with its pair)",
-    ),
+    Op::get::<Transactions>("Get a financial transaction"),
+    Op::update::<Transactions>("Update a financial transaction"),
+    Op::delete::<Transactions>("Delete a financial transaction (a transfer leg goes with its pair)"),
 ]);
 
 /// The `/v1/transfers` operations.
@@ -41,9 +38,9 @@ pub static TRANSFERS: Declaration = Declaration {
     resource: Resource::Transactions,
     collection: "/v1/transfers",
     operations: &[
-        Op::write("post", "", "transfers_create", "Transfer between two accounts (a linked debit and credit)")
+        Op::write("post", "", "create", "Transfer between two accounts (a linked debit and credit)")
             .takes(schema_of::<TransferCreate>)
             .answers(201, schema_of::<Transfer>),
-        Op::read("/{id}", "transfers_get", "Get a transfer by its transfer_id").answers(200, schema_of::<Transfer>),
+        Op::read("/{id}", "get", "Get a transfer by its transfer_id").answers(200, schema_of::<Transfer>),
     ],
 };

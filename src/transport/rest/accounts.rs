@@ -12,10 +12,7 @@ use crate::app::AppState;
 use crate::ops::accounts::{self, Accounts, AdjustBalance};
 
 pub fn routes() -> Router<AppState> {
-    records::routes::<Accounts>(
-        &accounts::OPERATIONS,
-        vec![("financial_accounts_adjust_balance".into(), post(adjust_balance))],
-    )
+    records::routes::<Accounts>(&accounts::OPERATIONS, vec![("adjust_balance".into(), post(adjust_balance))])
 }
 
 /// `POST /v1/financial-accounts/{id}/adjust-balance` (idempotent with a key): 201 with

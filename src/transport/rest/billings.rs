@@ -22,7 +22,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// The routes of one kind: the record shapes, and the sweep, the totals and the
-/// actions, whose operation ids are `{payables|receivables}_{action}`.
+/// actions, each routed by its declared action.
 fn routes_of<B: BillKind>(declaration: &'static Declaration) -> Router<AppState> {
     let own = [
         ("aggregates", get(aggregates::<B>)),
@@ -31,10 +31,9 @@ fn routes_of<B: BillKind>(declaration: &'static Declaration) -> Router<AppState>
         ("cancel", act::<B>(Action::Cancel)),
         ("reopen", act::<B>(Action::Reopen)),
     ];
-    let collection = declaration.collection.trim_start_matches("/v1/");
     records::routes::<Bills<B>>(
         declaration,
-        own.into_iter().map(|(action, handler)| (format!("{collection}_{action}"), handler)).collect(),
+        own.into_iter().map(|(action, handler)| (action.into(), handler)).collect(),
     )
 }
 

@@ -13,7 +13,7 @@ use crate::ops::list::ListRequest;
 use crate::ops::people::{self, People};
 
 pub fn routes() -> Router<AppState> {
-    records::routes::<People>(&people::OPERATIONS, vec![("people_ids".into(), get(ids))])
+    records::routes::<People>(&people::OPERATIONS, vec![("ids".into(), get(ids))])
 }
 
 /// `GET /v1/people/ids`: the id sweep.

@@ -46,9 +46,9 @@ fn mount(
     for op in declaration.operations {
         let handler = match shaped(op.shape) {
             Some(handler) => handler,
-            None => match own.iter().position(|(id, _)| id == op.id) {
+            None => match own.iter().position(|(action, _)| action == op.action) {
                 Some(at) => own.swap_remove(at).1,
-                None => panic!("{}: the declared operation {} has no route", declaration.collection, op.id),
+                None => panic!("{}: the declared operation {} has no route", declaration.collection, op.action),
             },
         };
         router = router.route(&declaration.path(op), handler);

@@ -16,14 +16,11 @@ use crate::ops::transactions::{self, TransferCreate};
 pub fn routes() -> Router<AppState> {
     let transactions = records::routes::<Transactions>(
         &transactions_ops::TRANSACTIONS,
-        vec![
-            ("financial_transactions_aggregates".into(), get(aggregates)),
-            ("financial_transactions_ids".into(), get(ids)),
-        ],
+        vec![("aggregates".into(), get(aggregates)), ("ids".into(), get(ids))],
     );
     let transfers = records::own(
         &transactions_ops::TRANSFERS,
-        vec![("transfers_create".into(), post(create_transfer)), ("transfers_get".into(), get(get_transfer))],
+        vec![("create".into(), post(create_transfer)), ("get".into(), get(get_transfer))],
     );
     transactions.merge(transfers)
 }
