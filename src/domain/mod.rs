@@ -6,7 +6,9 @@
 
 /// Implements `JsonSchema` for a domain type that travels as a JSON string: the schema
 /// given, written inline wherever the type is used (it is small, and a tool's schema
-/// must stand alone).
+/// must stand alone). A macro because each type needs its own `JsonSchema` impl (the
+/// trait is foreign, so no blanket implementation can serve them), and
+/// `schemars::json_schema!` takes the schema as written.
 macro_rules! string_schema {
     ($ty:ident, $schema:tt) => {
         impl schemars::JsonSchema for $ty {

@@ -45,6 +45,9 @@ pub trait Table: Records {
 ///     reads default_rate_bp
 /// });
 /// ```
+///
+/// A macro because it reads each field name as a struct member, a column name and a
+/// part of the `'static` `SELECT` list at once, which no function can.
 macro_rules! record_table {
     // The six stamp columns of the table, qualified, as a `SELECT` list ends with them
     // ([`Stamps`](crate::ops::stamps::Stamps)).

@@ -105,7 +105,8 @@ pub struct ListSpec {
 ///     default: name)
 /// ```
 ///
-/// `default: created_at desc` sorts newest first.
+/// `default: created_at desc` sorts newest first. A macro because the qualified columns
+/// are `'static` text made at compile time (`concat!`), which no `const fn` can join.
 macro_rules! list_spec {
     ($table:ident $(where $scope:literal)?;
      filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))?),* $(,)?;

@@ -299,7 +299,8 @@ impl Decode for Vec<u8> {
 
 /// Implements [`Decode`] for a type stored as its text form and read back with
 /// `$parse` (`fn(&str) -> Option<Self>`): text it does not know is a decode error, as a
-/// value of the wrong type is.
+/// value of the wrong type is. A macro because each type needs its own trait
+/// implementation (both backends' readers), which a function cannot write.
 macro_rules! decode_text {
     ($ty:ty, $parse:expr) => {
         impl $crate::storage::row::Decode for $ty {

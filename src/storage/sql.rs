@@ -64,6 +64,9 @@ pub trait Nullable {
     const NULL: NullOf;
 }
 
+/// Implements [`Encode`] and [`Nullable`] for each bindable type: its argument and its
+/// null. A macro because every type needs its own pair of trait implementations, which
+/// a function cannot write; the table below is the list of what binds.
 macro_rules! encode {
     ($($t:ty => $null:ident, |$v:ident| $arg:expr;)*) => {$(
         impl<'q> Encode<'q> for $t {

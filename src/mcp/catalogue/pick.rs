@@ -156,6 +156,8 @@ struct KeyChosen<'a>(&'a [String], &'a Cell<bool>);
 
 /// The `Serializer` methods of a [`Picker`] or a [`KeyChosen`] that end in
 /// [`unsupported`]: each reads one kind of value (records; text) and nothing else.
+/// A macro because `Serializer` has no default methods: a function cannot stand for
+/// the dozen method definitions each serializer must write.
 macro_rules! refused {
     ($ok:ty; $($name:ident: $t:ty),* $(,)?) => {
         $(fn $name(self, _: $t) -> Result<$ok, serde_json::Error> { Err(unsupported(self.refused())) })*
