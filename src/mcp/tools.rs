@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 
@@ -13,13 +14,14 @@ use crate::kept::Kept;
 use crate::storage::Conn;
 use serde_json::{json, Map, Value};
 
-use super::catalogue::{self, Route};
+use super::catalogue::{self, records, Route};
 use super::listing::{self, Listed};
 use super::schema::{self, Side};
 use super::view::View;
 use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{permission, Access, Refusal, Resource};
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::bills::{Payable, Receivable};
 use crate::protocol::rpc::RpcError;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -79,6 +81,7 @@ pub struct Annotations {
 }
 
 /// One row of the catalogue.
+#[derive(Clone)]
 pub struct ToolSpec {
     pub name: &'static str,
     pub title: &'static str,
@@ -151,22 +154,29 @@ workspace_id to the other tools when you have more than one.",
 /// accounts, attachments — then the registers: companies, people, categories, cost
 /// centers, taxes. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
-static CATALOGUE: &[&[ToolSpec]] = &[
-    WORKSPACES,
-    catalogue::billings::PAYABLES,
-    catalogue::billings::RECEIVABLES,
-    catalogue::transactions::TOOLS,
-    catalogue::accounts::TOOLS,
-    catalogue::attachments::TOOLS,
-    catalogue::companies::TOOLS,
-    catalogue::people::TOOLS,
-    catalogue::categories::TOOLS,
-    catalogue::cost_centers::TOOLS,
-    catalogue::taxes::TOOLS,
-];
+///
+/// Every tool but the workspace list and the attachment ones is a declared operation's
+/// row (`ops::resource::Op::tool`), built here once per process with the handlers of
+/// the resources' own operations.
+fn build_catalogue() -> Vec<ToolSpec> {
+    use crate::ops::{bills::declared, categories, companies, cost_centers, people, taxes};
+    let mut tools = WORKSPACES.to_vec();
+    tools.extend(catalogue::billings::tools::<Payable>(&declared::PAYABLES));
+    tools.extend(catalogue::billings::tools::<Receivable>(&declared::RECEIVABLES));
+    tools.extend(catalogue::transactions::tools());
+    tools.extend(catalogue::accounts::tools());
+    tools.extend_from_slice(catalogue::attachments::TOOLS);
+    tools.extend(records::tools::<companies::Companies>(&companies::OPERATIONS, &[]));
+    tools.extend(records::tools::<people::People>(&people::OPERATIONS, &[]));
+    tools.extend(records::tools::<categories::Categories>(&categories::OPERATIONS, &[]));
+    tools.extend(records::tools::<cost_centers::CostCenters>(&cost_centers::OPERATIONS, &[]));
+    tools.extend(records::tools::<taxes::Taxes>(&taxes::OPERATIONS, &[]));
+    tools
+}
 
 pub fn catalogue() -> impl Iterator<Item = &'static ToolSpec> {
-    CATALOGUE.iter().flat_map(|part| part.iter())
+    static CATALOGUE: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    CATALOGUE.get_or_init(build_catalogue).iter()
 }
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {

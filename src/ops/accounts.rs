@@ -196,14 +196,43 @@ records!(Accounts, self, Resource::Accounts, "/v1/financial-accounts", "account"
 
 /// The `/v1/financial-accounts` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
-    Op::list::<Accounts>("List financial accounts (without balance)"),
-    Op::create::<Accounts>("Create a financial account"),
-    Op::get::<Accounts>("Get a financial account with its balance"),
-    Op::update::<Accounts>("Update a financial account"),
-    Op::delete::<Accounts>("Delete an unused financial account"),
+    Op::list::<Accounts>("List financial accounts (without balance)").tool(
+        "finance_accounts_list",
+        "List financial accounts",
+        "Lists the financial accounts (bank, cash, card, investment), without balances: finance_accounts_get has the \
+balance.",
+    ),
+    Op::get::<Accounts>("Get a financial account with its balance").tool(
+        "finance_accounts_get",
+        "Get a financial account",
+        "One financial account with its balance: opening plus realised credits minus debits.",
+    ),
+    Op::create::<Accounts>("Create a financial account").tool(
+        "finance_accounts_create",
+        "Create a financial account",
+        "Creates a financial account of a company, with an optional opening balance.",
+    ),
+    Op::update::<Accounts>("Update a financial account").tool(
+        "finance_accounts_update",
+        "Update a financial account",
+        "Changes the fields sent. The balance moves only through transactions or finance_accounts_adjust_balance.",
+    ),
+    Op::delete::<Accounts>("Delete an unused financial account").tool(
+        "finance_accounts_delete",
+        "Delete a financial account",
+        "Deletes an account nothing uses (else the error lists what does; deactivate it instead). Asks the user to \
+confirm.",
+    ),
     Op::write("post", "/{id}/adjust-balance", "adjust_balance", "Adjust the balance with one auto-created transaction")
         .takes(schema_of::<AdjustBalance>)
-        .answers(201, schema_of::<BalanceAdjustment>),
+        .answers(201, schema_of::<BalanceAdjustment>)
+        .tool(
+            "finance_accounts_adjust_balance",
+            "Adjust an account's balance",
+            "Brings the balance to target_balance with one transaction for the difference (credit up, debit down), e.g. to \
+match a bank statement. Asks the user to confirm.",
+        )
+        .confirmed(),
 ]);
 
 pub static LIST: ListSpec = list_spec!(financial_accounts;

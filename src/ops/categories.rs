@@ -109,11 +109,32 @@ records!(Categories, self, Resource::Categories, "/v1/categories", "category",
 
 /// The `/v1/categories` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Categories>(&[
-    Op::list::<Categories>("List categories"),
-    Op::create::<Categories>("Create a category"),
-    Op::get::<Categories>("Get a category"),
-    Op::update::<Categories>("Update a category"),
-    Op::delete::<Categories>("Delete a category"),
+    Op::list::<Categories>("List categories").tool(
+        "finance_categories_list",
+        "List categories",
+        "Lists a company's chart of accounts: a tree of up to 3 levels, debit (expenses) or credit (income). Its id is \
+category_id on bills and transactions.",
+    ),
+    Op::get::<Categories>("Get a category").tool(
+        "finance_categories_get",
+        "Get a category",
+        "One category, with its parent and level.",
+    ),
+    Op::create::<Categories>("Create a category").tool(
+        "finance_categories_create",
+        "Create a category",
+        "Creates a category, optionally under parent_id (same company, at most 3 levels).",
+    ),
+    Op::update::<Categories>("Update a category").tool(
+        "finance_categories_update",
+        "Update a category",
+        "Renames a category or changes its type (cascades to its descendants). Parent and company cannot change.",
+    ),
+    Op::delete::<Categories>("Delete a category").tool(
+        "finance_categories_delete",
+        "Delete a category",
+        "Deletes a category without children that nothing uses. Asks the user to confirm.",
+    ),
 ]);
 
 pub static LIST: ListSpec = list_spec!(categories;

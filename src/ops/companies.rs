@@ -144,11 +144,32 @@ records!(Companies, self, Resource::Companies, "/v1/companies", "company",
 
 /// The `/v1/companies` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Companies>(&[
-    Op::list::<Companies>("List companies"),
-    Op::create::<Companies>("Create a company"),
-    Op::get::<Companies>("Get a company"),
-    Op::update::<Companies>("Update a company"),
-    Op::delete::<Companies>("Delete a company"),
+    Op::list::<Companies>("List companies").tool(
+        "finance_companies_list",
+        "List companies",
+        "Lists the companies (CNPJ entities). Every record belongs to one: its id is company_id.",
+    ),
+    Op::get::<Companies>("Get a company").tool(
+        "finance_companies_get",
+        "Get a company",
+        "One company, with tax regime, address and closed period (locked_until).",
+    ),
+    Op::create::<Companies>("Create a company").tool(
+        "finance_companies_create",
+        "Create a company",
+        "Creates a company (CNPJ check digits validated, one active per CNPJ). Records dated on or before locked_until \
+can no longer change.",
+    ),
+    Op::update::<Companies>("Update a company").tool(
+        "finance_companies_update",
+        "Update a company",
+        "Changes the fields sent; null clears a field. The CNPJ cannot change.",
+    ),
+    Op::delete::<Companies>("Delete a company").tool(
+        "finance_companies_delete",
+        "Delete a company",
+        "Deletes a company nothing uses (else the error lists what does). Asks the user to confirm.",
+    ),
 ]);
 
 pub static LIST: ListSpec = list_spec!(companies where "companies.deleted_at IS NULL";

@@ -113,11 +113,32 @@ records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers",
 
 /// The `/v1/classification_centers` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<CostCenters>(&[
-    Op::list::<CostCenters>("List classification centers"),
-    Op::create::<CostCenters>("Create a classification center"),
-    Op::get::<CostCenters>("Get a classification center"),
-    Op::update::<CostCenters>("Update a classification center"),
-    Op::delete::<CostCenters>("Delete a classification center"),
+    Op::list::<CostCenters>("List classification centers").tool(
+        "finance_cost_centers_list",
+        "List cost centers",
+        "Lists the cost and revenue (classification) centers of a company: ids for classification_center_id and \
+apportionments.",
+    ),
+    Op::get::<CostCenters>("Get a classification center").tool(
+        "finance_cost_centers_get",
+        "Get a cost center",
+        "One classification center.",
+    ),
+    Op::create::<CostCenters>("Create a classification center").tool(
+        "finance_cost_centers_create",
+        "Create a cost center",
+        "Creates a classification center of a company.",
+    ),
+    Op::update::<CostCenters>("Update a classification center").tool(
+        "finance_cost_centers_update",
+        "Update a cost center",
+        "Changes the fields sent; deactivate a center that records use instead of deleting it.",
+    ),
+    Op::delete::<CostCenters>("Delete a classification center").tool(
+        "finance_cost_centers_delete",
+        "Delete a cost center",
+        "Deletes a classification center nothing uses. Asks the user to confirm.",
+    ),
 ]);
 
 pub static LIST: ListSpec = list_spec!(classification_centers;

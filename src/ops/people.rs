@@ -205,11 +205,31 @@ label: |p| match &p.document_number {
 
 /// The `/v1/people` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<People>(&[
-    Op::list::<People>("List people"),
-    Op::create::<People>("Create a person"),
-    Op::get::<People>("Get a person"),
-    Op::update::<People>("Update a person"),
-    Op::delete::<People>("Delete a person (soft delete)"),
+    Op::list::<People>("List people").tool(
+        "finance_people_list",
+        "List people",
+        "Lists vendors and customers (CPF or CNPJ). A person's id is person_id on bills and transactions.",
+    ),
+    Op::get::<People>("Get a person").tool(
+        "finance_people_get",
+        "Get a person",
+        "One vendor or customer, with documents, contacts and notes.",
+    ),
+    Op::create::<People>("Create a person").tool(
+        "finance_people_create",
+        "Create a person",
+        "Registers a vendor or customer of a company (CPF/CNPJ check digits validated).",
+    ),
+    Op::update::<People>("Update a person").tool(
+        "finance_people_update",
+        "Update a person",
+        "Changes the fields sent; an empty string clears a text field. The company cannot change.",
+    ),
+    Op::delete::<People>("Delete a person (soft delete)").tool(
+        "finance_people_delete",
+        "Delete a person",
+        "Deletes a vendor or customer; records that name them keep their history. Asks the user to confirm.",
+    ),
     Op::read("/ids", "ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)")
         .answers(200, id_page),
 ]);

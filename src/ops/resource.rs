@@ -125,6 +125,21 @@ pub struct Op {
     pub request: Option<fn() -> Value>,
     pub success: u16,
     pub response: Option<fn() -> Value>,
+    /// Its MCP tool, if it has one: the name, title and description; the tool's
+    /// permission, route, annotations and schemas follow from the row.
+    pub tool: Option<Tool>,
+    /// Whether the user confirms it before it runs (a destructive tool: it moves money
+    /// or changes what is owed). Deletes always are.
+    pub confirmed: bool,
+}
+
+/// What an agent reads of an operation's tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// `finance_<resource>_<action>`.
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
 }
 
 fn page_schema<R: Records>() -> Value {
@@ -140,7 +155,19 @@ impl Op {
         summary: &'static str,
         access: Access,
     ) -> Op {
-        Op { shape, method, suffix, action, summary, access, request: None, success: 200, response: None }
+        Op {
+            shape,
+            method,
+            suffix,
+            action,
+            summary,
+            access,
+            request: None,
+            success: 200,
+            response: None,
+            tool: None,
+            confirmed: matches!(shape, Shape::Delete),
+        }
     }
 
     /// `GET {collection}`: a page of rows.
@@ -195,6 +222,21 @@ impl Op {
     /// The success status of an answer without a body.
     pub const fn status(self, success: u16) -> Op {
         Op { success, ..self }
+    }
+
+    /// Its MCP tool.
+    pub const fn tool(self, name: &'static str, title: &'static str, description: &'static str) -> Op {
+        self.with(Tool { name, title, description })
+    }
+
+    /// Its MCP tool, described elsewhere (a kind's texts).
+    pub const fn with(self, tool: Tool) -> Op {
+        Op { tool: Some(tool), ..self }
+    }
+
+    /// Confirmed by the user before it runs (SPEC §5.2).
+    pub const fn confirmed(self) -> Op {
+        Op { confirmed: true, ..self }
     }
 }
 

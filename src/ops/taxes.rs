@@ -85,11 +85,27 @@ label: |t| match &t.default_rate {
 
 /// The `/v1/taxes` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[
-    Op::list::<Taxes>("List taxes"),
-    Op::create::<Taxes>("Create a tax"),
-    Op::get::<Taxes>("Get a tax"),
-    Op::update::<Taxes>("Update a tax"),
-    Op::delete::<Taxes>("Delete a tax (refused while billings charge it)"),
+    Op::list::<Taxes>("List taxes").tool(
+        "finance_taxes_list",
+        "List taxes",
+        "Lists the taxes (IRRF, INSS, ISS…) with default rate and withholding: ids for the tax_charges of bills.",
+    ),
+    Op::get::<Taxes>("Get a tax").tool("finance_taxes_get", "Get a tax", "One tax."),
+    Op::create::<Taxes>("Create a tax").tool(
+        "finance_taxes_create",
+        "Create a tax",
+        "Creates a tax (name unique in the workspace).",
+    ),
+    Op::update::<Taxes>("Update a tax").tool(
+        "finance_taxes_update",
+        "Update a tax",
+        "Changes the fields sent; null clears default_rate.",
+    ),
+    Op::delete::<Taxes>("Delete a tax (refused while billings charge it)").tool(
+        "finance_taxes_delete",
+        "Delete a tax",
+        "Deletes a tax no charge uses. Asks the user to confirm.",
+    ),
 ]);
 
 pub static LIST: ListSpec = list_spec!(taxes;

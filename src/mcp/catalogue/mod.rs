@@ -7,13 +7,8 @@
 pub mod accounts;
 pub mod attachments;
 pub mod billings;
-pub mod categories;
-pub mod companies;
-pub mod cost_centers;
-pub mod people;
 pub mod pick;
 pub mod records;
-pub mod taxes;
 pub mod transactions;
 
 use crate::storage::Conn;

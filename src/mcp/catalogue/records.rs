@@ -15,9 +15,9 @@ use super::{
 };
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Handler, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Describe, Handler, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
-use crate::ops::resource::{Deletable, Records, Writable};
+use crate::ops::resource::{Declaration, Deletable, Op, Records, Shape, Writable};
 use crate::ops::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
@@ -249,4 +249,95 @@ pub const fn delete_tool<R: Deletable>(name: &'static str, title: &'static str, 
         handler: delete::<R>,
     };
     ToolSpec { describe: Some(describe_delete::<R>), ..tool::<R>(name, title, description, parts) }
+}
+
+/// How an operation of the resource's own (not a record shape) runs as a tool: beside
+/// its declared row, which gives its name, texts, permission, route and annotations.
+pub struct Own {
+    pub action: &'static str,
+    pub input_schema: fn() -> Value,
+    /// `None`: the operation's declared response.
+    pub output_schema: Option<fn() -> Value>,
+    pub handler: Handler,
+    /// The confirmation message of a confirmed operation.
+    pub describe: Option<Describe>,
+}
+
+impl Own {
+    /// An own operation answering its declared response.
+    pub const fn new(
+        action: &'static str,
+        input_schema: fn() -> Value,
+        handler: Handler,
+        describe: Option<Describe>,
+    ) -> Own {
+        Own { action, input_schema, output_schema: None, handler, describe }
+    }
+}
+
+/// The tools of `declaration`, one per row that has a tool, in row order: a record
+/// shape runs through `R`'s operations, any other row through its entry of `own`. A
+/// row with a tool and no entry, an entry for no such row, or a confirmed row without a
+/// message is a catalogue at odds with its declaration: building it panics (the unit
+/// tests build it).
+pub fn tools<R: Writable + Deletable>(declaration: &'static Declaration, own: &[Own]) -> Vec<ToolSpec> {
+    let mut used = 0;
+    let tools = declaration
+        .operations
+        .iter()
+        .filter_map(|op| {
+            let text = op.tool?;
+            let shaped = match op.shape {
+                Shape::List => list_tool::<R>(text.name, text.title, text.description),
+                Shape::Get => get_tool::<R>(text.name, text.title, text.description),
+                Shape::Create => create_tool::<R>(text.name, text.title, text.description),
+                Shape::Update => update_tool::<R>(text.name, text.title, text.description),
+                Shape::Delete => delete_tool::<R>(text.name, text.title, text.description),
+                Shape::Own => {
+                    used += 1;
+                    return Some(own_tool(declaration, op, own));
+                }
+            };
+            Some(shaped)
+        })
+        .collect();
+    assert_eq!(used, own.len(), "{}: a tool entry for no declared row", declaration.collection);
+    tools
+}
+
+/// The tools of a declaration whose every row is the resource's own.
+pub fn own_tools(declaration: &'static Declaration, own: &[Own]) -> Vec<ToolSpec> {
+    let tools: Vec<ToolSpec> =
+        declaration.operations.iter().filter(|op| op.tool.is_some()).map(|op| own_tool(declaration, op, own)).collect();
+    assert_eq!(tools.len(), own.len(), "{}: a tool entry for no declared row", declaration.collection);
+    tools
+}
+
+/// The tool of an own row: texts, permission, route and annotations from the row.
+fn own_tool(declaration: &'static Declaration, op: &'static Op, own: &[Own]) -> ToolSpec {
+    let (Some(text), Some(entry)) = (op.tool, own.iter().find(|o| o.action == op.action)) else {
+        panic!("{}: the tool of {} has no handler", declaration.collection, op.action);
+    };
+    assert!(
+        op.confirmed == entry.describe.is_some(),
+        "{}: {} is confirmed exactly when it has a confirmation message",
+        declaration.collection,
+        op.action
+    );
+    ToolSpec {
+        name: text.name,
+        title: text.title,
+        description: text.description,
+        permission: Some((declaration.resource, op.access)),
+        annotations: match (op.access, op.confirmed) {
+            (Access::Read, _) => READ,
+            (_, true) => DESTRUCTIVE,
+            (_, false) => CREATE,
+        },
+        route: Some(Route { method: op.method, collection: declaration.collection, suffix: op.suffix }),
+        input_schema: entry.input_schema,
+        output_schema: entry.output_schema.or(op.response),
+        handler: entry.handler,
+        describe: entry.describe,
+    }
 }

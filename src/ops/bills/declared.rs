@@ -9,7 +9,7 @@ use super::{BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Pay
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::resource::{Declaration, Deletable, Op, Records, Writable};
+use crate::ops::resource::{Declaration, Deletable, Op, Records, Tool, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
@@ -88,18 +88,157 @@ fn aggregates<B: BillKind>() -> serde_json::Value {
     super::aggregates_schema(B::SETTLED.as_str())
 }
 
-/// The operations of one kind (`{collection}`: `payables` or `receivables`).
-const fn bill_operations<B: BillKind>() -> Declaration {
+/// What an agent reads of each tool of one kind, in catalogue order.
+pub struct BillTools {
+    pub list: Tool,
+    pub get: Tool,
+    pub create: Tool,
+    pub update: Tool,
+    pub delete: Tool,
+    pub aggregates: Tool,
+    pub settle: Tool,
+    pub cancel: Tool,
+    pub reopen: Tool,
+}
+
+/// A kind's tools: the texts of payables and of receivables differ (a vendor is paid, a
+/// customer's payment received), their rows do not.
+pub trait Declared: BillKind {
+    const TOOLS: BillTools;
+}
+
+impl Declared for Payable {
+    const TOOLS: BillTools = BillTools {
+        list: Tool {
+            name: "finance_payables_list",
+            title: "List payables",
+            description: "Lists bills to pay. Filters: a value or operators, e.g. overdue: \
+{\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the vendor, group_id a series. \
+For totals use finance_payables_aggregates.",
+        },
+        get: Tool {
+            name: "finance_payables_get",
+            title: "Get a payable",
+            description: "One payable: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction.",
+        },
+        create: Tool {
+            name: "finance_payables_create",
+            title: "Create a payable",
+            description: "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
+monthly parcels, recurring repeats it. Pay it with finance_payables_settle.",
+        },
+        update: Tool {
+            name: "finance_payables_update",
+            title: "Update a payable",
+            description: "Changes the fields sent of a pending payable; null clears a field. Never the status: use _settle, _cancel or \
+_reopen.",
+        },
+        delete: Tool {
+            name: "finance_payables_delete",
+            title: "Delete a payable",
+            description: "Deletes a pending or cancelled payable (reopen a paid one first). Asks the user to confirm.",
+        },
+        aggregates: Tool {
+            name: "finance_payables_aggregates",
+            title: "Payable totals",
+            description: "Totals of payables (count, total, pending, paid, overdue_count) for a month, a due-date range or all time. \
+Use it when the question is how much.",
+        },
+        settle: Tool {
+            name: "finance_payables_settle",
+            title: "Pay a payable",
+            description: "Pays a pending payable: records the debit in the ledger from financial_account_id (unless the payable names \
+one). Moves money: asks the user to confirm.",
+        },
+        cancel: Tool {
+            name: "finance_payables_cancel",
+            title: "Cancel a payable",
+            description: "Cancels a pending payable; it stays in the history (finance_payables_reopen undoes it). Asks the user to \
+confirm.",
+        },
+        reopen: Tool {
+            name: "finance_payables_reopen",
+            title: "Reopen a payable",
+            description: "Makes a paid or cancelled payable pending again; a payment's ledger transaction is removed. Asks the user to \
+confirm.",
+        },
+    };
+}
+
+impl Declared for Receivable {
+    const TOOLS: BillTools = BillTools {
+        list: Tool {
+            name: "finance_receivables_list",
+            title: "List receivables",
+            description: "Lists what customers owe. Filters: a value or operators, e.g. late: \
+{\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the customer. For totals use \
+finance_receivables_aggregates.",
+        },
+        get: Tool {
+            name: "finance_receivables_get",
+            title: "Get a receivable",
+            description: "One receivable: customer, amounts, dates, status, category, apportionment, taxes and its settlement \
+transaction.",
+        },
+        create: Tool {
+            name: "finance_receivables_create",
+            title: "Create a receivable",
+            description: "Records an amount to receive, pending. person_name/category_name find or create; type installment splits it \
+into monthly parcels, recurring repeats it. Record the receipt with finance_receivables_settle.",
+        },
+        update: Tool {
+            name: "finance_receivables_update",
+            title: "Update a receivable",
+            description: "Changes the fields sent of a pending receivable; null clears a field. Never the status: use _settle, _cancel \
+or _reopen.",
+        },
+        delete: Tool {
+            name: "finance_receivables_delete",
+            title: "Delete a receivable",
+            description: "Deletes a pending or cancelled receivable (reopen a received one first). Asks the user to confirm.",
+        },
+        aggregates: Tool {
+            name: "finance_receivables_aggregates",
+            title: "Receivable totals",
+            description: "Totals of receivables (count, total, pending, received, overdue_count) for a month, a due-date range or all \
+time.",
+        },
+        settle: Tool {
+            name: "finance_receivables_settle",
+            title: "Receive a receivable",
+            description: "Records a receipt: the credit in the ledger into financial_account_id (unless the receivable names one). \
+Moves money: asks the user to confirm.",
+        },
+        cancel: Tool {
+            name: "finance_receivables_cancel",
+            title: "Cancel a receivable",
+            description: "Cancels a pending receivable (finance_receivables_reopen undoes it). Asks the user to confirm.",
+        },
+        reopen: Tool {
+            name: "finance_receivables_reopen",
+            title: "Reopen a receivable",
+            description: "Makes a received or cancelled receivable pending again; a receipt's ledger transaction is removed. Asks the \
+user to confirm.",
+        },
+    };
+}
+
+/// The operations of one kind (`{collection}`: `payables` or `receivables`), in
+/// catalogue order.
+const fn bill_operations<B: Declared>() -> Declaration {
     Declaration::of::<Bills<B>>(
         const {
             &[
-                Op::list::<Bills<B>>("List {collection}"),
-                Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)"),
-                Op::read("/aggregates", "aggregates", "Totals of {collection}").answers(200, aggregates::<B>),
+                Op::list::<Bills<B>>("List {collection}").with(B::TOOLS.list),
+                Op::get::<Bills<B>>("Get one of the {collection}").with(B::TOOLS.get),
+                Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
+                    .with(B::TOOLS.create),
+                Op::update::<Bills<B>>("Update one of the {collection} (never its status)").with(B::TOOLS.update),
+                Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
+                Op::read("/aggregates", "aggregates", "Totals of {collection}")
+                    .answers(200, aggregates::<B>)
+                    .with(B::TOOLS.aggregates),
                 Op::read("/ids", "ids", "Sweep the ids of {collection}").answers(200, schema_of::<IdPage>),
-                Op::get::<Bills<B>>("Get one of the {collection}"),
-                Op::update::<Bills<B>>("Update one of the {collection} (never its status)"),
-                Op::delete::<Bills<B>>("Delete one of the {collection}"),
                 Op::write(
                     "post",
                     "/{id}/settle",
@@ -107,16 +246,22 @@ const fn bill_operations<B: BillKind>() -> Declaration {
                     "Settle one of the {collection} (creates its ledger transaction)",
                 )
                 .takes(schema_of::<SettleRequest>)
-                .answers(200, schema_of::<Billing>),
+                .answers(200, schema_of::<Billing>)
+                .with(B::TOOLS.settle)
+                .confirmed(),
                 Op::write("post", "/{id}/cancel", "cancel", "Cancel a pending one of the {collection}")
-                    .answers(200, schema_of::<Billing>),
+                    .answers(200, schema_of::<Billing>)
+                    .with(B::TOOLS.cancel)
+                    .confirmed(),
                 Op::write(
                     "post",
                     "/{id}/reopen",
                     "reopen",
                     "Reopen one of the {collection} (removes its settlement transaction)",
                 )
-                .answers(200, schema_of::<Billing>),
+                .answers(200, schema_of::<Billing>)
+                .with(B::TOOLS.reopen)
+                .confirmed(),
             ]
         },
     )

@@ -18,19 +18,49 @@ records!(Transactions, transactions, Resource::Transactions, "/v1/financial-tran
 
 /// The `/v1/financial-transactions` operations.
 pub static TRANSACTIONS: Declaration = Declaration::of::<Transactions>(&[
-    Op::list::<Transactions>("List financial transactions"),
-    Op::create::<Transactions>("Create a financial transaction"),
+    Op::list::<Transactions>("List financial transactions").tool(
+        "finance_transactions_list",
+        "List transactions",
+        "Lists the ledger: money in (credit) or out (debit) of the accounts; amounts are positive, the direction is \
+type. E.g. {\"occurred_at\":{\"gte\":\"2026-11-01\"}}; unclassified: {\"classified\":false}.",
+    ),
+    Op::get::<Transactions>("Get a financial transaction").tool(
+        "finance_transactions_get",
+        "Get a transaction",
+        "One transaction, with its category, person and apportionment.",
+    ),
+    Op::create::<Transactions>("Create a financial transaction").tool(
+        "finance_transactions_create",
+        "Create a transaction",
+        "Records money that moved in an account; is_pending records a forecast. Between two accounts use \
+finance_transfers_create; for a bill, its _settle tool.",
+    ),
+    Op::update::<Transactions>("Update a financial transaction").tool(
+        "finance_transactions_update",
+        "Update a transaction",
+        "Changes the fields sent, e.g. classifies (category_id, classified: true); null clears a field. Rows made by a \
+settlement, adjustment or transfer keep amount, type and date.",
+    ),
+    Op::delete::<Transactions>("Delete a financial transaction (a transfer leg goes with its pair)").tool(
+        "finance_transactions_delete",
+        "Delete a transaction",
+        "Deletes a transaction the user entered (a transfer's leg deletes both; a settlement's: reopen the bill). Asks \
+the user to confirm.",
+    ),
     Op::read(
         "/aggregates",
         "aggregates",
         "Count and sum realised transactions (company_id, month+year or start_date+end_date)",
     )
-    .answers(200, schema_of::<Aggregates>),
+    .answers(200, schema_of::<Aggregates>)
+    .tool(
+        "finance_transactions_aggregates",
+        "Transaction totals",
+        "Credits, debits and net of realised transactions for a month, a date range or all time: cash flow without \
+paging the list.",
+    ),
     Op::read("/ids", "ids", "Sweep every transaction id (ascending; limit up to 10000)")
         .answers(200, schema_of::<IdPage>),
-    Op::get::<Transactions>("Get a financial transaction"),
-    Op::update::<Transactions>("Update a financial transaction"),
-    Op::delete::<Transactions>("Delete a financial transaction (a transfer leg goes with its pair)"),
 ]);
 
 /// The `/v1/transfers` operations.
@@ -38,9 +68,20 @@ pub static TRANSFERS: Declaration = Declaration {
     resource: Resource::Transactions,
     collection: "/v1/transfers",
     operations: &[
+        Op::read("/{id}", "get", "Get a transfer by its transfer_id").answers(200, schema_of::<Transfer>).tool(
+            "finance_transfers_get",
+            "Get a transfer",
+            "A transfer by the transfer_id of either of its transactions: both accounts and transactions, amount, date.",
+        ),
         Op::write("post", "", "create", "Transfer between two accounts (a linked debit and credit)")
             .takes(schema_of::<TransferCreate>)
-            .answers(201, schema_of::<Transfer>),
-        Op::read("/{id}", "get", "Get a transfer by its transfer_id").answers(200, schema_of::<Transfer>),
+            .answers(201, schema_of::<Transfer>)
+            .tool(
+                "finance_transfers_create",
+                "Transfer between accounts",
+                "Moves money between two accounts of the workspace: a linked debit and credit. Moves money: asks the user to \
+confirm.",
+            )
+            .confirmed(),
     ],
 };
