@@ -14,6 +14,7 @@ use crate::error::ApiError;
 use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
 use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
 use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::resource::Tool;
 use crate::ops::resource::{Deletable, Records};
 use crate::ops::validate::{parse, schema_of};
 use crate::ops::{OpContext, Page};
@@ -106,16 +107,17 @@ fn unlinked_output() -> Value {
 }
 
 pub static TOOLS: &[ToolSpec] = &[
-    list_tool::<Attachments>(
-        "finance_attachments_list",
-        "List attachments",
-        "Lists stored documents (invoices, boletos, receipts, statements) and how many records each is linked to.",
-    ),
-    get_tool::<Attachments>(
-        "finance_attachments_get",
-        "Get an attachment",
-        "One attachment's description (for its bytes see finance_attachments_download).",
-    ),
+    list_tool::<Attachments>(Tool {
+        name: "finance_attachments_list",
+        title: "List attachments",
+        description:
+            "Lists stored documents (invoices, boletos, receipts, statements) and how many records each is linked to.",
+    }),
+    get_tool::<Attachments>(Tool {
+        name: "finance_attachments_get",
+        title: "Get an attachment",
+        description: "One attachment's description (for its bytes see finance_attachments_download).",
+    }),
     ToolSpec {
         name: "finance_attachments_upload",
         title: "Upload an attachment",
@@ -167,11 +169,11 @@ matching the type. Then finance_attachments_link.",
         handler: unlink,
         describe: None,
     },
-    delete_tool::<Attachments>(
-        "finance_attachments_delete",
-        "Delete an attachment",
-        "Deletes an unlinked attachment and its bytes. Asks the user to confirm.",
-    ),
+    delete_tool::<Attachments>(Tool {
+        name: "finance_attachments_delete",
+        title: "Delete an attachment",
+        description: "Deletes an unlinked attachment and its bytes. Asks the user to confirm.",
+    }),
 ];
 
 /// The file name of an upload tool: what a `multipart/form-data` upload could carry (no

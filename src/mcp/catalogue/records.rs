@@ -17,7 +17,7 @@ use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Describe, Handler, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
-use crate::ops::resource::{Declaration, Deletable, Op, Records, Shape, Writable};
+use crate::ops::resource::{Declaration, Deletable, Op, Records, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
@@ -134,121 +134,61 @@ fn describe_delete<'a, R: Deletable>(
     })
 }
 
-/// What every record tool of `R` is: its texts, what it needs (on `R`'s resource), its
-/// route (under `R`'s collection), schemas and handler.
-struct Parts {
-    access: Access,
-    annotations: Annotations,
-    route: Option<Route>,
-    input_schema: fn() -> Value,
-    output_schema: fn() -> Value,
-    handler: Handler,
-}
+/// A tool's input and output schemas.
+type Schemas = (fn() -> Value, fn() -> Value);
 
+/// A record tool of `R`: its texts, what it needs (on `R`'s resource), its route (under
+/// `R`'s collection), its input and output schemas and its handler.
 const fn tool<R: Records>(
-    name: &'static str,
-    title: &'static str,
-    description: &'static str,
-    parts: Parts,
+    text: Tool,
+    (access, annotations): (Access, Annotations),
+    route: Option<Route>,
+    (input_schema, output_schema): Schemas,
+    handler: Handler,
 ) -> ToolSpec {
     ToolSpec {
-        name,
-        title,
-        description,
-        permission: Some((R::RESOURCE, parts.access)),
-        annotations: parts.annotations,
-        route: parts.route,
-        input_schema: parts.input_schema,
-        output_schema: Some(parts.output_schema),
-        handler: parts.handler,
+        name: text.name,
+        title: text.title,
+        description: text.description,
+        permission: Some((R::RESOURCE, access)),
+        annotations,
+        route,
+        input_schema,
+        output_schema: Some(output_schema),
+        handler,
         describe: None,
     }
 }
 
 /// `finance_<resource>_list`
-pub const fn list_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+pub const fn list_tool<R: Records>(text: Tool) -> ToolSpec {
     let route = Route::get(R::COLLECTION, "");
-    tool::<R>(
-        name,
-        title,
-        description,
-        Parts {
-            access: Access::Read,
-            annotations: READ,
-            route,
-            input_schema: list_input::<R>,
-            output_schema: list_output::<R>,
-            handler: list::<R>,
-        },
-    )
+    tool::<R>(text, (Access::Read, READ), route, (list_input::<R>, list_output::<R>), list::<R>)
 }
 
 /// `finance_<resource>_get`
-pub const fn get_tool<R: Records>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+pub const fn get_tool<R: Records>(text: Tool) -> ToolSpec {
     let route = Route::get(R::COLLECTION, "/{id}");
-    tool::<R>(
-        name,
-        title,
-        description,
-        Parts {
-            access: Access::Read,
-            annotations: READ,
-            route,
-            input_schema: get_schema,
-            output_schema: get_output::<R>,
-            handler: get::<R>,
-        },
-    )
+    tool::<R>(text, (Access::Read, READ), route, (get_schema, get_output::<R>), get::<R>)
 }
 
 /// `finance_<resource>_create` (idempotent with a key)
-pub const fn create_tool<R: Writable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+const fn create_tool<R: Writable>(text: Tool) -> ToolSpec {
     let route = Route::post(R::COLLECTION, "");
-    tool::<R>(
-        name,
-        title,
-        description,
-        Parts {
-            access: Access::Write,
-            annotations: CREATE,
-            route,
-            input_schema: create_input::<R>,
-            output_schema: created_output::<R>,
-            handler: create::<R>,
-        },
-    )
+    tool::<R>(text, (Access::Write, CREATE), route, (create_input::<R>, created_output::<R>), create::<R>)
 }
 
 /// `finance_<resource>_update`
-pub const fn update_tool<R: Writable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+const fn update_tool<R: Writable>(text: Tool) -> ToolSpec {
     let route = Route::patch(R::COLLECTION, "/{id}");
-    tool::<R>(
-        name,
-        title,
-        description,
-        Parts {
-            access: Access::Write,
-            annotations: UPDATE,
-            route,
-            input_schema: update_input::<R>,
-            output_schema: record_output::<R>,
-            handler: update::<R>,
-        },
-    )
+    tool::<R>(text, (Access::Write, UPDATE), route, (update_input::<R>, record_output::<R>), update::<R>)
 }
 
 /// `finance_<resource>_delete` (destructive: confirmed by the user)
-pub const fn delete_tool<R: Deletable>(name: &'static str, title: &'static str, description: &'static str) -> ToolSpec {
+pub const fn delete_tool<R: Deletable>(text: Tool) -> ToolSpec {
     let route = Route::delete(R::COLLECTION, "/{id}");
-    let parts = Parts {
-        access: Access::Delete,
-        annotations: DESTRUCTIVE,
-        route,
-        input_schema: id_schema,
-        output_schema: deleted_schema,
-        handler: delete::<R>,
-    };
-    ToolSpec { describe: Some(describe_delete::<R>), ..tool::<R>(name, title, description, parts) }
+    let tool = tool::<R>(text, (Access::Delete, DESTRUCTIVE), route, (id_schema, deleted_schema), delete::<R>);
+    ToolSpec { describe: Some(describe_delete::<R>), ..tool }
 }
 
 /// How an operation of the resource's own (not a record shape) runs as a tool: beside
@@ -288,11 +228,11 @@ pub fn tools<R: Writable + Deletable>(declaration: &'static Declaration, own: &[
         .filter_map(|op| {
             let text = op.tool?;
             let shaped = match op.shape {
-                Shape::List => list_tool::<R>(text.name, text.title, text.description),
-                Shape::Get => get_tool::<R>(text.name, text.title, text.description),
-                Shape::Create => create_tool::<R>(text.name, text.title, text.description),
-                Shape::Update => update_tool::<R>(text.name, text.title, text.description),
-                Shape::Delete => delete_tool::<R>(text.name, text.title, text.description),
+                Shape::List => list_tool::<R>(text),
+                Shape::Get => get_tool::<R>(text),
+                Shape::Create => create_tool::<R>(text),
+                Shape::Update => update_tool::<R>(text),
+                Shape::Delete => delete_tool::<R>(text),
                 Shape::Own => {
                     used += 1;
                     return Some(own_tool(declaration, op, own));
