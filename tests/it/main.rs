@@ -32,6 +32,7 @@ mod payables;
 mod people;
 mod protocol_matrix;
 mod receivables;
+mod records;
 mod resources_prompts;
 mod secrets_manager;
 mod security;
