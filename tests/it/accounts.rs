@@ -4,27 +4,10 @@
 
 use crate::common;
 
+use crate::billings::category;
 use common::*;
 use http::Method;
 use serde_json::{json, Value};
-
-/// A category inserted directly (the categories routes are another resource).
-async fn category(h: &Harness, workspace: &str, company: &str, name: &str, kind: &str) -> String {
-    let id = uuid::Uuid::new_v4().to_string();
-    sql::query(
-        "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, $4, NULL, 1, $5, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'system', 'system')",
-    )
-    .bind(&id)
-    .bind(workspace)
-    .bind(company)
-    .bind(name)
-    .bind(kind)
-    .execute(&h.state.db)
-    .await
-    .unwrap();
-    id
-}
 
 async fn create_account(h: &Harness, token: &str, company: &str, name: &str, balance: Option<&str>) -> Value {
     let mut body = json!({"company_id": company, "name": name, "type": "checking"});
@@ -204,8 +187,8 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
     let token = h.api_token(DEMO_OWNER);
     let account = create_account(&h, &token, ACME_COMPANY, "Itaú", Some("130.00")).await;
     let id = account["id"].as_str().unwrap().to_string();
-    let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes (entrada)", "credit").await;
-    let debit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes (saída)", "debit").await;
+    let credit = category(&h, ACME_COMPANY, "credit", "Ajustes (entrada)").await;
+    let debit = category(&h, ACME_COMPANY, "debit", "Ajustes (saída)").await;
     let path = format!("/v1/financial-accounts/{id}/adjust-balance");
     let body = json!({"target_balance": "200.00", "category_id": credit, "occurred_at": "2026-05-31"});
     let reply = send(&h, Method::POST, &path, &token, Some(body)).await;
@@ -276,7 +259,7 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
     assert_eq!(bad.json()["error"]["details"]["field"], "target_balance");
     let missing = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "1.00"}))).await;
     assert_eq!(missing.json()["error"]["details"], json!({"field": "category_id", "reason": "required"}));
-    let other_company = category(&h, DEMO_WORKSPACE_ACME, ACME_SERVICES, "Outra", "credit").await;
+    let other_company = category(&h, ACME_SERVICES, "credit", "Outra").await;
     let reply =
         send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "10.00", "category_id": other_company})))
             .await;
@@ -284,15 +267,7 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
     assert_eq!(reply.json()["error"]["details"]["reason"], "company_mismatch");
 
     // The company's closed period applies to the adjustment's date.
-    let lock = send(
-        &h,
-        Method::PATCH,
-        &format!("/v1/companies/{ACME_COMPANY}"),
-        &token,
-        Some(json!({"locked_until": "2026-06-30"})),
-    )
-    .await;
-    assert_eq!(lock.status, 200);
+    close_period(&h, &token, ACME_COMPANY, "2026-06-30").await;
     let closed = send(
         &h,
         Method::POST,
@@ -320,7 +295,7 @@ async fn adjust_balance_is_serialised_per_account() {
     let token = h.api_token(DEMO_OWNER);
     let account = create_account(&h, &token, ACME_COMPANY, "Itaú", Some("10.00")).await;
     let id = account["id"].as_str().unwrap().to_string();
-    let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
+    let credit = category(&h, ACME_COMPANY, "credit", "Ajustes").await;
     let path = format!("/v1/financial-accounts/{id}/adjust-balance");
     let request =
         || rest(Method::POST, &path, &token, Some(json!({"target_balance": "100.00", "category_id": credit}))).build();
@@ -338,7 +313,7 @@ async fn adjust_balance_is_idempotent_with_a_key() {
     let token = h.api_token(DEMO_OWNER);
     let account = create_account(&h, &token, ACME_COMPANY, "Itaú", None).await;
     let id = account["id"].as_str().unwrap().to_string();
-    let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
+    let credit = category(&h, ACME_COMPANY, "credit", "Ajustes").await;
     let path = format!("/v1/financial-accounts/{id}/adjust-balance");
     let body = json!({"target_balance": "50.00", "category_id": credit, "occurred_at": "2026-05-01"});
     let first = h
@@ -430,7 +405,7 @@ async fn the_company_of_an_account_is_of_the_callers_workspace() {
 async fn another_workspaces_account_cannot_be_adjusted() {
     let h = Harness::new().await;
     let theirs = create_account(&h, &h.api_token(DEMO_BETA_OWNER), BETA_COMPANY, "Conta Beta", Some("1.00")).await;
-    let credit = category(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "Ajustes", "credit").await;
+    let credit = category(&h, ACME_COMPANY, "credit", "Ajustes").await;
     let path = format!("/v1/financial-accounts/{}/adjust-balance", theirs["id"].as_str().unwrap());
     let body = json!({"target_balance": "9.00", "category_id": credit});
     let reply = send(&h, Method::POST, &path, &h.api_token(DEMO_OWNER), Some(body)).await;

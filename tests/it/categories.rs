@@ -14,6 +14,21 @@ async fn create(h: &Harness, token: &str, body: Value) -> Value {
     create_at(h, "/v1/categories", token, body).await
 }
 
+/// `POST /v1/categories` with `body`.
+async fn post(h: &Harness, token: &str, body: Value) -> Reply {
+    send(h, Method::POST, "/v1/categories", token, Some(body)).await
+}
+
+/// The category `cid`, as `GET` answers it.
+async fn get(h: &Harness, token: &str, cid: &str) -> Value {
+    send(h, Method::GET, &format!("/v1/categories/{cid}"), token, None).await.json()
+}
+
+/// `PATCH` of the category `cid` with `body`.
+async fn patch(h: &Harness, token: &str, cid: &str, body: Value) -> Reply {
+    send(h, Method::PATCH, &format!("/v1/categories/{cid}"), token, Some(body)).await
+}
+
 /// A root (level 1), a child (2) and a grandchild (3) in Acme Serviços.
 async fn tree(h: &Harness, token: &str, kind: &str) -> (String, String, String) {
     let root = id(&create(h, token, json!({"company_id": ACME_SERVICES, "name": "Despesas", "type": kind})).await);
@@ -66,20 +81,15 @@ async fn children_are_one_level_below_their_parent_and_at_most_level_three() {
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
     for (cid, level, parent) in [(&root, 1, Value::Null), (&child, 2, json!(root)), (&grandchild, 3, json!(child))] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!((got["level"].clone(), got["parent_id"].clone()), (json!(level), parent));
     }
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "Bônus", "type": "debit", "parent_id": grandchild})),
-            )
-            .build(),
-        )
-        .await;
+    let reply = post(
+        &h,
+        &token,
+        json!({"company_id": ACME_SERVICES, "name": "Bônus", "type": "debit", "parent_id": grandchild}),
+    )
+    .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
     assert_eq!(reply.json()["error"]["details"]["reason"], "max_depth");
@@ -91,17 +101,9 @@ async fn a_child_has_the_type_of_its_parent() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let root = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Despesas", "type": "debit"})).await);
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "Vendas", "type": "credit", "parent_id": root})),
-            )
-            .build(),
-        )
-        .await;
+    let reply =
+        post(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Vendas", "type": "credit", "parent_id": root}))
+            .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "type", "reason": "type_mismatch"}));
 }
@@ -119,17 +121,9 @@ async fn the_parent_and_the_company_must_be_of_the_callers_workspace() {
     )
     .await);
     // Same workspace, other company.
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": acme_root})),
-            )
-            .build(),
-        )
-        .await;
+    let reply =
+        post(&h, &token, json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": acme_root}))
+            .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "parent_id", "reason": "company_mismatch"}));
     // Another workspace's parent or company behaves exactly like a missing one.
@@ -139,7 +133,7 @@ async fn the_parent_and_the_company_must_be_of_the_callers_workspace() {
         (json!({"company_id": BETA_COMPANY, "name": "X", "type": "debit"}), "company_id"),
         (json!({"company_id": MISSING, "name": "X", "type": "debit"}), "company_id"),
     ] {
-        let reply = h.send(rest(Method::POST, "/v1/categories", &token, Some(body.clone())).build()).await;
+        let reply = post(&h, &token, body.clone()).await;
         assert_eq!(reply.status, 422, "{body}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "invalid_reference"}), "{body}");
         assert!(!reply.json()["error"]["message"].as_str().unwrap().contains(MISSING));
@@ -212,13 +206,11 @@ async fn a_type_change_cascades_to_every_descendant() {
     .await);
     let unrelated =
         id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Impostos", "type": "debit"})).await);
-    let reply = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build())
-        .await;
+    let reply = patch(&h, &token, &root, json!({"type": "credit"})).await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(reply.json()["type"], "credit");
     for cid in [&root, &child, &grandchild, &sibling] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!(got["type"], "credit", "{cid}");
         assert_eq!(
             count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.update'", cid)
@@ -227,21 +219,11 @@ async fn a_type_change_cascades_to_every_descendant() {
             "{cid}"
         );
     }
-    let untouched =
-        h.send(rest(Method::GET, &format!("/v1/categories/{unrelated}"), &token, None).build()).await.json();
+    let untouched = get(&h, &token, &unrelated).await;
     assert_eq!(untouched["type"], "debit");
     // A new child follows the new type.
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": child})),
-            )
-            .build(),
-        )
-        .await;
+    let reply =
+        post(&h, &token, json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": child})).await;
     assert_eq!(reply.json()["error"]["details"]["reason"], "type_mismatch");
 }
 
@@ -265,14 +247,12 @@ async fn a_child_cannot_change_to_a_type_other_than_its_parents() {
     assert_eq!(reply.json()["error"]["details"], json!({"field": "type", "reason": "type_mismatch"}));
     // All or nothing: the name sent along did not change either.
     for cid in [&child, &grandchild] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!(got["type"], "debit");
         assert_ne!(got["name"], "Novo");
     }
     // Sending the type it already has is fine.
-    let same = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{child}"), &token, Some(json!({"type": "debit"}))).build())
-        .await;
+    let same = patch(&h, &token, &child, json!({"type": "debit"})).await;
     assert_eq!(same.status, 200);
 }
 
@@ -282,22 +262,18 @@ async fn a_type_change_is_refused_while_records_of_the_tree_use_it() {
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
     use_category(&h, &grandchild).await;
-    let reply = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build())
-        .await;
+    let reply = patch(&h, &token, &root, json!({"type": "credit"})).await;
     assert_eq!(reply.status, 422, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(
         reply.json()["error"]["details"],
         json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 1}})
     );
     for cid in [&root, &child, &grandchild] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!(got["type"], "debit");
     }
     // Renaming stays possible.
-    let renamed = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"name": "Custos"}))).build())
-        .await;
+    let renamed = patch(&h, &token, &root, json!({"name": "Custos"})).await;
     assert_eq!(renamed.status, 200);
 }
 

@@ -43,3 +43,4 @@ mod tools_catalogue;
 mod tools_companies;
 mod tools_list_queries;
 mod transactions;
+mod transfers;

@@ -1,7 +1,7 @@
-//! `/v1/financial-transactions` and `/v1/transfers`: money on the wire, references and
-//! polarity, apportionment, closed periods, auto-created rows, transfers, aggregates,
-//! id sweep, pagination, isolation, scope, role and idempotency — on SQLite and
-//! PostgreSQL.
+//! `/v1/financial-transactions`: money on the wire, references and polarity,
+//! apportionment, closed periods, auto-created rows, aggregates, id sweep, pagination
+//! and partial updates — on SQLite and PostgreSQL (transfers: `transfers.rs`; what
+//! every plain resource shares: `records`).
 
 use crate::common;
 
@@ -10,7 +10,7 @@ use common::*;
 use http::Method;
 use serde_json::{json, Value};
 
-fn details(reply: &Reply) -> Value {
+pub fn details(reply: &Reply) -> Value {
     reply.json()["error"]["details"].clone()
 }
 
@@ -51,14 +51,14 @@ async fn center(h: &Harness, company: &str, name: &str, kind: &str) -> String {
     insert_row(h, "classification_centers", "center_type", DEMO_WORKSPACE_ACME, company, name, kind).await
 }
 
-async fn account(h: &Harness, token: &str, company: &str, name: &str) -> String {
+pub async fn account(h: &Harness, token: &str, company: &str, name: &str) -> String {
     let body = json!({"company_id": company, "name": name, "type": "checking"});
     let reply = send(h, Method::POST, "/v1/financial-accounts", token, Some(body)).await;
     assert_eq!(reply.status, 201, "{}", text(&reply));
     reply.json()["id"].as_str().unwrap().to_string()
 }
 
-async fn balance(h: &Harness, token: &str, account: &str) -> String {
+pub async fn balance(h: &Harness, token: &str, account: &str) -> String {
     let reply = send(h, Method::GET, &format!("/v1/financial-accounts/{account}"), token, None).await;
     reply.json()["balance"].as_str().unwrap().to_string()
 }
@@ -73,13 +73,13 @@ async fn post(h: &Harness, token: &str, body: Value) -> Reply {
     send(h, Method::POST, "/v1/financial-transactions", token, Some(body)).await
 }
 
-struct Setup {
-    h: Harness,
-    token: String,
-    account: String,
+pub struct Setup {
+    pub h: Harness,
+    pub token: String,
+    pub account: String,
 }
 
-async fn setup() -> Setup {
+pub async fn setup() -> Setup {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let account = account(&h, &token, ACME_COMPANY, "Itaú").await;
@@ -339,15 +339,7 @@ async fn period_closed_blocks_create_update_and_delete() {
     let Setup { h, token, account } = setup().await;
     let march = create(&h, &token, body(&account, "10.00", "debit", "2026-03-10")).await;
     let april = create(&h, &token, body(&account, "20.00", "debit", "2026-04-10")).await;
-    let lock = send(
-        &h,
-        Method::PATCH,
-        &format!("/v1/companies/{ACME_COMPANY}"),
-        &token,
-        Some(json!({"locked_until": "2026-03-31"})),
-    )
-    .await;
-    assert_eq!(lock.status, 200);
+    close_period(&h, &token, ACME_COMPANY, "2026-03-31").await;
     let closed = |reply: &Reply| {
         assert_eq!(reply.status, 422, "{}", text(reply));
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
@@ -425,123 +417,6 @@ async fn auto_created_transactions_cannot_be_deleted() {
     assert_eq!(balance(&h, &token, &account).await, "100.00");
     let settled = send(&h, Method::GET, "/v1/financial-transactions?auto_created=true", &token, None).await.json();
     assert_eq!(settled["data"].as_array().unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn transfer_creates_a_linked_debit_and_credit_atomically() {
-    let Setup { h, token, account } = setup().await;
-    let to = self::account(&h, &token, ACME_SERVICES, "Serviços (outra empresa)").await;
-    let body = json!({"from_account_id": account, "to_account_id": to, "amount": "250.75", "occurred_at": "2026-05-20",
-                      "description": "Transferência entre empresas", "notes": "mútuo", "competence_date": "2026-05-01"});
-    let reply = send(&h, Method::POST, "/v1/transfers", &token, Some(body.clone())).await;
-    assert_eq!(reply.status, 201, "{}", text(&reply));
-    let transfer = reply.json();
-    let transfer_id = transfer["transfer_id"].as_str().unwrap().to_string();
-    assert_eq!(reply.header("location"), Some(format!("/v1/transfers/{transfer_id}").as_str()));
-    assert_eq!(transfer["amount"], "250.75");
-    assert_eq!(transfer["from_account_id"], account.as_str());
-    assert_eq!(transfer["to_account_id"], to.as_str());
-    assert_eq!(transfer["is_pending"], false);
-    assert_eq!(transfer["notes"], "mútuo");
-    assert_eq!(transfer["competence_date"], "2026-05-01");
-    let got = send(&h, Method::GET, &format!("/v1/transfers/{transfer_id}"), &token, None).await;
-    assert_eq!(got.status, 200);
-    assert_eq!(got.json(), transfer);
-    let debit = send(
-        &h,
-        Method::GET,
-        &format!("/v1/financial-transactions/{}", transfer["from_transaction_id"].as_str().unwrap()),
-        &token,
-        None,
-    )
-    .await
-    .json();
-    let credit = send(
-        &h,
-        Method::GET,
-        &format!("/v1/financial-transactions/{}", transfer["to_transaction_id"].as_str().unwrap()),
-        &token,
-        None,
-    )
-    .await
-    .json();
-    assert_eq!((debit["type"].as_str(), credit["type"].as_str()), (Some("debit"), Some("credit")));
-    assert_eq!(
-        (debit["transfer_id"].as_str(), credit["transfer_id"].as_str()),
-        (Some(transfer_id.as_str()), Some(transfer_id.as_str()))
-    );
-    assert_eq!(
-        (debit["company_id"].as_str(), credit["company_id"].as_str()),
-        (Some(ACME_COMPANY), Some(ACME_SERVICES)),
-        "each leg in its account's company"
-    );
-    assert_eq!(balance(&h, &token, &account).await, "-250.75");
-    assert_eq!(balance(&h, &token, &to).await, "250.75");
-    assert_eq!(
-        count(
-            &h,
-            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'transfers.create'",
-            &transfer_id
-        )
-        .await,
-        1
-    );
-    // A leg's money cannot change alone.
-    let leg = format!("/v1/financial-transactions/{}", credit["id"].as_str().unwrap());
-    let reply = send(&h, Method::PATCH, &leg, &token, Some(json!({"amount": "1.00"}))).await;
-    assert_eq!(details(&reply)["reason"], "transfer_leg");
-    // Refusals leave nothing behind.
-    let before =
-        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await;
-    let mut same = body.clone();
-    same["to_account_id"] = json!(account);
-    let reply = send(&h, Method::POST, "/v1/transfers", &token, Some(same)).await;
-    assert_eq!(reply.status, 422);
-    assert_eq!(details(&reply), json!({"field": "to_account_id", "reason": "same_account"}));
-    let beta_account = self::account(&h, &h.api_token(DEMO_BETA_OWNER), BETA_COMPANY, "Beta").await;
-    let mut foreign = body.clone();
-    foreign["to_account_id"] = json!(beta_account);
-    let reply = send(&h, Method::POST, "/v1/transfers", &token, Some(foreign)).await;
-    assert_eq!(reply.status, 422);
-    assert_eq!(details(&reply), json!({"field": "to_account_id", "reason": "invalid_reference"}));
-    let mut bad = body.clone();
-    bad["amount"] = json!("0.00");
-    assert_eq!(send(&h, Method::POST, "/v1/transfers", &token, Some(bad)).await.status, 400);
-    assert_eq!(
-        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
-        before
-    );
-    // Deleting one leg deletes the pair.
-    assert_eq!(send(&h, Method::DELETE, &leg, &token, None).await.status, 204);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE transfer_id = $1", &transfer_id).await, 0);
-    assert_eq!(send(&h, Method::GET, &format!("/v1/transfers/{transfer_id}"), &token, None).await.status, 404);
-    assert_eq!(balance(&h, &token, &account).await, "0.00");
-    assert_eq!(balance(&h, &token, &to).await, "0.00");
-}
-
-#[tokio::test]
-async fn transfers_are_idempotent_and_pending_transfers_do_not_move_balances() {
-    let Setup { h, token, account } = setup().await;
-    let to = self::account(&h, &token, ACME_COMPANY, "Caixa").await;
-    let body = json!({"from_account_id": account, "to_account_id": to, "amount": "10.00", "occurred_at": "2026-05-20", "description": "Sangria", "is_pending": true});
-    let first = h
-        .send(
-            rest(Method::POST, "/v1/transfers", &token, Some(body.clone())).header("x-idempotency-key", "tr-1").build(),
-        )
-        .await;
-    assert_eq!(first.status, 201, "{}", text(&first));
-    let again = h
-        .send(rest(Method::POST, "/v1/transfers", &token, Some(body)).header("x-idempotency-key", "tr-1").build())
-        .await;
-    assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
-    assert_eq!(again.json(), first.json());
-    assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(
-        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
-        2
-    );
-    assert_eq!(balance(&h, &token, &account).await, "0.00");
-    assert_eq!(first.json()["is_pending"], true);
 }
 
 #[tokio::test]
@@ -802,29 +677,6 @@ async fn a_retried_create_moves_money_once() {
         assert_eq!(h.send(request.header("x-idempotency-key", "tx-1").build()).await.status, 201);
     }
     assert_eq!(balance(&h, &token, &account).await, "42.00", "a retried create moves money once");
-}
-
-#[tokio::test]
-async fn another_workspaces_transfer_is_not_found() {
-    let h = Harness::new().await;
-    let beta = h.api_token(DEMO_BETA_OWNER);
-    let from = self::account(&h, &beta, BETA_COMPANY, "Beta").await;
-    let to = self::account(&h, &beta, BETA_COMPANY, "Beta 2").await;
-    let body = json!({"from_account_id": from, "to_account_id": to, "amount": "1.00", "occurred_at": "2026-05-10", "description": "Beta"});
-    let transfer = send(&h, Method::POST, "/v1/transfers", &beta, Some(body)).await;
-    assert_eq!(transfer.status, 201);
-    let path = format!("/v1/transfers/{}", transfer.json()["transfer_id"].as_str().unwrap());
-    assert_eq!(send(&h, Method::GET, &path, &h.api_token(DEMO_OWNER), None).await.status, 404);
-    assert_eq!(send(&h, Method::GET, &path, &beta, None).await.status, 200);
-}
-
-#[tokio::test]
-async fn a_transfer_needs_the_write_scope_of_transactions() {
-    let Setup { h, account, .. } = setup().await;
-    let read_only = v1_token(&h, DEMO_OWNER, "finance.transactions");
-    let transfer = json!({"from_account_id": account, "to_account_id": account, "amount": "1.00", "occurred_at": "2026-05-10", "description": "x"});
-    let reply = send(&h, Method::POST, "/v1/transfers", &read_only, Some(transfer)).await;
-    assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
 }
 
 #[tokio::test]
