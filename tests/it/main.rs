@@ -2,7 +2,8 @@
 //! contract (what used to be one test crate each), run against the real router, the
 //! real binary or both. `common` is the harness every module shares (fresh databases,
 //! tokens, request builders, the Lambda Runtime API, moto and PostgreSQL stand-ins);
-//! `billings` holds the scenarios that run for payables and receivables alike.
+//! `billings` holds the scenarios that run for payables and receivables alike, `records`
+//! those every plain resource shares, each one test sweeping a table of the resources.
 //! One binary links once, so an edit of the library costs one link, not thirty.
 
 mod common;

@@ -88,8 +88,8 @@ impl Row {
         format!("{}.write", self.scope)
     }
 
-    /// The declared operations other than create, update and delete that read the
-    /// resource, with `{id}` standing for `id`.
+    /// The paths of the declared reads (list, get and the resource's own), with `{id}`
+    /// standing for `id`.
     fn reads(&self, id: &str) -> Vec<String> {
         let ops = self.declaration.operations.iter().filter(|op| op.access == Access::Read);
         ops.map(|op| self.declaration.path(op).replace("{id}", id)).collect()
