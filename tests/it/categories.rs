@@ -14,6 +14,21 @@ async fn create(h: &Harness, token: &str, body: Value) -> Value {
     create_at(h, "/v1/categories", token, body).await
 }
 
+/// `POST /v1/categories` with `body`.
+async fn post(h: &Harness, token: &str, body: Value) -> Reply {
+    send(h, Method::POST, "/v1/categories", token, Some(body)).await
+}
+
+/// The category `cid`, as `GET` answers it.
+async fn get(h: &Harness, token: &str, cid: &str) -> Value {
+    send(h, Method::GET, &format!("/v1/categories/{cid}"), token, None).await.json()
+}
+
+/// `PATCH` of the category `cid` with `body`.
+async fn patch(h: &Harness, token: &str, cid: &str, body: Value) -> Reply {
+    send(h, Method::PATCH, &format!("/v1/categories/{cid}"), token, Some(body)).await
+}
+
 /// A root (level 1), a child (2) and a grandchild (3) in Acme Serviços.
 async fn tree(h: &Harness, token: &str, kind: &str) -> (String, String, String) {
     let root = id(&create(h, token, json!({"company_id": ACME_SERVICES, "name": "Despesas", "type": kind})).await);
@@ -61,59 +76,20 @@ async fn use_category(h: &Harness, category: &str) {
 }
 
 #[tokio::test]
-async fn create_returns_201_with_location_provenance_and_audit() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "  Receitas  ", "type": "credit"})),
-            )
-            .build(),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
-    let category = reply.json();
-    let cid = id(&category);
-    assert_eq!(reply.header("location"), Some(format!("/v1/categories/{cid}").as_str()));
-    assert_eq!(category["name"], "Receitas");
-    assert_eq!(category["company_id"], ACME_SERVICES);
-    assert_eq!(category["parent_id"], Value::Null);
-    assert_eq!(category["level"], 1);
-    assert_eq!(category["type"], "credit");
-    assert_eq!(category["created_via"], "api");
-    assert_eq!(category["updated_via"], "api");
-    assert_eq!(category["created_by"], DEMO_OWNER);
-    assert!(category["created_at"].is_string() && category["updated_at"].is_string());
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.create' AND channel = 'api'", &cid).await, 1);
-    let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await;
-    assert_eq!(got.status, 200);
-    assert_eq!(got.json(), category);
-}
-
-#[tokio::test]
 async fn children_are_one_level_below_their_parent_and_at_most_level_three() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
     for (cid, level, parent) in [(&root, 1, Value::Null), (&child, 2, json!(root)), (&grandchild, 3, json!(child))] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!((got["level"].clone(), got["parent_id"].clone()), (json!(level), parent));
     }
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "Bônus", "type": "debit", "parent_id": grandchild})),
-            )
-            .build(),
-        )
-        .await;
+    let reply = post(
+        &h,
+        &token,
+        json!({"company_id": ACME_SERVICES, "name": "Bônus", "type": "debit", "parent_id": grandchild}),
+    )
+    .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
     assert_eq!(reply.json()["error"]["details"]["reason"], "max_depth");
@@ -125,17 +101,9 @@ async fn a_child_has_the_type_of_its_parent() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let root = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Despesas", "type": "debit"})).await);
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "Vendas", "type": "credit", "parent_id": root})),
-            )
-            .build(),
-        )
-        .await;
+    let reply =
+        post(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Vendas", "type": "credit", "parent_id": root}))
+            .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "type", "reason": "type_mismatch"}));
 }
@@ -153,17 +121,9 @@ async fn the_parent_and_the_company_must_be_of_the_callers_workspace() {
     )
     .await);
     // Same workspace, other company.
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": acme_root})),
-            )
-            .build(),
-        )
-        .await;
+    let reply =
+        post(&h, &token, json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": acme_root}))
+            .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "parent_id", "reason": "company_mismatch"}));
     // Another workspace's parent or company behaves exactly like a missing one.
@@ -173,47 +133,11 @@ async fn the_parent_and_the_company_must_be_of_the_callers_workspace() {
         (json!({"company_id": BETA_COMPANY, "name": "X", "type": "debit"}), "company_id"),
         (json!({"company_id": MISSING, "name": "X", "type": "debit"}), "company_id"),
     ] {
-        let reply = h.send(rest(Method::POST, "/v1/categories", &token, Some(body.clone())).build()).await;
+        let reply = post(&h, &token, body.clone()).await;
         assert_eq!(reply.status, 422, "{body}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "invalid_reference"}), "{body}");
         assert!(!reply.json()["error"]["message"].as_str().unwrap().contains(MISSING));
     }
-}
-
-#[tokio::test]
-async fn schema_violations_are_bad_requests_naming_the_field() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let long = "x".repeat(256);
-    let cases = [
-        (json!({"company_id": ACME_SERVICES, "type": "debit"}), "name", "required"),
-        (json!({"company_id": ACME_SERVICES, "name": "X"}), "type", "required"),
-        (json!({"name": "X", "type": "debit"}), "company_id", "required"),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost"}), "type", "invalid_value"),
-        (json!({"company_id": ACME_SERVICES, "name": 5, "type": "debit"}), "name", "wrong_type"),
-        (json!({"company_id": ACME_SERVICES, "name": "", "type": "debit"}), "name", "too_short"),
-        (json!({"company_id": ACME_SERVICES, "name": "   ", "type": "debit"}), "name", "too_short"),
-        (json!({"company_id": ACME_SERVICES, "name": long, "type": "debit"}), "name", "too_long"),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "level": 2}), "level", "unknown_field"),
-        (
-            json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "debit"}),
-            "company_id",
-            "invalid_uuid",
-        ),
-        (
-            json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": "7f000000-0000-4000-8000-00000000000g"}),
-            "parent_id",
-            "invalid_uuid",
-        ),
-    ];
-    for (body, field, reason) in cases {
-        let reply = h.send(rest(Method::POST, "/v1/categories", &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}: {}", String::from_utf8_lossy(&reply.bytes));
-        assert_eq!(reply.json()["error"]["code"], "bad_request");
-        let details = &reply.json()["error"]["details"];
-        assert_eq!((details["field"].as_str(), details["reason"].as_str()), (Some(field), Some(reason)), "{body}");
-    }
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE workspace_id = $1", DEMO_WORKSPACE_BETA).await, 0);
 }
 
 #[tokio::test]
@@ -282,13 +206,11 @@ async fn a_type_change_cascades_to_every_descendant() {
     .await);
     let unrelated =
         id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Impostos", "type": "debit"})).await);
-    let reply = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build())
-        .await;
+    let reply = patch(&h, &token, &root, json!({"type": "credit"})).await;
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(reply.json()["type"], "credit");
     for cid in [&root, &child, &grandchild, &sibling] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!(got["type"], "credit", "{cid}");
         assert_eq!(
             count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.update'", cid)
@@ -297,21 +219,11 @@ async fn a_type_change_cascades_to_every_descendant() {
             "{cid}"
         );
     }
-    let untouched =
-        h.send(rest(Method::GET, &format!("/v1/categories/{unrelated}"), &token, None).build()).await.json();
+    let untouched = get(&h, &token, &unrelated).await;
     assert_eq!(untouched["type"], "debit");
     // A new child follows the new type.
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/categories",
-                &token,
-                Some(json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": child})),
-            )
-            .build(),
-        )
-        .await;
+    let reply =
+        post(&h, &token, json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit", "parent_id": child})).await;
     assert_eq!(reply.json()["error"]["details"]["reason"], "type_mismatch");
 }
 
@@ -335,14 +247,12 @@ async fn a_child_cannot_change_to_a_type_other_than_its_parents() {
     assert_eq!(reply.json()["error"]["details"], json!({"field": "type", "reason": "type_mismatch"}));
     // All or nothing: the name sent along did not change either.
     for cid in [&child, &grandchild] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!(got["type"], "debit");
         assert_ne!(got["name"], "Novo");
     }
     // Sending the type it already has is fine.
-    let same = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{child}"), &token, Some(json!({"type": "debit"}))).build())
-        .await;
+    let same = patch(&h, &token, &child, json!({"type": "debit"})).await;
     assert_eq!(same.status, 200);
 }
 
@@ -352,22 +262,18 @@ async fn a_type_change_is_refused_while_records_of_the_tree_use_it() {
     let token = h.api_token(DEMO_OWNER);
     let (root, child, grandchild) = tree(&h, &token, "debit").await;
     use_category(&h, &grandchild).await;
-    let reply = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"type": "credit"}))).build())
-        .await;
+    let reply = patch(&h, &token, &root, json!({"type": "credit"})).await;
     assert_eq!(reply.status, 422, "{}", String::from_utf8_lossy(&reply.bytes));
     assert_eq!(
         reply.json()["error"]["details"],
         json!({"reason": "in_use", "usage": {"transactions": 1, "payables": 1, "receivables": 1}})
     );
     for cid in [&root, &child, &grandchild] {
-        let got = h.send(rest(Method::GET, &format!("/v1/categories/{cid}"), &token, None).build()).await.json();
+        let got = get(&h, &token, cid).await;
         assert_eq!(got["type"], "debit");
     }
     // Renaming stays possible.
-    let renamed = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{root}"), &token, Some(json!({"name": "Custos"}))).build())
-        .await;
+    let renamed = patch(&h, &token, &root, json!({"name": "Custos"})).await;
     assert_eq!(renamed.status, 200);
 }
 
@@ -408,47 +314,6 @@ async fn delete_of_a_category_records_use_is_in_use_with_the_usage() {
     assert_eq!(count(&h, "SELECT COUNT(*) FROM billings WHERE category_id = $1", &leaf).await, 2);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE category_id = $1", &leaf).await, 1);
     assert_eq!(h.send(rest(Method::GET, &format!("/v1/categories/{leaf}"), &token, None).build()).await.status, 200);
-}
-
-#[tokio::test]
-async fn delete_of_a_leaf_is_204_then_404_with_audit() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let leaf = id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Folha", "type": "debit"})).await);
-    let path = format!("/v1/categories/{leaf}");
-    // finance may delete categories.
-    let finance = h.api_token(DEMO_FINANCE);
-    let reply = h
-        .send(rest(Method::DELETE, &format!("{path}?workspace_id={DEMO_WORKSPACE_ACME}"), &finance, None).build())
-        .await;
-    assert_eq!(reply.status, 204, "{}", String::from_utf8_lossy(&reply.bytes));
-    assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
-    assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 404);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE id = $1", &leaf).await, 0);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'categories.delete' AND user_id IS NOT NULL", &leaf).await, 1);
-}
-
-#[tokio::test]
-async fn idempotency_key_replays_and_refuses_a_different_body() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let body = json!({"company_id": ACME_SERVICES, "name": "Idempotente", "type": "debit"});
-    let send = |body: Value| {
-        rest(Method::POST, "/v1/categories", &token, Some(body)).header("x-idempotency-key", "cat-1").build()
-    };
-    let first = h.send(send(body.clone())).await;
-    assert_eq!(first.status, 201);
-    let again = h.send(send(body.clone())).await;
-    assert_eq!(again.status, 201);
-    assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
-    assert_eq!(again.json(), first.json());
-    assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE name = $1", "Idempotente").await, 1);
-    let mut other = body;
-    other["name"] = json!("Outra");
-    let reused = h.send(send(other)).await;
-    assert_eq!(reused.status, 409);
-    assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused");
 }
 
 #[tokio::test]
@@ -533,97 +398,6 @@ async fn list_filters_sorts_and_pages() {
 }
 
 #[tokio::test]
-async fn another_workspace_is_indistinguishable_from_missing() {
-    let h = Harness::new().await;
-    let owner = h.api_token(DEMO_OWNER);
-    let beta = id(&create(
-        &h,
-        &h.api_token(DEMO_BETA_OWNER),
-        json!({"company_id": BETA_COMPANY, "name": "Beta", "type": "debit"}),
-    )
-    .await);
-    for path in
-        [format!("/v1/categories/{beta}"), format!("/v1/categories/{MISSING}"), "/v1/categories/not-a-uuid".to_string()]
-    {
-        let reply = h.send(rest(Method::GET, &path, &owner, None).build()).await;
-        assert_eq!(reply.status, 404, "{path}");
-        assert_eq!(reply.json()["error"]["code"], "not_found");
-    }
-    let patch = h
-        .send(rest(Method::PATCH, &format!("/v1/categories/{beta}"), &owner, Some(json!({"name": "Mine"}))).build())
-        .await;
-    assert_eq!(patch.status, 404);
-    let delete = h.send(rest(Method::DELETE, &format!("/v1/categories/{beta}"), &owner, None).build()).await;
-    assert_eq!(delete.status, 404);
-    let list = h.send(rest(Method::GET, "/v1/categories?limit=100", &owner, None).build()).await.json();
-    assert!(!list.to_string().contains(&beta));
-    let filtered = h
-        .send(rest(Method::GET, &format!("/v1/categories?company_id={BETA_COMPANY}"), &owner, None).build())
-        .await
-        .json();
-    assert_eq!(filtered["data"], json!([]));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE id = $1 AND name = 'Beta'", &beta).await, 1);
-}
-
-#[tokio::test]
-async fn scope_and_role_are_checked_inside_the_operation() {
-    let h = Harness::new().await;
-    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
-        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
-    };
-    let body = json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit"});
-    let read_only = h.token_with(DEMO_OWNER, Some("finance.categories"), aud);
-    let reply = h.send(rest(Method::POST, "/v1/categories", &read_only, Some(body.clone())).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(
-        reply.json()["error"]["details"],
-        json!({"required": ["finance.categories.write"], "granted": ["finance.categories"]})
-    );
-    assert_eq!(h.send(rest(Method::GET, "/v1/categories", &read_only, None).build()).await.status, 200);
-    let other_scope = h.token_with(DEMO_OWNER, Some("finance.companies finance.cost_centers.write"), aud);
-    let reply = h.send(rest(Method::GET, "/v1/categories", &other_scope, None).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    let leaf = id(&create(&h, &h.api_token(DEMO_OWNER), body.clone()).await);
-    let viewer = h.api_token(DEMO_VIEWER);
-    for (method, path, body) in [
-        (Method::POST, "/v1/categories".to_string(), Some(body.clone())),
-        (Method::PATCH, format!("/v1/categories/{leaf}"), Some(json!({"name": "Y"}))),
-        (Method::DELETE, format!("/v1/categories/{leaf}"), None),
-    ] {
-        let reply = h.send(rest(method.clone(), &path, &viewer, body).build()).await;
-        assert_eq!(reply.status, 403, "{method} {path}");
-        assert_eq!(reply.json()["error"]["code"], "forbidden");
-    }
-    assert_eq!(h.send(rest(Method::GET, &format!("/v1/categories/{leaf}"), &viewer, None).build()).await.status, 200);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM categories WHERE id = $1 AND name = 'X'", &leaf).await, 1);
-}
-
-#[tokio::test]
-async fn openapi_lists_the_category_operations() {
-    let h = Harness::new().await;
-    let doc = h.send(Mcp::raw("").method(Method::GET).path("/v1/openapi.json").build()).await.json();
-    let create = &doc["paths"]["/v1/categories"]["post"];
-    assert_eq!(create["operationId"], "categories_create");
-    assert_eq!(create["security"], json!([{"bearer": ["finance.categories.write"]}]));
-    let schema = &create["requestBody"]["content"]["application/json"]["schema"];
-    assert_eq!(
-        schema,
-        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::categories::CategoryCreate>()
-    );
-    assert_eq!(schema["additionalProperties"], json!(false));
-    assert_eq!(schema["properties"]["type"]["enum"], json!(["debit", "credit"]));
-    assert!(doc["paths"]["/v1/categories"]["get"]["responses"]["200"].is_object());
-    let item = &doc["paths"]["/v1/categories/{id}"];
-    for method in ["get", "patch", "delete"] {
-        assert!(item[method].is_object(), "{method}");
-    }
-    let update = &item["patch"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
-    assert_eq!(update.as_object().unwrap().keys().collect::<Vec<_>>(), vec!["name", "type"]);
-    assert!(item["delete"]["responses"]["204"].is_object());
-}
-
-#[tokio::test]
 async fn children_created_during_a_type_change_end_up_with_the_tree_type() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
@@ -660,4 +434,14 @@ async fn children_created_during_a_type_change_end_up_with_the_tree_type() {
     )
     .await;
     assert_eq!(mixed, 0, "every descendant has the root's type ({root_type})");
+}
+
+#[tokio::test]
+async fn openapi_names_the_category_types_and_what_an_update_changes() {
+    let h = Harness::new().await;
+    let doc = crate::records::openapi(&h).await;
+    let create = crate::records::request_schema(&doc, "/v1/categories", "post");
+    assert_eq!(create["properties"]["type"]["enum"], json!(["debit", "credit"]));
+    let update = &crate::records::request_schema(&doc, "/v1/categories/{id}", "patch")["properties"];
+    assert_eq!(update.as_object().unwrap().keys().collect::<Vec<_>>(), vec!["name", "type"]);
 }

@@ -1,36 +1,15 @@
-//! `/v1/companies`: validation, uniqueness, idempotency, pagination, isolation, scope
-//! and role checks, provenance and audit — on SQLite and PostgreSQL.
+//! `/v1/companies`: CNPJ check digits and uniqueness, idempotency on both doors and
+//! under a race, pagination, filters, the workspace hint, partial updates, the `in_use`
+//! delete and the router's own refusals — on SQLite and PostgreSQL. What every plain
+//! resource shares (create, isolation, scope and role, validation, delete, OpenAPI) is
+//! swept by `records`.
 
 use crate::common;
 
+use crate::records::table::new_company;
 use common::*;
 use http::Method;
 use serde_json::{json, Value};
-
-fn new_company() -> Value {
-    json!({"name": "Nova Indústria Ltda", "cnpj": "12.ABC.345/01DE-35", "tax_regime": "LucroPresumido",
-           "address": {"street": "Rua A", "number": "10", "neighborhood": "Centro", "city": "São Paulo", "state": "SP", "zip_code": "01001-000"}})
-}
-
-#[tokio::test]
-async fn create_returns_201_with_location_provenance_and_audit() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let reply = h.send(rest(Method::POST, "/v1/companies", &token, Some(new_company())).build()).await;
-    assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
-    let company = reply.json();
-    let id = company["id"].as_str().unwrap().to_string();
-    assert_eq!(reply.header("location"), Some(format!("/v1/companies/{id}").as_str()));
-    assert_eq!(company["cnpj"], "12ABC34501DE35");
-    assert_eq!(company["type"], "filial", "branch digits 01DE are not 0001");
-    assert_eq!(company["active"], true);
-    assert_eq!(company["created_via"], "api");
-    assert_eq!(company["created_by"], DEMO_OWNER);
-    assert_eq!(company["address"]["city"], "São Paulo");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'companies.create' AND channel = 'api'", &id).await, 1);
-    let got = h.send(rest(Method::GET, &format!("/v1/companies/{id}"), &token, None).build()).await;
-    assert_eq!(got.json(), company);
-}
 
 #[tokio::test]
 async fn cnpj_check_digits_are_validated() {
@@ -41,37 +20,6 @@ async fn cnpj_check_digits_are_validated() {
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
     assert_eq!(reply.json()["error"]["details"], json!({"field": "cnpj", "reason": "invalid_document"}));
-}
-
-#[tokio::test]
-async fn schema_violations_are_bad_requests_naming_the_field() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let cases = [
-        (json!({"cnpj": "11222333000181"}), "name", "required"),
-        (json!({"name": "X", "cnpj": "11222333000181", "colour": "red"}), "colour", "unknown_field"),
-        (json!({"name": 5, "cnpj": "11222333000181"}), "name", "wrong_type"),
-        (json!({"name": "X", "cnpj": "11222333000181", "tax_regime": "Offshore"}), "tax_regime", "invalid_value"),
-        (json!({"name": "", "cnpj": "11222333000181"}), "name", "too_short"),
-        (json!({"name": "X", "cnpj": "11222333000181", "address": {"street": "R"}}), "address.number", "required"),
-        (json!({"name": "X", "cnpj": "11222333000181", "locked_until": "2026-02-30"}), "locked_until", "invalid_date"),
-    ];
-    for (body, field, reason) in cases {
-        let reply = h.send(rest(Method::POST, "/v1/companies", &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}: {}", String::from_utf8_lossy(&reply.bytes));
-        let details = &reply.json()["error"]["details"];
-        assert_eq!((details["field"].as_str(), details["reason"].as_str()), (Some(field), Some(reason)), "{body}");
-    }
-    let not_json = h
-        .send(
-            rest(Method::POST, "/v1/companies", &token, None)
-                .body("{oops")
-                .header("content-type", "application/json")
-                .build(),
-        )
-        .await;
-    assert_eq!(not_json.status, 400);
-    assert_eq!(not_json.json()["error"]["code"], "bad_request");
 }
 
 #[tokio::test]
@@ -100,29 +48,6 @@ async fn one_active_company_per_cnpj() {
         )
         .await;
     assert_eq!(reply.status, 201);
-}
-
-#[tokio::test]
-async fn idempotency_key_replays_and_refuses_a_different_body() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let send = |body: Value, header: &'static str| {
-        rest(Method::POST, "/v1/companies", &token, Some(body)).header(header, "key-123").build()
-    };
-    let first = h.send(send(new_company(), "x-idempotency-key")).await;
-    assert_eq!(first.status, 201);
-    assert!(first.header("x-idempotency-replayed").is_none());
-    let again = h.send(send(new_company(), "idempotency-key")).await;
-    assert_eq!(again.status, 201);
-    assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
-    assert_eq!(again.json(), first.json());
-    assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM companies WHERE cnpj = $1", "12ABC34501DE35").await, 1);
-    let mut other = new_company();
-    other["name"] = json!("Outra");
-    let reused = h.send(send(other, "x-idempotency-key")).await;
-    assert_eq!(reused.status, 409);
-    assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused");
 }
 
 #[tokio::test]
@@ -257,35 +182,6 @@ async fn list_filters_and_bad_queries() {
     }
 }
 
-#[tokio::test]
-async fn another_workspace_is_indistinguishable_from_missing() {
-    let h = Harness::new().await;
-    let owner = h.api_token(DEMO_OWNER);
-    for path in
-        [format!("/v1/companies/{BETA_COMPANY}"), "/v1/companies/7f000000-0000-4000-8000-000000000000".to_string()]
-    {
-        let reply = h.send(rest(Method::GET, &path, &owner, None).build()).await;
-        assert_eq!(reply.status, 404);
-        assert_eq!(reply.json()["error"]["code"], "not_found");
-    }
-    let patch = h
-        .send(
-            rest(Method::PATCH, &format!("/v1/companies/{BETA_COMPANY}"), &owner, Some(json!({"name": "Mine"})))
-                .build(),
-        )
-        .await;
-    assert_eq!(patch.status, 404);
-    let delete = h.send(rest(Method::DELETE, &format!("/v1/companies/{BETA_COMPANY}"), &owner, None).build()).await;
-    assert_eq!(delete.status, 404);
-    let list = h.send(rest(Method::GET, "/v1/companies", &owner, None).build()).await.json();
-    assert!(!list.to_string().contains(BETA_COMPANY));
-    // Naming the other workspace explicitly is not found too.
-    let explicit = h
-        .send(rest(Method::GET, &format!("/v1/companies?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build())
-        .await;
-    assert_eq!(explicit.status, 404);
-}
-
 /// `X-Workspace-Id` and `?workspace_id=` are read by one rule on both doors: empty is
 /// no hint, and the query is form-decoded (`%2D` is `-`).
 #[tokio::test]
@@ -311,37 +207,6 @@ async fn an_empty_workspace_hint_is_no_hint_and_the_query_is_decoded() {
 }
 
 #[tokio::test]
-async fn scope_and_role_are_checked_inside_the_operation() {
-    let h = Harness::new().await;
-    let read_only_token = h.token_with(DEMO_OWNER, Some("finance.companies"), |c| {
-        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
-    });
-    let reply = h.send(rest(Method::POST, "/v1/companies", &read_only_token, Some(new_company())).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(
-        reply.json()["error"]["details"],
-        json!({"required": ["finance.companies.write"], "granted": ["finance.companies"]})
-    );
-    let viewer = h.api_token(DEMO_VIEWER);
-    let reply = h.send(rest(Method::POST, "/v1/companies", &viewer, Some(new_company())).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["code"], "forbidden");
-    // finance may change but not delete companies; the finance user has two workspaces.
-    let finance = h.api_token(DEMO_FINANCE);
-    let path = format!("/v1/companies/{ACME_COMPANY}?workspace_id={DEMO_WORKSPACE_ACME}");
-    let reply = h.send(rest(Method::DELETE, &path, &finance, None).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["code"], "forbidden");
-    let reply = h.send(rest(Method::GET, "/v1/companies", &finance, None).build()).await;
-    assert_eq!(reply.status, 400);
-    assert_eq!(reply.json()["error"]["code"], "workspace_required");
-    let reply = h.send(rest(Method::PATCH, &path, &finance, Some(json!({"trade_name": "Acme!"}))).build()).await;
-    assert_eq!(reply.status, 200);
-    assert_eq!(reply.json()["updated_by"], DEMO_FINANCE);
-}
-
-#[tokio::test]
 async fn update_is_partial_and_null_clears() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
@@ -361,44 +226,6 @@ async fn update_is_partial_and_null_clears() {
     let immutable = h.send(rest(Method::PATCH, &path, &token, Some(json!({"cnpj": "11444777000161"}))).build()).await;
     assert_eq!(immutable.status, 400);
     assert_eq!(immutable.json()["error"]["details"]["field"], "cnpj");
-}
-
-#[tokio::test]
-async fn delete_is_204_then_404() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let path = format!("/v1/companies/{ACME_SERVICES}");
-    assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 204);
-    assert_eq!(h.send(rest(Method::DELETE, &path, &token, None).build()).await.status, 404);
-    assert_eq!(h.send(rest(Method::GET, &path, &token, None).build()).await.status, 404);
-    assert_eq!(
-        count(
-            &h,
-            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'companies.delete'",
-            ACME_SERVICES
-        )
-        .await,
-        1
-    );
-}
-
-#[tokio::test]
-async fn openapi_is_generated_from_the_request_types() {
-    let h = Harness::new().await;
-    let reply = h.send(Mcp::raw("").method(Method::GET).path("/v1/openapi.json").build()).await;
-    assert_eq!(reply.status, 200);
-    let doc = reply.json();
-    assert_eq!(doc["openapi"], "3.1.0");
-    let create = &doc["paths"]["/v1/companies"]["post"];
-    let schema = &create["requestBody"]["content"]["application/json"]["schema"];
-    assert_eq!(schema["required"], json!(["name", "cnpj"]));
-    assert_eq!(schema["additionalProperties"], json!(false));
-    assert_eq!(
-        schema,
-        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::companies::CompanyCreate>()
-    );
-    assert!(create["responses"]["201"].is_object());
-    assert!(doc["paths"]["/v1/companies/{id}"]["delete"]["responses"]["204"].is_object());
 }
 
 #[tokio::test]

@@ -68,33 +68,6 @@ async fn allocate(h: &Harness, owner_type: &str, owner: &str, center: &str) {
 }
 
 #[tokio::test]
-async fn create_returns_201_with_location_provenance_and_audit() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let reply = h
-        .send(rest(Method::POST, COLLECTION, &token, Some(json!({"company_id": ACME_SERVICES, "name": " Marketing ", "type": "cost", "description": "Campanhas"}))).build())
-        .await;
-    assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
-    let center = reply.json();
-    let cid = id(&center);
-    assert_eq!(reply.header("location"), Some(path(&cid).as_str()));
-    assert_eq!(center["name"], "Marketing");
-    assert_eq!(center["company_id"], ACME_SERVICES);
-    assert_eq!(center["type"], "cost");
-    assert_eq!(center["description"], "Campanhas");
-    assert_eq!(center["active"], true);
-    assert_eq!(center["created_via"], "api");
-    assert_eq!(center["created_by"], DEMO_OWNER);
-    assert_eq!(center["updated_by"], DEMO_OWNER);
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'classification_centers.create' AND channel = 'api'", &cid).await, 1);
-    let got = h.send(rest(Method::GET, &path(&cid), &token, None).build()).await;
-    assert_eq!(got.status, 200);
-    assert_eq!(got.json(), center);
-    let bare = create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Geral", "type": "both"})).await;
-    assert_eq!(bare["description"], Value::Null);
-}
-
-#[tokio::test]
 async fn the_hyphenated_path_does_not_exist() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
@@ -108,45 +81,6 @@ async fn the_hyphenated_path_does_not_exist() {
         assert_eq!(reply.status, 404, "{p}");
         assert_eq!(reply.json()["error"]["code"], "not_found");
     }
-}
-
-#[tokio::test]
-async fn schema_violations_are_bad_requests_naming_the_field() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let cases = [
-        (json!({"company_id": ACME_SERVICES, "type": "cost"}), "name", "required"),
-        (json!({"company_id": ACME_SERVICES, "name": "X"}), "type", "required"),
-        (json!({"name": "X", "type": "cost"}), "company_id", "required"),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "debit"}), "type", "invalid_value"),
-        (json!({"company_id": ACME_SERVICES, "name": "", "type": "cost"}), "name", "too_short"),
-        (json!({"company_id": ACME_SERVICES, "name": "  ", "type": "cost"}), "name", "too_short"),
-        (json!({"company_id": ACME_SERVICES, "name": "x".repeat(256), "type": "cost"}), "name", "too_long"),
-        (
-            json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "description": "d".repeat(501)}),
-            "description",
-            "too_long",
-        ),
-        (
-            json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "description": 5}),
-            "description",
-            "wrong_type",
-        ),
-        (json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost", "active": false}), "active", "unknown_field"),
-        (
-            json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "cost"}),
-            "company_id",
-            "invalid_uuid",
-        ),
-    ];
-    for (body, field, reason) in cases {
-        let reply = h.send(rest(Method::POST, COLLECTION, &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}: {}", String::from_utf8_lossy(&reply.bytes));
-        assert_eq!(reply.json()["error"]["code"], "bad_request");
-        let details = &reply.json()["error"]["details"];
-        assert_eq!((details["field"].as_str(), details["reason"].as_str()), (Some(field), Some(reason)), "{body}");
-    }
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM classification_centers WHERE name = $1", "X").await, 0);
 }
 
 #[tokio::test]
@@ -285,55 +219,6 @@ async fn delete_of_a_center_in_use_reports_the_usage_by_record_kind() {
 }
 
 #[tokio::test]
-async fn delete_is_204_then_404_with_audit() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let cid =
-        id(&create(&h, &token, json!({"company_id": ACME_SERVICES, "name": "Temporário", "type": "revenue"})).await);
-    let finance = h.api_token(DEMO_FINANCE);
-    let reply = h
-        .send(
-            rest(Method::DELETE, &format!("{}?workspace_id={DEMO_WORKSPACE_ACME}", path(&cid)), &finance, None).build(),
-        )
-        .await;
-    assert_eq!(reply.status, 204, "{}", String::from_utf8_lossy(&reply.bytes));
-    assert_eq!(h.send(rest(Method::DELETE, &path(&cid), &token, None).build()).await.status, 404);
-    assert_eq!(h.send(rest(Method::GET, &path(&cid), &token, None).build()).await.status, 404);
-    assert_eq!(
-        count(
-            &h,
-            "SELECT COUNT(*) FROM audit_events WHERE target_id = $1 AND action = 'classification_centers.delete'",
-            &cid
-        )
-        .await,
-        1
-    );
-}
-
-#[tokio::test]
-async fn idempotency_key_replays_and_refuses_a_different_body() {
-    let h = Harness::new().await;
-    let token = h.api_token(DEMO_OWNER);
-    let body = json!({"company_id": ACME_SERVICES, "name": "Idempotente", "type": "cost"});
-    let send = |body: Value, header: &'static str| {
-        rest(Method::POST, COLLECTION, &token, Some(body)).header(header, "cc-1").build()
-    };
-    let first = h.send(send(body.clone(), "x-idempotency-key")).await;
-    assert_eq!(first.status, 201);
-    let again = h.send(send(body.clone(), "idempotency-key")).await;
-    assert_eq!(again.status, 201);
-    assert_eq!(again.header("x-idempotency-replayed"), Some("true"));
-    assert_eq!(again.json(), first.json());
-    assert_eq!(again.header("location"), first.header("location"));
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM classification_centers WHERE name = $1", "Idempotente").await, 1);
-    let mut other = body;
-    other["type"] = json!("revenue");
-    let reused = h.send(send(other, "x-idempotency-key")).await;
-    assert_eq!(reused.status, 409);
-    assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused");
-}
-
-#[tokio::test]
 async fn list_filters_sorts_and_pages() {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
@@ -417,94 +302,17 @@ async fn list_filters_sorts_and_pages() {
 }
 
 #[tokio::test]
-async fn another_workspace_is_indistinguishable_from_missing() {
+async fn a_center_created_without_a_description_has_none() {
     let h = Harness::new().await;
-    let owner = h.api_token(DEMO_OWNER);
-    let beta = id(&create(
-        &h,
-        &h.api_token(DEMO_BETA_OWNER),
-        json!({"company_id": BETA_COMPANY, "name": "Beta", "type": "cost"}),
-    )
-    .await);
-    for p in [path(&beta), path(MISSING), path("not-a-uuid")] {
-        let reply = h.send(rest(Method::GET, &p, &owner, None).build()).await;
-        assert_eq!(reply.status, 404, "{p}");
-        assert_eq!(reply.json()["error"]["code"], "not_found");
-    }
-    assert_eq!(
-        h.send(rest(Method::PATCH, &path(&beta), &owner, Some(json!({"name": "Mine"}))).build()).await.status,
-        404
-    );
-    assert_eq!(h.send(rest(Method::DELETE, &path(&beta), &owner, None).build()).await.status, 404);
-    let list = h.send(rest(Method::GET, &format!("{COLLECTION}?limit=100"), &owner, None).build()).await.json();
-    assert!(!list.to_string().contains(&beta));
-    assert_eq!(
-        count(&h, "SELECT COUNT(*) FROM classification_centers WHERE id = $1 AND name = 'Beta'", &beta).await,
-        1
-    );
-    // Naming the other workspace explicitly is not found too.
-    let explicit = h
-        .send(rest(Method::GET, &format!("{COLLECTION}?workspace_id={DEMO_WORKSPACE_BETA}"), &owner, None).build())
-        .await;
-    assert_eq!(explicit.status, 404);
+    let body = json!({"company_id": ACME_SERVICES, "name": "Geral", "type": "both"});
+    assert_eq!(create(&h, &h.api_token(DEMO_OWNER), body).await["description"], Value::Null);
 }
 
 #[tokio::test]
-async fn scope_and_role_are_checked_inside_the_operation() {
+async fn openapi_names_the_center_types_under_the_underscored_path() {
     let h = Harness::new().await;
-    let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
-        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
-    };
-    let body = json!({"company_id": ACME_SERVICES, "name": "X", "type": "cost"});
-    let read_only = h.token_with(DEMO_OWNER, Some("finance.cost_centers"), aud);
-    let reply = h.send(rest(Method::POST, COLLECTION, &read_only, Some(body.clone())).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-    assert_eq!(
-        reply.json()["error"]["details"],
-        json!({"required": ["finance.cost_centers.write"], "granted": ["finance.cost_centers"]})
-    );
-    assert_eq!(h.send(rest(Method::GET, COLLECTION, &read_only, None).build()).await.status, 200);
-    let write_only = h.token_with(DEMO_OWNER, Some("finance.cost_centers.write"), aud);
-    let reply = h.send(rest(Method::GET, COLLECTION, &write_only, None).build()).await;
-    assert_eq!(reply.status, 403);
-    assert_eq!(reply.json()["error"]["details"]["required"], json!(["finance.cost_centers"]));
-    let cid = id(&create(&h, &h.api_token(DEMO_OWNER), body.clone()).await);
-    let viewer = h.api_token(DEMO_VIEWER);
-    for (method, p, body) in [
-        (Method::POST, COLLECTION.to_string(), Some(body.clone())),
-        (Method::PATCH, path(&cid), Some(json!({"active": false}))),
-        (Method::DELETE, path(&cid), None),
-    ] {
-        let reply = h.send(rest(method.clone(), &p, &viewer, body).build()).await;
-        assert_eq!(reply.status, 403, "{method} {p}");
-        assert_eq!(reply.json()["error"]["code"], "forbidden");
-    }
-    let got = h.send(rest(Method::GET, &path(&cid), &viewer, None).build()).await;
-    assert_eq!(got.status, 200);
-    assert_eq!(got.json()["active"], true);
-}
-
-#[tokio::test]
-async fn openapi_lists_the_classification_center_operations() {
-    let h = Harness::new().await;
-    let doc = h.send(Mcp::raw("").method(Method::GET).path("/v1/openapi.json").build()).await.json();
-    let create = &doc["paths"][COLLECTION]["post"];
-    assert_eq!(create["operationId"], "classification_centers_create");
-    assert_eq!(create["security"], json!([{"bearer": ["finance.cost_centers.write"]}]));
-    let schema = &create["requestBody"]["content"]["application/json"]["schema"];
-    assert_eq!(
-        schema,
-        &kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::cost_centers::CenterCreate>()
-    );
-    assert_eq!(schema["properties"]["type"]["enum"], json!(["cost", "revenue", "both"]));
-    let mut required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    required.sort();
-    assert_eq!(required, ["company_id", "name", "type"]);
-    assert!(doc["paths"][COLLECTION]["get"]["responses"]["200"].is_object());
-    let item = &doc["paths"]["/v1/classification_centers/{id}"];
-    for method in ["get", "patch", "delete"] {
-        assert!(item[method].is_object(), "{method}");
-    }
+    let doc = crate::records::openapi(&h).await;
+    let create = crate::records::request_schema(&doc, COLLECTION, "post");
+    assert_eq!(create["properties"]["type"]["enum"], json!(["cost", "revenue", "both"]));
     assert!(doc["paths"]["/v1/classification-centers"].is_null());
 }

@@ -82,6 +82,15 @@ async fn no_token_secret_or_body_at_any_level() {
     let tool = |args: serde_json::Value| {
         Mcp::modern("tools/call", json!({"name": "finance_companies_create", "arguments": args}))
     };
+    // `POST /v1/companies` with `body` as it is sent.
+    let create_company = |body: String| {
+        Mcp::raw(body)
+            .method(Method::POST)
+            .path("/v1/companies")
+            .bearer(&api)
+            .header("content-type", "application/json")
+            .build()
+    };
     let replies = [
         // Accepted writes through both doors.
         h.send(tool(company(marker, "11444777000242")).bearer(&token).build()).await.status,
@@ -113,26 +122,8 @@ async fn no_token_secret_or_body_at_any_level() {
             .await
             .status,
         h.send(tool(json!({"name": marker, "cnpj": "00000000000000"})).bearer(&token).build()).await.status,
-        h.send(
-            Mcp::raw(format!(r#"{{"name":"{marker}","cnpj":"bad"}}"#))
-                .method(Method::POST)
-                .path("/v1/companies")
-                .bearer(&api)
-                .header("content-type", "application/json")
-                .build(),
-        )
-        .await
-        .status,
-        h.send(
-            Mcp::raw(format!("{{\"name\":\"{marker}\""))
-                .method(Method::POST)
-                .path("/v1/companies")
-                .bearer(&api)
-                .header("content-type", "application/json")
-                .build(),
-        )
-        .await
-        .status,
+        h.send(create_company(format!(r#"{{"name":"{marker}","cnpj":"bad"}}"#))).await.status,
+        h.send(create_company(format!("{{\"name\":\"{marker}\""))).await.status,
     ];
     assert_eq!(replies, [200, 201, 401, 401, 401, 401, 401, 400, 400, 400, 200, 400, 400], "the requests' fates");
 

@@ -2,7 +2,8 @@
 //! contract (what used to be one test crate each), run against the real router, the
 //! real binary or both. `common` is the harness every module shares (fresh databases,
 //! tokens, request builders, the Lambda Runtime API, moto and PostgreSQL stand-ins);
-//! `billings` holds the scenarios that run for payables and receivables alike.
+//! `billings` holds the scenarios that run for payables and receivables alike, `records`
+//! those every plain resource shares, each one test sweeping a table of the resources.
 //! One binary links once, so an edit of the library costs one link, not thirty.
 
 mod common;
@@ -32,6 +33,7 @@ mod payables;
 mod people;
 mod protocol_matrix;
 mod receivables;
+mod records;
 mod resources_prompts;
 mod secrets_manager;
 mod security;
@@ -42,3 +44,4 @@ mod tools_catalogue;
 mod tools_companies;
 mod tools_list_queries;
 mod transactions;
+mod transfers;

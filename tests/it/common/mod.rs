@@ -327,6 +327,14 @@ pub async fn create_at(h: &Harness, path: &str, token: &str, body: Value) -> Val
     reply.json()
 }
 
+/// Closes `company`'s books up to `until` (`PATCH /v1/companies/{id}` with
+/// `locked_until`), asserting 200.
+pub async fn close_period(h: &Harness, token: &str, company: &str, until: &str) {
+    let body = json!({"locked_until": until});
+    let reply = send(h, http::Method::PATCH, &format!("/v1/companies/{company}"), token, Some(body)).await;
+    assert_eq!(reply.status, 200, "{}", text(&reply));
+}
+
 /// The body as text, for assertion messages.
 pub fn text(reply: &Reply) -> String {
     String::from_utf8_lossy(&reply.bytes).into_owned()
