@@ -198,7 +198,7 @@ pub struct Answer {
 
 /// The HTTPS client of the server's outgoing calls (the AWS services here, the
 /// CloudFormation response in `transport::deploy`): HTTP/1.1 over rustls, a connection
-/// given up after [`CONNECT_TIMEOUT`]. It sends one request and reads its answer; a
+/// given up after `CONNECT_TIMEOUT` (3 s). It sends one request and reads its answer; a
 /// caller puts its own deadline around that (and its own retries, if any).
 pub struct Https {
     client: Result<HttpClient, String>,

@@ -162,8 +162,9 @@ fn response_url(url: &str) -> Result<url::Url, String> {
     }
 }
 
-/// How long the response PUT may take in all (one attempt: a failure fails the
-/// invocation, and Lambda retries an asynchronous one).
+/// How long the response PUT may take in all, its connection being set up within the
+/// client's connect timeout (`aws::CONNECT_TIMEOUT`, 3 s). One attempt: a failure fails
+/// the invocation, and Lambda retries an asynchronous one.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// PUTs the response object (no Content-Type: the presigned URL is signed without one),

@@ -140,8 +140,8 @@ fn invalid_token(state: &AppState, sent: bool) -> Response {
 /// the write budget otherwise) with the token's revocation and the caller's
 /// memberships read in the same round trip as the count. The rejection is the answer
 /// of the first step that fails: 401 with `WWW-Authenticate` (no token, a refused one,
-/// a revoked one), 429 with the rate-limit headers and `Retry-After`, 503 when the
-/// keys or the database are unavailable.
+/// a revoked one), 429 with the rate-limit headers and `Retry-After`, or the error of
+/// the signing keys or the database (503 when unavailable).
 ///
 /// The connection's default workspace (`X-Workspace-Id` or `?workspace_id=`, which must
 /// agree) is read with it and resolved by [`Caller::workspace`], the first thing a
