@@ -1,8 +1,10 @@
 //! The AWS calls of the server, and nothing else: Secrets Manager `GetSecretValue` (the
 //! signing keys, the database credentials) and S3 `PutObject` / `GetObject` /
 //! `DeleteObject` (attachment bytes). Each is one SigV4-signed HTTPS request (signed by
-//! `aws-sigv4`) over the hyper client and rustls on aws-lc-rs that the rest of the
-//! server already uses — HTTP/1.1, no SDK runtime, no second TLS setup.
+//! `aws-sigv4`) sent by [`Https`], the server's one HTTPS client (hyper, HTTP/1.1,
+//! rustls on aws-lc-rs) — no SDK runtime, no second TLS setup. The CloudFormation
+//! custom-resource response (`transport::deploy`, a PUT to a presigned S3 URL) is sent
+//! by the same client.
 //!
 //! The environment is the one Lambda provides:
 //!
@@ -156,8 +158,8 @@ fn dns_suffix(region: &str) -> &'static str {
     }
 }
 
-/// The connector of every AWS client of the process: the TLS roots are read once. Each
-/// client has its own connection pool on top (a pool belongs to the runtime it was
+/// The connector of every HTTPS client of the process: the TLS roots are read once.
+/// Each client has its own connection pool on top (a pool belongs to the runtime it was
 /// first used on).
 fn connector() -> Result<Connector, String> {
     static CONNECTOR: OnceLock<Result<Connector, String>> = OnceLock::new();
@@ -168,7 +170,7 @@ fn connector() -> Result<Connector, String> {
             http.set_connect_timeout(Some(CONNECT_TIMEOUT));
             Ok(hyper_rustls::HttpsConnectorBuilder::new()
                 .with_native_roots()
-                .map_err(|e| format!("no TLS roots to reach AWS: {e}"))?
+                .map_err(|e| format!("no TLS roots for HTTPS calls: {e}"))?
                 .https_or_http()
                 .enable_http1()
                 .wrap_connector(http))
@@ -188,10 +190,47 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// An answer, whatever its status.
-struct Answer {
-    status: StatusCode,
-    body: Bytes,
+/// An answer, whatever its status, read to its end.
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Bytes,
+}
+
+/// The HTTPS client of the server's outgoing calls (the AWS services here, the
+/// CloudFormation response in `transport::deploy`): HTTP/1.1 over rustls, a connection
+/// given up after `CONNECT_TIMEOUT` (3 s). It sends one request and reads its answer; a
+/// caller puts its own deadline around that (and its own retries, if any).
+pub struct Https {
+    client: Result<HttpClient, String>,
+}
+
+impl Default for Https {
+    fn default() -> Https {
+        Https::new()
+    }
+}
+
+impl Https {
+    /// A client with its own connection pool (over the process's connector).
+    pub fn new() -> Https {
+        let client = connector()
+            .map(|c| hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(c));
+        Https { client }
+    }
+
+    /// Sends `request` and reads the answer whole. Any status is an answer; only a failure
+    /// to get one is an error: [`AwsError::Setup`] when there are no TLS roots,
+    /// [`AwsError::Transport`] (naming the causes) when no answer came.
+    pub async fn send(&self, request: http::Request<Full<Bytes>>) -> Result<Answer, AwsError> {
+        let http = self.client.as_ref().map_err(|e| AwsError::Setup(e.clone()))?;
+        let response =
+            http.request(request).await.map_err(|e| AwsError::Transport(format!("no answer: {}", with_causes(&e))))?;
+        let status = response.status();
+        match response.into_body().collect().await {
+            Ok(collected) => Ok(Answer { status, body: collected.to_bytes() }),
+            Err(e) => Err(AwsError::Transport(format!("the answer was cut: {}", with_causes(&e)))),
+        }
+    }
 }
 
 /// Worth another attempt: throttling or a server-side failure.
@@ -205,7 +244,7 @@ fn retryable(status: StatusCode, body: &[u8]) -> bool {
 struct Client {
     service: Service,
     setup: Result<Setup, String>,
-    http: Result<HttpClient, String>,
+    http: Https,
     operation_timeout: Duration,
     max_attempts: u32,
 }
@@ -216,9 +255,7 @@ impl Client {
         if let Err(e) = &setup {
             tracing::warn!(service = service.signing_name(), error = %e, "AWS calls will fail");
         }
-        let http = connector()
-            .map(|c| hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(c));
-        Client { service, setup, http, operation_timeout, max_attempts }
+        Client { service, setup, http: Https::new(), operation_timeout, max_attempts }
     }
 
     fn setup(&self) -> Result<&Setup, AwsError> {
@@ -284,24 +321,15 @@ impl Client {
         body: Bytes,
     ) -> Result<Answer, AwsError> {
         let setup = self.setup()?;
-        let http = self.http.as_ref().map_err(|e| AwsError::Setup(e.clone()))?;
         let attempts = async {
             let mut attempt = 1;
             loop {
                 let request = self.signed(setup, &method, uri, headers, &body)?;
-                let outcome = match http.request(request).await {
-                    Ok(response) => {
-                        let status = response.status();
-                        match response.into_body().collect().await {
-                            Ok(collected) => Ok(Answer { status, body: collected.to_bytes() }),
-                            Err(e) => Err(AwsError::Transport(format!("the answer was cut: {}", with_causes(&e)))),
-                        }
-                    }
-                    Err(e) => Err(AwsError::Transport(format!("no answer: {}", with_causes(&e)))),
-                };
+                let outcome = self.http.send(request).await;
                 let again = match &outcome {
                     Ok(answer) => retryable(answer.status, &answer.body),
-                    Err(_) => true,
+                    Err(AwsError::Transport(_)) => true,
+                    Err(_) => false,
                 };
                 if !again || attempt >= self.max_attempts {
                     return outcome;
@@ -486,7 +514,7 @@ mod tests {
             client: Client {
                 service: Service::S3,
                 setup: Ok(setup),
-                http: Err("not used".into()),
+                http: Https { client: Err("not used".into()) },
                 operation_timeout: S3_OPERATION_TIMEOUT,
                 max_attempts: S3_ATTEMPTS,
             },

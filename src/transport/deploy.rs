@@ -21,6 +21,7 @@ use http_body_util::Full;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::aws::Https;
 use crate::storage::{migrate, Db};
 
 /// What an invocation is, from its top-level fields.
@@ -161,27 +162,25 @@ fn response_url(url: &str) -> Result<url::Url, String> {
     }
 }
 
-/// PUTs the response object (no Content-Type: the presigned URL is signed without one).
+/// How long the response PUT may take in all, its connection being set up within the
+/// client's connect timeout (`aws::CONNECT_TIMEOUT`, 3 s). One attempt: a failure fails
+/// the invocation, and Lambda retries an asynchronous one.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// PUTs the response object (no Content-Type: the presigned URL is signed without one),
+/// with the server's HTTPS client ([`Https`]).
 async fn put(url: &url::Url, body: String) -> Result<(), String> {
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_native_roots()
-        .map_err(|e| format!("no TLS roots to reach the ResponseURL: {e}"))?
-        .https_or_http()
-        .enable_http1()
-        .build();
-    let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(connector);
     let length = body.len();
     let request = http::Request::put(url.as_str())
         .header(http::header::CONTENT_LENGTH, length)
         .body(Full::new(Bytes::from(body)))
         .map_err(|e| format!("cannot build the response request: {e}"))?;
-    let answer = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+    let answer = tokio::time::timeout(RESPONSE_TIMEOUT, Https::new().send(request))
         .await
-        .map_err(|_| "the ResponseURL did not answer in 30 s".to_string())?
+        .map_err(|_| format!("the ResponseURL did not answer in {} s", RESPONSE_TIMEOUT.as_secs()))?
         .map_err(|e| format!("cannot send the response to CloudFormation: {e}"))?;
-    if !answer.status().is_success() {
-        return Err(format!("the ResponseURL answered {}", answer.status()));
+    if !answer.status.is_success() {
+        return Err(format!("the ResponseURL answered {}", answer.status));
     }
     Ok(())
 }

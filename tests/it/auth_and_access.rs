@@ -205,6 +205,52 @@ async fn rate_limit_on_the_rest_door() {
     assert!(reply.header("retry-after").is_some());
 }
 
+/// The `/v1` door's checks, in order: a JSON body over its limit before the token (and
+/// uncounted), the token, the budget of the method (reads: `GET` and `HEAD`; writes:
+/// the rest), then the workspace hint — which a route acting in no workspace
+/// (`/v1/workspaces`) never resolves.
+#[tokio::test]
+async fn the_rest_door_reads_the_body_then_the_token_then_the_budget_then_the_hint() {
+    let h = Harness::with(|c| {
+        c.rate_limits.reads = 1;
+        c.rate_limits.writes = 1;
+    })
+    .await;
+    let token = h.api_token(DEMO_OWNER);
+    let huge = format!("{{\"name\":\"{}\"}}", "x".repeat(3 * 1024 * 1024));
+    let post = |body: String| {
+        Mcp::raw(body).method(Method::POST).path("/v1/companies").header("content-type", "application/json")
+    };
+    let anonymous = h.send(post(huge.clone()).build()).await;
+    assert_eq!(anonymous.status, 413, "the body is read before the token is looked at");
+    assert_eq!(anonymous.json()["error"]["details"]["reason"], "body_too_large");
+    assert_eq!(h.send(post(huge).bearer(&token).build()).await.status, 413);
+    let write = h.send(post("{}".into()).bearer(&token).build()).await;
+    assert_eq!(write.status, 400, "the refused body spent no write budget: {}", String::from_utf8_lossy(&write.bytes));
+    let limited = h.send(post("{}".into()).bearer(&token).build()).await;
+    assert_eq!(limited.status, 429);
+    assert!(limited.header("retry-after").is_some());
+
+    let disagreeing = |path: &str, token: &str| {
+        Mcp::raw("")
+            .method(Method::GET)
+            .path(&format!("{path}?workspace_id={DEMO_WORKSPACE_ACME}"))
+            .header("x-workspace-id", "another-workspace")
+            .bearer(token)
+            .build()
+    };
+    assert_eq!(h.send(disagreeing("/v1/workspaces", &token)).await.status, 200, "reads have their own budget");
+    let head = h.send(Mcp::raw("").method(Method::HEAD).path("/v1/workspaces").bearer(&token).build()).await;
+    assert_eq!(head.status, 429, "HEAD spends the read budget");
+    assert_eq!(h.send(disagreeing("/v1/companies", &token)).await.status, 429, "the budget before the hint");
+    let other = h.api_token(DEMO_VIEWER);
+    let hint = h.send(disagreeing("/v1/companies", &other)).await;
+    assert_eq!(hint.status, 400, "{}", String::from_utf8_lossy(&hint.bytes));
+    let unauthenticated = h.send(disagreeing("/v1/companies", "not-a-token")).await;
+    assert_eq!(unauthenticated.status, 401);
+    assert!(unauthenticated.header("www-authenticate").is_some());
+}
+
 #[tokio::test]
 async fn database_failure_is_503_with_retry_after() {
     let h = Harness::new().await;

@@ -1,13 +1,12 @@
 //! `/v1/financial-accounts` routes: the record shapes of the declaration, and the
 //! balance adjustment.
 
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use http::HeaderMap;
 
-use super::{door, records, Location, Query, QueryPairs, RecordId, RestBody};
+use super::{door, records, Location, RecordId, WithBody};
 use crate::app::AppState;
 use crate::ops::accounts::{self, Accounts, AdjustBalance};
 
@@ -17,23 +16,11 @@ pub fn routes() -> Router<AppState> {
 
 /// `POST /v1/financial-accounts/{id}/adjust-balance` (idempotent with a key): 201 with
 /// `Location` at the balancing transaction.
-async fn adjust_balance(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
+async fn adjust_balance(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
     let route = format!("/v1/financial-accounts/{id}/adjust-balance");
     let location = Location::Field("/v1/financial-transactions", "transaction_id");
-    door::create_keyed(
-        &state,
-        &headers,
-        &query,
-        &route,
-        location,
-        &body,
-        async |ctx, conn, ws, input: AdjustBalance| accounts::adjust_balance(ctx, conn, ws, &id, input).await,
-    )
+    door::create_keyed(&caller, &headers, &route, location, &body, async |ctx, conn, ws, input: AdjustBalance| {
+        accounts::adjust_balance(ctx, conn, ws, &id, input).await
+    })
     .await
 }

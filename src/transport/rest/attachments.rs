@@ -12,18 +12,16 @@
 //! the delete has committed.
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use http::{header, HeaderMap, HeaderValue};
 
-use super::{body_json, caller, created, door, error_response, Location, Query, QueryPairs, RecordId, RestBody};
+use super::{body_json, created, door, error_response, Caller, Location, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::list::ListRequest;
-use crate::ops::rate_limit::Budget;
 use crate::ops::{attachments, idempotency, validate};
 use crate::transport::body::{self, BodyError};
 use crate::transport::multipart;
@@ -40,21 +38,14 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// `GET /v1/attachments`
-async fn list(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| {
-        attachments::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await
-    })
-    .await
+async fn list(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| attachments::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await)
+        .await
 }
 
 /// `GET /v1/attachments/{id}`
-async fn get_one(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
+async fn get_one(RecordId(id): RecordId, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
 }
 
 fn close_connection(mut answer: Response) -> Response {
@@ -75,21 +66,20 @@ async fn refuse_unread(answer: Response, headers: &HeaderMap, body: Body) -> Res
     }
 }
 
-/// `POST /v1/attachments` (`multipart/form-data`; not idempotent)
-async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query, body: Body) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
+/// `POST /v1/attachments` (`multipart/form-data`; not idempotent). The caller is
+/// extracted before the body is read; a refused one is answered as [`refuse_unread`] says.
+async fn upload(headers: HeaderMap, caller: Result<Caller, Response>, body: Body) -> Response {
+    let caller = match caller {
         Ok(c) => c,
         Err(answer) => return refuse_unread(answer, &headers, body).await,
     };
-    let ctx = caller.ctx(&state);
+    let ctx = caller.ctx();
     // Who may upload is known before the body is read (the operation checks again).
-    let ws = match ctx
-        .workspace(None, caller.default_workspace.as_deref())
-        .and_then(|ws| ctx.authorize(ws, Resource::Attachments, Access::Write).map(|()| ws))
-    {
-        Ok(ws) => ws,
-        Err(e) => return refuse_unread(error_response(&e), &headers, body).await,
-    };
+    let ws =
+        match caller.workspace().and_then(|ws| ctx.authorize(ws, Resource::Attachments, Access::Write).map(|()| ws)) {
+            Ok(ws) => ws,
+            Err(e) => return refuse_unread(error_response(&e), &headers, body).await,
+        };
     if body::declared_length(&headers).is_some_and(|n| n > MAX_UPLOAD_BODY as u64) {
         return close_connection(error_response(&attachments::too_large()));
     }
@@ -106,7 +96,7 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
         let checked = attachments::check_upload(&ctx, ws, input)?;
         // The bytes first, the row after: see `attachments::record_upload`.
         let placement = attachments::put_bytes(&ctx, ws, &checked).await?;
-        let mut tx = state.db.begin().await?;
+        let mut tx = caller.state().db.begin().await?;
         let attachment = attachments::record_upload(&ctx, &mut tx, ws, checked, placement).await?;
         tx.commit().await?;
         serde_json::to_value(&attachment).map_err(|_| ApiError::internal())
@@ -120,17 +110,10 @@ async fn upload(State(state): State<AppState>, headers: HeaderMap, QueryPairs(qu
 
 /// `DELETE /v1/attachments/{id}` → 204; an object in the blob store is removed after
 /// the delete has committed.
-async fn delete(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-) -> Response {
-    let answer =
-        door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await)
-            .await;
+async fn delete(RecordId(id): RecordId, caller: Caller) -> Response {
+    let answer = door::remove(&caller, async |ctx, conn, ws| attachments::delete(ctx, conn, ws, &id).await).await;
     if answer.status().is_success() {
-        state.remove_deleted_blobs_soon();
+        caller.state().remove_deleted_blobs_soon();
     }
     answer
 }
@@ -161,20 +144,11 @@ pub fn content_disposition(file_name: &str, mime_type: &str) -> String {
 }
 
 /// `GET /v1/attachments/{id}/download`: the bytes, never cached.
-async fn download(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Read).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
+async fn download(RecordId(id): RecordId, caller: Caller) -> Response {
+    let ctx = caller.ctx();
     let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-        let mut conn = state.db.acquire().await?;
+        let ws = caller.workspace()?;
+        let mut conn = caller.state().db.acquire().await?;
         let located = attachments::locate(&ctx, &mut conn, ws, &id).await?;
         drop(conn);
         attachments::fetch(&ctx, located).await
@@ -203,18 +177,11 @@ async fn download(
 
 /// `POST /v1/attachments/{id}/links` → 201 `{attachment_id, parent_type, parent_id}`
 /// (idempotent with a key).
-async fn link(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
+async fn link(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
     let route = format!("/v1/attachments/{id}/links");
     door::create_keyed(
-        &state,
+        &caller,
         &headers,
-        &query,
         &route,
         Location::None,
         &body,
@@ -224,16 +191,9 @@ async fn link(
 }
 
 /// `DELETE /v1/attachments/{id}/links` → 204
-async fn unlink(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
+async fn unlink(RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
     let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>);
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await)
-        .await
+    door::remove(&caller, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await).await
 }
 
 #[cfg(test)]

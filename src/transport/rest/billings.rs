@@ -2,18 +2,16 @@
 //! and the same handlers of their own for both kinds (the [`BillKind`] parameter says
 //! which), thin adapters onto `ops::bills`.
 
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::{body_json, caller, door, error_response, keyed, ok_json, records, Query, QueryPairs, RecordId, RestBody};
+use super::{body_json, door, error_response, keyed, ok_json, records, Caller, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::ops::bills::declared::{self, Bills};
 use crate::ops::bills::{self, BillKind, Payable, Receivable};
-use crate::ops::rate_limit::Budget;
 use crate::ops::resource::Declaration;
 use crate::ops::{idempotency, validate};
 
@@ -38,18 +36,13 @@ fn routes_of<B: BillKind>(declaration: &'static Declaration) -> Router<AppState>
 }
 
 /// `GET /v1/{kind}/aggregates`
-async fn aggregates<B: BillKind>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    QueryPairs(query): Query,
-) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::aggregates::<B>(ctx, conn, ws, &query).await)
-        .await
+async fn aggregates<B: BillKind>(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| bills::aggregates::<B>(ctx, conn, ws, &query).await).await
 }
 
 /// `GET /v1/{kind}/ids`
-async fn ids<B: BillKind>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| bills::ids::<B>(ctx, conn, ws, &query).await).await
+async fn ids<B: BillKind>(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| bills::ids::<B>(ctx, conn, ws, &query).await).await
 }
 
 #[derive(Clone, Copy)]
@@ -100,33 +93,24 @@ fn action_answer(stored: &idempotency::Stored, replayed: bool) -> Response {
 
 /// `POST /v1/{kind}/{id}/{settle|cancel|reopen}`
 fn act<B: BillKind>(action: Action) -> MethodRouter<AppState> {
-    post(
-        move |State(state): State<AppState>,
-              headers: HeaderMap,
-              RecordId(id): RecordId,
-              QueryPairs(query): Query,
-              RestBody(body): RestBody| { run::<B>(state, headers, id, query, body, action) },
-    )
+    post(move |headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody| {
+        run::<B>(caller, headers, id, body, action)
+    })
 }
 
 /// An action: one transaction, idempotent with a key (a retried settle never moves
 /// money twice).
 async fn run<B: BillKind>(
-    state: AppState,
+    caller: Caller,
     headers: HeaderMap,
     id: String,
-    query: Vec<(String, String)>,
     body: axum::body::Bytes,
     action: Action,
 ) -> Response {
-    let caller = match caller(&state, &headers, &query, Budget::Write).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    let ctx = caller.ctx(&state);
+    let ctx = caller.ctx();
     let route = format!("{}/{}/{}", B::COLLECTION, id, action.name());
     let outcome = async {
-        let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+        let ws = caller.workspace()?;
         let (checked, input) = check_body(action, &body)?;
         keyed(&ctx, ws, &headers, &route, &input, 200, async |tx| match checked {
             Checked::Settle(input) => bills::settle::<B>(&ctx, tx, ws, &id, input).await,

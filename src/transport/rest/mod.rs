@@ -1,8 +1,10 @@
 //! The REST door (`/v1`) and the unauthenticated well-known metadata.
 //!
 //! `/v1` takes API tokens only (audience `KFIN_API_BASE_URL/v1`) and answers errors with
-//! the REST envelope. Each route is a thin adapter: authenticate, count, call the
-//! operation, serialise. Each resource's routes live in a module of their own.
+//! the REST envelope. Each route is a thin adapter: it takes the [`Caller`] (the token
+//! verified and the request counted, by the extractor), calls the operation through
+//! one of the [`door`] shapes, and serialises. Each resource's routes live in a module
+//! of their own.
 
 pub mod accounts;
 pub mod attachments;
@@ -17,7 +19,7 @@ pub mod transactions;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
 
 use super::response;
 use crate::app::AppState;
@@ -133,72 +135,102 @@ fn invalid_token(state: &AppState, sent: bool) -> Response {
     answer
 }
 
-/// Authenticates an API token and counts the request against the caller's budget; the
-/// token's revocation and the caller's memberships are read in the same round trip as
-/// the count.
-async fn enter(state: &AppState, headers: &HeaderMap, budget: Budget) -> Result<(Identity, Vec<Membership>), Response> {
-    let identity = match auth::verify(state.verifier(), headers, Surface::Api).await {
-        Ok(identity) => identity,
-        Err(AuthFailure::Unavailable(e)) => return Err(e.into_response()),
-        Err(failure) => return Err(invalid_token(state, matches!(failure, AuthFailure::Invalid))),
-    };
-    state.upkeep_if_due();
-    match rate_limit::count_unless_revoked(state.services(), &identity, budget, true).await {
-        Ok(Counted::Allowed(_, memberships)) => Ok((identity, memberships.unwrap_or_default())),
-        Ok(Counted::Revoked) => Err(invalid_token(state, true)),
-        Ok(Counted::Limited(error, status)) => {
-            let mut answer = error.into_response();
-            response::rate_limit_headers(&mut answer, &status);
-            Err(answer)
-        }
-        Err(error) => Err(error.into_response()),
-    }
-}
-
-/// `GET /v1/workspaces`
-pub async fn list_workspaces(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let (identity, memberships) = match enter(&state, &headers, Budget::Read).await {
-        Ok(entered) => entered,
-        Err(answer) => return answer,
-    };
-    let ctx =
-        OpContext { state: state.services(), identity: &identity, channel: Channel::Api, memberships: &memberships };
-    match crate::ops::workspaces::list(&ctx).and_then(|l| serde_json::to_value(l).map_err(|_| ApiError::internal())) {
-        Ok(body) => response::json(StatusCode::OK, &body, None),
-        Err(e) => e.into_response(),
-    }
-}
-
-/// A `/v1` caller: authenticated, counted, with their memberships and the connection's
-/// default workspace (`X-Workspace-Id` or `?workspace_id=`, which must agree).
+/// A `/v1` caller, extracted before the handler runs: the API token verified, then the
+/// request counted against the caller's budget (the read budget for `GET` and `HEAD`,
+/// the write budget otherwise) with the token's revocation and the caller's
+/// memberships read in the same round trip as the count. The rejection is the answer
+/// of the first step that fails: 401 with `WWW-Authenticate` (no token, a refused one,
+/// a revoked one), 429 with the rate-limit headers and `Retry-After`, or the error of
+/// the signing keys or the database (503 when unavailable).
+///
+/// The connection's default workspace (`X-Workspace-Id` or `?workspace_id=`, which must
+/// agree) is read with it and resolved by [`Caller::workspace`], the first thing a
+/// route that acts in a workspace asks; a route that acts in none (`/v1/workspaces`)
+/// never resolves it.
 pub(crate) struct Caller {
-    pub(crate) identity: Identity,
-    pub(crate) memberships: Vec<Membership>,
-    pub(crate) default_workspace: Option<String>,
+    state: AppState,
+    identity: Identity,
+    memberships: Vec<Membership>,
+    hint: WorkspaceHint,
+}
+
+impl axum::extract::FromRequestParts<AppState> for Caller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut http::request::Parts, state: &AppState) -> Result<Caller, Response> {
+        let budget = if matches!(parts.method, Method::GET | Method::HEAD) { Budget::Read } else { Budget::Write };
+        let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Api).await {
+            Ok(identity) => identity,
+            Err(AuthFailure::Unavailable(e)) => return Err(e.into_response()),
+            Err(failure) => return Err(invalid_token(state, matches!(failure, AuthFailure::Invalid))),
+        };
+        state.upkeep_if_due();
+        let memberships = match rate_limit::count_unless_revoked(state.services(), &identity, budget, true).await {
+            Ok(Counted::Allowed(_, memberships)) => memberships.unwrap_or_default(),
+            Ok(Counted::Revoked) => return Err(invalid_token(state, true)),
+            Ok(Counted::Limited(error, status)) => {
+                let mut answer = error.into_response();
+                response::rate_limit_headers(&mut answer, &status);
+                return Err(answer);
+            }
+            Err(error) => return Err(error.into_response()),
+        };
+        // The query string as form-decoded pairs, as the routes' `Query` reads it.
+        let query = url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes());
+        let hint = WorkspaceHint::of_request(&parts.headers, query);
+        Ok(Caller { state: state.clone(), identity, memberships, hint })
+    }
 }
 
 impl Caller {
-    pub(crate) fn ctx<'a>(&'a self, state: &'a AppState) -> OpContext<'a> {
+    /// The operation context of the call (the API channel, the caller's memberships).
+    pub(crate) fn ctx(&self) -> OpContext<'_> {
         OpContext {
-            state: state.services(),
+            state: self.state.services(),
             identity: &self.identity,
             channel: Channel::Api,
             memberships: &self.memberships,
         }
     }
+
+    /// The workspace the call acts in: the connection's default (400 when the header
+    /// and the query name different ones), else the caller's only workspace.
+    pub(crate) fn workspace(&self) -> Result<&Membership, ApiError> {
+        let default = self.hint.resolve()?;
+        self.ctx().workspace(None, default.as_deref())
+    }
+
+    pub(crate) fn state(&self) -> &AppState {
+        &self.state
+    }
 }
 
-pub(crate) async fn caller(
-    state: &AppState,
-    headers: &HeaderMap,
-    query: &[(String, String)],
-    budget: Budget,
-) -> Result<Caller, Response> {
-    let (identity, memberships) = enter(state, headers, budget).await?;
-    let default_workspace = WorkspaceHint::of_request(headers, query.iter().map(|(k, v)| (k, v)))
-        .resolve()
-        .map_err(IntoResponse::into_response)?;
-    Ok(Caller { identity, memberships, default_workspace })
+/// A `/v1` request with a JSON body, and its caller: the body is read first (under its
+/// limit: 413 or 400 in the envelope, see [`RestBody`]), then the [`Caller`] is
+/// extracted — a body that cannot be read is refused before the token is looked at, and
+/// is not counted.
+pub(crate) struct WithBody(pub(crate) Caller, pub(crate) axum::body::Bytes);
+
+impl axum::extract::FromRequest<AppState> for WithBody {
+    type Rejection = Response;
+
+    async fn from_request(request: axum::extract::Request, state: &AppState) -> Result<WithBody, Response> {
+        use axum::extract::FromRequestParts;
+        let (mut parts, body) = request.into_parts();
+        let RestBody(bytes) = RestBody::from_request(axum::extract::Request::new(body), state).await?;
+        let caller = Caller::from_request_parts(&mut parts, state).await?;
+        Ok(WithBody(caller, bytes))
+    }
+}
+
+/// `GET /v1/workspaces`
+pub(crate) async fn list_workspaces(caller: Caller) -> Response {
+    match crate::ops::workspaces::list(&caller.ctx())
+        .and_then(|l| serde_json::to_value(l).map_err(|_| ApiError::internal()))
+    {
+        Ok(body) => response::json(StatusCode::OK, &body, None),
+        Err(e) => e.into_response(),
+    }
 }
 
 pub(crate) fn ok_json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
@@ -305,9 +337,9 @@ pub async fn openapi(State(state): State<AppState>) -> Response {
 }
 
 /// The route shapes every `/v1` resource shares, so a resource's route module only
-/// names its operations: authenticate and count the call, resolve the workspace, run the
-/// operation (reads on a pooled connection, writes in one transaction), and answer with
-/// the REST status and envelope.
+/// names its operations: for the [`Caller`] the route extracted, resolve the workspace,
+/// run the operation (reads on a pooled connection, writes in one transaction), and
+/// answer with the REST status and envelope.
 pub(crate) mod door {
     use crate::storage::Conn;
     use axum::response::Response;
@@ -317,28 +349,20 @@ pub(crate) mod door {
 
     use axum::response::IntoResponse;
 
-    use super::{body_json, caller, created, keyed, no_content, ok_json, Location};
-    use crate::app::AppState;
+    use super::{body_json, created, keyed, no_content, ok_json, Caller, Location};
     use crate::error::ApiError;
-    use crate::ops::rate_limit::Budget;
     use crate::ops::{validate, OpContext};
     use crate::storage::identity::Membership;
 
     /// A read (list, get, aggregates, ids): 200 with the result.
     pub(crate) async fn read<T: Serialize>(
-        state: &AppState,
-        headers: &HeaderMap,
-        query: &[(String, String)],
+        caller: &Caller,
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
     ) -> Response {
-        let caller = match caller(state, headers, query, Budget::Read).await {
-            Ok(c) => c,
-            Err(answer) => return answer,
-        };
-        let ctx = caller.ctx(state);
+        let ctx = caller.ctx();
         let outcome = async {
-            let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let mut conn = state.db.acquire().await?;
+            let ws = caller.workspace()?;
+            let mut conn = caller.state().db.acquire().await?;
             op(&ctx, &mut conn, ws).await
         }
         .await;
@@ -349,16 +373,13 @@ pub(crate) mod door {
     }
 
     async fn in_transaction<T>(
-        state: &AppState,
-        headers: &HeaderMap,
-        query: &[(String, String)],
+        caller: &Caller,
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
     ) -> Result<T, Response> {
-        let caller = caller(state, headers, query, Budget::Write).await?;
-        let ctx = caller.ctx(state);
+        let ctx = caller.ctx();
         let outcome: Result<T, ApiError> = async {
-            let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
-            let mut tx = state.db.begin().await?;
+            let ws = caller.workspace()?;
+            let mut tx = caller.state().db.begin().await?;
             let value = op(&ctx, &mut tx, ws).await?;
             tx.commit().await?;
             Ok(value)
@@ -369,12 +390,10 @@ pub(crate) mod door {
 
     /// A change (PATCH, actions without idempotency): one transaction, 200 with the result.
     pub(crate) async fn change<T: Serialize>(
-        state: &AppState,
-        headers: &HeaderMap,
-        query: &[(String, String)],
+        caller: &Caller,
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
     ) -> Response {
-        match in_transaction(state, headers, query, op).await {
+        match in_transaction(caller, op).await {
             Ok(value) => ok_json(StatusCode::OK, &value),
             Err(answer) => answer,
         }
@@ -383,24 +402,20 @@ pub(crate) mod door {
     /// A PATCH: the body is checked against `I`'s schema before anything opens, then one
     /// transaction, 200 with the result.
     pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
-        state: &AppState,
-        headers: &HeaderMap,
-        query: &[(String, String)],
+        caller: &Caller,
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
         let input: Result<I, ApiError> = body_json(body).and_then(validate::parse);
-        change(state, headers, query, async |ctx, conn, ws| op(ctx, conn, ws, input?).await).await
+        change(caller, async |ctx, conn, ws| op(ctx, conn, ws, input?).await).await
     }
 
     /// A delete: one transaction, 204.
     pub(crate) async fn remove(
-        state: &AppState,
-        headers: &HeaderMap,
-        query: &[(String, String)],
+        caller: &Caller,
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<(), ApiError>,
     ) -> Response {
-        match in_transaction(state, headers, query, op).await {
+        match in_transaction(caller, op).await {
             Ok(()) => no_content(),
             Err(answer) => answer,
         }
@@ -410,34 +425,28 @@ pub(crate) mod door {
     /// operation runs in the key's transaction, 201 + `Location` under `collection` (a
     /// replay is marked `X-Idempotency-Replayed: true`).
     pub(crate) async fn create<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
-        state: &AppState,
+        caller: &Caller,
         headers: &HeaderMap,
-        query: &[(String, String)],
         collection: &'static str,
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
-        create_keyed(state, headers, query, collection, Location::Id(collection), body, op).await
+        create_keyed(caller, headers, collection, Location::Id(collection), body, op).await
     }
 
     /// As [`create`], for a route that is not a collection (`route` is the key's
     /// fingerprint) and whose answer lives at `location`.
     pub(crate) async fn create_keyed<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
-        state: &AppState,
+        caller: &Caller,
         headers: &HeaderMap,
-        query: &[(String, String)],
         route: &str,
         location: Location<'_>,
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
-        let caller = match caller(state, headers, query, Budget::Write).await {
-            Ok(c) => c,
-            Err(answer) => return answer,
-        };
-        let ctx = caller.ctx(state);
+        let ctx = caller.ctx();
         let outcome = async {
-            let ws = ctx.workspace(None, caller.default_workspace.as_deref())?;
+            let ws = caller.workspace()?;
             let json = body_json(body)?;
             let input: I = validate::parse(json.clone())?;
             keyed(&ctx, ws, headers, route, &json, 201, async |tx| op(&ctx, tx, ws, input).await).await

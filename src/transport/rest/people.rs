@@ -1,12 +1,10 @@
 //! `/v1/people` routes: the record shapes of the declaration, and the id sweep.
 
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use http::HeaderMap;
 
-use super::{door, records, Query, QueryPairs};
+use super::{door, records, Caller, Query, QueryPairs};
 use crate::app::AppState;
 use crate::ops::crud;
 use crate::ops::list::ListRequest;
@@ -17,8 +15,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// `GET /v1/people/ids`: the id sweep.
-async fn ids(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| {
+async fn ids(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| {
         crud::ids::<People>(ctx, conn, ws, &ListRequest::from_query(&query)?).await
     })
     .await

@@ -3,13 +3,12 @@
 //! operations ([`Writable`], [`Deletable`]); every other declared operation by the
 //! handler its route module names for it. A route's path is the declaration's.
 
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{self, MethodRouter};
 use axum::Router;
 use http::HeaderMap;
 
-use super::{door, Query, QueryPairs, RecordId, RestBody};
+use super::{door, Caller, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
 use crate::ops::list::ListRequest;
 use crate::ops::resource::{Declaration, Deletable, Records, Shape, Writable};
@@ -59,52 +58,26 @@ fn mount(
     router
 }
 
-async fn list<R: Records>(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| {
-        R::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await
-    })
-    .await
+async fn list<R: Records>(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| R::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
 }
 
-async fn get<R: Records>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| R::get(ctx, conn, ws, &id).await).await
+async fn get<R: Records>(RecordId(id): RecordId, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| R::get(ctx, conn, ws, &id).await).await
 }
 
-async fn create<R: Writable>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    door::create(&state, &headers, &query, R::COLLECTION, &body, async |ctx, conn, ws, input: R::Create| {
+async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBody) -> Response {
+    door::create(&caller, &headers, R::COLLECTION, &body, async |ctx, conn, ws, input: R::Create| {
         R::create(ctx, conn, ws, input).await
     })
     .await
 }
 
-async fn update<R: Writable>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
-    door::update(&state, &headers, &query, &body, async |ctx, conn, ws, input: R::Update| {
-        R::update(ctx, conn, ws, &id, input).await
-    })
-    .await
+async fn update<R: Writable>(RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
+    door::update(&caller, &body, async |ctx, conn, ws, input: R::Update| R::update(ctx, conn, ws, &id, input).await)
+        .await
 }
 
-async fn delete<R: Deletable>(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-) -> Response {
-    door::remove(&state, &headers, &query, async |ctx, conn, ws| R::delete(ctx, conn, ws, &id).await).await
+async fn delete<R: Deletable>(RecordId(id): RecordId, caller: Caller) -> Response {
+    door::remove(&caller, async |ctx, conn, ws| R::delete(ctx, conn, ws, &id).await).await
 }

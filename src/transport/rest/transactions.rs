@@ -1,13 +1,12 @@
 //! `/v1/financial-transactions` and `/v1/transfers` routes: the record shapes of the
 //! transactions' declaration, and the operations of their own.
 
-use axum::extract::State;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use http::HeaderMap;
 
-use super::{door, records, Location, Query, QueryPairs, RecordId, RestBody};
+use super::{door, records, Caller, Location, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
 use crate::ops::list::ListRequest;
 use crate::ops::transactions::declared::{self as transactions_ops, Transactions};
@@ -26,31 +25,22 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// `GET /v1/financial-transactions/aggregates`
-async fn aggregates(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::aggregates(ctx, conn, ws, &query).await)
-        .await
+async fn aggregates(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| transactions::aggregates(ctx, conn, ws, &query).await).await
 }
 
 /// `GET /v1/financial-transactions/ids`: the id sweep.
-async fn ids(State(state): State<AppState>, headers: HeaderMap, QueryPairs(query): Query) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| {
-        transactions::ids(ctx, conn, ws, &ListRequest::from_query(&query)?).await
-    })
-    .await
+async fn ids(QueryPairs(query): Query, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| transactions::ids(ctx, conn, ws, &ListRequest::from_query(&query)?).await)
+        .await
 }
 
 /// `POST /v1/transfers` (idempotent with a key): 201 with `Location` at the transfer.
-async fn create_transfer(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    QueryPairs(query): Query,
-    RestBody(body): RestBody,
-) -> Response {
+async fn create_transfer(headers: HeaderMap, WithBody(caller, body): WithBody) -> Response {
     let location = Location::Field("/v1/transfers", "transfer_id");
     door::create_keyed(
-        &state,
+        &caller,
         &headers,
-        &query,
         "/v1/transfers",
         location,
         &body,
@@ -60,12 +50,6 @@ async fn create_transfer(
 }
 
 /// `GET /v1/transfers/{transfer_id}`
-async fn get_transfer(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RecordId(id): RecordId,
-    QueryPairs(query): Query,
-) -> Response {
-    door::read(&state, &headers, &query, async |ctx, conn, ws| transactions::get_transfer(ctx, conn, ws, &id).await)
-        .await
+async fn get_transfer(RecordId(id): RecordId, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| transactions::get_transfer(ctx, conn, ws, &id).await).await
 }
