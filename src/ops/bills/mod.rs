@@ -75,9 +75,20 @@ use crate::storage::identity::Membership;
 pub const IDS_DEFAULT_LIMIT: i64 = 1000;
 pub const IDS_MAX_LIMIT: i64 = 10_000;
 
-/// A kind of bill as the operations need it: the domain's [`Bill`] plus its ledger
-/// polarity and its list specs.
+/// A kind of bill as the operations and the doors need it: the domain's [`Bill`] plus
+/// its `/v1` collection, the words its errors and confirmations use, its ledger polarity
+/// and its list specs.
 pub trait BillKind: Bill {
+    /// `/v1/payables`.
+    const COLLECTION: &'static str;
+    /// `Payable`: errors (`Payable not found`).
+    const NOUN: &'static str;
+    /// What a settlement is called: `payment`, `receipt`.
+    const SETTLEMENT: &'static str;
+    /// Before the counterparty's name: `to` (the vendor), `from` (the customer).
+    const COUNTERPARTY: &'static str;
+    /// The settlement's account: money `out of` it or `into` it.
+    const ACCOUNT: &'static str;
     /// The polarity of its person, category, centers and settlement transaction.
     const POLARITY: Polarity;
     /// Its list: filters, sorts, scope.
@@ -87,12 +98,22 @@ pub trait BillKind: Bill {
 }
 
 impl BillKind for Payable {
+    const COLLECTION: &'static str = "/v1/payables";
+    const NOUN: &'static str = "Payable";
+    const SETTLEMENT: &'static str = "payment";
+    const COUNTERPARTY: &'static str = "to";
+    const ACCOUNT: &'static str = "out of";
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
     const IDS: &'static ListSpec = &rows::PAYABLES_IDS;
 }
 
 impl BillKind for Receivable {
+    const COLLECTION: &'static str = "/v1/receivables";
+    const NOUN: &'static str = "Receivable";
+    const SETTLEMENT: &'static str = "receipt";
+    const COUNTERPARTY: &'static str = "from";
+    const ACCOUNT: &'static str = "into";
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;
     const IDS: &'static ListSpec = &rows::RECEIVABLES_IDS;
