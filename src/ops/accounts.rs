@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, check_date, invalid, path_id};
+use super::common::{audit_write, body_id, invalid, parse_date, path_id};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
@@ -24,6 +24,7 @@ use super::refs::{self, Polarity};
 use super::resource::{record_operations, records, Declaration, Op};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
+use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -269,7 +270,7 @@ pub async fn create(
     };
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
                                          account_number, account_digit, active, disable_reconcile, opening_balance_cents,
@@ -407,18 +408,14 @@ pub async fn adjust_balance(
     let target = Cents::parse(&input.target_balance, true)
         .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;
     let category_id = body_id("category_id", &input.category_id)?;
-    check_date("occurred_at", input.occurred_at.as_deref())?;
+    let occurred_at = parse_date("occurred_at", input.occurred_at.as_deref())?.unwrap_or_else(Date::today);
     let description = match input.description.as_deref().map(str::trim) {
         Some("") => return Err(invalid("description", "too_short", "description must not be blank")),
         Some(d) => d.to_string(),
         None => ADJUSTMENT_DESCRIPTION.to_string(),
     };
-    let occurred_at = match input.occurred_at {
-        Some(d) => d,
-        None => crate::clock::now_rfc3339()[..10].to_string(),
-    };
     let company = refs::company(conn, ws, "company_id", &account.company_id).await?;
-    refs::check_period(&company, "occurred_at", &occurred_at)?;
+    refs::check_period(&company, "occurred_at", occurred_at)?;
     let previous = ledger::balance(conn, ws, &account.id).await?;
     let difference = Cents(target.0 - previous.0);
     if difference.0 == 0 {
