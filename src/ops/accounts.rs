@@ -25,7 +25,7 @@ use super::resource::{record_operations, records, Declaration, Op};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use crate::domain::dates::{Date, Timestamp};
-use crate::domain::money::Cents;
+use crate::domain::money::{Cents, SignedAmount};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -82,8 +82,7 @@ pub struct AccountCreate {
     /// Opening balance, signed, e.g. "1500.00" or "-20.00" (default "0.00"). Cannot be
     /// changed later: use adjust-balance.
     #[serde(default)]
-    #[schemars(length(min = 3, max = 17))]
-    pub balance: Option<String>,
+    pub balance: Option<SignedAmount>,
     #[serde(default)]
     pub disable_reconcile: Option<bool>,
 }
@@ -124,8 +123,7 @@ pub struct AccountUpdate {
 #[serde(deny_unknown_fields)]
 pub struct AdjustBalance {
     /// The balance the account should have, signed, e.g. "1250.00".
-    #[schemars(length(min = 3, max = 17))]
-    pub target_balance: String,
+    pub target_balance: SignedAmount,
     /// A category of the account's company: of type credit when the balance goes up,
     /// debit when it goes down.
     pub category_id: String,
@@ -262,12 +260,7 @@ pub async fn create(
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     check_name(&input.name)?;
     check_bank_code(input.bank_code.as_deref())?;
-    let opening = match input.balance.as_deref() {
-        None => Cents(0),
-        Some(text) => {
-            Cents::parse(text, true).map_err(|e| invalid("balance", "invalid_amount", &format!("balance {e}")))?
-        }
-    };
+    let opening = input.balance.map_or(Cents(0), SignedAmount::cents);
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now();
@@ -405,8 +398,7 @@ pub async fn adjust_balance(
         .execute(&mut *conn)
         .await?;
     let account = find(conn, ws, &id).await?;
-    let target = Cents::parse(&input.target_balance, true)
-        .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;
+    let target = input.target_balance.cents();
     let category_id = body_id("category_id", &input.category_id)?;
     let occurred_at = parse_date("occurred_at", input.occurred_at.as_deref())?.unwrap_or_else(Date::today);
     let description = match input.description.as_deref().map(str::trim) {
