@@ -14,18 +14,10 @@ pub fn utc(unix: i64) -> OffsetDateTime {
     OffsetDateTime::from_unix_timestamp(unix).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
-/// `2026-11-30T19:26:47Z` for a Unix time in seconds (UTC).
+/// `2026-11-30T19:26:47Z` for a Unix time in seconds (UTC): the form of every stored and
+/// answered timestamp ([`crate::domain::dates::Timestamp`] writes it).
 pub fn rfc3339(unix: i64) -> String {
-    let t = utc(unix);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year(),
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    crate::domain::dates::Timestamp::from_unix(unix).to_string()
 }
 
 pub fn now_rfc3339() -> String {

@@ -1,5 +1,6 @@
 //! Payables and receivables: the two kinds of bill ([`Payable`], [`Receivable`], told
-//! apart by the [`Bill`] trait: names, route, scope resource, labels), their status
+//! apart by the [`Bill`] trait: stored kind, scope resource, settled status, direction of
+//! the money), their status
 //! machine ([`BillStatus`], [`Transition`]) and the shape of a series ([`BillType`],
 //! [`RecurrencePeriod`]).
 //!
@@ -26,21 +27,11 @@ pub trait Bill: Send + Sync + 'static {
     const KIND: &'static str;
     /// `payables`: the audit action prefix.
     const PLURAL: &'static str;
-    /// `Payable`: errors (`Payable not found`).
-    const NOUN: &'static str;
-    /// `/v1/payables`.
-    const COLLECTION: &'static str;
     const RESOURCE: Resource;
     /// The status of a settled bill: paid or received.
     const SETTLED: BillStatus;
     /// Money leaves (payables: a debit) or comes in (receivables: a credit).
     const MONEY_IN: bool;
-    /// What a settlement is called: `payment`, `receipt`.
-    const SETTLEMENT: &'static str;
-    /// Before the counterparty's name: `to` (the vendor), `from` (the customer).
-    const COUNTERPARTY: &'static str;
-    /// The settlement's account: money `out of` it or `into` it.
-    const ACCOUNT: &'static str;
 
     /// Whether a bill of this kind may be paid by `method`.
     fn accepts(method: PaymentMethod) -> bool {
@@ -59,27 +50,17 @@ pub struct Receivable;
 impl Bill for Payable {
     const KIND: &'static str = "payable";
     const PLURAL: &'static str = "payables";
-    const NOUN: &'static str = "Payable";
-    const COLLECTION: &'static str = "/v1/payables";
     const RESOURCE: Resource = Resource::Payables;
     const SETTLED: BillStatus = BillStatus::Paid;
     const MONEY_IN: bool = false;
-    const SETTLEMENT: &'static str = "payment";
-    const COUNTERPARTY: &'static str = "to";
-    const ACCOUNT: &'static str = "out of";
 }
 
 impl Bill for Receivable {
     const KIND: &'static str = "receivable";
     const PLURAL: &'static str = "receivables";
-    const NOUN: &'static str = "Receivable";
-    const COLLECTION: &'static str = "/v1/receivables";
     const RESOURCE: Resource = Resource::Receivables;
     const SETTLED: BillStatus = BillStatus::Received;
     const MONEY_IN: bool = true;
-    const SETTLEMENT: &'static str = "receipt";
-    const COUNTERPARTY: &'static str = "from";
-    const ACCOUNT: &'static str = "into";
 }
 
 /// Where a bill stands (a new one is pending).

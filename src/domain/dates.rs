@@ -1,6 +1,8 @@
-//! Calendar dates: `YYYY-MM-DD` on the wire (years 1900–2999), a [`Date`] inside. The
-//! calendar arithmetic (month stepping clamped to the month's end, day stepping, month
-//! bounds) is the `time` crate's, which request signing (aws-sigv4) already links into the binary.
+//! Calendar dates: `YYYY-MM-DD` on the wire (years 1900–2999), a [`Date`] inside; and
+//! instants to the second, `YYYY-MM-DDTHH:MM:SSZ` (UTC), a [`Timestamp`] inside — the
+//! one form the server writes them in, to the database and to the wire. The calendar
+//! arithmetic (month stepping clamped to the month's end, day stepping, month bounds) is
+//! the `time` crate's, which request signing (aws-sigv4) already links into the binary.
 
 use std::fmt;
 
@@ -94,6 +96,82 @@ impl Date {
     }
 }
 
+/// An instant to the second, in UTC: when a record was created or changed. Written as
+/// `2026-11-30T19:26:47Z` (what [`crate::clock::rfc3339`] writes, to the database and to
+/// the wire) and read back only in that form: its date a [`Date`], a time of day
+/// `HH:MM:SS`, the `Z`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(time::PrimitiveDateTime);
+
+impl Timestamp {
+    /// The instant of a Unix time in seconds.
+    pub fn from_unix(unix: i64) -> Timestamp {
+        let utc = crate::clock::utc(unix);
+        Timestamp(time::PrimitiveDateTime::new(utc.date(), utc.time()))
+    }
+
+    /// Now, to the second.
+    pub fn now() -> Timestamp {
+        Timestamp::from_unix(crate::clock::now_unix())
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SSZ` exactly: a real day (see [`Date::parse`]), hours 00–23,
+    /// minutes and seconds 00–59, no fraction, no other offset.
+    pub fn parse(text: &str) -> Option<Timestamp> {
+        let b = text.as_bytes();
+        if b.len() != 20 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
+            return None;
+        }
+        let date = Date::parse(text.get(..10)?)?;
+        let number = |at: usize| -> Option<u8> {
+            let (tens, units) = (b[at], b[at + 1]);
+            (tens.is_ascii_digit() && units.is_ascii_digit()).then(|| (tens - b'0') * 10 + (units - b'0'))
+        };
+        let time = time::Time::from_hms(number(11)?, number(14)?, number(17)?).ok()?;
+        Some(Timestamp(time::PrimitiveDateTime::new(date.0, time)))
+    }
+
+    /// The day of the instant.
+    pub fn date(self) -> Date {
+        Date(self.0.date())
+    }
+}
+
+/// The Unix epoch, 1970-01-01T00:00:00Z: the value of a record's timestamp that was not
+/// read (a record read in part, for the fields asked for).
+impl Default for Timestamp {
+    fn default() -> Timestamp {
+        Timestamp::from_unix(0)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (date, time) = (self.0.date(), self.0.time());
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            date.year(),
+            date.month() as u8,
+            date.day(),
+            time.hour(),
+            time.minute(),
+            time.second()
+        )
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+// A plain string in the schemas: every record answers two timestamps, and a `format`
+// on each would add about 1.8 kB to the tool listing, past its byte budget
+// (`tools_catalogue::the_catalogue_stays_within_its_byte_budget`).
+string_schema!(Timestamp, { "type": "string" });
+
 /// A valid calendar date `YYYY-MM-DD` (years 1900–2999).
 pub fn is_valid_date(text: &str) -> bool {
     Date::parse(text).is_some()
@@ -107,6 +185,14 @@ pub fn add_months(date: &str, months: i64) -> Option<String> {
 /// `date` plus `days` days.
 pub fn add_days(date: &str, days: i64) -> Option<String> {
     Date::parse(date)?.add_days(days).map(|d| d.to_string())
+}
+
+/// The Unix epoch's day, 1970-01-01: the value of a record's date that was not read
+/// (a record read in part, for the fields asked for).
+impl Default for Date {
+    fn default() -> Date {
+        Date(time::OffsetDateTime::UNIX_EPOCH.date())
+    }
 }
 
 impl fmt::Display for Date {
@@ -187,5 +273,55 @@ mod tests {
         assert_eq!(serde_json::to_value(date).unwrap(), "2026-05-10");
         assert!(serde_json::from_value::<Date>(serde_json::json!("2026-02-30")).is_err());
         assert!(serde_json::from_value::<Date>(serde_json::json!(20260510)).is_err());
+    }
+
+    #[test]
+    fn timestamps_read_back_exactly_what_the_clock_writes() {
+        for (unix, written) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_780_012_345, "2026-05-28T23:52:25Z"),
+            (4_102_444_799, "2099-12-31T23:59:59Z"),
+        ] {
+            assert_eq!(Timestamp::from_unix(unix).to_string(), written);
+            assert_eq!(crate::clock::rfc3339(unix), written);
+            let read = Timestamp::parse(written).unwrap();
+            assert_eq!(read, Timestamp::from_unix(unix), "{written}");
+            assert_eq!(read.to_string(), written);
+            assert_eq!(serde_json::to_value(read).unwrap(), written);
+        }
+        let t = Timestamp::parse("2024-02-29T23:59:59Z").unwrap();
+        assert_eq!(t.to_string(), "2024-02-29T23:59:59Z");
+        assert_eq!(t.date(), Date::parse("2024-02-29").unwrap());
+        assert!(Timestamp::parse("2026-11-30T12:00:00Z") < Timestamp::parse("2026-11-30T12:00:01Z"));
+        assert_eq!(Timestamp::default().to_string(), "1970-01-01T00:00:00Z");
+        assert_eq!(Date::default().to_string(), "1970-01-01");
+    }
+
+    #[test]
+    fn timestamps_in_any_other_form_are_refused() {
+        for bad in [
+            "",
+            "2026-11-30",
+            "2026-11-30T12:00:00",
+            "2026-11-30T12:00Z",
+            "2026-11-30 12:00:00Z",
+            "2026-11-30t12:00:00Z",
+            "2026-11-30T12:00:00z",
+            "2026-11-30T12:00:00.000Z",
+            "2026-11-30T12:00:00+00:00",
+            "2026-11-30T24:00:00Z",
+            "2026-11-30T12:60:00Z",
+            "2026-11-30T12:00:60Z",
+            "2026-11-30T1a:00:00Z",
+            "2026-11-30T+1:00:00Z",
+            "2026-02-30T12:00:00Z",
+            "1899-12-31T23:59:59Z",
+            "2026-11-30T12:00:00Zé",
+            "2026-11-éT12:00:00Z",
+            "2026-11-30T1é:00:0Z",
+        ] {
+            assert_eq!(Timestamp::parse(bad), None, "{bad}");
+        }
     }
 }

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, check_date, invalid, path_id};
+use super::common::{audit_write, body_id, invalid, parse_date, path_id};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
@@ -24,7 +24,8 @@ use super::refs::{self, Polarity};
 use super::resource::{records, Declaration, Op};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
-use crate::domain::money::Cents;
+use crate::domain::dates::{Date, Timestamp};
+use crate::domain::money::{Cents, SignedAmount};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -81,8 +82,7 @@ pub struct AccountCreate {
     /// Opening balance, signed, e.g. "1500.00" or "-20.00" (default "0.00"). Cannot be
     /// changed later: use adjust-balance.
     #[serde(default)]
-    #[schemars(length(min = 3, max = 17))]
-    pub balance: Option<String>,
+    pub balance: Option<SignedAmount>,
     #[serde(default)]
     pub disable_reconcile: Option<bool>,
 }
@@ -123,8 +123,7 @@ pub struct AccountUpdate {
 #[serde(deny_unknown_fields)]
 pub struct AdjustBalance {
     /// The balance the account should have, signed, e.g. "1250.00".
-    #[schemars(length(min = 3, max = 17))]
-    pub target_balance: String,
+    pub target_balance: SignedAmount,
     /// A category of the account's company: of type credit when the balance goes up,
     /// debit when it goes down.
     pub category_id: String,
@@ -293,15 +292,10 @@ pub async fn create(
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     check_name(&input.name)?;
     check_bank_code(input.bank_code.as_deref())?;
-    let opening = match input.balance.as_deref() {
-        None => Cents(0),
-        Some(text) => {
-            Cents::parse(text, true).map_err(|e| invalid("balance", "invalid_amount", &format!("balance {e}")))?
-        }
-    };
+    let opening = input.balance.map_or(Cents(0), SignedAmount::cents);
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
                                          account_number, account_digit, active, disable_reconcile, opening_balance_cents,
@@ -436,21 +430,16 @@ pub async fn adjust_balance(
         .execute(&mut *conn)
         .await?;
     let account = find(conn, ws, &id).await?;
-    let target = Cents::parse(&input.target_balance, true)
-        .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;
+    let target = input.target_balance.cents();
     let category_id = body_id("category_id", &input.category_id)?;
-    check_date("occurred_at", input.occurred_at.as_deref())?;
+    let occurred_at = parse_date("occurred_at", input.occurred_at.as_deref())?.unwrap_or_else(Date::today);
     let description = match input.description.as_deref().map(str::trim) {
         Some("") => return Err(invalid("description", "too_short", "description must not be blank")),
         Some(d) => d.to_string(),
         None => ADJUSTMENT_DESCRIPTION.to_string(),
     };
-    let occurred_at = match input.occurred_at {
-        Some(d) => d,
-        None => crate::clock::now_rfc3339()[..10].to_string(),
-    };
     let company = refs::company(conn, ws, "company_id", &account.company_id).await?;
-    refs::check_period(&company, "occurred_at", &occurred_at)?;
+    refs::check_period(&company, "occurred_at", occurred_at)?;
     let previous = ledger::balance(conn, ws, &account.id).await?;
     let difference = Cents(target.0 - previous.0);
     if difference.0 == 0 {

@@ -22,6 +22,7 @@ use super::list::{list_spec, ListSpec};
 use super::refs::{self, not_in_workspace};
 use super::resource::{records, Declaration, Op};
 use super::OpContext;
+use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -241,7 +242,7 @@ pub async fn create(
         }
     };
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
                                  created_via, updated_via, created_by, updated_by)
@@ -280,7 +281,7 @@ pub async fn update(
     }
     let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
     let new_type = input.category_type.unwrap_or(current.category_type);
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     // The category's own row first: its lock orders this change after (or before) any
     // creation of a child in its tree.
     sql::query(

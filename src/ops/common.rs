@@ -21,14 +21,15 @@ pub fn invalid(field: &str, reason: &str, message: &str) -> ApiError {
     ApiError::bad_request(message).with_details(json!({ "field": field, "reason": reason }))
 }
 
-/// A date field must be a real `YYYY-MM-DD` day.
-pub fn check_date(field: &str, value: Option<&str>) -> Result<(), ApiError> {
-    match value {
-        Some(d) if !crate::domain::dates::is_valid_date(d) => {
-            Err(invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD")))
-        }
-        _ => Ok(()),
-    }
+/// A date field of a body, which must be a real `YYYY-MM-DD` day (400 `invalid_date`
+/// naming the field otherwise): the [`Date`](crate::domain::dates::Date) it names.
+pub fn parse_date(field: &str, value: Option<&str>) -> Result<Option<crate::domain::dates::Date>, ApiError> {
+    value
+        .map(|d| {
+            crate::domain::dates::Date::parse(d)
+                .ok_or_else(|| invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD")))
+        })
+        .transpose()
 }
 
 /// A path id: a malformed one names nothing, exactly like an unknown one (404).

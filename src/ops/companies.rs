@@ -14,12 +14,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{check_date, conflict_on_unique, unprocessable};
+use super::common::{conflict_on_unique, parse_date, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
+use crate::domain::dates::{Date, Timestamp};
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -132,7 +133,7 @@ pub struct Company {
     pub municipal_registration: Option<String>,
     pub tax_regime: Option<TaxRegime>,
     pub address: Option<Address>,
-    pub locked_until: Option<String>,
+    pub locked_until: Option<Date>,
     #[serde(flatten)]
     pub stamps: Stamps,
 }
@@ -220,10 +221,10 @@ pub async fn create(
         return Err(ApiError::bad_request("name must not be blank")
             .with_details(json!({"field": "name", "reason": "too_short"})));
     }
-    check_date("locked_until", input.locked_until.as_deref())?;
+    let locked_until = parse_date("locked_until", input.locked_until.as_deref())?;
     check_address(&input.address)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     let company_type = if cnpj_is_headquarters(&cnpj) { "matriz" } else { "filial" };
     sql::query(
         "INSERT INTO companies (id, workspace_id, name, cnpj, company_type, active, trade_name, municipal_registration,
@@ -240,7 +241,7 @@ pub async fn create(
     .bind(input.municipal_registration.as_deref())
     .bind(input.tax_regime.map(tax_regime_text))
     .bind(input.address.as_ref().map(|a| json!(a).to_string()))
-    .bind(input.locked_until.as_deref())
+    .bind(locked_until)
     .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
@@ -268,9 +269,10 @@ pub async fn update(
         return Err(ApiError::bad_request("name must not be blank")
             .with_details(json!({"field": "name", "reason": "too_short"})));
     }
-    if let Some(locked) = &input.locked_until {
-        check_date("locked_until", locked.as_deref())?;
-    }
+    let locked_until = match &input.locked_until {
+        Some(locked) => Some(parse_date("locked_until", locked.as_deref())?),
+        None => None,
+    };
     if let Some(address) = &input.address {
         check_address(address)?;
     }
@@ -280,7 +282,7 @@ pub async fn update(
     let registration = input.municipal_registration.unwrap_or(current.municipal_registration);
     let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
     let address = input.address.unwrap_or(current.address);
-    let locked_until = input.locked_until.unwrap_or(current.locked_until);
+    let locked_until = locked_until.unwrap_or(current.locked_until);
     let update = sql::query(
         "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
                 address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
@@ -292,7 +294,7 @@ pub async fn update(
     .bind(registration.as_deref())
     .bind(tax_regime.map(tax_regime_text))
     .bind(address.as_ref().map(|a| json!(a).to_string()))
-    .bind(locked_until.as_deref());
+    .bind(locked_until);
     crud::stamped_update::<Companies>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
     crud::find::<Companies>(conn, ws, &current.id).await
 }

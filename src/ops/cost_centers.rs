@@ -21,6 +21,7 @@ use super::list::{list_spec, ListSpec};
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
+use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -236,7 +237,7 @@ pub async fn create(
         return Err(not_in_workspace());
     }
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, description, active, created_at,
                                              updated_at, created_via, updated_via, created_by, updated_by)

@@ -7,6 +7,7 @@ use crate::storage::{sql, Conn};
 
 use super::refs::Polarity;
 use super::OpContext;
+use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
@@ -18,16 +19,15 @@ pub struct NewTransaction {
     pub account_id: String,
     pub description: String,
     pub amount: Cents,
-    /// YYYY-MM-DD.
-    pub occurred_at: String,
-    pub competence_date: Option<String>,
+    pub occurred_at: Date,
+    pub competence_date: Option<Date>,
     pub polarity: Option<Polarity>,
     pub category_id: Option<String>,
     pub person_id: Option<String>,
     pub payment_method_kind: Option<String>,
     pub bank_description: Option<String>,
     pub document: Option<String>,
-    pub document_date: Option<String>,
+    pub document_date: Option<Date>,
     pub notes: Option<String>,
     pub classified: bool,
     pub is_pending: bool,
@@ -51,7 +51,7 @@ pub async fn insert(
     tx: &NewTransaction,
 ) -> Result<String, ApiError> {
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     let polarity = tx.polarity.unwrap_or(Polarity::Debit);
     sql::query(
         "INSERT INTO financial_transactions
@@ -69,10 +69,10 @@ pub async fn insert(
     .bind(&tx.description)
     .bind(tx.bank_description.as_deref())
     .bind(tx.document.as_deref())
-    .bind(tx.document_date.as_deref())
+    .bind(tx.document_date)
     .bind(tx.amount.0)
-    .bind(&tx.occurred_at)
-    .bind(tx.competence_date.as_deref())
+    .bind(tx.occurred_at)
+    .bind(tx.competence_date)
     .bind(polarity.transaction_type())
     .bind(tx.category_id.as_deref())
     .bind(tx.person_id.as_deref())

@@ -21,6 +21,7 @@ use super::openapi::page_of;
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
+use crate::domain::dates::Timestamp;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -346,7 +347,7 @@ pub async fn create(
     let kind = input.kind.or(document_type.map(DocumentType::kind));
     let company_id = check_company(conn, ws, &company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "INSERT INTO people (id, workspace_id, company_id, name, legal_name, nickname, kind, document_type, document_number,
                              is_customer, is_supplier, active, emails, phones, notes, created_at, updated_at,
@@ -436,7 +437,7 @@ pub async fn update(
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::People, Access::Delete)?;
     let current = crud::find::<People>(conn, ws, id).await?;
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3
           WHERE workspace_id = $4 AND id = $5 AND deleted_at IS NULL",

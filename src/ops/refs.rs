@@ -15,6 +15,7 @@ use super::cost_centers::CostCenters;
 use super::crud::{self, Table};
 use super::people::People;
 use super::OpContext;
+use crate::domain::dates::Date;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
 
@@ -46,7 +47,7 @@ impl Polarity {
 #[derive(Debug, Clone)]
 pub struct CompanyRef {
     pub id: String,
-    pub locked_until: Option<String>,
+    pub locked_until: Option<Date>,
 }
 
 /// 422 `invalid_reference`: the record named in `field` is not one of the workspace's.
@@ -69,10 +70,9 @@ pub async fn company(conn: &mut Conn, ws: &Membership, field: &str, company_id: 
 
 /// Refuses a write touching a record dated on or before the company's `locked_until`
 /// (422 `period_closed`).
-pub fn check_period(company: &CompanyRef, field: &str, date: &str) -> Result<(), ApiError> {
-    match &company.locked_until {
-        // Both are YYYY-MM-DD, so text order is date order.
-        Some(locked) if date <= locked.as_str() => {
+pub fn check_period(company: &CompanyRef, field: &str, date: Date) -> Result<(), ApiError> {
+    match company.locked_until {
+        Some(locked) if date <= locked => {
             Err(ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "The period is closed for this company")
                 .with_details(json!({ "field": field, "reason": "period_closed", "locked_until": locked })))
         }

@@ -6,13 +6,14 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::OpContext;
+use crate::domain::dates::Timestamp;
 use crate::storage::{sql, Row};
 
 /// When and by whom a record was created and last changed.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Stamps {
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
     /// `mcp`, `api` or `system`.
     pub created_via: String,
     pub updated_via: String,
@@ -39,17 +40,17 @@ impl Stamps {
 /// `updated_*`).
 pub trait Stamp<'q> {
     /// Binds `now`, the caller's channel and user.
-    fn stamp(self, ctx: &'q OpContext<'_>, now: &'q str) -> Self;
+    fn stamp(self, ctx: &'q OpContext<'_>, now: &'q Timestamp) -> Self;
     /// Binds the time now, the caller's channel and user.
     fn stamp_now(self, ctx: &'q OpContext<'_>) -> Self;
 }
 
 impl<'q> Stamp<'q> for sql::Query<'q> {
-    fn stamp(self, ctx: &'q OpContext<'_>, now: &'q str) -> Self {
+    fn stamp(self, ctx: &'q OpContext<'_>, now: &'q Timestamp) -> Self {
         self.bind(now).bind(ctx.channel.as_str()).bind(&ctx.identity.user_id)
     }
 
     fn stamp_now(self, ctx: &'q OpContext<'_>) -> Self {
-        self.bind(crate::clock::now_rfc3339()).bind(ctx.channel.as_str()).bind(&ctx.identity.user_id)
+        self.bind(Timestamp::now()).bind(ctx.channel.as_str()).bind(&ctx.identity.user_id)
     }
 }

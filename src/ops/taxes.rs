@@ -19,6 +19,7 @@ use super::list::{list_spec, ListSpec};
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
+use crate::domain::dates::Timestamp;
 use crate::domain::percent::{fits_rate_pattern, Percent, PercentError, RATE_FORMAT, RATE_PATTERN};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -159,7 +160,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
         None => None,
     };
     let id = uuid::Uuid::new_v4().to_string();
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     sql::query(
         "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, default_withholding, active, created_at, updated_at,
                             created_via, updated_via, created_by, updated_by)

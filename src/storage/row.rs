@@ -11,6 +11,7 @@ use sqlx::postgres::{PgRow, Postgres};
 use sqlx::{Column as _, Row as _, TypeInfo as _};
 
 use super::sql::Error;
+use crate::domain::dates::{Date, Timestamp};
 
 /// A row of a result, read in place while its statement runs (see [`Query::map_all`])
 /// or from an [`OwnedRow`].
@@ -316,6 +317,11 @@ macro_rules! decode_text {
     };
 }
 pub(crate) use decode_text;
+
+// Dates and timestamps are stored as the text the server writes them in, and read back
+// only in that form.
+decode_text!(Date, Date::parse);
+decode_text!(Timestamp, Timestamp::parse);
 
 impl<T: Decode> Decode for Option<T> {
     fn lite(value: ValueRef<'_>) -> Result<Self, String> {

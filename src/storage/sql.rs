@@ -26,6 +26,7 @@ pub use super::row::{ColumnIndex, Decode, OwnedRow, Row};
 
 use super::lite::{Lite, LiteConn};
 use super::Db;
+use crate::domain::dates::{Date, Timestamp};
 
 // ---------------------------------------------------------------------------------------
 // Values in
@@ -93,6 +94,10 @@ encode! {
     Vec<u8> => Blob, |v| Arg::Blob(Cow::Owned(v));
     &'q [u8] => Blob, |v| Arg::Blob(Cow::Borrowed(v));
     &'q Vec<u8> => Blob, |v| Arg::Blob(Cow::Borrowed(v.as_slice()));
+    Date => Text, |v| Arg::Text(Cow::Owned(v.to_string()));
+    &'q Date => Text, |v| Arg::Text(Cow::Owned(v.to_string()));
+    Timestamp => Text, |v| Arg::Text(Cow::Owned(v.to_string()));
+    &'q Timestamp => Text, |v| Arg::Text(Cow::Owned(v.to_string()));
 }
 
 impl<'q, T: Encode<'q> + Nullable> Encode<'q> for Option<T> {

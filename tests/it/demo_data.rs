@@ -1,10 +1,11 @@
 //! The demo data `serve` seeds is consistent: every status of both kinds of bill, each
 //! settled bill with exactly one settlement transaction, balances that add up, and one
-//! attachment linked to a bill.
+//! attachment linked to a bill; its dates and timestamps read back as their types.
 
 use crate::common;
 
 use common::*;
+use kobana_finance_mcp::domain::dates::{Date, Timestamp};
 
 async fn scalar(h: &Harness, sql: &str) -> i64 {
     sql::query(sql.to_string()).fetch_one(&h.state.db).await.unwrap().try_get(0).unwrap()
@@ -62,4 +63,45 @@ async fn demo_data_is_consistent() {
     assert!(
         scalar(&h, &format!("SELECT COUNT(*) FROM billings WHERE workspace_id = '{DEMO_WORKSPACE_BETA}'")).await >= 1
     );
+}
+
+#[tokio::test]
+async fn stored_dates_and_timestamps_read_back_as_their_types_and_nothing_else_does() {
+    let h = Harness::with_demo().await;
+    let bills = sql::query(
+        "SELECT due_date, competence_date, payment_date, document_date, created_at, updated_at FROM billings ORDER BY id",
+    )
+    .fetch_all(&h.state.db)
+    .await
+    .unwrap();
+    assert!(!bills.is_empty());
+    for row in &bills {
+        for column in ["due_date", "competence_date"] {
+            let text: String = row.try_get(column).unwrap();
+            assert_eq!(row.try_get::<Date, _>(column).unwrap().to_string(), text, "{column}");
+        }
+        for column in ["payment_date", "document_date"] {
+            let text: Option<String> = row.try_get(column).unwrap();
+            let date: Option<Date> = row.try_get(column).unwrap();
+            assert_eq!(date.map(|d| d.to_string()), text, "{column}");
+        }
+        for column in ["created_at", "updated_at"] {
+            let text: String = row.try_get(column).unwrap();
+            assert_eq!(row.try_get::<Timestamp, _>(column).unwrap().to_string(), text, "{column}");
+        }
+    }
+    let odd = sql::query(
+        "SELECT CAST('2026-02-30' AS TEXT) AS not_a_day, CAST('2026-11-30' AS TEXT) AS a_day, \
+                CAST('2026-11-30 12:00:00' AS TEXT) AS spaced, CAST('2026-11-30T12:00:00.000Z' AS TEXT) AS fraction, \
+                CAST(NULL AS TEXT) AS absent",
+    )
+    .fetch_one(&h.state.db)
+    .await
+    .unwrap();
+    assert!(odd.try_get::<Date, _>("not_a_day").is_err());
+    assert!(odd.try_get::<Date, _>("absent").is_err(), "NULL only into an Option");
+    assert_eq!(odd.try_get::<Option<Date>, _>("absent").unwrap(), None);
+    for column in ["a_day", "spaced", "fraction"] {
+        assert!(odd.try_get::<Timestamp, _>(column).is_err(), "{column}");
+    }
 }

@@ -34,10 +34,7 @@ fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Bo
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;
-        let target = Cents::parse(&input.target_balance, true).map_err(|e| {
-            ApiError::bad_request(format!("target_balance {e}"))
-                .with_details(serde_json::json!({ "field": "target_balance", "reason": "invalid_amount" }))
-        })?;
+        let target = input.target_balance.cents();
         let when = input.occurred_at.as_deref().unwrap_or("today");
         match peek::<Accounts>(&s, conn, s.id()).await? {
             Some(account) => {

@@ -35,6 +35,7 @@ use super::list::{bind_all, list_spec, Bind, ListRequest, ListSpec, Op};
 use super::openapi::{page_of, Operation, CUSTOM_CONTENT};
 use super::validate::schema_of;
 use super::{OpContext, Page};
+use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
@@ -108,7 +109,7 @@ pub struct Attachment {
     pub file_size: i64,
     /// `api:<user id>` or `mcp:<user id>`, by the channel of the upload.
     pub uploaded_by: String,
-    pub uploaded_at: String,
+    pub uploaded_at: Timestamp,
     /// Absolute URL of the bytes (`GET` with an API token).
     pub download_url: String,
     pub linked_payables_count: i64,

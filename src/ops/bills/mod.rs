@@ -64,7 +64,7 @@ use super::refs::{self, Polarity};
 use super::{apportionment, IdPage, IdPageMeta, OpContext, Page};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
 use crate::domain::bills::{BillStatus, BillType};
-use crate::domain::dates::Date;
+use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::domain::payment::PaymentMethod;
 use crate::domain::roles::Access;
@@ -75,9 +75,20 @@ use crate::storage::identity::Membership;
 pub const IDS_DEFAULT_LIMIT: i64 = 1000;
 pub const IDS_MAX_LIMIT: i64 = 10_000;
 
-/// A kind of bill as the operations need it: the domain's [`Bill`] plus its ledger
-/// polarity and its list specs.
+/// A kind of bill as the operations and the doors need it: the domain's [`Bill`] plus
+/// its `/v1` collection, the words its errors and confirmations use, its ledger polarity
+/// and its list specs.
 pub trait BillKind: Bill {
+    /// `/v1/payables`.
+    const COLLECTION: &'static str;
+    /// `Payable`: errors (`Payable not found`).
+    const NOUN: &'static str;
+    /// What a settlement is called: `payment`, `receipt`.
+    const SETTLEMENT: &'static str;
+    /// Before the counterparty's name: `to` (the vendor), `from` (the customer).
+    const COUNTERPARTY: &'static str;
+    /// The settlement's account: money `out of` it or `into` it.
+    const ACCOUNT: &'static str;
     /// The polarity of its person, category, centers and settlement transaction.
     const POLARITY: Polarity;
     /// Its list: filters, sorts, scope.
@@ -87,12 +98,22 @@ pub trait BillKind: Bill {
 }
 
 impl BillKind for Payable {
+    const COLLECTION: &'static str = "/v1/payables";
+    const NOUN: &'static str = "Payable";
+    const SETTLEMENT: &'static str = "payment";
+    const COUNTERPARTY: &'static str = "to";
+    const ACCOUNT: &'static str = "out of";
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
     const IDS: &'static ListSpec = &rows::PAYABLES_IDS;
 }
 
 impl BillKind for Receivable {
+    const COLLECTION: &'static str = "/v1/receivables";
+    const NOUN: &'static str = "Receivable";
+    const SETTLEMENT: &'static str = "receipt";
+    const COUNTERPARTY: &'static str = "from";
+    const ACCOUNT: &'static str = "into";
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;
     const IDS: &'static ListSpec = &rows::RECEIVABLES_IDS;
@@ -182,7 +203,7 @@ pub async fn create<B: BillKind>(
     let billing_type = input.billing_type.unwrap_or(BillType::Normal);
     let shape = series::shape(&input, billing_type, amount)?;
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-    refs::check_period(&company, "due_date", &input.due_date.to_string())?;
+    refs::check_period(&company, "due_date", input.due_date)?;
     let owner = refs::Owner { ctx, ws, company: &company, polarity };
     let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
     let Some(person) = person else {
@@ -217,7 +238,7 @@ pub async fn create<B: BillKind>(
     };
     let rows = series::rows(&input, billing_type, amount, shape, &allocations)?;
     let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
-    let now = crate::clock::now_rfc3339();
+    let now = Timestamp::now();
     for (index, row) in rows.iter().enumerate() {
         sql::query(
             "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
@@ -234,8 +255,8 @@ pub async fn create<B: BillKind>(
         .bind(B::KIND)
         .bind(&description)
         .bind(row.amount.0)
-        .bind(row.due_date.to_string())
-        .bind(row.competence_date.to_string())
+        .bind(row.due_date)
+        .bind(row.competence_date)
         .bind(billing_type.as_str())
         .bind(BillStatus::Pending.as_str())
         .bind(&person)
@@ -245,7 +266,7 @@ pub async fn create<B: BillKind>(
         .bind(input.payment_method_kind.map(PaymentMethod::as_str))
         .bind(input.document.as_deref())
         .bind(input.document_number.as_deref())
-        .bind(input.document_date.map(|d| d.to_string()))
+        .bind(input.document_date)
         .bind(input.notes.as_deref())
         .bind(group_id.as_deref())
         .bind(row.installment_number)
@@ -277,7 +298,7 @@ pub async fn update<B: BillKind>(
     let polarity = B::POLARITY;
     let current = find::<B>(conn, ws, id).await?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", &current.due_date)?;
+    refs::check_period(&company, "due_date", current.due_date)?;
     let owner = refs::Owner { ctx, ws, company: &company, polarity };
     check_open(&current)?;
     let description = match input.description.as_deref().map(str::trim) {
@@ -292,10 +313,9 @@ pub async fn update<B: BillKind>(
     if let Some(method) = input.payment_method_kind {
         check_method::<B>(method)?;
     }
-    let due_date = input.due_date.map(|d| d.to_string()).unwrap_or_else(|| current.due_date.clone());
-    refs::check_period(&company, "due_date", &due_date)?;
-    let competence_date =
-        input.competence_date.map(|d| d.to_string()).unwrap_or_else(|| current.competence_date.clone());
+    let due_date = input.due_date.unwrap_or(current.due_date);
+    refs::check_period(&company, "due_date", due_date)?;
+    let competence_date = input.competence_date.unwrap_or(current.competence_date);
     let person = if input.person_id.is_some() || input.person_name.is_some() {
         owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
     } else {
@@ -338,10 +358,7 @@ pub async fn update<B: BillKind>(
         None => current.payment_method_kind.clone(),
         Some(m) => m.map(|m| m.as_str().to_string()),
     };
-    let document_date = match input.document_date {
-        None => current.document_date.clone(),
-        Some(d) => d.map(|d| d.to_string()),
-    };
+    let document_date = input.document_date.unwrap_or(current.document_date);
     let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
         None => old.clone(),
         Some(v) => v.clone(),
@@ -355,8 +372,8 @@ pub async fn update<B: BillKind>(
     )
     .bind(&description)
     .bind(amount.0)
-    .bind(&due_date)
-    .bind(&competence_date)
+    .bind(due_date)
+    .bind(competence_date)
     .bind(person.as_deref())
     .bind(category.as_deref())
     .bind(financial_account.as_deref())
@@ -364,7 +381,7 @@ pub async fn update<B: BillKind>(
     .bind(method.as_deref())
     .bind(pick(&input.document, &current.document))
     .bind(pick(&input.document_number, &current.document_number))
-    .bind(document_date.as_deref())
+    .bind(document_date)
     .bind(pick(&input.notes, &current.notes));
     status::changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, refused_change).await?;
     if let Some(allocations) = &allocations {
@@ -388,8 +405,8 @@ pub async fn delete<B: BillKind>(
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", &current.due_date)?;
-    if let Some(paid) = &current.payment_date {
+    refs::check_period(&company, "due_date", current.due_date)?;
+    if let Some(paid) = current.payment_date {
         refs::check_period(&company, "payment_date", paid)?;
     }
     if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {

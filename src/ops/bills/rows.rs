@@ -13,6 +13,7 @@ use crate::storage::{sql, Conn, Row};
 use super::wire::{Billing, TaxCharge, TaxChargeInput};
 use super::BillKind;
 use crate::domain::bills::BillStatus;
+use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
@@ -75,9 +76,9 @@ static COLUMNS: &[Column] = &[
     column!("interest_cents", "billings.interest_cents", |b, v: Option<i64>| b.interest_amount = v.map(Cents)),
     column!("discount_cents", "billings.discount_cents", |b, v: Option<i64>| b.discount_amount = v.map(Cents)),
     column!("ticket_cents", "billings.ticket_cents", |b, v: Option<i64>| b.ticket_amount = v.map(Cents)),
-    column!("due_date", "billings.due_date", |b, v: String| b.due_date = v),
-    column!("payment_date", "billings.payment_date", |b, v: Option<String>| b.payment_date = v),
-    column!("competence_date", "billings.competence_date", |b, v: String| b.competence_date = v),
+    column!("due_date", "billings.due_date", |b, v: Date| b.due_date = v),
+    column!("payment_date", "billings.payment_date", |b, v: Option<Date>| b.payment_date = v),
+    column!("competence_date", "billings.competence_date", |b, v: Date| b.competence_date = v),
     column!("billing_type", "billings.billing_type", |b, v: String| b.billing_type = v),
     column!("status", "billings.status", |b, v: String| {
         b.status = BillStatus::parse(&v).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {v}")))?
@@ -92,7 +93,7 @@ static COLUMNS: &[Column] = &[
     column!("payment_method_kind", "billings.payment_method_kind", |b, v: Option<String>| b.payment_method_kind = v),
     column!("document", "billings.document", |b, v: Option<String>| b.document = v),
     column!("document_number", "billings.document_number", |b, v: Option<String>| b.document_number = v),
-    column!("document_date", "billings.document_date", |b, v: Option<String>| b.document_date = v),
+    column!("document_date", "billings.document_date", |b, v: Option<Date>| b.document_date = v),
     column!("installment_number", "billings.installment_number", |b, v: Option<i64>| b.installment_number = v),
     column!("total_installments", "billings.total_installments", |b, v: Option<i64>| b.total_installments = v),
     column!(
@@ -103,8 +104,8 @@ static COLUMNS: &[Column] = &[
     column!("group_id", "billings.group_id", |b, v: Option<String>| b.group_id = v),
     column!("transaction_id", "billings.transaction_id", |b, v: Option<String>| b.transaction_id = v),
     column!("notes", "billings.notes", |b, v: Option<String>| b.notes = v),
-    column!("created_at", "billings.created_at", |b, v: String| b.stamps.created_at = v),
-    column!("updated_at", "billings.updated_at", |b, v: String| b.stamps.updated_at = v),
+    column!("created_at", "billings.created_at", |b, v: Timestamp| b.stamps.created_at = v),
+    column!("updated_at", "billings.updated_at", |b, v: Timestamp| b.stamps.updated_at = v),
     column!("created_via", "billings.created_via", |b, v: String| b.stamps.created_via = v),
     column!("updated_via", "billings.updated_via", |b, v: String| b.stamps.updated_via = v),
     column!("created_by", "billings.created_by", |b, v: Option<String>| b.stamps.created_by = v),

@@ -69,10 +69,10 @@ pub async fn settle<B: BillKind>(
     let discount = input.discount_amount.map(|a| a.cents());
     let ticket = input.ticket_amount.map(|a| ledger::positive("ticket_amount", a)).transpose()?;
     check_transition(current.status, Transition::Settle)?;
-    let payment_date = input.payment_date.to_string();
+    let payment_date = input.payment_date;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", &current.due_date)?;
-    refs::check_period(&company, "payment_date", &payment_date)?;
+    refs::check_period(&company, "due_date", current.due_date)?;
+    refs::check_period(&company, "payment_date", payment_date)?;
     let account_id =
         settlement_account(input.financial_account_id.as_deref(), current.financial_account_id.as_deref())?;
     let account = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
@@ -91,7 +91,7 @@ pub async fn settle<B: BillKind>(
           WHERE workspace_id = $10 AND kind = $11 AND id = $12 AND status = $13",
     )
     .bind(BillStatus::after::<B>(Transition::Settle).as_str())
-    .bind(&payment_date)
+    .bind(payment_date)
     .bind(&account)
     .bind(interest.map(|c| c.0))
     .bind(discount.map(|c| c.0))
@@ -106,13 +106,13 @@ pub async fn settle<B: BillKind>(
         description: current.description.clone(),
         amount: ticket,
         occurred_at: payment_date,
-        competence_date: Some(current.competence_date.clone()),
+        competence_date: Some(current.competence_date),
         polarity: Some(B::POLARITY),
         category_id: current.category_id.clone(),
         person_id: current.person_id.clone(),
         payment_method_kind: current.payment_method_kind.clone(),
         document: current.document.clone(),
-        document_date: current.document_date.clone(),
+        document_date: current.document_date,
         notes: current.notes.clone(),
         classified: current.category_id.is_some(),
         is_pending: false,
@@ -189,8 +189,8 @@ async fn moved<B: BillKind>(
     let current = find::<B>(conn, ws, id).await?;
     check_transition(current.status, to)?;
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", &current.due_date)?;
-    if let Some(paid) = &current.payment_date {
+    refs::check_period(&company, "due_date", current.due_date)?;
+    if let Some(paid) = current.payment_date {
         refs::check_period(&company, "payment_date", paid)?;
     }
     transition::<B>(ctx, conn, ws, &current, to).await?;

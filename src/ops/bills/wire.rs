@@ -208,9 +208,9 @@ pub struct Billing {
     /// amount + interest − discount (computed).
     #[schemars(with = "String")]
     pub nominal_amount: Cents,
-    pub due_date: String,
-    pub payment_date: Option<String>,
-    pub competence_date: String,
+    pub due_date: Date,
+    pub payment_date: Option<Date>,
+    pub competence_date: Date,
     #[serde(rename = "type")]
     pub billing_type: String,
     /// pending | paid | cancelled (payables); pending | received | cancelled (receivables).
@@ -230,7 +230,7 @@ pub struct Billing {
     pub payment_method_kind: Option<String>,
     pub document: Option<String>,
     pub document_number: Option<String>,
-    pub document_date: Option<String>,
+    pub document_date: Option<Date>,
     pub installment_number: Option<i64>,
     pub total_installments: Option<i64>,
     /// The total of the series (sum of the amounts sharing this group_id).

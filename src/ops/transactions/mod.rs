@@ -35,6 +35,7 @@ use super::list::{bind_all, list_spec, ListRequest, ListSpec};
 use super::period::AggregatesQuery;
 use super::refs::{self, CompanyRef, Polarity};
 use super::{IdPage, IdPageMeta, OpContext, Page};
+use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -168,7 +169,7 @@ pub async fn create(
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
     let amount = positive("amount", input.amount)?;
-    let occurred_at = input.occurred_at.to_string();
+    let occurred_at = input.occurred_at;
     let account_id = body_id("financial_account_id", &input.financial_account_id)?;
     let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
     centers_exclusive(single, input.classification_centers.is_some())?;
@@ -179,7 +180,7 @@ pub async fn create(
     };
     let polarity = input.transaction_type.polarity();
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-    refs::check_period(&company, "occurred_at", &occurred_at)?;
+    refs::check_period(&company, "occurred_at", occurred_at)?;
     let owner = refs::Owner { ctx, ws, company: &company, polarity };
     let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
     let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
@@ -205,14 +206,14 @@ pub async fn create(
             description: input.description.trim().to_string(),
             amount,
             occurred_at,
-            competence_date: input.competence_date.map(|d| d.to_string()),
+            competence_date: input.competence_date,
             polarity: Some(polarity),
             category_id,
             person_id,
             payment_method_kind: input.payment_method_kind.map(|k| k.0.as_str().to_string()),
             bank_description: trimmed(input.bank_description.as_deref()),
             document: trimmed(input.document.as_deref()),
-            document_date: input.document_date.map(|d| d.to_string()),
+            document_date: input.document_date,
             notes: trimmed(input.notes.as_deref()),
             classified: input.classified.unwrap_or(false),
             is_pending: input.is_pending.unwrap_or(false),
@@ -278,7 +279,7 @@ pub async fn update(
     }
     let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
     centers_exclusive(single, input.classification_centers.is_some())?;
-    let occurred_at = input.occurred_at.map(|d| d.to_string()).unwrap_or_else(|| current.occurred_at.clone());
+    let occurred_at = input.occurred_at.unwrap_or(current.occurred_at);
     let transaction_type = input
         .transaction_type
         .map(|t| if t == TransactionType::Credit { "credit" } else { "debit" })
@@ -300,9 +301,9 @@ pub async fn update(
         return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));
     }
     let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "occurred_at", &current.occurred_at)?;
+    refs::check_period(&company, "occurred_at", current.occurred_at)?;
     if occurred_at != current.occurred_at {
-        refs::check_period(&company, "occurred_at", &occurred_at)?;
+        refs::check_period(&company, "occurred_at", occurred_at)?;
     }
     let polarity = polarity_of(&transaction_type);
     let type_changed = transaction_type != current.transaction_type;
@@ -348,14 +349,8 @@ pub async fn update(
         None => kept.clone(),
     };
     let description = input.description.as_deref().map(str::trim).unwrap_or(&current.description).to_string();
-    let competence_date = match input.competence_date {
-        Some(v) => v.map(|d| d.to_string()),
-        None => current.competence_date.clone(),
-    };
-    let document_date = match input.document_date {
-        Some(v) => v.map(|d| d.to_string()),
-        None => current.document_date.clone(),
-    };
+    let competence_date = input.competence_date.unwrap_or(current.competence_date);
+    let document_date = input.document_date.unwrap_or(current.document_date);
     let payment_method_kind = match input.payment_method_kind {
         Some(v) => v.map(|k| k.0.as_str().to_string()),
         None => current.payment_method_kind.clone(),
@@ -372,7 +367,7 @@ pub async fn update(
     .bind(pick(&input.document, &current.document))
     .bind(document_date)
     .bind(amount.0)
-    .bind(&occurred_at)
+    .bind(occurred_at)
     .bind(competence_date)
     .bind(&transaction_type)
     .bind(category_id)
@@ -398,7 +393,7 @@ async fn transfer_legs(
     conn: &mut Conn,
     ws: &Membership,
     transfer_id: &str,
-) -> Result<Vec<(String, String, String)>, ApiError> {
+) -> Result<Vec<(String, String, Date)>, ApiError> {
     let rows = sql::query("SELECT id, company_id, occurred_at FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY id")
         .bind(&ws.workspace_id)
         .bind(transfer_id)
@@ -428,11 +423,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     }
     let legs = match &current.transfer_id {
         Some(transfer_id) => transfer_legs(conn, ws, transfer_id).await?,
-        None => vec![(current.id.clone(), current.company_id.clone(), current.occurred_at.clone())],
+        None => vec![(current.id.clone(), current.company_id.clone(), current.occurred_at)],
     };
     for (_, company_id, occurred_at) in &legs {
         let company = refs::company(conn, ws, "company_id", company_id).await?;
-        refs::check_period(&company, "occurred_at", occurred_at)?;
+        refs::check_period(&company, "occurred_at", *occurred_at)?;
     }
     for (leg_id, _, _) in &legs {
         apportionment::replace(conn, ws, "transaction", leg_id, &[]).await?;
@@ -539,8 +534,8 @@ pub async fn create_transfer(
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     check_text("description", &input.description)?;
     let amount = positive("amount", input.amount)?;
-    let occurred_at = input.occurred_at.to_string();
-    let competence_date = input.competence_date.map(|d| d.to_string());
+    let occurred_at = input.occurred_at;
+    let competence_date = input.competence_date;
     let from = body_id("from_account_id", &input.from_account_id)?;
     let to = body_id("to_account_id", &input.to_account_id)?;
     if from == to {
@@ -548,8 +543,8 @@ pub async fn create_transfer(
     }
     let (from, from_company) = transfer_account(conn, ws, "from_account_id", &from).await?;
     let (to, to_company) = transfer_account(conn, ws, "to_account_id", &to).await?;
-    refs::check_period(&from_company, "occurred_at", &occurred_at)?;
-    refs::check_period(&to_company, "occurred_at", &occurred_at)?;
+    refs::check_period(&from_company, "occurred_at", occurred_at)?;
+    refs::check_period(&to_company, "occurred_at", occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
     let description = input.description.trim().to_string();
     let notes = trimmed(input.notes.as_deref());
@@ -559,8 +554,8 @@ pub async fn create_transfer(
         account_id: account.to_string(),
         description: description.clone(),
         amount,
-        occurred_at: occurred_at.clone(),
-        competence_date: competence_date.clone(),
+        occurred_at,
+        competence_date,
         polarity: Some(polarity),
         notes: notes.clone(),
         is_pending,
@@ -615,8 +610,8 @@ pub async fn get_transfer(
         from_transaction_id: from.id.clone(),
         to_transaction_id: to.id.clone(),
         amount: from.amount,
-        occurred_at: from.occurred_at.clone(),
-        competence_date: from.competence_date.clone(),
+        occurred_at: from.occurred_at,
+        competence_date: from.competence_date,
         description: from.description.clone(),
         notes: from.notes.clone(),
         is_pending: from.is_pending,

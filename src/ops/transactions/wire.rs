@@ -161,12 +161,12 @@ pub struct Transaction {
     pub description: String,
     pub bank_description: Option<String>,
     pub document: Option<String>,
-    pub document_date: Option<String>,
+    pub document_date: Option<Date>,
     /// Positive, e.g. "1500.00"; the direction is `type`.
     #[schemars(with = "String")]
     pub amount: Cents,
-    pub occurred_at: String,
-    pub competence_date: Option<String>,
+    pub occurred_at: Date,
+    pub competence_date: Option<Date>,
     #[serde(rename = "type")]
     pub transaction_type: String,
     pub category_id: Option<String>,
@@ -232,8 +232,8 @@ pub struct Transfer {
     pub to_transaction_id: String,
     #[schemars(with = "String")]
     pub amount: Cents,
-    pub occurred_at: String,
-    pub competence_date: Option<String>,
+    pub occurred_at: Date,
+    pub competence_date: Option<Date>,
     pub description: String,
     pub notes: Option<String>,
     pub is_pending: bool,
