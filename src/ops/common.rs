@@ -1,11 +1,10 @@
 //! Small pieces every operation uses: error shapes, id and date checks, the audit
-//! record of a write, and turning a fetched page into `{data, meta.next_cursor}`.
+//! record of a write.
 
 use crate::storage::Conn;
 use serde_json::{json, Value};
 
-use super::list::{encode_cursor, Compiled};
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::audit::{self, AuditEvent};
 use crate::storage::db_error;
@@ -96,23 +95,4 @@ pub fn brl(amount: &str) -> String {
         Ok(cents) => cents.brl(),
         Err(_) => format!("R$ {amount}"),
     }
-}
-
-/// Cuts the fetched rows (the statement asks for one more than the limit) to a page,
-/// with the cursor after its last row. `sort_value` gives a row's value of the sort
-/// field (as stored), `id` its id.
-pub fn page<T>(
-    mut rows: Vec<T>,
-    compiled: &Compiled,
-    state_key: &[u8],
-    sort_value: impl Fn(&T, &str) -> Value,
-    id: impl Fn(&T) -> String,
-) -> Page<T> {
-    let next_cursor = if rows.len() as i64 > compiled.limit {
-        rows.truncate(compiled.limit as usize);
-        rows.last().map(|last| encode_cursor(state_key, compiled, sort_value(last, compiled.sort_field), &id(last)))
-    } else {
-        None
-    };
-    Page::new(rows, next_cursor)
 }

@@ -3,17 +3,17 @@
 //! (filters, sorts, live rows), its columns and how a row becomes its wire type. A
 //! resource module keeps only what is its own: its types, its rules and its writes.
 //!
-//! A page's cursor is read from the stored value of the sort column of its last row,
-//! so the sortable fields are named once, in the resource's [`ListSpec`].
+//! A page is cut, and its cursor written, by [`page`]: the sortable fields are named
+//! once, in the resource's [`ListSpec`](super::list::ListSpec).
 
 use crate::ops::stamps::Stamp;
 use crate::storage::{sql, Conn, Row};
-use serde_json::{json, Value};
 
 use super::common::{audit_write, path_id};
-use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
+use super::list::ListRequest;
+use super::page;
 use super::resource::Records;
-use super::{OpContext, Page};
+use super::{IdPage, OpContext, Page};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
@@ -90,48 +90,6 @@ macro_rules! record_table {
 }
 pub(crate) use record_table;
 
-/// A stored value as a cursor keeps it: text, else an integer.
-pub(crate) fn stored(row: &Row<'_>, column: &str) -> Value {
-    let name = column.rsplit('.').next().unwrap_or(column);
-    match row.try_get::<String, _>(name) {
-        Ok(text) => json!(text),
-        Err(_) => row.try_get::<i64, _>(name).map(|n| json!(n)).unwrap_or(Value::Null),
-    }
-}
-
-/// Runs a compiled list statement over `SELECT {columns} FROM {table}`, each row made a
-/// `T` by `map` as it is read, and cuts the rows to a page, the cursor after its last
-/// row (read from that row's stored sort value and id).
-async fn run<T: Send>(
-    conn: &mut Conn,
-    spec: &ListSpec,
-    columns: &str,
-    compiled: &Compiled,
-    state_key: &[u8],
-    map: impl Fn(&Row<'_>) -> Result<T, crate::storage::Error> + Send + Sync,
-) -> Result<Page<T>, ApiError> {
-    let sql = format!("SELECT {columns} FROM {} {}", spec.table, compiled.sql);
-    let limit = usize::try_from(compiled.limit).unwrap_or(usize::MAX);
-    let (mut seen, mut last) = (0usize, None);
-    let mut data = bind_all(sql::query(sql), &compiled.binds)
-        .map_all(&mut *conn, |row| {
-            seen += 1;
-            if seen == limit {
-                last = Some((stored(row, compiled.sort_column), row.try_get::<String, _>("id")?));
-            }
-            map(row)
-        })
-        .await?;
-    let next_cursor = match last {
-        Some((value, id)) if data.len() > limit => {
-            data.truncate(limit);
-            Some(encode_cursor(state_key, compiled, value, &id))
-        }
-        _ => None,
-    };
-    Ok(Page::new(data, next_cursor))
-}
-
 /// `GET /v1/{collection}`: a page of the live records that match the request.
 pub async fn list<T: Table>(
     ctx: &OpContext<'_>,
@@ -142,21 +100,18 @@ pub async fn list<T: Table>(
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = T::LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    run(conn, T::LIST, T::COLUMNS, &compiled, &keys.state, T::from_row).await
+    let sql = format!("SELECT {} FROM {} {}", T::COLUMNS, T::LIST.table, compiled.sql);
+    page::fetch(conn, sql, &compiled, &keys.state, T::from_row).await
 }
 
-/// `GET /v1/{collection}/ids`: every live id, ascending (see [`ListSpec::compile_ids`]).
+/// `GET /v1/{collection}/ids`: every live id, ascending (see [`page::ids`]).
 pub async fn ids<T: Table>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
     request: &ListRequest,
-) -> Result<Page<String>, ApiError> {
-    ctx.authorize(ws, T::RESOURCE, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = T::LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
-    let column = format!("{}.id", T::LIST.table);
-    run(conn, T::LIST, &column, &compiled, &keys.state, |row| row.try_get::<String, _>(0)).await
+) -> Result<IdPage, ApiError> {
+    page::ids(ctx, conn, ws, T::RESOURCE, T::LIST, request).await
 }
 
 /// The live record `id` (already a canonical UUID) of the workspace, if any.

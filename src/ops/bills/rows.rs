@@ -38,12 +38,6 @@ macro_rules! billing_list {
 billing_list!(PAYABLES_LIST, "billings.kind = 'payable'", &["pending", "paid", "cancelled"]);
 billing_list!(RECEIVABLES_LIST, "billings.kind = 'receivable'", &["pending", "received", "cancelled"]);
 
-/// The id sweep: ordered by id only, no filters.
-pub static PAYABLES_IDS: ListSpec =
-    list_spec!(billings where "billings.kind = 'payable'"; filters: ; sorts: id; default: id);
-pub static RECEIVABLES_IDS: ListSpec =
-    list_spec!(billings where "billings.kind = 'receivable'"; filters: ; sorts: id; default: id);
-
 /// A bill's column: the alias it is selected as, its expression, and how its value
 /// goes into the record.
 struct Column {

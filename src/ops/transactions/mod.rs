@@ -22,19 +22,19 @@ mod wire;
 
 use crate::ops::stamps::Stamp;
 use crate::storage::{sql, Conn};
-use serde_json::json;
 
 pub use self::wire::{
     Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
-use super::common::{audit_write, body_id, invalid, page, path_id, unprocessable};
+use super::common::{audit_write, body_id, invalid, path_id, unprocessable};
 use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
-use super::list::{bind_all, list_spec, ListRequest, ListSpec};
+use super::list::{list_spec, ListRequest, ListSpec};
+use super::page;
 use super::period::AggregatesQuery;
 use super::refs::{self, CompanyRef, Polarity};
-use super::{IdPage, IdPageMeta, OpContext, Page};
+use super::{IdPage, OpContext, Page};
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -109,19 +109,7 @@ pub async fn list(
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT {COLUMNS} FROM financial_transactions {}", compiled.sql);
-    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await?;
-    let page = page(
-        data,
-        &compiled,
-        &keys.state,
-        |t, field| match field {
-            "created_at" => json!(t.stamps.created_at),
-            "updated_at" => json!(t.stamps.updated_at),
-            "amount" => json!(t.amount.0),
-            _ => json!(t.occurred_at),
-        },
-        |t| t.id.clone(),
-    );
+    let page = page::fetch(conn, sql, &compiled, &keys.state, from_row).await?;
     let data = with_allocations(conn, ws, page.data).await?;
     Ok(Page { data, meta: page.meta })
 }
@@ -460,13 +448,7 @@ pub async fn ids(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<IdPage, ApiError> {
-    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT financial_transactions.id FROM financial_transactions {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await?;
-    let page = page(ids, &compiled, &keys.state, |id, _| json!(id), Clone::clone);
-    Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
+    page::ids(ctx, conn, ws, Resource::Transactions, &LIST, request).await
 }
 
 /// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either
