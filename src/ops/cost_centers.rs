@@ -15,7 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{body_id, unprocessable};
+use super::common::body_id;
+use super::refs;
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
@@ -201,15 +202,7 @@ pub async fn create(
     if name.is_empty() {
         return Err(blank_name());
     }
-    let not_in_workspace = || unprocessable("company_id", "invalid_reference", "Company not found in this workspace");
-    let company = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-        .bind(&ws.workspace_id)
-        .bind(&company_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    if company.is_none() {
-        return Err(not_in_workspace());
-    }
+    refs::company(conn, ws, "company_id", &company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
     sql::query(
@@ -227,7 +220,7 @@ pub async fn create(
     .execute(&mut *conn)
     .await
     .map_err(|e| match &e {
-        db if db.is_foreign_key_violation() => not_in_workspace(),
+        db if db.is_foreign_key_violation() => refs::not_in_workspace("company_id", "Company"),
         _ => db_error(e),
     })?;
     crud::created::<CostCenters>(ctx, conn, ws, &id).await

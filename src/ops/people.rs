@@ -18,6 +18,7 @@ use super::common::{body_id, conflict_on_unique, invalid, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
+use super::refs;
 use super::resource::{record_operations, records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
@@ -286,20 +287,6 @@ fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "document_number", "A person with this document already exists in the company")
 }
 
-/// The company must be a live company of the caller's workspace.
-async fn check_company(conn: &mut Conn, ws: &Membership, company_id: &str) -> Result<String, ApiError> {
-    let id = body_id("company_id", company_id)?;
-    let found = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    match found {
-        Some(_) => Ok(id),
-        None => Err(unprocessable("company_id", "invalid_reference", "The company does not exist in this workspace")),
-    }
-}
-
 pub async fn create(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -319,7 +306,7 @@ pub async fn create(
     let document_type = document.as_ref().map(|(_, t)| *t);
     check_document_type(input.document_type, document_type)?;
     let kind = input.kind.or(document_type.map(DocumentType::kind));
-    let company_id = check_company(conn, ws, &company_id).await?;
+    let company_id = refs::company(conn, ws, "company_id", &company_id).await?.id;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
     sql::query(

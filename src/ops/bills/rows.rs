@@ -16,8 +16,9 @@ use crate::domain::bills::BillStatus;
 use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
-use crate::ops::common::{body_id, invalid, path_id, unprocessable};
+use crate::ops::common::{body_id, invalid, path_id};
 use crate::ops::list::{list_spec, ListRequest, ListSpec};
+use crate::ops::refs;
 use crate::storage::identity::Membership;
 
 macro_rules! billing_list {
@@ -349,18 +350,7 @@ pub async fn requested_taxes(
         if out.iter().any(|(t, _, _)| *t == tax_id) {
             return Err(invalid(&field, "duplicate_tax", "A tax appears twice in tax_charges"));
         }
-        let found = sql::query("SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2")
-            .bind(&ws.workspace_id)
-            .bind(&tax_id)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if found.is_none() {
-            return Err(unprocessable(
-                &format!("{field}.tax_id"),
-                "invalid_reference",
-                "Tax not found in this workspace",
-            ));
-        }
+        let tax_id = refs::tax(conn, ws, &format!("{field}.tax_id"), &tax_id).await?;
         out.push((tax_id, item.amount.cents(), item.withholding.unwrap_or(true)));
     }
     Ok(out)

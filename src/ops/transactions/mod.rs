@@ -490,25 +490,6 @@ pub async fn aggregates(
     Ok(Aggregates { count, credit: Cents(credit), debit: Cents(debit), net: Cents(credit - debit) })
 }
 
-/// An account of the workspace (any company) for a transfer leg, with its company.
-async fn transfer_account(
-    conn: &mut Conn,
-    ws: &Membership,
-    field: &str,
-    id: &str,
-) -> Result<(String, CompanyRef), ApiError> {
-    let id = body_id(field, id)?;
-    let row = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| unprocessable(field, "invalid_reference", "Financial account not found in this workspace"))?;
-    let company_id: String = row.try_get(0)?;
-    let company = refs::company(conn, ws, field, &company_id).await?;
-    Ok((id, company))
-}
-
 /// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
 /// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
 /// company and is subject to that company's closed period.
@@ -528,8 +509,8 @@ pub async fn create_transfer(
     if from == to {
         return Err(unprocessable("to_account_id", "same_account", "A transfer needs two different accounts"));
     }
-    let (from, from_company) = transfer_account(conn, ws, "from_account_id", &from).await?;
-    let (to, to_company) = transfer_account(conn, ws, "to_account_id", &to).await?;
+    let (from, from_company) = refs::account_anywhere(conn, ws, "from_account_id", &from).await?;
+    let (to, to_company) = refs::account_anywhere(conn, ws, "to_account_id", &to).await?;
     refs::check_period(&from_company, "occurred_at", &occurred_at)?;
     refs::check_period(&to_company, "occurred_at", &occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
