@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, check_date, invalid, path_id};
+use super::common::{audit_write, body_id, check_date, invalid, path_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
@@ -225,13 +225,6 @@ fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
     }
 }
 
-fn check_name(name: &str) -> Result<(), ApiError> {
-    if name.trim().is_empty() {
-        return Err(invalid("name", "too_short", "name must not be blank"));
-    }
-    Ok(())
-}
-
 fn trimmed(value: Option<&str>) -> Option<String> {
     value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
@@ -259,7 +252,7 @@ pub async fn create(
     input: AccountCreate,
 ) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
-    check_name(&input.name)?;
+    let name = required("name", &input.name)?;
     check_bank_code(input.bank_code.as_deref())?;
     let opening = match input.balance.as_deref() {
         None => Cents(0),
@@ -279,7 +272,7 @@ pub async fn create(
     .bind(&id)
     .bind(&ws.workspace_id)
     .bind(&company.id)
-    .bind(input.name.trim())
+    .bind(name)
     .bind(input.account_type.as_str())
     .bind(input.bank_code.as_deref())
     .bind(trimmed(input.agency.as_deref()))
@@ -305,13 +298,11 @@ pub async fn update(
 ) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     let current = find(conn, ws, id).await?;
-    if let Some(name) = &input.name {
-        check_name(name)?;
-    }
+    let name = required_if_sent("name", input.name.as_deref())?;
     if let Some(code) = &input.bank_code {
         check_bank_code(code.as_deref())?;
     }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = name.unwrap_or(&current.name).to_string();
     let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
     let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
         Some(value) => trimmed(value.as_deref()),
@@ -408,11 +399,8 @@ pub async fn adjust_balance(
         .map_err(|e| invalid("target_balance", "invalid_amount", &format!("target_balance {e}")))?;
     let category_id = body_id("category_id", &input.category_id)?;
     check_date("occurred_at", input.occurred_at.as_deref())?;
-    let description = match input.description.as_deref().map(str::trim) {
-        Some("") => return Err(invalid("description", "too_short", "description must not be blank")),
-        Some(d) => d.to_string(),
-        None => ADJUSTMENT_DESCRIPTION.to_string(),
-    };
+    let description =
+        required_if_sent("description", input.description.as_deref())?.unwrap_or(ADJUSTMENT_DESCRIPTION).to_string();
     let occurred_at = match input.occurred_at {
         Some(d) => d,
         None => crate::clock::now_rfc3339()[..10].to_string(),

@@ -20,6 +20,20 @@ pub fn invalid(field: &str, reason: &str, message: &str) -> ApiError {
     ApiError::bad_request(message).with_details(json!({ "field": field, "reason": reason }))
 }
 
+/// A text a record cannot do without (a name, a description): trimmed, and a blank one
+/// (empty or only spaces) is 400 `too_short` naming `field`.
+pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
+    match value.trim() {
+        "" => Err(invalid(field, "too_short", &format!("{field} must not be blank"))),
+        text => Ok(text),
+    }
+}
+
+/// As [`required`], for a field an update may leave out.
+pub fn required_if_sent<'a>(field: &str, value: Option<&'a str>) -> Result<Option<&'a str>, ApiError> {
+    value.map(|value| required(field, value)).transpose()
+}
+
 /// A date field must be a real `YYYY-MM-DD` day.
 pub fn check_date(field: &str, value: Option<&str>) -> Result<(), ApiError> {
     match value {
@@ -94,5 +108,31 @@ pub fn brl(amount: &str) -> String {
     match crate::domain::money::Cents::parse(amount, true) {
         Ok(cents) => cents.brl(),
         Err(_) => format!("R$ {amount}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule of every name and description: trimmed, and blank refused naming the
+    /// field, on create (`required`) and on an update that sends it (`required_if_sent`).
+    #[test]
+    fn a_required_text_is_trimmed_and_never_blank() {
+        assert_eq!(required("name", "  Acme Ltda ").unwrap(), "Acme Ltda");
+        for blank in ["", " ", "\t\n "] {
+            let err = required("name", blank).unwrap_err();
+            assert_eq!(
+                (err.status().as_u16(), err.code, err.message.as_str()),
+                (400, ErrorCode::BadRequest, "name must not be blank")
+            );
+            assert_eq!(err.details, Some(json!({"field": "name", "reason": "too_short"})));
+        }
+        let err = required("description", " ").unwrap_err();
+        assert_eq!(err.message, "description must not be blank");
+        assert_eq!(err.details.unwrap()["field"], "description");
+        assert_eq!(required_if_sent("name", None).unwrap(), None);
+        assert_eq!(required_if_sent("name", Some(" x ")).unwrap(), Some("x"));
+        assert!(required_if_sent("name", Some(" ")).is_err());
     }
 }

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{check_date, conflict_on_unique, unprocessable};
+use super::common::{check_date, conflict_on_unique, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{record_operations, records, Declaration};
@@ -191,10 +191,7 @@ pub async fn create(
     if !is_valid_cnpj(&cnpj) {
         return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
     }
-    if input.name.trim().is_empty() {
-        return Err(ApiError::bad_request("name must not be blank")
-            .with_details(json!({"field": "name", "reason": "too_short"})));
-    }
+    let name = required("name", &input.name)?;
     check_date("locked_until", input.locked_until.as_deref())?;
     check_address(&input.address)?;
     let id = uuid::Uuid::new_v4().to_string();
@@ -208,7 +205,7 @@ pub async fn create(
     )
     .bind(&id)
     .bind(&ws.workspace_id)
-    .bind(input.name.trim())
+    .bind(name)
     .bind(&cnpj)
     .bind(company_type)
     .bind(input.trade_name.as_deref())
@@ -239,17 +236,14 @@ pub async fn update(
 ) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let current = crud::find::<Companies>(conn, ws, id).await?;
-    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        return Err(ApiError::bad_request("name must not be blank")
-            .with_details(json!({"field": "name", "reason": "too_short"})));
-    }
+    let name = required_if_sent("name", input.name.as_deref())?;
     if let Some(locked) = &input.locked_until {
         check_date("locked_until", locked.as_deref())?;
     }
     if let Some(address) = &input.address {
         check_address(address)?;
     }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = name.unwrap_or(&current.name).to_string();
     let active = input.active.unwrap_or(current.active);
     let trade_name = input.trade_name.unwrap_or(current.trade_name);
     let registration = input.municipal_registration.unwrap_or(current.municipal_registration);

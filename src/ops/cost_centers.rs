@@ -15,10 +15,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::body_id;
-use super::refs;
+use super::common::{body_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
+use super::refs;
 use super::resource::{record_operations, records, Declaration};
 use super::validate::nullable;
 use super::OpContext;
@@ -128,10 +128,6 @@ record_table!(impl Table for CostCenters as "Classification center", audited as 
     id, company_id, name, center_type, description, active
 });
 
-fn blank_name() -> ApiError {
-    ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))
-}
-
 fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64)) -> ApiError {
     ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({
         "reason": "in_use",
@@ -198,10 +194,7 @@ pub async fn create(
 ) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
-    let name = input.name.trim();
-    if name.is_empty() {
-        return Err(blank_name());
-    }
+    let name = required("name", &input.name)?;
     refs::company(conn, ws, "company_id", &company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = crate::clock::now_rfc3339();
@@ -235,9 +228,7 @@ pub async fn update(
 ) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let current = crud::find::<CostCenters>(conn, ws, id).await?;
-    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        return Err(blank_name());
-    }
+    let name = required_if_sent("name", input.name.as_deref())?;
     let center_type = input.center_type.unwrap_or(current.center_type);
     if center_type != current.center_type {
         let (t, p, r, all) = usage(conn, ws, &current.id, Some(center_type)).await?;
@@ -245,7 +236,7 @@ pub async fn update(
             return Err(in_use("Records apportioned to this center do not fit the new type", (t, p, r)));
         }
     }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = name.unwrap_or(&current.name).to_string();
     let description = input.description.unwrap_or(current.description);
     let active = input.active.unwrap_or(current.active);
     let update = sql::query(

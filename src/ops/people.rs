@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{body_id, conflict_on_unique, invalid, unprocessable};
+use super::common::{body_id, conflict_on_unique, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
@@ -246,10 +246,6 @@ fn text(value: Option<String>) -> Option<String> {
     value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
-fn blank_name() -> ApiError {
-    invalid("name", "too_short", "name must not be blank")
-}
-
 /// Strips the formatting of a document and checks it: digits only, 11 (CPF) or 14
 /// (CNPJ) of them, check digits right.
 fn check_document(raw: &str) -> Result<(String, DocumentType), ApiError> {
@@ -294,10 +290,7 @@ pub async fn create(
     input: PersonCreate,
 ) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
-    let name = input.name.trim().to_string();
-    if name.is_empty() {
-        return Err(blank_name());
-    }
+    let name = required("name", &input.name)?;
     let company_id = body_id("company_id", &input.company_id)?;
     let document = match text(input.document_number) {
         Some(raw) => Some(check_document(&raw)?),
@@ -318,7 +311,7 @@ pub async fn create(
     .bind(&id)
     .bind(&ws.workspace_id)
     .bind(&company_id)
-    .bind(&name)
+    .bind(name)
     .bind(text(input.legal_name))
     .bind(text(input.nickname))
     .bind(kind.map(PersonKind::as_str))
@@ -344,11 +337,7 @@ pub async fn update(
 ) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let current = crud::find::<People>(conn, ws, id).await?;
-    let name = match input.name {
-        Some(n) if n.trim().is_empty() => return Err(blank_name()),
-        Some(n) => n.trim().to_string(),
-        None => current.name.clone(),
-    };
+    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
     // The document: absent or null keeps it, empty removes it, anything else replaces it
     // (validated only when it differs from the stored one).
     let (document_number, document_type) = match input.document_number {

@@ -56,7 +56,7 @@ use self::status::{check_open, refused_change};
 pub use self::wire::{
     Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput,
 };
-use super::common::{audit_write, invalid};
+use super::common::{audit_write, invalid, required, required_if_sent};
 use super::ledger;
 use super::list::{ListRequest, ListSpec};
 use super::page;
@@ -116,10 +116,6 @@ fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiErr
     }
 }
 
-fn blank(field: &str) -> ApiError {
-    invalid(field, "too_short", &format!("{field} must not be blank"))
-}
-
 pub async fn list<B: BillKind>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -153,10 +149,7 @@ pub async fn create<B: BillKind>(
 ) -> Result<BillingCreated, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let polarity = B::POLARITY;
-    let description = input.description.trim().to_string();
-    if description.is_empty() {
-        return Err(blank("description"));
-    }
+    let description = required("description", &input.description)?;
     let amount = ledger::positive("amount", input.amount)?;
     check_method::<B>(input.payment_method_kind)?;
     let billing_type = input.billing_type.unwrap_or(BillType::Normal);
@@ -212,7 +205,7 @@ pub async fn create<B: BillKind>(
         .bind(&ws.workspace_id)
         .bind(&company.id)
         .bind(B::KIND)
-        .bind(&description)
+        .bind(description)
         .bind(row.amount.0)
         .bind(row.due_date.to_string())
         .bind(row.competence_date.to_string())
@@ -260,11 +253,8 @@ pub async fn update<B: BillKind>(
     refs::check_period(&company, "due_date", &current.due_date)?;
     let owner = refs::Owner { ctx, ws, company: &company, polarity };
     check_open(&current)?;
-    let description = match input.description.as_deref().map(str::trim) {
-        Some("") => return Err(blank("description")),
-        Some(d) => d.to_string(),
-        None => current.description.clone(),
-    };
+    let description =
+        required_if_sent("description", input.description.as_deref())?.unwrap_or(&current.description).to_string();
     let amount = match input.amount {
         Some(a) => ledger::positive("amount", a)?,
         None => current.amount,

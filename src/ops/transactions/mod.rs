@@ -27,7 +27,7 @@ pub use self::wire::{
     Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
-use super::common::{audit_write, body_id, invalid, path_id, unprocessable};
+use super::common::{audit_write, body_id, invalid, path_id, required, required_if_sent, unprocessable};
 use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
 use super::list::{list_spec, ListRequest, ListSpec};
@@ -85,13 +85,6 @@ async fn with_allocations(
         }
     }
     Ok(rows)
-}
-
-fn check_text(field: &str, value: &str) -> Result<(), ApiError> {
-    if value.trim().is_empty() {
-        return Err(invalid(field, "too_short", &format!("{field} must not be blank")));
-    }
-    Ok(())
 }
 
 /// `None`/blank → `None`, otherwise trimmed.
@@ -154,7 +147,7 @@ pub async fn create(
     input: TransactionCreate,
 ) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
-    check_text("description", &input.description)?;
+    let description = required("description", &input.description)?.to_string();
     let amount = positive("amount", input.amount)?;
     let occurred_at = input.occurred_at.to_string();
     let account_id = body_id("financial_account_id", &input.financial_account_id)?;
@@ -190,7 +183,7 @@ pub async fn create(
         &NewTransaction {
             company_id: company.id.clone(),
             account_id,
-            description: input.description.trim().to_string(),
+            description,
             amount,
             occurred_at,
             competence_date: input.competence_date.map(|d| d.to_string()),
@@ -240,9 +233,7 @@ pub async fn update(
 ) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     let current = find(conn, ws, id).await?;
-    if let Some(d) = &input.description {
-        check_text("description", d)?;
-    }
+    let description = required_if_sent("description", input.description.as_deref())?;
     let amount = match input.amount {
         Some(a) => positive("amount", a)?,
         None => current.amount,
@@ -335,7 +326,7 @@ pub async fn update(
         Some(value) => trimmed(value.as_deref()),
         None => kept.clone(),
     };
-    let description = input.description.as_deref().map(str::trim).unwrap_or(&current.description).to_string();
+    let description = description.unwrap_or(&current.description).to_string();
     let competence_date = match input.competence_date {
         Some(v) => v.map(|d| d.to_string()),
         None => current.competence_date.clone(),
@@ -500,7 +491,7 @@ pub async fn create_transfer(
     input: TransferCreate,
 ) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
-    check_text("description", &input.description)?;
+    let description = required("description", &input.description)?.to_string();
     let amount = positive("amount", input.amount)?;
     let occurred_at = input.occurred_at.to_string();
     let competence_date = input.competence_date.map(|d| d.to_string());
@@ -514,7 +505,6 @@ pub async fn create_transfer(
     refs::check_period(&from_company, "occurred_at", &occurred_at)?;
     refs::check_period(&to_company, "occurred_at", &occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
-    let description = input.description.trim().to_string();
     let notes = trimmed(input.notes.as_deref());
     let is_pending = input.is_pending.unwrap_or(false);
     let leg = |company: &CompanyRef, account: &str, polarity: Polarity| NewTransaction {
