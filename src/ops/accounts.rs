@@ -364,12 +364,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         )
         .with_details(json!({ "reason": "in_use", "usage": usage })));
     }
-    sql::query("DELETE FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await?;
-    crud::audit::<Accounts>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Accounts>(ctx, conn, ws, &current.id, db_error).await
 }
 
 /// Brings the balance to `target_balance` with one auto-created transaction for the

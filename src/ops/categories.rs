@@ -315,16 +315,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         return Err(in_use("The category is still in use", used));
     }
     // A child or a record added meanwhile makes the delete fail on its foreign key.
-    sql::query("DELETE FROM categories WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| {
-            foreign_key(e, || {
-                ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
-                    .with_details(json!({"reason": "in_use"}))
-            })
-        })?;
-    crud::audit::<Categories>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Categories>(ctx, conn, ws, &current.id, |e| {
+        foreign_key(e, || {
+            ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
+                .with_details(json!({"reason": "in_use"}))
+        })
+    })
+    .await
 }

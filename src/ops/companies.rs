@@ -23,6 +23,7 @@ use super::OpContext;
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
+use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// Brazilian tax regimes.
@@ -311,10 +312,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     ] {
         sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await?;
     }
-    sql::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await?;
-    crud::audit::<Companies>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Companies>(ctx, conn, ws, &current.id, db_error).await
 }

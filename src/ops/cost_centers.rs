@@ -261,17 +261,12 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         return Err(in_use("The classification center is still in use", (t, p, r)));
     }
     // An apportionment added meanwhile makes the delete fail on its foreign key.
-    sql::query("DELETE FROM classification_centers WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| match &e {
-            db if db.is_foreign_key_violation() => {
-                ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
-                    .with_details(json!({"reason": "in_use"}))
-            }
-            _ => db_error(e),
-        })?;
-    crud::audit::<CostCenters>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<CostCenters>(ctx, conn, ws, &current.id, |e| match &e {
+        db if db.is_foreign_key_violation() => {
+            ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
+                .with_details(json!({"reason": "in_use"}))
+        }
+        _ => db_error(e),
+    })
+    .await
 }

@@ -169,6 +169,25 @@ pub async fn created<T: Table>(
     find::<T>(conn, ws, id).await
 }
 
+/// The end every plain hard delete shares: deletes the record `id` of the workspace
+/// (the statement's error mapped by `failed`) and records it in the audit log, in the
+/// same transaction.
+pub async fn deleted<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    failed: fn(crate::storage::Error) -> ApiError,
+) -> Result<(), ApiError> {
+    sql::query(format!("DELETE FROM {} WHERE workspace_id = $1 AND id = $2", T::LIST.table))
+        .bind(&ws.workspace_id)
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .map_err(failed)?;
+    audit::<T>(ctx, conn, ws, "delete", id).await
+}
+
 /// The end every plain update shares: binds the stamp (`updated_at`, `updated_via`,
 /// `updated_by`) and then the key (`workspace_id`, `id`) after the changed fields, runs
 /// the statement (its error mapped by `failed`) and records the write in the audit log,
@@ -183,4 +202,72 @@ pub async fn stamped_update<'q, T: Table>(
 ) -> Result<(), ApiError> {
     update.stamp_now(ctx).bind(&ws.workspace_id).bind(id).execute(&mut *conn).await.map_err(failed)?;
     audit::<T>(ctx, conn, ws, "update", id).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::keys::{KeyStore, Keys};
+    use crate::auth::Identity;
+    use crate::domain::roles::{all_scopes, Role, ScopeSet};
+    use crate::ops::categories::Categories;
+    use crate::ops::taxes::{self, Taxes};
+    use crate::ops::{Channel, Services};
+    use crate::storage::{blob::BlobStore, migrate, seed, Db};
+
+    async fn audited(conn: &mut Conn, action: &str, id: &str) -> i64 {
+        sql::query("SELECT COUNT(*) FROM audit_events WHERE action = $1 AND target_id = $2")
+            .bind(action)
+            .bind(id)
+            .scalar(&mut *conn)
+            .await
+            .unwrap()
+    }
+
+    /// Every plain hard delete ends here: the row goes and its audit line is written; a
+    /// delete the database refuses answers the resource's own error and writes none.
+    #[tokio::test]
+    async fn a_delete_removes_the_record_and_audits_it_or_answers_the_resources_refusal() {
+        let db = Db::connect("sqlite::memory:", 1).await.unwrap();
+        migrate::run(&db).await.unwrap();
+        seed::run(&db).await.unwrap();
+        let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
+        let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
+        let identity =
+            Identity { user_id: seed::DEMO_OWNER.into(), scopes: ScopeSet::parse(&all_scopes().join(" ")), jti: None };
+        let ws = Membership {
+            workspace_id: seed::DEMO_WORKSPACE_ACME.into(),
+            workspace_name: "Acme".into(),
+            role: Role::Owner,
+        };
+        let ctx = OpContext {
+            state: Services { config: &config, db: &db, keys: &keys, blobs: &blobs },
+            identity: &identity,
+            channel: Channel::Api,
+            memberships: std::slice::from_ref(&ws),
+        };
+        let mut conn = db.acquire().await.unwrap();
+
+        let input = serde_json::from_value(serde_json::json!({"name": "Deleted by the test"})).unwrap();
+        let tax = taxes::create(&ctx, &mut conn, &ws, input).await.unwrap();
+        deleted::<Taxes>(&ctx, &mut conn, &ws, &tax.id, crate::storage::db_error).await.unwrap();
+        assert!(fetch::<Taxes>(&mut conn, &ws, &tax.id).await.unwrap().is_none());
+        assert_eq!(audited(&mut conn, "taxes.delete", &tax.id).await, 1);
+
+        let parent: String =
+            sql::query("SELECT parent_id FROM categories WHERE workspace_id = $1 AND parent_id IS NOT NULL LIMIT 1")
+                .bind(&ws.workspace_id)
+                .scalar(&mut conn)
+                .await
+                .unwrap();
+        let refused = deleted::<Categories>(&ctx, &mut conn, &ws, &parent, |e| {
+            assert!(e.is_foreign_key_violation(), "{e}");
+            ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "refused")
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(refused.message, "refused");
+        assert!(fetch::<Categories>(&mut conn, &ws, &parent).await.unwrap().is_some());
+        assert_eq!(audited(&mut conn, "categories.delete", &parent).await, 0);
+    }
 }

@@ -22,6 +22,7 @@ use super::OpContext;
 use crate::domain::percent::{fits_rate_pattern, Percent, PercentError, RATE_FORMAT, RATE_PATTERN};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
+use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// At most this many referencing billing ids are named when a delete is refused.
@@ -228,10 +229,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
             "billing_ids": billing_ids,
         })));
     }
-    sql::query("DELETE FROM taxes WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await?;
-    crud::audit::<Taxes>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Taxes>(ctx, conn, ws, &current.id, db_error).await
 }
