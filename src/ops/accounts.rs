@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, check_date, invalid, path_id, required, required_if_sent};
+use super::common::{audit_write, body_id, check_date, invalid, optional, path_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
@@ -225,10 +225,6 @@ fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
     }
 }
 
-fn trimmed(value: Option<&str>) -> Option<String> {
-    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
-}
-
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
 pub(crate) async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Account, ApiError> {
     crud::find::<Accounts>(conn, ws, id).await
@@ -275,10 +271,10 @@ pub async fn create(
     .bind(name)
     .bind(input.account_type.as_str())
     .bind(input.bank_code.as_deref())
-    .bind(trimmed(input.agency.as_deref()))
-    .bind(trimmed(input.agency_digit.as_deref()))
-    .bind(trimmed(input.account_number.as_deref()))
-    .bind(trimmed(input.account_digit.as_deref()))
+    .bind(optional(input.agency.as_deref()))
+    .bind(optional(input.agency_digit.as_deref()))
+    .bind(optional(input.account_number.as_deref()))
+    .bind(optional(input.account_digit.as_deref()))
     .bind(input.disable_reconcile.unwrap_or(false) as i64)
     .bind(opening.0)
     .stamp(ctx, &now)
@@ -305,7 +301,7 @@ pub async fn update(
     let name = name.unwrap_or(&current.name).to_string();
     let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
     let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
-        Some(value) => trimmed(value.as_deref()),
+        Some(value) => optional(value.as_deref()),
         None => kept,
     };
     let bank_code = pick(input.bank_code, current.bank_code);

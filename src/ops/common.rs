@@ -29,6 +29,11 @@ pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
     }
 }
 
+/// An optional text: trimmed, and a blank one is none.
+pub fn optional(value: Option<&str>) -> Option<String> {
+    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
 /// As [`required`], for a field an update may leave out.
 pub fn required_if_sent<'a>(field: &str, value: Option<&'a str>) -> Result<Option<&'a str>, ApiError> {
     value.map(|value| required(field, value)).transpose()
@@ -134,5 +139,7 @@ mod tests {
         assert_eq!(required_if_sent("name", None).unwrap(), None);
         assert_eq!(required_if_sent("name", Some(" x ")).unwrap(), Some("x"));
         assert!(required_if_sent("name", Some(" ")).is_err());
+        assert_eq!(optional(Some("  note ")), Some("note".to_string()));
+        assert_eq!((optional(Some(" \t")), optional(None)), (None, None));
     }
 }

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{body_id, conflict_on_unique, required, required_if_sent, unprocessable};
+use super::common::{body_id, conflict_on_unique, optional, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
@@ -241,11 +241,6 @@ fn flag(value: bool) -> i64 {
     }
 }
 
-/// An optional text: trimmed, and blank means none.
-fn text(value: Option<String>) -> Option<String> {
-    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
-}
-
 /// Strips the formatting of a document and checks it: digits only, 11 (CPF) or 14
 /// (CNPJ) of them, check digits right.
 fn check_document(raw: &str) -> Result<(String, DocumentType), ApiError> {
@@ -292,7 +287,7 @@ pub async fn create(
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let name = required("name", &input.name)?;
     let company_id = body_id("company_id", &input.company_id)?;
-    let document = match text(input.document_number) {
+    let document = match optional(input.document_number.as_deref()) {
         Some(raw) => Some(check_document(&raw)?),
         None => None,
     };
@@ -312,15 +307,15 @@ pub async fn create(
     .bind(&ws.workspace_id)
     .bind(&company_id)
     .bind(name)
-    .bind(text(input.legal_name))
-    .bind(text(input.nickname))
+    .bind(optional(input.legal_name.as_deref()))
+    .bind(optional(input.nickname.as_deref()))
     .bind(kind.map(PersonKind::as_str))
     .bind(document_type.map(DocumentType::as_str))
     .bind(document.map(|(digits, _)| digits))
     .bind(flag(input.is_customer.unwrap_or(false)))
     .bind(flag(input.is_supplier.unwrap_or(false)))
     .bind(flag(input.active.unwrap_or(true)))
-    .bind(text(input.notes))
+    .bind(optional(input.notes.as_deref()))
     .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
@@ -357,7 +352,7 @@ pub async fn update(
     let kind = input.kind.unwrap_or(current.kind);
     let keep_or_clear = |given: Option<String>, current: Option<String>| match given {
         None => current,
-        Some(v) => text(Some(v)),
+        Some(v) => optional(Some(&v)),
     };
     let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
     let nickname = keep_or_clear(input.nickname, current.nickname.clone());

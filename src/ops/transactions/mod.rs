@@ -27,7 +27,7 @@ pub use self::wire::{
     Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
-use super::common::{audit_write, body_id, invalid, path_id, required, required_if_sent, unprocessable};
+use super::common::{audit_write, body_id, invalid, optional, path_id, required, required_if_sent, unprocessable};
 use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
 use super::list::{list_spec, ListRequest, ListSpec};
@@ -85,11 +85,6 @@ async fn with_allocations(
         }
     }
     Ok(rows)
-}
-
-/// `None`/blank → `None`, otherwise trimmed.
-fn trimmed(value: Option<&str>) -> Option<String> {
-    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
 
 pub async fn list(
@@ -191,10 +186,10 @@ pub async fn create(
             category_id,
             person_id,
             payment_method_kind: input.payment_method_kind.map(|k| k.0.as_str().to_string()),
-            bank_description: trimmed(input.bank_description.as_deref()),
-            document: trimmed(input.document.as_deref()),
+            bank_description: optional(input.bank_description.as_deref()),
+            document: optional(input.document.as_deref()),
             document_date: input.document_date.map(|d| d.to_string()),
-            notes: trimmed(input.notes.as_deref()),
+            notes: optional(input.notes.as_deref()),
             classified: input.classified.unwrap_or(false),
             is_pending: input.is_pending.unwrap_or(false),
             auto_created: false,
@@ -323,7 +318,7 @@ pub async fn update(
         None
     };
     let pick = |sent: &Option<Option<String>>, kept: &Option<String>| match sent {
-        Some(value) => trimmed(value.as_deref()),
+        Some(value) => optional(value.as_deref()),
         None => kept.clone(),
     };
     let description = description.unwrap_or(&current.description).to_string();
@@ -505,7 +500,7 @@ pub async fn create_transfer(
     refs::check_period(&from_company, "occurred_at", &occurred_at)?;
     refs::check_period(&to_company, "occurred_at", &occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
-    let notes = trimmed(input.notes.as_deref());
+    let notes = optional(input.notes.as_deref());
     let is_pending = input.is_pending.unwrap_or(false);
     let leg = |company: &CompanyRef, account: &str, polarity: Polarity| NewTransaction {
         company_id: company.id.clone(),
