@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, invalid, parse_date, path_id};
+use super::common::{audit_write, body_id, invalid, optional, parse_date, path_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::{list_spec, ListSpec};
@@ -256,17 +256,6 @@ fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
     }
 }
 
-fn check_name(name: &str) -> Result<(), ApiError> {
-    if name.trim().is_empty() {
-        return Err(invalid("name", "too_short", "name must not be blank"));
-    }
-    Ok(())
-}
-
-fn trimmed(value: Option<&str>) -> Option<String> {
-    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
-}
-
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
 pub(crate) async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Account, ApiError> {
     crud::find::<Accounts>(conn, ws, id).await
@@ -290,7 +279,7 @@ pub async fn create(
     input: AccountCreate,
 ) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
-    check_name(&input.name)?;
+    let name = required("name", &input.name)?;
     check_bank_code(input.bank_code.as_deref())?;
     let opening = input.balance.map_or(Cents(0), SignedAmount::cents);
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
@@ -305,13 +294,13 @@ pub async fn create(
     .bind(&id)
     .bind(&ws.workspace_id)
     .bind(&company.id)
-    .bind(input.name.trim())
+    .bind(name)
     .bind(input.account_type.as_str())
     .bind(input.bank_code.as_deref())
-    .bind(trimmed(input.agency.as_deref()))
-    .bind(trimmed(input.agency_digit.as_deref()))
-    .bind(trimmed(input.account_number.as_deref()))
-    .bind(trimmed(input.account_digit.as_deref()))
+    .bind(optional(input.agency.as_deref()))
+    .bind(optional(input.agency_digit.as_deref()))
+    .bind(optional(input.account_number.as_deref()))
+    .bind(optional(input.account_digit.as_deref()))
     .bind(input.disable_reconcile.unwrap_or(false) as i64)
     .bind(opening.0)
     .stamp(ctx, &now)
@@ -331,16 +320,14 @@ pub async fn update(
 ) -> Result<AccountDetail, ApiError> {
     ctx.authorize(ws, Resource::Accounts, Access::Write)?;
     let current = find(conn, ws, id).await?;
-    if let Some(name) = &input.name {
-        check_name(name)?;
-    }
+    let name = required_if_sent("name", input.name.as_deref())?;
     if let Some(code) = &input.bank_code {
         check_bank_code(code.as_deref())?;
     }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = name.unwrap_or(&current.name).to_string();
     let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
     let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
-        Some(value) => trimmed(value.as_deref()),
+        Some(value) => optional(value.as_deref()),
         None => kept,
     };
     let bank_code = pick(input.bank_code, current.bank_code);
@@ -399,12 +386,7 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         )
         .with_details(json!({ "reason": "in_use", "usage": usage })));
     }
-    sql::query("DELETE FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await?;
-    crud::audit::<Accounts>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Accounts>(ctx, conn, ws, &current.id, db_error).await
 }
 
 /// Brings the balance to `target_balance` with one auto-created transaction for the
@@ -433,11 +415,8 @@ pub async fn adjust_balance(
     let target = input.target_balance.cents();
     let category_id = body_id("category_id", &input.category_id)?;
     let occurred_at = parse_date("occurred_at", input.occurred_at.as_deref())?.unwrap_or_else(Date::today);
-    let description = match input.description.as_deref().map(str::trim) {
-        Some("") => return Err(invalid("description", "too_short", "description must not be blank")),
-        Some(d) => d.to_string(),
-        None => ADJUSTMENT_DESCRIPTION.to_string(),
-    };
+    let description =
+        required_if_sent("description", input.description.as_deref())?.unwrap_or(ADJUSTMENT_DESCRIPTION).to_string();
     let company = refs::company(conn, ws, "company_id", &account.company_id).await?;
     refs::check_period(&company, "occurred_at", occurred_at)?;
     let previous = ledger::balance(conn, ws, &account.id).await?;

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{body_id, unprocessable};
+use super::common::{body_id, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, not_in_workspace};
@@ -155,10 +155,6 @@ record_table!(impl Table for Categories as "Category", audited as "category"; ca
     id, company_id, name, parent_id, level, category_type
 });
 
-fn blank_name() -> ApiError {
-    ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))
-}
-
 /// A foreign-key violation on a write means a referenced row vanished meanwhile, or a
 /// row still refers to the one being removed.
 fn foreign_key(err: crate::storage::Error, on_violation: impl FnOnce() -> ApiError) -> ApiError {
@@ -207,10 +203,7 @@ pub async fn create(
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
     let parent_id = input.parent_id.as_deref().map(|p| body_id("parent_id", p)).transpose()?;
-    let name = input.name.trim();
-    if name.is_empty() {
-        return Err(blank_name());
-    }
+    let name = required("name", &input.name)?;
     refs::company(conn, ws, "company_id", &company_id).await?;
     let level = match &parent_id {
         None => 1,
@@ -276,10 +269,7 @@ pub async fn update(
 ) -> Result<Category, ApiError> {
     ctx.authorize(ws, Resource::Categories, Access::Write)?;
     let current = crud::find::<Categories>(conn, ws, id).await?;
-    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        return Err(blank_name());
-    }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
     let new_type = input.category_type.unwrap_or(current.category_type);
     let now = Timestamp::now();
     // The category's own row first: its lock orders this change after (or before) any
@@ -351,16 +341,11 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         return Err(in_use("The category is still in use", used));
     }
     // A child or a record added meanwhile makes the delete fail on its foreign key.
-    sql::query("DELETE FROM categories WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| {
-            foreign_key(e, || {
-                ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
-                    .with_details(json!({"reason": "in_use"}))
-            })
-        })?;
-    crud::audit::<Categories>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Categories>(ctx, conn, ws, &current.id, |e| {
+        foreign_key(e, || {
+            ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
+                .with_details(json!({"reason": "in_use"}))
+        })
+    })
+    .await
 }

@@ -1,11 +1,10 @@
 //! Small pieces every operation uses: error shapes, id and date checks, the audit
-//! record of a write, and turning a fetched page into `{data, meta.next_cursor}`.
+//! record of a write.
 
 use crate::storage::Conn;
 use serde_json::{json, Value};
 
-use super::list::{encode_cursor, Compiled};
-use super::{OpContext, Page};
+use super::OpContext;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::audit::{self, AuditEvent};
 use crate::storage::db_error;
@@ -30,6 +29,25 @@ pub fn parse_date(field: &str, value: Option<&str>) -> Result<Option<crate::doma
                 .ok_or_else(|| invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD")))
         })
         .transpose()
+}
+
+/// A text a record cannot do without (a name, a description): trimmed, and a blank one
+/// (empty or only spaces) is 400 `too_short` naming `field`.
+pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
+    match value.trim() {
+        "" => Err(invalid(field, "too_short", &format!("{field} must not be blank"))),
+        text => Ok(text),
+    }
+}
+
+/// An optional text: trimmed, and a blank one is none.
+pub fn optional(value: Option<&str>) -> Option<String> {
+    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
+/// As [`required`], for a field an update may leave out.
+pub fn required_if_sent<'a>(field: &str, value: Option<&'a str>) -> Result<Option<&'a str>, ApiError> {
+    value.map(|value| required(field, value)).transpose()
 }
 
 /// A path id: a malformed one names nothing, exactly like an unknown one (404).
@@ -99,21 +117,30 @@ pub fn brl(amount: &str) -> String {
     }
 }
 
-/// Cuts the fetched rows (the statement asks for one more than the limit) to a page,
-/// with the cursor after its last row. `sort_value` gives a row's value of the sort
-/// field (as stored), `id` its id.
-pub fn page<T>(
-    mut rows: Vec<T>,
-    compiled: &Compiled,
-    state_key: &[u8],
-    sort_value: impl Fn(&T, &str) -> Value,
-    id: impl Fn(&T) -> String,
-) -> Page<T> {
-    let next_cursor = if rows.len() as i64 > compiled.limit {
-        rows.truncate(compiled.limit as usize);
-        rows.last().map(|last| encode_cursor(state_key, compiled, sort_value(last, compiled.sort_field), &id(last)))
-    } else {
-        None
-    };
-    Page::new(rows, next_cursor)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule of every name and description: trimmed, and blank refused naming the
+    /// field, on create (`required`) and on an update that sends it (`required_if_sent`).
+    #[test]
+    fn a_required_text_is_trimmed_and_never_blank() {
+        assert_eq!(required("name", "  Acme Ltda ").unwrap(), "Acme Ltda");
+        for blank in ["", " ", "\t\n "] {
+            let err = required("name", blank).unwrap_err();
+            assert_eq!(
+                (err.status().as_u16(), err.code, err.message.as_str()),
+                (400, ErrorCode::BadRequest, "name must not be blank")
+            );
+            assert_eq!(err.details, Some(json!({"field": "name", "reason": "too_short"})));
+        }
+        let err = required("description", " ").unwrap_err();
+        assert_eq!(err.message, "description must not be blank");
+        assert_eq!(err.details.unwrap()["field"], "description");
+        assert_eq!(required_if_sent("name", None).unwrap(), None);
+        assert_eq!(required_if_sent("name", Some(" x ")).unwrap(), Some("x"));
+        assert!(required_if_sent("name", Some(" ")).is_err());
+        assert_eq!(optional(Some("  note ")), Some("note".to_string()));
+        assert_eq!((optional(Some(" \t")), optional(None)), (None, None));
+    }
 }

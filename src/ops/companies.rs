@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{conflict_on_unique, parse_date, unprocessable};
+use super::common::{conflict_on_unique, parse_date, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{records, Declaration, Op};
@@ -24,6 +24,7 @@ use crate::domain::dates::{Date, Timestamp};
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
+use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// Brazilian tax regimes.
@@ -217,10 +218,7 @@ pub async fn create(
     if !is_valid_cnpj(&cnpj) {
         return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
     }
-    if input.name.trim().is_empty() {
-        return Err(ApiError::bad_request("name must not be blank")
-            .with_details(json!({"field": "name", "reason": "too_short"})));
-    }
+    let name = required("name", &input.name)?;
     let locked_until = parse_date("locked_until", input.locked_until.as_deref())?;
     check_address(&input.address)?;
     let id = uuid::Uuid::new_v4().to_string();
@@ -234,7 +232,7 @@ pub async fn create(
     )
     .bind(&id)
     .bind(&ws.workspace_id)
-    .bind(input.name.trim())
+    .bind(name)
     .bind(&cnpj)
     .bind(company_type)
     .bind(input.trade_name.as_deref())
@@ -265,10 +263,7 @@ pub async fn update(
 ) -> Result<Company, ApiError> {
     ctx.authorize(ws, Resource::Companies, Access::Write)?;
     let current = crud::find::<Companies>(conn, ws, id).await?;
-    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        return Err(ApiError::bad_request("name must not be blank")
-            .with_details(json!({"field": "name", "reason": "too_short"})));
-    }
+    let name = required_if_sent("name", input.name.as_deref())?;
     let locked_until = match &input.locked_until {
         Some(locked) => Some(parse_date("locked_until", locked.as_deref())?),
         None => None,
@@ -276,7 +271,7 @@ pub async fn update(
     if let Some(address) = &input.address {
         check_address(address)?;
     }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = name.unwrap_or(&current.name).to_string();
     let active = input.active.unwrap_or(current.active);
     let trade_name = input.trade_name.unwrap_or(current.trade_name);
     let registration = input.municipal_registration.unwrap_or(current.municipal_registration);
@@ -344,10 +339,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     ] {
         sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await?;
     }
-    sql::query("DELETE FROM companies WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await?;
-    crud::audit::<Companies>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Companies>(ctx, conn, ws, &current.id, db_error).await
 }

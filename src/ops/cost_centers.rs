@@ -15,9 +15,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{body_id, unprocessable};
+use super::common::{body_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
+use super::refs;
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
@@ -153,10 +154,6 @@ record_table!(impl Table for CostCenters as "Classification center", audited as 
     id, company_id, name, center_type, description, active
 });
 
-fn blank_name() -> ApiError {
-    ApiError::bad_request("name must not be blank").with_details(json!({"field": "name", "reason": "too_short"}))
-}
-
 fn in_use(message: &str, (transactions, payables, receivables): (i64, i64, i64)) -> ApiError {
     ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({
         "reason": "in_use",
@@ -223,19 +220,8 @@ pub async fn create(
 ) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let company_id = body_id("company_id", &input.company_id)?;
-    let name = input.name.trim();
-    if name.is_empty() {
-        return Err(blank_name());
-    }
-    let not_in_workspace = || unprocessable("company_id", "invalid_reference", "Company not found in this workspace");
-    let company = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-        .bind(&ws.workspace_id)
-        .bind(&company_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    if company.is_none() {
-        return Err(not_in_workspace());
-    }
+    let name = required("name", &input.name)?;
+    refs::company(conn, ws, "company_id", &company_id).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now();
     sql::query(
@@ -253,7 +239,7 @@ pub async fn create(
     .execute(&mut *conn)
     .await
     .map_err(|e| match &e {
-        db if db.is_foreign_key_violation() => not_in_workspace(),
+        db if db.is_foreign_key_violation() => refs::not_in_workspace("company_id", "Company"),
         _ => db_error(e),
     })?;
     crud::created::<CostCenters>(ctx, conn, ws, &id).await
@@ -268,9 +254,7 @@ pub async fn update(
 ) -> Result<Center, ApiError> {
     ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
     let current = crud::find::<CostCenters>(conn, ws, id).await?;
-    if input.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        return Err(blank_name());
-    }
+    let name = required_if_sent("name", input.name.as_deref())?;
     let center_type = input.center_type.unwrap_or(current.center_type);
     if center_type != current.center_type {
         let (t, p, r, all) = usage(conn, ws, &current.id, Some(center_type)).await?;
@@ -278,7 +262,7 @@ pub async fn update(
             return Err(in_use("Records apportioned to this center do not fit the new type", (t, p, r)));
         }
     }
-    let name = input.name.as_deref().map(str::trim).unwrap_or(&current.name).to_string();
+    let name = name.unwrap_or(&current.name).to_string();
     let description = input.description.unwrap_or(current.description);
     let active = input.active.unwrap_or(current.active);
     let update = sql::query(
@@ -303,17 +287,12 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
         return Err(in_use("The classification center is still in use", (t, p, r)));
     }
     // An apportionment added meanwhile makes the delete fail on its foreign key.
-    sql::query("DELETE FROM classification_centers WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| match &e {
-            db if db.is_foreign_key_violation() => {
-                ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
-                    .with_details(json!({"reason": "in_use"}))
-            }
-            _ => db_error(e),
-        })?;
-    crud::audit::<CostCenters>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<CostCenters>(ctx, conn, ws, &current.id, |e| match &e {
+        db if db.is_foreign_key_violation() => {
+            ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
+                .with_details(json!({"reason": "in_use"}))
+        }
+        _ => db_error(e),
+    })
+    .await
 }

@@ -3,17 +3,17 @@
 //! (filters, sorts, live rows), its columns and how a row becomes its wire type. A
 //! resource module keeps only what is its own: its types, its rules and its writes.
 //!
-//! A page's cursor is read from the stored value of the sort column of its last row,
-//! so the sortable fields are named once, in the resource's [`ListSpec`].
+//! A page is cut, and its cursor written, by [`page`]: the sortable fields are named
+//! once, in the resource's [`ListSpec`](super::list::ListSpec).
 
 use crate::ops::stamps::Stamp;
 use crate::storage::{sql, Conn, Row};
-use serde_json::{json, Value};
 
 use super::common::{audit_write, path_id};
-use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
+use super::list::ListRequest;
+use super::page;
 use super::resource::Records;
-use super::{OpContext, Page};
+use super::{IdPage, OpContext, Page};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
@@ -93,48 +93,6 @@ macro_rules! record_table {
 }
 pub(crate) use record_table;
 
-/// A stored value as a cursor keeps it: text, else an integer.
-pub(crate) fn stored(row: &Row<'_>, column: &str) -> Value {
-    let name = column.rsplit('.').next().unwrap_or(column);
-    match row.try_get::<String, _>(name) {
-        Ok(text) => json!(text),
-        Err(_) => row.try_get::<i64, _>(name).map(|n| json!(n)).unwrap_or(Value::Null),
-    }
-}
-
-/// Runs a compiled list statement over `SELECT {columns} FROM {table}`, each row made a
-/// `T` by `map` as it is read, and cuts the rows to a page, the cursor after its last
-/// row (read from that row's stored sort value and id).
-async fn run<T: Send>(
-    conn: &mut Conn,
-    spec: &ListSpec,
-    columns: &str,
-    compiled: &Compiled,
-    state_key: &[u8],
-    map: impl Fn(&Row<'_>) -> Result<T, crate::storage::Error> + Send + Sync,
-) -> Result<Page<T>, ApiError> {
-    let sql = format!("SELECT {columns} FROM {} {}", spec.table, compiled.sql);
-    let limit = usize::try_from(compiled.limit).unwrap_or(usize::MAX);
-    let (mut seen, mut last) = (0usize, None);
-    let mut data = bind_all(sql::query(sql), &compiled.binds)
-        .map_all(&mut *conn, |row| {
-            seen += 1;
-            if seen == limit {
-                last = Some((stored(row, compiled.sort_column), row.try_get::<String, _>("id")?));
-            }
-            map(row)
-        })
-        .await?;
-    let next_cursor = match last {
-        Some((value, id)) if data.len() > limit => {
-            data.truncate(limit);
-            Some(encode_cursor(state_key, compiled, value, &id))
-        }
-        _ => None,
-    };
-    Ok(Page::new(data, next_cursor))
-}
-
 /// `GET /v1/{collection}`: a page of the live records that match the request.
 pub async fn list<T: Table>(
     ctx: &OpContext<'_>,
@@ -145,21 +103,18 @@ pub async fn list<T: Table>(
     ctx.authorize(ws, T::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = T::LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    run(conn, T::LIST, T::COLUMNS, &compiled, &keys.state, T::from_row).await
+    let sql = format!("SELECT {} FROM {} {}", T::COLUMNS, T::LIST.table, compiled.sql);
+    page::fetch(conn, sql, &compiled, &keys.state, T::from_row).await
 }
 
-/// `GET /v1/{collection}/ids`: every live id, ascending (see [`ListSpec::compile_ids`]).
+/// `GET /v1/{collection}/ids`: every live id, ascending (see [`page::ids`]).
 pub async fn ids<T: Table>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
     request: &ListRequest,
-) -> Result<Page<String>, ApiError> {
-    ctx.authorize(ws, T::RESOURCE, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = T::LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
-    let column = format!("{}.id", T::LIST.table);
-    run(conn, T::LIST, &column, &compiled, &keys.state, |row| row.try_get::<String, _>(0)).await
+) -> Result<IdPage, ApiError> {
+    page::ids(ctx, conn, ws, T::RESOURCE, T::LIST, request).await
 }
 
 /// The live record `id` (already a canonical UUID) of the workspace, if any.
@@ -217,6 +172,25 @@ pub async fn created<T: Table>(
     find::<T>(conn, ws, id).await
 }
 
+/// The end every plain hard delete shares: deletes the record `id` of the workspace
+/// (the statement's error mapped by `failed`) and records it in the audit log, in the
+/// same transaction.
+pub async fn deleted<T: Table>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    failed: fn(crate::storage::Error) -> ApiError,
+) -> Result<(), ApiError> {
+    sql::query(format!("DELETE FROM {} WHERE workspace_id = $1 AND id = $2", T::LIST.table))
+        .bind(&ws.workspace_id)
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .map_err(failed)?;
+    audit::<T>(ctx, conn, ws, "delete", id).await
+}
+
 /// The end every plain update shares: binds the stamp (`updated_at`, `updated_via`,
 /// `updated_by`) and then the key (`workspace_id`, `id`) after the changed fields, runs
 /// the statement (its error mapped by `failed`) and records the write in the audit log,
@@ -231,4 +205,72 @@ pub async fn stamped_update<'q, T: Table>(
 ) -> Result<(), ApiError> {
     update.stamp_now(ctx).bind(&ws.workspace_id).bind(id).execute(&mut *conn).await.map_err(failed)?;
     audit::<T>(ctx, conn, ws, "update", id).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::keys::{KeyStore, Keys};
+    use crate::auth::Identity;
+    use crate::domain::roles::{all_scopes, Role, ScopeSet};
+    use crate::ops::categories::Categories;
+    use crate::ops::taxes::{self, Taxes};
+    use crate::ops::{Channel, Services};
+    use crate::storage::{blob::BlobStore, migrate, seed, Db};
+
+    async fn audited(conn: &mut Conn, action: &str, id: &str) -> i64 {
+        sql::query("SELECT COUNT(*) FROM audit_events WHERE action = $1 AND target_id = $2")
+            .bind(action)
+            .bind(id)
+            .scalar(&mut *conn)
+            .await
+            .unwrap()
+    }
+
+    /// Every plain hard delete ends here: the row goes and its audit line is written; a
+    /// delete the database refuses answers the resource's own error and writes none.
+    #[tokio::test]
+    async fn a_delete_removes_the_record_and_audits_it_or_answers_the_resources_refusal() {
+        let db = Db::connect("sqlite::memory:", 1).await.unwrap();
+        migrate::run(&db).await.unwrap();
+        seed::run(&db).await.unwrap();
+        let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
+        let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
+        let identity =
+            Identity { user_id: seed::DEMO_OWNER.into(), scopes: ScopeSet::parse(&all_scopes().join(" ")), jti: None };
+        let ws = Membership {
+            workspace_id: seed::DEMO_WORKSPACE_ACME.into(),
+            workspace_name: "Acme".into(),
+            role: Role::Owner,
+        };
+        let ctx = OpContext {
+            state: Services { config: &config, db: &db, keys: &keys, blobs: &blobs },
+            identity: &identity,
+            channel: Channel::Api,
+            memberships: std::slice::from_ref(&ws),
+        };
+        let mut conn = db.acquire().await.unwrap();
+
+        let input = serde_json::from_value(serde_json::json!({"name": "Deleted by the test"})).unwrap();
+        let tax = taxes::create(&ctx, &mut conn, &ws, input).await.unwrap();
+        deleted::<Taxes>(&ctx, &mut conn, &ws, &tax.id, crate::storage::db_error).await.unwrap();
+        assert!(fetch::<Taxes>(&mut conn, &ws, &tax.id).await.unwrap().is_none());
+        assert_eq!(audited(&mut conn, "taxes.delete", &tax.id).await, 1);
+
+        let parent: String =
+            sql::query("SELECT parent_id FROM categories WHERE workspace_id = $1 AND parent_id IS NOT NULL LIMIT 1")
+                .bind(&ws.workspace_id)
+                .scalar(&mut conn)
+                .await
+                .unwrap();
+        let refused = deleted::<Categories>(&ctx, &mut conn, &ws, &parent, |e| {
+            assert!(e.is_foreign_key_violation(), "{e}");
+            ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "refused")
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(refused.message, "refused");
+        assert!(fetch::<Categories>(&mut conn, &ws, &parent).await.unwrap().is_some());
+        assert_eq!(audited(&mut conn, "categories.delete", &parent).await, 0);
+    }
 }

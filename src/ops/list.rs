@@ -360,7 +360,36 @@ fn decode_cursor(key: &[u8], cursor: &str) -> Option<CursorBody> {
     serde_json::from_slice(&body).ok()
 }
 
+/// The cursor `cursor` of a page sorted by `sort_field` in that direction (400
+/// `invalid_cursor` for a cursor of another sort, or one this server did not sign).
+fn continued(state_key: &[u8], cursor: &str, sort_field: &str, descending: bool) -> Result<CursorBody, ApiError> {
+    decode_cursor(state_key, cursor).filter(|b| b.s == sort_field && b.d == descending).ok_or_else(invalid_cursor)
+}
+
+fn invalid_cursor() -> ApiError {
+    bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"}))
+}
+
+/// A page size: `default` when absent, else a whole number from 1 to `max` (400
+/// `out_of_range` naming `limit`).
+fn page_limit(limit: Option<&str>, default: i64, max: i64) -> Result<i64, ApiError> {
+    match limit {
+        None => Ok(default),
+        Some(text) => text.parse::<i64>().ok().filter(|l| (1..=max).contains(l)).ok_or_else(|| {
+            bad(format!("limit must be between 1 and {max}"), json!({"field": "limit", "reason": "out_of_range"}))
+        }),
+    }
+}
+
 impl ListSpec {
+    /// The conditions every statement of this list starts with: the workspace (bind
+    /// `$1`) and the list's fixed scope.
+    fn confined(&self, workspace_id: &str) -> (Vec<Bind>, Vec<String>) {
+        let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
+        clauses.extend(self.scope.map(str::to_string));
+        (vec![Bind::Text(workspace_id.to_string())], clauses)
+    }
+
     /// Checks `request` against this resource and compiles the statement's tail.
     /// Bind `$1` is the workspace id; every other value is bound, never interpolated.
     pub fn compile(
@@ -369,11 +398,7 @@ impl ListSpec {
         workspace_id: &str,
         state_key: &[u8],
     ) -> Result<Compiled, ApiError> {
-        let mut binds = vec![Bind::Text(workspace_id.to_string())];
-        let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
-        if let Some(scope) = self.scope {
-            clauses.push(scope.to_string());
-        }
+        let (mut binds, mut clauses) = self.confined(workspace_id);
         for (name, op, values) in &request.filters {
             let field = self.filters.iter().find(|f| f.name == name).ok_or_else(|| {
                 bad(format!("Unknown filter: {name}"), json!({"field": name, "reason": "unknown_filter"}))
@@ -414,27 +439,15 @@ impl ListSpec {
             }
         };
         let sort_column = self.sorts.iter().find(|(n, _)| *n == sort_field).map(|(_, c)| *c).unwrap_or("created_at");
-        let limit = match request.limit.as_deref() {
-            None => DEFAULT_LIMIT,
-            Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| {
-                bad(
-                    format!("limit must be between 1 and {MAX_LIMIT}"),
-                    json!({"field": "limit", "reason": "out_of_range"}),
-                )
-            })?,
-        };
+        let limit = page_limit(request.limit.as_deref(), DEFAULT_LIMIT, MAX_LIMIT)?;
         if let Some(cursor) = &request.cursor {
-            let body = decode_cursor(state_key, cursor)
-                .filter(|b| b.s == sort_field && b.d == descending)
-                .ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"})))?;
+            let body = continued(state_key, cursor, sort_field, descending)?;
             let value = match body.v {
-                Value::String(s) => Bind::Text(s),
-                Value::Number(n) => {
-                    Bind::Int(n.as_i64().ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor"})))?)
-                }
-                _ => return Err(bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"}))),
+                Value::String(s) => Some(Bind::Text(s)),
+                Value::Number(n) => n.as_i64().map(Bind::Int),
+                _ => None,
             };
-            binds.push(value);
+            binds.push(value.ok_or_else(invalid_cursor)?);
             let v = binds.len();
             binds.push(Bind::Text(body.id));
             let id = binds.len();
@@ -470,24 +483,10 @@ impl ListSpec {
         if request.sort.is_some() {
             return Err(bad("The id sweep takes no sort", json!({"field": "sort", "reason": "unknown_sort"})));
         }
-        let limit = match request.limit.as_deref() {
-            None => IDS_DEFAULT_LIMIT,
-            Some(l) => l.parse::<i64>().ok().filter(|l| (1..=IDS_MAX_LIMIT).contains(l)).ok_or_else(|| {
-                bad(
-                    format!("limit must be between 1 and {IDS_MAX_LIMIT}"),
-                    json!({"field": "limit", "reason": "out_of_range"}),
-                )
-            })?,
-        };
-        let mut binds = vec![Bind::Text(workspace_id.to_string())];
-        let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
-        if let Some(scope) = self.scope {
-            clauses.push(scope.to_string());
-        }
+        let limit = page_limit(request.limit.as_deref(), IDS_DEFAULT_LIMIT, IDS_MAX_LIMIT)?;
+        let (mut binds, mut clauses) = self.confined(workspace_id);
         if let Some(cursor) = &request.cursor {
-            let body = decode_cursor(state_key, cursor)
-                .filter(|b| b.s == "id" && !b.d)
-                .ok_or_else(|| bad("Invalid cursor", json!({"field": "cursor", "reason": "invalid_cursor"})))?;
+            let body = continued(state_key, cursor, "id", false)?;
             binds.push(Bind::Text(body.id));
             clauses.push(format!("{}.id > ${}", self.table, binds.len()));
         }
@@ -640,6 +639,25 @@ mod tests {
         assert_eq!(next.binds[1], Bind::Text("id-9".into()));
         let page_cursor = encode_cursor(KEY, &query("sort=name").unwrap(), json!("Acme"), "id-1");
         assert_eq!(sweep(&format!("cursor={page_cursor}")).unwrap_err().details.unwrap()["reason"], "invalid_cursor");
+    }
+
+    /// Every page size is read by one rule: absent is the default, else 1 to the
+    /// maximum, anything else a 400 naming `limit`.
+    #[test]
+    fn a_limit_is_a_whole_number_from_one_to_the_maximum() {
+        assert_eq!(page_limit(None, 25, 100).unwrap(), 25);
+        for (text, limit) in [("1", 1), ("100", 100), ("+7", 7)] {
+            assert_eq!(page_limit(Some(text), 25, 100).unwrap(), limit, "{text}");
+        }
+        for text in ["0", "101", "-1", "ten", "", "2.0", " 5"] {
+            let err = page_limit(Some(text), 25, 100).unwrap_err();
+            assert_eq!(err.code, ErrorCode::BadRequest, "{text}");
+            assert_eq!(err.message, "limit must be between 1 and 100", "{text}");
+            assert_eq!(err.details.unwrap(), json!({"field": "limit", "reason": "out_of_range"}), "{text}");
+        }
+        assert_eq!(page_limit(Some("10000"), IDS_DEFAULT_LIMIT, IDS_MAX_LIMIT).unwrap(), 10_000);
+        let err = page_limit(Some("10001"), IDS_DEFAULT_LIMIT, IDS_MAX_LIMIT).unwrap_err();
+        assert_eq!(err.message, "limit must be between 1 and 10000");
     }
 
     #[test]

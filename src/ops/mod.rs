@@ -18,6 +18,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod list;
 pub mod openapi;
+pub mod page;
 pub mod people;
 pub mod period;
 pub mod rate_limit;

@@ -14,10 +14,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{body_id, conflict_on_unique, invalid, unprocessable};
+use super::common::{body_id, conflict_on_unique, optional, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
+use super::refs;
 use super::resource::{records, Declaration, Op};
 use super::validate::nullable;
 use super::OpContext;
@@ -266,15 +267,6 @@ fn flag(value: bool) -> i64 {
     }
 }
 
-/// An optional text: trimmed, and blank means none.
-fn text(value: Option<String>) -> Option<String> {
-    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
-}
-
-fn blank_name() -> ApiError {
-    invalid("name", "too_short", "name must not be blank")
-}
-
 /// Strips the formatting of a document and checks it: digits only, 11 (CPF) or 14
 /// (CNPJ) of them, check digits right.
 fn check_document(raw: &str) -> Result<(String, DocumentType), ApiError> {
@@ -312,20 +304,6 @@ fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "document_number", "A person with this document already exists in the company")
 }
 
-/// The company must be a live company of the caller's workspace.
-async fn check_company(conn: &mut Conn, ws: &Membership, company_id: &str) -> Result<String, ApiError> {
-    let id = body_id("company_id", company_id)?;
-    let found = sql::query("SELECT id FROM companies WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    match found {
-        Some(_) => Ok(id),
-        None => Err(unprocessable("company_id", "invalid_reference", "The company does not exist in this workspace")),
-    }
-}
-
 pub async fn create(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -333,19 +311,16 @@ pub async fn create(
     input: PersonCreate,
 ) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
-    let name = input.name.trim().to_string();
-    if name.is_empty() {
-        return Err(blank_name());
-    }
+    let name = required("name", &input.name)?;
     let company_id = body_id("company_id", &input.company_id)?;
-    let document = match text(input.document_number) {
+    let document = match optional(input.document_number.as_deref()) {
         Some(raw) => Some(check_document(&raw)?),
         None => None,
     };
     let document_type = document.as_ref().map(|(_, t)| *t);
     check_document_type(input.document_type, document_type)?;
     let kind = input.kind.or(document_type.map(DocumentType::kind));
-    let company_id = check_company(conn, ws, &company_id).await?;
+    let company_id = refs::company(conn, ws, "company_id", &company_id).await?.id;
     let id = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now();
     sql::query(
@@ -357,16 +332,16 @@ pub async fn create(
     .bind(&id)
     .bind(&ws.workspace_id)
     .bind(&company_id)
-    .bind(&name)
-    .bind(text(input.legal_name))
-    .bind(text(input.nickname))
+    .bind(name)
+    .bind(optional(input.legal_name.as_deref()))
+    .bind(optional(input.nickname.as_deref()))
     .bind(kind.map(PersonKind::as_str))
     .bind(document_type.map(DocumentType::as_str))
     .bind(document.map(|(digits, _)| digits))
     .bind(flag(input.is_customer.unwrap_or(false)))
     .bind(flag(input.is_supplier.unwrap_or(false)))
     .bind(flag(input.active.unwrap_or(true)))
-    .bind(text(input.notes))
+    .bind(optional(input.notes.as_deref()))
     .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
@@ -383,11 +358,7 @@ pub async fn update(
 ) -> Result<Person, ApiError> {
     ctx.authorize(ws, Resource::People, Access::Write)?;
     let current = crud::find::<People>(conn, ws, id).await?;
-    let name = match input.name {
-        Some(n) if n.trim().is_empty() => return Err(blank_name()),
-        Some(n) => n.trim().to_string(),
-        None => current.name.clone(),
-    };
+    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
     // The document: absent or null keeps it, empty removes it, anything else replaces it
     // (validated only when it differs from the stored one).
     let (document_number, document_type) = match input.document_number {
@@ -407,7 +378,7 @@ pub async fn update(
     let kind = input.kind.unwrap_or(current.kind);
     let keep_or_clear = |given: Option<String>, current: Option<String>| match given {
         None => current,
-        Some(v) => text(Some(v)),
+        Some(v) => optional(Some(&v)),
     };
     let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
     let nickname = keep_or_clear(input.nickname, current.nickname.clone());

@@ -1,5 +1,6 @@
-//! References between finance records, checked once for every door: the company of a
-//! record (and its closed period), the account (same company), and the category,
+//! References between finance records, checked once for every door and every record:
+//! the company of a record (and its closed period), the account (same company, or any
+//! for a transfer's legs), the tax of a charge, and the category,
 //! classification center and person of a transaction or a bill — by id, or found or
 //! created by name (`*_name`, mutually exclusive with `*_id`), always with the polarity
 //! of the record (debit: debit category, cost center, supplier; credit: credit
@@ -121,6 +122,25 @@ pub async fn account(
     Ok(owned(conn, ws, company, &ACCOUNT, field, account_id).await?.0)
 }
 
+/// The row `sql` reads (by workspace `$1` and id `$2`) for the id in `field`: 400 for a
+/// malformed id, 422 `invalid_reference` naming `what` when the workspace has none.
+async fn found(
+    conn: &mut Conn,
+    ws: &Membership,
+    (sql, what): (&'static str, &str),
+    field: &str,
+    id: &str,
+) -> Result<(String, crate::storage::OwnedRow), ApiError> {
+    let id = body_id(field, id)?;
+    let row = sql::query(sql)
+        .bind(&ws.workspace_id)
+        .bind(&id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| not_in_workspace(field, what))?;
+    Ok((id, row))
+}
+
 /// The record of kind `kind` named by the id in `field`, which must belong to
 /// `company`. None in the workspace is 422 `invalid_reference`, another company's is
 /// 422 with the kind's `mismatch` reason.
@@ -133,13 +153,7 @@ async fn owned(
     id: &str,
 ) -> Result<(String, crate::storage::OwnedRow), ApiError> {
     let Referenced { sql, what, mismatch } = *kind;
-    let id = body_id(field, id)?;
-    let row = sql::query(sql)
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| not_in_workspace(field, what))?;
+    let (id, row) = found(conn, ws, (sql, what), field, id).await?;
     let owner: String = row.try_get(0)?;
     if owner != company.id {
         return Err(unprocessable(
@@ -149,6 +163,25 @@ async fn owned(
         ));
     }
     Ok((id, row))
+}
+
+/// The financial account `account_id` of the workspace, of any company, with its
+/// company (a transfer's legs may belong to two).
+pub async fn account_anywhere(
+    conn: &mut Conn,
+    ws: &Membership,
+    field: &str,
+    account_id: &str,
+) -> Result<(String, CompanyRef), ApiError> {
+    let (id, row) = found(conn, ws, (ACCOUNT.sql, ACCOUNT.what), field, account_id).await?;
+    let company_id: String = row.try_get(0)?;
+    Ok((id, company(conn, ws, field, &company_id).await?))
+}
+
+/// The tax `tax_id` of the workspace (taxes belong to no company).
+pub async fn tax(conn: &mut Conn, ws: &Membership, field: &str, tax_id: &str) -> Result<String, ApiError> {
+    const TAX: &str = "SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2";
+    Ok(found(conn, ws, (TAX, "Tax"), field, tax_id).await?.0)
 }
 
 /// As [`owned`], and its type must be one of `accepted` (422 `type_mismatch`).

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{conflict_on_unique, invalid, unprocessable};
+use super::common::{conflict_on_unique, invalid, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::{list_spec, ListSpec};
 use super::resource::{records, Declaration, Op};
@@ -23,6 +23,7 @@ use crate::domain::dates::Timestamp;
 use crate::domain::percent::{fits_rate_pattern, Percent, PercentError, RATE_FORMAT, RATE_PATTERN};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
+use crate::storage::db_error;
 use crate::storage::identity::Membership;
 
 /// At most this many referencing billing ids are named when a delete is refused.
@@ -141,20 +142,13 @@ fn flag(value: bool) -> i64 {
     }
 }
 
-fn blank_name() -> ApiError {
-    invalid("name", "too_short", "name must not be blank")
-}
-
 fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "name", "A tax with this name already exists in the workspace")
 }
 
 pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
-    let name = input.name.trim().to_string();
-    if name.is_empty() {
-        return Err(blank_name());
-    }
+    let name = required("name", &input.name)?;
     let rate = match input.default_rate.as_deref() {
         Some(text) => Some(parse_rate("default_rate", text)?),
         None => None,
@@ -168,7 +162,7 @@ pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input
     )
     .bind(&id)
     .bind(&ws.workspace_id)
-    .bind(&name)
+    .bind(name)
     .bind(rate)
     .bind(flag(input.default_withholding.unwrap_or(true)))
     .bind(flag(input.active.unwrap_or(true)))
@@ -188,11 +182,7 @@ pub async fn update(
 ) -> Result<Tax, ApiError> {
     ctx.authorize(ws, Resource::Taxes, Access::Write)?;
     let current = crud::find::<Taxes>(conn, ws, id).await?;
-    let name = match input.name {
-        Some(n) if n.trim().is_empty() => return Err(blank_name()),
-        Some(n) => n.trim().to_string(),
-        None => current.name.clone(),
-    };
+    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
     let rate = match input.default_rate {
         // The kept rate, back in basis points from its two-decimal text.
         None => current.default_rate.as_deref().map(|text| parse_rate("default_rate", text)).transpose()?,
@@ -260,10 +250,5 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
             "billing_ids": billing_ids,
         })));
     }
-    sql::query("DELETE FROM taxes WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .execute(&mut *conn)
-        .await?;
-    crud::audit::<Taxes>(ctx, conn, ws, "delete", &current.id).await
+    crud::deleted::<Taxes>(ctx, conn, ws, &current.id, db_error).await
 }

@@ -102,6 +102,7 @@ async fn the_company_must_be_of_the_callers_workspace() {
         assert_eq!(reply.status, 422, "{company}");
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
         assert_eq!(reply.json()["error"]["details"], json!({"field": "company_id", "reason": "invalid_reference"}));
+        assert_eq!(reply.json()["error"]["message"], "Company not found in this workspace");
     }
 }
 

@@ -104,6 +104,7 @@ async fn company_must_exist_in_the_workspace() {
         assert_eq!(reply.status, 422, "{company}");
         assert_eq!(reply.json()["error"]["code"], "unprocessable_entity");
         assert_eq!(details(&reply), pair("company_id", "invalid_reference"));
+        assert_eq!(reply.json()["error"]["message"], "Company not found in this workspace");
     }
     let mut body = new_person();
     body["company_id"] = json!("not-a-uuid");

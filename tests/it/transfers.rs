@@ -84,6 +84,7 @@ async fn transfer_creates_a_linked_debit_and_credit_atomically() {
     let reply = send(&h, Method::POST, "/v1/transfers", &token, Some(foreign)).await;
     assert_eq!(reply.status, 422);
     assert_eq!(details(&reply), json!({"field": "to_account_id", "reason": "invalid_reference"}));
+    assert_eq!(reply.json()["error"]["message"], "Financial account not found in this workspace");
     let mut bad = body.clone();
     bad["amount"] = json!("0.00");
     assert_eq!(send(&h, Method::POST, "/v1/transfers", &token, Some(bad)).await.status, 400);

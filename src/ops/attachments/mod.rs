@@ -30,9 +30,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{page, path_id};
-use super::list::{bind_all, list_spec, Bind, ListRequest, ListSpec, Op};
+use super::common::path_id;
+use super::list::{list_spec, Bind, ListRequest, ListSpec, Op};
 use super::openapi::{page_of, Operation, CUSTOM_CONTENT};
+use super::page;
 use super::validate::schema_of;
 use super::{OpContext, Page};
 use crate::domain::dates::Timestamp;
@@ -340,16 +341,15 @@ pub async fn list(
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let (request, links) = split_link_filters(request)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(&request, &ws.workspace_id, &keys.state)?;
+    let mut compiled = LIST.compile(&request, &ws.workspace_id, &keys.state)?;
     // The link conditions go last in the WHERE clause, so their placeholders follow
     // the ones the shared compiler numbered.
-    let mut binds = compiled.binds.clone();
     let mut extra = String::new();
     for (link_type, ids) in links {
         let mut placeholders = Vec::with_capacity(ids.len());
         for id in ids {
-            binds.push(Bind::Text(id));
-            placeholders.push(format!("${}", binds.len()));
+            compiled.binds.push(Bind::Text(id));
+            placeholders.push(format!("${}", compiled.binds.len()));
         }
         extra.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM attachment_links f WHERE f.attachment_id = attachments.id \
@@ -361,18 +361,7 @@ pub async fn list(
     let at = compiled.sql.find(" ORDER BY ").ok_or_else(ApiError::internal)?;
     let sql = format!("{SELECT} {}{extra}{}", &compiled.sql[..at], &compiled.sql[at..]);
     let base = &ctx.state.config.api_base_url;
-    let data = bind_all(sql::query(sql), &binds).map_all(&mut *conn, |r| from_row(r, base)).await?;
-    Ok(page(
-        data,
-        &compiled,
-        &keys.state,
-        |a, field| match field {
-            "file_name" => json!(a.file_name),
-            "file_size" => json!(a.file_size),
-            _ => json!(a.uploaded_at),
-        },
-        |a| a.id.clone(),
-    ))
+    page::fetch(conn, sql, &compiled, &keys.state, |r| from_row(r, base)).await
 }
 
 async fn find(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Attachment, ApiError> {

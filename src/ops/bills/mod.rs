@@ -56,12 +56,13 @@ use self::status::{check_open, refused_change};
 pub use self::wire::{
     Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput,
 };
-use super::common::{audit_write, invalid, page};
+use super::common::{audit_write, invalid, required, required_if_sent};
 use super::ledger;
-use super::list::{bind_all, ListRequest, ListSpec};
+use super::list::{ListRequest, ListSpec};
+use super::page;
 use super::period::AggregatesQuery;
 use super::refs::{self, Polarity};
-use super::{apportionment, IdPage, IdPageMeta, OpContext, Page};
+use super::{apportionment, IdPage, OpContext, Page};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
 use crate::domain::bills::{BillStatus, BillType};
 use crate::domain::dates::{Date, Timestamp};
@@ -70,10 +71,6 @@ use crate::domain::payment::PaymentMethod;
 use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
-
-/// `GET …/ids`: default and maximum page size.
-pub const IDS_DEFAULT_LIMIT: i64 = 1000;
-pub const IDS_MAX_LIMIT: i64 = 10_000;
 
 /// A kind of bill as the operations and the doors need it: the domain's [`Bill`] plus
 /// its `/v1` collection, the words its errors and confirmations use, its ledger polarity
@@ -91,10 +88,8 @@ pub trait BillKind: Bill {
     const ACCOUNT: &'static str;
     /// The polarity of its person, category, centers and settlement transaction.
     const POLARITY: Polarity;
-    /// Its list: filters, sorts, scope.
+    /// Its list (filters, sorts, scope) and its id sweep.
     const LIST: &'static ListSpec;
-    /// The id sweep: ordered by id only, no filters.
-    const IDS: &'static ListSpec;
 }
 
 impl BillKind for Payable {
@@ -105,7 +100,6 @@ impl BillKind for Payable {
     const ACCOUNT: &'static str = "out of";
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
-    const IDS: &'static ListSpec = &rows::PAYABLES_IDS;
 }
 
 impl BillKind for Receivable {
@@ -116,7 +110,6 @@ impl BillKind for Receivable {
     const ACCOUNT: &'static str = "into";
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;
-    const IDS: &'static ListSpec = &rows::RECEIVABLES_IDS;
 }
 
 pub fn aggregates_schema(settled: &str) -> Value {
@@ -144,10 +137,6 @@ fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiErr
     }
 }
 
-fn blank(field: &str) -> ApiError {
-    invalid(field, "too_short", &format!("{field} must not be blank"))
-}
-
 pub async fn list<B: BillKind>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -158,20 +147,7 @@ pub async fn list<B: BillKind>(
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
-    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await?;
-    let mut page = page(
-        data,
-        &compiled,
-        &keys.state,
-        |b, field| match field {
-            "competence_date" => json!(b.competence_date),
-            "created_at" => json!(b.stamps.created_at),
-            "updated_at" => json!(b.stamps.updated_at),
-            "amount" => json!(b.amount.0),
-            _ => json!(b.due_date),
-        },
-        |b| b.id.clone(),
-    );
+    let mut page = page::fetch(conn, sql, &compiled, &keys.state, from_row).await?;
     attach(conn, ws, &mut page.data, Parts::wanted(request)).await?;
     Ok(page)
 }
@@ -194,10 +170,7 @@ pub async fn create<B: BillKind>(
 ) -> Result<BillingCreated, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let polarity = B::POLARITY;
-    let description = input.description.trim().to_string();
-    if description.is_empty() {
-        return Err(blank("description"));
-    }
+    let description = required("description", &input.description)?;
     let amount = ledger::positive("amount", input.amount)?;
     check_method::<B>(input.payment_method_kind)?;
     let billing_type = input.billing_type.unwrap_or(BillType::Normal);
@@ -253,7 +226,7 @@ pub async fn create<B: BillKind>(
         .bind(&ws.workspace_id)
         .bind(&company.id)
         .bind(B::KIND)
-        .bind(&description)
+        .bind(description)
         .bind(row.amount.0)
         .bind(row.due_date)
         .bind(row.competence_date)
@@ -301,11 +274,8 @@ pub async fn update<B: BillKind>(
     refs::check_period(&company, "due_date", current.due_date)?;
     let owner = refs::Owner { ctx, ws, company: &company, polarity };
     check_open(&current)?;
-    let description = match input.description.as_deref().map(str::trim) {
-        Some("") => return Err(blank("description")),
-        Some(d) => d.to_string(),
-        None => current.description.clone(),
-    };
+    let description =
+        required_if_sent("description", input.description.as_deref())?.unwrap_or(&current.description).to_string();
     let amount = match input.amount {
         Some(a) => ledger::positive("amount", a)?,
         None => current.amount,
@@ -483,41 +453,14 @@ pub async fn aggregates<B: BillKind>(
     Ok(Value::Object(out))
 }
 
-/// `GET …/ids`: every id of the kind, ascending; `limit` (default 1000, max 10000) and
-/// `cursor` only.
+/// `GET …/ids`: every id of the kind, ascending (see [`page::ids`]).
 pub async fn ids<B: BillKind>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
     query: &[(String, String)],
 ) -> Result<IdPage, ApiError> {
+    // The caller's access before what it asked.
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
-    let mut request = ListRequest::default();
-    let mut limit = IDS_DEFAULT_LIMIT;
-    for (key, value) in query {
-        match key.as_str() {
-            "workspace_id" => {}
-            "cursor" => request.cursor = Some(value.clone()),
-            "limit" => {
-                limit = value
-                    .parse::<i64>()
-                    .ok()
-                    .filter(|l| (1..=IDS_MAX_LIMIT).contains(l))
-                    .ok_or_else(|| invalid("limit", "out_of_range", "limit must be between 1 and 10000"))?;
-            }
-            "sort" => return Err(invalid("sort", "unknown_sort", "The id sweep takes no sort")),
-            _ => return Err(invalid(key, "unknown_filter", "The id sweep takes no filters")),
-        }
-    }
-    let spec = B::IDS;
-    let keys = ctx.state.keys.current().await?;
-    let mut compiled = spec.compile(&request, &ws.workspace_id, &keys.state)?;
-    // The shared compiler caps pages at the list maximum; the sweep has its own.
-    let head = compiled.sql.rsplit_once(" LIMIT ").map(|(h, _)| h.to_string()).ok_or_else(ApiError::internal)?;
-    compiled.sql = format!("{head} LIMIT {}", limit + 1);
-    compiled.limit = limit;
-    let sql = format!("SELECT billings.id FROM billings {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await?;
-    let page = page(ids, &compiled, &keys.state, |id, _| json!(id), |id| id.clone());
-    Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
+    page::ids(ctx, conn, ws, B::RESOURCE, B::LIST, &ListRequest::from_query(query)?).await
 }

@@ -17,8 +17,9 @@ use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
-use crate::ops::common::{body_id, invalid, path_id, unprocessable};
+use crate::ops::common::{body_id, invalid, path_id};
 use crate::ops::list::{list_spec, ListRequest, ListSpec};
+use crate::ops::refs;
 use crate::storage::identity::Membership;
 
 macro_rules! billing_list {
@@ -38,12 +39,6 @@ macro_rules! billing_list {
 
 billing_list!(PAYABLES_LIST, "billings.kind = 'payable'", &["pending", "paid", "cancelled"]);
 billing_list!(RECEIVABLES_LIST, "billings.kind = 'receivable'", &["pending", "received", "cancelled"]);
-
-/// The id sweep: ordered by id only, no filters.
-pub static PAYABLES_IDS: ListSpec =
-    list_spec!(billings where "billings.kind = 'payable'"; filters: ; sorts: id; default: id);
-pub static RECEIVABLES_IDS: ListSpec =
-    list_spec!(billings where "billings.kind = 'receivable'"; filters: ; sorts: id; default: id);
 
 /// A bill's column: the alias it is selected as, its expression, and how its value
 /// goes into the record.
@@ -356,18 +351,7 @@ pub async fn requested_taxes(
         if out.iter().any(|(t, _, _)| *t == tax_id) {
             return Err(invalid(&field, "duplicate_tax", "A tax appears twice in tax_charges"));
         }
-        let found = sql::query("SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2")
-            .bind(&ws.workspace_id)
-            .bind(&tax_id)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if found.is_none() {
-            return Err(unprocessable(
-                &format!("{field}.tax_id"),
-                "invalid_reference",
-                "Tax not found in this workspace",
-            ));
-        }
+        let tax_id = refs::tax(conn, ws, &format!("{field}.tax_id"), &tax_id).await?;
         out.push((tax_id, item.amount.cents(), item.withholding.unwrap_or(true)));
     }
     Ok(out)

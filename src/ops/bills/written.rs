@@ -18,8 +18,8 @@ use super::BillKind;
 use crate::domain::money::Cents;
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::ops::crud::stored;
-use crate::ops::list::{bind_all, encode_cursor, ListRequest};
+use crate::ops::list::{bind_all, ListRequest};
+use crate::ops::page::Cut;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};
@@ -166,32 +166,26 @@ pub async fn list<B: BillKind>(
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", select_for(request, compiled.sort_column), compiled.sql);
-    let limit = usize::try_from(compiled.limit).unwrap_or(usize::MAX);
-    let mut out = Vec::with_capacity(64 + limit * (16 + plan.len() * 48));
+    let mut cut = Cut::new(&compiled);
+    let mut out = Vec::with_capacity(64 + cut.limit() * (16 + plan.len() * 48));
     out.extend_from_slice(b"{\"data\":[");
-    let (mut seen, mut placed, mut last) = (0usize, None::<Vec<(&'static str, Placed)>>, None);
+    let mut placed = None::<Vec<(&'static str, Placed)>>;
     bind_all(sql::query(sql), &compiled.binds)
         .map_all(&mut *conn, |row| {
-            seen += 1;
-            if seen > limit {
+            if !cut.take(row)? {
                 return Ok(());
             }
-            if seen == limit {
-                last = Some((stored(row, compiled.sort_column), row.try_get::<String, _>("id")?));
-            }
-            if seen > 1 {
+            if placed.is_some() {
                 out.push(b',');
-            }
-            if placed.is_none() {
+            } else {
                 placed = Some(Positions::of(row).resolve(&plan)?);
             }
             write_row(&mut out, row, placed.as_deref().unwrap_or_default())
         })
         .await?;
     out.extend_from_slice(b"],\"meta\":{\"next_cursor\":");
-    match last.filter(|_| seen > limit) {
-        Some((value, id)) => serde_json::to_writer(&mut out, &encode_cursor(&keys.state, &compiled, value, &id))
-            .map_err(|_| ApiError::internal())?,
+    match cut.next_cursor(&keys.state) {
+        Some(cursor) => serde_json::to_writer(&mut out, &cursor).map_err(|_| ApiError::internal())?,
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b"}}");

@@ -22,19 +22,19 @@ mod wire;
 
 use crate::ops::stamps::Stamp;
 use crate::storage::{sql, Conn};
-use serde_json::json;
 
 pub use self::wire::{
     Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
-use super::common::{audit_write, body_id, invalid, page, path_id, unprocessable};
+use super::common::{audit_write, body_id, invalid, optional, path_id, required, required_if_sent, unprocessable};
 use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
-use super::list::{bind_all, list_spec, ListRequest, ListSpec};
+use super::list::{list_spec, ListRequest, ListSpec};
+use super::page;
 use super::period::AggregatesQuery;
 use super::refs::{self, CompanyRef, Polarity};
-use super::{IdPage, IdPageMeta, OpContext, Page};
+use super::{IdPage, OpContext, Page};
 use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
@@ -88,18 +88,6 @@ async fn with_allocations(
     Ok(rows)
 }
 
-fn check_text(field: &str, value: &str) -> Result<(), ApiError> {
-    if value.trim().is_empty() {
-        return Err(invalid(field, "too_short", &format!("{field} must not be blank")));
-    }
-    Ok(())
-}
-
-/// `None`/blank → `None`, otherwise trimmed.
-fn trimmed(value: Option<&str>) -> Option<String> {
-    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
-}
-
 pub async fn list(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -110,19 +98,7 @@ pub async fn list(
     let keys = ctx.state.keys.current().await?;
     let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("SELECT {COLUMNS} FROM financial_transactions {}", compiled.sql);
-    let data = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, from_row).await?;
-    let page = page(
-        data,
-        &compiled,
-        &keys.state,
-        |t, field| match field {
-            "created_at" => json!(t.stamps.created_at),
-            "updated_at" => json!(t.stamps.updated_at),
-            "amount" => json!(t.amount.0),
-            _ => json!(t.occurred_at),
-        },
-        |t| t.id.clone(),
-    );
+    let page = page::fetch(conn, sql, &compiled, &keys.state, from_row).await?;
     let data = with_allocations(conn, ws, page.data).await?;
     Ok(Page { data, meta: page.meta })
 }
@@ -167,7 +143,7 @@ pub async fn create(
     input: TransactionCreate,
 ) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
-    check_text("description", &input.description)?;
+    let description = required("description", &input.description)?.to_string();
     let amount = positive("amount", input.amount)?;
     let occurred_at = input.occurred_at;
     let account_id = body_id("financial_account_id", &input.financial_account_id)?;
@@ -203,7 +179,7 @@ pub async fn create(
         &NewTransaction {
             company_id: company.id.clone(),
             account_id,
-            description: input.description.trim().to_string(),
+            description,
             amount,
             occurred_at,
             competence_date: input.competence_date,
@@ -211,10 +187,10 @@ pub async fn create(
             category_id,
             person_id,
             payment_method_kind: input.payment_method_kind.map(|k| k.0.as_str().to_string()),
-            bank_description: trimmed(input.bank_description.as_deref()),
-            document: trimmed(input.document.as_deref()),
+            bank_description: optional(input.bank_description.as_deref()),
+            document: optional(input.document.as_deref()),
             document_date: input.document_date,
-            notes: trimmed(input.notes.as_deref()),
+            notes: optional(input.notes.as_deref()),
             classified: input.classified.unwrap_or(false),
             is_pending: input.is_pending.unwrap_or(false),
             auto_created: false,
@@ -253,9 +229,7 @@ pub async fn update(
 ) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
     let current = find(conn, ws, id).await?;
-    if let Some(d) = &input.description {
-        check_text("description", d)?;
-    }
+    let description = required_if_sent("description", input.description.as_deref())?;
     let amount = match input.amount {
         Some(a) => positive("amount", a)?,
         None => current.amount,
@@ -345,10 +319,10 @@ pub async fn update(
         None
     };
     let pick = |sent: &Option<Option<String>>, kept: &Option<String>| match sent {
-        Some(value) => trimmed(value.as_deref()),
+        Some(value) => optional(value.as_deref()),
         None => kept.clone(),
     };
-    let description = input.description.as_deref().map(str::trim).unwrap_or(&current.description).to_string();
+    let description = description.unwrap_or(&current.description).to_string();
     let competence_date = input.competence_date.unwrap_or(current.competence_date);
     let document_date = input.document_date.unwrap_or(current.document_date);
     let payment_method_kind = match input.payment_method_kind {
@@ -455,13 +429,7 @@ pub async fn ids(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<IdPage, ApiError> {
-    ctx.authorize(ws, Resource::Transactions, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT financial_transactions.id FROM financial_transactions {}", compiled.sql);
-    let ids = bind_all(sql::query(sql), &compiled.binds).map_all(&mut *conn, |r| r.try_get::<String, _>(0)).await?;
-    let page = page(ids, &compiled, &keys.state, |id, _| json!(id), Clone::clone);
-    Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
+    page::ids(ctx, conn, ws, Resource::Transactions, &LIST, request).await
 }
 
 /// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either
@@ -503,25 +471,6 @@ pub async fn aggregates(
     Ok(Aggregates { count, credit: Cents(credit), debit: Cents(debit), net: Cents(credit - debit) })
 }
 
-/// An account of the workspace (any company) for a transfer leg, with its company.
-async fn transfer_account(
-    conn: &mut Conn,
-    ws: &Membership,
-    field: &str,
-    id: &str,
-) -> Result<(String, CompanyRef), ApiError> {
-    let id = body_id(field, id)?;
-    let row = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| unprocessable(field, "invalid_reference", "Financial account not found in this workspace"))?;
-    let company_id: String = row.try_get(0)?;
-    let company = refs::company(conn, ws, field, &company_id).await?;
-    Ok((id, company))
-}
-
 /// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
 /// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
 /// company and is subject to that company's closed period.
@@ -532,7 +481,7 @@ pub async fn create_transfer(
     input: TransferCreate,
 ) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
-    check_text("description", &input.description)?;
+    let description = required("description", &input.description)?.to_string();
     let amount = positive("amount", input.amount)?;
     let occurred_at = input.occurred_at;
     let competence_date = input.competence_date;
@@ -541,13 +490,12 @@ pub async fn create_transfer(
     if from == to {
         return Err(unprocessable("to_account_id", "same_account", "A transfer needs two different accounts"));
     }
-    let (from, from_company) = transfer_account(conn, ws, "from_account_id", &from).await?;
-    let (to, to_company) = transfer_account(conn, ws, "to_account_id", &to).await?;
+    let (from, from_company) = refs::account_anywhere(conn, ws, "from_account_id", &from).await?;
+    let (to, to_company) = refs::account_anywhere(conn, ws, "to_account_id", &to).await?;
     refs::check_period(&from_company, "occurred_at", occurred_at)?;
     refs::check_period(&to_company, "occurred_at", occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
-    let description = input.description.trim().to_string();
-    let notes = trimmed(input.notes.as_deref());
+    let notes = optional(input.notes.as_deref());
     let is_pending = input.is_pending.unwrap_or(false);
     let leg = |company: &CompanyRef, account: &str, polarity: Polarity| NewTransaction {
         company_id: company.id.clone(),

@@ -1238,8 +1238,20 @@ pub async fn ids_sweep_every_id_in_order(k: K) {
     }
     assert_eq!(seen, expected);
     assert_eq!(get(&h, &format!("{}/ids", k.path)).await.json()["data"].as_array().unwrap().len(), 12);
-    for bad in ["status=pending", "sort=id", "limit=10001", "limit=0", "cursor=nope"] {
-        assert_eq!(get(&h, &format!("{}/ids?{bad}", k.path)).await.status, 400, "{bad}");
+    // The sweep of every resource answers alike (the people sweep's table).
+    for (bad, field) in [
+        ("status=pending", "status"),
+        ("status[in]=pending,paid", "status"),
+        ("sort=id", "sort"),
+        ("limit=10001", "limit"),
+        ("limit=0", "limit"),
+        ("limit=ten", "limit"),
+        ("cursor=nope", "cursor"),
+    ] {
+        let reply = get(&h, &format!("{}/ids?{bad}", k.path)).await;
+        assert_eq!(reply.status, 400, "{bad}");
+        assert_eq!(reply.json()["error"]["code"], "bad_request", "{bad}");
+        assert_eq!(reply.json()["error"]["details"]["field"], field, "{bad}");
     }
 }
 
