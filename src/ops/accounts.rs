@@ -19,11 +19,13 @@ use serde_json::json;
 use super::common::{audit_write, body_id, invalid, optional, parse_date, path_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
+use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, Polarity};
-use super::resource::{records, Declaration, Op};
+use super::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
+use super::Page;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Cents, SignedAmount};
 use crate::domain::roles::{Access, Resource};
@@ -188,10 +190,60 @@ pub struct Usage {
     pub receivables: i64,
 }
 
-records!(Accounts, self, Resource::Accounts, "/v1/financial-accounts", "account",
-    row: Account, record: AccountDetail, create: AccountCreate, created: AccountDetail, update: AccountUpdate,
-    list: crud::list::<Accounts>, get: get,
-    label: |a| format!("“{}” (balance {})", a.account.name, a.balance.brl()));
+/// The `"/v1/financial-accounts"` resource: its reads, writes and delete are the functions of this module.
+pub struct Accounts;
+
+impl Records for Accounts {
+    const RESOURCE: Resource = Resource::Accounts;
+    const COLLECTION: &'static str = "/v1/financial-accounts";
+    const NOUN: &'static str = "account";
+    type Row = Account;
+    type Record = AccountDetail;
+    const LIST: &'static ListSpec = &LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Account>, ApiError> {
+        crud::list::<Self>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<AccountDetail, ApiError> {
+        get(ctx, conn, ws, id).await
+    }
+    fn label(a: &AccountDetail) -> String {
+        format!("“{}” (balance {})", a.account.name, a.balance.brl())
+    }
+}
+
+impl Writable for Accounts {
+    type Create = AccountCreate;
+    type Created = AccountDetail;
+    type Update = AccountUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: AccountCreate,
+    ) -> Result<AccountDetail, ApiError> {
+        create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: AccountUpdate,
+    ) -> Result<AccountDetail, ApiError> {
+        update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for Accounts {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/financial-accounts` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[

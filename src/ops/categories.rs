@@ -18,10 +18,12 @@ use serde_json::json;
 
 use super::common::{body_id, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
+use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, not_in_workspace};
-use super::resource::{records, Declaration, Op};
+use super::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::OpContext;
+use super::Page;
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -103,10 +105,60 @@ pub struct Category {
     pub stamps: Stamps,
 }
 
-records!(Categories, self, Resource::Categories, "/v1/categories", "category",
-    row: Category, record: Category, create: CategoryCreate, created: Category, update: CategoryUpdate,
-    list: crud::list::<Categories>, get: crud::get::<Categories>,
-    label: |c| format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level));
+/// The `"/v1/categories"` resource: its reads, writes and delete are the functions of this module.
+pub struct Categories;
+
+impl Records for Categories {
+    const RESOURCE: Resource = Resource::Categories;
+    const COLLECTION: &'static str = "/v1/categories";
+    const NOUN: &'static str = "category";
+    type Row = Category;
+    type Record = Category;
+    const LIST: &'static ListSpec = &LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Category>, ApiError> {
+        crud::list::<Self>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Category, ApiError> {
+        crud::get::<Self>(ctx, conn, ws, id).await
+    }
+    fn label(c: &Category) -> String {
+        format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level)
+    }
+}
+
+impl Writable for Categories {
+    type Create = CategoryCreate;
+    type Created = Category;
+    type Update = CategoryUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: CategoryCreate,
+    ) -> Result<Category, ApiError> {
+        create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: CategoryUpdate,
+    ) -> Result<Category, ApiError> {
+        update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for Categories {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/categories` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Categories>(&[

@@ -16,10 +16,12 @@ use serde_json::{json, Value};
 
 use super::common::{conflict_on_unique, parse_date, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
+use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
-use super::resource::{records, Declaration, Op};
+use super::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::validate::nullable;
 use super::OpContext;
+use super::Page;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::documents::{cnpj_is_headquarters, is_valid_cnpj, normalize};
 use crate::domain::roles::{Access, Resource};
@@ -139,10 +141,60 @@ pub struct Company {
     pub stamps: Stamps,
 }
 
-records!(Companies, self, Resource::Companies, "/v1/companies", "company",
-    row: Company, record: Company, create: CompanyCreate, created: Company, update: CompanyUpdate,
-    list: crud::list::<Companies>, get: crud::get::<Companies>,
-    label: |c| format!("{} (CNPJ {})", c.name, c.cnpj));
+/// The `"/v1/companies"` resource: its reads, writes and delete are the functions of this module.
+pub struct Companies;
+
+impl Records for Companies {
+    const RESOURCE: Resource = Resource::Companies;
+    const COLLECTION: &'static str = "/v1/companies";
+    const NOUN: &'static str = "company";
+    type Row = Company;
+    type Record = Company;
+    const LIST: &'static ListSpec = &LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Company>, ApiError> {
+        crud::list::<Self>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Company, ApiError> {
+        crud::get::<Self>(ctx, conn, ws, id).await
+    }
+    fn label(c: &Company) -> String {
+        format!("{} (CNPJ {})", c.name, c.cnpj)
+    }
+}
+
+impl Writable for Companies {
+    type Create = CompanyCreate;
+    type Created = Company;
+    type Update = CompanyUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: CompanyCreate,
+    ) -> Result<Company, ApiError> {
+        create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: CompanyUpdate,
+    ) -> Result<Company, ApiError> {
+        update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for Companies {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/companies` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Companies>(&[

@@ -17,11 +17,13 @@ use serde_json::json;
 
 use super::common::{body_id, required, required_if_sent};
 use super::crud::{self, record_table};
+use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs;
-use super::resource::{records, Declaration, Op};
+use super::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::validate::nullable;
 use super::OpContext;
+use super::Page;
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -108,10 +110,60 @@ pub struct Center {
     pub stamps: Stamps,
 }
 
-records!(CostCenters, self, Resource::CostCenters, "/v1/classification_centers", "cost center",
-    row: Center, record: Center, create: CenterCreate, created: Center, update: CenterUpdate,
-    list: crud::list::<CostCenters>, get: crud::get::<CostCenters>,
-    label: |c| format!("“{}” ({})", c.name, c.center_type.as_str()));
+/// The `"/v1/classification_centers"` resource: its reads, writes and delete are the functions of this module.
+pub struct CostCenters;
+
+impl Records for CostCenters {
+    const RESOURCE: Resource = Resource::CostCenters;
+    const COLLECTION: &'static str = "/v1/classification_centers";
+    const NOUN: &'static str = "cost center";
+    type Row = Center;
+    type Record = Center;
+    const LIST: &'static ListSpec = &LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Center>, ApiError> {
+        crud::list::<Self>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Center, ApiError> {
+        crud::get::<Self>(ctx, conn, ws, id).await
+    }
+    fn label(c: &Center) -> String {
+        format!("“{}” ({})", c.name, c.center_type.as_str())
+    }
+}
+
+impl Writable for CostCenters {
+    type Create = CenterCreate;
+    type Created = Center;
+    type Update = CenterUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: CenterCreate,
+    ) -> Result<Center, ApiError> {
+        create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: CenterUpdate,
+    ) -> Result<Center, ApiError> {
+        update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for CostCenters {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/classification_centers` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<CostCenters>(&[

@@ -108,18 +108,18 @@ pub struct ListSpec {
 /// `default: created_at desc` sorts newest first. A macro because the qualified columns
 /// are `'static` text made at compile time (`concat!`), which no `const fn` can join.
 macro_rules! list_spec {
-    ($table:ident $(where $scope:literal)?;
+    ($table:ident $(where $scope:expr)?;
      filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))?),* $(,)?;
      sorts: $($sort:ident $(= $sort_column:tt)?),* $(,)?;
      default: $default:ident $($desc:ident)? $(;)?) => {
         $crate::ops::list::ListSpec {
             table: stringify!($table),
-            filters: &[$($crate::ops::list::Field {
+            filters: const { &[$($crate::ops::list::Field {
                 name: stringify!($filter),
                 column: $crate::ops::list::list_spec!(@column $table, $filter $(, $column)?),
                 kind: $crate::ops::list::Kind::$kind $(($($arg)*))?,
-            }),*],
-            sorts: &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*],
+            }),*] },
+            sorts: const { &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*] },
             default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
             scope: $crate::ops::list::list_spec!(@scope $($scope)?),
         }
@@ -143,7 +143,7 @@ macro_rules! list_spec {
     (@scope) => {
         None
     };
-    (@scope $scope:literal) => {
+    (@scope $scope:expr) => {
         Some($scope)
     };
 }

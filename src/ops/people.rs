@@ -16,12 +16,14 @@ use serde_json::{json, Value};
 
 use super::common::{body_id, conflict_on_unique, optional, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
+use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::openapi::page_of;
 use super::refs;
-use super::resource::{records, Declaration, Op};
+use super::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::validate::nullable;
 use super::OpContext;
+use super::Page;
 use crate::domain::dates::Timestamp;
 use crate::domain::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 use crate::domain::roles::{Access, Resource};
@@ -197,13 +199,63 @@ fn id_page() -> Value {
     page_of(json!({ "type": "string", "format": "uuid" }))
 }
 
-records!(People, self, Resource::People, "/v1/people", "person",
-row: Person, record: Person, create: PersonCreate, created: Person, update: PersonUpdate,
-list: crud::list::<People>, get: crud::get::<People>,
-label: |p| match &p.document_number {
-    Some(document) => format!("{} ({document})", p.name),
-    None => p.name.clone(),
-});
+/// The `"/v1/people"` resource: its reads, writes and delete are the functions of this module.
+pub struct People;
+
+impl Records for People {
+    const RESOURCE: Resource = Resource::People;
+    const COLLECTION: &'static str = "/v1/people";
+    const NOUN: &'static str = "person";
+    type Row = Person;
+    type Record = Person;
+    const LIST: &'static ListSpec = &LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Person>, ApiError> {
+        crud::list::<Self>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Person, ApiError> {
+        crud::get::<Self>(ctx, conn, ws, id).await
+    }
+    fn label(p: &Person) -> String {
+        match &p.document_number {
+            Some(document) => format!("{} ({document})", p.name),
+            None => p.name.clone(),
+        }
+    }
+}
+
+impl Writable for People {
+    type Create = PersonCreate;
+    type Created = Person;
+    type Update = PersonUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: PersonCreate,
+    ) -> Result<Person, ApiError> {
+        create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: PersonUpdate,
+    ) -> Result<Person, ApiError> {
+        update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for People {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/people` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<People>(&[

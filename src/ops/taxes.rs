@@ -15,10 +15,12 @@ use serde_json::json;
 
 use super::common::{conflict_on_unique, invalid, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
+use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
-use super::resource::{records, Declaration, Op};
+use super::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::validate::nullable;
 use super::OpContext;
+use super::Page;
 use crate::domain::dates::Timestamp;
 use crate::domain::percent::{fits_rate_pattern, Percent, PercentError, RATE_FORMAT, RATE_PATTERN};
 use crate::domain::roles::{Access, Resource};
@@ -77,13 +79,58 @@ pub struct Tax {
     pub stamps: Stamps,
 }
 
-records!(Taxes, self, Resource::Taxes, "/v1/taxes", "tax",
-row: Tax, record: Tax, create: TaxCreate, created: Tax, update: TaxUpdate,
-list: crud::list::<Taxes>, get: crud::get::<Taxes>,
-label: |t| match &t.default_rate {
-    Some(rate) => format!("{} ({rate} %)", t.name),
-    None => t.name.clone(),
-});
+/// The `"/v1/taxes"` resource: its reads, writes and delete are the functions of this module.
+pub struct Taxes;
+
+impl Records for Taxes {
+    const RESOURCE: Resource = Resource::Taxes;
+    const COLLECTION: &'static str = "/v1/taxes";
+    const NOUN: &'static str = "tax";
+    type Row = Tax;
+    type Record = Tax;
+    const LIST: &'static ListSpec = &LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Tax>, ApiError> {
+        crud::list::<Self>(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Tax, ApiError> {
+        crud::get::<Self>(ctx, conn, ws, id).await
+    }
+    fn label(t: &Tax) -> String {
+        match &t.default_rate {
+            Some(rate) => format!("{} ({rate} %)", t.name),
+            None => t.name.clone(),
+        }
+    }
+}
+
+impl Writable for Taxes {
+    type Create = TaxCreate;
+    type Created = Tax;
+    type Update = TaxUpdate;
+    async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
+        create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: TaxUpdate,
+    ) -> Result<Tax, ApiError> {
+        update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for Taxes {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/taxes` operations.
 pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[

@@ -11,7 +11,9 @@ use sqlx::postgres::{PgRow, Postgres};
 use sqlx::{Column as _, Row as _, TypeInfo as _};
 
 use super::sql::Error;
+use crate::domain::bills::BillStatus;
 use crate::domain::dates::{Date, Timestamp};
+use crate::domain::money::Cents;
 
 /// A row of a result, read in place while its statement runs (see [`Query::map_all`])
 /// or from an [`OwnedRow`].
@@ -322,6 +324,18 @@ pub(crate) use decode_text;
 // only in that form.
 decode_text!(Date, Date::parse);
 decode_text!(Timestamp, Timestamp::parse);
+// A bill's status is stored as its wire name.
+decode_text!(BillStatus, BillStatus::parse);
+
+/// Money is stored as integer cents.
+impl Decode for Cents {
+    fn lite(value: ValueRef<'_>) -> Result<Self, String> {
+        i64::lite(value).map(Cents)
+    }
+    fn pg(row: &PgRow, at: usize) -> Result<Self, String> {
+        i64::pg(row, at).map(Cents)
+    }
+}
 
 impl<T: Decode> Decode for Option<T> {
     fn lite(value: ValueRef<'_>) -> Result<Self, String> {

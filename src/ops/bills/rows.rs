@@ -8,12 +8,12 @@ use std::sync::LazyLock;
 
 use crate::kept::Kept;
 
+use crate::storage::row::Decode;
 use crate::storage::{sql, Conn, Row};
 
 use super::wire::{Billing, TaxCharge, TaxChargeInput};
-use super::BillKind;
-use crate::domain::bills::BillStatus;
-use crate::domain::dates::{Date, Timestamp};
+use super::{BillKind, Payable, Receivable};
+
 use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
@@ -22,23 +22,38 @@ use crate::ops::list::{list_spec, ListRequest, ListSpec};
 use crate::ops::refs;
 use crate::storage::identity::Membership;
 
-macro_rules! billing_list {
-    ($name:ident, $scope:literal, $statuses:expr) => {
-        pub static $name: ListSpec = list_spec!(billings where $scope;
-            filters: id: Uuid, company_id: Uuid, status: Enum($statuses), type = billing_type: Enum(&["normal", "recurring", "installment"]),
-                person_id: Uuid, category_id: Uuid,
-                classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
-                    AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)": Uuid,
-                financial_account_id: Uuid, expected_account_id: Uuid, payment_method_kind: Text, document_number: Text, group_id: Uuid,
-                due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
-            // payment_date is nullable: the keyset cursor needs NOT NULL sort columns.
-            sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents;
-            default: due_date);
-    };
+/// What tells the two kinds' lists apart: which rows are theirs, and their statuses.
+trait Listed {
+    const SCOPE: &'static str;
+    const STATUSES: &'static [&'static str];
 }
 
-billing_list!(PAYABLES_LIST, "billings.kind = 'payable'", &["pending", "paid", "cancelled"]);
-billing_list!(RECEIVABLES_LIST, "billings.kind = 'receivable'", &["pending", "received", "cancelled"]);
+impl Listed for Payable {
+    const SCOPE: &'static str = "billings.kind = 'payable'";
+    const STATUSES: &'static [&'static str] = &["pending", "paid", "cancelled"];
+}
+
+impl Listed for Receivable {
+    const SCOPE: &'static str = "billings.kind = 'receivable'";
+    const STATUSES: &'static [&'static str] = &["pending", "received", "cancelled"];
+}
+
+/// A kind's list: the filters and sorts both kinds share, on the kind's own rows.
+const fn billing_list<B: Listed>() -> ListSpec {
+    list_spec!(billings where B::SCOPE;
+        filters: id: Uuid, company_id: Uuid, status: Enum(B::STATUSES), type = billing_type: Enum(&["normal", "recurring", "installment"]),
+            person_id: Uuid, category_id: Uuid,
+            classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
+                AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)": Uuid,
+            financial_account_id: Uuid, expected_account_id: Uuid, payment_method_kind: Text, document_number: Text, group_id: Uuid,
+            due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
+        // payment_date is nullable: the keyset cursor needs NOT NULL sort columns.
+        sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents;
+        default: due_date)
+}
+
+pub static PAYABLES_LIST: ListSpec = billing_list::<Payable>();
+pub static RECEIVABLES_LIST: ListSpec = billing_list::<Receivable>();
 
 /// A bill's column: the alias it is selected as, its expression, and how its value
 /// goes into the record.
@@ -48,63 +63,57 @@ struct Column {
     set: fn(&mut Billing, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
 }
 
-macro_rules! column {
-    ($alias:literal, $expr:expr, |$b:ident, $v:ident: $t:ty| $set:expr) => {
-        Column {
-            alias: $alias,
-            expr: $expr,
-            set: |$b, row, at| {
-                let $v: $t = row.try_get(at)?;
-                $set;
-                Ok(())
-            },
-        }
-    };
+/// A column read into the bill member `slot`, as its type decodes.
+fn put<T: Decode>(slot: &mut T, row: &Row<'_>, at: usize) -> Result<(), crate::storage::Error> {
+    *slot = row.try_get(at)?;
+    Ok(())
+}
+
+const fn column(
+    alias: &'static str,
+    expr: &'static str,
+    set: fn(&mut Billing, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
+) -> Column {
+    Column { alias, expr, set }
 }
 
 /// A bill's columns, in the order a `SELECT` lists them.
 static COLUMNS: &[Column] = &[
-    column!("id", "billings.id", |b, v: String| b.id = v),
-    column!("company_id", "billings.company_id", |b, v: String| b.company_id = v),
-    column!("description", "billings.description", |b, v: String| b.description = v),
-    column!("amount_cents", "billings.amount_cents", |b, v: i64| b.amount = Cents(v)),
-    column!("interest_cents", "billings.interest_cents", |b, v: Option<i64>| b.interest_amount = v.map(Cents)),
-    column!("discount_cents", "billings.discount_cents", |b, v: Option<i64>| b.discount_amount = v.map(Cents)),
-    column!("ticket_cents", "billings.ticket_cents", |b, v: Option<i64>| b.ticket_amount = v.map(Cents)),
-    column!("due_date", "billings.due_date", |b, v: Date| b.due_date = v),
-    column!("payment_date", "billings.payment_date", |b, v: Option<Date>| b.payment_date = v),
-    column!("competence_date", "billings.competence_date", |b, v: Date| b.competence_date = v),
-    column!("billing_type", "billings.billing_type", |b, v: String| b.billing_type = v),
-    column!("status", "billings.status", |b, v: String| {
-        b.status = BillStatus::parse(&v).ok_or_else(|| crate::storage::Error::Corrupt(format!("unknown bill status {v}")))?
-    }),
-    column!("recurrence_period", "billings.recurrence_period", |b, v: Option<String>| b.recurrence_period = v),
-    column!("person_id", "billings.person_id", |b, v: Option<String>| b.person_id = v),
-    column!("person_name", "people.name", |b, v: Option<String>| b.person_name = v),
-    column!("category_id", "billings.category_id", |b, v: Option<String>| b.category_id = v),
-    column!("category_name", "categories.name", |b, v: Option<String>| b.category_name = v),
-    column!("financial_account_id", "billings.financial_account_id", |b, v: Option<String>| b.financial_account_id = v),
-    column!("expected_account_id", "billings.expected_account_id", |b, v: Option<String>| b.expected_account_id = v),
-    column!("payment_method_kind", "billings.payment_method_kind", |b, v: Option<String>| b.payment_method_kind = v),
-    column!("document", "billings.document", |b, v: Option<String>| b.document = v),
-    column!("document_number", "billings.document_number", |b, v: Option<String>| b.document_number = v),
-    column!("document_date", "billings.document_date", |b, v: Option<Date>| b.document_date = v),
-    column!("installment_number", "billings.installment_number", |b, v: Option<i64>| b.installment_number = v),
-    column!("total_installments", "billings.total_installments", |b, v: Option<i64>| b.total_installments = v),
-    column!(
-        "parcels_cents",
-        "CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT)",
-        |b, v: Option<i64>| b.parcels_amount = v.map(Cents)
-    ),
-    column!("group_id", "billings.group_id", |b, v: Option<String>| b.group_id = v),
-    column!("transaction_id", "billings.transaction_id", |b, v: Option<String>| b.transaction_id = v),
-    column!("notes", "billings.notes", |b, v: Option<String>| b.notes = v),
-    column!("created_at", "billings.created_at", |b, v: Timestamp| b.stamps.created_at = v),
-    column!("updated_at", "billings.updated_at", |b, v: Timestamp| b.stamps.updated_at = v),
-    column!("created_via", "billings.created_via", |b, v: String| b.stamps.created_via = v),
-    column!("updated_via", "billings.updated_via", |b, v: String| b.stamps.updated_via = v),
-    column!("created_by", "billings.created_by", |b, v: Option<String>| b.stamps.created_by = v),
-    column!("updated_by", "billings.updated_by", |b, v: Option<String>| b.stamps.updated_by = v),
+    column("id", "billings.id", |b, row, at| put(&mut b.id, row, at)),
+    column("company_id", "billings.company_id", |b, row, at| put(&mut b.company_id, row, at)),
+    column("description", "billings.description", |b, row, at| put(&mut b.description, row, at)),
+    column("amount_cents", "billings.amount_cents", |b, row, at| put(&mut b.amount, row, at)),
+    column("interest_cents", "billings.interest_cents", |b, row, at| put(&mut b.interest_amount, row, at)),
+    column("discount_cents", "billings.discount_cents", |b, row, at| put(&mut b.discount_amount, row, at)),
+    column("ticket_cents", "billings.ticket_cents", |b, row, at| put(&mut b.ticket_amount, row, at)),
+    column("due_date", "billings.due_date", |b, row, at| put(&mut b.due_date, row, at)),
+    column("payment_date", "billings.payment_date", |b, row, at| put(&mut b.payment_date, row, at)),
+    column("competence_date", "billings.competence_date", |b, row, at| put(&mut b.competence_date, row, at)),
+    column("billing_type", "billings.billing_type", |b, row, at| put(&mut b.billing_type, row, at)),
+    column("status", "billings.status", |b, row, at| put(&mut b.status, row, at)),
+    column("recurrence_period", "billings.recurrence_period", |b, row, at| put(&mut b.recurrence_period, row, at)),
+    column("person_id", "billings.person_id", |b, row, at| put(&mut b.person_id, row, at)),
+    column("person_name", "people.name", |b, row, at| put(&mut b.person_name, row, at)),
+    column("category_id", "billings.category_id", |b, row, at| put(&mut b.category_id, row, at)),
+    column("category_name", "categories.name", |b, row, at| put(&mut b.category_name, row, at)),
+    column("financial_account_id", "billings.financial_account_id", |b, row, at| put(&mut b.financial_account_id, row, at)),
+    column("expected_account_id", "billings.expected_account_id", |b, row, at| put(&mut b.expected_account_id, row, at)),
+    column("payment_method_kind", "billings.payment_method_kind", |b, row, at| put(&mut b.payment_method_kind, row, at)),
+    column("document", "billings.document", |b, row, at| put(&mut b.document, row, at)),
+    column("document_number", "billings.document_number", |b, row, at| put(&mut b.document_number, row, at)),
+    column("document_date", "billings.document_date", |b, row, at| put(&mut b.document_date, row, at)),
+    column("installment_number", "billings.installment_number", |b, row, at| put(&mut b.installment_number, row, at)),
+    column("total_installments", "billings.total_installments", |b, row, at| put(&mut b.total_installments, row, at)),
+    column("parcels_cents", "CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT)", |b, row, at| put(&mut b.parcels_amount, row, at)),
+    column("group_id", "billings.group_id", |b, row, at| put(&mut b.group_id, row, at)),
+    column("transaction_id", "billings.transaction_id", |b, row, at| put(&mut b.transaction_id, row, at)),
+    column("notes", "billings.notes", |b, row, at| put(&mut b.notes, row, at)),
+    column("created_at", "billings.created_at", |b, row, at| put(&mut b.stamps.created_at, row, at)),
+    column("updated_at", "billings.updated_at", |b, row, at| put(&mut b.stamps.updated_at, row, at)),
+    column("created_via", "billings.created_via", |b, row, at| put(&mut b.stamps.created_via, row, at)),
+    column("updated_via", "billings.updated_via", |b, row, at| put(&mut b.stamps.updated_via, row, at)),
+    column("created_by", "billings.created_by", |b, row, at| put(&mut b.stamps.created_by, row, at)),
+    column("updated_by", "billings.updated_by", |b, row, at| put(&mut b.stamps.updated_by, row, at)),
 ];
 
 /// The alias of the bill column `name`, if it is one.

@@ -7,14 +7,69 @@
 use super as transactions;
 use super::{Aggregates, Transaction, TransactionCreate, TransactionUpdate, Transfer, TransferCreate};
 use crate::domain::roles::Resource;
-use crate::ops::resource::{records, Declaration, Op};
+use crate::error::ApiError;
+use crate::ops::list::{ListRequest, ListSpec};
+use crate::ops::resource::{Declaration, Deletable, Op, Records, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
+use crate::ops::{OpContext, Page};
+use crate::storage::identity::Membership;
+use crate::storage::Conn;
 
-records!(Transactions, transactions, Resource::Transactions, "/v1/financial-transactions", "transaction",
-    row: Transaction, record: Transaction, create: TransactionCreate, created: Transaction, update: TransactionUpdate,
-    list: transactions::list, get: transactions::get,
-    label: |t| format!("“{}” ({} of {} on {})", t.description, t.transaction_type, t.amount.brl(), t.occurred_at));
+/// The `"/v1/financial-transactions"` resource: its reads, writes and delete are the functions of this module.
+pub struct Transactions;
+
+impl Records for Transactions {
+    const RESOURCE: Resource = Resource::Transactions;
+    const COLLECTION: &'static str = "/v1/financial-transactions";
+    const NOUN: &'static str = "transaction";
+    type Row = Transaction;
+    type Record = Transaction;
+    const LIST: &'static ListSpec = &transactions::LIST;
+    async fn list(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        request: &ListRequest,
+    ) -> Result<Page<Transaction>, ApiError> {
+        transactions::list(ctx, conn, ws, request).await
+    }
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
+        transactions::get(ctx, conn, ws, id).await
+    }
+    fn label(t: &Transaction) -> String {
+        format!("“{}” ({} of {} on {})", t.description, t.transaction_type, t.amount.brl(), t.occurred_at)
+    }
+}
+
+impl Writable for Transactions {
+    type Create = TransactionCreate;
+    type Created = Transaction;
+    type Update = TransactionUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: TransactionCreate,
+    ) -> Result<Transaction, ApiError> {
+        transactions::create(ctx, conn, ws, input).await
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: TransactionUpdate,
+    ) -> Result<Transaction, ApiError> {
+        transactions::update(ctx, conn, ws, id, input).await
+    }
+}
+
+impl Deletable for Transactions {
+    async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        transactions::delete(ctx, conn, ws, id).await
+    }
+}
 
 /// The `/v1/financial-transactions` operations.
 pub static TRANSACTIONS: Declaration = Declaration::of::<Transactions>(&[
