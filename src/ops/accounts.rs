@@ -190,16 +190,16 @@ pub struct Usage {
     pub receivables: i64,
 }
 
-/// The `"/v1/financial-accounts"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/financial-accounts"` resource: its list, its reads, writes and delete.
 pub struct Accounts;
 
 impl Records for Accounts {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::Accounts;
     const COLLECTION: &'static str = "/v1/financial-accounts";
     const NOUN: &'static str = "account";
     type Row = Account;
     type Record = AccountDetail;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -226,7 +226,37 @@ impl Writable for Accounts {
         ws: &Membership,
         input: AccountCreate,
     ) -> Result<AccountDetail, ApiError> {
-        create(ctx, conn, ws, input).await
+        ctx.authorize(ws, Resource::Accounts, Access::Write)?;
+        let name = required("name", &input.name)?;
+        check_bank_code(input.bank_code.as_deref())?;
+        let opening = input.balance.map_or(Cents(0), SignedAmount::cents);
+        let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = Timestamp::now();
+        sql::query(
+            "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
+                                             account_number, account_digit, active, disable_reconcile, opening_balance_cents,
+                                             created_at, updated_at, created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $12, $13, $13, $14, $14, $15, $15)",
+        )
+        .bind(&id)
+        .bind(&ws.workspace_id)
+        .bind(&company.id)
+        .bind(name)
+        .bind(input.account_type.as_str())
+        .bind(input.bank_code.as_deref())
+        .bind(optional(input.agency.as_deref()))
+        .bind(optional(input.agency_digit.as_deref()))
+        .bind(optional(input.account_number.as_deref()))
+        .bind(optional(input.account_digit.as_deref()))
+        .bind(input.disable_reconcile.unwrap_or(false) as i64)
+        .bind(opening.0)
+        .stamp(ctx, &now)
+        .execute(&mut *conn)
+        .await
+        ?;
+        crud::audit::<Accounts>(ctx, conn, ws, "create", &id).await?;
+        detail(conn, ws, &id).await
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -235,13 +265,60 @@ impl Writable for Accounts {
         id: &str,
         input: AccountUpdate,
     ) -> Result<AccountDetail, ApiError> {
-        update(ctx, conn, ws, id, input).await
+        ctx.authorize(ws, Resource::Accounts, Access::Write)?;
+        let current = find(conn, ws, id).await?;
+        let name = required_if_sent("name", input.name.as_deref())?;
+        if let Some(code) = &input.bank_code {
+            check_bank_code(code.as_deref())?;
+        }
+        let name = name.unwrap_or(&current.name).to_string();
+        let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
+        let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
+            Some(value) => optional(value.as_deref()),
+            None => kept,
+        };
+        let bank_code = pick(input.bank_code, current.bank_code);
+        let agency = pick(input.agency, current.agency);
+        let agency_digit = pick(input.agency_digit, current.agency_digit);
+        let account_number = pick(input.account_number, current.account_number);
+        let account_digit = pick(input.account_digit, current.account_digit);
+        let active = input.active.unwrap_or(current.active);
+        let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
+        let update = sql::query(
+            "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
+                    account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
+                    updated_via = $11, updated_by = $12
+              WHERE workspace_id = $13 AND id = $14",
+        )
+        .bind(&name)
+        .bind(&account_type)
+        .bind(bank_code.as_deref())
+        .bind(agency.as_deref())
+        .bind(agency_digit.as_deref())
+        .bind(account_number.as_deref())
+        .bind(account_digit.as_deref())
+        .bind(active as i64)
+        .bind(disable_reconcile as i64);
+        crud::stamped_update::<Accounts>(ctx, conn, ws, update, &current.id, db_error).await?;
+        detail(conn, ws, &current.id).await
     }
 }
 
 impl Deletable for Accounts {
+    /// Deletes an account nothing uses; otherwise 422 `in_use` with the usage (deactivate
+    /// it with `active: false` instead).
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        delete(ctx, conn, ws, id).await
+        ctx.authorize(ws, Resource::Accounts, Access::Delete)?;
+        let current = find(conn, ws, id).await?;
+        let usage = usage(conn, ws, &current.id).await?;
+        if usage.transactions + usage.payables + usage.receivables > 0 {
+            return Err(ApiError::new(
+                ErrorCode::UnprocessableEntity,
+                "The financial account is in use; deactivate it instead",
+            )
+            .with_details(json!({ "reason": "in_use", "usage": usage })));
+        }
+        crud::deleted::<Accounts>(ctx, conn, ws, &current.id, db_error).await
     }
 }
 
@@ -324,90 +401,6 @@ pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str
     detail(conn, ws, id).await
 }
 
-pub async fn create(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: AccountCreate,
-) -> Result<AccountDetail, ApiError> {
-    ctx.authorize(ws, Resource::Accounts, Access::Write)?;
-    let name = required("name", &input.name)?;
-    check_bank_code(input.bank_code.as_deref())?;
-    let opening = input.balance.map_or(Cents(0), SignedAmount::cents);
-    let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = Timestamp::now();
-    sql::query(
-        "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
-                                         account_number, account_digit, active, disable_reconcile, opening_balance_cents,
-                                         created_at, updated_at, created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $12, $13, $13, $14, $14, $15, $15)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company.id)
-    .bind(name)
-    .bind(input.account_type.as_str())
-    .bind(input.bank_code.as_deref())
-    .bind(optional(input.agency.as_deref()))
-    .bind(optional(input.agency_digit.as_deref()))
-    .bind(optional(input.account_number.as_deref()))
-    .bind(optional(input.account_digit.as_deref()))
-    .bind(input.disable_reconcile.unwrap_or(false) as i64)
-    .bind(opening.0)
-    .stamp(ctx, &now)
-    .execute(&mut *conn)
-    .await
-    ?;
-    crud::audit::<Accounts>(ctx, conn, ws, "create", &id).await?;
-    detail(conn, ws, &id).await
-}
-
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: AccountUpdate,
-) -> Result<AccountDetail, ApiError> {
-    ctx.authorize(ws, Resource::Accounts, Access::Write)?;
-    let current = find(conn, ws, id).await?;
-    let name = required_if_sent("name", input.name.as_deref())?;
-    if let Some(code) = &input.bank_code {
-        check_bank_code(code.as_deref())?;
-    }
-    let name = name.unwrap_or(&current.name).to_string();
-    let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
-    let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
-        Some(value) => optional(value.as_deref()),
-        None => kept,
-    };
-    let bank_code = pick(input.bank_code, current.bank_code);
-    let agency = pick(input.agency, current.agency);
-    let agency_digit = pick(input.agency_digit, current.agency_digit);
-    let account_number = pick(input.account_number, current.account_number);
-    let account_digit = pick(input.account_digit, current.account_digit);
-    let active = input.active.unwrap_or(current.active);
-    let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
-    let update = sql::query(
-        "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
-                account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
-                updated_via = $11, updated_by = $12
-          WHERE workspace_id = $13 AND id = $14",
-    )
-    .bind(&name)
-    .bind(&account_type)
-    .bind(bank_code.as_deref())
-    .bind(agency.as_deref())
-    .bind(agency_digit.as_deref())
-    .bind(account_number.as_deref())
-    .bind(account_digit.as_deref())
-    .bind(active as i64)
-    .bind(disable_reconcile as i64);
-    crud::stamped_update::<Accounts>(ctx, conn, ws, update, &current.id, db_error).await?;
-    detail(conn, ws, &current.id).await
-}
-
 /// How many transactions, payables and receivables use the account (as the account of
 /// a movement or settlement, or as a bill's expected account).
 async fn usage(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Usage, ApiError> {
@@ -423,22 +416,6 @@ async fn usage(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Usage, ApiE
     .fetch_one(&mut *conn)
     .await?;
     Ok(Usage { transactions: row.try_get(0)?, payables: row.try_get(1)?, receivables: row.try_get(2)? })
-}
-
-/// Deletes an account nothing uses; otherwise 422 `in_use` with the usage (deactivate
-/// it with `active: false` instead).
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::Accounts, Access::Delete)?;
-    let current = find(conn, ws, id).await?;
-    let usage = usage(conn, ws, &current.id).await?;
-    if usage.transactions + usage.payables + usage.receivables > 0 {
-        return Err(ApiError::new(
-            ErrorCode::UnprocessableEntity,
-            "The financial account is in use; deactivate it instead",
-        )
-        .with_details(json!({ "reason": "in_use", "usage": usage })));
-    }
-    crud::deleted::<Accounts>(ctx, conn, ws, &current.id, db_error).await
 }
 
 /// Brings the balance to `target_balance` with one auto-created transaction for the

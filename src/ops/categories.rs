@@ -105,16 +105,16 @@ pub struct Category {
     pub stamps: Stamps,
 }
 
-/// The `"/v1/categories"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/categories"` resource: its list, its reads, writes and delete.
 pub struct Categories;
 
 impl Records for Categories {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::Categories;
     const COLLECTION: &'static str = "/v1/categories";
     const NOUN: &'static str = "category";
     type Row = Category;
     type Record = Category;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -141,7 +141,64 @@ impl Writable for Categories {
         ws: &Membership,
         input: CategoryCreate,
     ) -> Result<Category, ApiError> {
-        create(ctx, conn, ws, input).await
+        ctx.authorize(ws, Resource::Categories, Access::Write)?;
+        let company_id = body_id("company_id", &input.company_id)?;
+        let parent_id = input.parent_id.as_deref().map(|p| body_id("parent_id", p)).transpose()?;
+        let name = required("name", &input.name)?;
+        refs::company(conn, ws, "company_id", &company_id).await?;
+        let level = match &parent_id {
+            None => 1,
+            Some(parent_id) => {
+                let parent = crud::fetch::<Categories>(conn, ws, parent_id)
+                    .await?
+                    .ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+                if parent.company_id != company_id {
+                    return Err(unprocessable(
+                        "parent_id",
+                        "company_mismatch",
+                        "The parent category belongs to another company",
+                    ));
+                }
+                if parent.level >= MAX_LEVEL {
+                    return Err(ApiError::new(ErrorCode::UnprocessableEntity, "Categories have at most three levels")
+                        .with_details(json!({"field": "parent_id", "reason": "max_depth", "max_level": MAX_LEVEL})));
+                }
+                // The type of a tree changes at its root: hold the root, then read the
+                // parent's type as it now is.
+                lock(conn, ws, parent.parent_id.as_deref().unwrap_or(&parent.id)).await?;
+                let parent = crud::fetch::<Categories>(conn, ws, parent_id)
+                    .await?
+                    .ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
+                if parent.category_type != input.category_type {
+                    return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
+                }
+                parent.level + 1
+            }
+        };
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = Timestamp::now();
+        sql::query(
+            "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
+                                     created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $9, $10, $10)",
+        )
+        .bind(&id)
+        .bind(&ws.workspace_id)
+        .bind(&company_id)
+        .bind(name)
+        .bind(parent_id.as_deref())
+        .bind(level)
+        .bind(input.category_type.as_str())
+        .stamp(ctx, &now)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| {
+            foreign_key(e, || match &parent_id {
+                Some(_) => not_in_workspace("parent_id", "Parent category"),
+                None => not_in_workspace("company_id", "Company"),
+            })
+        })?;
+        crud::created::<Categories>(ctx, conn, ws, &id).await
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -150,13 +207,94 @@ impl Writable for Categories {
         id: &str,
         input: CategoryUpdate,
     ) -> Result<Category, ApiError> {
-        update(ctx, conn, ws, id, input).await
+        ctx.authorize(ws, Resource::Categories, Access::Write)?;
+        let current = crud::find::<Categories>(conn, ws, id).await?;
+        let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
+        let new_type = input.category_type.unwrap_or(current.category_type);
+        let now = Timestamp::now();
+        // The category's own row first: its lock orders this change after (or before) any
+        // creation of a child in its tree.
+        sql::query(
+            "UPDATE categories SET name = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
+        )
+        .bind(&name)
+        .stamp(ctx, &now)
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await
+        ?;
+        let mut cascaded = Vec::new();
+        if new_type != current.category_type {
+            if let Some(parent_id) = &current.parent_id {
+                let parent = crud::fetch::<Categories>(conn, ws, parent_id)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found("Category"))?;
+                if parent.category_type != new_type {
+                    return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
+                }
+            }
+            let used = usage(conn, ws, &current.id, SUBTREE).await?;
+            if used != (0, 0, 0) {
+                return Err(in_use("Records of this category tree would change direction", used));
+            }
+            let rows = sql::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await?;
+            for row in rows {
+                let member: String = row.try_get(0)?;
+                sql::query(
+                    "UPDATE categories SET category_type = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
+                )
+                .bind(new_type.as_str())
+                .stamp(ctx, &now)
+                .bind(&ws.workspace_id)
+                .bind(&member)
+                .execute(&mut *conn)
+                .await
+                ?;
+                if member != current.id {
+                    cascaded.push(member);
+                }
+            }
+        }
+        crud::audit::<Categories>(ctx, conn, ws, "update", &current.id).await?;
+        for member in &cascaded {
+            crud::audit::<Categories>(ctx, conn, ws, "update", member).await?;
+        }
+        crud::find::<Categories>(conn, ws, &current.id).await
     }
 }
 
 impl Deletable for Categories {
+    /// Deletes a leaf category that no record uses.
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        delete(ctx, conn, ws, id).await
+        ctx.authorize(ws, Resource::Categories, Access::Delete)?;
+        let current = crud::find::<Categories>(conn, ws, id).await?;
+        let children: i64 = sql::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
+            .bind(&ws.workspace_id)
+            .bind(&current.id)
+            .fetch_one(&mut *conn)
+            .await
+            .and_then(|row| row.try_get(0))?;
+        if children > 0 {
+            return Err(ApiError::new(
+                ErrorCode::UnprocessableEntity,
+                "The category has subcategories; delete them first",
+            )
+            .with_details(json!({"reason": "has_children", "children": children})));
+        }
+        let used =
+            usage(conn, ws, &current.id, "SELECT id FROM categories WHERE workspace_id = $1 AND id = $2").await?;
+        if used != (0, 0, 0) {
+            return Err(in_use("The category is still in use", used));
+        }
+        // A child or a record added meanwhile makes the delete fail on its foreign key.
+        crud::deleted::<Categories>(ctx, conn, ws, &current.id, |e| {
+            foreign_key(e, || {
+                ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
+                    .with_details(json!({"reason": "in_use"}))
+            })
+        })
+        .await
     }
 }
 
@@ -244,160 +382,4 @@ async fn lock(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError
         .execute(&mut *conn)
         .await?;
     Ok(())
-}
-
-pub async fn create(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: CategoryCreate,
-) -> Result<Category, ApiError> {
-    ctx.authorize(ws, Resource::Categories, Access::Write)?;
-    let company_id = body_id("company_id", &input.company_id)?;
-    let parent_id = input.parent_id.as_deref().map(|p| body_id("parent_id", p)).transpose()?;
-    let name = required("name", &input.name)?;
-    refs::company(conn, ws, "company_id", &company_id).await?;
-    let level = match &parent_id {
-        None => 1,
-        Some(parent_id) => {
-            let parent = crud::fetch::<Categories>(conn, ws, parent_id)
-                .await?
-                .ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
-            if parent.company_id != company_id {
-                return Err(unprocessable(
-                    "parent_id",
-                    "company_mismatch",
-                    "The parent category belongs to another company",
-                ));
-            }
-            if parent.level >= MAX_LEVEL {
-                return Err(ApiError::new(ErrorCode::UnprocessableEntity, "Categories have at most three levels")
-                    .with_details(json!({"field": "parent_id", "reason": "max_depth", "max_level": MAX_LEVEL})));
-            }
-            // The type of a tree changes at its root: hold the root, then read the
-            // parent's type as it now is.
-            lock(conn, ws, parent.parent_id.as_deref().unwrap_or(&parent.id)).await?;
-            let parent = crud::fetch::<Categories>(conn, ws, parent_id)
-                .await?
-                .ok_or_else(|| not_in_workspace("parent_id", "Parent category"))?;
-            if parent.category_type != input.category_type {
-                return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
-            }
-            parent.level + 1
-        }
-    };
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = Timestamp::now();
-    sql::query(
-        "INSERT INTO categories (id, workspace_id, company_id, name, parent_id, level, category_type, created_at, updated_at,
-                                 created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $9, $10, $10)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company_id)
-    .bind(name)
-    .bind(parent_id.as_deref())
-    .bind(level)
-    .bind(input.category_type.as_str())
-    .stamp(ctx, &now)
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| {
-        foreign_key(e, || match &parent_id {
-            Some(_) => not_in_workspace("parent_id", "Parent category"),
-            None => not_in_workspace("company_id", "Company"),
-        })
-    })?;
-    crud::created::<Categories>(ctx, conn, ws, &id).await
-}
-
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: CategoryUpdate,
-) -> Result<Category, ApiError> {
-    ctx.authorize(ws, Resource::Categories, Access::Write)?;
-    let current = crud::find::<Categories>(conn, ws, id).await?;
-    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
-    let new_type = input.category_type.unwrap_or(current.category_type);
-    let now = Timestamp::now();
-    // The category's own row first: its lock orders this change after (or before) any
-    // creation of a child in its tree.
-    sql::query(
-        "UPDATE categories SET name = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
-    )
-    .bind(&name)
-    .stamp(ctx, &now)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await
-    ?;
-    let mut cascaded = Vec::new();
-    if new_type != current.category_type {
-        if let Some(parent_id) = &current.parent_id {
-            let parent =
-                crud::fetch::<Categories>(conn, ws, parent_id).await?.ok_or_else(|| ApiError::not_found("Category"))?;
-            if parent.category_type != new_type {
-                return Err(unprocessable("type", "type_mismatch", "A category must have the type of its parent"));
-            }
-        }
-        let used = usage(conn, ws, &current.id, SUBTREE).await?;
-        if used != (0, 0, 0) {
-            return Err(in_use("Records of this category tree would change direction", used));
-        }
-        let rows = sql::query(SUBTREE).bind(&ws.workspace_id).bind(&current.id).fetch_all(&mut *conn).await?;
-        for row in rows {
-            let member: String = row.try_get(0)?;
-            sql::query(
-                "UPDATE categories SET category_type = $1, updated_at = $2, updated_via = $3, updated_by = $4 WHERE workspace_id = $5 AND id = $6",
-            )
-            .bind(new_type.as_str())
-            .stamp(ctx, &now)
-            .bind(&ws.workspace_id)
-            .bind(&member)
-            .execute(&mut *conn)
-            .await
-            ?;
-            if member != current.id {
-                cascaded.push(member);
-            }
-        }
-    }
-    crud::audit::<Categories>(ctx, conn, ws, "update", &current.id).await?;
-    for member in &cascaded {
-        crud::audit::<Categories>(ctx, conn, ws, "update", member).await?;
-    }
-    crud::find::<Categories>(conn, ws, &current.id).await
-}
-
-/// Deletes a leaf category that no record uses.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::Categories, Access::Delete)?;
-    let current = crud::find::<Categories>(conn, ws, id).await?;
-    let children: i64 = sql::query("SELECT COUNT(*) FROM categories WHERE workspace_id = $1 AND parent_id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .fetch_one(&mut *conn)
-        .await
-        .and_then(|row| row.try_get(0))?;
-    if children > 0 {
-        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The category has subcategories; delete them first")
-            .with_details(json!({"reason": "has_children", "children": children})));
-    }
-    let used = usage(conn, ws, &current.id, "SELECT id FROM categories WHERE workspace_id = $1 AND id = $2").await?;
-    if used != (0, 0, 0) {
-        return Err(in_use("The category is still in use", used));
-    }
-    // A child or a record added meanwhile makes the delete fail on its foreign key.
-    crud::deleted::<Categories>(ctx, conn, ws, &current.id, |e| {
-        foreign_key(e, || {
-            ApiError::new(ErrorCode::UnprocessableEntity, "The category is still in use")
-                .with_details(json!({"reason": "in_use"}))
-        })
-    })
-    .await
 }

@@ -141,16 +141,16 @@ pub struct Company {
     pub stamps: Stamps,
 }
 
-/// The `"/v1/companies"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/companies"` resource: its list, its reads, writes and delete.
 pub struct Companies;
 
 impl Records for Companies {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::Companies;
     const COLLECTION: &'static str = "/v1/companies";
     const NOUN: &'static str = "company";
     type Row = Company;
     type Record = Company;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -177,7 +177,38 @@ impl Writable for Companies {
         ws: &Membership,
         input: CompanyCreate,
     ) -> Result<Company, ApiError> {
-        create(ctx, conn, ws, input).await
+        ctx.authorize(ws, Resource::Companies, Access::Write)?;
+        let cnpj = normalize(&input.cnpj);
+        if !is_valid_cnpj(&cnpj) {
+            return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
+        }
+        let name = required("name", &input.name)?;
+        let locked_until = parse_date("locked_until", input.locked_until.as_deref())?;
+        check_address(&input.address)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = Timestamp::now();
+        let company_type = if cnpj_is_headquarters(&cnpj) { "matriz" } else { "filial" };
+        sql::query(
+            "INSERT INTO companies (id, workspace_id, name, cnpj, company_type, active, trade_name, municipal_registration,
+                                    tax_regime, address, locked_until, created_at, updated_at, created_via, updated_via,
+                                    created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $10, $11, $11, $12, $12, $13, $13)",
+        )
+        .bind(&id)
+        .bind(&ws.workspace_id)
+        .bind(name)
+        .bind(&cnpj)
+        .bind(company_type)
+        .bind(input.trade_name.as_deref())
+        .bind(input.municipal_registration.as_deref())
+        .bind(input.tax_regime.map(tax_regime_text))
+        .bind(input.address.as_ref().map(|a| json!(a).to_string()))
+        .bind(locked_until)
+        .stamp(ctx, &now)
+        .execute(&mut *conn)
+        .await
+        .map_err(conflict_on_duplicate)?;
+        crud::created::<Companies>(ctx, conn, ws, &id).await
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -186,13 +217,75 @@ impl Writable for Companies {
         id: &str,
         input: CompanyUpdate,
     ) -> Result<Company, ApiError> {
-        update(ctx, conn, ws, id, input).await
+        ctx.authorize(ws, Resource::Companies, Access::Write)?;
+        let current = crud::find::<Companies>(conn, ws, id).await?;
+        let name = required_if_sent("name", input.name.as_deref())?;
+        let locked_until = match &input.locked_until {
+            Some(locked) => Some(parse_date("locked_until", locked.as_deref())?),
+            None => None,
+        };
+        if let Some(address) = &input.address {
+            check_address(address)?;
+        }
+        let name = name.unwrap_or(&current.name).to_string();
+        let active = input.active.unwrap_or(current.active);
+        let trade_name = input.trade_name.unwrap_or(current.trade_name);
+        let registration = input.municipal_registration.unwrap_or(current.municipal_registration);
+        let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
+        let address = input.address.unwrap_or(current.address);
+        let locked_until = locked_until.unwrap_or(current.locked_until);
+        let update = sql::query(
+            "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
+                    address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
+              WHERE workspace_id = $11 AND id = $12",
+        )
+        .bind(&name)
+        .bind(if active { 1i64 } else { 0 })
+        .bind(trade_name.as_deref())
+        .bind(registration.as_deref())
+        .bind(tax_regime.map(tax_regime_text))
+        .bind(address.as_ref().map(|a| json!(a).to_string()))
+        .bind(locked_until);
+        crud::stamped_update::<Companies>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
+        crud::find::<Companies>(conn, ws, &current.id).await
     }
 }
 
 impl Deletable for Companies {
+    /// Deletes a company that no account, transaction, bill or live person refers to
+    /// (422 `in_use` with the counts otherwise). Its configuration — categories,
+    /// classification centers and soft-deleted people — goes with it.
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        delete(ctx, conn, ws, id).await
+        ctx.authorize(ws, Resource::Companies, Access::Delete)?;
+        let current = crud::find::<Companies>(conn, ws, id).await?;
+        let mut usage = serde_json::Map::new();
+        for (kind, sql) in USAGE {
+            let row = sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await?;
+            let n: i64 = row.try_get(0)?;
+            if n > 0 {
+                usage.insert(kind.to_string(), json!(n));
+            }
+        }
+        if !usage.is_empty() {
+            return Err(ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "The company is still in use")
+                .with_details(json!({ "reason": "in_use", "usage": usage })));
+        }
+        // Categories form a tree: children first.
+        for level in [3, 2, 1] {
+            sql::query("DELETE FROM categories WHERE workspace_id = $1 AND company_id = $2 AND level = $3")
+                .bind(&ws.workspace_id)
+                .bind(&current.id)
+                .bind(level as i64)
+                .execute(&mut *conn)
+                .await?;
+        }
+        for sql in [
+            "DELETE FROM classification_centers WHERE workspace_id = $1 AND company_id = $2",
+            "DELETE FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NOT NULL",
+        ] {
+            sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await?;
+        }
+        crud::deleted::<Companies>(ctx, conn, ws, &current.id, db_error).await
     }
 }
 
@@ -259,91 +352,11 @@ fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "cnpj", "An active company with this CNPJ already exists in the workspace")
 }
 
-pub async fn create(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: CompanyCreate,
-) -> Result<Company, ApiError> {
-    ctx.authorize(ws, Resource::Companies, Access::Write)?;
-    let cnpj = normalize(&input.cnpj);
-    if !is_valid_cnpj(&cnpj) {
-        return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
-    }
-    let name = required("name", &input.name)?;
-    let locked_until = parse_date("locked_until", input.locked_until.as_deref())?;
-    check_address(&input.address)?;
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = Timestamp::now();
-    let company_type = if cnpj_is_headquarters(&cnpj) { "matriz" } else { "filial" };
-    sql::query(
-        "INSERT INTO companies (id, workspace_id, name, cnpj, company_type, active, trade_name, municipal_registration,
-                                tax_regime, address, locked_until, created_at, updated_at, created_via, updated_via,
-                                created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $10, $11, $11, $12, $12, $13, $13)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(name)
-    .bind(&cnpj)
-    .bind(company_type)
-    .bind(input.trade_name.as_deref())
-    .bind(input.municipal_registration.as_deref())
-    .bind(input.tax_regime.map(tax_regime_text))
-    .bind(input.address.as_ref().map(|a| json!(a).to_string()))
-    .bind(locked_until)
-    .stamp(ctx, &now)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    crud::created::<Companies>(ctx, conn, ws, &id).await
-}
-
 fn tax_regime_text(t: TaxRegime) -> String {
     match serde_json::to_value(t) {
         Ok(Value::String(s)) => s,
         _ => String::new(),
     }
-}
-
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: CompanyUpdate,
-) -> Result<Company, ApiError> {
-    ctx.authorize(ws, Resource::Companies, Access::Write)?;
-    let current = crud::find::<Companies>(conn, ws, id).await?;
-    let name = required_if_sent("name", input.name.as_deref())?;
-    let locked_until = match &input.locked_until {
-        Some(locked) => Some(parse_date("locked_until", locked.as_deref())?),
-        None => None,
-    };
-    if let Some(address) = &input.address {
-        check_address(address)?;
-    }
-    let name = name.unwrap_or(&current.name).to_string();
-    let active = input.active.unwrap_or(current.active);
-    let trade_name = input.trade_name.unwrap_or(current.trade_name);
-    let registration = input.municipal_registration.unwrap_or(current.municipal_registration);
-    let tax_regime = input.tax_regime.unwrap_or(current.tax_regime);
-    let address = input.address.unwrap_or(current.address);
-    let locked_until = locked_until.unwrap_or(current.locked_until);
-    let update = sql::query(
-        "UPDATE companies SET name = $1, active = $2, trade_name = $3, municipal_registration = $4, tax_regime = $5,
-                address = $6, locked_until = $7, updated_at = $8, updated_via = $9, updated_by = $10
-          WHERE workspace_id = $11 AND id = $12",
-    )
-    .bind(&name)
-    .bind(if active { 1i64 } else { 0 })
-    .bind(trade_name.as_deref())
-    .bind(registration.as_deref())
-    .bind(tax_regime.map(tax_regime_text))
-    .bind(address.as_ref().map(|a| json!(a).to_string()))
-    .bind(locked_until);
-    crud::stamped_update::<Companies>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
-    crud::find::<Companies>(conn, ws, &current.id).await
 }
 
 /// What still refers to a company, by kind; any of these makes it `in_use`.
@@ -357,39 +370,3 @@ const USAGE: &[(&str, &str)] = &[
     ),
     ("people", "SELECT COUNT(*) FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NULL"),
 ];
-
-/// Deletes a company that no account, transaction, bill or live person refers to
-/// (422 `in_use` with the counts otherwise). Its configuration — categories,
-/// classification centers and soft-deleted people — goes with it.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::Companies, Access::Delete)?;
-    let current = crud::find::<Companies>(conn, ws, id).await?;
-    let mut usage = serde_json::Map::new();
-    for (kind, sql) in USAGE {
-        let row = sql::query(*sql).bind(&ws.workspace_id).bind(&current.id).fetch_one(&mut *conn).await?;
-        let n: i64 = row.try_get(0)?;
-        if n > 0 {
-            usage.insert(kind.to_string(), json!(n));
-        }
-    }
-    if !usage.is_empty() {
-        return Err(ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "The company is still in use")
-            .with_details(json!({ "reason": "in_use", "usage": usage })));
-    }
-    // Categories form a tree: children first.
-    for level in [3, 2, 1] {
-        sql::query("DELETE FROM categories WHERE workspace_id = $1 AND company_id = $2 AND level = $3")
-            .bind(&ws.workspace_id)
-            .bind(&current.id)
-            .bind(level as i64)
-            .execute(&mut *conn)
-            .await?;
-    }
-    for sql in [
-        "DELETE FROM classification_centers WHERE workspace_id = $1 AND company_id = $2",
-        "DELETE FROM people WHERE workspace_id = $1 AND company_id = $2 AND deleted_at IS NOT NULL",
-    ] {
-        sql::query(sql).bind(&ws.workspace_id).bind(&current.id).execute(&mut *conn).await?;
-    }
-    crud::deleted::<Companies>(ctx, conn, ws, &current.id, db_error).await
-}

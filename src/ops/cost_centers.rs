@@ -110,16 +110,16 @@ pub struct Center {
     pub stamps: Stamps,
 }
 
-/// The `"/v1/classification_centers"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/classification_centers"` resource: its list, its reads, writes and delete.
 pub struct CostCenters;
 
 impl Records for CostCenters {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::CostCenters;
     const COLLECTION: &'static str = "/v1/classification_centers";
     const NOUN: &'static str = "cost center";
     type Row = Center;
     type Record = Center;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -146,7 +146,31 @@ impl Writable for CostCenters {
         ws: &Membership,
         input: CenterCreate,
     ) -> Result<Center, ApiError> {
-        create(ctx, conn, ws, input).await
+        ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
+        let company_id = body_id("company_id", &input.company_id)?;
+        let name = required("name", &input.name)?;
+        refs::company(conn, ws, "company_id", &company_id).await?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = Timestamp::now();
+        sql::query(
+            "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, description, active, created_at,
+                                                 updated_at, created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7, $8, $8, $9, $9)",
+        )
+        .bind(&id)
+        .bind(&ws.workspace_id)
+        .bind(&company_id)
+        .bind(name)
+        .bind(input.center_type.as_str())
+        .bind(input.description.as_deref())
+        .stamp(ctx, &now)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| match &e {
+            db if db.is_foreign_key_violation() => refs::not_in_workspace("company_id", "Company"),
+            _ => db_error(e),
+        })?;
+        crud::created::<CostCenters>(ctx, conn, ws, &id).await
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -155,13 +179,51 @@ impl Writable for CostCenters {
         id: &str,
         input: CenterUpdate,
     ) -> Result<Center, ApiError> {
-        update(ctx, conn, ws, id, input).await
+        ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
+        let current = crud::find::<CostCenters>(conn, ws, id).await?;
+        let name = required_if_sent("name", input.name.as_deref())?;
+        let center_type = input.center_type.unwrap_or(current.center_type);
+        if center_type != current.center_type {
+            let (t, p, r, all) = usage(conn, ws, &current.id, Some(center_type)).await?;
+            if all > 0 {
+                return Err(in_use("Records apportioned to this center do not fit the new type", (t, p, r)));
+            }
+        }
+        let name = name.unwrap_or(&current.name).to_string();
+        let description = input.description.unwrap_or(current.description);
+        let active = input.active.unwrap_or(current.active);
+        let update = sql::query(
+            "UPDATE classification_centers SET name = $1, center_type = $2, description = $3, active = $4, updated_at = $5,
+                    updated_via = $6, updated_by = $7
+              WHERE workspace_id = $8 AND id = $9",
+        )
+        .bind(&name)
+        .bind(center_type.as_str())
+        .bind(description.as_deref())
+        .bind(if active { 1i64 } else { 0 });
+        crud::stamped_update::<CostCenters>(ctx, conn, ws, update, &current.id, db_error).await?;
+        crud::find::<CostCenters>(conn, ws, &current.id).await
     }
 }
 
 impl Deletable for CostCenters {
+    /// Deletes a center no apportionment uses.
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        delete(ctx, conn, ws, id).await
+        ctx.authorize(ws, Resource::CostCenters, Access::Delete)?;
+        let current = crud::find::<CostCenters>(conn, ws, id).await?;
+        let (t, p, r, all) = usage(conn, ws, &current.id, None).await?;
+        if all > 0 {
+            return Err(in_use("The classification center is still in use", (t, p, r)));
+        }
+        // An apportionment added meanwhile makes the delete fail on its foreign key.
+        crud::deleted::<CostCenters>(ctx, conn, ws, &current.id, |e| match &e {
+            db if db.is_foreign_key_violation() => {
+                ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
+                    .with_details(json!({"reason": "in_use"}))
+            }
+            _ => db_error(e),
+        })
+        .await
     }
 }
 
@@ -262,89 +324,4 @@ async fn usage(
         Some(_) => t + by_kind[0] + by_kind[1],
     };
     Ok((t, by_kind[0], by_kind[1], all))
-}
-
-pub async fn create(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: CenterCreate,
-) -> Result<Center, ApiError> {
-    ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
-    let company_id = body_id("company_id", &input.company_id)?;
-    let name = required("name", &input.name)?;
-    refs::company(conn, ws, "company_id", &company_id).await?;
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = Timestamp::now();
-    sql::query(
-        "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, description, active, created_at,
-                                             updated_at, created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7, $8, $8, $9, $9)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company_id)
-    .bind(name)
-    .bind(input.center_type.as_str())
-    .bind(input.description.as_deref())
-    .stamp(ctx, &now)
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| match &e {
-        db if db.is_foreign_key_violation() => refs::not_in_workspace("company_id", "Company"),
-        _ => db_error(e),
-    })?;
-    crud::created::<CostCenters>(ctx, conn, ws, &id).await
-}
-
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: CenterUpdate,
-) -> Result<Center, ApiError> {
-    ctx.authorize(ws, Resource::CostCenters, Access::Write)?;
-    let current = crud::find::<CostCenters>(conn, ws, id).await?;
-    let name = required_if_sent("name", input.name.as_deref())?;
-    let center_type = input.center_type.unwrap_or(current.center_type);
-    if center_type != current.center_type {
-        let (t, p, r, all) = usage(conn, ws, &current.id, Some(center_type)).await?;
-        if all > 0 {
-            return Err(in_use("Records apportioned to this center do not fit the new type", (t, p, r)));
-        }
-    }
-    let name = name.unwrap_or(&current.name).to_string();
-    let description = input.description.unwrap_or(current.description);
-    let active = input.active.unwrap_or(current.active);
-    let update = sql::query(
-        "UPDATE classification_centers SET name = $1, center_type = $2, description = $3, active = $4, updated_at = $5,
-                updated_via = $6, updated_by = $7
-          WHERE workspace_id = $8 AND id = $9",
-    )
-    .bind(&name)
-    .bind(center_type.as_str())
-    .bind(description.as_deref())
-    .bind(if active { 1i64 } else { 0 });
-    crud::stamped_update::<CostCenters>(ctx, conn, ws, update, &current.id, db_error).await?;
-    crud::find::<CostCenters>(conn, ws, &current.id).await
-}
-
-/// Deletes a center no apportionment uses.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::CostCenters, Access::Delete)?;
-    let current = crud::find::<CostCenters>(conn, ws, id).await?;
-    let (t, p, r, all) = usage(conn, ws, &current.id, None).await?;
-    if all > 0 {
-        return Err(in_use("The classification center is still in use", (t, p, r)));
-    }
-    // An apportionment added meanwhile makes the delete fail on its foreign key.
-    crud::deleted::<CostCenters>(ctx, conn, ws, &current.id, |e| match &e {
-        db if db.is_foreign_key_violation() => {
-            ApiError::new(ErrorCode::UnprocessableEntity, "The classification center is still in use")
-                .with_details(json!({"reason": "in_use"}))
-        }
-        _ => db_error(e),
-    })
-    .await
 }

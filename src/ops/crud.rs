@@ -214,7 +214,8 @@ mod tests {
     use crate::auth::Identity;
     use crate::domain::roles::{all_scopes, Role, ScopeSet};
     use crate::ops::categories::Categories;
-    use crate::ops::taxes::{self, Taxes};
+    use crate::ops::resource::Writable;
+    use crate::ops::taxes::Taxes;
     use crate::ops::{Channel, Services};
     use crate::storage::{blob::BlobStore, migrate, seed, Db};
 
@@ -252,7 +253,7 @@ mod tests {
         let mut conn = db.acquire().await.unwrap();
 
         let input = serde_json::from_value(serde_json::json!({"name": "Deleted by the test"})).unwrap();
-        let tax = taxes::create(&ctx, &mut conn, &ws, input).await.unwrap();
+        let tax = Taxes::create(&ctx, &mut conn, &ws, input).await.unwrap();
         deleted::<Taxes>(&ctx, &mut conn, &ws, &tax.id, crate::storage::db_error).await.unwrap();
         assert!(fetch::<Taxes>(&mut conn, &ws, &tax.id).await.unwrap().is_none());
         assert_eq!(audited(&mut conn, "taxes.delete", &tax.id).await, 1);

@@ -199,16 +199,16 @@ fn id_page() -> Value {
     page_of(json!({ "type": "string", "format": "uuid" }))
 }
 
-/// The `"/v1/people"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/people"` resource: its list, its reads, writes and delete.
 pub struct People;
 
 impl Records for People {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::People;
     const COLLECTION: &'static str = "/v1/people";
     const NOUN: &'static str = "person";
     type Row = Person;
     type Record = Person;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -238,7 +238,43 @@ impl Writable for People {
         ws: &Membership,
         input: PersonCreate,
     ) -> Result<Person, ApiError> {
-        create(ctx, conn, ws, input).await
+        ctx.authorize(ws, Resource::People, Access::Write)?;
+        let name = required("name", &input.name)?;
+        let company_id = body_id("company_id", &input.company_id)?;
+        let document = match optional(input.document_number.as_deref()) {
+            Some(raw) => Some(check_document(&raw)?),
+            None => None,
+        };
+        let document_type = document.as_ref().map(|(_, t)| *t);
+        check_document_type(input.document_type, document_type)?;
+        let kind = input.kind.or(document_type.map(DocumentType::kind));
+        let company_id = refs::company(conn, ws, "company_id", &company_id).await?.id;
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = Timestamp::now();
+        sql::query(
+            "INSERT INTO people (id, workspace_id, company_id, name, legal_name, nickname, kind, document_type, document_number,
+                                 is_customer, is_supplier, active, emails, phones, notes, created_at, updated_at,
+                                 created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '[]', '[]', $13, $14, $14, $15, $15, $16, $16)",
+        )
+        .bind(&id)
+        .bind(&ws.workspace_id)
+        .bind(&company_id)
+        .bind(name)
+        .bind(optional(input.legal_name.as_deref()))
+        .bind(optional(input.nickname.as_deref()))
+        .bind(kind.map(PersonKind::as_str))
+        .bind(document_type.map(DocumentType::as_str))
+        .bind(document.map(|(digits, _)| digits))
+        .bind(flag(input.is_customer.unwrap_or(false)))
+        .bind(flag(input.is_supplier.unwrap_or(false)))
+        .bind(flag(input.active.unwrap_or(true)))
+        .bind(optional(input.notes.as_deref()))
+        .stamp(ctx, &now)
+        .execute(&mut *conn)
+        .await
+        .map_err(conflict_on_duplicate)?;
+        crud::created::<People>(ctx, conn, ws, &id).await
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -247,13 +283,71 @@ impl Writable for People {
         id: &str,
         input: PersonUpdate,
     ) -> Result<Person, ApiError> {
-        update(ctx, conn, ws, id, input).await
+        ctx.authorize(ws, Resource::People, Access::Write)?;
+        let current = crud::find::<People>(conn, ws, id).await?;
+        let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
+        // The document: absent or null keeps it, empty removes it, anything else replaces it
+        // (validated only when it differs from the stored one).
+        let (document_number, document_type) = match input.document_number {
+            None => (current.document_number.clone(), current.document_type),
+            Some(raw) if raw.trim().is_empty() => (None, None),
+            Some(raw) => {
+                let digits = normalize(&raw);
+                if current.document_number.as_deref() == Some(digits.as_str()) {
+                    (current.document_number.clone(), current.document_type.or(DocumentType::of(&digits)))
+                } else {
+                    let (digits, document_type) = check_document(&raw)?;
+                    (Some(digits), Some(document_type))
+                }
+            }
+        };
+        check_document_type(input.document_type, document_type)?;
+        let kind = input.kind.unwrap_or(current.kind);
+        let keep_or_clear = |given: Option<String>, current: Option<String>| match given {
+            None => current,
+            Some(v) => optional(Some(&v)),
+        };
+        let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
+        let nickname = keep_or_clear(input.nickname, current.nickname.clone());
+        let notes = keep_or_clear(input.notes, current.notes.clone());
+        let update = sql::query(
+            "UPDATE people SET name = $1, legal_name = $2, nickname = $3, kind = $4, document_type = $5, document_number = $6,
+                    is_customer = $7, is_supplier = $8, active = $9, notes = $10, updated_at = $11, updated_via = $12,
+                    updated_by = $13
+              WHERE workspace_id = $14 AND id = $15 AND deleted_at IS NULL",
+        )
+        .bind(&name)
+        .bind(legal_name.as_deref())
+        .bind(nickname.as_deref())
+        .bind(kind.map(PersonKind::as_str))
+        .bind(document_type.map(DocumentType::as_str))
+        .bind(document_number.as_deref())
+        .bind(flag(input.is_customer.unwrap_or(current.is_customer)))
+        .bind(flag(input.is_supplier.unwrap_or(current.is_supplier)))
+        .bind(flag(input.active.unwrap_or(current.active)))
+        .bind(notes.as_deref());
+        crud::stamped_update::<People>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
+        crud::find::<People>(conn, ws, &current.id).await
     }
 }
 
 impl Deletable for People {
+    /// Soft-deletes a person: records that name it keep their reference, but the person no
+    /// longer reads, lists or sweeps, and its document may be used again.
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        delete(ctx, conn, ws, id).await
+        ctx.authorize(ws, Resource::People, Access::Delete)?;
+        let current = crud::find::<People>(conn, ws, id).await?;
+        let now = Timestamp::now();
+        sql::query(
+            "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3
+              WHERE workspace_id = $4 AND id = $5 AND deleted_at IS NULL",
+        )
+        .stamp(ctx, &now)
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await?;
+        crud::audit::<People>(ctx, conn, ws, "delete", &current.id).await
     }
 }
 
@@ -354,121 +448,4 @@ fn check_document_type(given: Option<DocumentType>, actual: Option<DocumentType>
 
 fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "document_number", "A person with this document already exists in the company")
-}
-
-pub async fn create(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: PersonCreate,
-) -> Result<Person, ApiError> {
-    ctx.authorize(ws, Resource::People, Access::Write)?;
-    let name = required("name", &input.name)?;
-    let company_id = body_id("company_id", &input.company_id)?;
-    let document = match optional(input.document_number.as_deref()) {
-        Some(raw) => Some(check_document(&raw)?),
-        None => None,
-    };
-    let document_type = document.as_ref().map(|(_, t)| *t);
-    check_document_type(input.document_type, document_type)?;
-    let kind = input.kind.or(document_type.map(DocumentType::kind));
-    let company_id = refs::company(conn, ws, "company_id", &company_id).await?.id;
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = Timestamp::now();
-    sql::query(
-        "INSERT INTO people (id, workspace_id, company_id, name, legal_name, nickname, kind, document_type, document_number,
-                             is_customer, is_supplier, active, emails, phones, notes, created_at, updated_at,
-                             created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '[]', '[]', $13, $14, $14, $15, $15, $16, $16)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(&company_id)
-    .bind(name)
-    .bind(optional(input.legal_name.as_deref()))
-    .bind(optional(input.nickname.as_deref()))
-    .bind(kind.map(PersonKind::as_str))
-    .bind(document_type.map(DocumentType::as_str))
-    .bind(document.map(|(digits, _)| digits))
-    .bind(flag(input.is_customer.unwrap_or(false)))
-    .bind(flag(input.is_supplier.unwrap_or(false)))
-    .bind(flag(input.active.unwrap_or(true)))
-    .bind(optional(input.notes.as_deref()))
-    .stamp(ctx, &now)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    crud::created::<People>(ctx, conn, ws, &id).await
-}
-
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: PersonUpdate,
-) -> Result<Person, ApiError> {
-    ctx.authorize(ws, Resource::People, Access::Write)?;
-    let current = crud::find::<People>(conn, ws, id).await?;
-    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
-    // The document: absent or null keeps it, empty removes it, anything else replaces it
-    // (validated only when it differs from the stored one).
-    let (document_number, document_type) = match input.document_number {
-        None => (current.document_number.clone(), current.document_type),
-        Some(raw) if raw.trim().is_empty() => (None, None),
-        Some(raw) => {
-            let digits = normalize(&raw);
-            if current.document_number.as_deref() == Some(digits.as_str()) {
-                (current.document_number.clone(), current.document_type.or(DocumentType::of(&digits)))
-            } else {
-                let (digits, document_type) = check_document(&raw)?;
-                (Some(digits), Some(document_type))
-            }
-        }
-    };
-    check_document_type(input.document_type, document_type)?;
-    let kind = input.kind.unwrap_or(current.kind);
-    let keep_or_clear = |given: Option<String>, current: Option<String>| match given {
-        None => current,
-        Some(v) => optional(Some(&v)),
-    };
-    let legal_name = keep_or_clear(input.legal_name, current.legal_name.clone());
-    let nickname = keep_or_clear(input.nickname, current.nickname.clone());
-    let notes = keep_or_clear(input.notes, current.notes.clone());
-    let update = sql::query(
-        "UPDATE people SET name = $1, legal_name = $2, nickname = $3, kind = $4, document_type = $5, document_number = $6,
-                is_customer = $7, is_supplier = $8, active = $9, notes = $10, updated_at = $11, updated_via = $12,
-                updated_by = $13
-          WHERE workspace_id = $14 AND id = $15 AND deleted_at IS NULL",
-    )
-    .bind(&name)
-    .bind(legal_name.as_deref())
-    .bind(nickname.as_deref())
-    .bind(kind.map(PersonKind::as_str))
-    .bind(document_type.map(DocumentType::as_str))
-    .bind(document_number.as_deref())
-    .bind(flag(input.is_customer.unwrap_or(current.is_customer)))
-    .bind(flag(input.is_supplier.unwrap_or(current.is_supplier)))
-    .bind(flag(input.active.unwrap_or(current.active)))
-    .bind(notes.as_deref());
-    crud::stamped_update::<People>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
-    crud::find::<People>(conn, ws, &current.id).await
-}
-
-/// Soft-deletes a person: records that name it keep their reference, but the person no
-/// longer reads, lists or sweeps, and its document may be used again.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::People, Access::Delete)?;
-    let current = crud::find::<People>(conn, ws, id).await?;
-    let now = Timestamp::now();
-    sql::query(
-        "UPDATE people SET deleted_at = $1, updated_at = $1, updated_via = $2, updated_by = $3
-          WHERE workspace_id = $4 AND id = $5 AND deleted_at IS NULL",
-    )
-    .stamp(ctx, &now)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await?;
-    crud::audit::<People>(ctx, conn, ws, "delete", &current.id).await
 }

@@ -79,16 +79,16 @@ pub struct Tax {
     pub stamps: Stamps,
 }
 
-/// The `"/v1/taxes"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/taxes"` resource: its list, its reads, writes and delete.
 pub struct Taxes;
 
 impl Records for Taxes {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::Taxes;
     const COLLECTION: &'static str = "/v1/taxes";
     const NOUN: &'static str = "tax";
     type Row = Tax;
     type Record = Tax;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -113,7 +113,30 @@ impl Writable for Taxes {
     type Created = Tax;
     type Update = TaxUpdate;
     async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
-        create(ctx, conn, ws, input).await
+        ctx.authorize(ws, Resource::Taxes, Access::Write)?;
+        let name = required("name", &input.name)?;
+        let rate = match input.default_rate.as_deref() {
+            Some(text) => Some(parse_rate("default_rate", text)?),
+            None => None,
+        };
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = Timestamp::now();
+        sql::query(
+            "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, default_withholding, active, created_at, updated_at,
+                                created_via, updated_via, created_by, updated_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $8, $9, $9)",
+        )
+        .bind(&id)
+        .bind(&ws.workspace_id)
+        .bind(name)
+        .bind(rate)
+        .bind(flag(input.default_withholding.unwrap_or(true)))
+        .bind(flag(input.active.unwrap_or(true)))
+        .stamp(ctx, &now)
+        .execute(&mut *conn)
+        .await
+        .map_err(conflict_on_duplicate)?;
+        crud::created::<Taxes>(ctx, conn, ws, &id).await
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -122,13 +145,79 @@ impl Writable for Taxes {
         id: &str,
         input: TaxUpdate,
     ) -> Result<Tax, ApiError> {
-        update(ctx, conn, ws, id, input).await
+        ctx.authorize(ws, Resource::Taxes, Access::Write)?;
+        let current = crud::find::<Taxes>(conn, ws, id).await?;
+        let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
+        let rate = match input.default_rate {
+            // The kept rate, back in basis points from its two-decimal text.
+            None => current.default_rate.as_deref().map(|text| parse_rate("default_rate", text)).transpose()?,
+            Some(None) => None,
+            Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
+        };
+        let update = sql::query(
+            "UPDATE taxes SET name = $1, default_rate_bp = $2, default_withholding = $3, active = $4, updated_at = $5,
+                    updated_via = $6, updated_by = $7
+              WHERE workspace_id = $8 AND id = $9",
+        )
+        .bind(&name)
+        .bind(rate)
+        .bind(flag(input.default_withholding.unwrap_or(current.default_withholding)))
+        .bind(flag(input.active.unwrap_or(current.active)));
+        crud::stamped_update::<Taxes>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
+        crud::find::<Taxes>(conn, ws, &current.id).await
     }
 }
 
 impl Deletable for Taxes {
+    /// Deletes a tax no billing charges; otherwise 422 `in_use` with
+    /// `details.usage {payables, receivables}` and up to 100 `details.billing_ids`.
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        delete(ctx, conn, ws, id).await
+        ctx.authorize(ws, Resource::Taxes, Access::Delete)?;
+        let current = crud::find::<Taxes>(conn, ws, id).await?;
+        let usage = sql::query(
+            "SELECT billings.kind, COUNT(*) FROM billing_tax_charges
+               JOIN billings ON billings.id = billing_tax_charges.billing_id
+              WHERE billing_tax_charges.workspace_id = $1 AND billing_tax_charges.tax_id = $2
+              GROUP BY billings.kind",
+        )
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .fetch_all(&mut *conn)
+        .await?;
+        let (mut payables, mut receivables) = (0i64, 0i64);
+        for row in &usage {
+            let kind: String = row.try_get(0)?;
+            let count: i64 = row.try_get(1)?;
+            match kind.as_str() {
+                "payable" => payables += count,
+                _ => receivables += count,
+            }
+        }
+        if payables + receivables > 0 {
+            let billing_ids: Vec<String> = sql::query(
+                "SELECT billing_id FROM billing_tax_charges WHERE workspace_id = $1 AND tax_id = $2 ORDER BY billing_id LIMIT $3",
+            )
+            .bind(&ws.workspace_id)
+            .bind(&current.id)
+            .bind(MAX_BILLING_IDS)
+            .fetch_all(&mut *conn)
+            .await
+            ?
+            .iter()
+            .map(|r| r.try_get::<String, _>(0))
+            .collect::<Result<_, _>>()
+            ?;
+            return Err(ApiError::new(
+                ErrorCode::UnprocessableEntity,
+                "The tax is charged by billings and cannot be deleted",
+            )
+            .with_details(json!({
+                "reason": "in_use",
+                "usage": { "payables": payables, "receivables": receivables },
+                "billing_ids": billing_ids,
+            })));
+        }
+        crud::deleted::<Taxes>(ctx, conn, ws, &current.id, db_error).await
     }
 }
 
@@ -191,111 +280,4 @@ fn flag(value: bool) -> i64 {
 
 fn conflict_on_duplicate(err: crate::storage::Error) -> ApiError {
     conflict_on_unique(err, "name", "A tax with this name already exists in the workspace")
-}
-
-pub async fn create(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, input: TaxCreate) -> Result<Tax, ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Write)?;
-    let name = required("name", &input.name)?;
-    let rate = match input.default_rate.as_deref() {
-        Some(text) => Some(parse_rate("default_rate", text)?),
-        None => None,
-    };
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = Timestamp::now();
-    sql::query(
-        "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, default_withholding, active, created_at, updated_at,
-                            created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $8, $9, $9)",
-    )
-    .bind(&id)
-    .bind(&ws.workspace_id)
-    .bind(name)
-    .bind(rate)
-    .bind(flag(input.default_withholding.unwrap_or(true)))
-    .bind(flag(input.active.unwrap_or(true)))
-    .stamp(ctx, &now)
-    .execute(&mut *conn)
-    .await
-    .map_err(conflict_on_duplicate)?;
-    crud::created::<Taxes>(ctx, conn, ws, &id).await
-}
-
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: TaxUpdate,
-) -> Result<Tax, ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Write)?;
-    let current = crud::find::<Taxes>(conn, ws, id).await?;
-    let name = required_if_sent("name", input.name.as_deref())?.unwrap_or(&current.name).to_string();
-    let rate = match input.default_rate {
-        // The kept rate, back in basis points from its two-decimal text.
-        None => current.default_rate.as_deref().map(|text| parse_rate("default_rate", text)).transpose()?,
-        Some(None) => None,
-        Some(Some(text)) => Some(parse_rate("default_rate", &text)?),
-    };
-    let update = sql::query(
-        "UPDATE taxes SET name = $1, default_rate_bp = $2, default_withholding = $3, active = $4, updated_at = $5,
-                updated_via = $6, updated_by = $7
-          WHERE workspace_id = $8 AND id = $9",
-    )
-    .bind(&name)
-    .bind(rate)
-    .bind(flag(input.default_withholding.unwrap_or(current.default_withholding)))
-    .bind(flag(input.active.unwrap_or(current.active)));
-    crud::stamped_update::<Taxes>(ctx, conn, ws, update, &current.id, conflict_on_duplicate).await?;
-    crud::find::<Taxes>(conn, ws, &current.id).await
-}
-
-/// Deletes a tax no billing charges; otherwise 422 `in_use` with
-/// `details.usage {payables, receivables}` and up to 100 `details.billing_ids`.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::Taxes, Access::Delete)?;
-    let current = crud::find::<Taxes>(conn, ws, id).await?;
-    let usage = sql::query(
-        "SELECT billings.kind, COUNT(*) FROM billing_tax_charges
-           JOIN billings ON billings.id = billing_tax_charges.billing_id
-          WHERE billing_tax_charges.workspace_id = $1 AND billing_tax_charges.tax_id = $2
-          GROUP BY billings.kind",
-    )
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .fetch_all(&mut *conn)
-    .await?;
-    let (mut payables, mut receivables) = (0i64, 0i64);
-    for row in &usage {
-        let kind: String = row.try_get(0)?;
-        let count: i64 = row.try_get(1)?;
-        match kind.as_str() {
-            "payable" => payables += count,
-            _ => receivables += count,
-        }
-    }
-    if payables + receivables > 0 {
-        let billing_ids: Vec<String> = sql::query(
-            "SELECT billing_id FROM billing_tax_charges WHERE workspace_id = $1 AND tax_id = $2 ORDER BY billing_id LIMIT $3",
-        )
-        .bind(&ws.workspace_id)
-        .bind(&current.id)
-        .bind(MAX_BILLING_IDS)
-        .fetch_all(&mut *conn)
-        .await
-        ?
-        .iter()
-        .map(|r| r.try_get::<String, _>(0))
-        .collect::<Result<_, _>>()
-        ?;
-        return Err(ApiError::new(
-            ErrorCode::UnprocessableEntity,
-            "The tax is charged by billings and cannot be deleted",
-        )
-        .with_details(json!({
-            "reason": "in_use",
-            "usage": { "payables": payables, "receivables": receivables },
-            "billing_ids": billing_ids,
-        })));
-    }
-    crud::deleted::<Taxes>(ctx, conn, ws, &current.id, db_error).await
 }

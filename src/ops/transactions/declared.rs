@@ -16,16 +16,16 @@ use crate::ops::{OpContext, Page};
 use crate::storage::identity::Membership;
 use crate::storage::Conn;
 
-/// The `"/v1/financial-transactions"` resource: its reads, writes and delete are the functions of this module.
+/// The `"/v1/financial-transactions"` resource: its list, its reads, writes and delete.
 pub struct Transactions;
 
 impl Records for Transactions {
+    const LIST: &'static ListSpec = &transactions::LIST;
     const RESOURCE: Resource = Resource::Transactions;
     const COLLECTION: &'static str = "/v1/financial-transactions";
     const NOUN: &'static str = "transaction";
     type Row = Transaction;
     type Record = Transaction;
-    const LIST: &'static ListSpec = &transactions::LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
