@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, invalid, optional, parse_date, path_id, required, required_if_sent};
+use super::common::{audit_write, body_id, invalid, optional, path_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
@@ -131,8 +131,7 @@ pub struct AdjustBalance {
     pub category_id: String,
     /// YYYY-MM-DD (default: today, UTC).
     #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
-    pub occurred_at: Option<String>,
+    pub occurred_at: Option<Date>,
     /// Default "Ajuste de saldo".
     #[serde(default)]
     #[schemars(length(min = 1, max = 500))]
@@ -443,7 +442,7 @@ pub async fn adjust_balance(
     let account = find(conn, ws, &id).await?;
     let target = input.target_balance.cents();
     let category_id = body_id("category_id", &input.category_id)?;
-    let occurred_at = parse_date("occurred_at", input.occurred_at.as_deref())?.unwrap_or_else(Date::today);
+    let occurred_at = input.occurred_at.unwrap_or_else(Date::today);
     let description =
         required_if_sent("description", input.description.as_deref())?.unwrap_or(ADJUSTMENT_DESCRIPTION).to_string();
     let company = refs::company(conn, ws, "company_id", &account.company_id).await?;

@@ -20,17 +20,6 @@ pub fn invalid(field: &str, reason: &str, message: &str) -> ApiError {
     ApiError::bad_request(message).with_details(json!({ "field": field, "reason": reason }))
 }
 
-/// A date field of a body, which must be a real `YYYY-MM-DD` day (400 `invalid_date`
-/// naming the field otherwise): the [`Date`](crate::domain::dates::Date) it names.
-pub fn parse_date(field: &str, value: Option<&str>) -> Result<Option<crate::domain::dates::Date>, ApiError> {
-    value
-        .map(|d| {
-            crate::domain::dates::Date::parse(d)
-                .ok_or_else(|| invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD")))
-        })
-        .transpose()
-}
-
 /// A text a record cannot do without (a name, a description): trimmed, and a blank one
 /// (empty or only spaces) is 400 `too_short` naming `field`.
 pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {

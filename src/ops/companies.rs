@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{conflict_on_unique, parse_date, required, required_if_sent, unprocessable};
+use super::common::{conflict_on_unique, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
@@ -91,8 +91,7 @@ pub struct CompanyCreate {
     /// Closed period: records of this company dated on or before this day (YYYY-MM-DD)
     /// can no longer be created, changed, settled, reopened or deleted.
     #[serde(default)]
-    #[schemars(length(min = 10, max = 10))]
-    pub locked_until: Option<String>,
+    pub locked_until: Option<Date>,
 }
 
 /// `PATCH /v1/companies/{id}`: only the fields sent change; `null` clears an optional
@@ -118,8 +117,8 @@ pub struct CompanyUpdate {
     #[schemars(with = "Option<Address>")]
     pub address: Option<Option<Address>>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(min = 10, max = 10))]
-    pub locked_until: Option<Option<String>>,
+    #[schemars(with = "Option<Date>")]
+    pub locked_until: Option<Option<Date>>,
 }
 
 /// A company as `/v1` returns it.
@@ -183,7 +182,7 @@ impl Writable for Companies {
             return Err(unprocessable("cnpj", "invalid_document", "The CNPJ is not valid (check digits)"));
         }
         let name = required("name", &input.name)?;
-        let locked_until = parse_date("locked_until", input.locked_until.as_deref())?;
+        let locked_until = input.locked_until;
         check_address(&input.address)?;
         let id = uuid::Uuid::new_v4().to_string();
         let now = Timestamp::now();
@@ -220,10 +219,7 @@ impl Writable for Companies {
         ctx.authorize(ws, Resource::Companies, Access::Write)?;
         let current = crud::find::<Companies>(conn, ws, id).await?;
         let name = required_if_sent("name", input.name.as_deref())?;
-        let locked_until = match &input.locked_until {
-            Some(locked) => Some(parse_date("locked_until", locked.as_deref())?),
-            None => None,
-        };
+        let locked_until = input.locked_until;
         if let Some(address) = &input.address {
             check_address(address)?;
         }

@@ -35,7 +35,7 @@ fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Bo
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;
         let target = input.target_balance.cents();
-        let when = input.occurred_at.as_deref().unwrap_or("today");
+        let when = input.occurred_at.map_or_else(|| "today".to_string(), |d| d.to_string());
         match peek::<Accounts>(&s, conn, s.id()).await? {
             Some(account) => {
                 let difference = Cents(target.0 - account.balance.0);
