@@ -515,14 +515,17 @@ mod tests {
         default: name);
     const KEY: &[u8] = b"state-key";
 
-    fn query(q: &str) -> Result<Compiled, ApiError> {
-        let pairs: Vec<(String, String)> = q
-            .split('&')
+    /// The pairs of a query string (`a=1&b=2`).
+    fn pairs(q: &str) -> Vec<(String, String)> {
+        q.split('&')
             .filter(|p| !p.is_empty())
             .filter_map(|p| p.split_once('='))
             .map(|(k, v)| (k.into(), v.into()))
-            .collect();
-        SPEC.compile(&ListRequest::from_query(&pairs)?, "ws", KEY)
+            .collect()
+    }
+
+    fn query(q: &str) -> Result<Compiled, ApiError> {
+        SPEC.compile(&ListRequest::from_query(&pairs(q))?, "ws", KEY)
     }
 
     fn rejected(q: &str) -> Value {
@@ -618,15 +621,7 @@ mod tests {
 
     #[test]
     fn id_sweeps_refuse_filters_and_sorts() {
-        let sweep = |q: &str| {
-            let pairs: Vec<(String, String)> = q
-                .split('&')
-                .filter(|p| !p.is_empty())
-                .filter_map(|p| p.split_once('='))
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect();
-            SPEC.compile_ids(&ListRequest::from_query(&pairs)?, "ws", KEY)
-        };
+        let sweep = |q: &str| SPEC.compile_ids(&ListRequest::from_query(&pairs(q))?, "ws", KEY);
         let c = sweep("").unwrap();
         assert_eq!(c.sql, "WHERE things.workspace_id = $1 ORDER BY things.id ASC LIMIT 1001");
         assert_eq!(sweep("limit=10000").unwrap().limit, 10_000);

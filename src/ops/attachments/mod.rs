@@ -169,16 +169,7 @@ fn upload_body() -> Value {
 fn download_body() -> Value {
     let binary = json!({ "schema": { "type": "string", "contentMediaType": "application/octet-stream" } });
     let mut content = serde_json::Map::new();
-    for mime in [
-        "application/pdf",
-        "image/png",
-        "image/jpeg",
-        "application/xml",
-        "text/xml",
-        "application/x-ofx",
-        "text/csv",
-        XLSX_MIME,
-    ] {
+    for mime in MEDIA_TYPES {
         content.insert(mime.to_string(), binary.clone());
     }
     json!({ CUSTOM_CONTENT: content })
