@@ -52,6 +52,12 @@ impl Percent {
     pub fn basis_points(self) -> i64 {
         self.0
     }
+
+    /// A stored value in basis points as the wire shows it (`"12.50"`); `None` outside
+    /// 0–100.
+    pub fn shown(bp: i64) -> Option<String> {
+        Percent::from_basis_points(bp).map(|p| p.to_string())
+    }
 }
 
 /// The integer and decimal digits of `text` when it is 1–3 digits, optionally a point
@@ -94,6 +100,8 @@ mod tests {
         }
         assert_eq!(Percent::parse("12.5").unwrap().to_string(), "12.50");
         assert_eq!(Percent::from_basis_points(10_001), None);
+        assert_eq!(Percent::shown(1250).as_deref(), Some("12.50"));
+        assert_eq!(Percent::shown(-1), None);
     }
 
     #[test]

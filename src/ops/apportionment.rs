@@ -44,11 +44,6 @@ pub struct AllocationView {
     pub amount: Option<Cents>,
 }
 
-/// Basis points as the wire shows a percentage (`"12.50"`).
-pub fn format_percentage(bp: i64) -> Option<String> {
-    Percent::from_basis_points(bp).map(|p| p.to_string())
-}
-
 /// Checks the items against `total` (shape and sums; centers are checked by [`check`]).
 pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation>, ApiError> {
     let mut seen = std::collections::HashSet::new();
@@ -185,7 +180,7 @@ pub async fn read(
         out.entry(owner).or_default().push(AllocationView {
             classification_center_id: row.try_get(1)?,
             classification_center_name: row.try_get(2)?,
-            percentage: bp.and_then(format_percentage),
+            percentage: bp.and_then(Percent::shown),
             amount: cents.map(Cents),
         });
     }

@@ -253,7 +253,7 @@ pub static LIST: ListSpec = list_spec!(taxes;
 
 record_table!(impl Table for Taxes as "Tax", audited as "tax"; taxes => Tax |row| {
     id, name, default_withholding, active;
-    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.and_then(Percent::from_basis_points).map(|p| p.to_string());
+    default_rate = row.try_get::<Option<i64>, _>("default_rate_bp")?.and_then(Percent::shown);
     reads default_rate_bp
 });
 

@@ -9,6 +9,7 @@ use crate::domain::apportionment::{spread, Allocation};
 use crate::domain::bills::{BillType, INSTALLMENTS, RECURRENCE_HORIZON};
 use crate::domain::dates::{Date, Step};
 use crate::domain::money::{Amount, Cents};
+use crate::domain::percent::Percent;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, AllocationInput};
 use crate::ops::common::{invalid, unprocessable};
@@ -119,7 +120,7 @@ pub fn as_inputs(items: &[Allocation]) -> Vec<AllocationInput> {
         .iter()
         .map(|a| AllocationInput {
             classification_center_id: a.center_id.clone(),
-            percentage: a.percentage_bp.and_then(apportionment::format_percentage),
+            percentage: a.percentage_bp.and_then(Percent::shown),
             amount: a.amount.map(Amount),
         })
         .collect()
