@@ -32,14 +32,15 @@ fn secret(cluster: &Cluster, password: &str) -> String {
     json!({"engine": "postgres", "username": "kfin_app", "password": password, "host": "127.0.0.1", "port": cluster.port, "dbname": "kfin"}).to_string()
 }
 
-/// Ends every connection of the app's user, and waits until they are gone.
+/// Ends every connection of the app's user, and waits until they are gone. A
+/// connection a background task (housekeeping, say) opens meanwhile is ended too.
 async fn terminate_app_connections(admin: &Db) {
-    admin
-        .execute_script("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'")
-        .await
-        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
+        admin
+            .execute_script("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'")
+            .await
+            .unwrap();
         let left: i64 = sql::query("SELECT COUNT(*) FROM pg_stat_activity WHERE usename = 'kfin_app'")
             .scalar::<i64>(&admin)
             .await
@@ -101,9 +102,13 @@ async fn database_credentials_come_from_the_secret_and_a_rotation_needs_no_resta
         ssl_root_cert: None,
         ttl,
     });
+    // The schema and the demo data come first, through an app of their own, so the
+    // served app's TTL starts just before its first request however slow they are.
+    let setup = App::start(config.clone()).await.expect("app from the secret");
+    migrate::run(&setup.db).await.expect("migrations as kfin_app");
+    seed::run_with(&setup.db, false).await.expect("seed");
+    drop(setup);
     let state = App::start(config).await.expect("app from the secret");
-    migrate::run(&state.db).await.expect("migrations as kfin_app");
-    seed::run_with(&state.db, false).await.expect("seed");
     let h = Harness {
         app: kobana_finance_mcp::transport::router(state.clone()),
         state: state.clone(),
