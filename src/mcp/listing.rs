@@ -98,7 +98,7 @@ mod tests {
 
     /// The parts of `tool` as the catalogue generates them now.
     fn generate(tool: &ToolSpec) -> (String, String, String, Option<String>, String) {
-        let described = tool.describe(&schema::compact((tool.input_schema)(), Side::Input));
+        let described = tool.describe(&schema::compact(tool.input_schema(), Side::Input));
         let part = |key: &str| described[key].to_string();
         (
             part("annotations"),
@@ -159,7 +159,7 @@ mod tests {
         assert_eq!(tools.len(), all().len());
         for (tool, listed) in tools.iter().zip(all()) {
             assert_eq!(tool.name, listed.name);
-            let mut described = tool.describe(&schema::compact((tool.input_schema)(), Side::Input));
+            let mut described = tool.describe(&schema::compact(tool.input_schema(), Side::Input));
             let mut out = String::new();
             listed.write(&mut out, true);
             assert_eq!(out, described.to_string(), "{}", tool.name);
@@ -172,7 +172,7 @@ mod tests {
             assert_eq!(out, described.to_string(), "{}", tool.name);
             assert_eq!(
                 listed.check_schema(),
-                Some(&schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))),
+                Some(&schema::resolve(&schema::compact(tool.input_schema(), Side::Input))),
                 "{}",
                 tool.name
             );

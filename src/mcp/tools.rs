@@ -4,8 +4,6 @@
 //! `tools/call` validates arguments and runs the operation, turning actionable errors
 //! into `isError` results with the REST envelope.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -22,13 +20,16 @@ use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{permission, Access, Refusal, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::bills::{Payable, Receivable};
+use crate::ops::resource::Op;
 use crate::protocol::rpc::RpcError;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::ops::resource::BoxFuture;
 
 /// A tool invocation as its handler sees it.
 pub struct ToolCall<'a> {
     pub ctx: &'a McpContext<'a>,
+    /// The tool called.
+    pub tool: &'a ToolSpec,
     pub arguments: &'a Map<String, Value>,
 }
 
@@ -91,14 +92,47 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// The `/v1` operation this tool is the MCP door of.
     pub route: Option<Route>,
-    pub input_schema: fn() -> Value,
-    pub output_schema: Option<fn() -> Value>,
+    pub schemas: Schemas,
     pub handler: Handler,
     /// For destructive tools: the confirmation message (SPEC §5.2).
     pub describe: Option<Describe>,
 }
 
+/// Where a tool's input and output schemas come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Schemas {
+    /// Functions of the tool's own.
+    Given { input: fn() -> Value, output: Option<fn() -> Value> },
+    /// A declared own row of a resource: its query or request, and its response
+    /// ([`catalogue::records::row_input`]).
+    Row(&'static Op),
+}
+
 impl ToolSpec {
+    /// The tool's input schema, as generated.
+    pub fn input_schema(&self) -> Value {
+        match self.schemas {
+            Schemas::Given { input, .. } => input(),
+            Schemas::Row(op) => catalogue::records::row_input(op),
+        }
+    }
+
+    /// The tool's output schema, as generated.
+    pub fn output_schema(&self) -> Option<Value> {
+        match self.schemas {
+            Schemas::Given { output, .. } => output.map(|output| output()),
+            Schemas::Row(op) => catalogue::records::row_output(op),
+        }
+    }
+
+    /// The declared own row the tool runs, if it runs one.
+    pub fn row(&self) -> Option<&'static Op> {
+        match self.schemas {
+            Schemas::Row(op) => Some(op),
+            Schemas::Given { .. } => None,
+        }
+    }
+
     /// The tool as `tools/list` shows it (SPEC §5), with its compact input schema: what
     /// `listing.tsv` holds serialised (a unit test regenerates and compares it).
     #[cfg(test)]
@@ -116,8 +150,8 @@ impl ToolSpec {
                 "openWorldHint": false,
             },
         });
-        if let Some(output) = self.output_schema {
-            tool["outputSchema"] = schema::compact(output(), Side::Output);
+        if let Some(output) = self.output_schema() {
+            tool["outputSchema"] = schema::compact(output, Side::Output);
         }
         tool
     }
@@ -143,8 +177,7 @@ workspace_id to the other tools when you have more than one.",
     permission: None,
     annotations: Annotations { read_only: true, destructive: false, idempotent: true },
     route: Route::get("/v1/workspaces", ""),
-    input_schema: no_arguments_schema,
-    output_schema: Some(workspaces_output_schema),
+    schemas: Schemas::Given { input: no_arguments_schema, output: Some(workspaces_output_schema) },
     handler: workspaces_list,
     describe: None,
 }];
@@ -211,7 +244,7 @@ fn generated() -> impl Iterator<Item = (&'static ToolSpec, &'static Listed)> {
 fn input_schema(tool: &ToolSpec) -> std::borrow::Cow<'static, Value> {
     match listing::all().iter().find(|l| l.name == tool.name).and_then(Listed::check_schema) {
         Some(checked) => std::borrow::Cow::Borrowed(checked),
-        None => std::borrow::Cow::Owned(schema::resolve(&schema::compact((tool.input_schema)(), Side::Input))),
+        None => std::borrow::Cow::Owned(schema::resolve(&schema::compact(tool.input_schema(), Side::Input))),
     }
 }
 
@@ -394,7 +427,7 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<T
     if let Err(e) = ctx.memberships().await {
         return outcome_result(Err(e)).map(ToolAnswer::Members);
     }
-    let call = ToolCall { ctx, arguments };
+    let call = ToolCall { ctx, tool, arguments };
     if tool.annotations.destructive {
         return confirm::run_confirmed(&call, tool, params).await.map(ToolAnswer::Members);
     }
@@ -523,7 +556,7 @@ mod tests {
             {
                 continue;
             }
-            let input = (tool.input_schema)();
+            let input = tool.input_schema();
             for (field, schema) in request["properties"].as_object().unwrap() {
                 assert_eq!(&input["properties"][field], schema, "{}: field {field}", tool.name);
             }
@@ -592,7 +625,7 @@ mod tests {
             }
         }
         for tool in catalogue() {
-            let generated = schema::resolve(&(tool.input_schema)());
+            let generated = schema::resolve(&tool.input_schema());
             assert_eq!(annotations_out(&input_schema(tool)), annotations_out(&generated), "{}", tool.name);
         }
     }

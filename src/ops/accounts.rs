@@ -22,7 +22,7 @@ use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, Polarity};
-use super::resource::{Declaration, Deletable, Op, Records, Writable};
+use super::resource::{reply, BoxFuture, Declaration, Deletable, Op, Records, Request, Writable};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use super::Page;
@@ -322,6 +322,15 @@ impl Deletable for Accounts {
 }
 
 /// The `/v1/financial-accounts` operations.
+fn run_adjust_balance<'a>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    r: Request<'a>,
+) -> BoxFuture<'a, Result<serde_json::Value, ApiError>> {
+    Box::pin(async move { reply(adjust_balance(ctx, conn, ws, r.id, r.input()?).await?) })
+}
+
 pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
     Op::list::<Accounts>("List financial accounts (without balance)").tool(
         "finance_accounts_list",
@@ -350,9 +359,16 @@ balance.",
         "Deletes an account nothing uses (else the error lists what does; deactivate it instead). Asks the user to \
 confirm.",
     ),
-    Op::write("post", "/{id}/adjust-balance", "adjust_balance", "Adjust the balance with one auto-created transaction")
-        .takes(schema_of::<AdjustBalance>)
-        .answers(201, schema_of::<BalanceAdjustment>)
+    Op::write(
+        "post",
+        "/{id}/adjust-balance",
+        "adjust_balance",
+        "Adjust the balance with one auto-created transaction",
+        run_adjust_balance,
+    )
+    .takes::<AdjustBalance>()
+    .answers(201, schema_of::<BalanceAdjustment>)
+    .located("/v1/financial-transactions", "transaction_id")
         .tool(
             "finance_accounts_adjust_balance",
             "Adjust an account's balance",

@@ -12,7 +12,7 @@ use crate::storage::{sql, Conn, Row};
 use super::common::{audit_write, path_id};
 use super::list::ListRequest;
 use super::page;
-use super::resource::Records;
+use super::resource::{reply, BoxFuture, Records, Request};
 use super::{IdPage, OpContext, Page};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
@@ -115,6 +115,16 @@ pub async fn ids<T: Table>(
     request: &ListRequest,
 ) -> Result<IdPage, ApiError> {
     page::ids(ctx, conn, ws, T::RESOURCE, T::LIST, request).await
+}
+
+/// The id sweep of `T` as an own row runs it (`GET {collection}/ids`).
+pub fn run_ids<'a, T: Table>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    r: Request<'a>,
+) -> BoxFuture<'a, Result<serde_json::Value, ApiError>> {
+    Box::pin(async move { reply(ids::<T>(ctx, conn, ws, &ListRequest::from_query(r.query)?).await?) })
 }
 
 /// The live record `id` (already a canonical UUID) of the workspace, if any.

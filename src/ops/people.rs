@@ -378,8 +378,13 @@ pub static OPERATIONS: Declaration = Declaration::of::<People>(&[
         "Delete a person",
         "Deletes a vendor or customer; records that name them keep their history. Asks the user to confirm.",
     ),
-    Op::read("/ids", "ids", "Sweep the ids of the live people (ascending; limit up to 10000, no filters)")
-        .answers(200, id_page),
+    Op::read(
+        "/ids",
+        "ids",
+        "Sweep the ids of the live people (ascending; limit up to 10000, no filters)",
+        crud::run_ids::<People>,
+    )
+    .answers(200, id_page),
 ]);
 
 pub static LIST: ListSpec = list_spec!(people where "people.deleted_at IS NULL";

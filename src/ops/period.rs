@@ -15,6 +15,23 @@ pub struct AggregatesQuery {
 }
 
 impl AggregatesQuery {
+    /// The query's parameters as a schema (an aggregates tool's arguments): the
+    /// workspace, which the parser leaves to the door, and the query's own.
+    pub fn schema() -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "workspace_id": { "type": "string", "format": "uuid" },
+                "company_id": { "type": "string", "format": "uuid" },
+                "month": { "type": "integer", "minimum": 1, "maximum": 12, "description": "With year" },
+                "year": { "type": "integer", "minimum": 1900, "maximum": 2999 },
+                "start_date": { "type": "string", "format": "date", "description": "With end_date: an inclusive range" },
+                "end_date": { "type": "string", "format": "date" },
+            },
+            "additionalProperties": false,
+        })
+    }
+
     /// Reads the query pairs: `workspace_id` is the door's (skipped here); any other
     /// key is refused (`unknown_filter`), and so is a key given twice, one pair mixed
     /// with the other (`mutually_exclusive`), half a pair (`required`, naming the half

@@ -5,10 +5,12 @@
 //! of each row follows from the resource (`finance.<resource>`, `.write`).
 //!
 //! The record shapes — list, get, create, update, delete — are rows the doors know how
-//! to serve for any resource ([`Shape`]); every other operation is [`Shape::Own`]:
-//! declared here, routed by the resource's own handler.
+//! to serve for any resource ([`Shape`]); every other operation is [`Shape::Own`]: its
+//! row names the function that runs it ([`Runner`]), which both doors call the same
+//! way ([`Op::run`]).
 
 use std::future::Future;
+use std::pin::Pin;
 
 use crate::storage::Conn;
 use schemars::JsonSchema;
@@ -18,7 +20,7 @@ use serde_json::Value;
 
 use super::list::{ListRequest, ListSpec};
 use super::openapi::page_of;
-use super::validate::schema_of;
+use super::validate::{parse, schema_of};
 use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -94,6 +96,51 @@ pub trait Deletable: Records {
     ) -> impl Future<Output = Result<(), ApiError>> + Send;
 }
 
+/// A boxed future that may be sent between threads (what a [`Runner`] answers).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The request of an own operation, as either door hands it over.
+pub struct Request<'a> {
+    /// The path's `{id}` (empty on a route without one).
+    pub id: &'a str,
+    /// A read's query, as pairs (a tool's arguments, on the MCP door).
+    pub query: &'a [(String, String)],
+    /// A write's body, already checked against the row's request type (`{}` for a row
+    /// that takes none).
+    pub body: Value,
+}
+
+impl Request<'_> {
+    /// The body as the row's request type.
+    pub fn input<T: DeserializeOwned + JsonSchema + 'static>(&self) -> Result<T, ApiError> {
+        parse(self.body.clone())
+    }
+}
+
+/// Runs an own operation: both doors call it, REST with the route's id, query and
+/// body, MCP with the tool's arguments. Reads get a pooled connection, writes the
+/// transaction of their idempotency key.
+pub type Runner =
+    for<'a> fn(&'a OpContext<'a>, &'a mut Conn, &'a Membership, Request<'a>) -> BoxFuture<'a, Result<Value, ApiError>>;
+
+/// The answer of a runner: its result as JSON.
+pub fn reply<T: Serialize>(value: T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|_| ApiError::internal())
+}
+
+/// Checks a body against a row's request type.
+pub type Check = fn(&Value) -> Result<(), ApiError>;
+
+/// A request type's check, before anything opens: the body parses as `T`.
+fn check<T: DeserializeOwned + JsonSchema + 'static>(body: &Value) -> Result<(), ApiError> {
+    parse::<T>(body.clone()).map(drop)
+}
+
+/// The body of an action that takes none: empty, or `{}`.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmptyRequest {}
+
 /// What a row of the table is, for the doors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -102,7 +149,7 @@ pub enum Shape {
     Create,
     Update,
     Delete,
-    /// Anything else (an id sweep, aggregates, an action): the resource routes it.
+    /// Anything else (an id sweep, aggregates, an action): its [`Runner`] runs it.
     Own,
 }
 
@@ -123,8 +170,17 @@ pub struct Op {
     pub access: Access,
     /// The request body's schema (from the request type).
     pub request: Option<fn() -> Value>,
+    /// The body's check against the request type (an own row's; a record shape's
+    /// door parses its type itself).
+    pub check: Option<Check>,
+    /// A read's query parameters, as a schema: a tool's arguments besides the workspace.
+    pub query: Option<fn() -> Value>,
     pub success: u16,
     pub response: Option<fn() -> Value>,
+    /// Where a created answer lives, for `Location`: `{prefix}/{body[field]}`.
+    pub location: Option<(&'static str, &'static str)>,
+    /// What runs an own row (record shapes run through the resource's traits).
+    pub run: Option<Runner>,
     /// Its MCP tool, if it has one: the name, title and description; the tool's
     /// permission, route, annotations and schemas follow from the row.
     pub tool: Option<Tool>,
@@ -163,8 +219,12 @@ impl Op {
             summary,
             access,
             request: None,
+            check: None,
+            query: None,
             success: 200,
             response: None,
+            location: None,
+            run: None,
             tool: None,
             confirmed: matches!(shape, Shape::Delete),
         }
@@ -183,14 +243,14 @@ impl Op {
     /// `POST {collection}`: 201 (idempotent with a key).
     pub const fn create<R: Writable>(summary: &'static str) -> Op {
         Op::shaped(Shape::Create, "post", "", "create", summary, Access::Write)
-            .takes(schema_of::<R::Create>)
+            .takes::<R::Create>()
             .answers(201, schema_of::<R::Created>)
     }
 
     /// `PATCH {collection}/{id}`
     pub const fn update<R: Writable>(summary: &'static str) -> Op {
         Op::shaped(Shape::Update, "patch", "/{id}", "update", summary, Access::Write)
-            .takes(schema_of::<R::Update>)
+            .takes::<R::Update>()
             .answers(200, schema_of::<R::Record>)
     }
 
@@ -199,19 +259,47 @@ impl Op {
         Op { success: 204, ..Op::shaped(Shape::Delete, "delete", "/{id}", "delete", summary, Access::Delete) }
     }
 
-    /// Another read of the resource (`GET {collection}{suffix}`).
-    pub const fn read(suffix: &'static str, action: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Own, "get", suffix, action, summary, Access::Read)
+    /// Another read of the resource (`GET {collection}{suffix}`), run by `run`.
+    pub const fn read(suffix: &'static str, action: &'static str, summary: &'static str, run: Runner) -> Op {
+        Op { run: Some(run), ..Op::shaped(Shape::Own, "get", suffix, action, summary, Access::Read) }
     }
 
-    /// Another write of the resource (`{method} {collection}{suffix}`).
-    pub const fn write(method: &'static str, suffix: &'static str, action: &'static str, summary: &'static str) -> Op {
-        Op::shaped(Shape::Own, method, suffix, action, summary, Access::Write)
+    /// Another write of the resource (`{method} {collection}{suffix}`), run by `run` in
+    /// one transaction, idempotent with a key (a retried action never runs twice).
+    pub const fn write(
+        method: &'static str,
+        suffix: &'static str,
+        action: &'static str,
+        summary: &'static str,
+        run: Runner,
+    ) -> Op {
+        Op { run: Some(run), ..Op::shaped(Shape::Own, method, suffix, action, summary, Access::Write) }
     }
 
-    /// The request body.
-    pub const fn takes(self, request: fn() -> Value) -> Op {
-        Op { request: Some(request), ..self }
+    /// The request body: the type `T` gives its schema and its check.
+    pub const fn takes<T: DeserializeOwned + JsonSchema + 'static>(self) -> Op {
+        Op { request: Some(schema_of::<T>), check: Some(check::<T>), ..self }
+    }
+
+    /// A read's query parameters (the schema of its tool's arguments).
+    pub const fn queries(self, query: fn() -> Value) -> Op {
+        Op { query: Some(query), ..self }
+    }
+
+    /// Where the created answer lives: `Location: {prefix}/{body[field]}`.
+    pub const fn located(self, prefix: &'static str, field: &'static str) -> Op {
+        Op { location: Some((prefix, field)), ..self }
+    }
+
+    /// Whether the path names a record (`…/{id}…`).
+    pub fn has_id(&self) -> bool {
+        self.suffix.contains("{id}")
+    }
+
+    /// Whether it creates under the collection itself (`POST {collection}`): a tool
+    /// then takes an `idempotency_key`.
+    pub fn creates(&self) -> bool {
+        self.method == "post" && self.suffix.is_empty()
     }
 
     /// The success status and its body.
@@ -257,6 +345,11 @@ impl Declaration {
     /// The path of an operation.
     pub fn path(&self, op: &Op) -> String {
         format!("{}{}", self.collection, op.suffix)
+    }
+
+    /// The path of an operation on the record `id`: what its idempotency key covers.
+    pub fn path_of(&self, op: &Op, id: &str) -> String {
+        self.path(op).replace("{id}", id)
     }
 
     /// The collection's name: `payables`, `financial-accounts`.

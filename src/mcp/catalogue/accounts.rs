@@ -1,33 +1,20 @@
-//! `finance_accounts_*`: the `/v1/financial-accounts` operations as tools, with the
-//! balance adjustment (destructive: it writes a ledger transaction).
+//! `finance_accounts_*`: the `/v1/financial-accounts` operations as tools, and the
+//! confirmation of the balance adjustment (destructive: it writes a ledger transaction).
 
 use crate::storage::Conn;
 
-use super::records::{self, peek, to_value, Own};
-use super::{write_schema, Scope};
+use super::records::{self, peek};
+use super::Scope;
 use crate::domain::money::Cents;
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
 use crate::ops::accounts::{self, Accounts, AdjustBalance};
-use crate::ops::validate::{parse, schema_of};
+use crate::ops::validate::parse;
 
-/// The tools of `/v1/financial-accounts`: the record tools and the balance adjustment.
+/// The tools of `/v1/financial-accounts`: the record tools and the balance adjustment,
+/// with its confirmation.
 pub fn tools() -> Vec<ToolSpec> {
-    let adjust = Own::new(
-        "adjust_balance",
-        || write_schema(schema_of::<AdjustBalance>(), true, false),
-        adjust_balance,
-        Some(describe_adjust_balance),
-    );
-    records::tools::<Accounts>(&accounts::OPERATIONS, &[adjust])
-}
-
-fn adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
-    answer(async move {
-        let s = Scope::of(call).await?;
-        let input: AdjustBalance = parse(s.body())?;
-        to_value(&accounts::adjust_balance(&s.ctx, conn, s.ws, s.id(), input).await?)
-    })
+    records::tools::<Accounts>(&accounts::OPERATIONS, &[("adjust_balance", describe_adjust_balance)])
 }
 
 fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {

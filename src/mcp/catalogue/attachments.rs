@@ -11,7 +11,7 @@ use super::records::{delete_tool, get_tool, list_tool, to_value};
 use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answer, BoxFuture, Schemas, ToolCall, ToolSpec};
 use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::resource::Tool;
@@ -127,8 +127,7 @@ matching the type. Then finance_attachments_link.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: CREATE,
         route: Route::post("/v1/attachments", ""),
-        input_schema: upload_input,
-        output_schema: Some(schema_of::<Attachment>),
+        schemas: Schemas::Given { input: upload_input, output: Some(schema_of::<Attachment>) },
         handler: upload,
         describe: None,
     },
@@ -140,8 +139,7 @@ matching the type. Then finance_attachments_link.",
         permission: Some((Resource::Attachments, Access::Read)),
         annotations: READ,
         route: Route::get("/v1/attachments", "/{id}/download"),
-        input_schema: super::id_schema,
-        output_schema: Some(download_output),
+        schemas: Schemas::Given { input: super::id_schema, output: Some(download_output) },
         handler: download,
         describe: None,
     },
@@ -152,8 +150,7 @@ matching the type. Then finance_attachments_link.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: CREATE,
         route: Route::post("/v1/attachments", "/{id}/links"),
-        input_schema: link_input,
-        output_schema: Some(schema_of::<Link>),
+        schemas: Schemas::Given { input: link_input, output: Some(schema_of::<Link>) },
         handler: link,
         describe: None,
     },
@@ -164,8 +161,7 @@ matching the type. Then finance_attachments_link.",
         permission: Some((Resource::Attachments, Access::Write)),
         annotations: UPDATE,
         route: Route::delete("/v1/attachments", "/{id}/links"),
-        input_schema: link_input,
-        output_schema: Some(unlinked_output),
+        schemas: Schemas::Given { input: link_input, output: Some(unlinked_output) },
         handler: unlink,
         describe: None,
     },

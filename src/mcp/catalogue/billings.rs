@@ -1,66 +1,27 @@
 //! `finance_payables_*` and `finance_receivables_*`: the `/v1/payables` and
 //! `/v1/receivables` operations as tools — one implementation for both kinds (the
-//! [`BillKind`] parameter says which). Settle, cancel and reopen change what is owed or move money:
-//! they are destructive and confirmed by the user.
+//! [`BillKind`] parameter says which). Settle, cancel and reopen change what is owed or
+//! move money: they are destructive, and here are the messages the user confirms.
 
 use crate::storage::Conn;
-use serde_json::Value;
 
-use super::records::{self, label_of, peek, to_value, Own};
-use super::{aggregates_schema, id_schema, query_pairs, write_schema, Scope};
+use super::records::{self, label_of, peek};
+use super::Scope;
 use crate::domain::money::Cents;
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Answer, BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
 use crate::ops::accounts::Accounts;
 use crate::ops::bills::declared::{Bills, Declared};
 use crate::ops::bills::{self, check_transition, BillKind, SettleRequest, Transition};
 use crate::ops::resource::{Declaration, Records};
-use crate::ops::validate::{parse, schema_of};
+use crate::ops::validate::parse;
 
-fn settle_input() -> Value {
-    write_schema(schema_of::<SettleRequest>(), true, false)
-}
-
-/// The tools of one kind: its declared rows, with the handlers of its own operations.
+/// The tools of one kind: its declared rows, with the confirmations of its actions.
 pub fn tools<B: Declared>(declaration: &'static Declaration) -> Vec<ToolSpec> {
     records::tools::<Bills<B>>(
         declaration,
-        &[
-            Own::new("aggregates", aggregates_schema, aggregates::<B>, None),
-            Own::new("settle", settle_input, settle::<B>, Some(describe_settle::<B>)),
-            Own::new("cancel", id_schema, cancel::<B>, Some(describe_cancel::<B>)),
-            Own::new("reopen", id_schema, reopen::<B>, Some(describe_reopen::<B>)),
-        ],
+        &[("settle", describe_settle::<B>), ("cancel", describe_cancel::<B>), ("reopen", describe_reopen::<B>)],
     )
-}
-
-fn aggregates<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
-    answer(async move {
-        let s = Scope::of(call).await?;
-        bills::aggregates::<B>(&s.ctx, conn, s.ws, &query_pairs(&s.args.body)).await
-    })
-}
-
-fn settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
-    answer(async move {
-        let s = Scope::of(call).await?;
-        let input: SettleRequest = parse(s.body())?;
-        to_value(&bills::settle::<B>(&s.ctx, conn, s.ws, s.id(), input).await?)
-    })
-}
-
-fn cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
-    answer(async move {
-        let s = Scope::of(call).await?;
-        to_value(&bills::cancel::<B>(&s.ctx, conn, s.ws, s.id()).await?)
-    })
-}
-
-fn reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
-    answer(async move {
-        let s = Scope::of(call).await?;
-        to_value(&bills::reopen::<B>(&s.ctx, conn, s.ws, s.id()).await?)
-    })
 }
 
 fn describe_settle<'a, B: BillKind>(

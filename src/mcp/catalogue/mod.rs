@@ -198,22 +198,6 @@ pub fn list_schema(spec: &ListSpec) -> Value {
     schema
 }
 
-/// The input schema of an aggregates tool: the endpoint's query parameters.
-pub fn aggregates_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "workspace_id": workspace_property(),
-            "company_id": uuid_property(),
-            "month": { "type": "integer", "minimum": 1, "maximum": 12, "description": "With year" },
-            "year": { "type": "integer", "minimum": 1900, "maximum": 2999 },
-            "start_date": { "type": "string", "format": "date", "description": "With end_date: an inclusive range" },
-            "end_date": { "type": "string", "format": "date" },
-        },
-        "additionalProperties": false,
-    })
-}
-
 /// Tool arguments as the query string pairs of a `GET` operation.
 pub fn query_pairs(arguments: &Map<String, Value>) -> Vec<(String, String)> {
     arguments

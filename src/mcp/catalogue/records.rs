@@ -10,14 +10,14 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{
-    get_schema, id_schema, list_request, list_schema, project, project_page, projected, write_schema, Route, Scope,
-    CREATE, DESTRUCTIVE, READ, UPDATE,
+    get_schema, id_schema, list_request, list_schema, project, project_page, projected, query_pairs, write_schema,
+    Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE,
 };
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Describe, Handler, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Describe, Handler, Schemas, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
-use crate::ops::resource::{Declaration, Deletable, Op, Records, Shape, Tool, Writable};
+use crate::ops::resource::{Declaration, Deletable, Op, Records, Request, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
@@ -135,7 +135,7 @@ fn describe_delete<'a, R: Deletable>(
 }
 
 /// A tool's input and output schemas.
-type Schemas = (fn() -> Value, fn() -> Value);
+type Pair = (fn() -> Value, fn() -> Value);
 
 /// A record tool of `R`: its texts, what it needs (on `R`'s resource), its route (under
 /// `R`'s collection), its input and output schemas and its handler.
@@ -143,7 +143,7 @@ const fn tool<R: Records>(
     text: Tool,
     (access, annotations): (Access, Annotations),
     route: Option<Route>,
-    (input_schema, output_schema): Schemas,
+    (input_schema, output_schema): Pair,
     handler: Handler,
 ) -> ToolSpec {
     ToolSpec {
@@ -153,8 +153,7 @@ const fn tool<R: Records>(
         permission: Some((R::RESOURCE, access)),
         annotations,
         route,
-        input_schema,
-        output_schema: Some(output_schema),
+        schemas: Schemas::Given { input: input_schema, output: Some(output_schema) },
         handler,
         describe: None,
     }
@@ -191,79 +190,65 @@ pub const fn delete_tool<R: Deletable>(text: Tool) -> ToolSpec {
     ToolSpec { describe: Some(describe_delete::<R>), ..tool }
 }
 
-/// How an operation of the resource's own (not a record shape) runs as a tool: beside
-/// its declared row, which gives its name, texts, permission, route and annotations.
-pub struct Own {
-    pub action: &'static str,
-    pub input_schema: fn() -> Value,
-    /// `None`: the operation's declared response.
-    pub output_schema: Option<fn() -> Value>,
-    pub handler: Handler,
-    /// The confirmation message of a confirmed operation.
-    pub describe: Option<Describe>,
-}
-
-impl Own {
-    /// An own operation answering its declared response.
-    pub const fn new(
-        action: &'static str,
-        input_schema: fn() -> Value,
-        handler: Handler,
-        describe: Option<Describe>,
-    ) -> Own {
-        Own { action, input_schema, output_schema: None, handler, describe }
-    }
-}
-
 /// The tools of `declaration`, one per row that has a tool, in row order: a record
-/// shape runs through `R`'s operations, any other row through its entry of `own`. A
-/// row with a tool and no entry, an entry for no such row, or a confirmed row without a
-/// message is a catalogue at odds with its declaration: building it panics (the unit
-/// tests build it).
-pub fn tools<R: Writable + Deletable>(declaration: &'static Declaration, own: &[Own]) -> Vec<ToolSpec> {
-    let mut used = 0;
+/// shape runs through `R`'s operations, any other row through its own runner. A
+/// confirmed own row takes its confirmation message from `confirmations` (by action);
+/// a confirmed row without one, or a message for no such row, is a catalogue at odds
+/// with its declaration: building it panics (the unit tests build it).
+pub fn tools<R: Writable + Deletable>(
+    declaration: &'static Declaration,
+    confirmations: &[(&'static str, Describe)],
+) -> Vec<ToolSpec> {
     let tools = declaration
         .operations
         .iter()
         .filter_map(|op| {
             let text = op.tool?;
-            let shaped = match op.shape {
+            Some(match op.shape {
                 Shape::List => list_tool::<R>(text),
                 Shape::Get => get_tool::<R>(text),
                 Shape::Create => create_tool::<R>(text),
                 Shape::Update => update_tool::<R>(text),
                 Shape::Delete => delete_tool::<R>(text),
-                Shape::Own => {
-                    used += 1;
-                    return Some(own_tool(declaration, op, own));
-                }
-            };
-            Some(shaped)
+                Shape::Own => own_tool(declaration, op, confirmations),
+            })
         })
         .collect();
-    assert_eq!(used, own.len(), "{}: a tool entry for no declared row", declaration.collection);
+    check_confirmations(declaration, confirmations);
     tools
 }
 
 /// The tools of a declaration whose every row is the resource's own.
-pub fn own_tools(declaration: &'static Declaration, own: &[Own]) -> Vec<ToolSpec> {
-    let tools: Vec<ToolSpec> =
-        declaration.operations.iter().filter(|op| op.tool.is_some()).map(|op| own_tool(declaration, op, own)).collect();
-    assert_eq!(tools.len(), own.len(), "{}: a tool entry for no declared row", declaration.collection);
+pub fn own_tools(declaration: &'static Declaration, confirmations: &[(&'static str, Describe)]) -> Vec<ToolSpec> {
+    let tools = declaration.operations.iter().filter(|op| op.tool.is_some());
+    let tools = tools.map(|op| own_tool(declaration, op, confirmations)).collect();
+    check_confirmations(declaration, confirmations);
     tools
 }
 
-/// The tool of an own row: texts, permission, route and annotations from the row.
-fn own_tool(declaration: &'static Declaration, op: &'static Op, own: &[Own]) -> ToolSpec {
-    let (Some(text), Some(entry)) = (op.tool, own.iter().find(|o| o.action == op.action)) else {
-        panic!("{}: the tool of {} has no handler", declaration.collection, op.action);
-    };
+fn check_confirmations(declaration: &Declaration, confirmations: &[(&'static str, Describe)]) {
+    for (action, _) in confirmations {
+        let row = declaration.operations.iter().find(|op| op.action == *action && op.shape == Shape::Own);
+        assert!(row.is_some_and(|op| op.confirmed), "{}: a confirmation of no confirmed row", declaration.collection);
+    }
+}
+
+/// The tool of an own row: texts, permission, route, annotations and schemas from the
+/// row; it runs the row's runner ([`own`]).
+fn own_tool(
+    declaration: &'static Declaration,
+    op: &'static Op,
+    confirmations: &[(&'static str, Describe)],
+) -> ToolSpec {
+    let text = op.tool.expect("a row with a tool");
+    let describe = confirmations.iter().find(|(action, _)| *action == op.action).map(|(_, describe)| *describe);
     assert!(
-        op.confirmed == entry.describe.is_some(),
+        op.confirmed == describe.is_some(),
         "{}: {} is confirmed exactly when it has a confirmation message",
         declaration.collection,
         op.action
     );
+    assert!(op.run.is_some(), "{}: {} has no runner", declaration.collection, op.action);
     ToolSpec {
         name: text.name,
         title: text.title,
@@ -275,9 +260,64 @@ fn own_tool(declaration: &'static Declaration, op: &'static Op, own: &[Own]) -> 
             (_, false) => CREATE,
         },
         route: Some(Route { method: op.method, collection: declaration.collection, suffix: op.suffix }),
-        input_schema: entry.input_schema,
-        output_schema: entry.output_schema.or(op.response),
-        handler: entry.handler,
-        describe: entry.describe,
+        schemas: Schemas::Row(op),
+        handler: own,
+        describe,
     }
+}
+
+/// The input schema of an own row's tool: a read of one record takes its `id` (and
+/// `fields`), any other read its query; a write its request (or nothing) with the path
+/// `id` where it names a record, and an `idempotency_key` where it creates.
+pub fn row_input(op: &Op) -> Value {
+    match (op.method, op.query, op.request) {
+        ("get", _, _) if op.has_id() => get_schema(),
+        ("get", Some(query), _) => query(),
+        (_, _, Some(request)) if op.method != "get" => write_schema(request(), op.has_id(), op.creates()),
+        _ if op.has_id() => id_schema(),
+        _ => write_schema(
+            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+            false,
+            op.creates(),
+        ),
+    }
+}
+
+/// The output schema of an own row's tool: its response, which `fields` may leave
+/// any field out of on a read of one record.
+pub fn row_output(op: &Op) -> Option<Value> {
+    let response = op.response?();
+    Some(if op.method == "get" && op.has_id() { projected(response) } else { response })
+}
+
+/// Runs an own row's tool: its runner, with the arguments as the row's door would hand
+/// them over — the record's id, the query (a read's arguments as pairs) or the body
+/// (checked against the row's request before anything runs; under the call's
+/// `idempotency_key` where the row creates).
+fn own<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+    Box::pin(async move {
+        let (Some(op), Some(route)) = (call.tool.row(), call.tool.route) else { return Err(ApiError::internal()) };
+        let run = op.run.ok_or_else(ApiError::internal)?;
+        let s = Scope::of(call).await?;
+        if op.method == "get" {
+            if op.has_id() {
+                let record = run(&s.ctx, conn, s.ws, Request { id: s.id(), query: &[], body: Value::Null }).await?;
+                return project(&record, s.args.fields.as_deref());
+            }
+            let query = query_pairs(&s.args.body);
+            let answer = run(&s.ctx, conn, s.ws, Request { id: "", query: &query, body: Value::Null }).await?;
+            return Ok(Answer::Value(answer));
+        }
+        let body = s.body();
+        if let Some(check) = op.check {
+            check(&body)?;
+        }
+        let request = Request { id: s.id(), query: &[], body };
+        let answer = if op.creates() {
+            s.once(conn, &route.path(), async |conn| run(&s.ctx, conn, s.ws, request).await).await?
+        } else {
+            run(&s.ctx, conn, s.ws, request).await?
+        };
+        Ok(Answer::Value(answer))
+    })
 }

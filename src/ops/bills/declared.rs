@@ -9,7 +9,8 @@ use super::{BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Pay
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::resource::{Declaration, Deletable, Op, Records, Tool, Writable};
+use crate::ops::period::AggregatesQuery;
+use crate::ops::resource::{reply, BoxFuture, Declaration, Deletable, Op, Records, Request, Tool, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
@@ -86,6 +87,48 @@ impl<B: BillKind> Deletable for Bills<B> {
 
 fn aggregates<B: BillKind>() -> serde_json::Value {
     super::aggregates_schema(B::SETTLED.as_str())
+}
+
+type Ran<'a> = BoxFuture<'a, Result<serde_json::Value, ApiError>>;
+
+fn run_aggregates<'a, B: BillKind>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    r: Request<'a>,
+) -> Ran<'a> {
+    Box::pin(super::aggregates::<B>(ctx, conn, ws, r.query))
+}
+
+fn run_ids<'a, B: BillKind>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
+    Box::pin(async move { reply(super::ids::<B>(ctx, conn, ws, r.query).await?) })
+}
+
+fn run_settle<'a, B: BillKind>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    r: Request<'a>,
+) -> Ran<'a> {
+    Box::pin(async move { reply(super::settle::<B>(ctx, conn, ws, r.id, r.input()?).await?) })
+}
+
+fn run_cancel<'a, B: BillKind>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    r: Request<'a>,
+) -> Ran<'a> {
+    Box::pin(async move { reply(super::cancel::<B>(ctx, conn, ws, r.id).await?) })
+}
+
+fn run_reopen<'a, B: BillKind>(
+    ctx: &'a OpContext<'a>,
+    conn: &'a mut Conn,
+    ws: &'a Membership,
+    r: Request<'a>,
+) -> Ran<'a> {
+    Box::pin(async move { reply(super::reopen::<B>(ctx, conn, ws, r.id).await?) })
 }
 
 /// What an agent reads of each tool of one kind, in catalogue order.
@@ -235,29 +278,39 @@ const fn bill_operations<B: Declared>() -> Declaration {
                     .with(B::TOOLS.create),
                 Op::update::<Bills<B>>("Update one of the {collection} (never its status)").with(B::TOOLS.update),
                 Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
-                Op::read("/aggregates", "aggregates", "Totals of {collection}")
+                Op::read("/aggregates", "aggregates", "Totals of {collection}", run_aggregates::<B>)
+                    .queries(AggregatesQuery::schema)
                     .answers(200, aggregates::<B>)
                     .with(B::TOOLS.aggregates),
-                Op::read("/ids", "ids", "Sweep the ids of {collection}").answers(200, schema_of::<IdPage>),
+                Op::read("/ids", "ids", "Sweep the ids of {collection}", run_ids::<B>)
+                    .answers(200, schema_of::<IdPage>),
                 Op::write(
                     "post",
                     "/{id}/settle",
                     "settle",
                     "Settle one of the {collection} (creates its ledger transaction)",
+                    run_settle::<B>,
                 )
-                .takes(schema_of::<SettleRequest>)
+                .takes::<SettleRequest>()
                 .answers(200, schema_of::<Billing>)
                 .with(B::TOOLS.settle)
                 .confirmed(),
-                Op::write("post", "/{id}/cancel", "cancel", "Cancel a pending one of the {collection}")
-                    .answers(200, schema_of::<Billing>)
-                    .with(B::TOOLS.cancel)
-                    .confirmed(),
+                Op::write(
+                    "post",
+                    "/{id}/cancel",
+                    "cancel",
+                    "Cancel a pending one of the {collection}",
+                    run_cancel::<B>,
+                )
+                .answers(200, schema_of::<Billing>)
+                .with(B::TOOLS.cancel)
+                .confirmed(),
                 Op::write(
                     "post",
                     "/{id}/reopen",
                     "reopen",
                     "Reopen one of the {collection} (removes its settlement transaction)",
+                    run_reopen::<B>,
                 )
                 .answers(200, schema_of::<Billing>)
                 .with(B::TOOLS.reopen)

@@ -53,9 +53,7 @@ pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::series::{as_inputs, requested_allocations};
 pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
-pub use self::wire::{
-    Billing, BillingCreate, BillingCreated, BillingUpdate, EmptyRequest, SettleRequest, TaxCharge, TaxChargeInput,
-};
+pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, SettleRequest, TaxCharge, TaxChargeInput};
 use super::common::{audit_write, invalid, required, required_if_sent};
 use super::ledger;
 use super::list::{ListRequest, ListSpec};

@@ -186,11 +186,6 @@ pub struct SettleRequest {
     pub ticket_amount: Option<Amount>,
 }
 
-/// The body of cancel and reopen: empty, or `{}`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EmptyRequest {}
-
 /// A payable or receivable as `/v1` returns it.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Billing {

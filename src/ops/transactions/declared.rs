@@ -9,7 +9,8 @@ use super::{Aggregates, Transaction, TransactionCreate, TransactionUpdate, Trans
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::resource::{Declaration, Deletable, Op, Records, Writable};
+use crate::ops::period::AggregatesQuery;
+use crate::ops::resource::{reply, BoxFuture, Declaration, Deletable, Op, Records, Request, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
@@ -106,7 +107,9 @@ the user to confirm.",
         "/aggregates",
         "aggregates",
         "Count and sum realised transactions (company_id, month+year or start_date+end_date)",
+        run_aggregates,
     )
+    .queries(AggregatesQuery::schema)
     .answers(200, schema_of::<Aggregates>)
     .tool(
         "finance_transactions_aggregates",
@@ -114,23 +117,44 @@ the user to confirm.",
         "Credits, debits and net of realised transactions for a month, a date range or all time: cash flow without \
 paging the list.",
     ),
-    Op::read("/ids", "ids", "Sweep every transaction id (ascending; limit up to 10000)")
+    Op::read("/ids", "ids", "Sweep every transaction id (ascending; limit up to 10000)", run_ids)
         .answers(200, schema_of::<IdPage>),
 ]);
+
+type Ran<'a> = BoxFuture<'a, Result<serde_json::Value, ApiError>>;
+
+fn run_aggregates<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
+    Box::pin(async move { reply(transactions::aggregates(ctx, conn, ws, r.query).await?) })
+}
+
+fn run_ids<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
+    Box::pin(async move { reply(transactions::ids(ctx, conn, ws, &ListRequest::from_query(r.query)?).await?) })
+}
+
+fn run_get_transfer<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
+    Box::pin(async move { reply(transactions::get_transfer(ctx, conn, ws, r.id).await?) })
+}
+
+fn run_create_transfer<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
+    Box::pin(async move { reply(transactions::create_transfer(ctx, conn, ws, r.input()?).await?) })
+}
 
 /// The `/v1/transfers` operations.
 pub static TRANSFERS: Declaration = Declaration {
     resource: Resource::Transactions,
     collection: "/v1/transfers",
     operations: &[
-        Op::read("/{id}", "get", "Get a transfer by its transfer_id").answers(200, schema_of::<Transfer>).tool(
+        Op::read("/{id}", "get", "Get a transfer by its transfer_id", run_get_transfer)
+            .answers(200, schema_of::<Transfer>)
+            .tool(
             "finance_transfers_get",
             "Get a transfer",
             "A transfer by the transfer_id of either of its transactions: both accounts and transactions, amount, date.",
         ),
-        Op::write("post", "", "create", "Transfer between two accounts (a linked debit and credit)")
-            .takes(schema_of::<TransferCreate>)
+        Op::write("post", "", "create", "Transfer between two accounts (a linked debit and credit)", run_create_transfer)
+            .takes::<TransferCreate>()
             .answers(201, schema_of::<Transfer>)
+            .located("/v1/transfers", "transfer_id")
             .tool(
                 "finance_transfers_create",
                 "Transfer between accounts",

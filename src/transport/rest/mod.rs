@@ -6,16 +6,8 @@
 //! one of the [`door`] shapes, and serialises. Each resource's routes live in a module
 //! of their own.
 
-pub mod accounts;
 pub mod attachments;
-pub mod billings;
-pub mod categories;
-pub mod companies;
-pub mod cost_centers;
-pub mod people;
 pub mod records;
-pub mod taxes;
-pub mod transactions;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};

@@ -1,25 +1,44 @@
-//! The routes of a declared resource ([`Declaration`]): each record shape — list, get,
-//! create, update, delete — served by one generic handler over the resource's
-//! operations ([`Writable`], [`Deletable`]); every other declared operation by the
-//! handler its route module names for it. A route's path is the declaration's.
+//! The routes of every declared resource ([`Declaration`]): each record shape — list,
+//! get, create, update, delete — served by one generic handler over the resource's
+//! operations ([`Writable`], [`Deletable`]); every other row by its own [`Runner`],
+//! through the door of its method: a `GET` reads, anything else writes in one
+//! transaction under its idempotency key. A route's path is the declaration's.
 
-use axum::response::Response;
-use axum::routing::{self, MethodRouter};
+use axum::body::Bytes;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{self, MethodFilter, MethodRouter};
 use axum::Router;
-use http::HeaderMap;
+use http::{HeaderMap, Method};
+use serde_json::{json, Value};
 
-use super::{door, Caller, Query, QueryPairs, RecordId, WithBody};
+use super::{body_json, created, door, keyed, Caller, Location, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
+use crate::error::ApiError;
+use crate::ops::bills::declared::Bills;
+use crate::ops::bills::{Payable, Receivable};
 use crate::ops::list::ListRequest;
-use crate::ops::resource::{Declaration, Deletable, Records, Shape, Writable};
+use crate::ops::resource::{Declaration, Deletable, EmptyRequest, Op, Records, Request, Runner, Shape, Writable};
+use crate::ops::{accounts, bills, categories, companies, cost_centers, people, taxes, validate};
 
-/// The routes of `declaration`, whose record shapes are the operations of `R`; each
-/// [`Shape::Own`] row is served by the handler `own` names for its `operationId`.
-pub(crate) fn routes<R: Writable + Deletable>(
-    declaration: &'static Declaration,
-    own: Vec<(String, MethodRouter<AppState>)>,
-) -> Router<AppState> {
-    mount(declaration, own, |shape| match shape {
+/// The routes of every declared resource.
+pub fn declared() -> Router<AppState> {
+    use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
+    Router::new()
+        .merge(routes::<companies::Companies>(&companies::OPERATIONS))
+        .merge(routes::<categories::Categories>(&categories::OPERATIONS))
+        .merge(routes::<cost_centers::CostCenters>(&cost_centers::OPERATIONS))
+        .merge(routes::<people::People>(&people::OPERATIONS))
+        .merge(routes::<taxes::Taxes>(&taxes::OPERATIONS))
+        .merge(routes::<accounts::Accounts>(&accounts::OPERATIONS))
+        .merge(routes::<Transactions>(&TRANSACTIONS))
+        .merge(own(&TRANSFERS))
+        .merge(routes::<Bills<Payable>>(&bills::declared::PAYABLES))
+        .merge(routes::<Bills<Receivable>>(&bills::declared::RECEIVABLES))
+}
+
+/// The routes of `declaration`, whose record shapes are the operations of `R`.
+fn routes<R: Writable + Deletable>(declaration: &'static Declaration) -> Router<AppState> {
+    mount(declaration, |shape| match shape {
         Shape::List => Some(routing::get(list::<R>)),
         Shape::Get => Some(routing::get(get::<R>)),
         Shape::Create => Some(routing::post(create::<R>)),
@@ -29,33 +48,100 @@ pub(crate) fn routes<R: Writable + Deletable>(
     })
 }
 
-/// The routes of a declaration whose every row has a handler of its own in `own`.
-pub(crate) fn own(declaration: &'static Declaration, own: Vec<(String, MethodRouter<AppState>)>) -> Router<AppState> {
-    mount(declaration, own, |_| None)
+/// The routes of a declaration whose every row is its own.
+fn own(declaration: &'static Declaration) -> Router<AppState> {
+    mount(declaration, |_| None)
 }
 
-/// Every row of `declaration` at its path. A row without a handler, or a handler for
-/// no row, is a declaration and routes that disagree: the server does not start.
+/// Every row of `declaration` at its path. An own row without a runner is a
+/// declaration the doors cannot serve: the server does not start.
 fn mount(
     declaration: &'static Declaration,
-    mut own: Vec<(String, MethodRouter<AppState>)>,
     shaped: impl Fn(Shape) -> Option<MethodRouter<AppState>>,
 ) -> Router<AppState> {
     let mut router = Router::new();
     for op in declaration.operations {
-        let handler = match shaped(op.shape) {
-            Some(handler) => handler,
-            None => match own.iter().position(|(action, _)| action == op.action) {
-                Some(at) => own.swap_remove(at).1,
-                None => panic!("{}: the declared operation {} has no route", declaration.collection, op.action),
-            },
-        };
+        let handler = shaped(op.shape).unwrap_or_else(|| own_route(declaration, op));
         router = router.route(&declaration.path(op), handler);
     }
-    if let Some((id, _)) = own.first() {
-        panic!("{}: a route for {}, which is not declared", declaration.collection, id);
-    }
     router
+}
+
+/// The route of an own row: a read at `GET`, a keyed write at any other method.
+fn own_route(declaration: &'static Declaration, op: &'static Op) -> MethodRouter<AppState> {
+    let Some(run) = op.run else {
+        panic!("{}: the declared operation {} has no runner", declaration.collection, op.action)
+    };
+    if op.method == "get" {
+        return if op.has_id() {
+            routing::get(move |RecordId(id): RecordId, caller: Caller| read(run, id, Vec::new(), caller))
+        } else {
+            routing::get(move |QueryPairs(query): Query, caller: Caller| read(run, String::new(), query, caller))
+        };
+    }
+    let method = Method::from_bytes(op.method.to_ascii_uppercase().as_bytes()).expect("a declared method");
+    let filter = MethodFilter::try_from(method).expect("a declared method");
+    if op.has_id() {
+        routing::on(filter, move |headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody| {
+            write(declaration, op, run, id, headers, caller, body)
+        })
+    } else {
+        routing::on(filter, move |headers: HeaderMap, WithBody(caller, body): WithBody| {
+            write(declaration, op, run, String::new(), headers, caller, body)
+        })
+    }
+}
+
+/// An own read: 200 with its answer.
+async fn read(run: Runner, id: String, query: Vec<(String, String)>, caller: Caller) -> Response {
+    door::read(&caller, async |ctx, conn, ws| {
+        run(ctx, conn, ws, Request { id: &id, query: &query, body: Value::Null }).await
+    })
+    .await
+}
+
+/// An own write: the body checked before anything opens, then one transaction under
+/// the request's idempotency key (a retried action never runs twice); the row's
+/// success status, with `Location` where the row says the answer lives.
+async fn write(
+    declaration: &'static Declaration,
+    op: &'static Op,
+    run: Runner,
+    id: String,
+    headers: HeaderMap,
+    caller: Caller,
+    body: Bytes,
+) -> Response {
+    let ctx = caller.ctx();
+    let route = declaration.path_of(op, &id);
+    let outcome = async {
+        let ws = caller.workspace()?;
+        let input = checked_body(op, &body)?;
+        keyed(&ctx, ws, &headers, &route, &input, op.success, async |tx| {
+            run(&ctx, tx, ws, Request { id: &id, query: &[], body: input.clone() }).await
+        })
+        .await
+    }
+    .await;
+    let location = op.location.map_or(Location::None, |(prefix, field)| Location::Field(prefix, field));
+    match outcome {
+        Ok(answer) => created(&answer.stored, location, answer.replayed),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The body of an own write as its idempotency key covers it: the row's request,
+/// checked; a row that takes none, `{}` whether the body is empty or `{}`.
+fn checked_body(op: &Op, body: &[u8]) -> Result<Value, ApiError> {
+    if let Some(check) = op.check {
+        let json = body_json(body)?;
+        check(&json)?;
+        return Ok(json);
+    }
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        validate::parse::<EmptyRequest>(body_json(body)?)?;
+    }
+    Ok(json!({}))
 }
 
 async fn list<R: Records>(QueryPairs(query): Query, caller: Caller) -> Response {
