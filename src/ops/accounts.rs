@@ -22,7 +22,7 @@ use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, Polarity};
-use super::resource::{reply, BoxFuture, Declaration, Deletable, Op, Records, Request, Writable};
+use super::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Writable};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use super::Page;
@@ -322,13 +322,8 @@ impl Deletable for Accounts {
 }
 
 /// The `/v1/financial-accounts` operations.
-fn run_adjust_balance<'a>(
-    ctx: &'a OpContext<'a>,
-    conn: &'a mut Conn,
-    ws: &'a Membership,
-    r: Request<'a>,
-) -> BoxFuture<'a, Result<serde_json::Value, ApiError>> {
-    Box::pin(async move { reply(adjust_balance(ctx, conn, ws, r.id, r.input()?).await?) })
+fn run_adjust_balance(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(adjust_balance(c.ctx, c.conn, c.ws, c.id, parse(c.body)?).await?) })
 }
 
 pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[

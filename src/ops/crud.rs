@@ -12,7 +12,7 @@ use crate::storage::{sql, Conn, Row};
 use super::common::{audit_write, path_id};
 use super::list::ListRequest;
 use super::page;
-use super::resource::{reply, BoxFuture, Records, Request};
+use super::resource::{reply, Call, Records, Running};
 use super::{IdPage, OpContext, Page};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
@@ -118,13 +118,8 @@ pub async fn ids<T: Table>(
 }
 
 /// The id sweep of `T` as an own row runs it (`GET {collection}/ids`).
-pub fn run_ids<'a, T: Table>(
-    ctx: &'a OpContext<'a>,
-    conn: &'a mut Conn,
-    ws: &'a Membership,
-    r: Request<'a>,
-) -> BoxFuture<'a, Result<serde_json::Value, ApiError>> {
-    Box::pin(async move { reply(ids::<T>(ctx, conn, ws, &ListRequest::from_query(r.query)?).await?) })
+pub fn run_ids<T: Table>(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(ids::<T>(c.ctx, c.conn, c.ws, &ListRequest::from_query(c.query)?).await?) })
 }
 
 /// The live record `id` (already a canonical UUID) of the workspace, if any.

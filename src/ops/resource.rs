@@ -20,7 +20,8 @@ use serde_json::Value;
 
 use super::list::{ListRequest, ListSpec};
 use super::openapi::page_of;
-use super::validate::{parse, schema_of};
+pub use super::validate::parse;
+use super::validate::schema_of;
 use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -99,29 +100,27 @@ pub trait Deletable: Records {
 /// A boxed future that may be sent between threads (what a [`Runner`] answers).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The request of an own operation, as either door hands it over.
-pub struct Request<'a> {
+/// A call of an own operation, as either door hands it over.
+pub struct Call<'a> {
+    pub ctx: &'a OpContext<'a>,
+    /// A pooled connection (reads) or the write's transaction.
+    pub conn: &'a mut Conn,
+    pub ws: &'a Membership,
     /// The path's `{id}` (empty on a route without one).
     pub id: &'a str,
     /// A read's query, as pairs (a tool's arguments, on the MCP door).
     pub query: &'a [(String, String)],
     /// A write's body, already checked against the row's request type (`{}` for a row
-    /// that takes none).
+    /// that takes none); the runner reads it with [`parse`].
     pub body: Value,
 }
 
-impl Request<'_> {
-    /// The body as the row's request type.
-    pub fn input<T: DeserializeOwned + JsonSchema + 'static>(&self) -> Result<T, ApiError> {
-        parse(self.body.clone())
-    }
-}
-
 /// Runs an own operation: both doors call it, REST with the route's id, query and
-/// body, MCP with the tool's arguments. Reads get a pooled connection, writes the
-/// transaction of their idempotency key.
-pub type Runner =
-    for<'a> fn(&'a OpContext<'a>, &'a mut Conn, &'a Membership, Request<'a>) -> BoxFuture<'a, Result<Value, ApiError>>;
+/// body, MCP with the tool's arguments.
+pub type Runner = for<'a> fn(Call<'a>) -> Running<'a>;
+
+/// What a [`Runner`] answers: its result as JSON, once it has run.
+pub type Running<'a> = BoxFuture<'a, Result<Value, ApiError>>;
 
 /// The answer of a runner: its result as JSON.
 pub fn reply<T: Serialize>(value: T) -> Result<Value, ApiError> {

@@ -17,7 +17,7 @@ use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Describe, Handler, Schemas, ToolCall, ToolSpec};
 use crate::ops::openapi::page_of;
-use crate::ops::resource::{Declaration, Deletable, Op, Records, Request, Shape, Tool, Writable};
+use crate::ops::resource::{Call, Declaration, Deletable, Op, Records, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
@@ -301,22 +301,24 @@ fn own<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<A
         let s = Scope::of(call).await?;
         if op.method == "get" {
             if op.has_id() {
-                let record = run(&s.ctx, conn, s.ws, Request { id: s.id(), query: &[], body: Value::Null }).await?;
+                let record =
+                    run(Call { ctx: &s.ctx, conn, ws: s.ws, id: s.id(), query: &[], body: Value::Null }).await?;
                 return project(&record, s.args.fields.as_deref());
             }
             let query = query_pairs(&s.args.body);
-            let answer = run(&s.ctx, conn, s.ws, Request { id: "", query: &query, body: Value::Null }).await?;
+            let answer = run(Call { ctx: &s.ctx, conn, ws: s.ws, id: "", query: &query, body: Value::Null }).await?;
             return Ok(Answer::Value(answer));
         }
         let body = s.body();
         if let Some(check) = op.check {
             check(&body)?;
         }
-        let request = Request { id: s.id(), query: &[], body };
         let answer = if op.creates() {
-            s.once(conn, &route.path(), async |conn| run(&s.ctx, conn, s.ws, request).await).await?
+            let ctx = &s.ctx;
+            s.once(conn, &route.path(), async |conn| run(Call { ctx, conn, ws: s.ws, id: "", query: &[], body }).await)
+                .await?
         } else {
-            run(&s.ctx, conn, s.ws, request).await?
+            run(Call { ctx: &s.ctx, conn, ws: s.ws, id: s.id(), query: &[], body }).await?
         };
         Ok(Answer::Value(answer))
     })

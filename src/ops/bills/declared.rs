@@ -10,7 +10,7 @@ use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{reply, BoxFuture, Declaration, Deletable, Op, Records, Request, Tool, Writable};
+use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Tool, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
@@ -89,46 +89,24 @@ fn aggregates<B: BillKind>() -> serde_json::Value {
     super::aggregates_schema(B::SETTLED.as_str())
 }
 
-type Ran<'a> = BoxFuture<'a, Result<serde_json::Value, ApiError>>;
-
-fn run_aggregates<'a, B: BillKind>(
-    ctx: &'a OpContext<'a>,
-    conn: &'a mut Conn,
-    ws: &'a Membership,
-    r: Request<'a>,
-) -> Ran<'a> {
-    Box::pin(super::aggregates::<B>(ctx, conn, ws, r.query))
+fn run_aggregates<B: BillKind>(c: Call<'_>) -> Running<'_> {
+    Box::pin(super::aggregates::<B>(c.ctx, c.conn, c.ws, c.query))
 }
 
-fn run_ids<'a, B: BillKind>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
-    Box::pin(async move { reply(super::ids::<B>(ctx, conn, ws, r.query).await?) })
+fn run_ids<B: BillKind>(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(super::ids::<B>(c.ctx, c.conn, c.ws, c.query).await?) })
 }
 
-fn run_settle<'a, B: BillKind>(
-    ctx: &'a OpContext<'a>,
-    conn: &'a mut Conn,
-    ws: &'a Membership,
-    r: Request<'a>,
-) -> Ran<'a> {
-    Box::pin(async move { reply(super::settle::<B>(ctx, conn, ws, r.id, r.input()?).await?) })
+fn run_settle<B: BillKind>(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(super::settle::<B>(c.ctx, c.conn, c.ws, c.id, parse(c.body)?).await?) })
 }
 
-fn run_cancel<'a, B: BillKind>(
-    ctx: &'a OpContext<'a>,
-    conn: &'a mut Conn,
-    ws: &'a Membership,
-    r: Request<'a>,
-) -> Ran<'a> {
-    Box::pin(async move { reply(super::cancel::<B>(ctx, conn, ws, r.id).await?) })
+fn run_cancel<B: BillKind>(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(super::cancel::<B>(c.ctx, c.conn, c.ws, c.id).await?) })
 }
 
-fn run_reopen<'a, B: BillKind>(
-    ctx: &'a OpContext<'a>,
-    conn: &'a mut Conn,
-    ws: &'a Membership,
-    r: Request<'a>,
-) -> Ran<'a> {
-    Box::pin(async move { reply(super::reopen::<B>(ctx, conn, ws, r.id).await?) })
+fn run_reopen<B: BillKind>(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(super::reopen::<B>(c.ctx, c.conn, c.ws, c.id).await?) })
 }
 
 /// What an agent reads of each tool of one kind, in catalogue order.

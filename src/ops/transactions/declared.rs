@@ -10,7 +10,7 @@ use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{reply, BoxFuture, Declaration, Deletable, Op, Records, Request, Writable};
+use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Writable};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
@@ -121,22 +121,20 @@ paging the list.",
         .answers(200, schema_of::<IdPage>),
 ]);
 
-type Ran<'a> = BoxFuture<'a, Result<serde_json::Value, ApiError>>;
-
-fn run_aggregates<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
-    Box::pin(async move { reply(transactions::aggregates(ctx, conn, ws, r.query).await?) })
+fn run_aggregates(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(transactions::aggregates(c.ctx, c.conn, c.ws, c.query).await?) })
 }
 
-fn run_ids<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
-    Box::pin(async move { reply(transactions::ids(ctx, conn, ws, &ListRequest::from_query(r.query)?).await?) })
+fn run_ids(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(transactions::ids(c.ctx, c.conn, c.ws, &ListRequest::from_query(c.query)?).await?) })
 }
 
-fn run_get_transfer<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
-    Box::pin(async move { reply(transactions::get_transfer(ctx, conn, ws, r.id).await?) })
+fn run_get_transfer(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(transactions::get_transfer(c.ctx, c.conn, c.ws, c.id).await?) })
 }
 
-fn run_create_transfer<'a>(ctx: &'a OpContext<'a>, conn: &'a mut Conn, ws: &'a Membership, r: Request<'a>) -> Ran<'a> {
-    Box::pin(async move { reply(transactions::create_transfer(ctx, conn, ws, r.input()?).await?) })
+fn run_create_transfer(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(transactions::create_transfer(c.ctx, c.conn, c.ws, parse(c.body)?).await?) })
 }
 
 /// The `/v1/transfers` operations.

@@ -3,8 +3,9 @@
 //! `/v1` takes API tokens only (audience `KFIN_API_BASE_URL/v1`) and answers errors with
 //! the REST envelope. Each route is a thin adapter: it takes the [`Caller`] (the token
 //! verified and the request counted, by the extractor), calls the operation through
-//! one of the [`door`] shapes, and serialises. Each resource's routes live in a module
-//! of their own.
+//! one of the [`door`] shapes, and serialises. The declared resources' routes come
+//! from their declaration rows ([`records::declared`]); the attachments, whose upload
+//! and download are not JSON, have a module of their own.
 
 pub mod attachments;
 pub mod records;

@@ -17,7 +17,7 @@ use crate::error::ApiError;
 use crate::ops::bills::declared::Bills;
 use crate::ops::bills::{Payable, Receivable};
 use crate::ops::list::ListRequest;
-use crate::ops::resource::{Declaration, Deletable, EmptyRequest, Op, Records, Request, Runner, Shape, Writable};
+use crate::ops::resource::{Call, Declaration, Deletable, EmptyRequest, Op, Records, Runner, Shape, Writable};
 use crate::ops::{accounts, bills, categories, companies, cost_centers, people, taxes, validate};
 
 /// The routes of every declared resource.
@@ -95,7 +95,7 @@ fn own_route(declaration: &'static Declaration, op: &'static Op) -> MethodRouter
 /// An own read: 200 with its answer.
 async fn read(run: Runner, id: String, query: Vec<(String, String)>, caller: Caller) -> Response {
     door::read(&caller, async |ctx, conn, ws| {
-        run(ctx, conn, ws, Request { id: &id, query: &query, body: Value::Null }).await
+        run(Call { ctx, conn, ws, id: &id, query: &query, body: Value::Null }).await
     })
     .await
 }
@@ -118,7 +118,7 @@ async fn write(
         let ws = caller.workspace()?;
         let input = checked_body(op, &body)?;
         keyed(&ctx, ws, &headers, &route, &input, op.success, async |tx| {
-            run(&ctx, tx, ws, Request { id: &id, query: &[], body: input.clone() }).await
+            run(Call { ctx: &ctx, conn: tx, ws, id: &id, query: &[], body: input.clone() }).await
         })
         .await
     }
