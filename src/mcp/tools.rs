@@ -35,7 +35,10 @@ pub struct ToolCall<'a> {
 
 /// Runs the operation. Write tools get the call's database transaction (committed by
 /// the caller together with the confirmation nonce, if any); read tools a connection.
-pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>>;
+pub type Handler = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> Answering<'a>;
+
+/// What a [`Handler`] answers, once the tool has run.
+pub type Answering<'a> = BoxFuture<'a, Result<Answer, ApiError>>;
 
 /// What a tool's handler answers: a JSON value, or JSON it wrote itself (a list page
 /// picked while serialising), which the result carries as it is.
@@ -46,9 +49,7 @@ pub enum Answer {
 }
 
 /// A handler whose operation answers a value.
-pub fn answer<'a>(
-    value: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'a,
-) -> BoxFuture<'a, Result<Answer, ApiError>> {
+pub fn answer<'a>(value: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'a) -> Answering<'a> {
     Box::pin(async move { value.await.map(Answer::Value) })
 }
 
@@ -72,7 +73,10 @@ impl Answer {
 
 /// Describes, in the user's terms, what a destructive call is about to do (the
 /// confirmation message).
-pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>>;
+pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> Asking<'a>;
+
+/// What a [`Describe`] answers: the confirmation message, once it has read what it names.
+pub type Asking<'a> = BoxFuture<'a, Result<String, ApiError>>;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Annotations {
@@ -277,7 +281,7 @@ fn workspaces_output_schema() -> Value {
     })
 }
 
-fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let ctx = call.ctx.op_context().await?;
         let list = crate::ops::workspaces::list(&ctx)?;

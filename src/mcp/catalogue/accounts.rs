@@ -6,8 +6,7 @@ use crate::storage::Conn;
 use super::records::{self, peek};
 use super::Scope;
 use crate::domain::money::Cents;
-use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{Asking, ToolCall, ToolSpec};
 use crate::ops::accounts::{self, Accounts, AdjustBalance};
 use crate::ops::validate::parse;
 
@@ -17,7 +16,7 @@ pub fn tools() -> Vec<ToolSpec> {
     records::tools::<Accounts>(&accounts::OPERATIONS, &[("adjust_balance", describe_adjust_balance)])
 }
 
-fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_adjust_balance<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: AdjustBalance = parse(s.body())?;

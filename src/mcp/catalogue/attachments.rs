@@ -11,7 +11,7 @@ use super::records::{delete_tool, get_tool, list_tool, to_value};
 use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Answer, BoxFuture, Schemas, ToolCall, ToolSpec};
+use crate::mcp::tools::{answer, Answering, Schemas, ToolCall, ToolSpec};
 use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::resource::Tool;
@@ -186,7 +186,7 @@ fn text<'m>(arguments: &'m Map<String, Value>, name: &str) -> Option<&'m str> {
     arguments.get(name).and_then(Value::as_str)
 }
 
-fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         let file_name = text(&s.args.body, "file_name").unwrap_or_default();
@@ -217,7 +217,7 @@ fn upload<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Resul
     })
 }
 
-fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn download<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         let a = attachments::get(&s.ctx, conn, s.ws, s.id()).await?;
@@ -242,7 +242,7 @@ fn link_request(s: &Scope<'_>) -> Result<(String, LinkRequest), ApiError> {
     Ok((attachment_id, parse(Value::Object(body))?))
 }
 
-fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         let (attachment_id, request) = link_request(&s)?;
@@ -250,7 +250,7 @@ fn link<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<
     })
 }
 
-fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn unlink<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         let (attachment_id, request) = link_request(&s)?;

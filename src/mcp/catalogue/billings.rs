@@ -8,8 +8,7 @@ use crate::storage::Conn;
 use super::records::{self, label_of, peek};
 use super::Scope;
 use crate::domain::money::Cents;
-use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{Asking, ToolCall, ToolSpec};
 use crate::ops::accounts::Accounts;
 use crate::ops::bills::declared::{Bills, Declared};
 use crate::ops::bills::{self, check_transition, BillKind, SettleRequest, Transition};
@@ -24,10 +23,7 @@ pub fn tools<B: Declared>(declaration: &'static Declaration) -> Vec<ToolSpec> {
     )
 }
 
-fn describe_settle<'a, B: BillKind>(
-    call: &'a ToolCall<'a>,
-    conn: &'a mut Conn,
-) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_settle<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: SettleRequest = parse(s.body())?;
@@ -66,10 +62,7 @@ fn describe_settle<'a, B: BillKind>(
     })
 }
 
-fn describe_cancel<'a, B: BillKind>(
-    call: &'a ToolCall<'a>,
-    conn: &'a mut Conn,
-) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_cancel<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = match peek::<Bills<B>>(&s, conn, s.id()).await? {
@@ -83,10 +76,7 @@ fn describe_cancel<'a, B: BillKind>(
     })
 }
 
-fn describe_reopen<'a, B: BillKind>(
-    call: &'a ToolCall<'a>,
-    conn: &'a mut Conn,
-) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_reopen<'a, B: BillKind>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let Some(bill) = peek::<Bills<B>>(&s, conn, s.id()).await? else {

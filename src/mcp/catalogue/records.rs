@@ -15,7 +15,9 @@ use super::{
 };
 use crate::domain::roles::Access;
 use crate::error::ApiError;
-use crate::mcp::tools::{answer, Annotations, Answer, BoxFuture, Describe, Handler, Schemas, ToolCall, ToolSpec};
+use crate::mcp::tools::{
+    answer, Annotations, Answer, Answering, Asking, Describe, Handler, Schemas, ToolCall, ToolSpec,
+};
 use crate::ops::openapi::page_of;
 use crate::ops::resource::{Call, Declaration, Deletable, Op, Records, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
@@ -79,7 +81,7 @@ fn update_input<R: Writable>() -> Value {
     write_schema(schema_of::<R::Update>(), true, false)
 }
 
-fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let request = list_request(call.arguments)?;
@@ -91,7 +93,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture
     })
 }
 
-fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let record = R::get(&s.ctx, conn, s.ws, s.id()).await?;
@@ -99,7 +101,7 @@ fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<
     })
 }
 
-fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         let input: R::Create = parse(s.body())?;
@@ -107,7 +109,7 @@ fn create<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFut
     })
 }
 
-fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         let input: R::Update = parse(s.body())?;
@@ -115,7 +117,7 @@ fn update<'a, R: Writable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFut
     })
 }
 
-fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     answer(async move {
         let s = Scope::of(call).await?;
         R::delete(&s.ctx, conn, s.ws, s.id()).await?;
@@ -123,10 +125,7 @@ fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFu
     })
 }
 
-fn describe_delete<'a, R: Deletable>(
-    call: &'a ToolCall<'a>,
-    conn: &'a mut Conn,
-) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = label_of::<R>(&s, conn, s.id()).await?;
@@ -294,7 +293,7 @@ pub fn row_output(op: &Op) -> Option<Value> {
 /// them over — the record's id, the query (a read's arguments as pairs) or the body
 /// (checked against the row's request before anything runs; under the call's
 /// `idempotency_key` where the row creates).
-fn own<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<Answer, ApiError>> {
+fn own<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     Box::pin(async move {
         let (Some(op), Some(route)) = (call.tool.row(), call.tool.route) else { return Err(ApiError::internal()) };
         let run = op.run.ok_or_else(ApiError::internal)?;

@@ -5,8 +5,7 @@ use crate::storage::Conn;
 
 use super::records::{self, label_of};
 use super::Scope;
-use crate::error::ApiError;
-use crate::mcp::tools::{BoxFuture, ToolCall, ToolSpec};
+use crate::mcp::tools::{Asking, ToolCall, ToolSpec};
 use crate::ops::accounts::Accounts;
 use crate::ops::transactions::declared::{self, Transactions};
 use crate::ops::transactions::TransferCreate;
@@ -20,7 +19,7 @@ pub fn tools() -> Vec<ToolSpec> {
     tools
 }
 
-fn describe_transfer<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> BoxFuture<'a, Result<String, ApiError>> {
+fn describe_transfer<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let input: TransferCreate = parse(s.body())?;

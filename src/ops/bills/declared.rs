@@ -1,16 +1,17 @@
 //! The payables and receivables as declared resources: [`Bills`] names their
 //! operations in `ops::bills` (one implementation for both kinds, the [`BillKind`]
-//! parameter says which), and [`PAYABLES`] / [`RECEIVABLES`] are their `/v1` tables.
+//! parameter says which; their create and update, `Writable`, are written there with
+//! the rules), and [`PAYABLES`] / [`RECEIVABLES`] are their `/v1` tables.
 //! Kept apart from the billing rules themselves so each file changes for one reason.
 
 use crate::storage::Conn;
 
-use super::{BillKind, Billing, BillingCreate, BillingCreated, BillingUpdate, Payable, Receivable, SettleRequest};
+use super::{BillKind, Billing, Payable, Receivable, SettleRequest};
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Tool, Writable};
+use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Tool};
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
@@ -53,29 +54,6 @@ impl<B: BillKind> Records for Bills<B> {
             None => String::new(),
         };
         format!("“{}”{counterparty} ({}, due {})", bill.description, bill.amount.brl(), bill.due_date)
-    }
-}
-
-impl<B: BillKind> Writable for Bills<B> {
-    type Create = BillingCreate;
-    type Created = BillingCreated;
-    type Update = BillingUpdate;
-    async fn create(
-        ctx: &OpContext<'_>,
-        conn: &mut Conn,
-        ws: &Membership,
-        input: BillingCreate,
-    ) -> Result<BillingCreated, ApiError> {
-        super::create::<B>(ctx, conn, ws, input).await
-    }
-    async fn update(
-        ctx: &OpContext<'_>,
-        conn: &mut Conn,
-        ws: &Membership,
-        id: &str,
-        input: BillingUpdate,
-    ) -> Result<Billing, ApiError> {
-        super::update::<B>(ctx, conn, ws, id, input).await
     }
 }
 

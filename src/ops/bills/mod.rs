@@ -43,6 +43,7 @@ mod status;
 pub mod wire;
 mod written;
 
+use crate::ops::resource::Writable;
 use crate::ops::stamps::Stamp;
 
 use crate::storage::{sql, Conn};
@@ -160,208 +161,6 @@ pub async fn get<B: BillKind>(
     find::<B>(conn, ws, id).await
 }
 
-pub async fn create<B: BillKind>(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: BillingCreate,
-) -> Result<BillingCreated, ApiError> {
-    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
-    let polarity = B::POLARITY;
-    let description = required("description", &input.description)?;
-    let amount = ledger::positive("amount", input.amount)?;
-    check_method::<B>(input.payment_method_kind)?;
-    let billing_type = input.billing_type.unwrap_or(BillType::Normal);
-    let shape = series::shape(&input, billing_type, amount)?;
-    let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-    refs::check_period(&company, "due_date", input.due_date)?;
-    let owner = refs::Owner { ctx, ws, company: &company, polarity };
-    let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
-    let Some(person) = person else {
-        return Err(super::common::unprocessable(
-            "person_id",
-            "person_required",
-            "A person is required: person_id or person_name",
-        ));
-    };
-    let category = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
-    let financial_account = match &input.financial_account_id {
-        Some(id) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
-        None => None,
-    };
-    let expected_account = match &input.expected_account_id {
-        Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
-        None => None,
-    };
-    let allocations = requested_allocations(
-        &owner,
-        conn,
-        amount,
-        input.classification_centers.as_deref(),
-        input.classification_center_id.as_deref(),
-        input.classification_center_name.as_deref(),
-    )
-    .await?
-    .unwrap_or_default();
-    let taxes = match &input.tax_charges {
-        Some(items) => requested_taxes(conn, ws, items).await?,
-        None => Vec::new(),
-    };
-    let rows = series::rows(&input, billing_type, amount, shape, &allocations)?;
-    let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
-    let now = Timestamp::now();
-    for (index, row) in rows.iter().enumerate() {
-        sql::query(
-            "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
-                                   billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
-                                   payment_method_kind, document, document_number, document_date, notes, group_id,
-                                   installment_number, total_installments, recurrence_period,
-                                   created_at, updated_at, created_via, updated_via, created_by, updated_by)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                     $21, $22, $23, $24, $24, $25, $25, $26, $26)",
-        )
-        .bind(&row.id)
-        .bind(&ws.workspace_id)
-        .bind(&company.id)
-        .bind(B::KIND)
-        .bind(description)
-        .bind(row.amount.0)
-        .bind(row.due_date)
-        .bind(row.competence_date)
-        .bind(billing_type.as_str())
-        .bind(BillStatus::Pending.as_str())
-        .bind(&person)
-        .bind(category.as_deref())
-        .bind(expected_account.as_deref())
-        .bind(financial_account.as_deref())
-        .bind(input.payment_method_kind.map(PaymentMethod::as_str))
-        .bind(input.document.as_deref())
-        .bind(input.document_number.as_deref())
-        .bind(input.document_date)
-        .bind(input.notes.as_deref())
-        .bind(group_id.as_deref())
-        .bind(row.installment_number)
-        .bind(row.total_installments)
-        .bind(input.recurrence_period.map(|p| p.as_str()))
-        .stamp(ctx, &now)
-        .execute(&mut *conn)
-        .await
-        ?;
-        apportionment::replace(conn, ws, "billing", &row.id, &row.allocations).await?;
-        if index == 0 {
-            replace_taxes(conn, ws, &row.id, &taxes).await?;
-        }
-        audit_write(ctx, conn, ws, &format!("{}.create", B::PLURAL), B::KIND, &row.id).await?;
-    }
-    let series: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-    let billing = find::<B>(conn, ws, &series[0]).await?;
-    Ok(BillingCreated { billing, series })
-}
-
-pub async fn update<B: BillKind>(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: BillingUpdate,
-) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
-    let polarity = B::POLARITY;
-    let current = find::<B>(conn, ws, id).await?;
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", current.due_date)?;
-    let owner = refs::Owner { ctx, ws, company: &company, polarity };
-    check_open(&current)?;
-    let description =
-        required_if_sent("description", input.description.as_deref())?.unwrap_or(&current.description).to_string();
-    let amount = match input.amount {
-        Some(a) => ledger::positive("amount", a)?,
-        None => current.amount,
-    };
-    if let Some(method) = input.payment_method_kind {
-        check_method::<B>(method)?;
-    }
-    let due_date = input.due_date.unwrap_or(current.due_date);
-    refs::check_period(&company, "due_date", due_date)?;
-    let competence_date = input.competence_date.unwrap_or(current.competence_date);
-    let person = if input.person_id.is_some() || input.person_name.is_some() {
-        owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
-    } else {
-        current.person_id.clone()
-    };
-    let category = match (&input.category_id, &input.category_name) {
-        (None, None) => current.category_id.clone(),
-        (Some(None), None) => None,
-        (id, name) => owner.category(conn, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?,
-    };
-    let financial_account = match &input.financial_account_id {
-        None => current.financial_account_id.clone(),
-        Some(None) => None,
-        Some(Some(id)) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
-    };
-    let expected_account = match &input.expected_account_id {
-        None => current.expected_account_id.clone(),
-        Some(None) => None,
-        Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
-    };
-    let allocations = requested_allocations(
-        &owner,
-        conn,
-        amount,
-        input.classification_centers.as_deref(),
-        input.classification_center_id.as_deref(),
-        input.classification_center_name.as_deref(),
-    )
-    .await?;
-    if allocations.is_none() && amount != current.amount {
-        // The kept apportionment must still add up to the new amount.
-        let kept = stored_allocations(conn, ws, &current.id).await?;
-        apportionment::resolve(amount, &as_inputs(&kept))?;
-    }
-    let taxes = match &input.tax_charges {
-        Some(items) => Some(requested_taxes(conn, ws, items).await?),
-        None => None,
-    };
-    let method = match input.payment_method_kind {
-        None => current.payment_method_kind.clone(),
-        Some(m) => m.map(|m| m.as_str().to_string()),
-    };
-    let document_date = input.document_date.unwrap_or(current.document_date);
-    let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
-        None => old.clone(),
-        Some(v) => v.clone(),
-    };
-    let update = sql::query(
-        "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
-                category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
-                document = $10, document_number = $11, document_date = $12, notes = $13,
-                updated_at = $14, updated_via = $15, updated_by = $16
-          WHERE workspace_id = $17 AND kind = $18 AND id = $19 AND status = $20",
-    )
-    .bind(&description)
-    .bind(amount.0)
-    .bind(due_date)
-    .bind(competence_date)
-    .bind(person.as_deref())
-    .bind(category.as_deref())
-    .bind(financial_account.as_deref())
-    .bind(expected_account.as_deref())
-    .bind(method.as_deref())
-    .bind(pick(&input.document, &current.document))
-    .bind(pick(&input.document_number, &current.document_number))
-    .bind(document_date)
-    .bind(pick(&input.notes, &current.notes));
-    status::changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, refused_change).await?;
-    if let Some(allocations) = &allocations {
-        apportionment::replace(conn, ws, "billing", &current.id, allocations).await?;
-    }
-    if let Some(taxes) = &taxes {
-        replace_taxes(conn, ws, &current.id, taxes).await?;
-    }
-    audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.id).await?;
-    find::<B>(conn, ws, &current.id).await
-}
-
 /// Deletes one record (never the rest of its series) with its settlement transaction,
 /// apportionment, tax charges and attachment links.
 pub async fn delete<B: BillKind>(
@@ -461,4 +260,211 @@ pub async fn ids<B: BillKind>(
     // The caller's access before what it asked.
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     page::ids(ctx, conn, ws, B::RESOURCE, B::LIST, &ListRequest::from_query(query)?).await
+}
+
+/// A kind's create and update: the rules of both kinds, one implementation.
+impl<B: BillKind> Writable for declared::Bills<B> {
+    type Create = BillingCreate;
+    type Created = BillingCreated;
+    type Update = BillingUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: BillingCreate,
+    ) -> Result<BillingCreated, ApiError> {
+        ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+        let polarity = B::POLARITY;
+        let description = required("description", &input.description)?;
+        let amount = ledger::positive("amount", input.amount)?;
+        check_method::<B>(input.payment_method_kind)?;
+        let billing_type = input.billing_type.unwrap_or(BillType::Normal);
+        let shape = series::shape(&input, billing_type, amount)?;
+        let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+        refs::check_period(&company, "due_date", input.due_date)?;
+        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+        let Some(person) = person else {
+            return Err(super::common::unprocessable(
+                "person_id",
+                "person_required",
+                "A person is required: person_id or person_name",
+            ));
+        };
+        let category = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+        let financial_account = match &input.financial_account_id {
+            Some(id) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
+            None => None,
+        };
+        let expected_account = match &input.expected_account_id {
+            Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
+            None => None,
+        };
+        let allocations = requested_allocations(
+            &owner,
+            conn,
+            amount,
+            input.classification_centers.as_deref(),
+            input.classification_center_id.as_deref(),
+            input.classification_center_name.as_deref(),
+        )
+        .await?
+        .unwrap_or_default();
+        let taxes = match &input.tax_charges {
+            Some(items) => requested_taxes(conn, ws, items).await?,
+            None => Vec::new(),
+        };
+        let rows = series::rows(&input, billing_type, amount, shape, &allocations)?;
+        let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
+        let now = Timestamp::now();
+        for (index, row) in rows.iter().enumerate() {
+            sql::query(
+                "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
+                                       billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
+                                       payment_method_kind, document, document_number, document_date, notes, group_id,
+                                       installment_number, total_installments, recurrence_period,
+                                       created_at, updated_at, created_via, updated_via, created_by, updated_by)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                         $21, $22, $23, $24, $24, $25, $25, $26, $26)",
+            )
+            .bind(&row.id)
+            .bind(&ws.workspace_id)
+            .bind(&company.id)
+            .bind(B::KIND)
+            .bind(description)
+            .bind(row.amount.0)
+            .bind(row.due_date)
+            .bind(row.competence_date)
+            .bind(billing_type.as_str())
+            .bind(BillStatus::Pending.as_str())
+            .bind(&person)
+            .bind(category.as_deref())
+            .bind(expected_account.as_deref())
+            .bind(financial_account.as_deref())
+            .bind(input.payment_method_kind.map(PaymentMethod::as_str))
+            .bind(input.document.as_deref())
+            .bind(input.document_number.as_deref())
+            .bind(input.document_date)
+            .bind(input.notes.as_deref())
+            .bind(group_id.as_deref())
+            .bind(row.installment_number)
+            .bind(row.total_installments)
+            .bind(input.recurrence_period.map(|p| p.as_str()))
+            .stamp(ctx, &now)
+            .execute(&mut *conn)
+            .await
+            ?;
+            apportionment::replace(conn, ws, "billing", &row.id, &row.allocations).await?;
+            if index == 0 {
+                replace_taxes(conn, ws, &row.id, &taxes).await?;
+            }
+            audit_write(ctx, conn, ws, &format!("{}.create", B::PLURAL), B::KIND, &row.id).await?;
+        }
+        let series: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let billing = find::<B>(conn, ws, &series[0]).await?;
+        Ok(BillingCreated { billing, series })
+    }
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: BillingUpdate,
+    ) -> Result<Billing, ApiError> {
+        ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+        let polarity = B::POLARITY;
+        let current = find::<B>(conn, ws, id).await?;
+        let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+        refs::check_period(&company, "due_date", current.due_date)?;
+        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        check_open(&current)?;
+        let description =
+            required_if_sent("description", input.description.as_deref())?.unwrap_or(&current.description).to_string();
+        let amount = match input.amount {
+            Some(a) => ledger::positive("amount", a)?,
+            None => current.amount,
+        };
+        if let Some(method) = input.payment_method_kind {
+            check_method::<B>(method)?;
+        }
+        let due_date = input.due_date.unwrap_or(current.due_date);
+        refs::check_period(&company, "due_date", due_date)?;
+        let competence_date = input.competence_date.unwrap_or(current.competence_date);
+        let person = if input.person_id.is_some() || input.person_name.is_some() {
+            owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
+        } else {
+            current.person_id.clone()
+        };
+        let category = match (&input.category_id, &input.category_name) {
+            (None, None) => current.category_id.clone(),
+            (Some(None), None) => None,
+            (id, name) => owner.category(conn, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?,
+        };
+        let financial_account = match &input.financial_account_id {
+            None => current.financial_account_id.clone(),
+            Some(None) => None,
+            Some(Some(id)) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
+        };
+        let expected_account = match &input.expected_account_id {
+            None => current.expected_account_id.clone(),
+            Some(None) => None,
+            Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
+        };
+        let allocations = requested_allocations(
+            &owner,
+            conn,
+            amount,
+            input.classification_centers.as_deref(),
+            input.classification_center_id.as_deref(),
+            input.classification_center_name.as_deref(),
+        )
+        .await?;
+        if allocations.is_none() && amount != current.amount {
+            // The kept apportionment must still add up to the new amount.
+            let kept = stored_allocations(conn, ws, &current.id).await?;
+            apportionment::resolve(amount, &as_inputs(&kept))?;
+        }
+        let taxes = match &input.tax_charges {
+            Some(items) => Some(requested_taxes(conn, ws, items).await?),
+            None => None,
+        };
+        let method = match input.payment_method_kind {
+            None => current.payment_method_kind.clone(),
+            Some(m) => m.map(|m| m.as_str().to_string()),
+        };
+        let document_date = input.document_date.unwrap_or(current.document_date);
+        let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
+            None => old.clone(),
+            Some(v) => v.clone(),
+        };
+        let update = sql::query(
+            "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
+                    category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
+                    document = $10, document_number = $11, document_date = $12, notes = $13,
+                    updated_at = $14, updated_via = $15, updated_by = $16
+              WHERE workspace_id = $17 AND kind = $18 AND id = $19 AND status = $20",
+        )
+        .bind(&description)
+        .bind(amount.0)
+        .bind(due_date)
+        .bind(competence_date)
+        .bind(person.as_deref())
+        .bind(category.as_deref())
+        .bind(financial_account.as_deref())
+        .bind(expected_account.as_deref())
+        .bind(method.as_deref())
+        .bind(pick(&input.document, &current.document))
+        .bind(pick(&input.document_number, &current.document_number))
+        .bind(document_date)
+        .bind(pick(&input.notes, &current.notes));
+        status::changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, refused_change).await?;
+        if let Some(allocations) = &allocations {
+            apportionment::replace(conn, ws, "billing", &current.id, allocations).await?;
+        }
+        if let Some(taxes) = &taxes {
+            replace_taxes(conn, ws, &current.id, taxes).await?;
+        }
+        audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.id).await?;
+        find::<B>(conn, ws, &current.id).await
+    }
 }

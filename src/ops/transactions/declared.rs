@@ -1,16 +1,17 @@
 //! The ledger as declared resources: [`Transactions`] names the transaction operations
-//! in `ops::transactions`; [`TRANSACTIONS`] and [`TRANSFERS`] are the `/v1` tables of
+//! in `ops::transactions` (its create and update, `Writable`, are written there with the
+//! rules); [`TRANSACTIONS`] and [`TRANSFERS`] are the `/v1` tables of
 //! `/v1/financial-transactions` and `/v1/transfers` (a transfer is two linked
 //! transactions: same resource, same scopes). Kept apart from the ledger rules
 //! themselves so each file changes for one reason.
 
 use super as transactions;
-use super::{Aggregates, Transaction, TransactionCreate, TransactionUpdate, Transfer, TransferCreate};
+use super::{Aggregates, Transaction, Transfer, TransferCreate};
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Writable};
+use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
@@ -40,29 +41,6 @@ impl Records for Transactions {
     }
     fn label(t: &Transaction) -> String {
         format!("“{}” ({} of {} on {})", t.description, t.transaction_type, t.amount.brl(), t.occurred_at)
-    }
-}
-
-impl Writable for Transactions {
-    type Create = TransactionCreate;
-    type Created = Transaction;
-    type Update = TransactionUpdate;
-    async fn create(
-        ctx: &OpContext<'_>,
-        conn: &mut Conn,
-        ws: &Membership,
-        input: TransactionCreate,
-    ) -> Result<Transaction, ApiError> {
-        transactions::create(ctx, conn, ws, input).await
-    }
-    async fn update(
-        ctx: &OpContext<'_>,
-        conn: &mut Conn,
-        ws: &Membership,
-        id: &str,
-        input: TransactionUpdate,
-    ) -> Result<Transaction, ApiError> {
-        transactions::update(ctx, conn, ws, id, input).await
     }
 }
 

@@ -20,6 +20,7 @@
 pub mod declared;
 mod wire;
 
+use crate::ops::resource::Writable;
 use crate::ops::stamps::Stamp;
 use crate::storage::{sql, Conn};
 
@@ -136,76 +137,6 @@ fn centers_exclusive(single: bool, split: bool) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub async fn create(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    input: TransactionCreate,
-) -> Result<Transaction, ApiError> {
-    ctx.authorize(ws, Resource::Transactions, Access::Write)?;
-    let description = required("description", &input.description)?.to_string();
-    let amount = positive("amount", input.amount)?;
-    let occurred_at = input.occurred_at;
-    let account_id = body_id("financial_account_id", &input.financial_account_id)?;
-    let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
-    centers_exclusive(single, input.classification_centers.is_some())?;
-    // Shape and sums of the split before touching the database.
-    let split = match &input.classification_centers {
-        Some(items) => Some(apportionment::resolve(amount, items)?),
-        None => None,
-    };
-    let polarity = input.transaction_type.polarity();
-    let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-    refs::check_period(&company, "occurred_at", occurred_at)?;
-    let owner = refs::Owner { ctx, ws, company: &company, polarity };
-    let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
-    let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
-    let person_id = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
-    let allocations = match split {
-        Some(items) => {
-            apportionment::check(conn, ws, &company, polarity, &items).await?;
-            items
-        }
-        None => owner
-            .center(conn, input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
-            .await?
-            .map(|center| vec![Allocation::whole(center, amount)])
-            .unwrap_or_default(),
-    };
-    let id = ledger::insert(
-        ctx,
-        conn,
-        ws,
-        &NewTransaction {
-            company_id: company.id.clone(),
-            account_id,
-            description,
-            amount,
-            occurred_at,
-            competence_date: input.competence_date,
-            polarity: Some(polarity),
-            category_id,
-            person_id,
-            payment_method_kind: input.payment_method_kind.map(|k| k.0.as_str().to_string()),
-            bank_description: optional(input.bank_description.as_deref()),
-            document: optional(input.document.as_deref()),
-            document_date: input.document_date,
-            notes: optional(input.notes.as_deref()),
-            classified: input.classified.unwrap_or(false),
-            is_pending: input.is_pending.unwrap_or(false),
-            auto_created: false,
-            transfer_id: None,
-            billing_id: None,
-        },
-    )
-    .await?;
-    if !allocations.is_empty() {
-        apportionment::replace(conn, ws, "transaction", &id, &allocations).await?;
-    }
-    audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &id).await?;
-    find(conn, ws, &id).await
-}
-
 /// The existing apportionment as request items, to check it against a new amount.
 fn as_inputs(views: &[AllocationView]) -> Vec<AllocationInput> {
     views
@@ -216,150 +147,6 @@ fn as_inputs(views: &[AllocationView]) -> Vec<AllocationInput> {
             amount: v.amount.map(Amount),
         })
         .collect()
-}
-
-/// Changes a transaction. Changing the amount re-checks the apportionment it keeps;
-/// changing the type re-checks the polarity of the category and centers it keeps.
-pub async fn update(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    input: TransactionUpdate,
-) -> Result<Transaction, ApiError> {
-    ctx.authorize(ws, Resource::Transactions, Access::Write)?;
-    let current = find(conn, ws, id).await?;
-    let description = required_if_sent("description", input.description.as_deref())?;
-    let amount = match input.amount {
-        Some(a) => positive("amount", a)?,
-        None => current.amount,
-    };
-    if input.category_id.is_some() && input.category_name.is_some() {
-        return Err(invalid(
-            "category_id",
-            "mutually_exclusive",
-            "category_id and category_name are mutually exclusive",
-        ));
-    }
-    if input.person_id.is_some() && input.person_name.is_some() {
-        return Err(invalid("person_id", "mutually_exclusive", "person_id and person_name are mutually exclusive"));
-    }
-    if input.classification_center_id.is_some() && input.classification_center_name.is_some() {
-        return Err(invalid(
-            "classification_center_id",
-            "mutually_exclusive",
-            "classification_center_id and classification_center_name are mutually exclusive",
-        ));
-    }
-    let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
-    centers_exclusive(single, input.classification_centers.is_some())?;
-    let occurred_at = input.occurred_at.unwrap_or(current.occurred_at);
-    let transaction_type = input
-        .transaction_type
-        .map(|t| if t == TransactionType::Credit { "credit" } else { "debit" })
-        .unwrap_or(&current.transaction_type)
-        .to_string();
-    let is_pending = input.is_pending.unwrap_or(current.is_pending);
-    let moves_money = amount != current.amount
-        || occurred_at != current.occurred_at
-        || transaction_type != current.transaction_type
-        || is_pending != current.is_pending;
-    if moves_money && current.auto_created {
-        return Err(unprocessable(
-            "id",
-            "auto_created",
-            "An auto-created transaction's amount, type, date and pending flag are managed by the server",
-        ));
-    }
-    if moves_money && current.transfer_id.is_some() {
-        return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));
-    }
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "occurred_at", current.occurred_at)?;
-    if occurred_at != current.occurred_at {
-        refs::check_period(&company, "occurred_at", occurred_at)?;
-    }
-    let polarity = polarity_of(&transaction_type);
-    let type_changed = transaction_type != current.transaction_type;
-    let owner = refs::Owner { ctx, ws, company: &company, polarity };
-    let category_id = match (&input.category_id, &input.category_name) {
-        (Some(Some(id)), _) => owner.category(conn, Some(id), None).await?,
-        (Some(None), _) => None,
-        (None, Some(name)) => owner.category(conn, None, Some(name)).await?,
-        (None, None) => match &current.category_id {
-            Some(id) if type_changed => owner.category(conn, Some(id), None).await?,
-            kept => kept.clone(),
-        },
-    };
-    let person_id = match (&input.person_id, &input.person_name) {
-        (Some(Some(id)), _) => owner.person(conn, Some(id), None).await?,
-        (Some(None), _) => None,
-        (None, Some(name)) => owner.person(conn, None, Some(name)).await?,
-        (None, None) => current.person_id.clone(),
-    };
-    // The apportionment: replaced when sent, otherwise re-checked when the amount or
-    // the type changes.
-    let allocations: Option<Vec<Allocation>> = if let Some(items) = &input.classification_centers {
-        let items = apportionment::resolve(amount, items)?;
-        apportionment::check(conn, ws, &company, polarity, &items).await?;
-        Some(items)
-    } else if input.classification_center_id.is_some() || input.classification_center_name.is_some() {
-        let id = input.classification_center_id.clone().flatten();
-        if input.classification_center_id == Some(None) {
-            Some(Vec::new())
-        } else {
-            let center = owner.center(conn, id.as_deref(), input.classification_center_name.as_deref()).await?;
-            Some(center.map(|c| vec![Allocation::whole(c, amount)]).unwrap_or_default())
-        }
-    } else if !current.classification_center_allocations.is_empty() && (amount != current.amount || type_changed) {
-        let items = apportionment::resolve(amount, &as_inputs(&current.classification_center_allocations))?;
-        apportionment::check(conn, ws, &company, polarity, &items).await?;
-        None
-    } else {
-        None
-    };
-    let pick = |sent: &Option<Option<String>>, kept: &Option<String>| match sent {
-        Some(value) => optional(value.as_deref()),
-        None => kept.clone(),
-    };
-    let description = description.unwrap_or(&current.description).to_string();
-    let competence_date = input.competence_date.unwrap_or(current.competence_date);
-    let document_date = input.document_date.unwrap_or(current.document_date);
-    let payment_method_kind = match input.payment_method_kind {
-        Some(v) => v.map(|k| k.0.as_str().to_string()),
-        None => current.payment_method_kind.clone(),
-    };
-    sql::query(
-        "UPDATE financial_transactions SET description = $1, bank_description = $2, document = $3, document_date = $4,
-                amount_cents = $5, occurred_at = $6, competence_date = $7, transaction_type = $8, category_id = $9,
-                person_id = $10, payment_method_kind = $11, classified = $12, is_pending = $13, notes = $14,
-                updated_at = $15, updated_via = $16, updated_by = $17
-          WHERE workspace_id = $18 AND id = $19",
-    )
-    .bind(&description)
-    .bind(pick(&input.bank_description, &current.bank_description))
-    .bind(pick(&input.document, &current.document))
-    .bind(document_date)
-    .bind(amount.0)
-    .bind(occurred_at)
-    .bind(competence_date)
-    .bind(&transaction_type)
-    .bind(category_id)
-    .bind(person_id)
-    .bind(payment_method_kind)
-    .bind(input.classified.unwrap_or(current.classified) as i64)
-    .bind(is_pending as i64)
-    .bind(pick(&input.notes, &current.notes))
-    .stamp_now(ctx)
-    .bind(&ws.workspace_id)
-    .bind(&current.id)
-    .execute(&mut *conn)
-    .await?;
-    if let Some(items) = allocations {
-        apportionment::replace(conn, ws, "transaction", &current.id, &items).await?;
-    }
-    audit_write(ctx, conn, ws, "financial_transactions.update", "financial_transaction", &current.id).await?;
-    find(conn, ws, &current.id).await
 }
 
 /// The legs (id, company, date) of a transfer in the workspace.
@@ -564,4 +351,223 @@ pub async fn get_transfer(
         notes: from.notes.clone(),
         is_pending: from.is_pending,
     })
+}
+
+/// A transaction's create and update.
+impl Writable for declared::Transactions {
+    type Create = TransactionCreate;
+    type Created = Transaction;
+    type Update = TransactionUpdate;
+    async fn create(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        input: TransactionCreate,
+    ) -> Result<Transaction, ApiError> {
+        ctx.authorize(ws, Resource::Transactions, Access::Write)?;
+        let description = required("description", &input.description)?.to_string();
+        let amount = positive("amount", input.amount)?;
+        let occurred_at = input.occurred_at;
+        let account_id = body_id("financial_account_id", &input.financial_account_id)?;
+        let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
+        centers_exclusive(single, input.classification_centers.is_some())?;
+        // Shape and sums of the split before touching the database.
+        let split = match &input.classification_centers {
+            Some(items) => Some(apportionment::resolve(amount, items)?),
+            None => None,
+        };
+        let polarity = input.transaction_type.polarity();
+        let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+        refs::check_period(&company, "occurred_at", occurred_at)?;
+        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
+        let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+        let person_id = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+        let allocations = match split {
+            Some(items) => {
+                apportionment::check(conn, ws, &company, polarity, &items).await?;
+                items
+            }
+            None => owner
+                .center(conn, input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
+                .await?
+                .map(|center| vec![Allocation::whole(center, amount)])
+                .unwrap_or_default(),
+        };
+        let id = ledger::insert(
+            ctx,
+            conn,
+            ws,
+            &NewTransaction {
+                company_id: company.id.clone(),
+                account_id,
+                description,
+                amount,
+                occurred_at,
+                competence_date: input.competence_date,
+                polarity: Some(polarity),
+                category_id,
+                person_id,
+                payment_method_kind: input.payment_method_kind.map(|k| k.0.as_str().to_string()),
+                bank_description: optional(input.bank_description.as_deref()),
+                document: optional(input.document.as_deref()),
+                document_date: input.document_date,
+                notes: optional(input.notes.as_deref()),
+                classified: input.classified.unwrap_or(false),
+                is_pending: input.is_pending.unwrap_or(false),
+                auto_created: false,
+                transfer_id: None,
+                billing_id: None,
+            },
+        )
+        .await?;
+        if !allocations.is_empty() {
+            apportionment::replace(conn, ws, "transaction", &id, &allocations).await?;
+        }
+        audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &id).await?;
+        find(conn, ws, &id).await
+    }
+    /// Changes a transaction. Changing the amount re-checks the apportionment it keeps;
+    /// changing the type re-checks the polarity of the category and centers it keeps.
+    async fn update(
+        ctx: &OpContext<'_>,
+        conn: &mut Conn,
+        ws: &Membership,
+        id: &str,
+        input: TransactionUpdate,
+    ) -> Result<Transaction, ApiError> {
+        ctx.authorize(ws, Resource::Transactions, Access::Write)?;
+        let current = find(conn, ws, id).await?;
+        let description = required_if_sent("description", input.description.as_deref())?;
+        let amount = match input.amount {
+            Some(a) => positive("amount", a)?,
+            None => current.amount,
+        };
+        if input.category_id.is_some() && input.category_name.is_some() {
+            return Err(invalid(
+                "category_id",
+                "mutually_exclusive",
+                "category_id and category_name are mutually exclusive",
+            ));
+        }
+        if input.person_id.is_some() && input.person_name.is_some() {
+            return Err(invalid("person_id", "mutually_exclusive", "person_id and person_name are mutually exclusive"));
+        }
+        if input.classification_center_id.is_some() && input.classification_center_name.is_some() {
+            return Err(invalid(
+                "classification_center_id",
+                "mutually_exclusive",
+                "classification_center_id and classification_center_name are mutually exclusive",
+            ));
+        }
+        let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
+        centers_exclusive(single, input.classification_centers.is_some())?;
+        let occurred_at = input.occurred_at.unwrap_or(current.occurred_at);
+        let transaction_type = input
+            .transaction_type
+            .map(|t| if t == TransactionType::Credit { "credit" } else { "debit" })
+            .unwrap_or(&current.transaction_type)
+            .to_string();
+        let is_pending = input.is_pending.unwrap_or(current.is_pending);
+        let moves_money = amount != current.amount
+            || occurred_at != current.occurred_at
+            || transaction_type != current.transaction_type
+            || is_pending != current.is_pending;
+        if moves_money && current.auto_created {
+            return Err(unprocessable(
+                "id",
+                "auto_created",
+                "An auto-created transaction's amount, type, date and pending flag are managed by the server",
+            ));
+        }
+        if moves_money && current.transfer_id.is_some() {
+            return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));
+        }
+        let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+        refs::check_period(&company, "occurred_at", current.occurred_at)?;
+        if occurred_at != current.occurred_at {
+            refs::check_period(&company, "occurred_at", occurred_at)?;
+        }
+        let polarity = polarity_of(&transaction_type);
+        let type_changed = transaction_type != current.transaction_type;
+        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let category_id = match (&input.category_id, &input.category_name) {
+            (Some(Some(id)), _) => owner.category(conn, Some(id), None).await?,
+            (Some(None), _) => None,
+            (None, Some(name)) => owner.category(conn, None, Some(name)).await?,
+            (None, None) => match &current.category_id {
+                Some(id) if type_changed => owner.category(conn, Some(id), None).await?,
+                kept => kept.clone(),
+            },
+        };
+        let person_id = match (&input.person_id, &input.person_name) {
+            (Some(Some(id)), _) => owner.person(conn, Some(id), None).await?,
+            (Some(None), _) => None,
+            (None, Some(name)) => owner.person(conn, None, Some(name)).await?,
+            (None, None) => current.person_id.clone(),
+        };
+        // The apportionment: replaced when sent, otherwise re-checked when the amount or
+        // the type changes.
+        let allocations: Option<Vec<Allocation>> = if let Some(items) = &input.classification_centers {
+            let items = apportionment::resolve(amount, items)?;
+            apportionment::check(conn, ws, &company, polarity, &items).await?;
+            Some(items)
+        } else if input.classification_center_id.is_some() || input.classification_center_name.is_some() {
+            let id = input.classification_center_id.clone().flatten();
+            if input.classification_center_id == Some(None) {
+                Some(Vec::new())
+            } else {
+                let center = owner.center(conn, id.as_deref(), input.classification_center_name.as_deref()).await?;
+                Some(center.map(|c| vec![Allocation::whole(c, amount)]).unwrap_or_default())
+            }
+        } else if !current.classification_center_allocations.is_empty() && (amount != current.amount || type_changed) {
+            let items = apportionment::resolve(amount, &as_inputs(&current.classification_center_allocations))?;
+            apportionment::check(conn, ws, &company, polarity, &items).await?;
+            None
+        } else {
+            None
+        };
+        let pick = |sent: &Option<Option<String>>, kept: &Option<String>| match sent {
+            Some(value) => optional(value.as_deref()),
+            None => kept.clone(),
+        };
+        let description = description.unwrap_or(&current.description).to_string();
+        let competence_date = input.competence_date.unwrap_or(current.competence_date);
+        let document_date = input.document_date.unwrap_or(current.document_date);
+        let payment_method_kind = match input.payment_method_kind {
+            Some(v) => v.map(|k| k.0.as_str().to_string()),
+            None => current.payment_method_kind.clone(),
+        };
+        sql::query(
+            "UPDATE financial_transactions SET description = $1, bank_description = $2, document = $3, document_date = $4,
+                    amount_cents = $5, occurred_at = $6, competence_date = $7, transaction_type = $8, category_id = $9,
+                    person_id = $10, payment_method_kind = $11, classified = $12, is_pending = $13, notes = $14,
+                    updated_at = $15, updated_via = $16, updated_by = $17
+              WHERE workspace_id = $18 AND id = $19",
+        )
+        .bind(&description)
+        .bind(pick(&input.bank_description, &current.bank_description))
+        .bind(pick(&input.document, &current.document))
+        .bind(document_date)
+        .bind(amount.0)
+        .bind(occurred_at)
+        .bind(competence_date)
+        .bind(&transaction_type)
+        .bind(category_id)
+        .bind(person_id)
+        .bind(payment_method_kind)
+        .bind(input.classified.unwrap_or(current.classified) as i64)
+        .bind(is_pending as i64)
+        .bind(pick(&input.notes, &current.notes))
+        .stamp_now(ctx)
+        .bind(&ws.workspace_id)
+        .bind(&current.id)
+        .execute(&mut *conn)
+        .await?;
+        if let Some(items) = allocations {
+            apportionment::replace(conn, ws, "transaction", &current.id, &items).await?;
+        }
+        audit_write(ctx, conn, ws, "financial_transactions.update", "financial_transaction", &current.id).await?;
+        find(conn, ws, &current.id).await
+    }
 }
