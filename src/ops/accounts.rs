@@ -92,31 +92,28 @@ pub struct AccountCreate {
 /// `PATCH /v1/financial-accounts/{id}`: only the fields sent change; `null` clears an
 /// optional field. The company and the opening balance cannot change.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct AccountUpdate {
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub account_type: Option<AccountType>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(min = 3, max = 3))]
     pub bank_code: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 50))]
     pub agency: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 5))]
     pub agency_digit: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 50))]
     pub account_number: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 5))]
     pub account_digit: Option<Option<String>>,
-    #[serde(default)]
     pub active: Option<bool>,
-    #[serde(default)]
     pub disable_reconcile: Option<bool>,
 }
 

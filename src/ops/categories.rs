@@ -80,12 +80,11 @@ pub struct CategoryCreate {
 /// `PATCH /v1/categories/{id}`: only the name and the type change; a type change
 /// cascades to the descendants. The parent and the company cannot change.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CategoryUpdate {
-    #[serde(default)]
     #[schemars(with = "String", length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     #[schemars(with = "CategoryType")]
     pub category_type: Option<CategoryType>,
 }

@@ -97,26 +97,24 @@ pub struct CompanyCreate {
 /// `PATCH /v1/companies/{id}`: only the fields sent change; `null` clears an optional
 /// field. The CNPJ and the type cannot change.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CompanyUpdate {
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[serde(default)]
     pub active: Option<bool>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 255))]
     pub trade_name: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 50))]
     pub municipal_registration: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<TaxRegime>")]
     pub tax_regime: Option<Option<TaxRegime>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<Address>")]
     pub address: Option<Option<Address>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<Date>")]
     pub locked_until: Option<Option<Date>>,
 }

@@ -80,18 +80,16 @@ pub struct CenterCreate {
 /// `PATCH /v1/classification_centers/{id}`: only the fields sent change; `null` clears
 /// the description (and is refused for the other fields). The company cannot change.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CenterUpdate {
-    #[serde(default)]
     #[schemars(with = "String", length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     #[schemars(with = "CenterType")]
     pub center_type: Option<CenterType>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 500))]
     pub description: Option<Option<String>>,
-    #[serde(default)]
     #[schemars(with = "bool")]
     pub active: Option<bool>,
 }

@@ -140,33 +140,24 @@ pub struct PersonCreate {
 /// document); `null` on `kind` clears it. The company cannot change. The document is
 /// validated again only when it changes.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct PersonUpdate {
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[serde(default)]
     #[schemars(length(max = 255))]
     pub legal_name: Option<String>,
-    #[serde(default)]
     #[schemars(length(max = 255))]
     pub nickname: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<PersonKind>")]
     pub kind: Option<Option<PersonKind>>,
     /// Must agree with the (resulting) document's digit count.
-    #[serde(default)]
     pub document_type: Option<DocumentType>,
-    #[serde(default)]
     #[schemars(length(max = 32))]
     pub document_number: Option<String>,
-    #[serde(default)]
     pub is_customer: Option<bool>,
-    #[serde(default)]
     pub is_supplier: Option<bool>,
-    #[serde(default)]
     pub active: Option<bool>,
-    #[serde(default)]
     #[schemars(length(max = 2000))]
     pub notes: Option<String>,
 }

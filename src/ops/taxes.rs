@@ -52,17 +52,14 @@ pub struct TaxCreate {
 
 /// `PATCH /v1/taxes/{id}`: only the fields sent change; `null` clears `default_rate`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TaxUpdate {
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", regex(pattern = RATE_PATTERN))]
     pub default_rate: Option<Option<String>>,
-    #[serde(default)]
     pub default_withholding: Option<bool>,
-    #[serde(default)]
     pub active: Option<bool>,
 }
 

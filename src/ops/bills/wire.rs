@@ -105,65 +105,54 @@ pub struct BillingCreate {
 /// an optional field. The status, the payment date and the settlement amounts are not
 /// fields of this request: they move only through settle, cancel and reopen.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct BillingUpdate {
-    #[serde(default)]
     #[schemars(with = "String", length(min = 1, max = 500))]
     pub description: Option<String>,
-    #[serde(default)]
     #[schemars(with = "Amount")]
     pub amount: Option<Amount>,
-    #[serde(default)]
     #[schemars(with = "Date")]
     pub due_date: Option<Date>,
-    #[serde(default)]
     #[schemars(with = "Date")]
     pub competence_date: Option<Date>,
-    #[serde(default)]
     #[schemars(with = "String")]
     pub person_id: Option<String>,
-    #[serde(default)]
     #[schemars(with = "String", length(min = 1, max = 255))]
     pub person_name: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
-    #[serde(default)]
     #[schemars(with = "String", length(min = 1, max = 255))]
     pub category_name: Option<String>,
-    #[serde(default)]
     #[schemars(with = "String")]
     pub classification_center_id: Option<String>,
-    #[serde(default)]
     #[schemars(with = "String", length(min = 1, max = 255))]
     pub classification_center_name: Option<String>,
     /// Replace-all: the full set; `[]` clears it.
-    #[serde(default)]
     #[schemars(with = "Vec<AllocationInput>")]
     pub classification_centers: Option<Vec<AllocationInput>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub financial_account_id: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub expected_account_id: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<PaymentMethod>")]
     pub payment_method_kind: Option<Option<PaymentMethod>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 100))]
     pub document: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 100))]
     pub document_number: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<Date>")]
     pub document_date: Option<Option<Date>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 2000))]
     pub notes: Option<Option<String>>,
     /// Replace-all: the full set; `[]` clears it.
-    #[serde(default)]
     #[schemars(with = "Vec<TaxChargeInput>")]
     pub tax_charges: Option<Vec<TaxChargeInput>>,
 }

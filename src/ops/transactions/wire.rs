@@ -94,61 +94,52 @@ pub struct TransactionCreate {
 /// an optional field. Company, account, `auto_created` and `transfer_id` cannot change.
 /// `classification_centers` replaces the whole apportionment (`[]` clears it).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TransactionUpdate {
-    #[serde(default)]
     #[schemars(length(min = 1, max = 500))]
     pub description: Option<String>,
-    #[serde(default)]
     pub amount: Option<Amount>,
-    #[serde(default)]
     pub occurred_at: Option<Date>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub transaction_type: Option<TransactionType>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 500))]
     pub bank_description: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 100))]
     pub document: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<Date>")]
     pub document_date: Option<Option<Date>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<Date>")]
     pub competence_date: Option<Option<Date>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = 2000))]
     pub notes: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<LedgerMethod>")]
     pub payment_method_kind: Option<Option<LedgerMethod>>,
-    #[serde(default)]
     pub classified: Option<bool>,
-    #[serde(default)]
     pub is_pending: Option<bool>,
     /// `null` clears the category.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub category_name: Option<String>,
     /// `null` clears the person.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub person_id: Option<Option<String>>,
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub person_name: Option<String>,
     /// A single center for 100 %; `null` clears the apportionment.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub classification_center_id: Option<Option<String>>,
-    #[serde(default)]
     #[schemars(length(min = 1, max = 255))]
     pub classification_center_name: Option<String>,
-    #[serde(default)]
     pub classification_centers: Option<Vec<AllocationInput>>,
 }
 
