@@ -33,6 +33,7 @@ pub mod channel;
 pub mod dates;
 pub mod documents;
 pub mod money;
+pub mod names;
 pub mod payment;
 pub mod percent;
 pub mod roles;

@@ -2,6 +2,7 @@
 //! generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain types
 //! of their fields ([`Amount`], [`Date`], [`PaymentMethod`]), refuse bad input.
 
+use crate::domain::names::Name;
 use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -61,19 +62,16 @@ pub struct BillingCreate {
     pub person_id: Option<String>,
     /// Finds or creates the person by name (exclusive with person_id).
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub person_name: Option<String>,
+    pub person_name: Option<Name>,
     #[serde(default)]
     pub category_id: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub category_name: Option<String>,
+    pub category_name: Option<Name>,
     /// Shorthand for a single 100 % apportionment (exclusive with classification_centers).
     #[serde(default)]
     pub classification_center_id: Option<String>,
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub classification_center_name: Option<String>,
+    pub classification_center_name: Option<Name>,
     /// Apportionment: percentage and/or amount per center, adding up to the amount.
     #[serde(default)]
     pub classification_centers: Option<Vec<AllocationInput>>,
@@ -117,17 +115,17 @@ pub struct BillingUpdate {
     pub competence_date: Option<Date>,
     #[schemars(with = "String")]
     pub person_id: Option<String>,
-    #[schemars(with = "String", length(min = 1, max = 255))]
-    pub person_name: Option<String>,
+    #[schemars(with = "Name")]
+    pub person_name: Option<Name>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
-    #[schemars(with = "String", length(min = 1, max = 255))]
-    pub category_name: Option<String>,
+    #[schemars(with = "Name")]
+    pub category_name: Option<Name>,
     #[schemars(with = "String")]
     pub classification_center_id: Option<String>,
-    #[schemars(with = "String", length(min = 1, max = 255))]
-    pub classification_center_name: Option<String>,
+    #[schemars(with = "Name")]
+    pub classification_center_name: Option<Name>,
     /// Replace-all: the full set; `[]` clears it.
     #[schemars(with = "Vec<AllocationInput>")]
     pub classification_centers: Option<Vec<AllocationInput>>,

@@ -2,6 +2,7 @@
 //! they generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain
 //! types of their fields ([`Amount`], [`Date`], [`LedgerMethod`]), refuse bad input.
 
+use crate::domain::names::Name;
 use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -70,21 +71,18 @@ pub struct TransactionCreate {
     pub category_id: Option<String>,
     /// Find or create a root category of this name with the transaction's type.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub category_name: Option<String>,
+    pub category_name: Option<Name>,
     #[serde(default)]
     pub person_id: Option<String>,
     /// Find or create a person of this name (supplier for debit, customer for credit).
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub person_name: Option<String>,
+    pub person_name: Option<Name>,
     /// A single classification center taking 100 % of the amount.
     #[serde(default)]
     pub classification_center_id: Option<String>,
     /// Find or create a center of this name (cost for debit, revenue for credit).
     #[serde(default)]
-    #[schemars(length(min = 1, max = 255))]
-    pub classification_center_name: Option<String>,
+    pub classification_center_name: Option<Name>,
     /// Apportionment across centers (exclusive with the single center).
     #[serde(default)]
     pub classification_centers: Option<Vec<AllocationInput>>,
@@ -126,20 +124,17 @@ pub struct TransactionUpdate {
     #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
-    #[schemars(length(min = 1, max = 255))]
-    pub category_name: Option<String>,
+    pub category_name: Option<Name>,
     /// `null` clears the person.
     #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub person_id: Option<Option<String>>,
-    #[schemars(length(min = 1, max = 255))]
-    pub person_name: Option<String>,
+    pub person_name: Option<Name>,
     /// A single center for 100 %; `null` clears the apportionment.
     #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>")]
     pub classification_center_id: Option<Option<String>>,
-    #[schemars(length(min = 1, max = 255))]
-    pub classification_center_name: Option<String>,
+    pub classification_center_name: Option<Name>,
     pub classification_centers: Option<Vec<AllocationInput>>,
 }
 
