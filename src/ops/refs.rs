@@ -20,6 +20,10 @@ use crate::domain::dates::Date;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
 
+/// A register record of a bill or a transaction, by id or by name: its id (found, or
+/// created by name), or `None` when neither was given.
+pub type Found = Result<Option<String>, ApiError>;
+
 /// Money direction of a record: payables and debit transactions are `Debit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Polarity {
@@ -90,26 +94,30 @@ struct Referenced {
     mismatch: &'static str,
 }
 
+impl Referenced {
+    /// A register record of the company (`company_mismatch` when it is another's).
+    const fn of_company(sql: &'static str, what: &'static str) -> Referenced {
+        Referenced { sql, what, mismatch: "company_mismatch" }
+    }
+}
+
 const ACCOUNT: Referenced = Referenced {
     sql: "SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2",
     what: "Financial account",
     mismatch: "account_company_mismatch",
 };
-const PERSON: Referenced = Referenced {
-    sql: "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
-    what: "Person",
-    mismatch: "company_mismatch",
-};
-const CATEGORY: Referenced = Referenced {
-    sql: "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2",
-    what: "Category",
-    mismatch: "company_mismatch",
-};
-const CENTER: Referenced = Referenced {
-    sql: "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2",
-    what: "Classification center",
-    mismatch: "company_mismatch",
-};
+const PERSON: Referenced = Referenced::of_company(
+    "SELECT company_id FROM people WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
+    "Person",
+);
+const CATEGORY: Referenced = Referenced::of_company(
+    "SELECT company_id, category_type FROM categories WHERE workspace_id = $1 AND id = $2",
+    "Category",
+);
+const CENTER: Referenced = Referenced::of_company(
+    "SELECT company_id, center_type FROM classification_centers WHERE workspace_id = $1 AND id = $2",
+    "Classification center",
+);
 
 /// The financial account `account_id`, which must belong to `company`.
 pub async fn account(
@@ -189,10 +197,9 @@ async fn typed(
     conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
-    kind: &Referenced,
+    (kind, accepted): (&Referenced, &[&str]),
     field: &str,
     id: &str,
-    accepted: &[&str],
 ) -> Result<String, ApiError> {
     let (id, row) = owned(conn, ws, company, kind, field, id).await?;
     let stored_type: String = row.try_get(1)?;
@@ -237,7 +244,7 @@ pub async fn center(
     field: &str,
     id: &str,
 ) -> Result<String, ApiError> {
-    typed(conn, ws, company, &CENTER, field, id, &polarity.center_types()).await
+    typed(conn, ws, company, (&CENTER, &polarity.center_types()), field, id).await
 }
 
 /// The record whose references are resolved: its workspace, company and polarity, and
@@ -253,16 +260,11 @@ pub struct Owner<'a, 'c> {
 impl Owner<'_, '_> {
     /// The category of a record: by id (same company, type = polarity) or found/created by
     /// name as a root category of that type.
-    pub async fn category(
-        &self,
-        conn: &mut Conn,
-        id: Option<&str>,
-        name: Option<&str>,
-    ) -> Result<Option<String>, ApiError> {
+    pub async fn category(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Found {
         let Owner { ws, company, polarity, .. } = *self;
         exclusive("category_id", id, "category_name", name)?;
         if let Some(id) = id {
-            return typed(conn, ws, company, &CATEGORY, "category_id", id, &[polarity.transaction_type()])
+            return typed(conn, ws, company, (&CATEGORY, &[polarity.transaction_type()]), "category_id", id)
                 .await
                 .map(Some);
         }
@@ -285,12 +287,7 @@ impl Owner<'_, '_> {
 
     /// The classification center of a record by id, or found/created by name (type cost for
     /// debit, revenue for credit; an existing `both` center matches either).
-    pub async fn center(
-        &self,
-        conn: &mut Conn,
-        id: Option<&str>,
-        name: Option<&str>,
-    ) -> Result<Option<String>, ApiError> {
+    pub async fn center(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Found {
         let Owner { ws, company, polarity, .. } = *self;
         exclusive("classification_center_id", id, "classification_center_name", name)?;
         if let Some(id) = id {
@@ -319,12 +316,7 @@ impl Owner<'_, '_> {
     /// The person of a record by id (same company, not deleted), or found/created by name
     /// (a supplier for debit, a customer for credit; an existing person found by name is
     /// marked as such).
-    pub async fn person(
-        &self,
-        conn: &mut Conn,
-        id: Option<&str>,
-        name: Option<&str>,
-    ) -> Result<Option<String>, ApiError> {
+    pub async fn person(&self, conn: &mut Conn, id: Option<&str>, name: Option<&str>) -> Found {
         let Owner { ctx, ws, company, polarity } = *self;
         exclusive("person_id", id, "person_name", name)?;
         if let Some(id) = id {

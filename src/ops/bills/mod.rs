@@ -51,7 +51,7 @@ use serde_json::{json, Value};
 
 use self::rows::{attach, find, from_row, replace_taxes, requested_taxes, stored_allocations, Parts};
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
-use self::series::{as_inputs, requested_allocations};
+use self::series::{as_inputs, requested_allocations, Centers};
 pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
 pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, SettleRequest, TaxCharge, TaxChargeInput};
@@ -300,16 +300,12 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
             None => None,
         };
-        let allocations = requested_allocations(
-            &owner,
-            conn,
-            amount,
-            input.classification_centers.as_deref(),
-            input.classification_center_id.as_deref(),
-            input.classification_center_name.as_deref(),
-        )
-        .await?
-        .unwrap_or_default();
+        let centers = Centers::of(
+            &input.classification_centers,
+            &input.classification_center_id,
+            &input.classification_center_name,
+        );
+        let allocations = requested_allocations(&owner, conn, amount, centers).await?.unwrap_or_default();
         let taxes = match &input.tax_charges {
             Some(items) => requested_taxes(conn, ws, items).await?,
             None => Vec::new(),
@@ -410,15 +406,12 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             Some(None) => None,
             Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
         };
-        let allocations = requested_allocations(
-            &owner,
-            conn,
-            amount,
-            input.classification_centers.as_deref(),
-            input.classification_center_id.as_deref(),
-            input.classification_center_name.as_deref(),
-        )
-        .await?;
+        let centers = Centers::of(
+            &input.classification_centers,
+            &input.classification_center_id,
+            &input.classification_center_name,
+        );
+        let allocations = requested_allocations(&owner, conn, amount, centers).await?;
         if allocations.is_none() && amount != current.amount {
             // The kept apportionment must still add up to the new amount.
             let kept = stored_allocations(conn, ws, &current.id).await?;

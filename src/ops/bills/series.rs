@@ -2,6 +2,7 @@
 //! recurrences), the rows with their amounts, dates and apportionment, and the
 //! apportionment a request asks for.
 
+use crate::domain::names::Name;
 use crate::storage::Conn;
 
 use super::wire::BillingCreate;
@@ -126,16 +127,31 @@ pub fn as_inputs(items: &[Allocation]) -> Vec<AllocationInput> {
         .collect()
 }
 
-/// The apportionment of a request: `classification_centers[]`, or the single-center
-/// shorthand (100 %), checked against `amount` and the polarity. `None`: not sent.
+/// A request's apportionment as sent: `classification_centers[]`, or the single-center
+/// shorthand by id or by name.
+pub struct Centers<'a> {
+    pub items: Option<&'a [AllocationInput]>,
+    pub id: Option<&'a str>,
+    pub name: Option<&'a str>,
+}
+
+impl<'a> Centers<'a> {
+    /// A request's `classification_centers`, `classification_center_id` and
+    /// `classification_center_name`.
+    pub fn of(items: &'a Option<Vec<AllocationInput>>, id: &'a Option<String>, name: &'a Option<Name>) -> Centers<'a> {
+        Centers { items: items.as_deref(), id: id.as_deref(), name: name.as_deref() }
+    }
+}
+
+/// The apportionment of a request ([`Centers`]), checked against `amount` and the
+/// polarity (the shorthand takes 100 %). `None`: not sent.
 pub async fn requested_allocations(
     owner: &refs::Owner<'_, '_>,
     conn: &mut Conn,
     amount: Cents,
-    items: Option<&[AllocationInput]>,
-    center_id: Option<&str>,
-    center_name: Option<&str>,
+    sent: Centers<'_>,
 ) -> Result<Option<Vec<Allocation>>, ApiError> {
+    let Centers { items, id: center_id, name: center_name } = sent;
     if items.is_some() && (center_id.is_some() || center_name.is_some()) {
         return Err(invalid(
             "classification_center_id",
