@@ -99,19 +99,19 @@ pub struct AccountUpdate {
     #[serde(rename = "type")]
     pub account_type: Option<AccountType>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(min = 3, max = 3))]
+    #[schemars(length(min = 3, max = 3))]
     pub bank_code: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 50))]
+    #[schemars(length(max = 50))]
     pub agency: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 5))]
+    #[schemars(length(max = 5))]
     pub agency_digit: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 50))]
+    #[schemars(length(max = 50))]
     pub account_number: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 5))]
+    #[schemars(length(max = 5))]
     pub account_digit: Option<Option<String>>,
     pub active: Option<bool>,
     pub disable_reconcile: Option<bool>,

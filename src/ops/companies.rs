@@ -103,19 +103,16 @@ pub struct CompanyUpdate {
     pub name: Option<String>,
     pub active: Option<bool>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 255))]
+    #[schemars(length(max = 255))]
     pub trade_name: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 50))]
+    #[schemars(length(max = 50))]
     pub municipal_registration: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<TaxRegime>")]
     pub tax_regime: Option<Option<TaxRegime>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<Address>")]
     pub address: Option<Option<Address>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<Date>")]
     pub locked_until: Option<Option<Date>>,
 }
 

@@ -88,7 +88,7 @@ pub struct CenterUpdate {
     #[schemars(with = "CenterType")]
     pub center_type: Option<CenterType>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 500))]
+    #[schemars(length(max = 500))]
     pub description: Option<Option<String>>,
     #[schemars(with = "bool")]
     pub active: Option<bool>,

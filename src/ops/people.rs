@@ -149,7 +149,6 @@ pub struct PersonUpdate {
     #[schemars(length(max = 255))]
     pub nickname: Option<String>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<PersonKind>")]
     pub kind: Option<Option<PersonKind>>,
     /// Must agree with the (resulting) document's digit count.
     pub document_type: Option<DocumentType>,

@@ -118,7 +118,6 @@ pub struct BillingUpdate {
     #[schemars(with = "Name")]
     pub person_name: Option<Name>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
     #[schemars(with = "Name")]
     pub category_name: Option<Name>,
@@ -130,25 +129,21 @@ pub struct BillingUpdate {
     #[schemars(with = "Vec<AllocationInput>")]
     pub classification_centers: Option<Vec<AllocationInput>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
     pub financial_account_id: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
     pub expected_account_id: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<PaymentMethod>")]
     pub payment_method_kind: Option<Option<PaymentMethod>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 100))]
+    #[schemars(length(max = 100))]
     pub document: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 100))]
+    #[schemars(length(max = 100))]
     pub document_number: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<Date>")]
     pub document_date: Option<Option<Date>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 2000))]
+    #[schemars(length(max = 2000))]
     pub notes: Option<Option<String>>,
     /// Replace-all: the full set; `[]` clears it.
     #[schemars(with = "Vec<TaxChargeInput>")]

@@ -101,38 +101,32 @@ pub struct TransactionUpdate {
     #[serde(rename = "type")]
     pub transaction_type: Option<TransactionType>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 500))]
+    #[schemars(length(max = 500))]
     pub bank_description: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 100))]
+    #[schemars(length(max = 100))]
     pub document: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<Date>")]
     pub document_date: Option<Option<Date>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<Date>")]
     pub competence_date: Option<Option<Date>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 2000))]
+    #[schemars(length(max = 2000))]
     pub notes: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<LedgerMethod>")]
     pub payment_method_kind: Option<Option<LedgerMethod>>,
     pub classified: Option<bool>,
     pub is_pending: Option<bool>,
     /// `null` clears the category.
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
     pub category_id: Option<Option<String>>,
     pub category_name: Option<Name>,
     /// `null` clears the person.
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
     pub person_id: Option<Option<String>>,
     pub person_name: Option<Name>,
     /// A single center for 100 %; `null` clears the apportionment.
     #[serde(deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
     pub classification_center_id: Option<Option<String>>,
     pub classification_center_name: Option<Name>,
     pub classification_centers: Option<Vec<AllocationInput>>,
