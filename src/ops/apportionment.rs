@@ -17,6 +17,7 @@ use super::refs::{self, CompanyRef, Polarity};
 use crate::domain::apportionment::adds_up;
 pub use crate::domain::apportionment::Allocation;
 use crate::domain::money::{Amount, Cents};
+use crate::domain::names::Name;
 use crate::domain::percent::Percent;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
@@ -32,6 +33,22 @@ pub struct AllocationInput {
     pub percentage: Option<String>,
     #[serde(default)]
     pub amount: Option<Amount>,
+}
+
+/// How a new record is apportioned, as its request sends it: across
+/// `classification_centers`, or to one center (by id or by name) for 100 % of the
+/// amount; neither leaves it unapportioned.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct CentersInput {
+    /// A single classification center taking 100 % of the amount (exclusive with classification_centers).
+    #[serde(default)]
+    pub classification_center_id: Option<String>,
+    /// Find or create a center of this name (cost for debit, revenue for credit).
+    #[serde(default)]
+    pub classification_center_name: Option<Name>,
+    /// Apportionment: percentage and/or amount per center, adding up to the amount.
+    #[serde(default)]
+    pub classification_centers: Option<Vec<AllocationInput>>,
 }
 
 /// An item as read back.

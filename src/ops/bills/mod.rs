@@ -300,10 +300,11 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
             None => None,
         };
+        let centers = &input.centers;
         let centers = Centers::of(
-            &input.classification_centers,
-            &input.classification_center_id,
-            &input.classification_center_name,
+            &centers.classification_centers,
+            &centers.classification_center_id,
+            &centers.classification_center_name,
         );
         let allocations = requested_allocations(&owner, conn, amount, centers).await?.unwrap_or_default();
         let taxes = match &input.tax_charges {

@@ -2,7 +2,6 @@
 //! recurrences), the rows with their amounts, dates and apportionment, and the
 //! apportionment a request asks for.
 
-use crate::domain::names::Name;
 use crate::storage::Conn;
 
 use super::wire::BillingCreate;
@@ -10,6 +9,7 @@ use crate::domain::apportionment::{spread, Allocation};
 use crate::domain::bills::{BillType, INSTALLMENTS, RECURRENCE_HORIZON};
 use crate::domain::dates::{Date, Step};
 use crate::domain::money::{Amount, Cents};
+use crate::domain::names::Name;
 use crate::domain::percent::Percent;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, AllocationInput};

@@ -2,7 +2,6 @@
 //! generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain types
 //! of their fields ([`Amount`], [`Date`], [`PaymentMethod`]), refuse bad input.
 
-use crate::domain::names::Name;
 use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -10,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::domain::bills::{BillStatus, BillType, RecurrencePeriod};
 use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
+use crate::domain::names::Name;
 use crate::domain::payment::PaymentMethod;
-use crate::ops::apportionment::{AllocationInput, AllocationView};
+use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
 use crate::ops::validate::nullable;
 
 /// One withholding-tax charge of a bill in a request.
@@ -67,14 +67,8 @@ pub struct BillingCreate {
     pub category_id: Option<String>,
     #[serde(default)]
     pub category_name: Option<Name>,
-    /// Shorthand for a single 100 % apportionment (exclusive with classification_centers).
-    #[serde(default)]
-    pub classification_center_id: Option<String>,
-    #[serde(default)]
-    pub classification_center_name: Option<Name>,
-    /// Apportionment: percentage and/or amount per center, adding up to the amount.
-    #[serde(default)]
-    pub classification_centers: Option<Vec<AllocationInput>>,
+    #[serde(flatten)]
+    pub centers: CentersInput,
     /// Settlement account (same company).
     #[serde(default)]
     pub financial_account_id: Option<String>,

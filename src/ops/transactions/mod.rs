@@ -369,10 +369,11 @@ impl Writable for declared::Transactions {
         let amount = positive("amount", input.amount)?;
         let occurred_at = input.occurred_at;
         let account_id = body_id("financial_account_id", &input.financial_account_id)?;
-        let single = input.classification_center_id.is_some() || input.classification_center_name.is_some();
-        centers_exclusive(single, input.classification_centers.is_some())?;
+        let single =
+            input.centers.classification_center_id.is_some() || input.centers.classification_center_name.is_some();
+        centers_exclusive(single, input.centers.classification_centers.is_some())?;
         // Shape and sums of the split before touching the database.
-        let split = match &input.classification_centers {
+        let split = match &input.centers.classification_centers {
             Some(items) => Some(apportionment::resolve(amount, items)?),
             None => None,
         };
@@ -389,7 +390,11 @@ impl Writable for declared::Transactions {
                 items
             }
             None => owner
-                .center(conn, input.classification_center_id.as_deref(), input.classification_center_name.as_deref())
+                .center(
+                    conn,
+                    input.centers.classification_center_id.as_deref(),
+                    input.centers.classification_center_name.as_deref(),
+                )
                 .await?
                 .map(|center| vec![Allocation::whole(center, amount)])
                 .unwrap_or_default(),

@@ -2,15 +2,15 @@
 //! they generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain
 //! types of their fields ([`Amount`], [`Date`], [`LedgerMethod`]), refuse bad input.
 
-use crate::domain::names::Name;
 use crate::ops::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
+use crate::domain::names::Name;
 use crate::domain::payment::LedgerMethod;
-use crate::ops::apportionment::{AllocationInput, AllocationView};
+use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
 use crate::ops::refs::Polarity;
 use crate::ops::validate::nullable;
 
@@ -77,15 +77,8 @@ pub struct TransactionCreate {
     /// Find or create a person of this name (supplier for debit, customer for credit).
     #[serde(default)]
     pub person_name: Option<Name>,
-    /// A single classification center taking 100 % of the amount.
-    #[serde(default)]
-    pub classification_center_id: Option<String>,
-    /// Find or create a center of this name (cost for debit, revenue for credit).
-    #[serde(default)]
-    pub classification_center_name: Option<Name>,
-    /// Apportionment across centers (exclusive with the single center).
-    #[serde(default)]
-    pub classification_centers: Option<Vec<AllocationInput>>,
+    #[serde(flatten)]
+    pub centers: CentersInput,
 }
 
 /// `PATCH /v1/financial-transactions/{id}`: only the fields sent change; `null` clears
@@ -194,12 +187,12 @@ pub struct TransferCreate {
     #[schemars(length(min = 1, max = 500))]
     pub description: String,
     #[serde(default)]
+    pub is_pending: Option<bool>,
+    #[serde(default)]
     pub competence_date: Option<Date>,
     #[serde(default)]
     #[schemars(length(max = 2000))]
     pub notes: Option<String>,
-    #[serde(default)]
-    pub is_pending: Option<bool>,
 }
 
 /// A transfer: a debit leg and a credit leg sharing `transfer_id`.
