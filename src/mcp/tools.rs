@@ -19,7 +19,6 @@ use super::view::View;
 use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{permission, Access, Refusal, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::bills::{Payable, Receivable};
 use crate::ops::resource::Op;
 use crate::protocol::rpc::RpcError;
 
@@ -75,8 +74,7 @@ impl Answer {
 /// confirmation message).
 pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> Asking<'a>;
 
-/// What a [`Describe`] answers: the confirmation message, once it has read what it names.
-pub type Asking<'a> = BoxFuture<'a, Result<String, ApiError>>;
+pub use crate::ops::resource::Asking;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Annotations {
@@ -196,18 +194,21 @@ workspace_id to the other tools when you have more than one.",
 /// row (`ops::resource::Op::tool`), built here once per process with the handlers of
 /// the resources' own operations.
 fn build_catalogue() -> Vec<ToolSpec> {
-    use crate::ops::{bills::declared, categories, companies, cost_centers, people, taxes};
+    use crate::ops::bills::declared::{Payables, Receivables, PAYABLES, RECEIVABLES};
+    use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
+    use crate::ops::{accounts, categories, companies, cost_centers, people, taxes};
     let mut tools = WORKSPACES.to_vec();
-    tools.extend(catalogue::billings::tools::<Payable>(&declared::PAYABLES));
-    tools.extend(catalogue::billings::tools::<Receivable>(&declared::RECEIVABLES));
-    tools.extend(catalogue::transactions::tools());
-    tools.extend(catalogue::accounts::tools());
+    tools.extend(records::tools::<Payables>(&PAYABLES));
+    tools.extend(records::tools::<Receivables>(&RECEIVABLES));
+    tools.extend(records::tools::<Transactions>(&TRANSACTIONS));
+    tools.extend(records::own_tools(&TRANSFERS));
+    tools.extend(records::tools::<accounts::Accounts>(&accounts::OPERATIONS));
     tools.extend_from_slice(catalogue::attachments::TOOLS);
-    tools.extend(records::tools::<companies::Companies>(&companies::OPERATIONS, &[]));
-    tools.extend(records::tools::<people::People>(&people::OPERATIONS, &[]));
-    tools.extend(records::tools::<categories::Categories>(&categories::OPERATIONS, &[]));
-    tools.extend(records::tools::<cost_centers::CostCenters>(&cost_centers::OPERATIONS, &[]));
-    tools.extend(records::tools::<taxes::Taxes>(&taxes::OPERATIONS, &[]));
+    tools.extend(records::tools::<companies::Companies>(&companies::OPERATIONS));
+    tools.extend(records::tools::<people::People>(&people::OPERATIONS));
+    tools.extend(records::tools::<categories::Categories>(&categories::OPERATIONS));
+    tools.extend(records::tools::<cost_centers::CostCenters>(&cost_centers::OPERATIONS));
+    tools.extend(records::tools::<taxes::Taxes>(&taxes::OPERATIONS));
     tools
 }
 

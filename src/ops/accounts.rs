@@ -22,7 +22,7 @@ use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, Polarity};
-use super::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Writable};
+use super::resource::{parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Records, Running, Writable};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use super::Page;
@@ -323,6 +323,33 @@ fn run_adjust_balance(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(adjust_balance(c.ctx, c.conn, c.ws, c.id, parse(c.body)?).await?) })
 }
 
+fn confirm_adjust_balance(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, body, .. } = c;
+        let input: AdjustBalance = parse(body)?;
+        let target = input.target_balance.cents();
+        let when = input.occurred_at.map_or_else(|| "today".to_string(), |d| d.to_string());
+        match peek::<Accounts>(ctx, conn, ws, id).await? {
+            Some(account) => {
+                let difference = Cents(target.0 - account.balance.0);
+                let movement = if difference.0 >= 0 { "credit" } else { "debit" };
+                Ok(format!(
+                    "Set the balance of the account “{}” from {} to {}? This records a {movement} of {} dated {when}.",
+                    account.account.name,
+                    account.balance.brl(),
+                    target.brl(),
+                    Cents(difference.0.abs()).brl(),
+                ))
+            }
+            None => Ok(format!(
+                "Set the balance of the account {} to {} with a transaction dated {when}?",
+                id,
+                target.brl()
+            )),
+        }
+    })
+}
+
 pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
     Op::list::<Accounts>("List financial accounts (without balance)").tool(
         "finance_accounts_list",
@@ -367,7 +394,7 @@ confirm.",
             "Brings the balance to target_balance with one transaction for the difference (credit up, debit down), e.g. to \
 match a bank statement. Asks the user to confirm.",
         )
-        .confirmed(),
+        .confirmed(confirm_adjust_balance),
 ]);
 
 pub static LIST: ListSpec = list_spec!(financial_accounts;

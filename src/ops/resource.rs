@@ -24,7 +24,7 @@ pub use super::validate::parse;
 use super::validate::schema_of;
 use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
 
 /// A resource's read operations.
@@ -122,6 +122,41 @@ pub type Runner = for<'a> fn(Call<'a>) -> Running<'a>;
 /// What a [`Runner`] answers: its result as JSON, once it has run.
 pub type Running<'a> = BoxFuture<'a, Result<Value, ApiError>>;
 
+/// The question a user confirms before a confirmed own row runs (SPEC §5.2), in their
+/// terms: the record, the counterparty, the amount in R$, the date and the account. It
+/// reads what it names but changes nothing.
+pub type Confirm = for<'a> fn(Call<'a>) -> Asking<'a>;
+
+/// What a [`Confirm`] answers: the question, once it has read what it names.
+pub type Asking<'a> = BoxFuture<'a, Result<String, ApiError>>;
+
+/// The record `id` of `R` as a confirmation names it: `None` when the caller may
+/// change it but not read it (the question then names it by id; the operation checks
+/// its own permission when it runs). Not found is an error.
+pub async fn peek<R: Records>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Option<R::Record>, ApiError> {
+    match R::get(ctx, conn, ws, id).await {
+        Ok(record) => Ok(Some(record)),
+        Err(e) if matches!(e.code, ErrorCode::InsufficientScope | ErrorCode::Forbidden) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The record's label for a confirmation ([`Records::label`]), or its id when the
+/// caller cannot read it.
+pub async fn label_of<R: Records>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<String, ApiError> {
+    Ok(peek::<R>(ctx, conn, ws, id).await?.map_or_else(|| id.to_string(), |record| R::label(&record)))
+}
+
 /// The answer of a runner: its result as JSON.
 pub fn reply<T: Serialize>(value: T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|_| ApiError::internal())
@@ -186,6 +221,8 @@ pub struct Op {
     /// Whether the user confirms it before it runs (a destructive tool: it moves money
     /// or changes what is owed). Deletes always are.
     pub confirmed: bool,
+    /// The question of a confirmed own row (a delete's is the same for every resource).
+    pub confirm: Option<Confirm>,
 }
 
 /// What an agent reads of an operation's tool.
@@ -226,6 +263,7 @@ impl Op {
             run: None,
             tool: None,
             confirmed: matches!(shape, Shape::Delete),
+            confirm: None,
         }
     }
 
@@ -321,9 +359,9 @@ impl Op {
         Op { tool: Some(tool), ..self }
     }
 
-    /// Confirmed by the user before it runs (SPEC §5.2).
-    pub const fn confirmed(self) -> Op {
-        Op { confirmed: true, ..self }
+    /// Confirmed by the user before it runs (SPEC §5.2), who is asked `confirm`.
+    pub const fn confirmed(self, confirm: Confirm) -> Op {
+        Op { confirmed: true, confirm: Some(confirm), ..self }
     }
 }
 

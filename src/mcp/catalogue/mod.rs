@@ -4,12 +4,9 @@
 //! creates); list tools take `filters`/`sort`/`limit`/`cursor`/`fields`; get tools
 //! `id`/`fields`. Tools dispatch in-process to the operation with channel `mcp`.
 
-pub mod accounts;
 pub mod attachments;
-pub mod billings;
 pub mod pick;
 pub mod records;
-pub mod transactions;
 
 use crate::storage::Conn;
 use serde_json::{json, Map, Value};

@@ -1,9 +1,10 @@
-//! The record tools every resource shares — list, get, create, update, delete — written
-//! once, generic over the resource's operations ([`Records`], [`Writable`],
-//! [`Deletable`], declared with the resource in `ops`); its catalogue rows are built by
-//! [`list_tool`], [`get_tool`], [`create_tool`], [`update_tool`] and [`delete_tool`],
-//! which carry the permission, annotations, schemas, handler and confirmation message
-//! of each shape.
+//! The tools of a declared resource, built from its rows ([`tools`]): the record
+//! shapes every resource shares — list, get, create, update, delete — written once,
+//! generic over the resource's operations ([`Records`], [`Writable`], [`Deletable`],
+//! declared with the resource in `ops`; [`list_tool`], [`get_tool`], [`create_tool`],
+//! [`update_tool`], [`delete_tool`] carry the permission, annotations, schemas, handler
+//! and confirmation of each shape), and every other row through the runner and the
+//! question its row names ([`own`], [`ask`]).
 
 use crate::storage::Conn;
 use serde::Serialize;
@@ -19,7 +20,7 @@ use crate::mcp::tools::{
     answer, Annotations, Answer, Answering, Asking, Describe, Handler, Schemas, ToolCall, ToolSpec,
 };
 use crate::ops::openapi::page_of;
-use crate::ops::resource::{Call, Declaration, Deletable, Op, Records, Shape, Tool, Writable};
+use crate::ops::resource::{label_of, Call, Declaration, Deletable, Op, Records, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
@@ -33,24 +34,6 @@ pub fn deleted_schema() -> Value {
         "properties": { "deleted": { "type": "boolean" }, "id": { "type": "string", "format": "uuid" } },
         "required": ["deleted", "id"],
     })
-}
-
-/// The record a destructive call is about, for its confirmation message: `None` when
-/// the caller may change it but not read it (the message then names it by id; the
-/// operation checks its own permission when it runs). Not found is an error.
-pub async fn peek<R: Records>(s: &Scope<'_>, conn: &mut Conn, id: &str) -> Result<Option<R::Record>, ApiError> {
-    match R::get(&s.ctx, conn, s.ws, id).await {
-        Ok(record) => Ok(Some(record)),
-        Err(e) if matches!(e.code, crate::error::ErrorCode::InsufficientScope | crate::error::ErrorCode::Forbidden) => {
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// The record's label for a confirmation, or its id when the caller cannot read it.
-pub async fn label_of<R: Records>(s: &Scope<'_>, conn: &mut Conn, id: &str) -> Result<String, ApiError> {
-    Ok(peek::<R>(s, conn, id).await?.map_or_else(|| id.to_string(), |record| R::label(&record)))
 }
 
 fn list_input<R: Records>() -> Value {
@@ -128,7 +111,7 @@ fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answe
 fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let label = label_of::<R>(&s, conn, s.id()).await?;
+        let label = label_of::<R>(&s.ctx, conn, s.ws, s.id()).await?;
         Ok(format!("Delete the {} {label} from the workspace {}? This cannot be undone.", R::NOUN, s.ws.workspace_name))
     })
 }
@@ -190,60 +173,36 @@ pub const fn delete_tool<R: Deletable>(text: Tool) -> ToolSpec {
 }
 
 /// The tools of `declaration`, one per row that has a tool, in row order: a record
-/// shape runs through `R`'s operations, any other row through its own runner. A
-/// confirmed own row takes its confirmation message from `confirmations` (by action);
-/// a confirmed row without one, or a message for no such row, is a catalogue at odds
-/// with its declaration: building it panics (the unit tests build it).
-pub fn tools<R: Writable + Deletable>(
-    declaration: &'static Declaration,
-    confirmations: &[(&'static str, Describe)],
-) -> Vec<ToolSpec> {
-    let tools = declaration
-        .operations
-        .iter()
-        .filter_map(|op| {
-            let text = op.tool?;
-            Some(match op.shape {
-                Shape::List => list_tool::<R>(text),
-                Shape::Get => get_tool::<R>(text),
-                Shape::Create => create_tool::<R>(text),
-                Shape::Update => update_tool::<R>(text),
-                Shape::Delete => delete_tool::<R>(text),
-                Shape::Own => own_tool(declaration, op, confirmations),
-            })
+/// shape runs through `R`'s operations, any other row through its own runner.
+pub fn tools<R: Writable + Deletable>(declaration: &'static Declaration) -> Vec<ToolSpec> {
+    let tools = declaration.operations.iter().filter_map(|op| {
+        let text = op.tool?;
+        Some(match op.shape {
+            Shape::List => list_tool::<R>(text),
+            Shape::Get => get_tool::<R>(text),
+            Shape::Create => create_tool::<R>(text),
+            Shape::Update => update_tool::<R>(text),
+            Shape::Delete => delete_tool::<R>(text),
+            Shape::Own => own_tool(declaration, op),
         })
-        .collect();
-    check_confirmations(declaration, confirmations);
-    tools
+    });
+    tools.collect()
 }
 
 /// The tools of a declaration whose every row is the resource's own.
-pub fn own_tools(declaration: &'static Declaration, confirmations: &[(&'static str, Describe)]) -> Vec<ToolSpec> {
-    let tools = declaration.operations.iter().filter(|op| op.tool.is_some());
-    let tools = tools.map(|op| own_tool(declaration, op, confirmations)).collect();
-    check_confirmations(declaration, confirmations);
-    tools
+pub fn own_tools(declaration: &'static Declaration) -> Vec<ToolSpec> {
+    declaration.operations.iter().filter(|op| op.tool.is_some()).map(|op| own_tool(declaration, op)).collect()
 }
 
-fn check_confirmations(declaration: &Declaration, confirmations: &[(&'static str, Describe)]) {
-    for (action, _) in confirmations {
-        let row = declaration.operations.iter().find(|op| op.action == *action && op.shape == Shape::Own);
-        assert!(row.is_some_and(|op| op.confirmed), "{}: a confirmation of no confirmed row", declaration.collection);
-    }
-}
-
-/// The tool of an own row: texts, permission, route, annotations and schemas from the
-/// row; it runs the row's runner ([`own`]).
-fn own_tool(
-    declaration: &'static Declaration,
-    op: &'static Op,
-    confirmations: &[(&'static str, Describe)],
-) -> ToolSpec {
+/// The tool of an own row: texts, permission, route, annotations, schemas and
+/// confirmation from the row; it runs the row's runner ([`own`]). A row without a
+/// runner, or confirmed without a question, is a declaration the catalogue cannot
+/// serve: building it panics (the unit tests build it).
+fn own_tool(declaration: &'static Declaration, op: &'static Op) -> ToolSpec {
     let text = op.tool.expect("a row with a tool");
-    let describe = confirmations.iter().find(|(action, _)| *action == op.action).map(|(_, describe)| *describe);
     assert!(
-        op.confirmed == describe.is_some(),
-        "{}: {} is confirmed exactly when it has a confirmation message",
+        op.confirmed == op.confirm.is_some(),
+        "{}: {} is confirmed exactly when it has a question",
         declaration.collection,
         op.action
     );
@@ -261,8 +220,18 @@ fn own_tool(
         route: Some(Route { method: op.method, collection: declaration.collection, suffix: op.suffix }),
         schemas: Schemas::Row(op),
         handler: own,
-        describe,
+        describe: op.confirm.map(|_| ask as Describe),
     }
+}
+
+/// The question of a confirmed own row's tool: the row's, asked with the arguments as
+/// [`own`] hands them over.
+fn ask<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
+    Box::pin(async move {
+        let confirm = call.tool.row().and_then(|op| op.confirm).ok_or_else(ApiError::internal)?;
+        let s = Scope::of(call).await?;
+        confirm(Call { ctx: &s.ctx, conn, ws: s.ws, id: s.id(), query: &[], body: s.body() }).await
+    })
 }
 
 /// The input schema of an own row's tool: a read of one record takes its `id` (and

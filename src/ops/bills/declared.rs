@@ -6,12 +6,16 @@
 
 use crate::storage::Conn;
 
-use super::{BillKind, Billing, Payable, Receivable, SettleRequest};
+use super::{check_transition, settlement_account, BillKind, Billing, Payable, Receivable, SettleRequest, Transition};
+use crate::domain::money::Cents;
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
+use crate::ops::accounts::Accounts;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Tool};
+use crate::ops::resource::{
+    label_of, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Records, Running, Tool,
+};
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
@@ -85,6 +89,79 @@ fn run_cancel<B: BillKind>(c: Call<'_>) -> Running<'_> {
 
 fn run_reopen<B: BillKind>(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(super::reopen::<B>(c.ctx, c.conn, c.ws, c.id).await?) })
+}
+
+fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, body, .. } = c;
+        let input: SettleRequest = parse(body)?;
+        let (label, amount, account) = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
+            Some(bill) => {
+                check_transition(bill.status, Transition::Settle)?;
+                let moved = match input.ticket_amount {
+                    Some(ticket) => ticket.cents(),
+                    None => Cents::nominal(
+                        bill.amount,
+                        input.interest_amount.map(|a| a.cents()),
+                        input.discount_amount.map(|a| a.cents()),
+                    ),
+                };
+                let account =
+                    settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
+                (Bills::<B>::label(&bill), Some(moved.brl()), Some(account.to_string()))
+            }
+            None => (id.to_string(), input.ticket_amount.map(|a| a.cents().brl()), input.financial_account_id.clone()),
+        };
+        let account = match account {
+            Some(id) => format!(" {} the account {}", B::ACCOUNT, label_of::<Accounts>(ctx, conn, ws, &id).await?),
+            None => String::new(),
+        };
+        let amount = amount.map(|a| format!(" of {a}")).unwrap_or_default();
+        Ok(format!(
+            "Settle the {} {label}? This records a {}{amount} on {}{account}.",
+            B::KIND,
+            B::SETTLEMENT,
+            input.payment_date
+        ))
+    })
+}
+
+fn confirm_cancel<B: BillKind>(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, .. } = c;
+        let label = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
+            Some(bill) => {
+                check_transition(bill.status, Transition::Cancel)?;
+                Bills::<B>::label(&bill)
+            }
+            None => id.to_string(),
+        };
+        Ok(format!("Cancel the {} {label}? It will no longer be expected to be {}.", B::KIND, B::SETTLED.as_str()))
+    })
+}
+
+fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, .. } = c;
+        let Some(bill) = peek::<Bills<B>>(ctx, conn, ws, id).await? else {
+            return Ok(format!("Reopen the {} {}? It becomes pending again.", B::KIND, id));
+        };
+        check_transition(bill.status, Transition::Reopen)?;
+        let label = Bills::<B>::label(&bill);
+        let settlement = match (&bill.payment_date, &bill.financial_account_id) {
+            (Some(date), Some(account)) if bill.status == B::SETTLED => {
+                let moved = bill.ticket_amount.unwrap_or(bill.nominal_amount);
+                format!(
+                    " Its {} of {} on {date} is removed from the account {}.",
+                    B::SETTLEMENT,
+                    moved.brl(),
+                    label_of::<Accounts>(ctx, conn, ws, account).await?
+                )
+            }
+            _ => String::new(),
+        };
+        Ok(format!("Reopen the {} {} {label}? It becomes pending again.{settlement}", bill.status.as_str(), B::KIND))
+    })
 }
 
 /// What an agent reads of each tool of one kind, in catalogue order.
@@ -250,7 +327,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                 .takes::<SettleRequest>()
                 .answers(200, schema_of::<Billing>)
                 .with(B::TOOLS.settle)
-                .confirmed(),
+                .confirmed(confirm_settle::<B>),
                 Op::write(
                     "post",
                     "/{id}/cancel",
@@ -260,7 +337,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                 )
                 .answers(200, schema_of::<Billing>)
                 .with(B::TOOLS.cancel)
-                .confirmed(),
+                .confirmed(confirm_cancel::<B>),
                 Op::write(
                     "post",
                     "/{id}/reopen",
@@ -270,7 +347,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                 )
                 .answers(200, schema_of::<Billing>)
                 .with(B::TOOLS.reopen)
-                .confirmed(),
+                .confirmed(confirm_reopen::<B>),
             ]
         },
     )

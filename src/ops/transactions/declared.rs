@@ -9,9 +9,10 @@ use super as transactions;
 use super::{Aggregates, Transaction, Transfer, TransferCreate};
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
+use crate::ops::accounts::Accounts;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running};
+use crate::ops::resource::{label_of, parse, reply, Asking, Call, Declaration, Deletable, Op, Records, Running};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
@@ -115,6 +116,22 @@ fn run_create_transfer(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(transactions::create_transfer(c.ctx, c.conn, c.ws, parse(c.body)?).await?) })
 }
 
+fn confirm_transfer(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, body, .. } = c;
+        let input: TransferCreate = parse(body)?;
+        let from = label_of::<Accounts>(ctx, conn, ws, &input.from_account_id).await?;
+        let to = label_of::<Accounts>(ctx, conn, ws, &input.to_account_id).await?;
+        let planned = if input.is_pending == Some(true) { " as a planned (pending) transfer" } else { "" };
+        Ok(format!(
+            "Transfer {} from the account {from} to the account {to} on {}{planned} (“{}”)?",
+            input.amount.cents().brl(),
+            input.occurred_at,
+            input.description,
+        ))
+    })
+}
+
 /// The `/v1/transfers` operations.
 pub static TRANSFERS: Declaration = Declaration {
     resource: Resource::Transactions,
@@ -137,6 +154,6 @@ pub static TRANSFERS: Declaration = Declaration {
                 "Moves money between two accounts of the workspace: a linked debit and credit. Moves money: asks the user to \
 confirm.",
             )
-            .confirmed(),
+            .confirmed(confirm_transfer),
     ],
 };
