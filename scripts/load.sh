@@ -4,7 +4,7 @@
 # Starts the RELEASE server (built once with `cargo build --release` if missing, or
 # LOAD_BINARY=path) on 127.0.0.1 against a fresh PostgreSQL database with the demo
 # data and rate limits raised, drives it with LOAD_CLIENTS (64) concurrent clients for
-# LOAD_SECONDS (60) of mixed reads and writes (tests/it/load.rs, `external_load`), checks
+# LOAD_SECONDS (60) of mixed reads and writes (tests/it/load/, `external_load`), checks
 # integrity in SQL, prints throughput and p50/p99 per kind, then stops the server and
 # drops the database. The report is kept in target/load/report.md.
 set -euo pipefail

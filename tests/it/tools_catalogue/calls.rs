@@ -1,0 +1,367 @@
+use super::*;
+
+// ---------------------------------------------------------------------------------------
+// Every tool, called
+
+/// A record resource as the demo run drives it: its name, how many the demo has, a demo
+/// id and that record's name, a create, a change, and what the delete's confirmation
+/// must say.
+type RecordRun = (&'static str, usize, &'static str, &'static str, Value, Value, &'static [&'static str]);
+
+#[tokio::test]
+async fn every_tool_runs_on_the_demo_data() {
+    let h = Harness::with_demo().await;
+    let mut a = Agent::new(&h, h.token(DEMO_OWNER));
+
+    let workspaces = a.ok("finance_workspaces_list", json!({})).await;
+    assert_eq!(workspaces["data"].as_array().unwrap().len(), 1);
+    assert_eq!(workspaces["data"][0]["id"], DEMO_WORKSPACE_ACME);
+    assert_eq!(workspaces["data"][0]["role"], "owner");
+
+    // The record resources: list, get, create, update and a confirmed delete of what
+    // was created.
+    let records: [RecordRun; 6] = [
+        (
+            "companies",
+            2,
+            ACME_COMPANY,
+            "Acme Comércio Ltda",
+            json!({"name": "Filial Norte Ltda", "cnpj": "11444777000242", "workspace_id": DEMO_WORKSPACE_ACME}),
+            json!({"trade_name": "Filial Norte"}),
+            &["Filial Norte Ltda", "11444777000242", "Acme Comércio"],
+        ),
+        (
+            "accounts",
+            2,
+            ACME_CASH_ACCOUNT,
+            "Caixa",
+            json!({"company_id": ACME_COMPANY, "name": "Conta Inter", "type": "checking", "bank_code": "077", "balance": "100.00"}),
+            json!({"name": "Conta Inter PJ"}),
+            &["Conta Inter PJ", "R$ 100,00"],
+        ),
+        (
+            "categories",
+            7,
+            ACME_RENT_CATEGORY,
+            "Aluguel",
+            json!({"company_id": ACME_COMPANY, "name": "Impostos", "type": "debit"}),
+            json!({"name": "Impostos e taxas"}),
+            &["Impostos e taxas", "debit"],
+        ),
+        (
+            "cost_centers",
+            3,
+            ACME_ADMIN_COST_CENTER,
+            "Administrativo",
+            json!({"company_id": ACME_COMPANY, "name": "Marketing", "type": "cost"}),
+            json!({"description": "Campanhas"}),
+            &["Marketing"],
+        ),
+        (
+            "people",
+            4,
+            ACME_LANDLORD,
+            "Imobiliária Central Ltda",
+            json!({"company_id": ACME_COMPANY, "name": "Gráfica Rápida", "kind": "juridical", "is_supplier": true}),
+            json!({"nickname": "Gráfica"}),
+            &["Gráfica Rápida"],
+        ),
+        (
+            "taxes",
+            3,
+            ACME_IRRF_TAX,
+            "IRRF",
+            json!({"name": "CSLL", "default_rate": "1.00"}),
+            json!({"default_rate": "9.00"}),
+            &["CSLL"],
+        ),
+    ];
+    for (resource, count, known, name, create, change, told) in records {
+        let tool = |action: &str| format!("finance_{resource}_{action}");
+        assert_eq!(a.ok(&tool("list"), json!({})).await["data"].as_array().unwrap().len(), count, "{resource}");
+        assert_eq!(a.ok(&tool("get"), json!({"id": known})).await["name"], name, "{resource}");
+        let record = a.ok(&tool("create"), create).await;
+        created_through_mcp(&record);
+        let mut update = change.clone();
+        update["id"] = json!(id_of(&record));
+        let updated = a.ok(&tool("update"), update).await;
+        for (field, value) in change.as_object().unwrap() {
+            assert_eq!(&updated[field], value, "{resource}.{field}");
+        }
+        assert_eq!(updated["updated_via"], "mcp", "{resource}");
+        let (message, deleted) = a.confirmed(&tool("delete"), json!({"id": id_of(&record)})).await;
+        assert_mentions(&message, told);
+        assert_eq!(deleted, json!({"deleted": true, "id": id_of(&record)}), "{resource}");
+    }
+    let (message, adjusted) = a
+        .confirmed("finance_accounts_adjust_balance", json!({"id": ACME_CASH_ACCOUNT, "target_balance": "2600.00", "category_id": ACME_SALES_CATEGORY, "occurred_at": "2026-11-30"}))
+        .await;
+    assert_mentions(&message, &["“Caixa”", "R$ 2.500,00", "R$ 2.600,00", "credit of R$ 100,00", "2026-11-30"]);
+    assert_eq!(
+        (adjusted["previous_balance"].clone(), adjusted["new_balance"].clone()),
+        (json!("2500.00"), json!("2600.00"))
+    );
+    assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CASH_ACCOUNT})).await["balance"], "2600.00");
+
+    // Transactions and transfers.
+    assert!(a.ok("finance_transactions_list", json!({})).await["data"].as_array().unwrap().len() >= 3);
+    assert_eq!(
+        a.ok("finance_transactions_get", json!({"id": ACME_CAPITAL_CONTRIBUTION})).await["description"],
+        "Aporte dos sócios"
+    );
+    let november =
+        a.ok("finance_transactions_aggregates", json!({"month": 11, "year": 2026, "company_id": ACME_COMPANY})).await;
+    // November: the capital contribution, the rent paid, the sale received and the adjustment above.
+    assert_eq!(november, json!({"count": 4, "credit": "10100.00", "debit": "4500.00", "net": "5600.00"}));
+    let coffee = a
+        .ok("finance_transactions_create", json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CASH_ACCOUNT, "description": "Café", "amount": "35.90", "occurred_at": "2026-11-28", "type": "debit"}))
+        .await;
+    created_through_mcp(&coffee);
+    assert_eq!(
+        a.ok("finance_transactions_update", json!({"id": id_of(&coffee), "notes": "Copa"})).await["notes"],
+        "Copa"
+    );
+    let (message, _) = a.confirmed("finance_transactions_delete", json!({"id": id_of(&coffee)})).await;
+    assert_mentions(&message, &["Café", "R$ 35,90", "2026-11-28"]);
+    let (message, transfer) = a
+        .confirmed("finance_transfers_create", json!({"from_account_id": ACME_CHECKING_ACCOUNT, "to_account_id": ACME_CASH_ACCOUNT, "amount": "1500.00", "occurred_at": "2026-11-29", "description": "Reforço de caixa"}))
+        .await;
+    assert_mentions(&message, &["R$ 1.500,00", "Conta corrente Itaú", "Caixa", "2026-11-29", "Reforço de caixa"]);
+    let got = a.ok("finance_transfers_get", json!({"id": transfer["transfer_id"]})).await;
+    assert_eq!(got, transfer);
+    let projected = a
+        .ok("finance_transfers_get", json!({"id": transfer["transfer_id"], "fields": ["from_account_id", "amount"]}))
+        .await;
+    assert_eq!(projected, json!({"from_account_id": ACME_CHECKING_ACCOUNT, "amount": "1500.00"}));
+
+    // Payables.
+    let pending = a.ok("finance_payables_list", json!({"filters": {"status": "pending"}})).await;
+    assert_eq!(pending["data"].as_array().unwrap().len(), 2);
+    let rent = a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await;
+    assert_eq!((rent["status"].as_str(), rent["amount"].as_str()), (Some("pending"), Some("4500.00")));
+    let totals =
+        a.ok("finance_payables_aggregates", json!({"start_date": "2026-11-01", "end_date": "2026-12-31"})).await;
+    assert_eq!(
+        (totals["count"].as_i64(), totals["total"].as_str(), totals["pending"].as_str(), totals["paid"].as_str()),
+        (Some(4), Some("9150.00"), Some("4650.00"), Some("4500.00")),
+        "{totals}"
+    );
+    let power = a
+        .ok("finance_payables_create", json!({"company_id": ACME_COMPANY, "description": "Conta de luz", "amount": "380.45", "due_date": "2026-12-18", "person_name": "Enel", "idempotency_key": "luz-12"}))
+        .await;
+    created_through_mcp(&power);
+    assert_eq!(power["status"], "pending");
+    let again = a
+        .ok("finance_payables_create", json!({"company_id": ACME_COMPANY, "description": "Conta de luz", "amount": "380.45", "due_date": "2026-12-18", "person_name": "Enel", "idempotency_key": "luz-12"}))
+        .await;
+    assert_eq!(again, power, "the same key answers the first record");
+    assert_eq!(
+        a.ok("finance_payables_update", json!({"id": id_of(&power), "notes": "Referente a novembro"})).await["notes"],
+        "Referente a novembro"
+    );
+    let (message, paid) = a.confirmed("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT})).await;
+    assert_mentions(
+        &message,
+        &["Aluguel de dezembro", "Imobiliária Central Ltda", "R$ 4.500,00", "2026-12-10", "Conta corrente Itaú"],
+    );
+    assert_eq!(paid["status"], "paid");
+    let (message, reopened) = a.confirmed("finance_payables_reopen", json!({"id": ACME_RENT_DECEMBER})).await;
+    assert_mentions(&message, &["Aluguel de dezembro", "R$ 4.500,00", "Conta corrente Itaú"]);
+    assert_eq!(reopened["status"], "pending");
+    let (message, cancelled) = a.confirmed("finance_payables_cancel", json!({"id": id_of(&power)})).await;
+    assert_mentions(&message, &["Conta de luz", "Enel", "R$ 380,45", "2026-12-18"]);
+    assert_eq!(cancelled["status"], "cancelled");
+    let (message, _) = a.confirmed("finance_payables_delete", json!({"id": id_of(&power)})).await;
+    assert_mentions(&message, &["Conta de luz", "R$ 380,45"]);
+
+    // Receivables.
+    assert_eq!(a.ok("finance_receivables_list", json!({})).await["data"].as_array().unwrap().len(), 3);
+    assert_eq!(a.ok("finance_receivables_get", json!({"id": ACME_SALE_PENDING})).await["amount"], "12000.00");
+    let totals = a.ok("finance_receivables_aggregates", json!({})).await;
+    assert_eq!(
+        (totals["total"].as_str(), totals["pending"].as_str(), totals["received"].as_str()),
+        (Some("20000.00"), Some("12000.00"), Some("8000.00")),
+        "{totals}"
+    );
+    let sale = a
+        .ok("finance_receivables_create", json!({"company_id": ACME_COMPANY, "description": "Venda NF-1002", "amount": "990.00", "due_date": "2026-12-20", "person_id": ACME_CUSTOMER_MARIA}))
+        .await;
+    created_through_mcp(&sale);
+    assert_eq!(
+        a.ok("finance_receivables_update", json!({"id": id_of(&sale), "document_number": "1002"})).await
+            ["document_number"],
+        "1002"
+    );
+    let (message, received) = a.confirmed("finance_receivables_settle", json!({"id": ACME_SALE_PENDING, "payment_date": "2026-12-15", "financial_account_id": ACME_CHECKING_ACCOUNT})).await;
+    assert_mentions(
+        &message,
+        &["Venda NF-1001", "Cliente Exemplo S.A.", "R$ 12.000,00", "2026-12-15", "Conta corrente Itaú"],
+    );
+    assert_eq!(received["status"], "received");
+    let (_, reopened) = a.confirmed("finance_receivables_reopen", json!({"id": ACME_SALE_PENDING})).await;
+    assert_eq!(reopened["status"], "pending");
+    let (message, cancelled) = a.confirmed("finance_receivables_cancel", json!({"id": id_of(&sale)})).await;
+    assert_mentions(&message, &["Venda NF-1002", "Maria Oliveira", "R$ 990,00"]);
+    assert_eq!(cancelled["status"], "cancelled");
+    a.confirmed("finance_receivables_delete", json!({"id": id_of(&sale)})).await;
+
+    // Attachments.
+    assert_eq!(a.ok("finance_attachments_list", json!({})).await["data"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        a.ok("finance_attachments_get", json!({"id": ACME_RENT_RECEIPT})).await["file_name"],
+        "recibo-aluguel-novembro.pdf"
+    );
+    let where_ = a.ok("finance_attachments_download", json!({"id": ACME_RENT_RECEIPT})).await;
+    assert_eq!(where_["content_type"], "application/pdf");
+    let uploaded = a
+        .ok("finance_attachments_upload", json!({"file_name": "nota.pdf", "content_base64": base64::engine::general_purpose::STANDARD.encode(TINY_PDF), "title": "Nota"}))
+        .await;
+    assert_eq!(uploaded["uploaded_by"], format!("mcp:{DEMO_OWNER}"));
+    let link = json!({"attachment_id": id_of(&uploaded), "type": "payable", "id": ACME_RENT_DECEMBER});
+    let linked = a.ok("finance_attachments_link", link.clone()).await;
+    assert_eq!(
+        (linked["parent_type"].as_str(), linked["parent_id"].as_str()),
+        (Some("payable"), Some(ACME_RENT_DECEMBER))
+    );
+    assert_eq!(a.ok("finance_attachments_unlink", link).await["unlinked"], true);
+    let (message, _) = a.confirmed("finance_attachments_delete", json!({"id": id_of(&uploaded)})).await;
+    assert_mentions(&message, &["nota.pdf"]);
+
+    let all: BTreeSet<String> = contract_names().into_iter().collect();
+    let missed: Vec<&String> = all.difference(&a.called).collect();
+    assert!(missed.is_empty(), "tools never called: {missed:?}");
+    // Every write above was recorded as made through MCP.
+    assert!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'mcp'", DEMO_OWNER).await > 30
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel <> 'mcp'", DEMO_OWNER).await,
+        0
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Confirmation of a money-moving tool, in every era
+
+#[tokio::test]
+async fn settling_the_rent_asks_in_the_users_terms_and_moves_the_money_once() {
+    let h = Harness::with_demo().await;
+    let mut a = Agent::new(&h, h.token(DEMO_OWNER));
+    let before = a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let args =
+        json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT});
+
+    let (message, state) = a.ask("finance_payables_settle", args.clone()).await;
+    assert_eq!(
+        message,
+        "Settle the payable “Aluguel de dezembro” to Imobiliária Central Ltda (R$ 4.500,00, due 2026-12-10)? \
+This records a payment of R$ 4.500,00 on 2026-12-10 out of the account “Conta corrente Itaú” (balance R$ 13.500,00)."
+    );
+    assert_eq!(
+        a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"],
+        "pending",
+        "asking changes nothing"
+    );
+    assert_eq!(settlements(&h, ACME_RENT_DECEMBER).await, 0);
+
+    let accepted = accept(&state);
+    let done = a
+        .result(confirmable("finance_payables_settle", args.clone(), accepted.clone()), "finance_payables_settle")
+        .await;
+    let paid = payload(&done);
+    assert_eq!(
+        (paid["status"].as_str(), paid["payment_date"].as_str(), paid["financial_account_id"].as_str()),
+        (Some("paid"), Some("2026-12-10"), Some(ACME_CHECKING_ACCOUNT))
+    );
+    assert!(paid["transaction_id"].is_string());
+    let after = a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!((before.as_str(), after.as_str()), ("13500.00", "9000.00"));
+
+    // The accepted retry, replayed: the first outcome, no second movement.
+    let replay = a.result(confirmable("finance_payables_settle", args, accepted), "finance_payables_settle").await;
+    assert_eq!(replay["structuredContent"], done["structuredContent"]);
+    assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"], "9000.00");
+    assert_eq!(settlements(&h, ACME_RENT_DECEMBER).await, 1, "exactly one settlement transaction");
+    let ledger = a.ok("finance_transactions_get", json!({"id": paid["transaction_id"]})).await;
+    assert_eq!((ledger["type"].as_str(), ledger["amount"].as_str()), (Some("debit"), Some("4500.00")));
+    let outcomes = count(
+        &h,
+        "SELECT COUNT(*) FROM audit_events WHERE action = 'tools.confirmation' AND target_id = $1",
+        "finance_payables_settle",
+    )
+    .await;
+    assert_eq!(outcomes, 3, "requested, executed, replayed");
+}
+
+#[tokio::test]
+async fn destructive_tools_change_nothing_without_a_client_that_can_confirm() {
+    let h = Harness::with_demo().await;
+    let token = h.token(DEMO_OWNER);
+    let cases: [(&str, Value); 4] = [
+        (
+            "finance_payables_settle",
+            json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT}),
+        ),
+        ("finance_payables_reopen", json!({"id": ACME_RENT_NOVEMBER})),
+        (
+            "finance_transfers_create",
+            json!({"from_account_id": ACME_CHECKING_ACCOUNT, "to_account_id": ACME_CASH_ACCOUNT, "amount": "10.00", "occurred_at": "2026-11-29", "description": "x"}),
+        ),
+        (
+            "finance_accounts_adjust_balance",
+            json!({"id": ACME_CASH_ACCOUNT, "target_balance": "0.00", "category_id": ACME_RENT_CATEGORY}),
+        ),
+    ];
+    for (tool, args) in &cases {
+        for version in ["2025-06-18", "2025-03-26"] {
+            let reply = h.send(legacy(tool, args.clone(), version).bearer(&token).build()).await;
+            let result = reply.result();
+            assert_eq!(result["isError"], true, "{tool} on {version}: {result}");
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("2026-07-28") && text.contains("Nothing changed"), "{text}");
+        }
+        // 2026 without form elicitation: the client must declare it.
+        let reply = h.send(call(tool, args.clone()).bearer(&token).build()).await;
+        assert_eq!(reply.status, 400, "{tool}");
+        assert_eq!(reply.rpc_code(), Some(-32021));
+        assert_eq!(reply.json()["error"]["data"], json!({"requiredCapabilities": {"elicitation": {}}}));
+    }
+    let mut a = Agent::new(&h, token);
+    assert_eq!(a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"], "pending");
+    assert_eq!(a.ok("finance_payables_get", json!({"id": ACME_RENT_NOVEMBER})).await["status"], "paid");
+    assert_eq!(settlements(&h, ACME_RENT_DECEMBER).await, 0);
+    assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT})).await["balance"], "13500.00");
+    assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CASH_ACCOUNT})).await["balance"], "2500.00");
+}
+
+#[tokio::test]
+async fn read_tools_answer_in_every_era() {
+    let h = Harness::with_demo().await;
+    let token = h.token(DEMO_OWNER);
+    let reads = [
+        (
+            "finance_payables_list",
+            json!({"filters": {"status": {"in": ["pending"]}, "due_date": {"gte": "2026-12-01"}}}),
+        ),
+        ("finance_accounts_get", json!({"id": ACME_CHECKING_ACCOUNT, "fields": ["name", "balance"]})),
+        ("finance_transactions_aggregates", json!({"month": 11, "year": 2026})),
+        ("finance_workspaces_list", json!({})),
+    ];
+    for (tool, args) in reads {
+        let modern = h.send(call(tool, args.clone()).bearer(&token).build()).await.result();
+        let value = payload(&modern);
+        assert_eq!(modern["resultType"], "complete");
+        let june = h.send(legacy(tool, args.clone(), "2025-06-18").bearer(&token).build()).await.result();
+        assert_eq!(payload(&june), value, "{tool} on 2025-06-18");
+        assert!(june.get("resultType").is_none());
+        let march = h.send(legacy(tool, args, "2025-03-26").bearer(&token).build()).await.result();
+        assert!(march.get("structuredContent").is_none(), "2025-03-26 has no structuredContent");
+        assert_eq!(text_of(&march), value, "{tool} on 2025-03-26");
+    }
+}
