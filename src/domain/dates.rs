@@ -135,6 +135,11 @@ impl Timestamp {
     pub fn date(self) -> Date {
         Date(self.0.date())
     }
+
+    /// Its Unix time in seconds.
+    pub fn unix(self) -> i64 {
+        self.0.assume_utc().unix_timestamp()
+    }
 }
 
 /// The Unix epoch, 1970-01-01T00:00:00Z: the value of a record's timestamp that was not

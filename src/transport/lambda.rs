@@ -93,7 +93,10 @@ pub async fn handle_event(app: Router, event: LambdaEvent<LambdaRequest>) -> Res
     if remove_malformed_body(&mut payload) {
         let error =
             RpcError::new(http::StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error: the body is not valid base64");
-        let answer = response::no_store(response::rpc_error(&Value::Null, &error, None)).await;
+        let mut answer = response::no_store(response::rpc_error(&Value::Null, &error, None)).await;
+        if let Ok(id) = http::HeaderValue::from_str(&super::RequestId::of_invocation(Some(&context))) {
+            answer.headers_mut().insert("request-id", id);
+        }
         let mut fixed = Some(answer);
         let mut adapter: Adapter<'static, _, _> = Adapter::from(service_fn(move |_request: lambda_http::Request| {
             let answer = fixed.take().unwrap_or_else(response::accepted);

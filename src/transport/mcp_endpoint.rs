@@ -51,7 +51,7 @@ pub async fn handle(State(state): State<AppState>, request: http::Request<Body>)
     let response = pipeline(&state, &parts, body, &mut log).await;
     tracing::info!(
         target: "kobana_finance_mcp::request",
-        request_id = %request_id(&parts),
+        request_id = %super::RequestId::of(&parts.extensions),
         era = log.era.unwrap_or("-"),
         method = log.method.as_deref().unwrap_or("-"),
         tool = log.tool.as_deref().unwrap_or("-"),
@@ -61,19 +61,6 @@ pub async fn handle(State(state): State<AppState>, request: http::Request<Body>)
         workspace = log.workspace.as_deref().unwrap_or("-"),
     );
     response
-}
-
-fn request_id(parts: &Parts) -> String {
-    if let Some(ctx) = parts.extensions.get::<lambda_http::Context>() {
-        return ctx.request_id.clone();
-    }
-    parts
-        .headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| v.len() <= 128)
-        .map(str::to_string)
-        .unwrap_or_else(|| "-".to_string())
 }
 
 /// Answers `early` (a refusal of steps 2–3) only after the body has been read to its

@@ -6,6 +6,7 @@
 //! `ops`.
 
 pub mod body;
+pub mod conditional;
 pub mod deploy;
 pub mod lambda;
 pub mod local;
@@ -31,6 +32,7 @@ pub fn router(state: AppState) -> Router {
         .merge(rest::records::declared())
         .merge(rest::attachments::routes())
         .fallback(rest::not_found)
+        .layer(axum::middleware::from_fn(conditional::reads))
         .layer(axum::middleware::from_fn(rest::envelope_rejections))
         .layer(axum::middleware::from_fn(log_rest));
     Router::new()
@@ -41,7 +43,42 @@ pub fn router(state: AppState) -> Router {
         .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
         .merge(rest)
         .layer(axum::middleware::map_response(response::no_store))
+        .layer(axum::middleware::from_fn(request_id))
         .with_state(state)
+}
+
+/// The id of a request: answered as `Request-Id` on every answer and written on the
+/// request's log line, so an answer can be found in the logs. On Lambda it is the
+/// invocation's request id (as API Gateway and CloudWatch know it), else a fresh UUID.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+impl RequestId {
+    /// The id of the request whose extensions these are (`-` before [`request_id`] ran).
+    pub fn of(extensions: &http::Extensions) -> &str {
+        extensions.get::<RequestId>().map_or("-", |id| id.0.as_str())
+    }
+}
+
+impl RequestId {
+    /// The id of an invocation with Lambda context `lambda`, else a fresh one.
+    pub fn of_invocation(lambda: Option<&lambda_http::Context>) -> String {
+        lambda
+            .map(|c| c.request_id.clone())
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+    }
+}
+
+async fn request_id(mut request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let id = RequestId::of_invocation(request.extensions().get::<lambda_http::Context>());
+    let value = http::HeaderValue::from_str(&id).ok();
+    request.extensions_mut().insert(RequestId(id));
+    let mut response = next.run(request).await;
+    if let Some(value) = value {
+        response.headers_mut().insert("request-id", value);
+    }
+    response
 }
 
 /// One log line per `/v1` and well-known request (the MCP endpoint logs its own, with
@@ -50,11 +87,7 @@ async fn log_rest(request: axum::extract::Request, next: axum::middleware::Next)
     let path = request.uri().path().to_string();
     let started = std::time::Instant::now();
     let method = request.method().clone();
-    let request_id = request
-        .extensions()
-        .get::<lambda_http::Context>()
-        .map(|c| c.request_id.clone())
-        .unwrap_or_else(|| "-".to_string());
+    let request_id = RequestId::of(request.extensions()).to_string();
     let response = next.run(request).await;
     tracing::info!(
         target: "kobana_finance_mcp::request",

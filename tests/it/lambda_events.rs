@@ -17,9 +17,13 @@ fn fixtures() -> Vec<(String, u16)> {
 }
 
 async fn invoke(h: &Harness, path: &str) -> Value {
+    invoke_with(h, path, lambda_http::Context::default()).await
+}
+
+async fn invoke_with(h: &Harness, path: &str, context: lambda_http::Context) -> Value {
     let bytes = std::fs::read(path).unwrap();
     let payload = kobana_finance_mcp::transport::lambda::parse_event(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let event = lambda_http::LambdaEvent { payload, context: lambda_http::Context::default() };
+    let event = lambda_http::LambdaEvent { payload, context };
     let Ok(response) = kobana_finance_mcp::transport::lambda::handle_event(h.app.clone(), event).await;
     serde_json::to_value(&response).unwrap()
 }
@@ -48,6 +52,9 @@ async fn every_fixture_answers_its_expected_status_through_the_lambda_handler() 
         if header(&response, "cache-control") != Some("no-store") {
             failures.push(format!("{path}: no Cache-Control: no-store: {response}"));
         }
+        if header(&response, "request-id").is_none_or(|id| uuid::Uuid::parse_str(id).is_err()) {
+            failures.push(format!("{path}: no Request-Id: {response}"));
+        }
         if path.contains("/v1/") && response.get("multiValueHeaders").is_none() {
             failures.push(format!("{path}: a REST API response carries multiValueHeaders"));
         }
@@ -71,6 +78,24 @@ async fn tools_call_fixture_returns_the_demo_workspace() {
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
         assert_eq!(body["result"]["structuredContent"]["data"][0]["id"], DEMO_WORKSPACE_ACME, "{kind}: {body}");
         assert_eq!(header(&response, "mcp-protocol-version"), Some("2026-07-28"), "{kind}");
+    }
+}
+
+/// On Lambda, the Request-Id of an answer is the invocation's request id, so the answer
+/// is found under it in CloudWatch; a malformed event's answer carries it too.
+#[tokio::test]
+async fn the_request_id_is_the_invocations() {
+    let _env = common::environment().await;
+    std::env::set_var("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true");
+    let h = Harness::with(|c| {
+        c.keys = kobana_finance_mcp::config::KeySourceConfig::Static { jwt_secret: FIXTURE_KEY.into(), state_key: None }
+    })
+    .await;
+    for fixture in ["v2/tools-call.json", "v1/tools-call.json", "v2/malformed-base64.json"] {
+        let mut context = lambda_http::Context::default();
+        context.request_id = "8f1c2e4a-6b3d-4f5e-9a7b-0c1d2e3f4a5b".into();
+        let response = invoke_with(&h, &format!("{}/events/{fixture}", env!("CARGO_MANIFEST_DIR")), context).await;
+        assert_eq!(header(&response, "request-id"), Some("8f1c2e4a-6b3d-4f5e-9a7b-0c1d2e3f4a5b"), "{fixture}");
     }
 }
 

@@ -24,6 +24,7 @@ mod deploy;
 mod event_fixtures;
 mod faults;
 mod fuzz_corpus;
+mod headers;
 mod housekeeping;
 mod lambda_events;
 mod load;
