@@ -20,7 +20,6 @@ pub enum ErrorCode {
     NotFound,
     WorkspaceRequired,
     Conflict,
-    IdempotencyKeyReused,
     UnprocessableEntity,
     RateLimited,
     InternalError,
@@ -40,7 +39,6 @@ impl ErrorCode {
             ErrorCode::NotFound => "not_found",
             ErrorCode::WorkspaceRequired => "workspace_required",
             ErrorCode::Conflict => "conflict",
-            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
             ErrorCode::UnprocessableEntity => "unprocessable_entity",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::InternalError => "internal_error",
@@ -56,7 +54,7 @@ impl ErrorCode {
             ErrorCode::InsufficientScope | ErrorCode::Forbidden => StatusCode::FORBIDDEN,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::WorkspaceRequired => StatusCode::BAD_REQUEST,
-            ErrorCode::Conflict | ErrorCode::IdempotencyKeyReused => StatusCode::CONFLICT,
+            ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::UnprocessableEntity => StatusCode::UNPROCESSABLE_ENTITY,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -102,7 +100,7 @@ impl ApiError {
 
     pub fn insufficient_scope(required: &str, granted: &[String]) -> Self {
         Self::new(ErrorCode::InsufficientScope, format!("This action needs the scope {required}"))
-            .with_details(json!({ "required": [required], "granted": granted }))
+            .with_details(json!({ "required": required, "granted": granted }))
     }
 
     pub fn workspace_required() -> Self {

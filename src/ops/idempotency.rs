@@ -71,8 +71,9 @@ pub struct Answer {
 
 /// Runs `op` once per key, inside the caller's transaction `conn`: with a key, claims it
 /// first (a replay answers the stored result without running `op`; a different request
-/// under the same key is `idempotency_key_reused`), then stores the fresh answer in the
-/// same transaction, which the caller commits. Without a key, `op` simply runs.
+/// under the same key is 409 `conflict` with `details.reason` `idempotency_key_reused`),
+/// then stores the fresh answer in the same transaction, which the caller commits.
+/// Without a key, `op` simply runs.
 pub async fn run<T: Serialize>(
     conn: &mut Conn,
     ws: &Membership,
@@ -144,10 +145,8 @@ async fn claim(
         ?;
     let stored_digest: String = row.try_get(0)?;
     if stored_digest != request_digest {
-        return Err(ApiError::new(
-            ErrorCode::IdempotencyKeyReused,
-            "X-Idempotency-Key reused with a different request",
-        ));
+        return Err(ApiError::new(ErrorCode::Conflict, "X-Idempotency-Key reused with a different request")
+            .with_details(serde_json::json!({ "reason": "idempotency_key_reused" })));
     }
     let status: Option<i64> = row.try_get(1)?;
     let body: Option<String> = row.try_get(2)?;

@@ -339,7 +339,8 @@ async fn adjust_balance_is_idempotent_with_a_key() {
         )
         .await;
     assert_eq!(other.status, 409);
-    assert_eq!(other.json()["error"]["code"], "idempotency_key_reused");
+    assert_eq!(other.json()["error"]["code"], "conflict");
+    assert_eq!(other.json()["error"]["details"]["reason"], "idempotency_key_reused");
 }
 
 #[tokio::test]

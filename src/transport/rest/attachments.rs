@@ -181,6 +181,7 @@ async fn link(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body)
     let route = format!("/v1/attachments/{id}/links");
     door::create_keyed(
         &caller,
+        (Resource::Attachments, Access::Write),
         &headers,
         &route,
         Location::None,
@@ -192,8 +193,13 @@ async fn link(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body)
 
 /// `DELETE /v1/attachments/{id}/links` → 204
 async fn unlink(RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
-    let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>);
-    door::remove(&caller, async |ctx, conn, ws| attachments::unlink(ctx, conn, ws, &id, input?).await).await
+    door::remove(&caller, async |ctx, conn, ws| {
+        // The caller's permission before the body, as every write of the REST door.
+        ctx.authorize(ws, Resource::Attachments, Access::Write)?;
+        let input = body_json(&body).and_then(validate::parse::<attachments::LinkRequest>)?;
+        attachments::unlink(ctx, conn, ws, &id, input).await
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -343,6 +343,7 @@ pub(crate) mod door {
     use axum::response::IntoResponse;
 
     use super::{body_json, created, keyed, no_content, ok_json, Caller, Location};
+    use crate::domain::roles::{Access, Resource};
     use crate::error::ApiError;
     use crate::ops::{validate, OpContext};
     use crate::storage::identity::Membership;
@@ -392,14 +393,21 @@ pub(crate) mod door {
         }
     }
 
-    /// A PATCH: the body is checked against `I`'s schema before anything opens, then one
-    /// transaction, 200 with the result.
+    /// A PATCH: the caller's permission (`permission`), then the body against `I`'s
+    /// schema, both before anything opens (a caller who may not write hears so whatever
+    /// the body), then one transaction, 200 with the result.
     pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         caller: &Caller,
+        permission: (Resource, Access),
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
-        let input: Result<I, ApiError> = body_json(body).and_then(validate::parse);
+        let ctx = caller.ctx();
+        let input: Result<I, ApiError> = caller
+            .workspace()
+            .and_then(|ws| ctx.authorize(ws, permission.0, permission.1))
+            .and_then(|()| body_json(body))
+            .and_then(validate::parse);
         change(caller, async |ctx, conn, ws| op(ctx, conn, ws, input?).await).await
     }
 
@@ -414,23 +422,25 @@ pub(crate) mod door {
         }
     }
 
-    /// A create with its idempotency key: the body is checked against `I`'s schema, the
-    /// operation runs in the key's transaction, 201 + `Location` under `collection` (a
-    /// replay is marked `X-Idempotency-Replayed: true`).
+    /// A create with its idempotency key: the caller's permission (`permission`), then
+    /// the body against `I`'s schema, then the operation in the key's transaction, 201 +
+    /// `Location` under `collection` (a replay is marked `X-Idempotency-Replayed: true`).
     pub(crate) async fn create<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         caller: &Caller,
+        permission: (Resource, Access),
         headers: &HeaderMap,
         collection: &'static str,
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
-        create_keyed(caller, headers, collection, Location::Id(collection), body, op).await
+        create_keyed(caller, permission, headers, collection, Location::Id(collection), body, op).await
     }
 
     /// As [`create`], for a route that is not a collection (`route` is the key's
     /// fingerprint) and whose answer lives at `location`.
     pub(crate) async fn create_keyed<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         caller: &Caller,
+        (resource, access): (Resource, Access),
         headers: &HeaderMap,
         route: &str,
         location: Location<'_>,
@@ -440,6 +450,7 @@ pub(crate) mod door {
         let ctx = caller.ctx();
         let outcome = async {
             let ws = caller.workspace()?;
+            ctx.authorize(ws, resource, access)?;
             let json = body_json(body)?;
             let input: I = validate::parse(json.clone())?;
             keyed(&ctx, ws, headers, route, &json, 201, async |tx| op(&ctx, tx, ws, input).await).await

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::{body_json, created, door, keyed, Caller, Location, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
+use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::ops::bills::declared::Bills;
 use crate::ops::bills::{Payable, Receivable};
@@ -116,6 +117,7 @@ async fn write(
     let route = declaration.path_of(op, &id);
     let outcome = async {
         let ws = caller.workspace()?;
+        ctx.authorize(ws, declaration.resource, op.access)?;
         let input = checked_body(op, &body)?;
         keyed(&ctx, ws, &headers, &route, &input, op.success, async |tx| {
             run(Call { ctx: &ctx, conn: tx, ws, id: &id, query: &[], body: input.clone() }).await
@@ -153,15 +155,19 @@ async fn get<R: Records>(RecordId(id): RecordId, caller: Caller) -> Response {
 }
 
 async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBody) -> Response {
-    door::create(&caller, &headers, R::COLLECTION, &body, async |ctx, conn, ws, input: R::Create| {
+    let permission = (R::RESOURCE, Access::Write);
+    door::create(&caller, permission, &headers, R::COLLECTION, &body, async |ctx, conn, ws, input: R::Create| {
         R::create(ctx, conn, ws, input).await
     })
     .await
 }
 
 async fn update<R: Writable>(RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
-    door::update(&caller, &body, async |ctx, conn, ws, input: R::Update| R::update(ctx, conn, ws, &id, input).await)
-        .await
+    let permission = (R::RESOURCE, Access::Write);
+    door::update(&caller, permission, &body, async |ctx, conn, ws, input: R::Update| {
+        R::update(ctx, conn, ws, &id, input).await
+    })
+    .await
 }
 
 async fn delete<R: Deletable>(RecordId(id): RecordId, caller: Caller) -> Response {

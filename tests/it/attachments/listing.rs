@@ -189,7 +189,7 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
     assert_eq!(
         reply.json()["error"]["details"],
-        json!({"required": ["finance.attachments.write"], "granted": ["finance.attachments"]})
+        json!({"required": "finance.attachments.write", "granted": ["finance.attachments"]})
     );
     for request in [
         rest(Method::DELETE, &format!("/v1/attachments/{id}"), &read_only, None),
@@ -203,7 +203,7 @@ async fn scope_and_role_are_checked_inside_the_operation() {
     {
         let reply = h.send(rest(Method::GET, &path, &write_only, None).build()).await;
         assert_eq!(reply.status, 403, "{path}");
-        assert_eq!(reply.json()["error"]["details"]["required"], json!(["finance.attachments"]));
+        assert_eq!(reply.json()["error"]["details"]["required"], json!("finance.attachments"));
     }
     let other_scope = api(DEMO_OWNER, "finance.payables finance.payables.write");
     assert_eq!(

@@ -165,11 +165,15 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
         (Method::POST, format!("{}/{id}/reopen", k.path), None),
         (Method::DELETE, format!("{}/{id}", k.path), None),
         (Method::PATCH, format!("{}/{id}", k.path), Some(json!({"description": "x"}))),
+        // The permission before the body: a body the schema refuses answers the same.
+        (Method::POST, format!("{}/{id}/settle", k.path), Some(json!({"no_such_field": 1}))),
+        (Method::POST, format!("{}/{id}/cancel", k.path), Some(json!({"no_such_field": 1}))),
+        (Method::POST, k.path.to_string(), Some(json!({"no_such_field": 1}))),
     ] {
         let reply = h.send(rest(method, &path, &read_only, body).build()).await;
         assert_eq!(reply.status, 403, "{path}");
         assert_eq!(reply.json()["error"]["code"], "insufficient_scope");
-        assert_eq!(reply.json()["error"]["details"]["required"], json!([format!("{}.write", k.scope)]));
+        assert_eq!(reply.json()["error"]["details"]["required"], json!(format!("{}.write", k.scope)));
     }
     assert_eq!(h.send(rest(Method::GET, k.path, &read_only, None).build()).await.status, 200);
     let other_scope = h.token_with(

@@ -362,7 +362,8 @@ pub async fn settle_is_idempotent_with_a_key(k: K) {
     assert_eq!(settled_transactions(&h, id).await.len(), 1, "a retried settle moves money once");
     let other = h.send(settle(json!({"payment_date": "2026-03-13", "financial_account_id": account}))).await;
     assert_eq!(other.status, 409);
-    assert_eq!(other.json()["error"]["code"], "idempotency_key_reused");
+    assert_eq!(other.json()["error"]["code"], "conflict");
+    assert_eq!(other.json()["error"]["details"]["reason"], "idempotency_key_reused");
     // Concurrent retries: one movement.
     let b2 = create(&h, k, body()).await;
     let id2 = b2["id"].as_str().unwrap().to_string();
@@ -397,5 +398,6 @@ pub async fn idempotency_key_replays_a_create(k: K) {
     );
     let reused = h.send(send(body(), "x-idempotency-key")).await;
     assert_eq!(reused.status, 409);
-    assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused");
+    assert_eq!(reused.json()["error"]["code"], "conflict");
+    assert_eq!(reused.json()["error"]["details"]["reason"], "idempotency_key_reused");
 }

@@ -164,7 +164,8 @@ async fn idempotency_key_replays_and_refuses_a_different_body() {
             for header in [first, replay] {
                 let reused = h.send(post(&other, header)).await;
                 assert_eq!(reused.status, 409, "{at}: {}", text(&reused));
-                assert_eq!(reused.json()["error"]["code"], "idempotency_key_reused", "{at}");
+                assert_eq!(reused.json()["error"]["code"], "conflict", "{at}");
+                assert_eq!(reused.json()["error"]["details"]["reason"], "idempotency_key_reused", "{at}");
             }
             assert_eq!(row.records_in(&h, workspace).await, before + 1, "{at}: nothing more");
         }
@@ -237,10 +238,17 @@ async fn scope_and_role_are_checked_inside_the_operation() {
         let lacks = |reply: &Reply, required: &str, granted: &str, at: &str| {
             refused(reply, 403, "insufficient_scope", at);
             let granted: Vec<&str> = granted.split(' ').collect();
-            assert_eq!(reply.json()["error"]["details"], json!({"required": [required], "granted": granted}), "{at}");
+            assert_eq!(reply.json()["error"]["details"], json!({"required": required, "granted": granted}), "{at}");
         };
         let reply = send(&h, Method::POST, path, &read_only, Some(row.acme.clone())).await;
         lacks(&reply, &write, row.scope, &format!("{path}: create with the read scope"));
+        // The permission is checked before the body: a body the schema refuses changes
+        // nothing in the answer of a caller who may not write.
+        let bad = json!({"no_such_field": 1});
+        let reply = send(&h, Method::POST, path, &read_only, Some(bad.clone())).await;
+        lacks(&reply, &write, row.scope, &format!("{path}: a bad body with the read scope"));
+        let reply = send(&h, Method::POST, path, &viewer, Some(bad.clone())).await;
+        refused(&reply, 403, "forbidden", &format!("{path}: the viewer posts a bad body"));
         assert_eq!(send(&h, Method::GET, path, &read_only, None).await.status, 200, "{path}");
         let reply = send(&h, Method::POST, path, &viewer, Some(row.acme.clone())).await;
         refused(&reply, 403, "forbidden", &format!("{path}: the viewer creates"));
@@ -261,6 +269,9 @@ async fn scope_and_role_are_checked_inside_the_operation() {
             lacks(&send(&h, method.clone(), &item, &read_only, body.clone()).await, &write, row.scope, &at);
             refused(&send(&h, method.clone(), &item, &viewer, body).await, 403, "forbidden", &at);
         }
+        let at = format!("PATCH {item} with a bad body");
+        lacks(&send(&h, Method::PATCH, &item, &read_only, Some(bad.clone())).await, &write, row.scope, &at);
+        refused(&send(&h, Method::PATCH, &item, &viewer, Some(bad)).await, 403, "forbidden", &at);
         let got = send(&h, Method::GET, &item, &viewer, None).await;
         assert_eq!((got.status.as_u16(), got.json()), (200, record.clone()), "{item}: unchanged");
         assert_eq!(send(&h, Method::GET, path, &viewer, None).await.status, 200, "{path}");

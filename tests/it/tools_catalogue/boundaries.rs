@@ -79,12 +79,12 @@ async fn a_tool_outside_the_token_scopes_or_the_role_is_refused_with_a_reason() 
     let mut payables_only = Agent::new(&h, h.token_with(DEMO_OWNER, Some("finance.payables"), |_| {}));
     let error = payables_only.err("finance_accounts_list", json!({})).await;
     assert_eq!(error["code"], "insufficient_scope");
-    assert_eq!(error["details"], json!({"required": ["finance.accounts"], "granted": ["finance.payables"]}));
+    assert_eq!(error["details"], json!({"required": "finance.accounts", "granted": ["finance.payables"]}));
     let error = payables_only
         .err("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10"}))
         .await;
     assert_eq!(error["code"], "insufficient_scope");
-    assert_eq!(error["details"]["required"], json!(["finance.payables.write"]));
+    assert_eq!(error["details"]["required"], json!("finance.payables.write"));
 
     let mut viewer = Agent::new(&h, h.token(DEMO_VIEWER));
     assert_eq!(viewer.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"], "pending");
