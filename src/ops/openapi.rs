@@ -142,7 +142,7 @@ pub fn document(api_base_url: &str) -> Value {
         if op.path.contains("{id}") {
             operation["parameters"] = json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }]);
         }
-        if op.method == "post" && idempotent {
+        if matches!(op.method, "post" | "patch") && idempotent {
             let header = json!({ "name": "X-Idempotency-Key", "in": "header", "required": false, "schema": { "type": "string", "maxLength": 255 } });
             match operation.get_mut("parameters").and_then(Value::as_array_mut) {
                 Some(params) => params.push(header),

@@ -49,7 +49,7 @@ pub fn router(state: AppState) -> Router {
 
 /// The id of a request: answered as `Request-Id` on every answer and written on the
 /// request's log line, so an answer can be found in the logs. On Lambda it is the
-/// invocation's request id (as API Gateway and CloudWatch know it), else a fresh UUID.
+/// invocation's request id (the one its CloudWatch lines carry), else a fresh UUID.
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
@@ -58,9 +58,7 @@ impl RequestId {
     pub fn of(extensions: &http::Extensions) -> &str {
         extensions.get::<RequestId>().map_or("-", |id| id.0.as_str())
     }
-}
 
-impl RequestId {
     /// The id of an invocation with Lambda context `lambda`, else a fresh one.
     pub fn of_invocation(lambda: Option<&lambda_http::Context>) -> String {
         lambda

@@ -382,33 +382,32 @@ pub(crate) mod door {
         outcome.map_err(IntoResponse::into_response)
     }
 
-    /// A change (PATCH, actions without idempotency): one transaction, 200 with the result.
-    pub(crate) async fn change<T: Serialize>(
-        caller: &Caller,
-        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
-    ) -> Response {
-        match in_transaction(caller, op).await {
-            Ok(value) => ok_json(StatusCode::OK, &value),
-            Err(answer) => answer,
-        }
-    }
-
     /// A PATCH: the caller's permission (`permission`), then the body against `I`'s
     /// schema, both before anything opens (a caller who may not write hears so whatever
-    /// the body), then one transaction, 200 with the result.
+    /// the body), then one transaction under the request's idempotency key, if any (the
+    /// key covers `route` and the body: a retry answers the first answer, marked
+    /// `X-Idempotency-Replayed: true`), 200 with the result.
     pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         caller: &Caller,
-        permission: (Resource, Access),
+        (resource, access): (Resource, Access),
+        headers: &HeaderMap,
+        route: &str,
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
         let ctx = caller.ctx();
-        let input: Result<I, ApiError> = caller
-            .workspace()
-            .and_then(|ws| ctx.authorize(ws, permission.0, permission.1))
-            .and_then(|()| body_json(body))
-            .and_then(validate::parse);
-        change(caller, async |ctx, conn, ws| op(ctx, conn, ws, input?).await).await
+        let outcome = async {
+            let ws = caller.workspace()?;
+            ctx.authorize(ws, resource, access)?;
+            let json = body_json(body)?;
+            let input: I = validate::parse(json.clone())?;
+            keyed(&ctx, ws, headers, route, &json, 200, async |tx| op(&ctx, tx, ws, input).await).await
+        }
+        .await;
+        match outcome {
+            Ok(answer) => created(&answer.stored, Location::None, answer.replayed),
+            Err(e) => e.into_response(),
+        }
     }
 
     /// A delete: one transaction, 204.

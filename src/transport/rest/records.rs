@@ -162,9 +162,10 @@ async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBod
     .await
 }
 
-async fn update<R: Writable>(RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
+async fn update<R: Writable>(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
     let permission = (R::RESOURCE, Access::Write);
-    door::update(&caller, permission, &body, async |ctx, conn, ws, input: R::Update| {
+    let route = format!("{}/{id}", R::COLLECTION);
+    door::update(&caller, permission, &headers, &route, &body, async |ctx, conn, ws, input: R::Update| {
         R::update(ctx, conn, ws, &id, input).await
     })
     .await

@@ -172,6 +172,37 @@ async fn idempotency_key_replays_and_refuses_a_different_body() {
     }
 }
 
+/// `PATCH` takes an idempotency key as a create does: a retry answers the first answer
+/// (marked replayed) and changes nothing, even after another change; the key with
+/// another body is 409 `conflict`.
+#[tokio::test]
+async fn a_patch_with_a_key_runs_once() {
+    for row in rows() {
+        let h = harness(&row).await;
+        let token = h.api_token(DEMO_OWNER);
+        let record = create_at(&h, row.path(), &token, row.acme.clone()).await;
+        let item = row.item(&id(&record));
+        let patch = |body: &Value| {
+            rest(Method::PATCH, &item, &token, Some(body.clone())).header("x-idempotency-key", "patch-1")
+        };
+        let first = h.send(patch(&row.patch).build()).await;
+        assert_eq!(first.status, 200, "{item}: {}", text(&first));
+        assert!(first.header("x-idempotency-replayed").is_none(), "{item}");
+        let mut other = row.patch.clone();
+        other[row.label] = json!("Outra");
+        assert_eq!(send(&h, Method::PATCH, &item, &token, Some(other.clone())).await.status, 200, "{item}");
+        let again = h.send(patch(&row.patch).build()).await;
+        assert_eq!(again.status, 200, "{item}: {}", text(&again));
+        assert_eq!(again.header("x-idempotency-replayed"), Some("true"), "{item}");
+        assert_eq!(again.json(), first.json(), "{item}: the first answer");
+        let now = send(&h, Method::GET, &item, &token, None).await.json();
+        assert_eq!(now[row.label], "Outra", "{item}: the retry changed nothing");
+        let reused = h.send(patch(&other).build()).await;
+        assert_eq!(reused.status, 409, "{item}: {}", text(&reused));
+        assert_eq!(reused.json()["error"]["details"]["reason"], "idempotency_key_reused", "{item}");
+    }
+}
+
 /// Another workspace's record answers exactly as a missing one (read, change, delete,
 /// list, filter, the workspace named explicitly) and is left as it was.
 #[tokio::test]
@@ -434,6 +465,9 @@ async fn openapi_lists_every_operation_of_every_resource() {
             let scope = if op.access == Access::Read { row.scope.to_string() } else { row.write_scope() };
             assert_eq!(documented["security"], json!([{"bearer": [scope]}]), "{at}");
             assert!(documented["responses"][op.success.to_string()].is_object(), "{at}");
+            let keyed =
+                documented["parameters"].as_array().is_some_and(|p| p.iter().any(|p| p["name"] == "X-Idempotency-Key"));
+            assert_eq!(keyed, matches!(op.method, "post" | "patch"), "{at}: takes X-Idempotency-Key");
             if let Some(request) = op.request {
                 assert_eq!(request_schema(&doc, &d.path(op), op.method), &request(), "{at}");
             }
