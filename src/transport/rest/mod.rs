@@ -389,25 +389,13 @@ pub(crate) mod door {
     /// `X-Idempotency-Replayed: true`), 200 with the result.
     pub(crate) async fn update<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         caller: &Caller,
-        (resource, access): (Resource, Access),
+        permission: (Resource, Access),
         headers: &HeaderMap,
         route: &str,
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
-        let ctx = caller.ctx();
-        let outcome = async {
-            let ws = caller.workspace()?;
-            ctx.authorize(ws, resource, access)?;
-            let json = body_json(body)?;
-            let input: I = validate::parse(json.clone())?;
-            keyed(&ctx, ws, headers, route, &json, 200, async |tx| op(&ctx, tx, ws, input).await).await
-        }
-        .await;
-        match outcome {
-            Ok(answer) => created(&answer.stored, Location::None, answer.replayed),
-            Err(e) => e.into_response(),
-        }
+        keyed_write(caller, permission, headers, route, (200, Location::None), body, op).await
     }
 
     /// A delete: one transaction, 204.
@@ -439,10 +427,26 @@ pub(crate) mod door {
     /// fingerprint) and whose answer lives at `location`.
     pub(crate) async fn create_keyed<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
         caller: &Caller,
-        (resource, access): (Resource, Access),
+        permission: (Resource, Access),
         headers: &HeaderMap,
         route: &str,
         location: Location<'_>,
+        body: &[u8],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
+    ) -> Response {
+        keyed_write(caller, permission, headers, route, (201, location), body, op).await
+    }
+
+    /// A write with a JSON body, under the request's idempotency key (covering `route`
+    /// and the body): the caller's permission, then the body against `I`'s schema, both
+    /// before anything opens; then the operation in the key's transaction, answered with
+    /// `status` and `Location` at `location` (a replay marked `X-Idempotency-Replayed`).
+    async fn keyed_write<I: DeserializeOwned + schemars::JsonSchema + 'static, T: Serialize>(
+        caller: &Caller,
+        (resource, access): (Resource, Access),
+        headers: &HeaderMap,
+        route: &str,
+        (status, location): (u16, Location<'_>),
         body: &[u8],
         op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, I) -> Result<T, ApiError>,
     ) -> Response {
@@ -452,7 +456,7 @@ pub(crate) mod door {
             ctx.authorize(ws, resource, access)?;
             let json = body_json(body)?;
             let input: I = validate::parse(json.clone())?;
-            keyed(&ctx, ws, headers, route, &json, 201, async |tx| op(&ctx, tx, ws, input).await).await
+            keyed(&ctx, ws, headers, route, &json, status, async |tx| op(&ctx, tx, ws, input).await).await
         }
         .await;
         match outcome {
