@@ -191,8 +191,7 @@ workspace_id to the other tools when you have more than one.",
 /// (Cursor: 40) still shows every payables and receivables tool.
 ///
 /// Every tool but the workspace list and the attachment ones is a declared operation's
-/// row (`ops::resource::Op::tool`), built here once per process with the handlers of
-/// the resources' own operations.
+/// row (`ops::resource::Op::tool`), built here once per process from the rows alone.
 fn build_catalogue() -> Vec<ToolSpec> {
     use crate::ops::bills::declared::{Payables, Receivables, PAYABLES, RECEIVABLES};
     use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};

@@ -89,8 +89,12 @@ fn etag(bytes: &[u8]) -> String {
     format!("\"{:016x}{:08x}\"", hasher.finish(), bytes.len())
 }
 
-/// The `updated_at` of an answer that is one record.
+/// The `updated_at` of an answer that is one record. A page (`{"data": […], "meta": …}`,
+/// the largest answers) is no one record and is not scanned for it.
 fn last_modified(bytes: &[u8]) -> Option<SystemTime> {
+    if bytes.starts_with(b"{\"data\":") {
+        return None;
+    }
     #[derive(serde::Deserialize)]
     struct Record {
         updated_at: Option<String>,

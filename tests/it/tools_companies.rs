@@ -126,6 +126,12 @@ async fn create_through_the_tool_records_channel_mcp_and_honours_the_key() {
     assert_eq!(company["created_by"], DEMO_OWNER);
     let again = h.send(call("finance_companies_create", args).bearer(&token).build()).await.result();
     assert_eq!(again["structuredContent"], company);
+    // The key with other arguments: the error the REST door answers, 409 `conflict`.
+    let other = json!({"name": "Outra Ltda", "cnpj": "11444777000242", "idempotency_key": "k-1"});
+    let reused = h.send(call("finance_companies_create", other).bearer(&token).build()).await.result();
+    assert_eq!(reused["isError"], true, "{reused}");
+    assert_eq!(reused["structuredContent"]["error"]["code"], "conflict", "{reused}");
+    assert_eq!(reused["structuredContent"]["error"]["details"]["reason"], "idempotency_key_reused");
     let missing =
         h.send(call("finance_companies_create", json!({"name": "Sem CNPJ"})).bearer(&token).build()).await.result();
     assert_eq!(missing["isError"], true);
