@@ -90,6 +90,10 @@ impl ApiError {
         Self::new(ErrorCode::BadRequest, message)
     }
 
+    pub fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::UnprocessableEntity, message)
+    }
+
     pub fn not_found(what: &str) -> Self {
         Self::new(ErrorCode::NotFound, format!("{what} not found"))
     }

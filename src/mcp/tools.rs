@@ -441,9 +441,16 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<T
     }
 }
 
-/// Schema and permission checks before anything runs.
+/// Permission and schema checks before anything runs, in the `/v1` door's order: the
+/// token's scope before the arguments (a read-only token sending a bad body is told
+/// about the scope), then the arguments, then the workspace and the role.
 async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), ApiError> {
-    crate::ops::validate::check_object(&input_schema(tool), arguments, "")?;
+    if let Some((resource, access)) = tool.permission {
+        if !ctx.identity.scopes.allows(resource, access) {
+            return Err(crate::ops::insufficient_scope(ctx.identity, resource, access));
+        }
+    }
+    check_arguments(tool, arguments)?;
     let Some((resource, access)) = tool.permission else { return Ok(()) };
     // The workspace the call acts in, when it names one: the argument (already checked
     // to be a UUID), else the connection's default. One the caller is not a member of
@@ -466,6 +473,18 @@ async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Va
             Some(_) => "Your role does not allow this tool in this workspace",
             None => "Your role does not allow this tool in any of your workspaces",
         }),
+    })
+}
+
+/// The arguments against the tool's input schema, refused with the code the `/v1` door
+/// answers for the same input: a read's arguments are its route's query parameters
+/// (400 `bad_request`), a write's are its body (422 `unprocessable_entity`).
+fn check_arguments(tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), ApiError> {
+    crate::ops::validate::check_object(&input_schema(tool), arguments, "").map_err(|mut error| {
+        if tool.annotations.read_only && error.code == ErrorCode::UnprocessableEntity {
+            error.code = ErrorCode::BadRequest;
+        }
+        error
     })
 }
 
@@ -642,7 +661,7 @@ mod tests {
         for bad in [json!({}), json!({"limit":"3"}), json!({"limit":3,"x":1})] {
             let args: Map<String, Value> = serde_json::from_value(bad).unwrap();
             let err = crate::ops::validate::check_object(&schema, &args, "").unwrap_err();
-            assert_eq!(err.code, ErrorCode::BadRequest);
+            assert_eq!(err.code, ErrorCode::UnprocessableEntity);
             assert!(err.details.unwrap().get("field").is_some());
         }
     }

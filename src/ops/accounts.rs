@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, invalid, optional, path_id, required, required_if_sent};
+use super::common::{audit_write, body_id, optional, path_id, required, required_if_sent, unprocessable};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
@@ -413,7 +413,7 @@ record_table!(impl Table for Accounts as "Financial account", audited as "financ
 fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
     match code {
         Some(c) if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_digit()) => {
-            Err(invalid("bank_code", "invalid_value", "bank_code must be the 3-digit COMPE code"))
+            Err(unprocessable("bank_code", "invalid_value", "bank_code must be the 3-digit COMPE code"))
         }
         _ => Ok(()),
     }

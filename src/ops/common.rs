@@ -15,16 +15,17 @@ pub fn unprocessable(field: &str, reason: &str, message: &str) -> ApiError {
     ApiError::new(ErrorCode::UnprocessableEntity, message).with_details(json!({ "field": field, "reason": reason }))
 }
 
-/// 400 `bad_request` with `details {field, reason}`.
+/// 400 `bad_request` with `details {field, reason}`: a request the door cannot read as
+/// asked (a query parameter, a multipart part, two fields that exclude each other).
 pub fn invalid(field: &str, reason: &str, message: &str) -> ApiError {
     ApiError::bad_request(message).with_details(json!({ "field": field, "reason": reason }))
 }
 
 /// A text a record cannot do without (a name, a description): trimmed, and a blank one
-/// (empty or only spaces) is 400 `too_short` naming `field`.
+/// (empty or only spaces) is 422 `too_short` naming `field`.
 pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, ApiError> {
     match value.trim() {
-        "" => Err(invalid(field, "too_short", &format!("{field} must not be blank"))),
+        "" => Err(unprocessable(field, "too_short", &format!("{field} must not be blank"))),
         text => Ok(text),
     }
 }
@@ -44,11 +45,11 @@ pub fn path_id(id: &str, what: &str) -> Result<String, ApiError> {
     uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| ApiError::not_found(what))
 }
 
-/// A referenced id in a body: malformed is a 400 naming the field.
+/// A referenced id in a body: malformed is a 422 naming the field.
 pub fn body_id(field: &str, id: &str) -> Result<String, ApiError> {
     uuid::Uuid::parse_str(id)
         .map(|u| u.to_string())
-        .map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
+        .map_err(|_| unprocessable(field, "invalid_uuid", &format!("{field} must be a UUID")))
 }
 
 /// Maps a unique-constraint violation to 409 `conflict` naming `field`.
@@ -119,7 +120,7 @@ mod tests {
             let err = required("name", blank).unwrap_err();
             assert_eq!(
                 (err.status().as_u16(), err.code, err.message.as_str()),
-                (400, ErrorCode::BadRequest, "name must not be blank")
+                (422, ErrorCode::UnprocessableEntity, "name must not be blank")
             );
             assert_eq!(err.details, Some(json!({"field": "name", "reason": "too_short"})));
         }

@@ -40,7 +40,7 @@ pub struct NewTransaction {
 
 /// A request amount that must be more than zero (400 `invalid_amount` naming `field`).
 pub fn positive(field: &str, amount: Amount) -> Result<Cents, ApiError> {
-    amount.positive().map_err(|e| super::common::invalid(field, "invalid_amount", &format!("{field} {e}")))
+    amount.positive().map_err(|e| super::common::unprocessable(field, "invalid_amount", &format!("{field} {e}")))
 }
 
 /// Inserts `tx` (positive amount; direction from `polarity`) and returns its id.

@@ -2,7 +2,7 @@
 //! or `start_date` + `end_date` (inclusive); neither pair means all time. One parser,
 //! so every aggregates route refuses the same things with the same reasons.
 
-use super::common::{body_id, invalid};
+use super::common::invalid;
 use crate::domain::dates::Date;
 use crate::error::ApiError;
 
@@ -44,7 +44,7 @@ impl AggregatesQuery {
             let key = key.as_str();
             let repeated = match key {
                 "workspace_id" => false,
-                "company_id" => company_id.replace(body_id(key, value)?).is_some(),
+                "company_id" => company_id.replace(query_id(key, value)?).is_some(),
                 "month" => month.replace(month_of(value)?).is_some(),
                 "year" => year.replace(year_of(value)?).is_some(),
                 "start_date" => start.replace(date_of(key, value)?).is_some(),
@@ -96,6 +96,12 @@ fn year_of(value: &str) -> Result<i32, ApiError> {
         .ok()
         .filter(|y| (1900..=2999).contains(y))
         .ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))
+}
+
+fn query_id(field: &str, value: &str) -> Result<String, ApiError> {
+    uuid::Uuid::parse_str(value)
+        .map(|u| u.to_string())
+        .map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
 }
 
 fn date_of(field: &str, value: &str) -> Result<Date, ApiError> {

@@ -45,13 +45,15 @@ pub fn parse<T: JsonSchema + DeserializeOwned + 'static>(value: Value) -> Result
     };
     check_object(cached_schema::<T>(), object, "")?;
     serde_json::from_value(value).map_err(|_| {
-        ApiError::bad_request("The request body does not match the schema")
+        ApiError::unprocessable("The request body does not match the schema")
             .with_details(json!({"reason": "invalid_body"}))
     })
 }
 
+/// A field that fails its schema: 422 `unprocessable_entity` naming it, as the real
+/// document answers (400 `bad_request` is for a body that is not JSON or not an object).
 fn field_error(path: &str, reason: &str, message: String) -> ApiError {
-    ApiError::bad_request(message).with_details(json!({ "field": path, "reason": reason }))
+    ApiError::unprocessable(message).with_details(json!({ "field": path, "reason": reason }))
 }
 
 /// Checks an object against a schema: unknown fields (when `additionalProperties` is
@@ -101,13 +103,13 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
     }
     if let Some(expected) = schema.get("type") {
         if !type_matches(expected, value) {
-            return Err(ApiError::bad_request(format!("Field {path} has the wrong type"))
+            return Err(ApiError::unprocessable(format!("Field {path} has the wrong type"))
                 .with_details(json!({ "field": path, "reason": "wrong_type", "expected": expected })));
         }
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
         if !allowed.contains(value) {
-            return Err(ApiError::bad_request(format!("Field {path} is not one of the allowed values"))
+            return Err(ApiError::unprocessable(format!("Field {path} is not one of the allowed values"))
                 .with_details(json!({ "field": path, "reason": "invalid_value", "allowed": allowed })));
         }
     }

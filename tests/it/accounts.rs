@@ -148,7 +148,7 @@ async fn opening_balance_and_company_are_never_updatable() {
     let path = format!("/v1/financial-accounts/{}", account["id"].as_str().unwrap());
     for field in ["balance", "company_id", "bank_id"] {
         let reply = send(&h, Method::PATCH, &path, &token, Some(json!({ field: "1.00" }))).await;
-        assert_eq!(reply.status, 400, "{field}");
+        assert_eq!(reply.status, 422, "{field}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "unknown_field"}));
     }
     let reply = send(
@@ -177,7 +177,7 @@ async fn opening_balance_and_company_are_never_updatable() {
         1
     );
     let bad = send(&h, Method::PATCH, &path, &token, Some(json!({"bank_code": "abc"}))).await;
-    assert_eq!(bad.status, 400);
+    assert_eq!(bad.status, 422);
     assert_eq!(bad.json()["error"]["details"]["field"], "bank_code");
 }
 
@@ -255,7 +255,7 @@ async fn adjust_balance_creates_one_auto_created_transaction() {
 
     // Validation and references.
     let bad = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "1", "category_id": debit}))).await;
-    assert_eq!(bad.status, 400);
+    assert_eq!(bad.status, 422);
     assert_eq!(bad.json()["error"]["details"]["field"], "target_balance");
     let missing = send(&h, Method::POST, &path, &token, Some(json!({"target_balance": "1.00"}))).await;
     assert_eq!(missing.json()["error"]["details"], json!({"field": "category_id", "reason": "required"}));

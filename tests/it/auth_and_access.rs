@@ -226,7 +226,7 @@ async fn the_rest_door_reads_the_body_then_the_token_then_the_budget_then_the_hi
     assert_eq!(anonymous.json()["error"]["details"]["reason"], "body_too_large");
     assert_eq!(h.send(post(huge).bearer(&token).build()).await.status, 413);
     let write = h.send(post("{}".into()).bearer(&token).build()).await;
-    assert_eq!(write.status, 400, "the refused body spent no write budget: {}", String::from_utf8_lossy(&write.bytes));
+    assert_eq!(write.status, 422, "the refused body spent no write budget: {}", String::from_utf8_lossy(&write.bytes));
     let limited = h.send(post("{}".into()).bearer(&token).build()).await;
     assert_eq!(limited.status, 429);
     assert!(limited.header("retry-after").is_some());

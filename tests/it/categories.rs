@@ -178,16 +178,16 @@ async fn patch_changes_name_and_type_only_and_never_reparents() {
         (json!({"level": 1}), "level"),
     ] {
         let reply = h.send(rest(Method::PATCH, &path, &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}");
+        assert_eq!(reply.status, 422, "{body}");
         assert_eq!(reply.json()["error"]["details"], json!({"field": field, "reason": "unknown_field"}), "{body}");
     }
     for body in [json!({"name": null}), json!({"type": null})] {
         let reply = h.send(rest(Method::PATCH, &path, &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}");
+        assert_eq!(reply.status, 422, "{body}");
         assert_eq!(reply.json()["error"]["details"]["reason"], "wrong_type", "{body}");
     }
     let blank = h.send(rest(Method::PATCH, &path, &token, Some(json!({"name": " "}))).build()).await;
-    assert_eq!(blank.status, 400);
+    assert_eq!(blank.status, 422);
     assert_eq!(blank.json()["error"]["details"]["field"], "name");
     let got = h.send(rest(Method::GET, &path, &token, None).build()).await.json();
     assert_eq!((got["name"].as_str(), got["parent_id"].as_str()), (Some("Folha"), Some(root.as_str())));

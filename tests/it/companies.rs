@@ -224,7 +224,7 @@ async fn update_is_partial_and_null_clears() {
     assert_eq!(company["updated_via"], "api");
     assert_eq!(company["created_via"], "system");
     let immutable = h.send(rest(Method::PATCH, &path, &token, Some(json!({"cnpj": "11444777000161"}))).build()).await;
-    assert_eq!(immutable.status, 400);
+    assert_eq!(immutable.status, 422);
     assert_eq!(immutable.json()["error"]["details"]["field"], "cnpj");
 }
 

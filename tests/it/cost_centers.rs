@@ -165,7 +165,7 @@ async fn update_is_partial_and_null_clears_the_description() {
         (json!({"name": " "}), "name", "too_short"),
     ] {
         let reply = h.send(rest(Method::PATCH, &path(&cid), &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}: {}", String::from_utf8_lossy(&reply.bytes));
+        assert_eq!(reply.status, 422, "{body}: {}", String::from_utf8_lossy(&reply.bytes));
         let details = &reply.json()["error"]["details"];
         assert_eq!((details["field"].as_str(), details["reason"].as_str()), (Some(field), Some(reason)), "{body}");
     }

@@ -109,7 +109,7 @@ async fn company_must_exist_in_the_workspace() {
     let mut body = new_person();
     body["company_id"] = json!("not-a-uuid");
     let reply = h.send(rest(Method::POST, "/v1/people", &token, Some(body)).build()).await;
-    assert_eq!(reply.status, 400);
+    assert_eq!(reply.status, 422);
     assert_eq!(details(&reply), pair("company_id", "invalid_uuid"));
 }
 
@@ -152,7 +152,7 @@ async fn update_is_partial_null_text_is_a_no_op_and_empty_clears() {
         (json!({"active": "no"}), "active", "wrong_type"),
     ] {
         let reply = h.send(rest(Method::PATCH, &path, &token, Some(patch.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{patch}");
+        assert_eq!(reply.status, 422, "{patch}");
         assert_eq!(details(&reply), pair(field, reason), "{patch}");
     }
 }

@@ -77,12 +77,12 @@ async fn default_rate_is_parsed_digit_by_digit_within_0_and_100() {
         let reply = h
             .send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": rate}))).build())
             .await;
-        assert_eq!(reply.status, 400, "{rate}");
+        assert_eq!(reply.status, 422, "{rate}");
         assert_eq!(details(&reply), pair("default_rate", "invalid_format"), "{rate}");
     }
     let reply =
         h.send(rest(Method::POST, "/v1/taxes", &token, Some(json!({"name": "X", "default_rate": 1.5}))).build()).await;
-    assert_eq!(reply.status, 400);
+    assert_eq!(reply.status, 422);
     assert_eq!(details(&reply), pair("default_rate", "wrong_type"), "a JSON number is not a rate");
     assert_eq!(count(&h, "SELECT COUNT(*) FROM taxes WHERE name = $1", "X").await, 0);
 }
@@ -145,9 +145,9 @@ async fn update_is_partial_and_null_clears_the_rate() {
     );
     for (patch, status, field, reason) in [
         (json!({"default_rate": "100.50"}), 422, "default_rate", "out_of_range"),
-        (json!({"default_rate": "1"}), 400, "default_rate", "invalid_format"),
-        (json!({"name": ""}), 400, "name", "too_short"),
-        (json!({"workspace_id": DEMO_WORKSPACE_BETA}), 400, "workspace_id", "unknown_field"),
+        (json!({"default_rate": "1"}), 422, "default_rate", "invalid_format"),
+        (json!({"name": ""}), 422, "name", "too_short"),
+        (json!({"workspace_id": DEMO_WORKSPACE_BETA}), 422, "workspace_id", "unknown_field"),
     ] {
         let reply = h.send(rest(Method::PATCH, &path, &token, Some(patch.clone())).build()).await;
         assert_eq!(reply.status, status, "{patch}");

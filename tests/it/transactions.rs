@@ -106,7 +106,7 @@ async fn money_is_two_decimal_strings_on_the_wire() {
         let mut b = body(&account, "1.00", "credit", "2026-05-10");
         b["amount"] = amount.clone();
         let reply = post(&h, &token, b).await;
-        assert_eq!(reply.status, 400, "{amount}: {}", text(&reply));
+        assert_eq!(reply.status, 422, "{amount}: {}", text(&reply));
         assert_eq!(details(&reply)["field"], "amount", "{amount}");
         assert_eq!(details(&reply)["reason"], reason, "{amount}");
     }
@@ -141,7 +141,7 @@ async fn account_of_another_company_is_refused() {
     let path = format!("/v1/financial-transactions/{}", tx["id"].as_str().unwrap());
     for field in ["financial_account_id", "company_id"] {
         let reply = send(&h, Method::PATCH, &path, &token, Some(json!({ field: servicos }))).await;
-        assert_eq!(reply.status, 400);
+        assert_eq!(reply.status, 422);
         assert_eq!(details(&reply), json!({"field": field, "reason": "unknown_field"}));
     }
 }
@@ -663,7 +663,7 @@ async fn update_is_partial_and_null_clears() {
         (json!({"id": MISSING}), "id"),
     ] {
         let reply = send(&h, Method::PATCH, &path, &token, Some(change.clone())).await;
-        assert_eq!(reply.status, 400, "{change}");
+        assert_eq!(reply.status, 422, "{change}");
         assert_eq!(details(&reply)["field"], field, "{change}");
     }
 }

@@ -87,7 +87,7 @@ async fn transfer_creates_a_linked_debit_and_credit_atomically() {
     assert_eq!(reply.json()["error"]["message"], "Financial account not found in this workspace");
     let mut bad = body.clone();
     bad["amount"] = json!("0.00");
-    assert_eq!(send(&h, Method::POST, "/v1/transfers", &token, Some(bad)).await.status, 400);
+    assert_eq!(send(&h, Method::POST, "/v1/transfers", &token, Some(bad)).await.status, 422);
     assert_eq!(
         count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await,
         before

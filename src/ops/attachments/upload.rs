@@ -9,7 +9,7 @@ use super::files::{check_type, clean_file_name, file_problem, sha256_hex, too_la
 use super::{audit_event, find, Attachment, Upload, MAX_FILE_BYTES, MAX_NAME_CHARS};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::common::invalid;
+use crate::ops::common::unprocessable;
 use crate::ops::OpContext;
 use crate::storage::blob::Placement;
 use crate::storage::identity::Membership;
@@ -45,7 +45,7 @@ pub fn check_upload(ctx: &OpContext<'_>, ws: &Membership, input: Upload) -> Resu
     let title = match input.title.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(t) if t.chars().count() > MAX_NAME_CHARS => {
-            return Err(invalid("title", "too_long", "The title is longer than 255 characters"))
+            return Err(unprocessable("title", "too_long", "The title is longer than 255 characters"))
         }
         Some(t) => Some(t.to_string()),
     };

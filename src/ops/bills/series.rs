@@ -28,7 +28,7 @@ pub struct NewRow {
 }
 
 fn needs(field: &str, what: &str) -> ApiError {
-    invalid(field, "not_allowed", &format!("{field} needs type {what}"))
+    unprocessable(field, "not_allowed", &format!("{field} needs type {what}"))
 }
 
 /// How many records the create writes, and how far apart.
@@ -48,14 +48,16 @@ pub fn shape(input: &BillingCreate, billing_type: BillType, amount: Cents) -> Re
                 return Err(needs("recurrence_period", "recurring"));
             }
             match input.total_installments {
-                None => Err(invalid(
+                None => Err(unprocessable(
                     "total_installments",
                     "required",
                     "type installment needs total_installments (2 to 120)",
                 )),
-                Some(n) if !INSTALLMENTS.contains(&n) => {
-                    Err(invalid("total_installments", "out_of_range", "total_installments must be between 2 and 120"))
-                }
+                Some(n) if !INSTALLMENTS.contains(&n) => Err(unprocessable(
+                    "total_installments",
+                    "out_of_range",
+                    "total_installments must be between 2 and 120",
+                )),
                 Some(n) if amount.0 < n => Err(unprocessable(
                     "amount",
                     "amount_too_small",
@@ -69,7 +71,7 @@ pub fn shape(input: &BillingCreate, billing_type: BillType, amount: Cents) -> Re
                 return Err(needs("total_installments", "installment"));
             }
             match input.recurrence_period {
-                None => Err(invalid("recurrence_period", "required", "type recurring needs recurrence_period")),
+                None => Err(unprocessable("recurrence_period", "required", "type recurring needs recurrence_period")),
                 Some(period) => Ok((RECURRENCE_HORIZON as i64, period.step())),
             }
         }

@@ -326,7 +326,7 @@ async fn malformed_multipart_is_a_bad_request() {
     }
     let long_title = "t".repeat(256);
     let reply = h.send(upload(&token, "a.pdf", "application/pdf", PDF, Some(&long_title)).build()).await;
-    assert_eq!(reply.status, 400);
+    assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"], json!({"field": "title", "reason": "too_long"}));
 }
 
@@ -488,7 +488,7 @@ async fn link_target_must_exist_in_the_workspace_with_that_kind() {
     ];
     for (body, field, reason) in bad {
         let reply = h.send(rest(Method::POST, &links_path(&id), &token, Some(body.clone())).build()).await;
-        assert_eq!(reply.status, 400, "{body}");
+        assert_eq!(reply.status, 422, "{body}");
         let details = &reply.json()["error"]["details"];
         assert_eq!((details["field"].as_str(), details["reason"].as_str()), (Some(field), Some(reason)), "{body}");
     }

@@ -41,20 +41,20 @@ pub async fn validation_names_the_field(k: K) {
     let h = Harness::new().await;
     let token = h.api_token(DEMO_OWNER);
     let cases = [
-        (with(body(), json!({"description": null})), 400, "description", "required"),
-        (with(body(), json!({"amount": "0.00"})), 400, "amount", "invalid_amount"),
-        (with(body(), json!({"amount": "10.001"})), 400, "amount", "invalid_amount"),
-        (with(body(), json!({"due_date": "2026-02-30"})), 400, "due_date", "invalid_date"),
-        (with(body(), json!({"colour": "red"})), 400, "colour", "unknown_field"),
-        (with(body(), json!({"status": "paid"})), 400, "status", "unknown_field"),
-        (with(body(), json!({"type": "installment"})), 400, "total_installments", "required"),
+        (with(body(), json!({"description": null})), 422, "description", "required"),
+        (with(body(), json!({"amount": "0.00"})), 422, "amount", "invalid_amount"),
+        (with(body(), json!({"amount": "10.001"})), 422, "amount", "invalid_amount"),
+        (with(body(), json!({"due_date": "2026-02-30"})), 422, "due_date", "invalid_date"),
+        (with(body(), json!({"colour": "red"})), 422, "colour", "unknown_field"),
+        (with(body(), json!({"status": "paid"})), 422, "status", "unknown_field"),
+        (with(body(), json!({"type": "installment"})), 422, "total_installments", "required"),
         (
             with(body(), json!({"type": "installment", "total_installments": 121})),
-            400,
+            422,
             "total_installments",
             "out_of_range",
         ),
-        (with(body(), json!({"type": "recurring"})), 400, "recurrence_period", "required"),
+        (with(body(), json!({"type": "recurring"})), 422, "recurrence_period", "required"),
         (with(body(), json!({"company_id": BETA_COMPANY})), 422, "company_id", "invalid_reference"),
         (
             with(body(), json!({"tax_charges": [{"tax_id": MISSING, "amount": "1.00"}]})),
@@ -153,9 +153,9 @@ pub async fn settle_requires_payment_date_and_an_account_of_the_same_company(k: 
     let sister = account(&h, ACME_SERVICES).await;
     let foreign = account(&h, BETA_COMPANY).await;
     let no_date = post(&h, &path, Some(json!({"financial_account_id": mine}))).await;
-    assert_eq!(reason(&no_date), (400, "required".into(), "payment_date".into()));
+    assert_eq!(reason(&no_date), (422, "required".into(), "payment_date".into()));
     let bad_date = post(&h, &path, Some(json!({"payment_date": "2026-13-01", "financial_account_id": mine}))).await;
-    assert_eq!(reason(&bad_date), (400, "invalid_date".into(), "payment_date".into()));
+    assert_eq!(reason(&bad_date), (422, "invalid_date".into(), "payment_date".into()));
     expect(&post(&h, &path, Some(json!({"payment_date": "2026-03-12"}))).await, 422, "account_required");
     expect(
         &post(&h, &path, Some(json!({"payment_date": "2026-03-12", "financial_account_id": sister}))).await,
@@ -259,7 +259,7 @@ pub async fn cancel_of_a_settled_record_requires_reopen(k: K) {
     let reopened = post(&h, &format!("{}/{id}/reopen", k.path), None).await;
     assert_eq!(reopened.json()["status"], "pending");
     let unknown = post(&h, &format!("{}/{id}/cancel", k.path), Some(json!({"reason": "x"}))).await;
-    assert_eq!(reason(&unknown), (400, "unknown_field".into(), "reason".into()));
+    assert_eq!(reason(&unknown), (422, "unknown_field".into(), "reason".into()));
 }
 
 pub async fn update_never_changes_status(k: K) {
@@ -277,7 +277,7 @@ pub async fn update_never_changes_status(k: K) {
         "company_id",
     ] {
         let reply = patch(&h, &path, json!({ field: "x" })).await;
-        assert_eq!(reason(&reply), (400, "unknown_field".into(), field.to_string()), "{field}");
+        assert_eq!(reason(&reply), (422, "unknown_field".into(), field.to_string()), "{field}");
     }
     let changed =
         patch(&h, &path, json!({"description": "Aluguel de abril", "amount": "1200.00", "notes": "reajuste"})).await;

@@ -113,7 +113,7 @@ pub async fn recurrence_creates_the_documented_horizon(k: K) {
     let second = get(&h, &format!("{}/{}", k.path, monthly["series"][1].as_str().unwrap())).await.json();
     assert_eq!(second["due_date"], "2027-02-28");
     let bad = post(&h, k.path, Some(with(body(), json!({"type": "normal", "recurrence_period": "weekly"})))).await;
-    assert_eq!(reason(&bad).0, 400);
+    assert_eq!(reason(&bad).0, 422);
 }
 
 pub async fn apportionment_sums_within_a_cent_and_matches_polarity(k: K) {
@@ -270,7 +270,7 @@ pub async fn person_is_required(k: K) {
     assert_eq!(ok["person_name"], "Dentro");
     let cannot_clear =
         patch(&h, &format!("{}/{}", k.path, ok["id"].as_str().unwrap()), json!({"person_id": null})).await;
-    assert_eq!(cannot_clear.status, 400);
+    assert_eq!(cannot_clear.status, 422);
 }
 
 pub async fn period_closed_blocks_create_update_settle_reopen_and_delete(k: K) {

@@ -399,7 +399,7 @@ fn implied_violations(schema: &Value, body: &Value) -> Vec<(Value, String, &'sta
 /// the reason — the cases its schema implies and the resource's own — and writes
 /// nothing; a body that is not JSON is a 400 too.
 #[tokio::test]
-async fn schema_violations_are_bad_requests_naming_the_field() {
+async fn schema_violations_are_unprocessable_naming_the_field() {
     for row in rows() {
         let h = harness(&row).await;
         let token = h.api_token(DEMO_OWNER);
@@ -409,8 +409,8 @@ async fn schema_violations_are_bad_requests_naming_the_field() {
         cases.extend(row.violations.iter().map(|(b, f, r)| (b.clone(), f.to_string(), *r)));
         for (body, field, reason) in cases {
             let reply = send(&h, Method::POST, row.path(), &token, Some(body.clone())).await;
-            assert_eq!(reply.status, 400, "{} {body}: {}", row.path(), text(&reply));
-            assert_eq!(reply.json()["error"]["code"], "bad_request", "{body}");
+            assert_eq!(reply.status, 422, "{} {body}: {}", row.path(), text(&reply));
+            assert_eq!(reply.json()["error"]["code"], "unprocessable_entity", "{body}");
             assert_eq!(details(&reply), pair(&field, reason), "{} {body}", row.path());
         }
         let not_json =

@@ -456,11 +456,13 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
                     .and_then(|v| v["error"]["code"].as_str().map(str::to_string))
             });
             // A tool that needs more arguments than these may refuse them by its schema
-            // (bad_request) first; one that has all it requires must answer not found.
+            // (bad_request for a read, unprocessable_entity for a write) first; one that
+            // has all it requires must answer not found.
             let complete = tool["inputSchema"]["required"]
                 .as_array()
                 .is_none_or(|r| r.iter().all(|k| arguments.contains_key(k.as_str().unwrap_or_default())));
-            let allowed: &[&str] = if complete { &["not_found"] } else { &["not_found", "bad_request"] };
+            let allowed: &[&str] =
+                if complete { &["not_found"] } else { &["not_found", "bad_request", "unprocessable_entity"] };
             let refused = result["isError"] == json!(true) && code.as_deref().is_some_and(|c| allowed.contains(&c));
             if reply.status != 200 || !refused {
                 failures.push(format!("{} {name}: {} {text}", us.owner, reply.status));

@@ -49,7 +49,11 @@ async fn arguments_that_break_the_schema_are_tool_errors_naming_the_field() {
     ];
     for (tool, args, field, reason) in cases {
         let error = a.err(tool, args.clone()).await;
-        assert_eq!(error["code"], "bad_request", "{tool} {args}: {error}");
+        // The code `/v1` answers for the same input: a read's arguments are its route's
+        // query parameters (400), a write's are its body (422).
+        let read = ["_list", "_get", "_aggregates"].iter().any(|suffix| tool.ends_with(suffix));
+        let code = if read { "bad_request" } else { "unprocessable_entity" };
+        assert_eq!(error["code"], code, "{tool} {args}: {error}");
         assert_eq!(error["details"]["field"], field, "{tool} {args}: {error}");
         assert_eq!(error["details"]["reason"], reason, "{tool} {args}: {error}");
     }
@@ -70,6 +74,20 @@ async fn an_unknown_tool_or_arguments_that_are_not_an_object_are_protocol_errors
         let reply = h.send(raw(params.clone())).await;
         assert_eq!(reply.status, 200, "{params}");
         assert_eq!(reply.rpc_code(), Some(-32602), "{params}: {}", String::from_utf8_lossy(&reply.bytes));
+    }
+}
+
+#[tokio::test]
+async fn the_scope_is_checked_before_the_arguments() {
+    let h = Harness::with_demo().await;
+    let mut read_only = Agent::new(&h, h.token_with(DEMO_OWNER, Some("finance.payables"), |_| {}));
+    for (tool, args) in [
+        ("finance_payables_create", json!({"amount": "ten"})),
+        ("finance_payables_settle", json!({"id": "nope"})),
+        ("finance_taxes_create", json!({"surprise": 1})),
+    ] {
+        let error = read_only.err(tool, args.clone()).await;
+        assert_eq!(error["code"], "insufficient_scope", "{tool} {args}: {error}");
     }
 }
 
