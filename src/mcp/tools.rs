@@ -581,6 +581,10 @@ mod tests {
             }
             let input = tool.input_schema();
             for (field, schema) in request["properties"].as_object().unwrap() {
+                if v1_only(tool.name, field) {
+                    assert!(input["properties"].get(field).is_none(), "{}: {field} is /v1's alone", tool.name);
+                    continue;
+                }
                 assert_eq!(&input["properties"][field], schema, "{}: field {field}", tool.name);
             }
             for field in input["properties"].as_object().unwrap().keys() {
@@ -601,6 +605,13 @@ mod tests {
             };
             assert_eq!(required(&input), required(request), "{}: required", tool.name);
         }
+    }
+
+    /// The fields of `/v1`'s bill `PATCH` that move the status: the update tools never
+    /// take them (money moves through the confirmed tools).
+    fn v1_only(tool: &str, field: &str) -> bool {
+        matches!(tool, "finance_payables_update" | "finance_receivables_update")
+            && ["status", "payment_date", "interest_amount", "discount_amount", "ticket_amount"].contains(&field)
     }
 
     #[test]

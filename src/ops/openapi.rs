@@ -75,7 +75,7 @@ fn rows() -> impl Iterator<Item = Row> {
             id: d.id(op),
             summary: d.summary(op),
             scope: ScopeSet::required(d.resource, op.access),
-            request: op.request,
+            request: op.patch.map(|patch| patch.request).or(op.request),
             success: op.success,
             response: op.response,
         })

@@ -16,12 +16,12 @@ use crate::storage::Conn;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::list::{ListRequest, ListSpec};
 use super::openapi::page_of;
 pub use super::validate::parse;
-use super::validate::schema_of;
+use super::validate::{self, schema_of};
 use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
@@ -223,6 +223,19 @@ pub struct Op {
     pub confirmed: bool,
     /// The question of a confirmed own row (a delete's is the same for every resource).
     pub confirm: Option<Confirm>,
+    /// How `/v1` runs an update row that takes more than its tool (the bills' `PATCH`
+    /// also moves their status, as the real API's does).
+    pub patch: Option<Patch>,
+}
+
+/// A `/v1` `PATCH` of its own: the request type's schema and check, what runs it, and
+/// which fields of the record's answer it drops (a client sends back what it read).
+#[derive(Debug, Clone, Copy)]
+pub struct Patch {
+    pub request: fn() -> Value,
+    pub check: Check,
+    pub strip: fn(&mut Map<String, Value>),
+    pub run: Runner,
 }
 
 /// What an agent reads of an operation's tool.
@@ -264,6 +277,7 @@ impl Op {
             tool: None,
             confirmed: matches!(shape, Shape::Delete),
             confirm: None,
+            patch: None,
         }
     }
 
@@ -289,6 +303,14 @@ impl Op {
         Op::shaped(Shape::Update, "patch", "/{id}", "update", summary, Access::Write)
             .takes::<R::Update>()
             .answers(200, schema_of::<R::Record>)
+    }
+
+    /// On `/v1`, this update row takes `T` (the update's fields and more) and `run`
+    /// runs it; its tool keeps the update's request.
+    pub const fn patched<R: Records, T: DeserializeOwned + JsonSchema + 'static>(self, run: Runner) -> Op {
+        let patch =
+            Patch { request: schema_of::<T>, check: check::<T>, strip: validate::strip_answer::<R::Record, T>, run };
+        Op { patch: Some(patch), ..self }
     }
 
     /// `DELETE {collection}/{id}`: 204.

@@ -37,6 +37,59 @@ fn cached_schema<T: JsonSchema + 'static>() -> &'static Value {
     schemas.entry(id).or_insert_with(|| Box::leak(Box::new(schema_of::<T>())))
 }
 
+/// Drops from a `PATCH` body the fields of `Record`'s answer that `Request` does not
+/// take (`id`, `created_at`, a computed total, a field fixed at creation), as the real
+/// API does: a client may send back what it read with one field changed. A field of
+/// neither is left for the check to refuse as unknown.
+/// Items of an array the request takes lose the answer's fields the same way (a tax
+/// charge's `tax_name`), and a `*_name` sent beside its `*_id` is the name the read
+/// answered for that id: the id decides.
+pub fn strip_answer<Record: JsonSchema + 'static, Request: JsonSchema + 'static>(body: &mut Map<String, Value>) {
+    strip_object(cached_schema::<Record>(), cached_schema::<Request>(), body);
+}
+
+/// Whether a property's schema accepts `null`.
+fn takes_null(schema: &Value) -> bool {
+    let null = |t: &Value| t == "null" || t.as_array().is_some_and(|types| types.iter().any(|t| t == "null"));
+    schema.get("type").is_some_and(null)
+        || ["anyOf", "oneOf"].iter().any(|key| {
+            schema.get(*key).and_then(Value::as_array).is_some_and(|branches| branches.iter().any(takes_null))
+        })
+}
+
+fn strip_object(answer: &Value, taken: &Value, body: &mut Map<String, Value>) {
+    let properties = |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
+    let (Some(answer), Some(taken)) = (properties(answer), properties(taken)) else { return };
+    // A field of the answer the request does not take, or a `null` the answer may hold
+    // (what a read answers for an unset field) where the request takes none.
+    body.retain(|field, value| match taken.get(field) {
+        Some(schema) => !(value.is_null() && answer.get(field).is_some_and(takes_null) && !takes_null(schema)),
+        None => !answer.contains_key(field),
+    });
+    let named: Vec<String> = body
+        .keys()
+        .filter_map(|field| field.strip_suffix("_name"))
+        .filter(|stem| body.contains_key(&format!("{stem}_id")) && answer.contains_key(&format!("{stem}_name")))
+        .map(|stem| format!("{stem}_name"))
+        .collect();
+    for field in named {
+        body.remove(&field);
+    }
+    for (field, value) in body.iter_mut() {
+        let items = |schema: Option<&Value>| schema.and_then(|s| s.get("items")).cloned();
+        let (Some(answer_item), Some(taken_item), Value::Array(values)) =
+            (items(answer.get(field)), items(taken.get(field)), value)
+        else {
+            continue;
+        };
+        for value in values.iter_mut() {
+            if let Value::Object(item) = value {
+                strip_object(&answer_item, &taken_item, item);
+            }
+        }
+    }
+}
+
 /// Checks `value` against `T`'s schema and deserialises it.
 pub fn parse<T: JsonSchema + DeserializeOwned + 'static>(value: Value) -> Result<T, ApiError> {
     let Value::Object(object) = &value else {

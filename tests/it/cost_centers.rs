@@ -155,7 +155,7 @@ async fn update_is_partial_and_null_clears_the_description() {
         2
     );
     for (body, field, reason) in [
-        (json!({"company_id": ACME_COMPANY}), "company_id", "unknown_field"),
+        (json!({"company": ACME_COMPANY}), "company", "unknown_field"),
         (json!({"type": "neither"}), "type", "invalid_value"),
         (json!({"active": "no"}), "active", "wrong_type"),
         (json!({"name": null}), "name", "wrong_type"),

@@ -146,8 +146,7 @@ async fn update_is_partial_null_text_is_a_no_op_and_empty_clears() {
         1
     );
     for (patch, field, reason) in [
-        (json!({"company_id": ACME_SERVICES}), "company_id", "unknown_field"),
-        (json!({"emails": ["a@b.com"]}), "emails", "unknown_field"),
+        (json!({"email_list": ["a@b.com"]}), "email_list", "unknown_field"),
         (json!({"name": ""}), "name", "too_short"),
         (json!({"active": "no"}), "active", "wrong_type"),
     ] {

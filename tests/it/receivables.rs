@@ -18,6 +18,6 @@ async fn utility_and_tribute_are_payment_methods_of_payables_only() {
         Some(billings::with(billings::body(), serde_json::json!({"payment_method_kind": "utility"}))),
     )
     .await;
-    assert_eq!(reply.status, 400);
+    assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"]["field"], "payment_method_kind");
 }

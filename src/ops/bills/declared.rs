@@ -6,7 +6,10 @@
 
 use crate::storage::Conn;
 
-use super::{check_transition, settlement_account, BillKind, Billing, Payable, Receivable, SettleRequest, Transition};
+use super::{
+    check_transition, settlement_account, BillKind, Billing, BillingPatch, Payable, Receivable, SettleRequest,
+    Transition,
+};
 use crate::domain::money::Cents;
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
@@ -79,6 +82,13 @@ fn run_ids<B: BillKind>(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(super::ids::<B>(c.ctx, c.conn, c.ws, c.query).await?) })
 }
 
+fn run_patch<B: BillKind>(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move {
+        let input = parse(c.body.clone())?;
+        reply(super::patch::<B>(c.ctx, c.conn, c.ws, c.id, &c.body, input).await?)
+    })
+}
+
 fn run_settle<B: BillKind>(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(super::settle::<B>(c.ctx, c.conn, c.ws, c.id, parse(c.body)?).await?) })
 }
@@ -98,19 +108,23 @@ fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
         let (label, amount, account) = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
             Some(bill) => {
                 check_transition(bill.status, Transition::Settle)?;
-                let moved = match input.ticket_amount {
+                let moved = match input.amounts.ticket_amount {
                     Some(ticket) => ticket.cents(),
                     None => Cents::nominal(
                         bill.amount,
-                        input.interest_amount.map(|a| a.cents()),
-                        input.discount_amount.map(|a| a.cents()),
+                        input.amounts.interest_amount.map(|a| a.cents()),
+                        input.amounts.discount_amount.map(|a| a.cents()),
                     ),
                 };
                 let account =
                     settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
                 (Bills::<B>::label(&bill), Some(moved.brl()), Some(account.to_string()))
             }
-            None => (id.to_string(), input.ticket_amount.map(|a| a.cents().brl()), input.financial_account_id.clone()),
+            None => (
+                id.to_string(),
+                input.amounts.ticket_amount.map(|a| a.cents().brl()),
+                input.financial_account_id.clone(),
+            ),
         };
         let account = match account {
             Some(id) => format!(" {} the account {}", B::ACCOUNT, label_of::<Accounts>(ctx, conn, ws, &id).await?),
@@ -309,7 +323,9 @@ const fn bill_operations<B: Declared>() -> Declaration {
                 Op::get::<Bills<B>>("Get one of the {collection}").with(B::TOOLS.get),
                 Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
                     .with(B::TOOLS.create),
-                Op::update::<Bills<B>>("Update one of the {collection} (never its status)").with(B::TOOLS.update),
+                Op::update::<Bills<B>>("Update one of the {collection}; a status moves it (settle, cancel, reopen)")
+                    .patched::<Bills<B>, BillingPatch<B::Status>>(run_patch::<B>)
+                    .with(B::TOOLS.update),
                 Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
                 Op::read("/aggregates", "aggregates", "Totals of {collection}", run_aggregates::<B>)
                     .queries(AggregatesQuery::schema)

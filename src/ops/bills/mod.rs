@@ -10,7 +10,9 @@
 //!   pending → cancelled by `cancel`, paid/received/cancelled → pending by `reopen`.
 //!   Cancelling a settled record needs a reopen first (422 `invalid_transition`);
 //!   `update` never changes the status, and a settled or cancelled record cannot be
-//!   changed (422 `invalid_transition`) until it is reopened.
+//!   changed (422 `invalid_transition`) until it is reopened. On `/v1`, a `PATCH` with
+//!   a `status` other than the record's runs the same settle, cancel or reopen
+//!   ([`patch`]), as the real API moves its bills.
 //! * Settling needs a payment date and an account of the record's company; it creates
 //!   exactly one auto-created ledger transaction (debit for payables, credit for
 //!   receivables, amount = the ticket amount, which defaults to the nominal amount
@@ -47,15 +49,20 @@ use crate::ops::resource::Writable;
 use crate::ops::stamps::Stamp;
 
 use crate::storage::{sql, Conn};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use self::rows::{attach, find, from_row, replace_taxes, requested_taxes, stored_allocations, Parts};
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::series::{as_inputs, requested_allocations, Centers};
-pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
+pub use self::status::{cancel, check_transition, patch, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
-pub use self::wire::{Billing, BillingCreate, BillingCreated, BillingUpdate, SettleRequest, TaxCharge, TaxChargeInput};
-use super::common::{audit_write, invalid, required, required_if_sent};
+pub use self::wire::{
+    Billing, BillingCreate, BillingCreated, BillingPatch, BillingUpdate, PayableStatus, ReceivableStatus,
+    SettleRequest, TaxCharge, TaxChargeInput,
+};
+use super::common::{audit_write, required, required_if_sent};
 use super::ledger;
 use super::list::{ListRequest, ListSpec};
 use super::page;
@@ -89,6 +96,8 @@ pub trait BillKind: Bill {
     const POLARITY: Polarity;
     /// Its list (filters, sorts, scope) and its id sweep.
     const LIST: &'static ListSpec;
+    /// The statuses a `PATCH` moves it to.
+    type Status: DeserializeOwned + JsonSchema + Into<BillStatus> + Send + 'static;
 }
 
 impl BillKind for Payable {
@@ -99,6 +108,7 @@ impl BillKind for Payable {
     const ACCOUNT: &'static str = "out of";
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
+    type Status = PayableStatus;
 }
 
 impl BillKind for Receivable {
@@ -109,6 +119,7 @@ impl BillKind for Receivable {
     const ACCOUNT: &'static str = "into";
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;
+    type Status = ReceivableStatus;
 }
 
 pub fn aggregates_schema(settled: &str) -> Value {
@@ -127,7 +138,7 @@ pub fn aggregates_schema(settled: &str) -> Value {
 
 fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiError> {
     match method {
-        Some(m) if !B::accepts(m) => Err(invalid(
+        Some(m) if !B::accepts(m) => Err(super::common::unprocessable(
             "payment_method_kind",
             "invalid_value",
             "utility and tribute are payment methods of payables only",
@@ -407,11 +418,10 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             Some(None) => None,
             Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
         };
-        let centers = Centers::of(
-            &input.classification_centers,
-            &input.classification_center_id,
-            &input.classification_center_name,
-        );
+        // The first center of the apportionment, sent back as it was read, changes nothing.
+        let center_id =
+            input.classification_center_id.clone().filter(|id| Some(id) != current.classification_center_id.as_ref());
+        let centers = Centers::of(&input.classification_centers, &center_id, &input.classification_center_name);
         let allocations = requested_allocations(&owner, conn, amount, centers).await?;
         if allocations.is_none() && amount != current.amount {
             // The kept apportionment must still add up to the new amount.

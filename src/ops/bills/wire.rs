@@ -144,6 +144,75 @@ pub struct BillingUpdate {
     pub tax_charges: Option<Vec<TaxChargeInput>>,
 }
 
+/// `PATCH /v1/{payables|receivables}/{id}` on `/v1`, as the real API takes it: the
+/// update's fields and, to move the record, a `status` other than its own — the
+/// kind's settled status settles it (with `payment_date`, `financial_account_id` and
+/// the amounts, as `POST …/settle`), `pending` reopens it, `cancelled` cancels it.
+/// The update tools take [`BillingUpdate`] alone: money moves through the confirmed
+/// tools.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BillingPatch<S> {
+    #[serde(flatten)]
+    pub fields: BillingUpdate,
+    pub status: Option<S>,
+    /// The day the money moved (with the settled status).
+    #[serde(default)]
+    pub payment_date: Option<Date>,
+    #[serde(flatten)]
+    pub amounts: SettlementAmounts,
+}
+
+/// The amounts of a settlement, as `POST …/settle` and a settling `PATCH` take them.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct SettlementAmounts {
+    #[serde(default)]
+    pub interest_amount: Option<Amount>,
+    #[serde(default)]
+    pub discount_amount: Option<Amount>,
+    /// What actually moved; defaults to the nominal amount (amount + interest − discount).
+    #[serde(default)]
+    pub ticket_amount: Option<Amount>,
+}
+
+/// The statuses a payable is moved to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PayableStatus {
+    Pending,
+    Paid,
+    Cancelled,
+}
+
+/// The statuses a receivable is moved to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceivableStatus {
+    Pending,
+    Received,
+    Cancelled,
+}
+
+impl From<PayableStatus> for BillStatus {
+    fn from(status: PayableStatus) -> BillStatus {
+        match status {
+            PayableStatus::Pending => BillStatus::Pending,
+            PayableStatus::Paid => BillStatus::Paid,
+            PayableStatus::Cancelled => BillStatus::Cancelled,
+        }
+    }
+}
+
+impl From<ReceivableStatus> for BillStatus {
+    fn from(status: ReceivableStatus) -> BillStatus {
+        match status {
+            ReceivableStatus::Pending => BillStatus::Pending,
+            ReceivableStatus::Received => BillStatus::Received,
+            ReceivableStatus::Cancelled => BillStatus::Cancelled,
+        }
+    }
+}
+
 /// `POST /v1/{payables|receivables}/{id}/settle`
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -153,13 +222,8 @@ pub struct SettleRequest {
     /// The account the money moved in (same company); required unless the record has one.
     #[serde(default)]
     pub financial_account_id: Option<String>,
-    #[serde(default)]
-    pub interest_amount: Option<Amount>,
-    #[serde(default)]
-    pub discount_amount: Option<Amount>,
-    /// What actually moved; defaults to the nominal amount (amount + interest − discount).
-    #[serde(default)]
-    pub ticket_amount: Option<Amount>,
+    #[serde(flatten)]
+    pub amounts: SettlementAmounts,
 }
 
 /// A payable or receivable as `/v1` returns it.

@@ -439,7 +439,7 @@ impl Writable for declared::Transactions {
         conn: &mut Conn,
         ws: &Membership,
         id: &str,
-        input: TransactionUpdate,
+        mut input: TransactionUpdate,
     ) -> Result<Transaction, ApiError> {
         ctx.authorize(ws, Resource::Transactions, Access::Write)?;
         let current = find(conn, ws, id).await?;
@@ -513,6 +513,14 @@ impl Writable for declared::Transactions {
         };
         // The apportionment: replaced when sent, otherwise re-checked when the amount or
         // the type changes.
+        // The first center of the apportionment, sent back as it was read, changes nothing.
+        if input
+            .classification_center_id
+            .as_ref()
+            .is_some_and(|id| id.is_some() && *id == current.classification_center_id)
+        {
+            input.classification_center_id = None;
+        }
         let allocations: Option<Vec<Allocation>> = if let Some(items) = &input.classification_centers {
             let items = apportionment::resolve(amount, items)?;
             apportionment::check(conn, ws, &company, polarity, &items).await?;

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{self, MethodFilter, MethodRouter};
 use axum::Router;
 use http::{HeaderMap, Method};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{body_json, created, door, keyed, Caller, Location, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
@@ -18,7 +18,9 @@ use crate::error::ApiError;
 use crate::ops::bills::declared::Bills;
 use crate::ops::bills::{Payable, Receivable};
 use crate::ops::list::ListRequest;
-use crate::ops::resource::{Call, Declaration, Deletable, EmptyRequest, Op, Records, Runner, Shape, Writable};
+use crate::ops::resource::{
+    Call, Check, Declaration, Deletable, EmptyRequest, Op, Patch, Records, Runner, Shape, Writable,
+};
 use crate::ops::{accounts, bills, categories, companies, cost_centers, people, taxes, validate};
 
 /// The routes of every declared resource.
@@ -39,13 +41,14 @@ pub fn declared() -> Router<AppState> {
 
 /// The routes of `declaration`, whose record shapes are the operations of `R`.
 fn routes<R: Writable + Deletable>(declaration: &'static Declaration) -> Router<AppState> {
-    mount(declaration, |shape| match shape {
-        Shape::List => Some(routing::get(list::<R>)),
-        Shape::Get => Some(routing::get(get::<R>)),
-        Shape::Create => Some(routing::post(create::<R>)),
-        Shape::Update => Some(routing::patch(update::<R>)),
-        Shape::Delete => Some(routing::delete(delete::<R>)),
-        Shape::Own => None,
+    mount(declaration, |op| match (op.shape, op.patch) {
+        (Shape::List, _) => Some(routing::get(list::<R>)),
+        (Shape::Get, _) => Some(routing::get(get::<R>)),
+        (Shape::Create, _) => Some(routing::post(create::<R>)),
+        (Shape::Update, None) => Some(routing::patch(update::<R>)),
+        (Shape::Update, Some(patch)) => Some(patched(declaration, op, patch)),
+        (Shape::Delete, _) => Some(routing::delete(delete::<R>)),
+        (Shape::Own, _) => None,
     })
 }
 
@@ -58,14 +61,35 @@ fn own(declaration: &'static Declaration) -> Router<AppState> {
 /// declaration the doors cannot serve: the server does not start.
 fn mount(
     declaration: &'static Declaration,
-    shaped: impl Fn(Shape) -> Option<MethodRouter<AppState>>,
+    shaped: impl Fn(&'static Op) -> Option<MethodRouter<AppState>>,
 ) -> Router<AppState> {
     let mut router = Router::new();
     for op in declaration.operations {
-        let handler = shaped(op.shape).unwrap_or_else(|| own_route(declaration, op));
+        let handler = shaped(op).unwrap_or_else(|| own_route(declaration, op));
         router = router.route(&declaration.path(op), handler);
     }
     router
+}
+
+/// An update row's `PATCH` of its own ([`Patch`]): the answer's fields dropped, then
+/// a keyed write of its runner.
+fn patched(declaration: &'static Declaration, op: &'static Op, patch: Patch) -> MethodRouter<AppState> {
+    routing::patch(move |headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody| {
+        let body = stripped(body, patch.strip);
+        write(declaration, op, patch.run, Some(patch.check), id, headers, caller, body)
+    })
+}
+
+/// A `PATCH` body without the fields `strip` drops; a body that is not a JSON object
+/// is left for the check to refuse.
+fn stripped(body: Bytes, strip: fn(&mut Map<String, Value>)) -> Bytes {
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(mut object)) => {
+            strip(&mut object);
+            serde_json::to_vec(&object).map(Bytes::from).unwrap_or(body)
+        }
+        _ => body,
+    }
 }
 
 /// The route of an own row: a read at `GET`, a keyed write at any other method.
@@ -84,11 +108,11 @@ fn own_route(declaration: &'static Declaration, op: &'static Op) -> MethodRouter
     let filter = MethodFilter::try_from(method).expect("a declared method");
     if op.has_id() {
         routing::on(filter, move |headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody| {
-            write(declaration, op, run, id, headers, caller, body)
+            write(declaration, op, run, op.check, id, headers, caller, body)
         })
     } else {
         routing::on(filter, move |headers: HeaderMap, WithBody(caller, body): WithBody| {
-            write(declaration, op, run, String::new(), headers, caller, body)
+            write(declaration, op, run, op.check, String::new(), headers, caller, body)
         })
     }
 }
@@ -104,10 +128,12 @@ async fn read(run: Runner, id: String, query: Vec<(String, String)>, caller: Cal
 /// An own write: the body checked before anything opens, then one transaction under
 /// the request's idempotency key (a retried action never runs twice); the row's
 /// success status, with `Location` where the row says the answer lives.
+#[allow(clippy::too_many_arguments)]
 async fn write(
     declaration: &'static Declaration,
     op: &'static Op,
     run: Runner,
+    check: Option<Check>,
     id: String,
     headers: HeaderMap,
     caller: Caller,
@@ -118,7 +144,7 @@ async fn write(
     let outcome = async {
         let ws = caller.workspace()?;
         ctx.authorize(ws, declaration.resource, op.access)?;
-        let input = checked_body(op, &body)?;
+        let input = checked_body(check, &body)?;
         keyed(&ctx, ws, &headers, &route, &input, op.success, async |tx| {
             run(Call { ctx: &ctx, conn: tx, ws, id: &id, query: &[], body: input.clone() }).await
         })
@@ -134,8 +160,8 @@ async fn write(
 
 /// The body of an own write as its idempotency key covers it: the row's request,
 /// checked; a row that takes none, `{}` whether the body is empty or `{}`.
-fn checked_body(op: &Op, body: &[u8]) -> Result<Value, ApiError> {
-    if let Some(check) = op.check {
+fn checked_body(check: Option<Check>, body: &[u8]) -> Result<Value, ApiError> {
+    if let Some(check) = check {
         let json = body_json(body)?;
         check(&json)?;
         return Ok(json);
@@ -163,6 +189,7 @@ async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBod
 }
 
 async fn update<R: Writable>(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
+    let body = stripped(body, validate::strip_answer::<R::Record, R::Update>);
     let permission = (R::RESOURCE, Access::Write);
     let route = format!("{}/{id}", R::COLLECTION);
     door::update(&caller, permission, &headers, &route, &body, async |ctx, conn, ws, input: R::Update| {

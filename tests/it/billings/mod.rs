@@ -209,6 +209,7 @@ macro_rules! billing_tests {
             reopen_removes_the_settlement_transaction,
             cancel_of_a_settled_record_requires_reopen,
             update_never_changes_status,
+            a_patch_with_a_status_moves_it_as_the_actions_do,
             installments_split_to_the_cent_with_the_remainder_on_the_last,
             installments_are_one_month_apart_with_one_group_id,
             recurrence_creates_the_documented_horizon,

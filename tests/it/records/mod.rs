@@ -203,6 +203,29 @@ async fn a_patch_with_a_key_runs_once() {
     }
 }
 
+/// A client of the real API reads a record, changes one field and sends the whole of it
+/// back: the answer's own fields are dropped, the change is written and nothing else
+/// moves.
+#[tokio::test]
+async fn a_record_read_changed_and_sent_back_is_updated() {
+    for row in rows() {
+        let h = harness(&row).await;
+        let token = h.api_token(DEMO_OWNER);
+        let record = create_at(&h, row.path(), &token, row.acme.clone()).await;
+        let item = row.item(&id(&record));
+        let mut read = send(&h, Method::GET, &item, &token, None).await.json();
+        read[row.label] = json!("Lido e devolvido");
+        let reply = send(&h, Method::PATCH, &item, &token, Some(read.clone())).await;
+        assert_eq!(reply.status, 200, "{item}: {}", text(&reply));
+        let answer = reply.json();
+        for (field, value) in read.as_object().unwrap() {
+            if !field.starts_with("updated_") {
+                assert_eq!(&answer[field], value, "{item}: {field}");
+            }
+        }
+    }
+}
+
 /// Another workspace's record answers exactly as a missing one (read, change, delete,
 /// list, filter, the workspace named explicitly) and is left as it was.
 #[tokio::test]

@@ -338,11 +338,28 @@ async fn write_tools_take_their_endpoints_request_schema() {
         let (request_properties, request_required): (BTreeSet<String>, BTreeSet<String>) = if request.is_null() {
             (BTreeSet::new(), BTreeSet::new())
         } else {
+            // `/v1`'s bill PATCH also moves the status; the update tools never do.
+            let v1_only: &[&str] = match name {
+                "finance_payables_update" | "finance_receivables_update" => {
+                    &["status", "payment_date", "interest_amount", "discount_amount", "ticket_amount"]
+                }
+                _ => &[],
+            };
             for (field, schema) in request["properties"].as_object().unwrap() {
+                if v1_only.contains(&field.as_str()) {
+                    assert!(input["properties"].get(field).is_none(), "{name}: {field} is /v1's alone");
+                    continue;
+                }
                 assert_eq!(&input["properties"][field], schema, "{name}: field {field} (types, enums, limits)");
             }
             (
-                request["properties"].as_object().unwrap().keys().cloned().collect(),
+                request["properties"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .filter(|f| !v1_only.contains(&f.as_str()))
+                    .cloned()
+                    .collect(),
                 request["required"]
                     .as_array()
                     .map(|r| r.iter().map(|v| v.as_str().unwrap().to_string()).collect())
