@@ -23,9 +23,108 @@ pub enum Step {
     Months(i64),
 }
 
+/// São Paulo's summer time (UTC−02:00), as Unix-second ranges `[start, end)`: every
+/// period of the IANA time zone database's `America/Sao_Paulo` since 1914; there has been
+/// none since February 2019. Outside them São Paulo is UTC−03:00.
+const SAO_PAULO_SUMMER: [(i64, i64); 45] = [
+    (-1206957600, -1191362400),
+    (-1175374800, -1159826400),
+    (-633819600, -622069200),
+    (-602283600, -591832800),
+    (-570747600, -560210400),
+    (-539125200, -531352800),
+    (-195426000, -184197600),
+    (-155163600, -150069600),
+    (-128898000, -121125600),
+    (-99954000, -89589600),
+    (-68418000, -57967200),
+    (499748400, 511236000),
+    (530593200, 540266400),
+    (562129200, 571197600),
+    (592974000, 602042400),
+    (624423600, 634701600),
+    (656478000, 666756000),
+    (687927600, 697600800),
+    (719982000, 728445600),
+    (750826800, 761709600),
+    (782276400, 793159200),
+    (813726000, 824004000),
+    (844570800, 856058400),
+    (876106800, 888717600),
+    (908074800, 919562400),
+    (938919600, 951616800),
+    (970974000, 982461600),
+    (1003028400, 1013911200),
+    (1036292400, 1045360800),
+    (1066532400, 1076810400),
+    (1099364400, 1108864800),
+    (1129431600, 1140314400),
+    (1162695600, 1172368800),
+    (1192330800, 1203213600),
+    (1224385200, 1234663200),
+    (1255834800, 1266717600),
+    (1287284400, 1298167200),
+    (1318734000, 1330221600),
+    (1350788400, 1361066400),
+    (1382238000, 1392516000),
+    (1413687600, 1424570400),
+    (1445137200, 1456020000),
+    (1476586800, 1487469600),
+    (1508036400, 1518919200),
+    (1541300400, 1550368800),
+];
+
+/// São Paulo's offset from UTC at the Unix time `unix`, in seconds.
+fn sao_paulo_offset(unix: i64) -> i64 {
+    let summer = SAO_PAULO_SUMMER.iter().any(|&(start, end)| (start..end).contains(&unix));
+    if summer {
+        -2 * 3600
+    } else {
+        -3 * 3600
+    }
+}
+
+/// A date-time as the real API's documents declare its dates: RFC 3339
+/// (`2026-07-04T15:30:00-03:00`, `…Z`, a space for the `T`), or the form its answers
+/// write (`2026-07-04 00:00:00 UTC`). Its Unix time, and whether it is midnight UTC
+/// exactly (how the real API writes a date).
+fn instant(text: &str) -> Option<(i64, bool)> {
+    if text.len() < 20 || !text.is_char_boundary(10) {
+        return None;
+    }
+    let mut normal = String::with_capacity(text.len());
+    normal.push_str(&text[..10]);
+    normal.push(match text.as_bytes()[10] {
+        b' ' | b'T' | b't' => 'T',
+        _ => return None,
+    });
+    match text[11..].strip_suffix(" UTC") {
+        Some(time) => {
+            normal.push_str(time);
+            normal.push('Z');
+        }
+        None => normal.push_str(&text[11..]),
+    }
+    let parsed = time::OffsetDateTime::parse(&normal, &time::format_description::well_known::Rfc3339).ok()?;
+    let utc = parsed.to_offset(time::UtcOffset::UTC);
+    Some((utc.unix_timestamp(), utc.time() == time::Time::MIDNIGHT))
+}
+
 impl Date {
-    /// `YYYY-MM-DD`, a real day of the years 1900–2999.
+    /// A date as a client sends it: `YYYY-MM-DD`, or a date-time ([`instant`]) whose
+    /// calendar date in São Paulo is the date — but for midnight UTC exactly, which is
+    /// how the real API writes a date, and is that date. A real day of the years
+    /// 1900–2999 either way.
     pub fn parse(text: &str) -> Option<Date> {
+        Date::parse_plain(text).or_else(|| {
+            let (unix, midnight) = instant(text)?;
+            let local = if midnight { unix } else { unix + sao_paulo_offset(unix) };
+            Date::checked(crate::clock::utc(local).date())
+        })
+    }
+
+    /// `YYYY-MM-DD`, a real day of the years 1900–2999.
+    fn parse_plain(text: &str) -> Option<Date> {
         let b = text.as_bytes();
         if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
             return None;
@@ -131,6 +230,17 @@ impl Timestamp {
         Some(Timestamp(time::PrimitiveDateTime::new(date.0, time)))
     }
 
+    /// An instant as a client sends it (a filter's bound): `YYYY-MM-DD` (its midnight
+    /// UTC) or a date-time ([`instant`]), to the second.
+    pub fn parse_input(text: &str) -> Option<Timestamp> {
+        if let Some(date) = Date::parse_plain(text) {
+            return Some(Timestamp(time::PrimitiveDateTime::new(date.0, time::Time::MIDNIGHT)));
+        }
+        let (unix, _) = instant(text)?;
+        let stamp = Timestamp::from_unix(unix);
+        YEARS.contains(&stamp.0.year()).then_some(stamp)
+    }
+
     /// The day of the instant.
     pub fn date(self) -> Date {
         Date(self.0.date())
@@ -177,7 +287,7 @@ impl serde::Serialize for Timestamp {
 // (`tools_catalogue::the_catalogue_stays_within_its_byte_budget`).
 string_schema!(Timestamp, { "type": "string" });
 
-/// A valid calendar date `YYYY-MM-DD` (years 1900–2999).
+/// A valid calendar date `YYYY-MM-DD` (years 1900–2999), or a date-time of one.
 pub fn is_valid_date(text: &str) -> bool {
     Date::parse(text).is_some()
 }
@@ -215,7 +325,7 @@ impl serde::Serialize for Date {
 impl<'de> serde::Deserialize<'de> for Date {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Date, D::Error> {
         let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
-        Date::parse(&text).ok_or_else(|| serde::de::Error::custom("must be a date YYYY-MM-DD"))
+        Date::parse(&text).ok_or_else(|| serde::de::Error::custom("must be a date YYYY-MM-DD or an RFC 3339 date-time"))
     }
 }
 
@@ -224,6 +334,42 @@ string_schema!(Date, { "type": "string", "format": "date" });
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A date-time stands for its calendar date in São Paulo (UTC−03:00, −02:00 in the
+    /// summers before 2019), but for midnight UTC exactly, the real API's form of a date.
+    #[test]
+    fn a_date_time_is_its_date_in_sao_paulo() {
+        for (sent, date) in [
+            ("2026-07-04T00:00:00Z", "2026-07-04"),
+            ("2026-07-04 00:00:00 UTC", "2026-07-04"),
+            ("2026-07-04T00:00:00+00:00", "2026-07-04"),
+            ("2026-07-04T02:59:59Z", "2026-07-03"),
+            ("2026-07-04T03:00:00Z", "2026-07-04"),
+            ("2026-07-04T23:30:00-03:00", "2026-07-04"),
+            ("2026-07-04T23:30:00.250-03:00", "2026-07-04"),
+            ("2026-07-04 10:00:00Z", "2026-07-04"),
+            ("2026-07-05T01:30:00+02:00", "2026-07-04"),
+            ("2018-01-10T02:30:00Z", "2018-01-10"),
+            ("2018-01-10T01:30:00Z", "2018-01-09"),
+            ("2019-03-01T02:30:00Z", "2019-02-28"),
+        ] {
+            assert_eq!(Date::parse(sent).map(|d| d.to_string()).as_deref(), Some(date), "{sent}");
+        }
+        for bad in [
+            "2026-07-04T25:00:00Z",
+            "2026-07-04T10:00:00",
+            "2026-02-30T10:00:00Z",
+            "2026-07-04X10:00:00Z",
+            "2026-07-04 10:00:00 BRT",
+            "3000-01-01T12:00:00Z",
+            "2026-07-04T10:00Z",
+        ] {
+            assert!(Date::parse(bad).is_none(), "{bad}");
+        }
+        assert_eq!(Timestamp::parse_input("2026-07-04").unwrap().to_string(), "2026-07-04T00:00:00Z");
+        assert_eq!(Timestamp::parse_input("2026-07-04T10:00:00-03:00").unwrap().to_string(), "2026-07-04T13:00:00Z");
+        assert!(Timestamp::parse_input("2026-07-04T10:00:00").is_none());
+    }
 
     #[test]
     fn dates_are_real_days() {
@@ -240,7 +386,7 @@ mod tests {
             "26-01-01",
             "2026-1-01",
             "2026/01/01",
-            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00",
             "",
             "1899-12-31",
             "3000-01-01",

@@ -11,6 +11,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::domain::dates::{Date, Timestamp};
 use crate::error::ApiError;
 
 pub const DEFAULT_LIMIT: i64 = 25;
@@ -299,23 +300,9 @@ fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
             "false" => Ok(Bind::Int(0)),
             _ => Err(invalid()),
         },
-        Kind::Date => {
-            crate::domain::dates::is_valid_date(value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid)
-        }
-        Kind::Timestamp => {
-            // A date or an RFC 3339 UTC timestamp, compared as text in that form.
-            if crate::domain::dates::is_valid_date(value) {
-                Ok(Bind::Text(format!("{value}T00:00:00Z")))
-            } else if value.len() == 20
-                && value.ends_with('Z')
-                && crate::domain::dates::is_valid_date(&value[..10])
-                && value.as_bytes()[10] == b'T'
-            {
-                Ok(Bind::Text(value.to_string()))
-            } else {
-                Err(invalid())
-            }
-        }
+        // A date or a date-time, compared as text in the stored form.
+        Kind::Date => Date::parse(value).map(|date| Bind::Text(date.to_string())).ok_or_else(invalid),
+        Kind::Timestamp => Timestamp::parse_input(value).map(|at| Bind::Text(at.to_string())).ok_or_else(invalid),
         Kind::Integer => value.parse::<i64>().map(Bind::Int).map_err(|_| invalid()),
         Kind::Money => crate::domain::money::Cents::parse(value, true).map(|c| Bind::Int(c.0)).map_err(|_| invalid()),
         Kind::Enum(allowed) => allowed.contains(&value).then(|| Bind::Text(value.to_string())).ok_or_else(invalid),

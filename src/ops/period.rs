@@ -105,7 +105,9 @@ fn query_id(field: &str, value: &str) -> Result<String, ApiError> {
 }
 
 fn date_of(field: &str, value: &str) -> Result<Date, ApiError> {
-    Date::parse(value).ok_or_else(|| invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD")))
+    Date::parse(value).ok_or_else(|| {
+        invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD or an RFC 3339 date-time"))
+    })
 }
 
 #[cfg(test)]

@@ -181,7 +181,11 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
                 return Err(field_error(path, "invalid_uuid", format!("Field {path} must be a UUID")))
             }
             "date" if !crate::domain::dates::is_valid_date(text) => {
-                return Err(field_error(path, "invalid_date", format!("Field {path} must be a date YYYY-MM-DD")))
+                return Err(field_error(
+                    path,
+                    "invalid_date",
+                    format!("Field {path} must be a date YYYY-MM-DD or an RFC 3339 date-time"),
+                ))
             }
             _ => {}
         }

@@ -226,6 +226,7 @@ macro_rules! billing_tests {
             another_workspace_is_indistinguishable_from_missing,
             scope_and_role_are_checked_inside_the_operation,
             list_filters_sorts_and_pages,
+            dates_may_be_sent_as_date_times,
             a_projected_list_shows_each_field_as_the_whole_record_does,
             ids_sweep_every_id_in_order,
             openapi_lists_every_operation,

@@ -210,6 +210,28 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
     );
 }
 
+/// The real document declares the dates as date-times: one is taken for its date in São
+/// Paulo (midnight UTC, the real API's own form of a date, for that date), in bodies and
+/// filters alike, and answered as the plain date.
+pub async fn dates_may_be_sent_as_date_times(k: K) {
+    let h = Harness::new().await;
+    let sent = json!({"due_date": "2026-07-04 00:00:00 UTC", "competence_date": "2026-07-01T01:30:00Z"});
+    let created = create(&h, k, with(body(), sent)).await;
+    assert_eq!(
+        (created["due_date"].as_str(), created["competence_date"].as_str()),
+        (Some("2026-07-04"), Some("2026-06-30"))
+    );
+    let path = format!("{}/{}", k.path, created["id"].as_str().unwrap());
+    let changed = patch(&h, &path, json!({"due_date": "2026-07-10T18:00:00-03:00"})).await;
+    assert_eq!(changed.json()["due_date"], "2026-07-10");
+    let found =
+        get(&h, &format!("{}?due_date[gte]=2026-07-10T00:00:00Z&due_date[lte]=2026-07-10T23:59:59-03:00", k.path))
+            .await;
+    assert_eq!(found.status, 200, "{}", String::from_utf8_lossy(&found.bytes));
+    assert_eq!(found.json()["data"].as_array().map(Vec::len), Some(1));
+    expect(&patch(&h, &path, json!({"due_date": "2026-07-10T18:00:00"})).await, 422, "invalid_date");
+}
+
 pub async fn list_filters_sorts_and_pages(k: K) {
     let h = Harness::new().await;
     for (i, (amount, due)) in [
