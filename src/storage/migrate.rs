@@ -32,6 +32,7 @@ const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../../migrations/0004_attachments.postgres.sql"),
     },
     Migration::portable(5, "blob_deletions", include_str!("../../migrations/0005_blob_deletions.sql")),
+    Migration::portable(6, "billing_fields", include_str!("../../migrations/0006_billing_fields.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.

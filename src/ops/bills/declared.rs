@@ -7,8 +7,8 @@
 use crate::storage::Conn;
 
 use super::{
-    check_transition, settlement_account, BillKind, Billing, BillingPatch, Payable, Receivable, SettleRequest,
-    Transition,
+    check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, Payable, Receivable,
+    SettleRequest, Transition,
 };
 use crate::domain::money::Cents;
 use crate::domain::roles::Resource;
@@ -33,7 +33,7 @@ impl<B: BillKind> Records for Bills<B> {
     const RESOURCE: Resource = B::RESOURCE;
     const COLLECTION: &'static str = B::COLLECTION;
     const NOUN: &'static str = B::KIND;
-    type Row = Billing;
+    type Row = BillingRow;
     type Record = Billing;
     const LIST: &'static ListSpec = B::LIST;
     async fn list(
@@ -41,7 +41,7 @@ impl<B: BillKind> Records for Bills<B> {
         conn: &mut Conn,
         ws: &Membership,
         request: &ListRequest,
-    ) -> Result<Page<Billing>, ApiError> {
+    ) -> Result<Page<BillingRow>, ApiError> {
         super::list::<B>(ctx, conn, ws, request).await
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
@@ -56,11 +56,11 @@ impl<B: BillKind> Records for Bills<B> {
         super::written::list::<B>(ctx, conn, ws, request).await
     }
     fn label(bill: &Billing) -> String {
-        let counterparty = match &bill.person_name {
+        let counterparty = match &bill.row.person_name {
             Some(name) => format!(" {} {name}", B::COUNTERPARTY),
             None => String::new(),
         };
-        format!("“{}”{counterparty} ({}, due {})", bill.description, bill.amount.brl(), bill.due_date)
+        format!("“{}”{counterparty} ({}, due {})", bill.row.description, bill.row.amount.brl(), bill.row.due_date)
     }
 }
 
@@ -107,17 +107,19 @@ fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
         let input: SettleRequest = parse(body)?;
         let (label, amount, account) = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
             Some(bill) => {
-                check_transition(bill.status, Transition::Settle)?;
+                check_transition(bill.row.status, Transition::Settle)?;
                 let moved = match input.amounts.ticket_amount {
                     Some(ticket) => ticket.cents(),
                     None => Cents::nominal(
-                        bill.amount,
+                        bill.row.amount,
                         input.amounts.interest_amount.map(|a| a.cents()),
                         input.amounts.discount_amount.map(|a| a.cents()),
                     ),
                 };
-                let account =
-                    settlement_account(input.financial_account_id.as_deref(), bill.financial_account_id.as_deref())?;
+                let account = settlement_account(
+                    input.financial_account_id.as_deref(),
+                    bill.row.financial_account_id.as_deref(),
+                )?;
                 (Bills::<B>::label(&bill), Some(moved.brl()), Some(account.to_string()))
             }
             None => (
@@ -145,7 +147,7 @@ fn confirm_cancel<B: BillKind>(c: Call<'_>) -> Asking<'_> {
         let Call { ctx, conn, ws, id, .. } = c;
         let label = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
             Some(bill) => {
-                check_transition(bill.status, Transition::Cancel)?;
+                check_transition(bill.row.status, Transition::Cancel)?;
                 Bills::<B>::label(&bill)
             }
             None => id.to_string(),
@@ -160,11 +162,11 @@ fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
         let Some(bill) = peek::<Bills<B>>(ctx, conn, ws, id).await? else {
             return Ok(format!("Reopen the {} {}? It becomes pending again.", B::KIND, id));
         };
-        check_transition(bill.status, Transition::Reopen)?;
+        check_transition(bill.row.status, Transition::Reopen)?;
         let label = Bills::<B>::label(&bill);
-        let settlement = match (&bill.payment_date, &bill.financial_account_id) {
-            (Some(date), Some(account)) if bill.status == B::SETTLED => {
-                let moved = bill.ticket_amount.unwrap_or(bill.nominal_amount);
+        let settlement = match (&bill.row.payment_date, &bill.row.financial_account_id) {
+            (Some(date), Some(account)) if bill.row.status == B::SETTLED => {
+                let moved = bill.row.ticket_amount.unwrap_or(bill.row.nominal_amount);
                 format!(
                     " Its {} of {} on {date} is removed from the account {}.",
                     B::SETTLEMENT,
@@ -174,7 +176,11 @@ fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
             }
             _ => String::new(),
         };
-        Ok(format!("Reopen the {} {} {label}? It becomes pending again.{settlement}", bill.status.as_str(), B::KIND))
+        Ok(format!(
+            "Reopen the {} {} {label}? It becomes pending again.{settlement}",
+            bill.row.status.as_str(),
+            B::KIND
+        ))
     })
 }
 

@@ -53,13 +53,13 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use self::rows::{attach, find, from_row, replace_taxes, requested_taxes, stored_allocations, Parts};
+use self::rows::{find, from_row, replace_taxes, requested_taxes, stored_allocations};
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::series::{as_inputs, requested_allocations, Centers};
 pub use self::status::{cancel, check_transition, patch, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
 pub use self::wire::{
-    Billing, BillingCreate, BillingCreated, BillingPatch, BillingUpdate, PayableStatus, ReceivableStatus,
+    Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, PayableStatus, ReceivableStatus,
     SettleRequest, TaxCharge, TaxChargeInput,
 };
 use super::common::{audit_write, required, required_if_sent};
@@ -152,14 +152,12 @@ pub async fn list<B: BillKind>(
     conn: &mut Conn,
     ws: &Membership,
     request: &ListRequest,
-) -> Result<Page<Billing>, ApiError> {
+) -> Result<Page<BillingRow>, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
-    let mut page = page::fetch(conn, sql, &compiled, &keys.state, from_row).await?;
-    attach(conn, ws, &mut page.data, Parts::wanted(request)).await?;
-    Ok(page)
+    page::fetch(conn, sql, &compiled, &keys.state, from_row).await
 }
 
 pub async fn get<B: BillKind>(
@@ -182,31 +180,31 @@ pub async fn delete<B: BillKind>(
 ) -> Result<(), ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", current.due_date)?;
-    if let Some(paid) = current.payment_date {
+    let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
+    refs::check_period(&company, "due_date", current.row.due_date)?;
+    if let Some(paid) = current.row.payment_date {
         refs::check_period(&company, "payment_date", paid)?;
     }
-    if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
-        if let Some(tx) = &current.transaction_id {
+    if ledger::remove_settlement(conn, ws, &current.row.id).await? > 0 {
+        if let Some(tx) = &current.row.transaction_id {
             audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
         }
     }
     sql::query("UPDATE financial_transactions SET billing_id = NULL WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&ws.workspace_id)
-        .bind(&current.id)
+        .bind(&current.row.id)
         .execute(&mut *conn)
         .await?;
-    apportionment::replace(conn, ws, "billing", &current.id, &[]).await?;
-    replace_taxes(conn, ws, &current.id, &[]).await?;
+    apportionment::replace(conn, ws, "billing", &current.row.id, &[]).await?;
+    replace_taxes(conn, ws, &current.row.id, &[]).await?;
     // Its links, then the bill itself: each statement binds workspace, kind and id.
     for statement in [
         "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3",
         "DELETE FROM billings WHERE workspace_id = $1 AND kind = $2 AND id = $3",
     ] {
-        sql::query(statement).bind(&ws.workspace_id).bind(B::KIND).bind(&current.id).execute(&mut *conn).await?;
+        sql::query(statement).bind(&ws.workspace_id).bind(B::KIND).bind(&current.row.id).execute(&mut *conn).await?;
     }
-    audit_write(ctx, conn, ws, &format!("{}.delete", B::PLURAL), B::KIND, &current.id).await
+    audit_write(ctx, conn, ws, &format!("{}.delete", B::PLURAL), B::KIND, &current.row.id).await
 }
 
 /// `GET …/aggregates`: `company_id`, and either `month` + `year` or `start_date` +
@@ -330,10 +328,10 @@ impl<B: BillKind> Writable for declared::Bills<B> {
                 "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
                                        billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
                                        payment_method_kind, document, document_number, document_date, notes, group_id,
-                                       installment_number, total_installments, recurrence_period,
+                                       installment_number, total_installments, recurrence_period, ir_relevant,
                                        created_at, updated_at, created_via, updated_via, created_by, updated_by)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                         $21, $22, $23, $24, $24, $25, $25, $26, $26)",
+                         $21, $22, $23, $24, $25, $25, $26, $26, $27, $27)",
             )
             .bind(&row.id)
             .bind(&ws.workspace_id)
@@ -358,6 +356,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             .bind(row.installment_number)
             .bind(row.total_installments)
             .bind(input.recurrence_period.map(|p| p.as_str()))
+            .bind(input.ir_relevant.map(i64::from))
             .stamp(ctx, &now)
             .execute(&mut *conn)
             .await
@@ -382,50 +381,53 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         ctx.authorize(ws, B::RESOURCE, Access::Write)?;
         let polarity = B::POLARITY;
         let current = find::<B>(conn, ws, id).await?;
-        let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-        refs::check_period(&company, "due_date", current.due_date)?;
+        let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
+        refs::check_period(&company, "due_date", current.row.due_date)?;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };
         check_open(&current)?;
-        let description =
-            required_if_sent("description", input.description.as_deref())?.unwrap_or(&current.description).to_string();
+        let description = required_if_sent("description", input.description.as_deref())?
+            .unwrap_or(&current.row.description)
+            .to_string();
         let amount = match input.amount {
             Some(a) => ledger::positive("amount", a)?,
-            None => current.amount,
+            None => current.row.amount,
         };
         if let Some(method) = input.payment_method_kind {
             check_method::<B>(method)?;
         }
-        let due_date = input.due_date.unwrap_or(current.due_date);
+        let due_date = input.due_date.unwrap_or(current.row.due_date);
         refs::check_period(&company, "due_date", due_date)?;
-        let competence_date = input.competence_date.unwrap_or(current.competence_date);
+        let competence_date = input.competence_date.unwrap_or(current.row.competence_date);
         let person = if input.person_id.is_some() || input.person_name.is_some() {
             owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
         } else {
-            current.person_id.clone()
+            current.row.person_id.clone()
         };
         let category = match (&input.category_id, &input.category_name) {
-            (None, None) => current.category_id.clone(),
+            (None, None) => current.row.category_id.clone(),
             (Some(None), None) => None,
             (id, name) => owner.category(conn, id.as_ref().and_then(|i| i.as_deref()), name.as_deref()).await?,
         };
         let financial_account = match &input.financial_account_id {
-            None => current.financial_account_id.clone(),
+            None => current.row.financial_account_id.clone(),
             Some(None) => None,
             Some(Some(id)) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
         };
         let expected_account = match &input.expected_account_id {
-            None => current.expected_account_id.clone(),
+            None => current.row.expected_account_id.clone(),
             Some(None) => None,
             Some(Some(id)) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
         };
         // The first center of the apportionment, sent back as it was read, changes nothing.
-        let center_id =
-            input.classification_center_id.clone().filter(|id| Some(id) != current.classification_center_id.as_ref());
+        let center_id = input
+            .classification_center_id
+            .clone()
+            .filter(|id| Some(id) != current.row.classification_center_id.as_ref());
         let centers = Centers::of(&input.classification_centers, &center_id, &input.classification_center_name);
         let allocations = requested_allocations(&owner, conn, amount, centers).await?;
-        if allocations.is_none() && amount != current.amount {
+        if allocations.is_none() && amount != current.row.amount {
             // The kept apportionment must still add up to the new amount.
-            let kept = stored_allocations(conn, ws, &current.id).await?;
+            let kept = stored_allocations(conn, ws, &current.row.id).await?;
             apportionment::resolve(amount, &as_inputs(&kept))?;
         }
         let taxes = match &input.tax_charges {
@@ -433,10 +435,10 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             None => None,
         };
         let method = match input.payment_method_kind {
-            None => current.payment_method_kind.clone(),
+            None => current.row.payment_method_kind.clone(),
             Some(m) => m.map(|m| m.as_str().to_string()),
         };
-        let document_date = input.document_date.unwrap_or(current.document_date);
+        let document_date = input.document_date.unwrap_or(current.row.document_date);
         let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
             None => old.clone(),
             Some(v) => v.clone(),
@@ -444,9 +446,9 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let update = sql::query(
             "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
                     category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
-                    document = $10, document_number = $11, document_date = $12, notes = $13,
-                    updated_at = $14, updated_via = $15, updated_by = $16
-              WHERE workspace_id = $17 AND kind = $18 AND id = $19 AND status = $20",
+                    document = $10, document_number = $11, document_date = $12, notes = $13, ir_relevant = $14,
+                    updated_at = $15, updated_via = $16, updated_by = $17
+              WHERE workspace_id = $18 AND kind = $19 AND id = $20 AND status = $21",
         )
         .bind(&description)
         .bind(amount.0)
@@ -457,18 +459,19 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         .bind(financial_account.as_deref())
         .bind(expected_account.as_deref())
         .bind(method.as_deref())
-        .bind(pick(&input.document, &current.document))
-        .bind(pick(&input.document_number, &current.document_number))
+        .bind(pick(&input.document, &current.row.document))
+        .bind(pick(&input.document_number, &current.row.document_number))
         .bind(document_date)
-        .bind(pick(&input.notes, &current.notes));
-        status::changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, refused_change).await?;
+        .bind(pick(&input.notes, &current.row.notes))
+        .bind(input.ir_relevant.unwrap_or(current.row.ir_relevant).map(i64::from));
+        status::changed_if::<B>(ctx, conn, ws, update, &current.row.id, BillStatus::Pending, refused_change).await?;
         if let Some(allocations) = &allocations {
-            apportionment::replace(conn, ws, "billing", &current.id, allocations).await?;
+            apportionment::replace(conn, ws, "billing", &current.row.id, allocations).await?;
         }
         if let Some(taxes) = &taxes {
-            replace_taxes(conn, ws, &current.id, taxes).await?;
+            replace_taxes(conn, ws, &current.row.id, taxes).await?;
         }
-        audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.id).await?;
-        find::<B>(conn, ws, &current.id).await
+        audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.row.id).await?;
+        find::<B>(conn, ws, &current.row.id).await
     }
 }

@@ -11,7 +11,7 @@ use crate::kept::Kept;
 use crate::storage::row::Decode;
 use crate::storage::{sql, Conn, Row};
 
-use super::wire::{Billing, TaxCharge, TaxChargeInput};
+use super::wire::{Billing, BillingRow, TaxCharge, TaxChargeInput};
 use super::{BillKind, Payable, Receivable};
 
 use crate::domain::money::Cents;
@@ -46,6 +46,7 @@ const fn billing_list<B: Listed>() -> ListSpec {
             classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
                 AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)": Uuid,
             financial_account_id: Uuid, expected_account_id: Uuid, payment_method_kind: Text, document_number: Text, group_id: Uuid,
+            ir_relevant: Bool,
             due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
         // payment_date is nullable: the keyset cursor needs NOT NULL sort columns.
         sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents;
@@ -60,7 +61,7 @@ pub static RECEIVABLES_LIST: ListSpec = billing_list::<Receivable>();
 struct Column {
     alias: &'static str,
     expr: &'static str,
-    set: fn(&mut Billing, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
+    set: fn(&mut BillingRow, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
 }
 
 /// A column read into the bill member `slot`, as its type decodes.
@@ -72,7 +73,7 @@ fn put<T: Decode>(slot: &mut T, row: &Row<'_>, at: usize) -> Result<(), crate::s
 const fn column(
     alias: &'static str,
     expr: &'static str,
-    set: fn(&mut Billing, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
+    set: fn(&mut BillingRow, &Row<'_>, usize) -> Result<(), crate::storage::Error>,
 ) -> Column {
     Column { alias, expr, set }
 }
@@ -96,6 +97,8 @@ static COLUMNS: &[Column] = &[
     column("person_name", "people.name", |b, row, at| put(&mut b.person_name, row, at)),
     column("category_id", "billings.category_id", |b, row, at| put(&mut b.category_id, row, at)),
     column("category_name", "categories.name", |b, row, at| put(&mut b.category_name, row, at)),
+    column("classification_center_id", "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)", |b, row, at| put(&mut b.classification_center_id, row, at)),
+    column("classification_center_name", "(SELECT c.name FROM allocations a JOIN classification_centers c ON c.id = a.classification_center_id WHERE a.owner_type = 'billing' AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)", |b, row, at| put(&mut b.classification_center_name, row, at)),
     column("financial_account_id", "billings.financial_account_id", |b, row, at| put(&mut b.financial_account_id, row, at)),
     column("expected_account_id", "billings.expected_account_id", |b, row, at| put(&mut b.expected_account_id, row, at)),
     column("payment_method_kind", "billings.payment_method_kind", |b, row, at| put(&mut b.payment_method_kind, row, at)),
@@ -107,7 +110,11 @@ static COLUMNS: &[Column] = &[
     column("parcels_cents", "CAST((SELECT SUM(s.amount_cents) FROM billings s WHERE s.workspace_id = billings.workspace_id AND s.group_id = billings.group_id) AS BIGINT)", |b, row, at| put(&mut b.parcels_amount, row, at)),
     column("group_id", "billings.group_id", |b, row, at| put(&mut b.group_id, row, at)),
     column("transaction_id", "billings.transaction_id", |b, row, at| put(&mut b.transaction_id, row, at)),
+    column("ir_relevant", "billings.ir_relevant", |b, row, at| put(&mut b.ir_relevant, row, at)),
     column("notes", "billings.notes", |b, row, at| put(&mut b.notes, row, at)),
+    column("tax_charges_count", "(SELECT COUNT(*) FROM billing_tax_charges t WHERE t.workspace_id = billings.workspace_id AND t.billing_id = billings.id)", |b, row, at| put(&mut b.tax_charges_count, row, at)),
+    column("classification_center_allocations_count", "(SELECT COUNT(*) FROM allocations a WHERE a.owner_type = 'billing' AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id)", |b, row, at| put(&mut b.classification_center_allocations_count, row, at)),
+    column("attachments_count", "(SELECT COUNT(*) FROM attachment_links l WHERE l.workspace_id = billings.workspace_id AND l.target_type = billings.kind AND l.target_id = billings.id)", |b, row, at| put(&mut b.attachments_count, row, at)),
     column("created_at", "billings.created_at", |b, row, at| put(&mut b.stamps.created_at, row, at)),
     column("updated_at", "billings.updated_at", |b, row, at| put(&mut b.stamps.updated_at, row, at)),
     column("created_via", "billings.created_via", |b, row, at| put(&mut b.stamps.created_via, row, at)),
@@ -147,10 +154,10 @@ pub fn wire_of(field: &str) -> Option<Wire> {
         "type" => Wire::Text("billing_type"),
         "installment_number" => Wire::Integer("installment_number"),
         "total_installments" => Wire::Integer("total_installments"),
-        "classification_center_id"
-        | "classification_center_name"
-        | "classification_center_allocations"
-        | "tax_charges" => return None,
+        "tax_charges_count" | "classification_center_allocations_count" | "attachments_count" => {
+            Wire::Integer(column_alias(field)?)
+        }
+        "is_reconciled" | "classification_center_allocations" | "tax_charges" | "reconciliation" => return None,
         // Every other member is the column of its own name.
         other => Wire::Text(column_alias(other)?),
     })
@@ -210,8 +217,8 @@ pub fn select_for(request: &ListRequest, sort_column: &str) -> Arc<str> {
 /// [`COLUMNS`] order, as [`select`] writes them). A list read with `fields` selects only
 /// the columns those fields need; the rest of the record keeps its default and is never
 /// shown.
-pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
-    let mut b = Billing::default();
+pub fn from_row(row: &Row<'_>) -> Result<BillingRow, crate::storage::Error> {
+    let mut b = BillingRow::default();
     let mut next = 0;
     for at in 0..row.column_count() {
         let name = row.column_name(at);
@@ -227,51 +234,12 @@ pub fn from_row(row: &Row<'_>) -> Result<Billing, crate::storage::Error> {
     Ok(b)
 }
 
-/// Fills the apportionment and the tax charges of a page of records: one query each.
-/// Which of a bill's parts kept in their own tables a read fills in.
-#[derive(Clone, Copy)]
-pub struct Parts {
-    /// The apportionment (and the first center's id and name).
-    pub allocations: bool,
-    pub tax_charges: bool,
-}
-
-impl Parts {
-    pub const ALL: Parts = Parts { allocations: true, tax_charges: true };
-
-    /// What a list reads: only the parts among the fields the caller asked for (each is
-    /// one more statement, a round trip to the database).
-    pub fn wanted(request: &ListRequest) -> Parts {
-        Parts {
-            allocations: [
-                "classification_center_allocations",
-                "classification_center_id",
-                "classification_center_name",
-            ]
-            .iter()
-            .any(|f| request.wants(f)),
-            tax_charges: request.wants("tax_charges"),
-        }
-    }
-}
-
-pub async fn attach(conn: &mut Conn, ws: &Membership, rows: &mut [Billing], parts: Parts) -> Result<(), ApiError> {
-    if rows.is_empty() || !(parts.allocations || parts.tax_charges) {
-        return Ok(());
-    }
-    let ids: Vec<String> = rows.iter().map(|b| b.id.clone()).collect();
-    let mut allocations =
-        if parts.allocations { apportionment::read(conn, ws, "billing", &ids).await? } else { Default::default() };
-    let mut taxes = if parts.tax_charges { tax_charges_of(conn, ws, &ids).await? } else { Default::default() };
-    for row in rows.iter_mut() {
-        row.classification_center_allocations = allocations.remove(&row.id).unwrap_or_default();
-        if let Some(first) = row.classification_center_allocations.first() {
-            row.classification_center_id = Some(first.classification_center_id.clone());
-            row.classification_center_name = Some(first.classification_center_name.clone());
-        }
-        row.tax_charges = taxes.remove(&row.id).unwrap_or_default();
-    }
-    Ok(())
+/// The record of a row: its apportionment and its tax charges, read beside it.
+async fn attach(conn: &mut Conn, ws: &Membership, row: BillingRow) -> Result<Billing, ApiError> {
+    let ids = std::slice::from_ref(&row.id);
+    let allocations = apportionment::read(conn, ws, "billing", ids).await?.remove(&row.id).unwrap_or_default();
+    let tax_charges = tax_charges_of(conn, ws, ids).await?.remove(&row.id).unwrap_or_default();
+    Ok(Billing { row, classification_center_allocations: allocations, tax_charges, reconciliation: None })
 }
 
 async fn tax_charges_of(
@@ -317,9 +285,7 @@ pub async fn find<B: BillKind>(conn: &mut Conn, ws: &Membership, id: &str) -> Re
             .bind(&id)
             .map_optional(&mut *conn, from_row)
             .await?;
-    let mut billing = row.ok_or_else(|| ApiError::not_found(B::NOUN))?;
-    attach(conn, ws, std::slice::from_mut(&mut billing), Parts::ALL).await?;
-    Ok(billing)
+    attach(conn, ws, row.ok_or_else(|| ApiError::not_found(B::NOUN))?).await
 }
 
 /// The stored apportionment of a record, as items.

@@ -35,7 +35,7 @@ pub fn check_transition(status: BillStatus, transition: Transition) -> Result<()
 
 /// A record that may still change: pending.
 pub fn check_open(current: &Billing) -> Result<(), ApiError> {
-    if !current.status.is_open() {
+    if !current.row.status.is_open() {
         return Err(refused_change());
     }
     Ok(())
@@ -70,15 +70,15 @@ pub async fn settle<B: BillKind>(
     let interest = input.amounts.interest_amount.map(|a| a.cents());
     let discount = input.amounts.discount_amount.map(|a| a.cents());
     let ticket = input.amounts.ticket_amount.map(|a| ledger::positive("ticket_amount", a)).transpose()?;
-    check_transition(current.status, Transition::Settle)?;
+    check_transition(current.row.status, Transition::Settle)?;
     let payment_date = input.payment_date;
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", current.due_date)?;
+    let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
+    refs::check_period(&company, "due_date", current.row.due_date)?;
     refs::check_period(&company, "payment_date", payment_date)?;
     let account_id =
-        settlement_account(input.financial_account_id.as_deref(), current.financial_account_id.as_deref())?;
+        settlement_account(input.financial_account_id.as_deref(), current.row.financial_account_id.as_deref())?;
     let account = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
-    let nominal = Cents::nominal(current.amount, interest, discount);
+    let nominal = Cents::nominal(current.row.amount, interest, discount);
     let ticket = match ticket {
         Some(t) => t,
         None if nominal.0 > 0 => nominal,
@@ -98,45 +98,45 @@ pub async fn settle<B: BillKind>(
     .bind(interest.map(|c| c.0))
     .bind(discount.map(|c| c.0))
     .bind(ticket.0);
-    changed_if::<B>(ctx, conn, ws, update, &current.id, BillStatus::Pending, || {
+    changed_if::<B>(ctx, conn, ws, update, &current.row.id, BillStatus::Pending, || {
         invalid_transition("Only a pending record can be settled")
     })
     .await?;
     let transaction = NewTransaction {
         company_id: company.id.clone(),
         account_id: account,
-        description: current.description.clone(),
+        description: current.row.description.clone(),
         amount: ticket,
         occurred_at: payment_date,
-        competence_date: Some(current.competence_date),
+        competence_date: Some(current.row.competence_date),
         polarity: Some(B::POLARITY),
-        category_id: current.category_id.clone(),
-        person_id: current.person_id.clone(),
-        payment_method_kind: current.payment_method_kind.clone(),
-        document: current.document.clone(),
-        document_date: current.document_date,
-        notes: current.notes.clone(),
-        classified: current.category_id.is_some(),
+        category_id: current.row.category_id.clone(),
+        person_id: current.row.person_id.clone(),
+        payment_method_kind: current.row.payment_method_kind.clone(),
+        document: current.row.document.clone(),
+        document_date: current.row.document_date,
+        notes: current.row.notes.clone(),
+        classified: current.row.category_id.is_some(),
         is_pending: false,
         auto_created: true,
-        billing_id: Some(current.id.clone()),
+        billing_id: Some(current.row.id.clone()),
         ..NewTransaction::default()
     };
     let transaction_id = ledger::insert(ctx, conn, ws, &transaction).await?;
-    let allocations = stored_allocations(conn, ws, &current.id).await?;
+    let allocations = stored_allocations(conn, ws, &current.row.id).await?;
     if !allocations.is_empty() {
-        let copied = spread(&allocations, current.amount, &[ticket], false).pop().unwrap_or_default();
+        let copied = spread(&allocations, current.row.amount, &[ticket], false).pop().unwrap_or_default();
         apportionment::replace(conn, ws, "transaction", &transaction_id, &copied).await?;
     }
     sql::query("UPDATE billings SET transaction_id = $1 WHERE workspace_id = $2 AND id = $3")
         .bind(&transaction_id)
         .bind(&ws.workspace_id)
-        .bind(&current.id)
+        .bind(&current.row.id)
         .execute(&mut *conn)
         .await?;
-    audit_write(ctx, conn, ws, &format!("{}.settle", B::PLURAL), B::KIND, &current.id).await?;
+    audit_write(ctx, conn, ws, &format!("{}.settle", B::PLURAL), B::KIND, &current.row.id).await?;
     audit_write(ctx, conn, ws, "transactions.create", "transaction", &transaction_id).await?;
-    find::<B>(conn, ws, &current.id).await
+    find::<B>(conn, ws, &current.row.id).await
 }
 
 /// The fields of a [`BillingPatch`] that a move reads rather than writes.
@@ -164,19 +164,19 @@ pub async fn patch<B: BillKind>(
     let current = find::<B>(conn, ws, id).await?;
     let others = body.as_object().is_some_and(|o| o.keys().any(|k| !MOVE_FIELDS.contains(&k.as_str())));
     let update = async |conn: &mut Conn, fields| <Bills<B> as Writable>::update(ctx, conn, ws, id, fields).await;
-    let target: Option<BillStatus> = status.map(Into::into).filter(|s| *s != current.status);
+    let target: Option<BillStatus> = status.map(Into::into).filter(|s| *s != current.row.status);
     if target != Some(B::SETTLED) {
         let sent = [
-            ("interest_amount", amounts.interest_amount, current.interest_amount),
-            ("discount_amount", amounts.discount_amount, current.discount_amount),
-            ("ticket_amount", amounts.ticket_amount, current.ticket_amount),
+            ("interest_amount", amounts.interest_amount, current.row.interest_amount),
+            ("discount_amount", amounts.discount_amount, current.row.discount_amount),
+            ("ticket_amount", amounts.ticket_amount, current.row.ticket_amount),
         ];
         for (field, sent, stored) in sent {
             if sent.is_some_and(|a| Some(a.cents()) != stored) {
                 return Err(settling_only::<B>(field));
             }
         }
-        if payment_date.is_some_and(|d| Some(d) != current.payment_date) {
+        if payment_date.is_some_and(|d| Some(d) != current.row.payment_date) {
             return Err(settling_only::<B>("payment_date"));
         }
         let changes = others || fields.financial_account_id.is_some();
@@ -220,8 +220,8 @@ pub async fn cancel<B: BillKind>(
     id: &str,
 ) -> Result<Billing, ApiError> {
     let current = moved::<B>(ctx, conn, ws, id, Transition::Cancel).await?;
-    audit_write(ctx, conn, ws, &format!("{}.cancel", B::PLURAL), B::KIND, &current.id).await?;
-    find::<B>(conn, ws, &current.id).await
+    audit_write(ctx, conn, ws, &format!("{}.cancel", B::PLURAL), B::KIND, &current.row.id).await?;
+    find::<B>(conn, ws, &current.row.id).await
 }
 
 pub async fn reopen<B: BillKind>(
@@ -231,9 +231,9 @@ pub async fn reopen<B: BillKind>(
     id: &str,
 ) -> Result<Billing, ApiError> {
     let current = moved::<B>(ctx, conn, ws, id, Transition::Reopen).await?;
-    if current.status.is_settled() {
-        if ledger::remove_settlement(conn, ws, &current.id).await? > 0 {
-            if let Some(tx) = &current.transaction_id {
+    if current.row.status.is_settled() {
+        if ledger::remove_settlement(conn, ws, &current.row.id).await? > 0 {
+            if let Some(tx) = &current.row.transaction_id {
                 audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
             }
         }
@@ -242,13 +242,13 @@ pub async fn reopen<B: BillKind>(
                     transaction_id = NULL WHERE workspace_id = $1 AND id = $2",
         )
         .bind(&ws.workspace_id)
-        .bind(&current.id)
+        .bind(&current.row.id)
         .execute(&mut *conn)
         .await
         ?;
     }
-    audit_write(ctx, conn, ws, &format!("{}.reopen", B::PLURAL), B::KIND, &current.id).await?;
-    find::<B>(conn, ws, &current.id).await
+    audit_write(ctx, conn, ws, &format!("{}.reopen", B::PLURAL), B::KIND, &current.row.id).await?;
+    find::<B>(conn, ws, &current.row.id).await
 }
 
 /// Cancels or reopens the bill `id`: the caller may write, the transition is allowed
@@ -263,10 +263,10 @@ async fn moved<B: BillKind>(
 ) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
-    check_transition(current.status, to)?;
-    let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-    refs::check_period(&company, "due_date", current.due_date)?;
-    if let Some(paid) = current.payment_date {
+    check_transition(current.row.status, to)?;
+    let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
+    refs::check_period(&company, "due_date", current.row.due_date)?;
+    if let Some(paid) = current.row.payment_date {
         refs::check_period(&company, "payment_date", paid)?;
     }
     transition::<B>(ctx, conn, ws, &current, to).await?;
@@ -287,7 +287,7 @@ async fn transition<B: BillKind>(
           WHERE workspace_id = $5 AND kind = $6 AND id = $7 AND status = $8",
     )
     .bind(BillStatus::after::<B>(transition).as_str());
-    changed_if::<B>(ctx, conn, ws, update, &current.id, current.status, || {
+    changed_if::<B>(ctx, conn, ws, update, &current.row.id, current.row.status, || {
         invalid_transition("The record changed status meanwhile")
     })
     .await

@@ -85,6 +85,9 @@ pub struct BillingCreate {
     pub document_number: Option<String>,
     #[serde(default)]
     pub document_date: Option<Date>,
+    /// Relevant to income tax (IR).
+    #[serde(default)]
+    pub ir_relevant: Option<bool>,
     #[serde(default)]
     #[schemars(length(max = 2000))]
     pub notes: Option<String>,
@@ -136,6 +139,8 @@ pub struct BillingUpdate {
     pub document_number: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
     pub document_date: Option<Option<Date>>,
+    #[serde(deserialize_with = "nullable")]
+    pub ir_relevant: Option<Option<bool>>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 2000))]
     pub notes: Option<Option<String>>,
@@ -226,9 +231,11 @@ pub struct SettleRequest {
     pub amounts: SettlementAmounts,
 }
 
-/// A payable or receivable as `/v1` returns it.
+/// A payable or receivable as a `/v1` list shows it: its own fields, and how many of
+/// each of its parts (apportionment, tax charges, attachments) it has; the parts
+/// themselves are the record's ([`Billing`]).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct Billing {
+pub struct BillingRow {
     pub id: String,
     pub company_id: String,
     pub description: String,
@@ -259,7 +266,6 @@ pub struct Billing {
     /// The first center of the apportionment.
     pub classification_center_id: Option<String>,
     pub classification_center_name: Option<String>,
-    pub classification_center_allocations: Vec<AllocationView>,
     pub financial_account_id: Option<String>,
     pub expected_account_id: Option<String>,
     pub payment_method_kind: Option<String>,
@@ -274,10 +280,29 @@ pub struct Billing {
     pub group_id: Option<String>,
     /// The settlement transaction.
     pub transaction_id: Option<String>,
+    /// Relevant to income tax (IR); unset by default.
+    pub ir_relevant: Option<bool>,
     pub notes: Option<String>,
-    pub tax_charges: Vec<TaxCharge>,
+    /// Whether a reconciliation settled it (none yet: reconciliations are not served).
+    pub is_reconciled: bool,
+    pub tax_charges_count: i64,
+    pub classification_center_allocations_count: i64,
+    pub attachments_count: i64,
     #[serde(flatten)]
     pub stamps: Stamps,
+}
+
+/// A payable or receivable as `/v1` returns it: its row, with the apportionment and
+/// the tax charges themselves.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Billing {
+    #[serde(flatten)]
+    pub row: BillingRow,
+    pub classification_center_allocations: Vec<AllocationView>,
+    pub tax_charges: Vec<TaxCharge>,
+    /// The reconciliation group that settled it: null (reconciliations are not served
+    /// yet).
+    pub reconciliation: Option<serde_json::Value>,
 }
 
 /// The answer of a create: the first record, plus the ids of the whole series in order

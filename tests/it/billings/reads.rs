@@ -73,6 +73,60 @@ pub async fn nominal_amount_is_amount_plus_interest_minus_discount(k: K) {
     expect(&all_discount, 422, "invalid_amount");
 }
 
+/// A list row says how many parts a record has (what the real list answers, and what
+/// keeps a page small for an agent); the record holds the parts. The fields later
+/// operations bring are there with their defaults.
+pub async fn a_list_row_counts_the_parts_the_record_holds(k: K) {
+    let h = Harness::new().await;
+    let c1 = center(&h, ACME_COMPANY, k.center).await;
+    let c2 = center(&h, ACME_COMPANY, "both").await;
+    let tax = tax(&h, DEMO_WORKSPACE_ACME, "IRRF").await;
+    let split = json!([{"classification_center_id": c1, "percentage": "60.00"}, {"classification_center_id": c2, "percentage": "40.00"}]);
+    let b = create(&h, k, with(body(), json!({"classification_centers": split, "ir_relevant": true, "tax_charges": [{"tax_id": tax, "amount": "15.00"}]}))).await;
+    let id = b["id"].as_str().unwrap();
+    exec(&h, "INSERT INTO attachments (id, workspace_id, file_name, mime_type, file_size, sha256, uploaded_by, uploaded_at, created_via) VALUES ('a0000000-0000-4000-8000-000000000001', $1, 'nf.pdf', 'application/pdf', 1, 'x', 'u', $2, 'system')", &[DEMO_WORKSPACE_ACME, NOW]).await;
+    let kind = &k.path[4..k.path.len() - 1];
+    exec(&h, "INSERT INTO attachment_links (attachment_id, workspace_id, target_type, target_id, created_at, created_via) VALUES ('a0000000-0000-4000-8000-000000000001', $1, $2, $3, $4, 'system')", &[DEMO_WORKSPACE_ACME, kind, id, NOW]).await;
+    create(&h, k, body()).await;
+
+    let record = get(&h, &format!("{}/{id}", k.path)).await.json();
+    let counts = |v: &Value| {
+        (
+            v["classification_center_allocations_count"].as_i64(),
+            v["tax_charges_count"].as_i64(),
+            v["attachments_count"].as_i64(),
+        )
+    };
+    assert_eq!(counts(&record), (Some(2), Some(1), Some(1)));
+    assert_eq!(record["classification_center_allocations"].as_array().map(Vec::len), Some(2));
+    assert_eq!(record["tax_charges"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        (record["ir_relevant"].clone(), record["is_reconciled"].clone(), record["reconciliation"].clone()),
+        (json!(true), json!(false), Value::Null)
+    );
+    assert_eq!(record["classification_center_id"], json!(c1), "the first center");
+
+    let page = get(&h, &format!("{}?ir_relevant=true", k.path)).await.json();
+    let rows = page["data"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{page}");
+    let row = &rows[0];
+    assert_eq!(counts(row), counts(&record));
+    for part in ["classification_center_allocations", "tax_charges", "reconciliation"] {
+        assert!(row.get(part).is_none(), "a row never carries {part}");
+    }
+    for (field, value) in row.as_object().unwrap() {
+        assert_eq!(&record[field], value, "{field}: the row says what the record says");
+    }
+    let others = get(&h, &format!("{}?ir_relevant=false", k.path)).await.json();
+    assert_eq!(others["data"].as_array().map(Vec::len), Some(0), "unset is neither true nor false");
+    let cleared = patch(&h, &format!("{}/{id}", k.path), json!({"ir_relevant": false})).await.json();
+    assert_eq!(cleared["ir_relevant"], false);
+    assert_eq!(
+        get(&h, &format!("{}?ir_relevant=false", k.path)).await.json()["data"].as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
 pub async fn delete_removes_the_settlement_allocations_taxes_and_links(k: K) {
     let h = Harness::new().await;
     let account = account(&h, ACME_COMPANY).await;
