@@ -108,6 +108,17 @@ pub struct ListSpec {
 ///
 /// `default: created_at desc` sorts newest first. A macro because the qualified columns
 /// are `'static` text made at compile time (`concat!`), which no `const fn` can join.
+/// The column a sort reads its value from in a page's rows, and whether that column
+/// may be null: a nullable column is sorted as `COALESCE(table.column, '')` (the keyset
+/// cursor compares values that are never null), its null read as `''`.
+pub fn sorted_column(sort_column: &str) -> (&str, bool) {
+    let (inner, nullable) = match sort_column.strip_prefix("COALESCE(").and_then(|rest| rest.split_once(',')) {
+        Some((inner, _)) => (inner, true),
+        None => (sort_column, false),
+    };
+    (inner.rsplit('.').next().unwrap_or(inner), nullable)
+}
+
 macro_rules! list_spec {
     ($table:ident $(where $scope:expr)?;
      filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))?),* $(,)?;

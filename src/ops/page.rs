@@ -19,10 +19,11 @@ use crate::storage::{sql, Conn, Row};
 
 /// A stored value as a cursor keeps it: text, else an integer.
 fn stored(row: &Row<'_>, column: &str) -> Value {
-    let name = column.rsplit('.').next().unwrap_or(column);
-    match row.try_get::<String, _>(name) {
-        Ok(text) => json!(text),
-        Err(_) => row.try_get::<i64, _>(name).map(|n| json!(n)).unwrap_or(Value::Null),
+    let (name, nullable) = crate::ops::list::sorted_column(column);
+    match row.try_get::<Option<String>, _>(name) {
+        Ok(Some(text)) => json!(text),
+        Ok(None) if nullable => json!(""),
+        _ => row.try_get::<i64, _>(name).map(|n| json!(n)).unwrap_or(Value::Null),
     }
 }
 

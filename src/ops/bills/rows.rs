@@ -48,8 +48,8 @@ const fn billing_list<B: Listed>() -> ListSpec {
             financial_account_id: Uuid, expected_account_id: Uuid, payment_method_kind: Text, document_number: Text, group_id: Uuid,
             ir_relevant: Bool,
             due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
-        // payment_date is nullable: the keyset cursor needs NOT NULL sort columns.
-        sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents;
+        sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents,
+            payment_date = "COALESCE(billings.payment_date, '')";
         default: due_date)
 }
 
@@ -196,7 +196,7 @@ fn select(wanted: impl Fn(&str) -> bool) -> String {
 /// the id and the sort column (the cursor's); without, every column.
 pub fn select_for(request: &ListRequest, sort_column: &str) -> Arc<str> {
     static SELECTS: Kept<u64, Arc<str>> = Kept::new(128);
-    let sort_alias = sort_column.rsplit('.').next().unwrap_or(sort_column);
+    let (sort_alias, _) = crate::ops::list::sorted_column(sort_column);
     let bit = |alias: &str| COLUMNS.iter().position(|c| c.alias == alias).map_or(0, |at| 1u64 << at);
     let columns = match &request.fields {
         None => u64::MAX,

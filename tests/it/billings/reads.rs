@@ -264,6 +264,49 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
     );
 }
 
+/// `sort=payment_date` as the real API takes it: the unsettled (no payment date) first,
+/// then by the day the money moved; pages follow one another across the two.
+pub async fn payment_date_sorts_the_unsettled_first(k: K) {
+    let h = Harness::new().await;
+    let account = account(&h, ACME_COMPANY).await;
+    let mut expected = Vec::new();
+    for (i, paid) in [Some("2026-03-20"), None, Some("2026-03-11"), None, Some("2026-03-15")].into_iter().enumerate() {
+        let b =
+            create(&h, k, with(body(), json!({"description": format!("Conta {i}"), "financial_account_id": account})))
+                .await;
+        let id = b["id"].as_str().unwrap().to_string();
+        if let Some(date) = paid {
+            let settled = post(&h, &format!("{}/{id}/settle", k.path), Some(json!({"payment_date": date}))).await;
+            assert_eq!(settled.status, 200);
+        }
+        expected.push((paid.unwrap_or("").to_string(), id));
+    }
+    expected.sort();
+    for (sort, order) in
+        [("payment_date", expected.clone()), ("-payment_date", expected.iter().rev().cloned().collect())]
+    {
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let after = cursor.as_ref().map(|c| format!("&cursor={c}")).unwrap_or_default();
+            let page = get(&h, &format!("{}?sort={sort}&limit=2{after}", k.path)).await;
+            assert_eq!(page.status, 200, "{}", String::from_utf8_lossy(&page.bytes));
+            let page = page.json();
+            for row in page["data"].as_array().unwrap() {
+                seen.push((
+                    row["payment_date"].as_str().unwrap_or("").to_string(),
+                    row["id"].as_str().unwrap().to_string(),
+                ));
+            }
+            match page["meta"]["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_string()),
+                None => break,
+            }
+        }
+        assert_eq!(seen, order, "{sort}");
+    }
+}
+
 /// The real document declares the dates as date-times: one is taken for its date in São
 /// Paulo (midnight UTC, the real API's own form of a date, for that date), in bodies and
 /// filters alike, and answered as the plain date.
@@ -343,7 +386,7 @@ pub async fn list_filters_sorts_and_pages(k: K) {
         "colour=red",
         "amount[gte]=abc",
         &format!("status={}", if k.settled == "paid" { "received" } else { "paid" }),
-        "sort=payment_date",
+        "sort=paid_at",
         "limit=101",
         "cursor=nope",
         "type[gte]=normal",
