@@ -23,6 +23,25 @@ pub enum PaymentMethod {
     Tribute,
 }
 
+/// Every method's name, in the enum's order: what a payable takes.
+pub const PAYABLE_METHODS: &[&str] = &[
+    "bank_billet",
+    "ted",
+    "pix",
+    "credit_card",
+    "debit_card",
+    "cash",
+    "check",
+    "direct_debit",
+    "other",
+    "none",
+    "utility",
+    "tribute",
+];
+
+/// What a receivable (and a ledger transaction) takes: all but `utility` and `tribute`.
+pub const RECEIVABLE_METHODS: &[&str] = PAYABLE_METHODS.split_at(10).0;
+
 impl PaymentMethod {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -5,7 +5,7 @@
 //!
 //! * `"default": null` goes (an optional field that is absent is null anyway), and so
 //!   do the numeric `format`s schemars adds (`int64`, `double`, …: not JSON Schema
-//!   formats), `title` and `$schema`.
+//!   formats), `title`, `$schema` and the `/v1` document's `x-` annotations.
 //! * An input schema keeps its fields' descriptions (the `/v1` documentation of each
 //!   field) but not the descriptions of object types (the request type's names its
 //!   route; a nested item's says it is an item).
@@ -46,7 +46,9 @@ fn trim(schema: Value, side: Side) -> Value {
             "format" => value
                 .as_str()
                 .is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"),
+            // `x-kobana-extension` and the like: the `/v1` document's.
             "title" | "$schema" => true,
+            other if other.starts_with("x-") => true,
             "description" => side == Side::Output || describes_a_type,
             _ => false,
         };

@@ -643,7 +643,8 @@ mod tests {
                 Value::Object(o) => Value::Object(
                     o.iter()
                         .filter(|(k, v)| {
-                            let annotation = matches!(k.as_str(), "description" | "title" | "$schema");
+                            let annotation =
+                                matches!(k.as_str(), "description" | "title" | "$schema") || k.starts_with("x-");
                             let null_default = k.as_str() == "default" && v.is_null();
                             let numeric_format =
                                 k.as_str() == "format" && v.as_str().is_some_and(|f| f.starts_with("int"));

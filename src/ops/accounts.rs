@@ -68,6 +68,7 @@ pub struct AccountCreate {
     /// COMPE bank code, 3 digits with leading zeros (e.g. "001", "341").
     #[serde(default)]
     #[schemars(length(min = 3, max = 3))]
+    #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
     pub bank_code: Option<String>,
     #[serde(default)]
     #[schemars(length(max = 50))]
@@ -100,6 +101,7 @@ pub struct AccountUpdate {
     pub account_type: Option<AccountType>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(min = 3, max = 3))]
+    #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
     pub bank_code: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 50))]
@@ -143,6 +145,7 @@ pub struct Account {
     pub name: String,
     #[serde(rename = "type")]
     pub account_type: String,
+    #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
     pub bank_code: Option<String>,
     pub agency: Option<String>,
     pub agency_digit: Option<String>,
@@ -399,7 +402,7 @@ match a bank statement. Asks the user to confirm.",
 
 pub static LIST: ListSpec = list_spec!(financial_accounts;
     filters: company_id: Uuid, type = account_type: Enum(&["checking", "savings", "cash", "investment", "credit"]),
-        bank_code: Text, active: Bool, name: Text, created_at: Timestamp;
+        bank_code: Text @ "bank by COMPE code", active: Bool, name: Text, created_at: Timestamp @ "creation time";
     sorts: name, created_at, type = account_type;
     default: name);
 

@@ -91,6 +91,7 @@ pub struct CompanyCreate {
     /// Closed period: records of this company dated on or before this day (YYYY-MM-DD)
     /// can no longer be created, changed, settled, reopened or deleted.
     #[serde(default)]
+    #[schemars(extend("x-kobana-extension" = "period lock"))]
     pub locked_until: Option<Date>,
 }
 
@@ -113,6 +114,7 @@ pub struct CompanyUpdate {
     #[serde(deserialize_with = "nullable")]
     pub address: Option<Option<Address>>,
     #[serde(deserialize_with = "nullable")]
+    #[schemars(extend("x-kobana-extension" = "period lock"))]
     pub locked_until: Option<Option<Date>>,
 }
 
@@ -130,6 +132,7 @@ pub struct Company {
     pub municipal_registration: Option<String>,
     pub tax_regime: Option<TaxRegime>,
     pub address: Option<Address>,
+    #[schemars(extend("x-kobana-extension" = "period lock"))]
     pub locked_until: Option<Date>,
     #[serde(flatten)]
     pub stamps: Stamps,
@@ -311,7 +314,8 @@ can no longer change.",
 ]);
 
 pub static LIST: ListSpec = list_spec!(companies where "companies.deleted_at IS NULL";
-    filters: active: Bool, name: Text, cnpj: Text, type = company_type: Enum(&["matriz", "filial"]), created_at: Timestamp;
+    filters: active: Bool, name: Text, cnpj: Text, type = company_type: Enum(&["matriz", "filial"]),
+        created_at: Timestamp @ "creation time";
     sorts: name, created_at;
     default: name);
 

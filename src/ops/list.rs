@@ -80,6 +80,9 @@ pub struct Field {
     pub name: &'static str,
     pub column: &'static str,
     pub kind: Kind,
+    /// Why the filter is this product's and not the real API's (`@ "why"` in
+    /// [`list_spec!`]; its OpenAPI `x-kobana-extension`).
+    pub extension: Option<&'static str>,
 }
 
 /// What a resource's list accepts.
@@ -106,7 +109,8 @@ pub struct ListSpec {
 ///     default: name)
 /// ```
 ///
-/// `default: created_at desc` sorts newest first. A macro because the qualified columns
+/// `default: created_at desc` sorts newest first; `name: Text @ "why"` marks a filter the
+/// real API does not have (OpenAPI `x-kobana-extension`). A macro because the qualified columns
 /// are `'static` text made at compile time (`concat!`), which no `const fn` can join.
 /// The column a sort reads its value from in a page's rows, and whether that column
 /// may be null: a nullable column is sorted as `COALESCE(table.column, '')` (the keyset
@@ -121,7 +125,7 @@ pub fn sorted_column(sort_column: &str) -> (&str, bool) {
 
 macro_rules! list_spec {
     ($table:ident $(where $scope:expr)?;
-     filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))?),* $(,)?;
+     filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))? $(@ $extension:literal)?),* $(,)?;
      sorts: $($sort:ident $(= $sort_column:tt)?),* $(,)?;
      default: $default:ident $($desc:ident)? $(;)?) => {
         $crate::ops::list::ListSpec {
@@ -130,6 +134,7 @@ macro_rules! list_spec {
                 name: stringify!($filter),
                 column: $crate::ops::list::list_spec!(@column $table, $filter $(, $column)?),
                 kind: $crate::ops::list::Kind::$kind $(($($arg)*))?,
+                extension: $crate::ops::list::list_spec!(@extension $($extension)?),
             }),*] },
             sorts: const { &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*] },
             default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
@@ -148,6 +153,12 @@ macro_rules! list_spec {
     };
     (@descending) => {
         false
+    };
+    (@extension) => {
+        None
+    };
+    (@extension $why:literal) => {
+        Some($why)
     };
     (@descending desc) => {
         true

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::list::{Kind, ListSpec};
 use super::resource::Declaration;
 use crate::domain::roles::ScopeSet;
 
@@ -19,6 +20,10 @@ pub struct Operation {
     pub request: Option<fn() -> Value>,
     pub success: u16,
     pub response: Option<fn() -> Value>,
+    /// A list's filters and sorts.
+    pub list: Option<&'static ListSpec>,
+    /// Filters by a record's id that the operation reads itself, beside the list's.
+    pub id_filters: &'static [&'static str],
 }
 
 /// A request or response schema function may return `{CUSTOM_CONTENT: {media type:
@@ -64,7 +69,83 @@ struct Row {
     request: Option<fn() -> Value>,
     success: u16,
     response: Option<fn() -> Value>,
+    /// Its query parameters.
+    query: Query,
+    /// Why it is this product's own ([`Op::extension`]).
+    extension: Option<&'static str>,
 }
+
+/// Where an operation's query parameters come from.
+#[derive(Clone, Copy)]
+enum Query {
+    None,
+    /// A list's filters, sort and page, and filters by id it reads itself.
+    List(&'static ListSpec, &'static [&'static str]),
+    /// The properties of a read's query schema (the aggregates' period).
+    Schema(fn() -> Value),
+    /// An id sweep's page: `limit` (up to 10,000) and `cursor`.
+    Sweep,
+}
+
+impl Query {
+    fn parameters(self) -> Vec<Value> {
+        let parameter =
+            |name: &str, schema: Value| json!({ "name": name, "in": "query", "required": false, "schema": schema });
+        match self {
+            Query::None => Vec::new(),
+            Query::List(spec, id_filters) => {
+                let sorts: Vec<String> =
+                    spec.sorts.iter().flat_map(|(name, _)| [name.to_string(), format!("-{name}")]).collect();
+                let mut parameters: Vec<Value> = spec
+                    .filters
+                    .iter()
+                    .map(|f| {
+                        let mut documented = parameter(f.name, filter_value(f.kind));
+                        if let Some(why) = f.extension {
+                            documented["x-kobana-extension"] = json!(why);
+                        }
+                        documented
+                    })
+                    .collect();
+                parameters.extend(id_filters.iter().map(|name| parameter(name, filter_value(Kind::Uuid))));
+                parameters.push(parameter("sort", json!({ "type": "string", "enum": sorts })));
+                parameters.push(parameter("limit", json!({ "type": "integer", "minimum": 1, "maximum": 100 })));
+                parameters.push(parameter("cursor", json!({ "type": "string" })));
+                parameters
+            }
+            Query::Schema(schema) => {
+                let schema = schema();
+                let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+                properties
+                    .into_iter()
+                    .filter(|(name, _)| name != "workspace_id")
+                    .map(|(n, s)| parameter(&n, s))
+                    .collect()
+            }
+            Query::Sweep => vec![
+                parameter("limit", json!({ "type": "integer", "minimum": 1, "maximum": 10_000 })),
+                parameter("cursor", json!({ "type": "string" })),
+            ],
+        }
+    }
+}
+
+/// A filter's value in a query string. Each filter also takes its operators —
+/// `name[in]=a,b` for every kind, `name[gte|lte|gt|lt]=` for dates, instants, integers
+/// and amounts — which the operation's description says.
+fn filter_value(kind: Kind) -> Value {
+    match kind {
+        Kind::Bool => json!({ "type": "string", "enum": ["true", "false"] }),
+        Kind::Enum(values) => json!({ "type": "string", "enum": values }),
+        Kind::Uuid => json!({ "type": "string", "format": "uuid" }),
+        Kind::Integer => json!({ "type": "integer" }),
+        Kind::Date | Kind::Timestamp | Kind::Money | Kind::Text => json!({ "type": "string" }),
+    }
+}
+
+/// What a list's description says of its query string.
+const LIST_QUERY: &str = " Filters: `field=value`, `field[in]=a,b`, and on dates, instants and amounts \
+`field[gte]=`, `[lte]`, `[gt]`, `[lt]`; `sort=field` or `sort=-field`; `limit` (1–100, default 25) and `cursor`.";
 
 /// Every operation of the document, declared or written out.
 fn rows() -> impl Iterator<Item = Row> {
@@ -78,6 +159,13 @@ fn rows() -> impl Iterator<Item = Row> {
             request: op.patch.map(|patch| patch.request).or(op.request),
             success: op.success,
             response: op.response,
+            query: match (op.list, op.query) {
+                (Some(spec), _) => Query::List(spec, &[]),
+                (None, Some(schema)) => Query::Schema(schema),
+                (None, None) if op.action == "ids" => Query::Sweep,
+                (None, None) => Query::None,
+            },
+            extension: op.extension,
         })
     });
     let written = WRITTEN.iter().flat_map(|ops| ops.iter()).map(|op| Row {
@@ -89,6 +177,8 @@ fn rows() -> impl Iterator<Item = Row> {
         request: op.request,
         success: op.success,
         response: op.response,
+        query: op.list.map_or(Query::None, |spec| Query::List(spec, op.id_filters)),
+        extension: None,
     });
     declared.chain(written)
 }
@@ -120,14 +210,21 @@ fn error_schema() -> Value {
 pub fn document(api_base_url: &str) -> Value {
     let mut paths = Map::new();
     for op in rows() {
+        let summary = match op.query {
+            Query::List(..) => format!("{}.{LIST_QUERY}", op.summary),
+            _ => op.summary.clone(),
+        };
         let mut operation = json!({
             "operationId": op.id,
-            "summary": op.summary,
+            "summary": summary,
             "security": [{ "bearer": [op.scope] }],
             "responses": {
                 "4XX": { "description": "Error", "content": { "application/json": { "schema": error_schema() } } },
             },
         });
+        if let Some(why) = op.extension {
+            operation["x-kobana-extension"] = json!(why);
+        }
         let mut success = json!({ "description": "Success" });
         if let Some(response) = op.response {
             success["content"] = content_of(response()).0;
@@ -139,8 +236,12 @@ pub fn document(api_base_url: &str) -> Value {
             idempotent = !custom;
             operation["requestBody"] = json!({ "required": true, "content": content });
         }
+        let mut parameters = op.query.parameters();
         if op.path.contains("{id}") {
-            operation["parameters"] = json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }]);
+            parameters.insert(0, json!({ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }));
+        }
+        if !parameters.is_empty() {
+            operation["parameters"] = Value::Array(parameters);
         }
         if matches!(op.method, "post" | "patch") && idempotent {
             let header = json!({ "name": "X-Idempotency-Key", "in": "header", "required": false, "schema": { "type": "string", "maxLength": 255 } });

@@ -209,6 +209,8 @@ pub struct Op {
     pub check: Option<Check>,
     /// A read's query parameters, as a schema: a tool's arguments besides the workspace.
     pub query: Option<fn() -> Value>,
+    /// A list's filters and sorts (its query parameters on `/v1`).
+    pub list: Option<&'static ListSpec>,
     pub success: u16,
     pub response: Option<fn() -> Value>,
     /// Where a created answer lives, for `Location`: `{prefix}/{body[field]}`.
@@ -226,6 +228,9 @@ pub struct Op {
     /// How `/v1` runs an update row that takes more than its tool (the bills' `PATCH`
     /// also moves their status, as the real API's does).
     pub patch: Option<Patch>,
+    /// Why the operation is this product's and not the real API's (its OpenAPI
+    /// `x-kobana-extension`).
+    pub extension: Option<&'static str>,
 }
 
 /// A `/v1` `PATCH` of its own: the request type's schema and check, what runs it, and
@@ -270,6 +275,7 @@ impl Op {
             request: None,
             check: None,
             query: None,
+            list: None,
             success: 200,
             response: None,
             location: None,
@@ -278,12 +284,14 @@ impl Op {
             confirmed: matches!(shape, Shape::Delete),
             confirm: None,
             patch: None,
+            extension: None,
         }
     }
 
     /// `GET {collection}`: a page of rows.
     pub const fn list<R: Records>(summary: &'static str) -> Op {
-        Op::shaped(Shape::List, "get", "", "list", summary, Access::Read).answers(200, page_schema::<R>)
+        let op = Op::shaped(Shape::List, "get", "", "list", summary, Access::Read).answers(200, page_schema::<R>);
+        Op { list: Some(R::LIST), ..op }
     }
 
     /// `GET {collection}/{id}`
@@ -369,6 +377,11 @@ impl Op {
     /// The success status of an answer without a body.
     pub const fn status(self, success: u16) -> Op {
         Op { success, ..self }
+    }
+
+    /// An operation of this product's own, not the real API's: `why` says what it is.
+    pub const fn extension(self, why: &'static str) -> Op {
+        Op { extension: Some(why), ..self }
     }
 
     /// Its MCP tool.

@@ -9,15 +9,22 @@ use super::OpContext;
 use crate::domain::dates::Timestamp;
 use crate::storage::{sql, Row};
 
-/// When and by whom a record was created and last changed.
+/// When and by whom a record was created and last changed. Beyond the real API's
+/// `created_at` (and `updated_at` on the records it stamps), the audit trail of every
+/// record is this product's: OpenAPI marks it `x-kobana-extension`.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Stamps {
     pub created_at: Timestamp,
+    #[schemars(extend("x-kobana-extension" = "audit"))]
     pub updated_at: Timestamp,
     /// `mcp`, `api` or `system`.
+    #[schemars(extend("x-kobana-extension" = "audit"))]
     pub created_via: String,
+    #[schemars(extend("x-kobana-extension" = "audit"))]
     pub updated_via: String,
+    #[schemars(extend("x-kobana-extension" = "audit"))]
     pub created_by: Option<String>,
+    #[schemars(extend("x-kobana-extension" = "audit"))]
     pub updated_by: Option<String>,
 }
 

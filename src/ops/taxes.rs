@@ -244,7 +244,8 @@ pub static OPERATIONS: Declaration = Declaration::of::<Taxes>(&[
 ]);
 
 pub static LIST: ListSpec = list_spec!(taxes;
-    filters: name: Text, active: Bool, default_withholding: Bool, created_at: Timestamp, updated_at: Timestamp;
+    filters: name: Text, active: Bool, default_withholding: Bool, created_at: Timestamp @ "creation time",
+        updated_at: Timestamp @ "incremental sync";
     sorts: name, created_at, updated_at;
     default: name);
 

@@ -186,6 +186,8 @@ pub const DOCS: &[Operation] = &[
         request: None,
         success: 200,
         response: Some(|| page_of(schema_of::<Attachment>())),
+        list: Some(&LIST),
+        id_filters: &[LINK_FILTERS[0].0, LINK_FILTERS[1].0, LINK_FILTERS[2].0],
     },
     Operation {
         method: "post",
@@ -196,6 +198,8 @@ pub const DOCS: &[Operation] = &[
         request: Some(upload_body),
         success: 201,
         response: Some(schema_of::<Attachment>),
+        list: None,
+        id_filters: &[],
     },
     Operation {
         method: "get",
@@ -206,6 +210,8 @@ pub const DOCS: &[Operation] = &[
         request: None,
         success: 200,
         response: Some(schema_of::<Attachment>),
+        list: None,
+        id_filters: &[],
     },
     Operation {
         method: "delete",
@@ -216,6 +222,8 @@ pub const DOCS: &[Operation] = &[
         request: None,
         success: 204,
         response: None,
+        list: None,
+        id_filters: &[],
     },
     Operation {
         method: "get",
@@ -226,6 +234,8 @@ pub const DOCS: &[Operation] = &[
         request: None,
         success: 200,
         response: Some(download_body),
+        list: None,
+        id_filters: &[],
     },
     Operation {
         method: "post",
@@ -236,6 +246,8 @@ pub const DOCS: &[Operation] = &[
         request: Some(schema_of::<LinkRequest>),
         success: 201,
         response: Some(schema_of::<Link>),
+        list: None,
+        id_filters: &[],
     },
     Operation {
         method: "delete",
@@ -246,6 +258,8 @@ pub const DOCS: &[Operation] = &[
         request: Some(schema_of::<LinkRequest>),
         success: 204,
         response: None,
+        list: None,
+        id_filters: &[],
     },
 ];
 

@@ -319,6 +319,10 @@ user to confirm.",
     };
 }
 
+/// What the action routes are: the real API moves a bill by `PATCH {status}`; the
+/// routes stay as its aliases (and as the doors of the confirmed tools).
+const ACTION_ROUTE: &str = "action route: the same move as PATCH with a status";
+
 /// The operations of one kind (`{collection}`: `payables` or `receivables`), in
 /// catalogue order.
 const fn bill_operations<B: Declared>() -> Declaration {
@@ -348,6 +352,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                 )
                 .takes::<SettleRequest>()
                 .answers(200, schema_of::<Billing>)
+                .extension(ACTION_ROUTE)
                 .with(B::TOOLS.settle)
                 .confirmed(confirm_settle::<B>),
                 Op::write(
@@ -358,6 +363,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                     run_cancel::<B>,
                 )
                 .answers(200, schema_of::<Billing>)
+                .extension(ACTION_ROUTE)
                 .with(B::TOOLS.cancel)
                 .confirmed(confirm_cancel::<B>),
                 Op::write(
@@ -368,6 +374,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                     run_reopen::<B>,
                 )
                 .answers(200, schema_of::<Billing>)
+                .extension(ACTION_ROUTE)
                 .with(B::TOOLS.reopen)
                 .confirmed(confirm_reopen::<B>),
             ]

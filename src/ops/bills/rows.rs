@@ -15,6 +15,7 @@ use super::wire::{Billing, BillingRow, TaxCharge, TaxChargeInput};
 use super::{BillKind, Payable, Receivable};
 
 use crate::domain::money::Cents;
+use crate::domain::payment::{PAYABLE_METHODS, RECEIVABLE_METHODS};
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id};
@@ -26,26 +27,29 @@ use crate::storage::identity::Membership;
 trait Listed {
     const SCOPE: &'static str;
     const STATUSES: &'static [&'static str];
+    const METHODS: &'static [&'static str];
 }
 
 impl Listed for Payable {
     const SCOPE: &'static str = "billings.kind = 'payable'";
     const STATUSES: &'static [&'static str] = &["pending", "paid", "cancelled"];
+    const METHODS: &'static [&'static str] = PAYABLE_METHODS;
 }
 
 impl Listed for Receivable {
     const SCOPE: &'static str = "billings.kind = 'receivable'";
     const STATUSES: &'static [&'static str] = &["pending", "received", "cancelled"];
+    const METHODS: &'static [&'static str] = RECEIVABLE_METHODS;
 }
 
 /// A kind's list: the filters and sorts both kinds share, on the kind's own rows.
 const fn billing_list<B: Listed>() -> ListSpec {
     list_spec!(billings where B::SCOPE;
-        filters: id: Uuid, company_id: Uuid, status: Enum(B::STATUSES), type = billing_type: Enum(&["normal", "recurring", "installment"]),
+        filters: id: Uuid @ "by id", company_id: Uuid, status: Enum(B::STATUSES), type = billing_type: Enum(&["normal", "recurring", "installment"]),
             person_id: Uuid, category_id: Uuid,
             classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
                 AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id AND a.position = 0)": Uuid,
-            financial_account_id: Uuid, expected_account_id: Uuid, payment_method_kind: Text, document_number: Text, group_id: Uuid,
+            financial_account_id: Uuid, expected_account_id: Uuid @ "forecast account", payment_method_kind: Enum(B::METHODS), document_number: Text, group_id: Uuid,
             ir_relevant: Bool,
             due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
         sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents,

@@ -258,6 +258,7 @@ pub struct BillingRow {
     /// pending | paid | cancelled (payables); pending | received | cancelled (receivables).
     #[schemars(with = "String")]
     pub status: BillStatus,
+    #[schemars(extend("x-kobana-extension" = "series"))]
     pub recurrence_period: Option<String>,
     pub person_id: Option<String>,
     pub person_name: Option<String>,
@@ -311,5 +312,6 @@ pub struct Billing {
 pub struct BillingCreated {
     #[serde(flatten)]
     pub billing: Billing,
+    #[schemars(extend("x-kobana-extension" = "series"))]
     pub series: Vec<String>,
 }

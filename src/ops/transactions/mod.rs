@@ -56,8 +56,9 @@ pub static LIST: ListSpec = list_spec!(financial_transactions;
         // The row's classification_center_id: the first center of its apportionment.
         classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.workspace_id = financial_transactions.workspace_id \
             AND a.owner_type = 'transaction' AND a.owner_id = financial_transactions.id ORDER BY a.position LIMIT 1)": Uuid,
-        transfer_id: Uuid, is_pending: Bool, auto_created: Bool, classified: Bool,
-        occurred_at: Date, updated_at: Timestamp, created_at: Timestamp, amount = amount_cents: Money;
+        transfer_id: Uuid @ "ledger", is_pending: Bool @ "ledger", auto_created: Bool @ "ledger",
+        classified: Bool @ "ledger", occurred_at: Date, updated_at: Timestamp, created_at: Timestamp @ "creation time",
+        amount = amount_cents: Money;
     sorts: occurred_at, created_at, updated_at, amount = amount_cents;
     default: occurred_at desc);
 

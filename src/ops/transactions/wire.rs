@@ -149,13 +149,17 @@ pub struct Transaction {
     pub classification_center_allocations: Vec<AllocationView>,
     pub payment_method_kind: Option<String>,
     pub classified: bool,
+    #[schemars(extend("x-kobana-extension" = "ledger"))]
     pub is_pending: bool,
     pub notes: Option<String>,
     /// Created by the server (settlement, balance adjustment): cannot be deleted.
+    #[schemars(extend("x-kobana-extension" = "ledger"))]
     pub auto_created: bool,
     /// Set on both legs of a transfer.
+    #[schemars(extend("x-kobana-extension" = "ledger"))]
     pub transfer_id: Option<String>,
     /// The payable or receivable whose settlement created it.
+    #[schemars(extend("x-kobana-extension" = "ledger"))]
     pub billing_id: Option<String>,
     #[serde(flatten)]
     pub stamps: Stamps,

@@ -534,6 +534,8 @@ pub fn meaning(schema: &Value) -> Value {
                     .iter()
                     .filter(|(k, v)| match k.as_str() {
                         "description" | "title" | "$schema" => false,
+                        // The `/v1` document's annotations (`x-kobana-extension`).
+                        other if other.starts_with("x-") => false,
                         "default" => !v.is_null(),
                         "format" => {
                             !v.as_str().is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double")

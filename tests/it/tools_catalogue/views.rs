@@ -223,9 +223,9 @@ fn model_visible(tools: &[Value]) -> usize {
 /// figures (bytes ≈ tokens × 4) are those of BENCHMARKS.md.
 #[tokio::test]
 async fn the_catalogue_stays_within_its_byte_budget() {
-    const MODEL_VISIBLE_OWNER: usize = 67_000;
-    const WIRE_OWNER: usize = 146_000;
-    const WIRE_PAYABLES_VIEW: usize = 34_000;
+    const MODEL_VISIBLE_OWNER: usize = 68_000;
+    const WIRE_OWNER: usize = 147_000;
+    const WIRE_PAYABLES_VIEW: usize = 35_000;
     let h = Harness::new().await;
     let owner = h.token(DEMO_OWNER);
     for version in ["2026-07-28", "2025-06-18"] {
