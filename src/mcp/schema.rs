@@ -10,7 +10,8 @@
 //!   field) but not the descriptions of object types (the request type's names its
 //!   route; a nested item's says it is an item).
 //! * An output schema is structure only: clients validate `structuredContent` against
-//!   it; no model reads it, so it carries no descriptions.
+//!   it; no model reads it, so it carries no descriptions and no enums (the `/v1`
+//!   document lists the values).
 //! * What repeats inside one schema — the value-or-operators object of each list filter
 //!   kind — is defined once in `$defs` and referenced (built so by the list tools).
 //!
@@ -50,6 +51,7 @@ fn trim(schema: Value, side: Side) -> Value {
             "title" | "$schema" => true,
             other if other.starts_with("x-") => true,
             "description" => side == Side::Output || describes_a_type,
+            "enum" => side == Side::Output,
             _ => false,
         };
         if noise {

@@ -144,6 +144,7 @@ pub struct Account {
     pub company_id: String,
     pub name: String,
     #[serde(rename = "type")]
+    #[schemars(with = "AccountType")]
     pub account_type: String,
     #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
     pub bank_code: Option<String>,

@@ -126,6 +126,7 @@ pub struct Company {
     pub cnpj: String,
     /// `matriz` (headquarters) or `filial` (branch), from the CNPJ.
     #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["matriz", "filial"]))]
     pub company_type: String,
     pub active: bool,
     pub trade_name: Option<String>,

@@ -75,6 +75,9 @@ pub struct CenterCreate {
     #[serde(default)]
     #[schemars(length(max = 500))]
     pub description: Option<String>,
+    /// Default true.
+    #[serde(default)]
+    pub active: Option<bool>,
 }
 
 /// `PATCH /v1/classification_centers/{id}`: only the fields sent change; `null` clears
@@ -153,7 +156,7 @@ impl Writable for CostCenters {
         sql::query(
             "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, description, active, created_at,
                                                  updated_at, created_via, updated_via, created_by, updated_by)
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7, $8, $8, $9, $9)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $9, $10, $10)",
         )
         .bind(&id)
         .bind(&ws.workspace_id)
@@ -161,6 +164,7 @@ impl Writable for CostCenters {
         .bind(name)
         .bind(input.center_type.as_str())
         .bind(input.description.as_deref())
+        .bind(i64::from(input.active.unwrap_or(true)))
         .stamp(ctx, &now)
         .execute(&mut *conn)
         .await

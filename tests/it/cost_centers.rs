@@ -67,6 +67,19 @@ async fn allocate(h: &Harness, owner_type: &str, owner: &str, center: &str) {
     .await;
 }
 
+/// A center may be created inactive, as the real API takes `active` on create.
+#[tokio::test]
+async fn a_center_may_be_created_inactive() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let body = json!({"company_id": ACME_COMPANY, "name": "Projeto encerrado", "type": "cost"});
+    assert_eq!(create(&h, &token, body.clone()).await["active"], true, "active by default");
+    let mut inactive = body;
+    inactive["name"] = json!("Projeto arquivado");
+    inactive["active"] = json!(false);
+    assert_eq!(create(&h, &token, inactive).await["active"], false);
+}
+
 #[tokio::test]
 async fn the_hyphenated_path_does_not_exist() {
     let h = Harness::new().await;

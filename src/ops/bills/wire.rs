@@ -254,6 +254,7 @@ pub struct BillingRow {
     pub payment_date: Option<Date>,
     pub competence_date: Date,
     #[serde(rename = "type")]
+    #[schemars(with = "BillType")]
     pub billing_type: String,
     /// pending | paid | cancelled (payables); pending | received | cancelled (receivables).
     #[schemars(with = "String")]

@@ -141,12 +141,14 @@ pub struct Transaction {
     pub occurred_at: Date,
     pub competence_date: Option<Date>,
     #[serde(rename = "type")]
+    #[schemars(with = "TransactionType")]
     pub transaction_type: String,
     pub category_id: Option<String>,
     pub person_id: Option<String>,
     /// The first center of the apportionment.
     pub classification_center_id: Option<String>,
     pub classification_center_allocations: Vec<AllocationView>,
+    #[schemars(with = "Option<LedgerMethod>")]
     pub payment_method_kind: Option<String>,
     pub classified: bool,
     #[schemars(extend("x-kobana-extension" = "ledger"))]

@@ -177,7 +177,7 @@ fn cost_centers() -> Row {
                 "too_long",
             ),
             (json!({"company_id": s, "name": "X", "type": "cost", "description": 5}), "description", "wrong_type"),
-            (json!({"company_id": s, "name": "X", "type": "cost", "active": false}), "active", "unknown_field"),
+            (json!({"company_id": s, "name": "X", "type": "cost", "active": "no"}), "active", "wrong_type"),
             (
                 json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "name": "X", "type": "cost"}),
                 "company_id",
