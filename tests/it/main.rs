@@ -33,6 +33,7 @@ mod logs;
 mod payables;
 mod people;
 mod protocol_matrix;
+mod real_api;
 mod receivables;
 mod records;
 mod resources_prompts;
