@@ -202,7 +202,14 @@ async fn rate_limit_on_the_rest_door() {
     let reply = h.send(get()).await;
     assert_eq!(reply.status, 429);
     assert_eq!(reply.json()["error"]["code"], "rate_limited");
-    assert!(reply.header("retry-after").is_some());
+    // The headers the real API documents on a 429.
+    let retry: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=3600).contains(&retry));
+    assert_eq!(reply.header("ratelimit-limit"), Some("1"));
+    assert_eq!(reply.header("ratelimit-remaining"), Some("0"));
+    let reset: u64 = reply.header("ratelimit-reset").unwrap().parse().unwrap();
+    assert!(reset <= 3600, "{reset}");
+    assert!(reply.header("request-id").is_some());
 }
 
 /// The `/v1` door's checks, in order: a JSON body over its limit before the token (and

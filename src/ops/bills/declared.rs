@@ -7,7 +7,7 @@
 use crate::storage::Conn;
 
 use super::{
-    check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, Payable, Receivable,
+    check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, Of, Payable, Receivable,
     SettleRequest, Transition,
 };
 use crate::domain::money::Cents;
@@ -33,19 +33,19 @@ impl<B: BillKind> Records for Bills<B> {
     const RESOURCE: Resource = B::RESOURCE;
     const COLLECTION: &'static str = B::COLLECTION;
     const NOUN: &'static str = B::KIND;
-    type Row = BillingRow;
-    type Record = Billing;
+    type Row = Of<B, BillingRow>;
+    type Record = Of<B, Billing>;
     const LIST: &'static ListSpec = B::LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
         ws: &Membership,
         request: &ListRequest,
-    ) -> Result<Page<BillingRow>, ApiError> {
+    ) -> Result<Page<Of<B, BillingRow>>, ApiError> {
         super::list::<B>(ctx, conn, ws, request).await
     }
-    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Billing, ApiError> {
-        super::get::<B>(ctx, conn, ws, id).await
+    async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Of<B, Billing>, ApiError> {
+        super::get::<B>(ctx, conn, ws, id).await.map(Of::new)
     }
     async fn list_written(
         ctx: &OpContext<'_>,
@@ -55,12 +55,8 @@ impl<B: BillKind> Records for Bills<B> {
     ) -> Result<Option<Vec<u8>>, ApiError> {
         super::written::list::<B>(ctx, conn, ws, request).await
     }
-    fn label(bill: &Billing) -> String {
-        let counterparty = match &bill.row.person_name {
-            Some(name) => format!(" {} {name}", B::COUNTERPARTY),
-            None => String::new(),
-        };
-        format!("“{}”{counterparty} ({}, due {})", bill.row.description, bill.row.amount.brl(), bill.row.due_date)
+    fn label(of: &Of<B, Billing>) -> String {
+        label::<B>(&of.0)
     }
 }
 
@@ -68,6 +64,15 @@ impl<B: BillKind> Deletable for Bills<B> {
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         super::delete::<B>(ctx, conn, ws, id).await
     }
+}
+
+/// A bill in the user's terms, for a confirmation.
+fn label<B: BillKind>(bill: &Billing) -> String {
+    let counterparty = match &bill.row.person_name {
+        Some(name) => format!(" {} {name}", B::COUNTERPARTY),
+        None => String::new(),
+    };
+    format!("“{}”{counterparty} ({}, due {})", bill.row.description, bill.row.amount.brl(), bill.row.due_date)
 }
 
 fn aggregates<B: BillKind>() -> serde_json::Value {
@@ -105,7 +110,7 @@ fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, id, body, .. } = c;
         let input: SettleRequest = parse(body)?;
-        let (label, amount, account) = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
+        let (label, amount, account) = match peek::<Bills<B>>(ctx, conn, ws, id).await?.map(|of| of.0) {
             Some(bill) => {
                 check_transition(bill.row.status, Transition::Settle)?;
                 let moved = match input.amounts.ticket_amount {
@@ -120,7 +125,7 @@ fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
                     input.financial_account_id.as_deref(),
                     bill.row.financial_account_id.as_deref(),
                 )?;
-                (Bills::<B>::label(&bill), Some(moved.brl()), Some(account.to_string()))
+                (label::<B>(&bill), Some(moved.brl()), Some(account.to_string()))
             }
             None => (
                 id.to_string(),
@@ -145,10 +150,10 @@ fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
 fn confirm_cancel<B: BillKind>(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, id, .. } = c;
-        let label = match peek::<Bills<B>>(ctx, conn, ws, id).await? {
+        let label = match peek::<Bills<B>>(ctx, conn, ws, id).await?.map(|of| of.0) {
             Some(bill) => {
                 check_transition(bill.row.status, Transition::Cancel)?;
-                Bills::<B>::label(&bill)
+                label::<B>(&bill)
             }
             None => id.to_string(),
         };
@@ -159,11 +164,11 @@ fn confirm_cancel<B: BillKind>(c: Call<'_>) -> Asking<'_> {
 fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, id, .. } = c;
-        let Some(bill) = peek::<Bills<B>>(ctx, conn, ws, id).await? else {
+        let Some(bill) = peek::<Bills<B>>(ctx, conn, ws, id).await?.map(|of| of.0) else {
             return Ok(format!("Reopen the {} {}? It becomes pending again.", B::KIND, id));
         };
         check_transition(bill.row.status, Transition::Reopen)?;
-        let label = Bills::<B>::label(&bill);
+        let label = label::<B>(&bill);
         let settlement = match (&bill.row.payment_date, &bill.row.financial_account_id) {
             (Some(date), Some(account)) if bill.row.status == B::SETTLED => {
                 let moved = bill.row.ticket_amount.unwrap_or(bill.row.nominal_amount);
@@ -351,7 +356,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                     run_settle::<B>,
                 )
                 .takes::<SettleRequest>()
-                .answers(200, schema_of::<Billing>)
+                .answers(200, schema_of::<Of<B, Billing>>)
                 .extension(ACTION_ROUTE)
                 .with(B::TOOLS.settle)
                 .confirmed(confirm_settle::<B>),
@@ -362,7 +367,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                     "Cancel a pending one of the {collection}",
                     run_cancel::<B>,
                 )
-                .answers(200, schema_of::<Billing>)
+                .answers(200, schema_of::<Of<B, Billing>>)
                 .extension(ACTION_ROUTE)
                 .with(B::TOOLS.cancel)
                 .confirmed(confirm_cancel::<B>),
@@ -373,7 +378,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                     "Reopen one of the {collection} (removes its settlement transaction)",
                     run_reopen::<B>,
                 )
-                .answers(200, schema_of::<Billing>)
+                .answers(200, schema_of::<Of<B, Billing>>)
                 .extension(ACTION_ROUTE)
                 .with(B::TOOLS.reopen)
                 .confirmed(confirm_reopen::<B>),

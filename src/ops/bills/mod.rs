@@ -59,7 +59,8 @@ use self::series::{as_inputs, requested_allocations, Centers};
 pub use self::status::{cancel, check_transition, patch, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
 pub use self::wire::{
-    Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, PayableStatus, ReceivableStatus,
+    Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, KindRecord, KindRow, Of,
+    PayableFields, PayableRowFields, PayableStatus, ReceivableFields, ReceivableRowFields, ReceivableStatus,
     SettleRequest, TaxCharge, TaxChargeInput,
 };
 use super::common::{audit_write, required, required_if_sent};
@@ -74,6 +75,7 @@ use crate::domain::bills::{BillStatus, BillType};
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::domain::payment::PaymentMethod;
+use crate::domain::payment::{PAYABLE_METHODS, RECEIVABLE_METHODS};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
@@ -98,6 +100,14 @@ pub trait BillKind: Bill {
     const LIST: &'static ListSpec;
     /// The statuses a `PATCH` moves it to.
     type Status: DeserializeOwned + JsonSchema + Into<BillStatus> + Send + 'static;
+    /// Its statuses and payment methods, as its answers' schemas list them.
+    const STATUSES: &'static [&'static str];
+    const METHODS: &'static [&'static str];
+    /// Its own fields of a row and of a record, and their schemas.
+    type RowFields: JsonSchema;
+    type Fields: JsonSchema;
+    fn row_fields() -> KindRow;
+    fn fields() -> KindRecord;
 }
 
 impl BillKind for Payable {
@@ -109,6 +119,16 @@ impl BillKind for Payable {
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
     type Status = PayableStatus;
+    const STATUSES: &'static [&'static str] = &["pending", "paid", "cancelled"];
+    const METHODS: &'static [&'static str] = PAYABLE_METHODS;
+    type RowFields = PayableRowFields;
+    type Fields = PayableFields;
+    fn row_fields() -> KindRow {
+        KindRow::Payable(PayableRowFields::default())
+    }
+    fn fields() -> KindRecord {
+        KindRecord::Payable(PayableFields::default())
+    }
 }
 
 impl BillKind for Receivable {
@@ -120,6 +140,16 @@ impl BillKind for Receivable {
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;
     type Status = ReceivableStatus;
+    const STATUSES: &'static [&'static str] = &["pending", "received", "cancelled"];
+    const METHODS: &'static [&'static str] = RECEIVABLE_METHODS;
+    type RowFields = ReceivableRowFields;
+    type Fields = ReceivableFields;
+    fn row_fields() -> KindRow {
+        KindRow::Receivable(ReceivableRowFields::default())
+    }
+    fn fields() -> KindRecord {
+        KindRecord::Receivable(ReceivableFields::default())
+    }
 }
 
 pub fn aggregates_schema(settled: &str) -> Value {
@@ -152,12 +182,12 @@ pub async fn list<B: BillKind>(
     conn: &mut Conn,
     ws: &Membership,
     request: &ListRequest,
-) -> Result<Page<BillingRow>, ApiError> {
+) -> Result<Page<Of<B, BillingRow>>, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
     let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
-    page::fetch(conn, sql, &compiled, &keys.state, from_row).await
+    page::fetch(conn, sql, &compiled, &keys.state, |row| Ok(Of::new(rows::of_kind::<B>(from_row(row)?)))).await
 }
 
 pub async fn get<B: BillKind>(
@@ -274,14 +304,14 @@ pub async fn ids<B: BillKind>(
 /// A kind's create and update: the rules of both kinds, one implementation.
 impl<B: BillKind> Writable for declared::Bills<B> {
     type Create = BillingCreate;
-    type Created = BillingCreated;
+    type Created = Of<B, BillingCreated>;
     type Update = BillingUpdate;
     async fn create(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
         ws: &Membership,
         input: BillingCreate,
-    ) -> Result<BillingCreated, ApiError> {
+    ) -> Result<Of<B, BillingCreated>, ApiError> {
         ctx.authorize(ws, B::RESOURCE, Access::Write)?;
         let polarity = B::POLARITY;
         let description = required("description", &input.description)?;
@@ -369,7 +399,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         }
         let series: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let billing = find::<B>(conn, ws, &series[0]).await?;
-        Ok(BillingCreated { billing, series })
+        Ok(Of::new(BillingCreated { billing, series }))
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -377,7 +407,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         ws: &Membership,
         id: &str,
         input: BillingUpdate,
-    ) -> Result<Billing, ApiError> {
+    ) -> Result<Of<B, Billing>, ApiError> {
         ctx.authorize(ws, B::RESOURCE, Access::Write)?;
         let polarity = B::POLARITY;
         let current = find::<B>(conn, ws, id).await?;
@@ -472,6 +502,6 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             replace_taxes(conn, ws, &current.row.id, taxes).await?;
         }
         audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.row.id).await?;
-        find::<B>(conn, ws, &current.row.id).await
+        find::<B>(conn, ws, &current.row.id).await.map(Of::new)
     }
 }

@@ -15,7 +15,6 @@ use super::wire::{Billing, BillingRow, TaxCharge, TaxChargeInput};
 use super::{BillKind, Payable, Receivable};
 
 use crate::domain::money::Cents;
-use crate::domain::payment::{PAYABLE_METHODS, RECEIVABLE_METHODS};
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id};
@@ -24,22 +23,16 @@ use crate::ops::refs;
 use crate::storage::identity::Membership;
 
 /// What tells the two kinds' lists apart: which rows are theirs, and their statuses.
-trait Listed {
+trait Listed: BillKind {
     const SCOPE: &'static str;
-    const STATUSES: &'static [&'static str];
-    const METHODS: &'static [&'static str];
 }
 
 impl Listed for Payable {
     const SCOPE: &'static str = "billings.kind = 'payable'";
-    const STATUSES: &'static [&'static str] = &["pending", "paid", "cancelled"];
-    const METHODS: &'static [&'static str] = PAYABLE_METHODS;
 }
 
 impl Listed for Receivable {
     const SCOPE: &'static str = "billings.kind = 'receivable'";
-    const STATUSES: &'static [&'static str] = &["pending", "received", "cancelled"];
-    const METHODS: &'static [&'static str] = RECEIVABLE_METHODS;
 }
 
 /// A kind's list: the filters and sorts both kinds share, on the kind's own rows.
@@ -238,12 +231,24 @@ pub fn from_row(row: &Row<'_>) -> Result<BillingRow, crate::storage::Error> {
     Ok(b)
 }
 
-/// The record of a row: its apportionment and its tax charges, read beside it.
-async fn attach(conn: &mut Conn, ws: &Membership, row: BillingRow) -> Result<Billing, ApiError> {
+/// A row of kind `B`, with the kind's own fields.
+pub fn of_kind<B: BillKind>(row: BillingRow) -> BillingRow {
+    BillingRow { kind: Some(B::row_fields()), ..row }
+}
+
+/// The record of a row of kind `B`: its apportionment and its tax charges, read beside
+/// it, and the kind's own fields.
+async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) -> Result<Billing, ApiError> {
     let ids = std::slice::from_ref(&row.id);
     let allocations = apportionment::read(conn, ws, "billing", ids).await?.remove(&row.id).unwrap_or_default();
     let tax_charges = tax_charges_of(conn, ws, ids).await?.remove(&row.id).unwrap_or_default();
-    Ok(Billing { row, classification_center_allocations: allocations, tax_charges, reconciliation: None })
+    Ok(Billing {
+        row: of_kind::<B>(row),
+        classification_center_allocations: allocations,
+        tax_charges,
+        reconciliation: None,
+        kind: Some(B::fields()),
+    })
 }
 
 async fn tax_charges_of(
@@ -289,7 +294,7 @@ pub async fn find<B: BillKind>(conn: &mut Conn, ws: &Membership, id: &str) -> Re
             .bind(&id)
             .map_optional(&mut *conn, from_row)
             .await?;
-    attach(conn, ws, row.ok_or_else(|| ApiError::not_found(B::NOUN))?).await
+    attach::<B>(conn, ws, row.ok_or_else(|| ApiError::not_found(B::NOUN))?).await
 }
 
 /// The stored apportionment of a record, as items.

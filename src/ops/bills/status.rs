@@ -163,7 +163,7 @@ pub async fn patch<B: BillKind>(
     let BillingPatch { fields, status, payment_date, amounts } = input;
     let current = find::<B>(conn, ws, id).await?;
     let others = body.as_object().is_some_and(|o| o.keys().any(|k| !MOVE_FIELDS.contains(&k.as_str())));
-    let update = async |conn: &mut Conn, fields| <Bills<B> as Writable>::update(ctx, conn, ws, id, fields).await;
+    let update = async |conn: &mut Conn, fields| Ok(<Bills<B> as Writable>::update(ctx, conn, ws, id, fields).await?.0);
     let target: Option<BillStatus> = status.map(Into::into).filter(|s| *s != current.row.status);
     if target != Some(B::SETTLED) {
         let sent = [

@@ -3,16 +3,22 @@
 //! of their fields ([`Amount`], [`Date`], [`PaymentMethod`]), refuse bad input.
 
 use crate::ops::stamps::Stamps;
-use schemars::JsonSchema;
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::domain::bills::{BillStatus, BillType, RecurrencePeriod};
-use crate::domain::dates::Date;
+use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
 use crate::domain::names::Name;
 use crate::domain::payment::PaymentMethod;
 use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
-use crate::ops::validate::nullable;
+use crate::ops::validate::{nullable, schema_of};
+
+use super::BillKind;
 
 /// One withholding-tax charge of a bill in a request.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -290,8 +296,80 @@ pub struct BillingRow {
     pub tax_charges_count: i64,
     pub classification_center_allocations_count: i64,
     pub attachments_count: i64,
+    /// The kind's own fields; the schema of a kind's answers says which ([`Of`]).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub kind: Option<KindRow>,
     #[serde(flatten)]
     pub stamps: Stamps,
+}
+
+/// What only a payable's row carries: whether it is a payment or a transfer, and where
+/// it stands at the approval gate (none yet: the gate comes with the banking gateway).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PayableRowFields {
+    #[schemars(extend("enum" = ["payment", "transfer", null]))]
+    pub operation_kind: Option<String>,
+    #[schemars(extend("enum" = ["pending_approval", "approving", "creation_approved", "creation_rejected", null]))]
+    pub payment_approval: Option<String>,
+}
+
+/// What only a payable's record carries: the banking gateway's mirror of its payment
+/// and the approval's trail (null until the gateway and the gate exist).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PayableFields {
+    pub kobana_payment_uid: Option<String>,
+    pub kobana_status: Option<String>,
+    pub kobana_status_updated_at: Option<Timestamp>,
+    pub approved_at: Option<Timestamp>,
+    pub rejected_at: Option<Timestamp>,
+    pub rejection_reason: Option<String>,
+    #[schemars(extend("enum" = ["manual", "csv_import", "dda", "ai_agent", "fiscal_document", null]))]
+    pub payment_source: Option<String>,
+}
+
+/// What only a receivable's row carries: the state of its charge through the banking
+/// gateway (null until charges exist).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ReceivableRowFields {
+    #[schemars(extend("enum" = [
+        "registering", "registered", "overdue", "paid", "registration_rejected", "registration_failed",
+        "generation_failed", "canceled", null
+    ]))]
+    pub charge_state: Option<String>,
+    #[schemars(extend("enum" = ["bank_billet", "pix", null]))]
+    pub kobana_charge_kind: Option<String>,
+    pub kobana_charge_uid: Option<String>,
+    pub kobana_registration_status: Option<String>,
+    pub kobana_status: Option<String>,
+    pub kobana_status_updated_at: Option<Timestamp>,
+}
+
+/// What only a receivable's record carries: how its charge is paid (null until
+/// charges exist).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ReceivableFields {
+    pub kobana_barcode: Option<String>,
+    pub kobana_charge_id: Option<i64>,
+    pub kobana_charge_url: Option<String>,
+    pub kobana_digitable_line: Option<String>,
+    pub kobana_pix_qrcode: Option<String>,
+}
+
+/// A kind's own fields of a row, written in the row (flattened).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum KindRow {
+    Payable(PayableRowFields),
+    Receivable(ReceivableRowFields),
+}
+
+/// A kind's own fields of a record, written in the record (flattened).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum KindRecord {
+    Payable(PayableFields),
+    Receivable(ReceivableFields),
 }
 
 /// A payable or receivable as `/v1` returns it: its row, with the apportionment and
@@ -305,6 +383,9 @@ pub struct Billing {
     /// The reconciliation group that settled it: null (reconciliations are not served
     /// yet).
     pub reconciliation: Option<serde_json::Value>,
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub kind: Option<KindRecord>,
 }
 
 /// The answer of a create: the first record, plus the ids of the whole series in order
@@ -315,4 +396,63 @@ pub struct BillingCreated {
     pub billing: Billing,
     #[schemars(extend("x-kobana-extension" = "series"))]
     pub series: Vec<String>,
+}
+
+/// A bill's answer — `T`: its row, its record, its creation — as the kind `B` shows it:
+/// the same JSON, and a schema with the kind's own fields, statuses and payment methods.
+pub struct Of<B, T>(pub T, PhantomData<fn() -> B>);
+
+impl<B, T> Of<B, T> {
+    pub fn new(answer: T) -> Of<B, T> {
+        Of(answer, PhantomData)
+    }
+}
+
+impl<B, T: Serialize> Serialize for Of<B, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// An answer of a bill: which of its kind's own fields it carries.
+pub trait Answer: JsonSchema {
+    fn parts<B: BillKind>() -> Vec<Value>;
+}
+
+impl Answer for BillingRow {
+    fn parts<B: BillKind>() -> Vec<Value> {
+        vec![schema_of::<B::RowFields>()]
+    }
+}
+
+impl Answer for Billing {
+    fn parts<B: BillKind>() -> Vec<Value> {
+        vec![schema_of::<B::RowFields>(), schema_of::<B::Fields>()]
+    }
+}
+
+impl Answer for BillingCreated {
+    fn parts<B: BillKind>() -> Vec<Value> {
+        Billing::parts::<B>()
+    }
+}
+
+impl<B: BillKind, T: Answer> JsonSchema for Of<B, T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("{}{}", B::NOUN, T::schema_name()).into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = T::json_schema(generator).to_value();
+        let properties = &mut schema["properties"];
+        properties["status"]["enum"] = json!(B::STATUSES);
+        let methods: Vec<Value> = B::METHODS.iter().map(|m| json!(m)).chain([Value::Null]).collect();
+        properties["payment_method_kind"]["enum"] = Value::Array(methods);
+        for part in T::parts::<B>() {
+            if let (Some(mine), Some(theirs)) = (schema["properties"].as_object_mut(), part["properties"].as_object()) {
+                mine.extend(theirs.clone());
+            }
+        }
+        Schema::try_from(schema).unwrap_or_default()
+    }
 }

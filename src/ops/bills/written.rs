@@ -20,6 +20,7 @@ use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::ops::list::{bind_all, ListRequest};
 use crate::ops::page::Cut;
+use crate::ops::validate::schema_of;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};
@@ -46,8 +47,13 @@ static ORDER: LazyLock<Vec<String>> = LazyLock::new(|| {
 });
 
 /// The fields asked for, in the record's order, with how each is written; `None` when
-/// one of them is not in the row.
-fn plan(fields: &[String]) -> Option<Vec<(&'static str, Wire)>> {
+/// one of them is not in the row (or is one of the kind's own, which the typed row
+/// writes).
+fn plan<B: BillKind>(fields: &[String]) -> Option<Vec<(&'static str, Wire)>> {
+    let own = schema_of::<B::RowFields>();
+    if fields.iter().any(|f| own["properties"].get(f).is_some()) {
+        return None;
+    }
     let mut plan = Vec::with_capacity(fields.len());
     for name in ORDER.iter().filter(|name| fields.contains(name)) {
         plan.push((name.as_str(), wire_of(name)?));
@@ -161,7 +167,7 @@ pub async fn list<B: BillKind>(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<Option<Vec<u8>>, ApiError> {
-    let Some(plan) = request.fields.as_deref().and_then(plan) else { return Ok(None) };
+    let Some(plan) = request.fields.as_deref().and_then(plan::<B>) else { return Ok(None) };
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
     let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
@@ -195,6 +201,7 @@ pub async fn list<B: BillKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::bills::{Payable, Receivable};
 
     /// Every member of a bill is either written from its columns or left to the typed
     /// page, and the members come in the record's order.
@@ -207,8 +214,10 @@ mod tests {
         for name in ORDER.iter() {
             assert_eq!(wire_of(name).is_none(), unstored.contains(&name.as_str()), "{name}");
         }
-        let plan = plan(&["status".to_string(), "id".into(), "amount".into(), "nope".into()]).unwrap();
+        let plan = plan::<Payable>(&["status".to_string(), "id".into(), "amount".into(), "nope".into()]).unwrap();
         assert_eq!(plan.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["id", "amount", "status"]);
-        assert!(super::plan(&["id".to_string(), "is_reconciled".into()]).is_none());
+        assert!(super::plan::<Payable>(&["id".to_string(), "is_reconciled".into()]).is_none());
+        assert!(super::plan::<Payable>(&["id".to_string(), "payment_approval".into()]).is_none());
+        assert!(super::plan::<Receivable>(&["id".to_string(), "charge_state".into()]).is_none());
     }
 }
