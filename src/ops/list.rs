@@ -90,7 +90,10 @@ pub struct Field {
 pub struct ListSpec {
     pub table: &'static str,
     pub filters: &'static [Field],
-    /// Sortable fields (name, column); columns are NOT NULL.
+    /// More filters, of one kind of the table's rows (a payable's, a receivable's).
+    pub own: &'static [Field],
+    /// Sortable fields (name, column); a nullable column sorts as `COALESCE(column, '')`
+    /// ([`sorted_column`]).
     pub sorts: &'static [(&'static str, &'static str)],
     /// The default sort field and whether it is descending.
     pub default_sort: (&'static str, bool),
@@ -112,6 +115,13 @@ pub struct ListSpec {
 /// `default: created_at desc` sorts newest first; `name: Text @ "why"` marks a filter the
 /// real API does not have (OpenAPI `x-kobana-extension`). A macro because the qualified columns
 /// are `'static` text made at compile time (`concat!`), which no `const fn` can join.
+impl ListSpec {
+    /// Every filter: the list's, then its kind's own.
+    pub fn fields(&self) -> impl Iterator<Item = &'static Field> {
+        self.filters.iter().chain(self.own)
+    }
+}
+
 /// The column a sort reads its value from in a page's rows, and whether that column
 /// may be null: a nullable column is sorted as `COALESCE(table.column, '')` (the keyset
 /// cursor compares values that are never null), its null read as `''`.
@@ -136,6 +146,7 @@ macro_rules! list_spec {
                 kind: $crate::ops::list::Kind::$kind $(($($arg)*))?,
                 extension: $crate::ops::list::list_spec!(@extension $($extension)?),
             }),*] },
+            own: &[],
             sorts: const { &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*] },
             default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
             scope: $crate::ops::list::list_spec!(@scope $($scope)?),
@@ -409,7 +420,7 @@ impl ListSpec {
     ) -> Result<Compiled, ApiError> {
         let (mut binds, mut clauses) = self.confined(workspace_id);
         for (name, op, values) in &request.filters {
-            let field = self.filters.iter().find(|f| f.name == name).ok_or_else(|| {
+            let field = self.fields().find(|f| f.name == name).ok_or_else(|| {
                 bad(format!("Unknown filter: {name}"), json!({"field": name, "reason": "unknown_filter"}))
             })?;
             if matches!(op, Op::Gte | Op::Lte | Op::Gt | Op::Lt) && !ranged(field.kind) {

@@ -97,8 +97,7 @@ impl Query {
                 let sorts: Vec<String> =
                     spec.sorts.iter().flat_map(|(name, _)| [name.to_string(), format!("-{name}")]).collect();
                 let mut parameters: Vec<Value> = spec
-                    .filters
-                    .iter()
+                    .fields()
                     .map(|f| {
                         let mut documented = parameter(f.name, filter_value(f.kind));
                         if let Some(why) = f.extension {

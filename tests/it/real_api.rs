@@ -105,13 +105,6 @@ const GAPS: &[Gap] = &[
     },
     Gap {
         collection: "/v1/payables",
-        part: "query",
-        what: "missing",
-        fields: &["payment_approval"],
-        why: "the approval gate",
-    },
-    Gap {
-        collection: "/v1/payables",
         part: "request",
         what: "missing",
         fields: COORDINATES,
@@ -130,13 +123,6 @@ const GAPS: &[Gap] = &[
         what: "missing",
         fields: COORDINATES,
         why: "the payment coordinates, with the banking gateway",
-    },
-    Gap {
-        collection: "/v1/receivables",
-        part: "query",
-        what: "missing",
-        fields: &["kobana_charge_kind", "kobana_registration_status", "kobana_status"],
-        why: "charges through the banking gateway",
     },
     Gap {
         collection: "/v1/payables",
@@ -372,8 +358,7 @@ async fn the_served_operations_are_the_real_documents_but_for_the_gaps_listed() 
 }
 
 /// The query filters of the real document this product does not take yet (see [`GAPS`]).
-const NOT_TAKEN: &[&str] =
-    &["bank_id", "payment_approval", "kobana_charge_kind", "kobana_status", "kobana_registration_status"];
+const NOT_TAKEN: &[&str] = &["bank_id"];
 
 /// A value a parameter of the real document takes: each of its enum, else one of its type.
 fn samples(name: &str, schema: &Value) -> Vec<String> {

@@ -164,7 +164,7 @@ fn filter_schema(kind: Kind, scalar: Value) -> Value {
 pub fn list_schema(spec: &ListSpec) -> Value {
     let mut defs = Map::new();
     let mut filters = Map::new();
-    for field in spec.filters {
+    for field in spec.fields() {
         let (name, scalar) = filter_value(field.kind);
         let schema = filter_schema(field.kind, scalar);
         let property = match name {

@@ -18,26 +18,45 @@ use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id};
-use crate::ops::list::{list_spec, ListRequest, ListSpec};
+use crate::ops::list::{list_spec, Field, Kind, ListRequest, ListSpec};
 use crate::ops::refs;
 use crate::storage::identity::Membership;
 
 /// What tells the two kinds' lists apart: which rows are theirs, and their statuses.
 trait Listed: BillKind {
     const SCOPE: &'static str;
+    /// The filters of the kind's own fields.
+    const OWN: &'static [Field];
+}
+
+/// The column of a field no bill holds a value of yet (the approval gate and the
+/// banking gateway bring them): a filter on it finds nothing.
+const UNSET: &str = "CAST(NULL AS TEXT)";
+
+const fn unset(name: &'static str, kind: Kind) -> Field {
+    Field { name, column: UNSET, kind, extension: None }
 }
 
 impl Listed for Payable {
     const SCOPE: &'static str = "billings.kind = 'payable'";
+    const OWN: &'static [Field] = &[unset(
+        "payment_approval",
+        Kind::Enum(&["pending_approval", "approving", "creation_approved", "creation_rejected"]),
+    )];
 }
 
 impl Listed for Receivable {
     const SCOPE: &'static str = "billings.kind = 'receivable'";
+    const OWN: &'static [Field] = &[
+        unset("kobana_charge_kind", Kind::Enum(&["bank_billet", "pix"])),
+        unset("kobana_status", Kind::Text),
+        unset("kobana_registration_status", Kind::Text),
+    ];
 }
 
 /// A kind's list: the filters and sorts both kinds share, on the kind's own rows.
 const fn billing_list<B: Listed>() -> ListSpec {
-    list_spec!(billings where B::SCOPE;
+    let spec = list_spec!(billings where B::SCOPE;
         filters: id: Uuid @ "by id", company_id: Uuid, status: Enum(B::STATUSES), type = billing_type: Enum(&["normal", "recurring", "installment"]),
             person_id: Uuid, category_id: Uuid,
             classification_center_id = "(SELECT a.classification_center_id FROM allocations a WHERE a.owner_type = 'billing' \
@@ -47,7 +66,8 @@ const fn billing_list<B: Listed>() -> ListSpec {
             due_date: Date, payment_date: Date, competence_date: Date, updated_at: Timestamp, amount = amount_cents: Money;
         sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents,
             payment_date = "COALESCE(billings.payment_date, '')";
-        default: due_date)
+        default: due_date);
+    ListSpec { own: B::OWN, ..spec }
 }
 
 pub static PAYABLES_LIST: ListSpec = billing_list::<Payable>();
