@@ -149,8 +149,8 @@ const GAPS: &[Gap] = &[
         collection: "/v1/receivables",
         part: "request",
         what: "enum",
-        fields: &["recurrence_period", "payment_method_kind"],
-        why: "named periods; one request type for both kinds (utility and tribute are refused with 422)",
+        fields: &["recurrence_period"],
+        why: "the periods a series steps by are named (the real one is free text)",
     },
     Gap {
         collection: "/v1/payables",

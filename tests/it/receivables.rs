@@ -20,4 +20,9 @@ async fn utility_and_tribute_are_payment_methods_of_payables_only() {
     .await;
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"]["details"]["field"], "payment_method_kind");
+    // The receivables' schemas (OpenAPI and the MCP tools) do not offer them.
+    assert_eq!(
+        reply.json()["error"]["details"]["allowed"].as_array().map(|a| a.contains(&"utility".into())),
+        Some(false)
+    );
 }

@@ -7,7 +7,7 @@
 use crate::storage::Conn;
 
 use super::{
-    check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, Of, Payable, Receivable,
+    check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, For, Of, Payable, Receivable,
     SettleRequest, Transition,
 };
 use crate::domain::money::Cents;
@@ -89,7 +89,8 @@ fn run_ids<B: BillKind>(c: Call<'_>) -> Running<'_> {
 
 fn run_patch<B: BillKind>(c: Call<'_>) -> Running<'_> {
     Box::pin(async move {
-        let input = parse(c.body.clone())?;
+        let input: For<B, BillingPatch<B::Status>> = parse(c.body.clone())?;
+        let input = input.0;
         reply(super::patch::<B>(c.ctx, c.conn, c.ws, c.id, &c.body, input).await?)
     })
 }
@@ -339,7 +340,7 @@ const fn bill_operations<B: Declared>() -> Declaration {
                 Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
                     .with(B::TOOLS.create),
                 Op::update::<Bills<B>>("Update one of the {collection}; a status moves it (settle, cancel, reopen)")
-                    .patched::<Bills<B>, BillingPatch<B::Status>>(run_patch::<B>)
+                    .patched::<Bills<B>, For<B, BillingPatch<B::Status>>>(run_patch::<B>)
                     .with(B::TOOLS.update),
                 Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
                 Op::read("/aggregates", "aggregates", "Totals of {collection}", run_aggregates::<B>)

@@ -59,7 +59,7 @@ use self::series::{as_inputs, requested_allocations, Centers};
 pub use self::status::{cancel, check_transition, patch, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
 pub use self::wire::{
-    Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, KindRecord, KindRow, Of,
+    Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, For, KindRecord, KindRow, Of,
     PayableFields, PayableRowFields, PayableStatus, ReceivableFields, ReceivableRowFields, ReceivableStatus,
     SettleRequest, TaxCharge, TaxChargeInput,
 };
@@ -303,15 +303,16 @@ pub async fn ids<B: BillKind>(
 
 /// A kind's create and update: the rules of both kinds, one implementation.
 impl<B: BillKind> Writable for declared::Bills<B> {
-    type Create = BillingCreate;
+    type Create = For<B, BillingCreate>;
     type Created = Of<B, BillingCreated>;
-    type Update = BillingUpdate;
+    type Update = For<B, BillingUpdate>;
     async fn create(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
         ws: &Membership,
-        input: BillingCreate,
+        input: For<B, BillingCreate>,
     ) -> Result<Of<B, BillingCreated>, ApiError> {
+        let input = input.0;
         ctx.authorize(ws, B::RESOURCE, Access::Write)?;
         let polarity = B::POLARITY;
         let description = required("description", &input.description)?;
@@ -406,8 +407,9 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         conn: &mut Conn,
         ws: &Membership,
         id: &str,
-        input: BillingUpdate,
+        input: For<B, BillingUpdate>,
     ) -> Result<Of<B, Billing>, ApiError> {
+        let input = input.0;
         ctx.authorize(ws, B::RESOURCE, Access::Write)?;
         let polarity = B::POLARITY;
         let current = find::<B>(conn, ws, id).await?;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::declared::Bills;
 use super::rows::{find, stored_allocations};
-use super::wire::{Billing, BillingPatch, BillingUpdate, SettleRequest};
+use super::wire::{Billing, BillingPatch, BillingUpdate, For, SettleRequest};
 use super::BillKind;
 use crate::domain::apportionment::spread;
 use crate::domain::bills::{BillStatus, Transition};
@@ -163,7 +163,9 @@ pub async fn patch<B: BillKind>(
     let BillingPatch { fields, status, payment_date, amounts } = input;
     let current = find::<B>(conn, ws, id).await?;
     let others = body.as_object().is_some_and(|o| o.keys().any(|k| !MOVE_FIELDS.contains(&k.as_str())));
-    let update = async |conn: &mut Conn, fields| Ok(<Bills<B> as Writable>::update(ctx, conn, ws, id, fields).await?.0);
+    let update = async |conn: &mut Conn, fields| {
+        Ok(<Bills<B> as Writable>::update(ctx, conn, ws, id, For::new(fields)).await?.0)
+    };
     let target: Option<BillStatus> = status.map(Into::into).filter(|s| *s != current.row.status);
     if target != Some(B::SETTLED) {
         let sent = [

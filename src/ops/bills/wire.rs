@@ -456,3 +456,48 @@ impl<B: BillKind, T: Answer> JsonSchema for Of<B, T> {
         Schema::try_from(schema).unwrap_or_default()
     }
 }
+
+/// A bill's request — `T`: its create, its update, its `PATCH` — as the kind `B` takes
+/// it: the same body, and a schema offering the kind's payment methods only (a
+/// receivable's never `utility` or `tribute`).
+pub struct For<B, T>(pub T, PhantomData<fn() -> B>);
+
+impl<B, T> For<B, T> {
+    pub fn new(request: T) -> For<B, T> {
+        For(request, PhantomData)
+    }
+}
+
+impl<'de, B, T: Deserialize<'de>> Deserialize<'de> for For<B, T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(For::new)
+    }
+}
+
+impl<B: BillKind, T: JsonSchema> JsonSchema for For<B, T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("{}{}", B::NOUN, T::schema_name()).into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = T::json_schema(generator).to_value();
+        if let Some(method) = schema["properties"].get_mut("payment_method_kind") {
+            only_methods::<B>(method);
+        }
+        Schema::try_from(schema).unwrap_or_default()
+    }
+}
+
+/// Keeps, in every `enum` of a payment method's schema, the kind's methods (and null).
+fn only_methods<B: BillKind>(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::Array(values)) = object.get_mut("enum") {
+                values.retain(|v| v.as_str().is_none_or(|m| B::METHODS.contains(&m)));
+            }
+            object.values_mut().for_each(only_methods::<B>);
+        }
+        Value::Array(items) => items.iter_mut().for_each(only_methods::<B>),
+        _ => {}
+    }
+}
