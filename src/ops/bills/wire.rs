@@ -356,6 +356,16 @@ pub struct ReceivableFields {
     pub kobana_pix_qrcode: Option<String>,
 }
 
+/// The reconciliation group a bill belongs to, as the real API shows it on the bill.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReconciliationRef {
+    pub id: String,
+    /// `manual`, or `fintera` for an imported (read-only) group.
+    pub source: String,
+    pub transaction_ids: Vec<String>,
+    pub billing_ids: Vec<String>,
+}
+
 /// A kind's own fields of a row, written in the row (flattened).
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
@@ -380,9 +390,11 @@ pub struct Billing {
     pub row: BillingRow,
     pub classification_center_allocations: Vec<AllocationView>,
     pub tax_charges: Vec<TaxCharge>,
-    /// The reconciliation group that settled it: null (reconciliations are not served
-    /// yet).
-    pub reconciliation: Option<serde_json::Value>,
+    /// The reconciliation group that settled it (`id`, `source`, `transaction_ids`,
+    /// `billing_ids`): null, as reconciliations are not served yet. An object schema
+    /// without its members until then, so the tools' output schemas stay small.
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub reconciliation: Option<ReconciliationRef>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub kind: Option<KindRecord>,
