@@ -112,13 +112,6 @@ const GAPS: &[Gap] = &[
     },
     Gap {
         collection: "/v1/payables",
-        part: "request",
-        what: "missing",
-        fields: &["operation_kind"],
-        why: "the banking gateway (payment or transfer)",
-    },
-    Gap {
-        collection: "/v1/payables",
         part: "response",
         what: "missing",
         fields: COORDINATES,

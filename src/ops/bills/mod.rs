@@ -60,8 +60,8 @@ pub use self::status::{cancel, check_transition, patch, reopen, settle, settleme
 use self::status::{check_open, refused_change};
 pub use self::wire::{
     Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, For, KindRecord, KindRow, Of,
-    PayableFields, PayableRowFields, PayableStatus, ReceivableFields, ReceivableRowFields, ReceivableStatus,
-    SettleRequest, TaxCharge, TaxChargeInput,
+    OperationKind, PayableFields, PayableRowFields, PayableStatus, ReceivableFields, ReceivableRowFields,
+    ReceivableStatus, SettleRequest, TaxCharge, TaxChargeInput,
 };
 use super::common::{audit_write, required, required_if_sent};
 use super::ledger;
@@ -108,6 +108,8 @@ pub trait BillKind: Bill {
     type Fields: JsonSchema;
     fn row_fields() -> KindRow;
     fn fields() -> KindRecord;
+    /// The request fields of the other kind, which this one's schemas leave out.
+    const NOT_TAKEN: &'static [&'static str];
 }
 
 impl BillKind for Payable {
@@ -129,6 +131,7 @@ impl BillKind for Payable {
     fn fields() -> KindRecord {
         KindRecord::Payable(PayableFields::default())
     }
+    const NOT_TAKEN: &'static [&'static str] = &[];
 }
 
 impl BillKind for Receivable {
@@ -150,6 +153,7 @@ impl BillKind for Receivable {
     fn fields() -> KindRecord {
         KindRecord::Receivable(ReceivableFields::default())
     }
+    const NOT_TAKEN: &'static [&'static str] = &["operation_kind"];
 }
 
 pub fn aggregates_schema(settled: &str) -> Value {
@@ -359,10 +363,10 @@ impl<B: BillKind> Writable for declared::Bills<B> {
                 "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date,
                                        billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
                                        payment_method_kind, document, document_number, document_date, notes, group_id,
-                                       installment_number, total_installments, recurrence_period, ir_relevant,
+                                       installment_number, total_installments, recurrence_period, ir_relevant, operation_kind,
                                        created_at, updated_at, created_via, updated_via, created_by, updated_by)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                         $21, $22, $23, $24, $25, $25, $26, $26, $27, $27)",
+                         $21, $22, $23, $24, $25, $26, $26, $27, $27, $28, $28)",
             )
             .bind(&row.id)
             .bind(&ws.workspace_id)
@@ -388,6 +392,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             .bind(row.total_installments)
             .bind(input.recurrence_period.map(|p| p.as_str()))
             .bind(input.ir_relevant.map(i64::from))
+            .bind(input.operation_kind.map(OperationKind::as_str))
             .stamp(ctx, &now)
             .execute(&mut *conn)
             .await
@@ -479,8 +484,8 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             "UPDATE billings SET description = $1, amount_cents = $2, due_date = $3, competence_date = $4, person_id = $5,
                     category_id = $6, financial_account_id = $7, expected_account_id = $8, payment_method_kind = $9,
                     document = $10, document_number = $11, document_date = $12, notes = $13, ir_relevant = $14,
-                    updated_at = $15, updated_via = $16, updated_by = $17
-              WHERE workspace_id = $18 AND kind = $19 AND id = $20 AND status = $21",
+                    operation_kind = $15, updated_at = $16, updated_via = $17, updated_by = $18
+              WHERE workspace_id = $19 AND kind = $20 AND id = $21 AND status = $22",
         )
         .bind(&description)
         .bind(amount.0)
@@ -495,7 +500,11 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         .bind(pick(&input.document_number, &current.row.document_number))
         .bind(document_date)
         .bind(pick(&input.notes, &current.row.notes))
-        .bind(input.ir_relevant.unwrap_or(current.row.ir_relevant).map(i64::from));
+        .bind(input.ir_relevant.unwrap_or(current.row.ir_relevant).map(i64::from))
+        .bind(match input.operation_kind {
+            Some(sent) => sent.map(|k| k.as_str().to_string()),
+            None => current.row.operation_kind(),
+        });
         status::changed_if::<B>(ctx, conn, ws, update, &current.row.id, BillStatus::Pending, refused_change).await?;
         if let Some(allocations) = &allocations {
             apportionment::replace(conn, ws, "billing", &current.row.id, allocations).await?;

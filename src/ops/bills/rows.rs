@@ -11,7 +11,7 @@ use crate::kept::Kept;
 use crate::storage::row::Decode;
 use crate::storage::{sql, Conn, Row};
 
-use super::wire::{Billing, BillingRow, TaxCharge, TaxChargeInput};
+use super::wire::{Billing, BillingRow, KindRow, PayableRowFields, TaxCharge, TaxChargeInput};
 use super::{BillKind, Payable, Receivable};
 
 use crate::domain::money::Cents;
@@ -128,6 +128,18 @@ static COLUMNS: &[Column] = &[
     column("group_id", "billings.group_id", |b, row, at| put(&mut b.group_id, row, at)),
     column("transaction_id", "billings.transaction_id", |b, row, at| put(&mut b.transaction_id, row, at)),
     column("ir_relevant", "billings.ir_relevant", |b, row, at| put(&mut b.ir_relevant, row, at)),
+    column("operation_kind", "billings.operation_kind", |b, row, at| {
+        // Only a payable holds one: a value makes the row a payable's.
+        if let Some(kind) = row.try_get::<Option<String>, _>(at)? {
+            let mut fields = match b.kind.take() {
+                Some(KindRow::Payable(fields)) => fields,
+                _ => PayableRowFields::default(),
+            };
+            fields.operation_kind = Some(kind);
+            b.kind = Some(KindRow::Payable(fields));
+        }
+        Ok(())
+    }),
     column("notes", "billings.notes", |b, row, at| put(&mut b.notes, row, at)),
     column("tax_charges_count", "(SELECT COUNT(*) FROM billing_tax_charges t WHERE t.workspace_id = billings.workspace_id AND t.billing_id = billings.id)", |b, row, at| put(&mut b.tax_charges_count, row, at)),
     column("classification_center_allocations_count", "(SELECT COUNT(*) FROM allocations a WHERE a.owner_type = 'billing' AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id)", |b, row, at| put(&mut b.classification_center_allocations_count, row, at)),
@@ -251,9 +263,10 @@ pub fn from_row(row: &Row<'_>) -> Result<BillingRow, crate::storage::Error> {
     Ok(b)
 }
 
-/// A row of kind `B`, with the kind's own fields.
+/// A row of kind `B`, with the kind's own fields (those its columns filled, else the
+/// kind's defaults).
 pub fn of_kind<B: BillKind>(row: BillingRow) -> BillingRow {
-    BillingRow { kind: Some(B::row_fields()), ..row }
+    BillingRow { kind: row.kind.clone().or_else(|| Some(B::row_fields())), ..row }
 }
 
 /// The record of a row of kind `B`: its apportionment and its tax charges, read beside

@@ -94,6 +94,9 @@ pub struct BillingCreate {
     /// Relevant to income tax (IR).
     #[serde(default)]
     pub ir_relevant: Option<bool>,
+    // A payable's (the receivables' schemas leave it out: [`For`]).
+    #[serde(default)]
+    pub operation_kind: Option<OperationKind>,
     #[serde(default)]
     #[schemars(length(max = 2000))]
     pub notes: Option<String>,
@@ -147,6 +150,8 @@ pub struct BillingUpdate {
     pub document_date: Option<Option<Date>>,
     #[serde(deserialize_with = "nullable")]
     pub ir_relevant: Option<Option<bool>>,
+    #[serde(deserialize_with = "nullable")]
+    pub operation_kind: Option<Option<OperationKind>>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 2000))]
     pub notes: Option<Option<String>>,
@@ -304,6 +309,23 @@ pub struct BillingRow {
     pub stamps: Stamps,
 }
 
+/// A payable's operation: a payment (a bill, a tax) or a transfer to the payee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationKind {
+    Payment,
+    Transfer,
+}
+
+impl OperationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperationKind::Payment => "payment",
+            OperationKind::Transfer => "transfer",
+        }
+    }
+}
+
 /// What only a payable's row carries: whether it is a payment or a transfer, and where
 /// it stands at the approval gate (none yet: the gate comes with the banking gateway).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -380,6 +402,16 @@ pub enum KindRow {
 pub enum KindRecord {
     Payable(PayableFields),
     Receivable(ReceivableFields),
+}
+
+impl BillingRow {
+    /// A payable's stored operation (none for a receivable).
+    pub fn operation_kind(&self) -> Option<String> {
+        match &self.kind {
+            Some(KindRow::Payable(fields)) => fields.operation_kind.clone(),
+            _ => None,
+        }
+    }
 }
 
 /// A payable or receivable as `/v1` returns it: its row, with the apportionment and
@@ -471,7 +503,8 @@ impl<B: BillKind, T: Answer> JsonSchema for Of<B, T> {
 
 /// A bill's request — `T`: its create, its update, its `PATCH` — as the kind `B` takes
 /// it: the same body, and a schema offering the kind's payment methods only (a
-/// receivable's never `utility` or `tribute`).
+/// receivable's never `utility` or `tribute`) and none of the other kind's fields (a
+/// receivable's never `operation_kind`).
 pub struct For<B, T>(pub T, PhantomData<fn() -> B>);
 
 impl<B, T> For<B, T> {
@@ -495,6 +528,9 @@ impl<B: BillKind, T: JsonSchema> JsonSchema for For<B, T> {
         let mut schema = T::json_schema(generator).to_value();
         if let Some(method) = schema["properties"].get_mut("payment_method_kind") {
             only_methods::<B>(method);
+        }
+        if let Some(properties) = schema["properties"].as_object_mut() {
+            properties.retain(|field, _| !B::NOT_TAKEN.contains(&field.as_str()));
         }
         Schema::try_from(schema).unwrap_or_default()
     }

@@ -229,6 +229,7 @@ macro_rules! billing_tests {
             dates_may_be_sent_as_date_times,
             a_list_row_counts_the_parts_the_record_holds,
             payment_date_sorts_the_unsettled_first,
+            operation_kind_is_a_payables_field,
             a_projected_list_shows_each_field_as_the_whole_record_does,
             ids_sweep_every_id_in_order,
             openapi_lists_every_operation,

@@ -295,6 +295,28 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
     );
 }
 
+/// `operation_kind` is a payable's (a payment or a transfer), stored and cleared; a
+/// receivable's schemas do not take it.
+pub async fn operation_kind_is_a_payables_field(k: K) {
+    let h = Harness::new().await;
+    let sent = with(body(), json!({"operation_kind": "transfer"}));
+    if k.settled != "paid" {
+        let refused = post(&h, k.path, Some(sent)).await;
+        assert_eq!(reason(&refused), (422, "unknown_field".into(), "operation_kind".into()));
+        let b = create(&h, k, body()).await;
+        assert!(b.get("operation_kind").is_none(), "{b}");
+        return;
+    }
+    let b = create(&h, k, sent).await;
+    assert_eq!(b["operation_kind"], "transfer");
+    let path = format!("{}/{}", k.path, b["id"].as_str().unwrap());
+    let listed = get(&h, &format!("{}?id={}", k.path, b["id"].as_str().unwrap())).await.json();
+    assert_eq!(listed["data"][0]["operation_kind"], "transfer", "{listed}");
+    assert_eq!(patch(&h, &path, json!({"notes": "x"})).await.json()["operation_kind"], "transfer", "kept");
+    assert_eq!(patch(&h, &path, json!({"operation_kind": null})).await.json()["operation_kind"], Value::Null);
+    assert_eq!(create(&h, k, body()).await["operation_kind"], Value::Null, "unset by default");
+}
+
 /// `sort=payment_date` as the real API takes it: the unsettled (no payment date) first,
 /// then by the day the money moved; pages follow one another across the two.
 pub async fn payment_date_sorts_the_unsettled_first(k: K) {

@@ -223,7 +223,7 @@ fn model_visible(tools: &[Value]) -> usize {
 /// figures (bytes ≈ tokens × 4) are those of BENCHMARKS.md.
 #[tokio::test]
 async fn the_catalogue_stays_within_its_byte_budget() {
-    const MODEL_VISIBLE_OWNER: usize = 68_000;
+    const MODEL_VISIBLE_OWNER: usize = 69_000;
     const WIRE_OWNER: usize = 153_000;
     const WIRE_PAYABLES_VIEW: usize = 38_000;
     let h = Harness::new().await;
