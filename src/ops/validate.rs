@@ -57,8 +57,8 @@ fn takes_null(schema: &Value) -> bool {
         })
 }
 
-fn strip_object(answer: &Value, taken: &Value, body: &mut Map<String, Value>) {
-    let properties = |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
+fn strip_object<'s>(answer: &'s Value, taken: &'s Value, body: &mut Map<String, Value>) {
+    let properties = |schema: &'s Value| schema.get("properties").and_then(Value::as_object);
     let (Some(answer), Some(taken)) = (properties(answer), properties(taken)) else { return };
     // A field of the answer the request does not take, or a `null` the answer may hold
     // (what a read answers for an unset field) where the request takes none.
@@ -76,7 +76,7 @@ fn strip_object(answer: &Value, taken: &Value, body: &mut Map<String, Value>) {
         body.remove(&field);
     }
     for (field, value) in body.iter_mut() {
-        let items = |schema: Option<&Value>| schema.and_then(|s| s.get("items")).cloned();
+        let items = |schema: Option<&'s Value>| schema.and_then(|s| s.get("items"));
         let (Some(answer_item), Some(taken_item), Value::Array(values)) =
             (items(answer.get(field)), items(taken.get(field)), value)
         else {
@@ -84,7 +84,7 @@ fn strip_object(answer: &Value, taken: &Value, body: &mut Map<String, Value>) {
         };
         for value in values.iter_mut() {
             if let Value::Object(item) = value {
-                strip_object(&answer_item, &taken_item, item);
+                strip_object(answer_item, taken_item, item);
             }
         }
     }

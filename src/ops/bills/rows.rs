@@ -265,8 +265,9 @@ pub fn from_row(row: &Row<'_>) -> Result<BillingRow, crate::storage::Error> {
 
 /// A row of kind `B`, with the kind's own fields (those its columns filled, else the
 /// kind's defaults).
-pub fn of_kind<B: BillKind>(row: BillingRow) -> BillingRow {
-    BillingRow { kind: row.kind.clone().or_else(|| Some(B::row_fields())), ..row }
+pub fn of_kind<B: BillKind>(mut row: BillingRow) -> BillingRow {
+    row.kind.get_or_insert_with(B::row_fields);
+    row
 }
 
 /// The record of a row of kind `B`: its apportionment and its tax charges, read beside
