@@ -30,6 +30,7 @@ macro_rules! string_schema {
 pub mod apportionment;
 pub mod bills;
 pub mod channel;
+pub mod coordinates;
 pub mod dates;
 pub mod documents;
 pub mod money;

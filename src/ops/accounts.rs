@@ -416,7 +416,7 @@ record_table!(impl Table for Accounts as "Financial account", audited as "financ
 
 fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
     match code {
-        Some(c) if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_digit()) => {
+        Some(c) if !crate::domain::coordinates::is_compe(c) => {
             Err(unprocessable("bank_code", "invalid_value", "bank_code must be the 3-digit COMPE code"))
         }
         _ => Ok(()),

@@ -187,6 +187,13 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
                     format!("Field {path} must be a date YYYY-MM-DD or an RFC 3339 date-time"),
                 ))
             }
+            "date-time" if crate::domain::dates::Timestamp::parse_input(text).is_none() => {
+                return Err(field_error(
+                    path,
+                    "invalid_date",
+                    format!("Field {path} must be an RFC 3339 date-time or a date YYYY-MM-DD"),
+                ))
+            }
             _ => {}
         }
     }
@@ -341,8 +348,10 @@ fn walk(schema: &Value, path: &str, found: &mut Vec<String>) {
             "items" => walk(value, &at, found),
             // `false` is enforced (unknown fields refused); `true` allows what it says.
             "additionalProperties" if value.is_boolean() => {}
-            "format" if value.as_str().is_some_and(|f| matches!(f, "uuid" | "date") || integer_bounds(f).is_some()) => {
-            }
+            "format"
+                if value
+                    .as_str()
+                    .is_some_and(|f| matches!(f, "uuid" | "date" | "date-time") || integer_bounds(f).is_some()) => {}
             "pattern" if value.as_str().and_then(Pattern::of).is_some() => {}
             _ => found.push(at),
         }

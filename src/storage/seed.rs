@@ -485,6 +485,23 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         &[acme_ws],
     )
     .await?;
+    // How December's rent is paid: the landlord's boleto (Itaú, R$ 4.500,00 due on the
+    // 10th; its digitable line), and the stationery supplier's Pix key.
+    insert(
+        conn,
+        "INSERT INTO payment_coordinates (billing_id, workspace_id, barcode, beneficiary_name, beneficiary_document)
+         VALUES ('b1110000-0001-4000-8000-000000000001', $1, '34191090080000000000000000000018316560000450000',
+                 'Imobiliária Central Ltda', '45997418000153')",
+        &[acme_ws],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO payment_coordinates (billing_id, workspace_id, pix_key, pix_key_type)
+         VALUES ('b1110000-0001-4000-8000-000000000004', $1, 'financeiro@papelariaboavista.com.br', 'email')",
+        &[acme_ws],
+    )
+    .await?;
     // A manual transaction: the partners' capital contribution.
     insert(
         conn,

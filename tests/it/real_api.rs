@@ -61,26 +61,6 @@ struct Gap {
     why: &'static str,
 }
 
-/// The payables' payment coordinates (input) and the gateway's state (answers).
-const COORDINATES: &[&str] = &[
-    "account_digit",
-    "account_number",
-    "agency",
-    "agency_digit",
-    "bank_code",
-    "bank_ispb",
-    "barcode",
-    "beneficiary_document",
-    "beneficiary_name",
-    "pix_copia_e_cola",
-    "pix_key",
-    "pix_key_type",
-    "scheduled_to",
-    "tax_data",
-    "tax_kind",
-    "transfer_purpose",
-];
-
 const GAPS: &[Gap] = &[
     Gap {
         collection: "/v1/financial-accounts",
@@ -102,20 +82,6 @@ const GAPS: &[Gap] = &[
         what: "missing",
         fields: &["bank", "bank_id"],
         why: "banks",
-    },
-    Gap {
-        collection: "/v1/payables",
-        part: "request",
-        what: "missing",
-        fields: COORDINATES,
-        why: "the payment coordinates, with the banking gateway",
-    },
-    Gap {
-        collection: "/v1/payables",
-        part: "response",
-        what: "missing",
-        fields: COORDINATES,
-        why: "the payment coordinates, with the banking gateway",
     },
     Gap {
         collection: "/v1/payables",

@@ -38,6 +38,7 @@
 //!   cancelling, reopening or deleting a record whose due date (or payment date) is on
 //!   or before it is 422 `period_closed`.
 
+mod coordinates;
 pub mod declared;
 mod rows;
 mod series;
@@ -53,6 +54,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use self::coordinates::PaymentCoordinates;
 use self::rows::{find, from_row, replace_taxes, requested_taxes, stored_allocations};
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::series::{as_inputs, requested_allocations, Centers};
@@ -153,7 +155,7 @@ impl BillKind for Receivable {
     fn fields() -> KindRecord {
         KindRecord::Receivable(ReceivableFields::default())
     }
-    const NOT_TAKEN: &'static [&'static str] = &["operation_kind"];
+    const NOT_TAKEN: &'static [&'static str] = coordinates::PAYABLE_ONLY;
 }
 
 pub fn aggregates_schema(settled: &str) -> Value {
@@ -231,6 +233,7 @@ pub async fn delete<B: BillKind>(
         .await?;
     apportionment::replace(conn, ws, "billing", &current.row.id, &[]).await?;
     replace_taxes(conn, ws, &current.row.id, &[]).await?;
+    coordinates::write(conn, ws, &current.row.id, &PaymentCoordinates::default()).await?;
     // Its links, then the bill itself: each statement binds workspace, kind and id.
     for statement in [
         "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3",
@@ -316,7 +319,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         ws: &Membership,
         input: For<B, BillingCreate>,
     ) -> Result<Of<B, BillingCreated>, ApiError> {
-        let input = input.0;
+        let mut input = input.0;
         ctx.authorize(ws, B::RESOURCE, Access::Write)?;
         let polarity = B::POLARITY;
         let description = required("description", &input.description)?;
@@ -355,6 +358,8 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             Some(items) => requested_taxes(conn, ws, items).await?,
             None => Vec::new(),
         };
+        let coordinates = PaymentCoordinates::default().with(std::mem::take(&mut input.coordinates))?;
+        let rest_of_series = coordinates.for_the_rest_of_a_series();
         let rows = series::rows(&input, billing_type, amount, shape, &allocations)?;
         let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
         let now = Timestamp::now();
@@ -401,6 +406,8 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             if index == 0 {
                 replace_taxes(conn, ws, &row.id, &taxes).await?;
             }
+            let coordinates = if index == 0 { &coordinates } else { &rest_of_series };
+            coordinates::write(conn, ws, &row.id, coordinates).await?;
             audit_write(ctx, conn, ws, &format!("{}.create", B::PLURAL), B::KIND, &row.id).await?;
         }
         let series: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
@@ -475,6 +482,12 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             None => current.row.payment_method_kind.clone(),
             Some(m) => m.map(|m| m.as_str().to_string()),
         };
+        let stored = match &current.kind {
+            Some(KindRecord::Payable(fields)) => fields.coordinates.as_ref(),
+            _ => &PaymentCoordinates::default(),
+        };
+        let coordinates = stored.with(input.coordinates)?;
+        let coordinates = (coordinates != *stored).then_some(coordinates);
         let document_date = input.document_date.unwrap_or(current.row.document_date);
         let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
             None => old.clone(),
@@ -511,6 +524,9 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         }
         if let Some(taxes) = &taxes {
             replace_taxes(conn, ws, &current.row.id, taxes).await?;
+        }
+        if let Some(coordinates) = &coordinates {
+            coordinates::write(conn, ws, &current.row.id, coordinates).await?;
         }
         audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.row.id).await?;
         find::<B>(conn, ws, &current.row.id).await.map(Of::new)

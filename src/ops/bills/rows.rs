@@ -11,7 +11,8 @@ use crate::kept::Kept;
 use crate::storage::row::Decode;
 use crate::storage::{sql, Conn, Row};
 
-use super::wire::{Billing, BillingRow, KindRow, PayableRowFields, TaxCharge, TaxChargeInput};
+use super::coordinates;
+use super::wire::{Billing, BillingRow, KindRecord, KindRow, PayableRowFields, TaxCharge, TaxChargeInput};
 use super::{BillKind, Payable, Receivable};
 
 use crate::domain::money::Cents;
@@ -276,12 +277,16 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
     let ids = std::slice::from_ref(&row.id);
     let allocations = apportionment::read(conn, ws, "billing", ids).await?.remove(&row.id).unwrap_or_default();
     let tax_charges = tax_charges_of(conn, ws, ids).await?.remove(&row.id).unwrap_or_default();
+    let mut kind = B::fields();
+    if let KindRecord::Payable(fields) = &mut kind {
+        *fields.coordinates = coordinates::read(conn, ws, &row.id).await?;
+    }
     Ok(Billing {
         row: of_kind::<B>(row),
         classification_center_allocations: allocations,
         tax_charges,
         reconciliation: None,
-        kind: Some(B::fields()),
+        kind: Some(kind),
     })
 }
 

@@ -18,6 +18,7 @@ use crate::domain::payment::PaymentMethod;
 use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
 use crate::ops::validate::{nullable, schema_of};
 
+use super::coordinates::{CoordinatesInput, PaymentCoordinates};
 use super::BillKind;
 
 /// One withholding-tax charge of a bill in a request.
@@ -100,6 +101,9 @@ pub struct BillingCreate {
     #[serde(default)]
     #[schemars(length(max = 2000))]
     pub notes: Option<String>,
+    // A payable's (the receivables' schemas leave them out: [`For`]).
+    #[serde(flatten)]
+    pub coordinates: CoordinatesInput,
     /// Withholding taxes (replace-all; on a series, attached to the first record).
     #[serde(default)]
     pub tax_charges: Option<Vec<TaxChargeInput>>,
@@ -108,8 +112,11 @@ pub struct BillingCreate {
 /// `PATCH /v1/{payables|receivables}/{id}`: only the fields sent change; `null` clears
 /// an optional field. The status, the payment date and the settlement amounts are not
 /// fields of this request: they move only through settle, cancel and reopen.
+// Unknown fields are refused by the schema check: serde's own refusal would also
+// refuse the fields of a request this one is flattened into ([`BillingPatch`]).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
+#[schemars(deny_unknown_fields)]
 pub struct BillingUpdate {
     #[schemars(with = "String", length(min = 1, max = 500))]
     pub description: Option<String>,
@@ -155,6 +162,8 @@ pub struct BillingUpdate {
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 2000))]
     pub notes: Option<Option<String>>,
+    #[serde(flatten)]
+    pub coordinates: CoordinatesInput,
     /// Replace-all: the full set; `[]` clears it.
     #[schemars(with = "Vec<TaxChargeInput>")]
     pub tax_charges: Option<Vec<TaxChargeInput>>,
@@ -167,7 +176,7 @@ pub struct BillingUpdate {
 /// The update tools take [`BillingUpdate`] alone: money moves through the confirmed
 /// tools.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct BillingPatch<S> {
     #[serde(flatten)]
     pub fields: BillingUpdate,
@@ -336,10 +345,13 @@ pub struct PayableRowFields {
     pub payment_approval: Option<String>,
 }
 
-/// What only a payable's record carries: the banking gateway's mirror of its payment
-/// and the approval's trail (null until the gateway and the gate exist).
+/// What only a payable's record carries: its payment coordinates, the banking
+/// gateway's mirror of its payment and the approval's trail (null until the gateway
+/// and the gate exist).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct PayableFields {
+    #[serde(flatten)]
+    pub coordinates: Box<PaymentCoordinates>,
     pub kobana_payment_uid: Option<String>,
     pub kobana_status: Option<String>,
     pub kobana_status_updated_at: Option<Timestamp>,

@@ -230,6 +230,7 @@ macro_rules! billing_tests {
             a_list_row_counts_the_parts_the_record_holds,
             payment_date_sorts_the_unsettled_first,
             operation_kind_is_a_payables_field,
+            payment_coordinates_are_a_payables_checked_fields,
             a_projected_list_shows_each_field_as_the_whole_record_does,
             ids_sweep_every_id_in_order,
             openapi_lists_every_operation,

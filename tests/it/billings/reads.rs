@@ -568,3 +568,120 @@ pub async fn openapi_lists_every_operation(k: K) {
         k.settled
     );
 }
+
+/// A Banco do Brasil boleto's digitable line, as printed, and its digits.
+const BOLETO_LINE: &str = "00190.50095 40144.816069 06809.350314 3 37370000000100";
+const BOLETO_DIGITS: &str = "00190500954014481606906809350314337370000000100";
+
+/// A payable's payment coordinates: written on create and update in the form the bank
+/// takes (digits, a canonical Pix key), each checked by its rule with a 422 naming it,
+/// answered by the record and never by the list row; in a series the payee's go on
+/// every record and the slip's on the first only; a receivable's schemas do not take
+/// them.
+pub async fn payment_coordinates_are_a_payables_checked_fields(k: K) {
+    let h = Harness::new().await;
+    let sent = with(
+        body(),
+        json!({
+            "barcode": BOLETO_LINE, "pix_key": "(11) 98765-4321", "pix_key_type": "phone",
+            "beneficiary_name": "Imobiliária Central", "beneficiary_document": "11.222.333/0001-81",
+            "bank_code": "001", "bank_ispb": "00000000", "agency": "1234", "agency_digit": "X",
+            "account_number": "56789", "account_digit": "0", "transfer_purpose": "Aluguel",
+            "scheduled_to": "2026-03-09T09:00:00-03:00",
+        }),
+    );
+    if k.settled != "paid" {
+        for field in ["barcode", "pix_key", "tax_kind", "scheduled_to"] {
+            let refused = post(&h, k.path, Some(with(body(), json!({ field: "x" })))).await;
+            assert_eq!(reason(&refused), (422, "unknown_field".into(), field.to_string()));
+        }
+        let b = create(&h, k, body()).await;
+        assert!(b.get("barcode").is_none() && b.get("pix_key").is_none(), "{b}");
+        return;
+    }
+    let b = create(&h, k, sent.clone()).await;
+    let expected = json!({
+        "barcode": BOLETO_DIGITS, "pix_key": "+5511987654321", "pix_key_type": "phone",
+        "beneficiary_name": "Imobiliária Central", "beneficiary_document": "11222333000181",
+        "bank_code": "001", "bank_ispb": "00000000", "agency": "1234", "agency_digit": "X",
+        "account_number": "56789", "account_digit": "0", "transfer_purpose": "Aluguel",
+        "scheduled_to": "2026-03-09T12:00:00Z", "pix_copia_e_cola": null, "tax_kind": null, "tax_data": null,
+    });
+    for (field, value) in expected.as_object().unwrap() {
+        assert_eq!(&b[field], value, "{field}: {b}");
+    }
+    let id = b["id"].as_str().unwrap();
+    let path = format!("{}/{id}", k.path);
+    let mut answered = b.clone();
+    answered.as_object_mut().unwrap().remove("series");
+    assert_eq!(get(&h, &path).await.json(), answered, "the record reads as the create answered");
+    let row = &get(&h, &format!("{}?id={id}", k.path)).await.json()["data"][0];
+    assert!(row.get("barcode").is_none() && row.get("pix_key").is_none(), "a list row carries none: {row}");
+
+    // An update changes what it sends, null clears, the rest is kept.
+    let changed = patch(
+        &h,
+        &path,
+        json!({"barcode": null, "tax_kind": "darf", "tax_data": {"tax_code": "0561", "total_amount": 1234.56}}),
+    )
+    .await;
+    assert_eq!(changed.status, 200, "{}", String::from_utf8_lossy(&changed.bytes));
+    let changed = changed.json();
+    assert_eq!(changed["barcode"], Value::Null);
+    assert_eq!(changed["tax_data"], json!({"tax_code": "0561", "total_amount": 1234.56}));
+    assert_eq!(changed["pix_key"], "+5511987654321", "kept");
+    // The record read back and sent whole changes nothing.
+    let mut round_trip = get(&h, &path).await.json();
+    round_trip["notes"] = json!("Contrato 2026");
+    let sent_back = patch(&h, &path, round_trip).await;
+    assert_eq!(sent_back.status, 200, "{}", String::from_utf8_lossy(&sent_back.bytes));
+    assert_eq!(sent_back.json()["tax_data"], changed["tax_data"]);
+
+    // Each rule names its field; nothing is written.
+    for (extra, field, why) in [
+        (
+            json!({"barcode": "00190.50095 40144.816069 06809.350314 3 37370000000101"}),
+            "barcode",
+            "invalid_check_digit",
+        ),
+        (json!({"barcode": "123"}), "barcode", "invalid_format"),
+        (json!({"pix_copia_e_cola": "000201pix6304ABCD"}), "pix_copia_e_cola", "invalid_check_digit"),
+        (json!({"pix_key_type": "cpf"}), "pix_key", "invalid_pix_key"),
+        (json!({"pix_key_type": null}), "pix_key_type", "required"),
+        (json!({"beneficiary_document": "11.222.333/0001-82"}), "beneficiary_document", "invalid_document"),
+        (json!({"bank_code": "1"}), "bank_code", "invalid_format"),
+        (json!({"bank_ispb": "1234567a"}), "bank_ispb", "invalid_format"),
+        (json!({"agency": "12-3"}), "agency", "invalid_format"),
+        (json!({"tax_kind": null}), "tax_kind", "required"),
+        (json!({"tax_kind": "ipva"}), "tax_kind", "invalid_value"),
+        (json!({"tax_data": {"total_amount": -1}}), "tax_data.total_amount", "out_of_range"),
+        (json!({"tax_data": {"amount": 1}}), "tax_data.amount", "unknown_field"),
+        (json!({"scheduled_to": "amanhã"}), "scheduled_to", "invalid_date"),
+    ] {
+        let refused = patch(&h, &path, extra.clone()).await;
+        assert_eq!(reason(&refused), (422, why.to_string(), field.to_string()), "{extra}");
+    }
+    let refused = post(&h, k.path, Some(with(body(), json!({"pix_key": "financeiro@acme.com.br"})))).await;
+    assert_eq!(reason(&refused), (422, "required".into(), "pix_key_type".into()));
+    assert_eq!(get(&h, &path).await.json()["tax_data"], changed["tax_data"], "unchanged by the refusals");
+
+    // A series: the payee's coordinates on every record, the slip on the first only.
+    let series = create(&h, k, with(sent, json!({"type": "installment", "total_installments": 3}))).await;
+    let ids: Vec<&str> = series["series"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let record = get(&h, &format!("{}/{id}", k.path)).await.json();
+        assert_eq!(record["pix_key"], "+5511987654321", "{i}");
+        assert_eq!(record["beneficiary_document"], "11222333000181", "{i}");
+        let first = i == 0;
+        assert_eq!(record["barcode"].is_string(), first, "{i}: {record}");
+        assert_eq!(record["scheduled_to"].is_string(), first, "{i}");
+    }
+    // Deleting a payable takes its coordinates with it.
+    assert_eq!(delete(&h, &format!("{}/{}", k.path, ids[1])).await.status, 204);
+    let left = sql::query("SELECT COUNT(*) FROM payment_coordinates WHERE billing_id = $1")
+        .bind(ids[1])
+        .fetch_one(&h.state.db)
+        .await
+        .unwrap();
+    assert_eq!(left.try_get::<i64, _>(0).unwrap(), 0);
+}

@@ -159,6 +159,23 @@ async fn every_tool_runs_on_the_demo_data() {
         a.ok("finance_payables_update", json!({"id": id_of(&power), "notes": "Referente a novembro"})).await["notes"],
         "Referente a novembro"
     );
+    // The payment coordinates, checked as on /v1: the demo rent's boleto passes them.
+    assert_eq!(rent["barcode"], "34191090080000000000000000000018316560000450000");
+    let boleto = a.ok("finance_payables_update", json!({"id": id_of(&power), "barcode": rent["barcode"]})).await;
+    assert_eq!(boleto["barcode"], rent["barcode"]);
+    let slip = a
+        .ok(
+            "finance_payables_update",
+            json!({"id": id_of(&power), "barcode": "83620000000 5 66780048100 0 18097565731 3 00158963608 1"}),
+        )
+        .await;
+    assert_eq!(slip["barcode"], "836200000005667800481000180975657313001589636081");
+    let refused = a.err("finance_payables_update", json!({"id": id_of(&power), "pix_key": "+5511987654321"})).await;
+    assert_eq!(
+        (refused["code"].as_str(), refused["details"]["field"].as_str(), refused["details"]["reason"].as_str()),
+        (Some("unprocessable_entity"), Some("pix_key_type"), Some("required")),
+        "{refused}"
+    );
     let (message, paid) = a.confirmed("finance_payables_settle", json!({"id": ACME_RENT_DECEMBER, "payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT})).await;
     assert_mentions(
         &message,
