@@ -47,7 +47,7 @@ pub enum Command {
         /// The user id (the token's `sub`).
         #[arg(long)]
         user: String,
-        /// Space-separated scopes (default: the 20 read and write scopes).
+        /// Space-separated scopes (default: the 21 read and write scopes).
         #[arg(long)]
         scope: Option<String>,
         /// Which surface the token is for.

@@ -193,6 +193,72 @@ impl Date {
     pub fn today() -> Date {
         Date(crate::clock::utc(crate::clock::now_unix()).date())
     }
+
+    /// Today where the clock is `zone`'s.
+    pub fn today_in(zone: Zone) -> Date {
+        let now = crate::clock::now_unix();
+        Date(crate::clock::utc(now + zone.offset(now)).date())
+    }
+
+    /// Days since the Monday of its week (0 on a Monday).
+    pub fn days_from_monday(self) -> u8 {
+        self.0.weekday().number_days_from_monday()
+    }
+
+    /// Its ISO 8601 week: the week's year and number (`2026-W01` starts on 29 December 2025).
+    pub fn iso_week(self) -> (i32, u8) {
+        let (year, week, _) = self.0.to_iso_week_date();
+        (year, week)
+    }
+}
+
+/// A Brazilian time zone (IANA name), or UTC: what "today" is for a report. Brazil has
+/// kept no summer time since 2019, so each zone is its offset, but for São Paulo's
+/// past summers ([`SAO_PAULO_SUMMER`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    SaoPaulo,
+    /// A fixed offset from UTC, in hours.
+    Fixed(i8),
+}
+
+/// The IANA names of Brazil's time zones and their offsets in hours (and UTC's).
+const ZONES: &[(&str, i8)] = &[
+    ("America/Noronha", -2),
+    ("America/Araguaina", -3),
+    ("America/Bahia", -3),
+    ("America/Belem", -3),
+    ("America/Fortaleza", -3),
+    ("America/Maceio", -3),
+    ("America/Recife", -3),
+    ("America/Santarem", -3),
+    ("America/Boa_Vista", -4),
+    ("America/Campo_Grande", -4),
+    ("America/Cuiaba", -4),
+    ("America/Manaus", -4),
+    ("America/Porto_Velho", -4),
+    ("America/Eirunepe", -5),
+    ("America/Rio_Branco", -5),
+    ("UTC", 0),
+    ("Etc/UTC", 0),
+];
+
+impl Zone {
+    /// The zone of an IANA name: `America/Sao_Paulo`, another Brazilian zone, or UTC.
+    pub fn parse(name: &str) -> Option<Zone> {
+        if name == "America/Sao_Paulo" {
+            return Some(Zone::SaoPaulo);
+        }
+        ZONES.iter().find(|(zone, _)| *zone == name).map(|&(_, hours)| Zone::Fixed(hours))
+    }
+
+    /// Its offset from UTC at the Unix time `unix`, in seconds.
+    pub fn offset(self, unix: i64) -> i64 {
+        match self {
+            Zone::SaoPaulo => sao_paulo_offset(unix),
+            Zone::Fixed(hours) => i64::from(hours) * 3600,
+        }
+    }
 }
 
 /// An instant to the second, in UTC: when a record was created or changed. Written as

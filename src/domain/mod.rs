@@ -29,6 +29,7 @@ macro_rules! string_schema {
 
 pub mod apportionment;
 pub mod bills;
+pub mod buckets;
 pub mod channel;
 pub mod coordinates;
 pub mod dates;

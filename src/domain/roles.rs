@@ -15,10 +15,11 @@ pub enum Resource {
     People,
     Taxes,
     Attachments,
+    CashFlow,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 10] = [
+    pub const ALL: [Resource; 11] = [
         Resource::Companies,
         Resource::Accounts,
         Resource::Transactions,
@@ -29,6 +30,7 @@ impl Resource {
         Resource::People,
         Resource::Taxes,
         Resource::Attachments,
+        Resource::CashFlow,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,11 +45,17 @@ impl Resource {
             Resource::People => "people",
             Resource::Taxes => "taxes",
             Resource::Attachments => "attachments",
+            Resource::CashFlow => "cash_flow",
         }
     }
 
     fn bit(self) -> u16 {
         1 << (self as u16)
+    }
+
+    /// Whether it is only read (a report): it has no write scope.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Resource::CashFlow)
     }
 
     pub fn read_scope(self) -> String {
@@ -140,7 +148,9 @@ impl ScopeSet {
                 None => (rest, false),
             };
             if let Some(resource) = Resource::ALL.iter().find(|r| r.as_str() == name) {
-                if write {
+                if write && resource.is_read_only() {
+                    // `finance.cash_flow.write` names nothing: kept, granting nothing.
+                } else if write {
                     set.writes |= resource.bit();
                 } else {
                     set.reads |= resource.bit();
@@ -193,9 +203,13 @@ pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, acc
     }
 }
 
-/// The 20 read and write scopes (not `finance.all`): what a dev token gets by default.
+/// The 21 read and write scopes (not `finance.all`; a report has no write scope): what a
+/// dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
-    Resource::ALL.iter().flat_map(|r| [r.read_scope(), r.write_scope()]).collect()
+    Resource::ALL
+        .iter()
+        .flat_map(|r| std::iter::once(r.read_scope()).chain((!r.is_read_only()).then(|| r.write_scope())))
+        .collect()
 }
 
 #[cfg(test)]
@@ -264,7 +278,13 @@ mod tests {
     }
 
     #[test]
-    fn twenty_default_scopes() {
-        assert_eq!(all_scopes().len(), 20);
+    fn twenty_one_default_scopes() {
+        assert_eq!(all_scopes().len(), 21);
+        assert!(all_scopes().contains(&"finance.cash_flow".to_string()));
+        assert!(!all_scopes().contains(&"finance.cash_flow.write".to_string()), "a report is only read");
+        let granted = ScopeSet::parse("finance.cash_flow.write");
+        assert!(
+            !granted.allows(Resource::CashFlow, Access::Read) && !granted.allows(Resource::CashFlow, Access::Write)
+        );
     }
 }

@@ -185,7 +185,7 @@ workspace_id to the other tools when you have more than one.",
 }];
 
 /// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
-/// first, then the money flow — payables, receivables, transactions and transfers,
+/// first, then the money flow — cash flow, payables, receivables, transactions and transfers,
 /// accounts, attachments — then the registers: companies, people, categories, cost
 /// centers, taxes. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
@@ -197,6 +197,7 @@ fn build_catalogue() -> Vec<ToolSpec> {
     use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
     use crate::ops::{accounts, categories, companies, cost_centers, people, taxes};
     let mut tools = WORKSPACES.to_vec();
+    tools.extend(records::own_tools(&crate::ops::cash_flow::OPERATIONS));
     tools.extend(records::tools::<Payables>(&PAYABLES));
     tools.extend(records::tools::<Receivables>(&RECEIVABLES));
     tools.extend(records::tools::<Transactions>(&TRANSACTIONS));
@@ -630,7 +631,7 @@ mod tests {
         }
         assert_eq!(destructive.len(), 10 + 3 * 2 + 2, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 65);
+        assert_eq!(catalogue().count(), 66);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

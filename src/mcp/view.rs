@@ -17,6 +17,7 @@ use crate::protocol::rpc::RpcError;
 /// The toolsets of SPEC §5.4: the resources of the catalogue (§5.1), in its order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Toolset {
+    CashFlow,
     Payables,
     Receivables,
     Transactions,
@@ -32,7 +33,8 @@ pub enum Toolset {
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 11] = [
+    pub const ALL: [Toolset; 12] = [
+        Toolset::CashFlow,
         Toolset::Payables,
         Toolset::Receivables,
         Toolset::Transactions,
@@ -48,6 +50,7 @@ impl Toolset {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Toolset::CashFlow => "cash_flow",
             Toolset::Payables => "payables",
             Toolset::Receivables => "receivables",
             Toolset::Transactions => "transactions",
@@ -87,6 +90,7 @@ impl Toolset {
             Resource::People => Toolset::People,
             Resource::Taxes => Toolset::Taxes,
             Resource::Attachments => Toolset::Attachments,
+            Resource::CashFlow => Toolset::CashFlow,
         }
     }
 

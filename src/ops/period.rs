@@ -98,16 +98,31 @@ fn year_of(value: &str) -> Result<i32, ApiError> {
         .ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))
 }
 
-fn query_id(field: &str, value: &str) -> Result<String, ApiError> {
+/// A query parameter's UUID (400 `invalid_uuid` naming it).
+pub(crate) fn query_id(field: &str, value: &str) -> Result<String, ApiError> {
     uuid::Uuid::parse_str(value)
         .map(|u| u.to_string())
         .map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
 }
 
-fn date_of(field: &str, value: &str) -> Result<Date, ApiError> {
+/// A query parameter's date (400 `invalid_date` naming it).
+pub(crate) fn date_of(field: &str, value: &str) -> Result<Date, ApiError> {
     Date::parse(value).ok_or_else(|| {
         invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD or an RFC 3339 date-time"))
     })
+}
+
+/// The pairs of a query string as a door hands them over (tests write queries as text).
+#[cfg(test)]
+pub(crate) fn pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -115,15 +130,7 @@ mod tests {
     use super::*;
 
     fn parse(query: &str) -> Result<AggregatesQuery, ApiError> {
-        let pairs: Vec<(String, String)> = query
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        AggregatesQuery::parse(&pairs)
+        AggregatesQuery::parse(&pairs(query))
     }
 
     fn refused(query: &str) -> (String, String) {

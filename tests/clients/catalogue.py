@@ -7,7 +7,7 @@ own folder.
 
 The facts, all from the contract:
   * the catalogue: `finance_<resource>_<action>`, the resources in the money-flow order
-    of SPEC §5 (workspaces first, then payables, receivables, transactions, transfers,
+    of SPEC §5 (workspaces first, then cash flow, payables, receivables, transactions, transfers,
     accounts, attachments, companies, people, categories, cost centers, taxes);
   * read tools: list, get, aggregates, download (`readOnlyHint: true`); every other
     action writes;
@@ -57,6 +57,7 @@ def describe(exc: BaseException) -> str:
 # Resource -> actions, in the order of tools/list.
 CATALOGUE: dict[str, tuple[str, ...]] = {
     "workspaces": ("list",),
+    "cash_flow": ("get",),
     "payables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
     "receivables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
     "transactions": ("list", "get", "create", "update", "delete", "aggregates"),
@@ -179,7 +180,7 @@ def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, st
     ranks = {r: i for i, r in enumerate(CATALOGUE)}
     seq = [ranks.get(resource_of(n) or "", len(ranks)) for n in names]
     checks.append(
-        (f"tools/list [{view.label}] in the money-flow order (workspaces, payables, receivables, …)",
+        (f"tools/list [{view.label}] in the money-flow order (workspaces, cash flow, payables, receivables, …)",
          seq == sorted(seq),
          "resource order: " + ", ".join(dict.fromkeys(resource_of(n) or n for n in names)))
     )

@@ -42,6 +42,7 @@ const WORKSPACES_TOOL = 'finance_workspaces_list';
 // The catalogue (SPEC section 5.1) in the order of tools/list (section 5).
 const CATALOGUE = {
   workspaces: ['list'],
+  cash_flow: ['get'],
   payables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
   receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
   transactions: ['list', 'get', 'create', 'update', 'delete', 'aggregates'],
@@ -106,7 +107,7 @@ function listingChecks(view, tools) {
     missing.length === 0 && extra.length === 0 && new Set(names).size === names.length,
     `${names.length} listed; missing ${missing.slice(0, 8)}; not in the view ${extra.slice(0, 8)}`);
   const ranks = names.map((n) => { const p = parseTool(n); return p ? RESOURCES.indexOf(p[0]) : RESOURCES.length; });
-  record(`tools/list [${l}] in the money-flow order (workspaces, payables, receivables, …)`,
+  record(`tools/list [${l}] in the money-flow order (workspaces, cash flow, payables, receivables, …)`,
     ranks.every((r, i) => i === 0 || ranks[i - 1] <= r),
     `resource order: ${[...new Set(names.map((n) => parseTool(n)?.[0] ?? n))].join(', ')}`);
   if (!view.toolsets) {

@@ -125,7 +125,10 @@ async fn views_narrow_the_catalogue_behind_every_front_door() {
         assert_eq!(body["error"]["message"], "Unknown tool: finance_payables_settle", "{kind}");
         let response = invoke(&h, &format!("{root}/events/{kind}/reject-unknown-toolset-400.json")).await;
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
-        assert!(body["error"]["message"].as_str().unwrap().contains("valid toolsets are payables"), "{kind}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains("valid toolsets are cash_flow, payables"),
+            "{kind}: {body}"
+        );
     }
 }
 

@@ -14,6 +14,7 @@ mod accounts;
 mod attachments;
 mod auth_and_access;
 mod blob_store;
+mod cash_flow;
 mod categories;
 mod companies;
 mod concurrency;

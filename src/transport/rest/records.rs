@@ -35,6 +35,7 @@ pub fn declared() -> Router<AppState> {
         .merge(routes::<accounts::Accounts>(&accounts::OPERATIONS))
         .merge(routes::<Transactions>(&TRANSACTIONS))
         .merge(own(&TRANSFERS))
+        .merge(own(&crate::ops::cash_flow::OPERATIONS))
         .merge(routes::<Bills<Payable>>(&bills::declared::PAYABLES))
         .merge(routes::<Bills<Receivable>>(&bills::declared::RECEIVABLES))
 }

@@ -134,6 +134,15 @@ async fn every_tool_runs_on_the_demo_data() {
         .await;
     assert_eq!(projected, json!({"from_account_id": ACME_CHECKING_ACCOUNT, "amount": "1500.00"}));
 
+    // Cash flow: November's, in the user's terms of a month; the period chains its balances.
+    let flow = a.ok("finance_cash_flow_get", json!({"from": "2026-11-01", "to": "2026-11-30"})).await;
+    assert_eq!((flow["granularity"].as_str(), flow["buckets"].as_array().map(Vec::len)), (Some("month"), Some(1)));
+    let november = &flow["buckets"][0];
+    assert_eq!(november["bucket"], "2026-11");
+    let cents = |v: &Value| -> i64 { v.as_str().unwrap().replace('.', "").parse().unwrap() };
+    assert_eq!(cents(&november["closing_balance"]), cents(&november["opening_balance"]) + cents(&november["net"]));
+    assert!(cents(&november["expenses"]) >= 450_000, "November's rent was paid: {november}");
+
     // Payables.
     let pending = a.ok("finance_payables_list", json!({"filters": {"status": "pending"}})).await;
     assert_eq!(pending["data"].as_array().unwrap().len(), 2);

@@ -18,6 +18,7 @@ const TINY_PDF: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Ro
 /// flow, then the registers.
 const CONTRACT: &[(&str, &[&str])] = &[
     ("workspaces", &["list"]),
+    ("cash_flow", &["get"]),
     ("payables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
     ("receivables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
     ("transactions", &["list", "get", "create", "update", "delete", "aggregates"]),
@@ -214,7 +215,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 65);
+    assert_eq!(names.len(), 66);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
