@@ -16,10 +16,11 @@ pub enum Resource {
     Taxes,
     Attachments,
     CashFlow,
+    Reconciliations,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 12] = [
         Resource::Companies,
         Resource::Accounts,
         Resource::Transactions,
@@ -31,6 +32,7 @@ impl Resource {
         Resource::Taxes,
         Resource::Attachments,
         Resource::CashFlow,
+        Resource::Reconciliations,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +48,7 @@ impl Resource {
             Resource::Taxes => "taxes",
             Resource::Attachments => "attachments",
             Resource::CashFlow => "cash_flow",
+            Resource::Reconciliations => "reconciliations",
         }
     }
 
@@ -203,7 +206,7 @@ pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, acc
     }
 }
 
-/// The 21 read and write scopes (not `finance.all`; a report has no write scope): what a
+/// The 23 read and write scopes (not `finance.all`; a report has no write scope): what a
 /// dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
     Resource::ALL
@@ -278,8 +281,8 @@ mod tests {
     }
 
     #[test]
-    fn twenty_one_default_scopes() {
-        assert_eq!(all_scopes().len(), 21);
+    fn twenty_three_default_scopes() {
+        assert_eq!(all_scopes().len(), 23);
         assert!(all_scopes().contains(&"finance.cash_flow".to_string()));
         assert!(!all_scopes().contains(&"finance.cash_flow.write".to_string()), "a report is only read");
         let granted = ScopeSet::parse("finance.cash_flow.write");

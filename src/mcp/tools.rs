@@ -185,7 +185,7 @@ workspace_id to the other tools when you have more than one.",
 }];
 
 /// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
-/// first, then the money flow — cash flow, payables, receivables, transactions and transfers,
+/// first, then the money flow — cash flow, payables, receivables, reconciliations, transactions and transfers,
 /// accounts, attachments — then the registers: companies, people, categories, cost
 /// centers, taxes. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
@@ -200,6 +200,7 @@ fn build_catalogue() -> Vec<ToolSpec> {
     tools.extend(records::own_tools(&crate::ops::cash_flow::OPERATIONS));
     tools.extend(records::tools::<Payables>(&PAYABLES));
     tools.extend(records::tools::<Receivables>(&RECEIVABLES));
+    tools.extend(records::own_tools(&crate::ops::reconciliations::OPERATIONS));
     tools.extend(records::tools::<Transactions>(&TRANSACTIONS));
     tools.extend(records::own_tools(&TRANSFERS));
     tools.extend(records::tools::<accounts::Accounts>(&accounts::OPERATIONS));
@@ -625,13 +626,14 @@ mod tests {
                     || name.ends_with("_settle")
                     || name.ends_with("_reopen")
                     || *name == "finance_transfers_create"
-                    || *name == "finance_accounts_adjust_balance",
+                    || *name == "finance_accounts_adjust_balance"
+                    || *name == "finance_reconciliations_create",
                 "{name}"
             );
         }
-        assert_eq!(destructive.len(), 10 + 3 * 2 + 2, "{destructive:?}");
+        assert_eq!(destructive.len(), 11 + 3 * 2 + 3, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 66);
+        assert_eq!(catalogue().count(), 69);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

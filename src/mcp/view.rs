@@ -20,6 +20,7 @@ pub enum Toolset {
     CashFlow,
     Payables,
     Receivables,
+    Reconciliations,
     Transactions,
     Transfers,
     Accounts,
@@ -33,10 +34,11 @@ pub enum Toolset {
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 12] = [
+    pub const ALL: [Toolset; 13] = [
         Toolset::CashFlow,
         Toolset::Payables,
         Toolset::Receivables,
+        Toolset::Reconciliations,
         Toolset::Transactions,
         Toolset::Transfers,
         Toolset::Accounts,
@@ -53,6 +55,7 @@ impl Toolset {
             Toolset::CashFlow => "cash_flow",
             Toolset::Payables => "payables",
             Toolset::Receivables => "receivables",
+            Toolset::Reconciliations => "reconciliations",
             Toolset::Transactions => "transactions",
             Toolset::Transfers => "transfers",
             Toolset::Accounts => "accounts",
@@ -91,6 +94,7 @@ impl Toolset {
             Resource::Taxes => Toolset::Taxes,
             Resource::Attachments => Toolset::Attachments,
             Resource::CashFlow => Toolset::CashFlow,
+            Resource::Reconciliations => Toolset::Reconciliations,
         }
     }
 
@@ -276,7 +280,11 @@ mod tests {
         ] {
             let e = View::of_request(path, &h).unwrap_err();
             assert_eq!((e.status.as_u16(), e.code), (400, crate::protocol::rpc::INVALID_PARAMS), "{path}");
-            assert!(e.message.contains("payables, receivables, transactions, transfers"), "{}", e.message);
+            assert!(
+                e.message.contains("payables, receivables, reconciliations, transactions, transfers"),
+                "{}",
+                e.message
+            );
         }
         for value in ["yes", "1", ""] {
             let mut h = HeaderMap::new();

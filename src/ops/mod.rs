@@ -23,6 +23,7 @@ pub mod page;
 pub mod people;
 pub mod period;
 pub mod rate_limit;
+pub mod reconciliations;
 pub mod refs;
 pub mod resource;
 pub mod stamps;

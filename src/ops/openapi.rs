@@ -55,6 +55,7 @@ static DECLARED: &[&Declaration] = &[
     &super::transactions::declared::TRANSFERS,
     &super::bills::declared::PAYABLES,
     &super::bills::declared::RECEIVABLES,
+    &super::reconciliations::OPERATIONS,
 ];
 
 /// The operations written out in full, after the declared ones.
@@ -226,7 +227,8 @@ pub fn document(api_base_url: &str) -> Value {
             operation["x-kobana-extension"] = json!(why);
         }
         let mut success = json!({ "description": "Success" });
-        if let Some(response) = op.response {
+        // A 204 has no body on `/v1` (the schema is the tool's answer).
+        if let Some(response) = op.response.filter(|_| op.success != 204) {
             success["content"] = content_of(response()).0;
         }
         operation["responses"][op.success.to_string()] = success;

@@ -252,6 +252,15 @@ pub struct Tool {
     pub description: &'static str,
 }
 
+/// `{"deleted": true, "id": …}`: what a delete tool answers (`/v1` answers 204).
+pub fn deleted_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": { "deleted": { "type": "boolean" }, "id": { "type": "string", "format": "uuid" } },
+        "required": ["deleted", "id"],
+    })
+}
+
 fn page_schema<R: Records>() -> Value {
     page_of(schema_of::<R::Row>())
 }

@@ -234,6 +234,9 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
             if schema.get("maxItems").and_then(Value::as_u64).is_some_and(|max| items.len() as u64 > max) {
                 return Err(field_error(path, "too_many_items", format!("Field {path} has too many items")));
             }
+            if schema.get("minItems").and_then(Value::as_u64).is_some_and(|min| (items.len() as u64) < min) {
+                return Err(field_error(path, "too_few_items", format!("Field {path} has too few items")));
+            }
             if let Some(item) = schema.get("items") {
                 for (i, value) in items.iter().enumerate() {
                     check_value(item, value, &format!("{path}[{i}]"))?;
@@ -332,8 +335,8 @@ fn walk(schema: &Value, path: &str, found: &mut Vec<String>) {
     for (key, value) in object {
         let at = format!("{path}/{key}");
         match key.as_str() {
-            "type" | "enum" | "const" | "required" | "minLength" | "maxLength" | "minimum" | "maximum" | "maxItems" => {
-            }
+            "type" | "enum" | "const" | "required" | "minLength" | "maxLength" | "minimum" | "maximum" | "maxItems"
+            | "minItems" => {}
             _ if ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-") => {}
             "properties" => {
                 for (name, property) in value.as_object().into_iter().flatten() {
@@ -388,6 +391,10 @@ mod tests {
         }
         let amount = json!({ "type": "string", "pattern": money::AMOUNT_PATTERN });
         assert_eq!(reason(amount, json!("-1.00")).as_deref(), Some("invalid_amount"));
+        let some = json!({ "type": "array", "minItems": 1, "maxItems": 2 });
+        assert_eq!(reason(some.clone(), json!([])).as_deref(), Some("too_few_items"));
+        assert_eq!(reason(some.clone(), json!([1])), None);
+        assert_eq!(reason(some, json!([1, 2, 3])).as_deref(), Some("too_many_items"));
     }
 
     #[test]
@@ -396,7 +403,7 @@ mod tests {
             "type": "object",
             "description": "d",
             "properties": {
-                "a": { "type": "array", "minItems": 1, "items": { "type": "string", "format": "email" } },
+                "a": { "type": "array", "uniqueItems": true, "minItems": 1, "items": { "type": "string", "format": "email" } },
                 "b": { "anyOf": [{ "type": "string", "pattern": "^[a-z]+$" }, { "type": "null" }] },
                 "c": { "type": "object", "additionalProperties": { "type": "string" } },
                 "d": { "type": "string", "format": "uuid", "pattern": money::SIGNED_AMOUNT_PATTERN, "x-note": 1 }
@@ -408,7 +415,7 @@ mod tests {
             unenforced(&schema),
             [
                 "#/properties/a/items/format",
-                "#/properties/a/minItems",
+                "#/properties/a/uniqueItems",
                 "#/properties/b/anyOf/0/pattern",
                 "#/properties/c/additionalProperties"
             ]

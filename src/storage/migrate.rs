@@ -34,6 +34,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(5, "blob_deletions", include_str!("../../migrations/0005_blob_deletions.sql")),
     Migration::portable(6, "billing_fields", include_str!("../../migrations/0006_billing_fields.sql")),
     Migration::portable(7, "payment_coordinates", include_str!("../../migrations/0007_payment_coordinates.sql")),
+    Migration::portable(8, "reconciliations", include_str!("../../migrations/0008_reconciliations.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -7,7 +7,7 @@ own folder.
 
 The facts, all from the contract:
   * the catalogue: `finance_<resource>_<action>`, the resources in the money-flow order
-    of SPEC §5 (workspaces first, then cash flow, payables, receivables, transactions, transfers,
+    of SPEC §5 (workspaces first, then cash flow, payables, receivables, reconciliations, transactions, transfers,
     accounts, attachments, companies, people, categories, cost centers, taxes);
   * read tools: list, get, aggregates, download (`readOnlyHint: true`); every other
     action writes;
@@ -60,6 +60,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "cash_flow": ("get",),
     "payables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
     "receivables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
+    "reconciliations": ("create", "get", "delete"),
     "transactions": ("list", "get", "create", "update", "delete", "aggregates"),
     "transfers": ("get", "create"),
     "accounts": ("list", "get", "create", "update", "delete", "adjust_balance"),

@@ -45,6 +45,7 @@ const CATALOGUE = {
   cash_flow: ['get'],
   payables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
   receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
+  reconciliations: ['create', 'get', 'delete'],
   transactions: ['list', 'get', 'create', 'update', 'delete', 'aggregates'],
   transfers: ['get', 'create'],
   accounts: ['list', 'get', 'create', 'update', 'delete', 'adjust_balance'],

@@ -36,6 +36,7 @@ mod people;
 mod protocol_matrix;
 mod real_api;
 mod receivables;
+mod reconciliations;
 mod records;
 mod resources_prompts;
 mod secrets_manager;

@@ -27,15 +27,6 @@ pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|_| ApiError::internal())
 }
 
-/// `{"deleted": true, "id": …}`: what a delete tool answers.
-pub fn deleted_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": { "deleted": { "type": "boolean" }, "id": { "type": "string", "format": "uuid" } },
-        "required": ["deleted", "id"],
-    })
-}
-
 fn list_input<R: Records>() -> Value {
     list_schema(R::LIST)
 }
@@ -168,7 +159,13 @@ const fn update_tool<R: Writable>(text: Tool) -> ToolSpec {
 /// `finance_<resource>_delete` (destructive: confirmed by the user)
 pub const fn delete_tool<R: Deletable>(text: Tool) -> ToolSpec {
     let route = Route::delete(R::COLLECTION, "/{id}");
-    let tool = tool::<R>(text, (Access::Delete, DESTRUCTIVE), route, (id_schema, deleted_schema), delete::<R>);
+    let tool = tool::<R>(
+        text,
+        (Access::Delete, DESTRUCTIVE),
+        route,
+        (id_schema, crate::ops::resource::deleted_schema),
+        delete::<R>,
+    );
     ToolSpec { describe: Some(describe_delete::<R>), ..tool }
 }
 

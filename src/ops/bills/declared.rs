@@ -169,6 +169,7 @@ fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
             return Ok(format!("Reopen the {} {}? It becomes pending again.", B::KIND, id));
         };
         check_transition(bill.row.status, Transition::Reopen)?;
+        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &bill.row.id, "reopened").await?;
         let label = label::<B>(&bill);
         let settlement = match (&bill.row.payment_date, &bill.row.financial_account_id) {
             (Some(date), Some(account)) if bill.row.status == B::SETTLED => {

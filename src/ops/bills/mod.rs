@@ -216,6 +216,7 @@ pub async fn delete<B: BillKind>(
 ) -> Result<(), ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
+    super::reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "deleted").await?;
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
     refs::check_period(&company, "due_date", current.row.due_date)?;
     if let Some(paid) = current.row.payment_date {

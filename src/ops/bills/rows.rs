@@ -12,7 +12,9 @@ use crate::storage::row::Decode;
 use crate::storage::{sql, Conn, Row};
 
 use super::coordinates;
-use super::wire::{Billing, BillingRow, KindRecord, KindRow, PayableRowFields, TaxCharge, TaxChargeInput};
+use super::wire::{
+    Billing, BillingRow, KindRecord, KindRow, PayableRowFields, ReconciliationRef, TaxCharge, TaxChargeInput,
+};
 use super::{BillKind, Payable, Receivable};
 
 use crate::domain::money::Cents;
@@ -141,6 +143,7 @@ static COLUMNS: &[Column] = &[
         }
         Ok(())
     }),
+    column("is_reconciled", "(CASE WHEN EXISTS (SELECT 1 FROM reconciliation_members m WHERE m.workspace_id = billings.workspace_id AND m.member_type = 'billing' AND m.member_id = billings.id) THEN 1 ELSE 0 END)", |b, row, at| put(&mut b.is_reconciled, row, at)),
     column("notes", "billings.notes", |b, row, at| put(&mut b.notes, row, at)),
     column("tax_charges_count", "(SELECT COUNT(*) FROM billing_tax_charges t WHERE t.workspace_id = billings.workspace_id AND t.billing_id = billings.id)", |b, row, at| put(&mut b.tax_charges_count, row, at)),
     column("classification_center_allocations_count", "(SELECT COUNT(*) FROM allocations a WHERE a.owner_type = 'billing' AND a.workspace_id = billings.workspace_id AND a.owner_id = billings.id)", |b, row, at| put(&mut b.classification_center_allocations_count, row, at)),
@@ -163,6 +166,8 @@ pub fn column_alias(name: &str) -> Option<&'static str> {
 pub enum Wire {
     /// Text or null, as stored.
     Text(&'static str),
+    /// A flag stored as 0 or 1, or null.
+    Bool(&'static str),
     /// An integer or null.
     Integer(&'static str),
     /// Cents or null, as the money string.
@@ -187,7 +192,8 @@ pub fn wire_of(field: &str) -> Option<Wire> {
         "tax_charges_count" | "classification_center_allocations_count" | "attachments_count" => {
             Wire::Integer(column_alias(field)?)
         }
-        "is_reconciled" | "classification_center_allocations" | "tax_charges" | "reconciliation" => return None,
+        "ir_relevant" | "is_reconciled" => Wire::Bool(column_alias(field)?),
+        "classification_center_allocations" | "tax_charges" | "reconciliation" => return None,
         // Every other member is the column of its own name.
         other => Wire::Text(column_alias(other)?),
     })
@@ -197,7 +203,7 @@ pub fn wire_of(field: &str) -> Option<Wire> {
 fn columns_of(field: &str) -> &'static [&'static str] {
     const NOMINAL: &[&str] = &["amount_cents", "interest_cents", "discount_cents"];
     match wire_of(field) {
-        Some(Wire::Text(alias) | Wire::Integer(alias) | Wire::Money(alias)) => {
+        Some(Wire::Text(alias) | Wire::Bool(alias) | Wire::Integer(alias) | Wire::Money(alias)) => {
             COLUMNS.iter().find(|c| c.alias == alias).map_or(&[], |c| std::slice::from_ref(&c.alias))
         }
         Some(Wire::Nominal) => NOMINAL,
@@ -281,11 +287,18 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
     if let KindRecord::Payable(fields) = &mut kind {
         *fields.coordinates = coordinates::read(conn, ws, &row.id).await?;
     }
+    let reconciliation =
+        crate::ops::reconciliations::group_of(conn, ws, "billing", &row.id).await?.map(|group| ReconciliationRef {
+            id: group.id,
+            source: group.source,
+            transaction_ids: group.transaction_ids,
+            billing_ids: group.billing_ids,
+        });
     Ok(Billing {
         row: of_kind::<B>(row),
         classification_center_allocations: allocations,
         tax_charges,
-        reconciliation: None,
+        reconciliation,
         kind: Some(kind),
     })
 }

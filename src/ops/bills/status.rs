@@ -18,7 +18,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::ops::common::{audit_write, unprocessable};
 use crate::ops::ledger::{self, NewTransaction};
 use crate::ops::resource::Writable;
-use crate::ops::{apportionment, refs, OpContext};
+use crate::ops::{apportionment, reconciliations, refs, OpContext};
 use crate::storage::identity::Membership;
 
 fn invalid_transition(message: &str) -> ApiError {
@@ -266,6 +266,9 @@ async fn moved<B: BillKind>(
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     check_transition(current.row.status, to)?;
+    if to == Transition::Reopen {
+        reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "reopened").await?;
+    }
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
     refs::check_period(&company, "due_date", current.row.due_date)?;
     if let Some(paid) = current.row.payment_date {

@@ -305,7 +305,7 @@ pub struct BillingRow {
     /// Relevant to income tax (IR); unset by default.
     pub ir_relevant: Option<bool>,
     pub notes: Option<String>,
-    /// Whether a reconciliation settled it (none yet: reconciliations are not served).
+    /// Whether a reconciliation settled it (`reconciliation` on the record says which).
     pub is_reconciled: bool,
     pub tax_charges_count: i64,
     pub classification_center_allocations_count: i64,
@@ -435,8 +435,8 @@ pub struct Billing {
     pub classification_center_allocations: Vec<AllocationView>,
     pub tax_charges: Vec<TaxCharge>,
     /// The reconciliation group that settled it (`id`, `source`, `transaction_ids`,
-    /// `billing_ids`): null, as reconciliations are not served yet. An object schema
-    /// without its members until then, so the tools' output schemas stay small.
+    /// `billing_ids`), or null. Its schema is an object without its members, so the
+    /// tools' output schemas stay small (`finance_reconciliations_get` has them).
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub reconciliation: Option<ReconciliationRef>,
     #[serde(flatten)]

@@ -176,6 +176,7 @@ async fn transfer_legs(
 pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Delete)?;
     let current = find(conn, ws, id).await?;
+    crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "transaction", &current.id, "deleted").await?;
     if current.auto_created {
         return Err(unprocessable(
             "id",
@@ -485,6 +486,10 @@ impl Writable for declared::Transactions {
                 "auto_created",
                 "An auto-created transaction's amount, type, date and pending flag are managed by the server",
             ));
+        }
+        if moves_money {
+            let doing = "changed in amount, type, date or pending flag";
+            crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "transaction", &current.id, doing).await?;
         }
         if moves_money && current.transfer_id.is_some() {
             return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));

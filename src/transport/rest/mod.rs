@@ -292,7 +292,8 @@ pub(crate) enum Location<'a> {
 /// 201 with `Location`, marked when it is a replay.
 pub(crate) fn created(stored: &idempotency::Stored, location: Location<'_>, replayed: bool) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
-    let mut answer = response::json(status, &stored.body, None);
+    let mut answer =
+        if status == StatusCode::NO_CONTENT { no_content() } else { response::json(status, &stored.body, None) };
     let url = match location {
         Location::Id(collection) => {
             stored.body.get("id").and_then(serde_json::Value::as_str).map(|id| format!("{collection}/{id}"))

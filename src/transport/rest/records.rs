@@ -36,6 +36,7 @@ pub fn declared() -> Router<AppState> {
         .merge(routes::<Transactions>(&TRANSACTIONS))
         .merge(own(&TRANSFERS))
         .merge(own(&crate::ops::cash_flow::OPERATIONS))
+        .merge(own(&crate::ops::reconciliations::OPERATIONS))
         .merge(routes::<Bills<Payable>>(&bills::declared::PAYABLES))
         .merge(routes::<Bills<Receivable>>(&bills::declared::RECEIVABLES))
 }

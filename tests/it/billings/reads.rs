@@ -456,8 +456,14 @@ pub async fn list_filters_sorts_and_pages(k: K) {
 /// apportionment, a settlement and an installment series).
 pub async fn a_projected_list_shows_each_field_as_the_whole_record_does(k: K) {
     let h = Harness::with_demo().await;
-    create(&h, k, with(body(), json!({"type": "installment", "total_installments": 3, "amount": "100.00"}))).await;
-    let settled = create(&h, k, with(body(), json!({"amount": "2000.00", "due_date": "2026-02-10"}))).await;
+    create(
+        &h,
+        k,
+        with(body(), json!({"type": "installment", "total_installments": 3, "amount": "100.00", "ir_relevant": true})),
+    )
+    .await;
+    let settled =
+        create(&h, k, with(body(), json!({"amount": "2000.00", "due_date": "2026-02-10", "ir_relevant": false}))).await;
     let account = account(&h, ACME_COMPANY).await;
     let settle = json!({"payment_date": "2026-02-12", "financial_account_id": account, "interest_amount": "25.00", "discount_amount": "0.50", "ticket_amount": "2024.20"});
     assert_eq!(

@@ -27,8 +27,29 @@ struct Tenant {
     transaction: &'static str,
     transfer: String,
     attachment: &'static str,
+    /// A reconciliation of its own ([`their_reconciliations`] writes them).
+    reconciliation: &'static str,
     /// Names, descriptions, documents and amounts of its records.
     markers: Vec<&'static str>,
+}
+
+const ACME_GROUP: &str = "7f000000-0000-4000-8000-00000000acce";
+const BETA_GROUP: &str = "7f000000-0000-4000-8000-00000000bcce";
+
+/// A reconciliation in each demo workspace (the demo has none), for the tools that take
+/// a group's id.
+async fn their_reconciliations(h: &Harness) {
+    for (id, workspace, company) in
+        [(ACME_GROUP, DEMO_WORKSPACE_ACME, ACME_COMPANY), (BETA_GROUP, DEMO_WORKSPACE_BETA, BETA_COMPANY)]
+    {
+        exec(
+            h,
+            "INSERT INTO reconciliations (id, workspace_id, company_id, kind, source, created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, 'payable', 'manual', '2026-11-30T12:00:00Z', '2026-11-30T12:00:00Z', 'system', 'system')",
+            &[id, workspace, company],
+        )
+        .await;
+    }
 }
 
 fn beta() -> Tenant {
@@ -46,6 +67,7 @@ fn beta() -> Tenant {
         transaction: BETA_SETTLEMENT_TRANSACTION,
         transfer: BETA_TRANSFER.into(),
         attachment: BETA_ATTACHMENT,
+        reconciliation: BETA_GROUP,
         markers: vec![
             "Beta Tecnologia S.A.",
             "Conta corrente Nubank",
@@ -81,6 +103,7 @@ fn acme(transfer: String) -> Tenant {
         transaction: ACME_CAPITAL_CONTRIBUTION,
         transfer,
         attachment: ACME_RENT_RECEIPT,
+        reconciliation: ACME_GROUP,
         markers: vec![
             "Acme Comércio Ltda",
             "11222333000181",
@@ -400,6 +423,7 @@ async fn idempotency_keys_do_not_cross_workspaces() {
 #[tokio::test]
 async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing() {
     let h = Harness::with_demo().await;
+    their_reconciliations(&h).await;
     let acme = acme(String::from("7f000000-0000-4000-8000-00000000aaaa"));
     let beta = beta();
     let mut failures = Vec::new();
@@ -423,6 +447,7 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
                 "payables" => Some(them.payable.to_string()),
                 "receivables" => Some(them.receivable.to_string()),
                 "attachments" => Some(them.attachment.to_string()),
+                "reconciliations" => Some(them.reconciliation.to_string()),
                 _ => None,
             };
             let mut arguments = serde_json::Map::new();

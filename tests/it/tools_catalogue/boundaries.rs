@@ -239,6 +239,10 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
             .ok("finance_transactions_create", json!({"company_id": BETA_COMPANY, "financial_account_id": BETA_ACCOUNT, "description": "Servidor Beta", "amount": "99.00", "occurred_at": "2026-11-20", "type": "debit"}))
             .await,
     );
+    let server_bill = id_of(&beta.ok("finance_payables_create", json!({"company_id": BETA_COMPANY, "description": "Servidor Beta", "amount": "99.00", "due_date": "2026-11-20", "person_name": "Nuvem Sul"})).await);
+    let reconciled = json!({"billings": [{"kind": "payable", "id": server_bill}], "transaction_ids": [transaction]});
+    let (_, group) = beta.confirmed("finance_reconciliations_create", reconciled.clone()).await;
+    let group = id_of(&group);
     let receivable = id_of(&beta.ok("finance_receivables_create", json!({"company_id": BETA_COMPANY, "description": "Contrato Beta", "amount": "5000.00", "due_date": "2026-12-20", "person_name": "Cliente Beta"})).await);
     let second_account = id_of(
         &beta
@@ -280,6 +284,9 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         ("finance_transactions_update", json!({"id": transaction, "notes": "Tomada"})),
         ("finance_transactions_delete", bill(&transaction)),
         ("finance_transfers_get", bill(&transfer)),
+        ("finance_reconciliations_get", bill(&group)),
+        ("finance_reconciliations_delete", bill(&group)),
+        ("finance_reconciliations_create", reconciled.clone()),
         ("finance_payables_get", bill(BETA_PAYABLE)),
         ("finance_payables_update", json!({"id": BETA_PAYABLE, "notes": "Tomada"})),
         ("finance_payables_delete", bill(BETA_PAYABLE)),
@@ -356,7 +363,7 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         .filter(|t| ["id", "attachment_id"].iter().any(|f| t["inputSchema"]["properties"].get(f).is_some()))
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(taking_ids.len(), 40);
+    assert_eq!(taking_ids.len(), 42);
     let tried: BTreeSet<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
     assert_eq!(taking_ids.difference(&tried).collect::<Vec<_>>(), Vec::<&String>::new());
     // And Beta's records are as they were.

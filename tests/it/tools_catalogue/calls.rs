@@ -231,6 +231,25 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_eq!(cancelled["status"], "cancelled");
     a.confirmed("finance_receivables_delete", json!({"id": id_of(&sale)})).await;
 
+    // Reconciliations: the stationery bill and the bank debit that paid it.
+    let debit = a
+        .ok("finance_transactions_create", json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CHECKING_ACCOUNT, "description": "PIX Papelaria Boa Vista", "amount": "150.00", "occurred_at": "2026-11-21", "type": "debit"}))
+        .await;
+    let pair =
+        json!({"billings": [{"kind": "payable", "id": ACME_SUPPLIES_PENDING}], "transaction_ids": [id_of(&debit)]});
+    let (message, group) = a.confirmed("finance_reconciliations_create", pair).await;
+    assert_mentions(&message, &["Papelaria — reposição", "Papelaria Boa Vista", "R$ 150,00", "2026-11-21", "paid"]);
+    assert_eq!(group["billing_ids"], json!([ACME_SUPPLIES_PENDING]));
+    assert_eq!(a.ok("finance_reconciliations_get", json!({"id": id_of(&group)})).await, group);
+    let bill = a.ok("finance_payables_get", json!({"id": ACME_SUPPLIES_PENDING})).await;
+    assert_eq!((bill["status"].as_str(), bill["is_reconciled"].as_bool()), (Some("paid"), Some(true)), "{bill}");
+    assert_eq!(bill["reconciliation"]["id"], group["id"]);
+    let (message, deleted) = a.confirmed("finance_reconciliations_delete", json!({"id": id_of(&group)})).await;
+    assert_mentions(&message, &["Papelaria — reposição", "R$ 150,00", "pending"]);
+    assert_eq!(deleted["deleted"], true);
+    let bill = a.ok("finance_payables_get", json!({"id": ACME_SUPPLIES_PENDING})).await;
+    assert_eq!((bill["status"].as_str(), bill["is_reconciled"].as_bool()), (Some("pending"), Some(false)), "{bill}");
+
     // Attachments.
     assert_eq!(a.ok("finance_attachments_list", json!({})).await["data"].as_array().unwrap().len(), 1);
     assert_eq!(

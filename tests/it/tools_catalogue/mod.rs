@@ -21,6 +21,7 @@ const CONTRACT: &[(&str, &[&str])] = &[
     ("cash_flow", &["get"]),
     ("payables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
     ("receivables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
+    ("reconciliations", &["create", "get", "delete"]),
     ("transactions", &["list", "get", "create", "update", "delete", "aggregates"]),
     ("transfers", &["get", "create"]),
     ("accounts", &["list", "get", "create", "update", "delete", "adjust_balance"]),
@@ -56,6 +57,7 @@ fn is_destructive(name: &str) -> bool {
     matches!(action_of(name), "delete" | "cancel" | "settle" | "reopen")
         || name == "finance_transfers_create"
         || name == "finance_accounts_adjust_balance"
+        || name == "finance_reconciliations_create"
 }
 
 // ---------------------------------------------------------------------------------------
@@ -215,7 +217,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 66);
+    assert_eq!(names.len(), 69);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
@@ -269,9 +271,10 @@ async fn annotations_follow_the_contract() {
         let idempotent = read || matches!(action_of(name), "update" | "unlink");
         assert_eq!(a["idempotentHint"], idempotent, "{name}");
     }
-    // 10 deletes (every resource but workspaces and transfers), 2 × settle/cancel/reopen,
-    // transfers_create, accounts_adjust_balance.
-    assert_eq!(destructive, 10 + 6 + 2);
+    // 11 deletes (every resource but workspaces, cash flow and transfers), 2 ×
+    // settle/cancel/reopen, transfers_create, accounts_adjust_balance,
+    // reconciliations_create.
+    assert_eq!(destructive, 11 + 6 + 3);
 }
 
 /// The tool-only arguments a write tool adds to its endpoint's request schema.
