@@ -200,6 +200,11 @@ impl Date {
         Date(crate::clock::utc(now + zone.offset(now)).date())
     }
 
+    /// Days from this date to `other` (negative when `other` is earlier).
+    pub fn days_until(self, other: Date) -> i64 {
+        (other.0 - self.0).whole_days()
+    }
+
     /// Days since the Monday of its week (0 on a Monday).
     pub fn days_from_monday(self) -> u8 {
         self.0.weekday().number_days_from_monday()

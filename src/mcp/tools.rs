@@ -633,7 +633,7 @@ mod tests {
         }
         assert_eq!(destructive.len(), 11 + 3 * 2 + 3, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 69);
+        assert_eq!(catalogue().count(), 70);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

@@ -27,6 +27,7 @@ pub mod reconciliations;
 pub mod refs;
 pub mod resource;
 pub mod stamps;
+pub mod suggestions;
 pub mod taxes;
 pub mod transactions;
 pub mod validate;

@@ -29,6 +29,7 @@ use super::common::{audit_write, body_id, unprocessable};
 use super::refs;
 use super::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Running};
 use super::stamps::{Stamp, Stamps};
+use super::suggestions::{SuggestQuery, Suggestions};
 use super::validate::schema_of;
 use super::OpContext;
 use crate::domain::dates::{Date, Timestamp};
@@ -614,5 +615,19 @@ receivables: credits) and settles the bills from them; no ledger transaction is 
             "Undoes a reconciliation: its bills become pending again, its transactions stay. Asks the user to confirm.",
         )
         .confirmed(confirm_delete),
+        Op::read("/suggestions", "suggest", "Suggest the pending bills each unreconciled transaction may have paid", run_suggest)
+            .queries(SuggestQuery::schema)
+            .answers(200, schema_of::<Suggestions>)
+            .extension("suggestions: the step before a reconciliation")
+            .tool(
+                "finance_reconciliations_suggest",
+                "Suggest reconciliations",
+                "For an account's unreconciled transactions from `from` to `to`: the pending bills of the same amount due within \
+10 days, ranked, each with why (same person, document). Changes nothing; then finance_reconciliations_create.",
+            ),
     ],
 };
+
+fn run_suggest(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move { reply(super::suggestions::suggest(c.ctx, c.conn, c.ws, c.query).await?) })
+}

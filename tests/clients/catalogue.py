@@ -60,7 +60,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "cash_flow": ("get",),
     "payables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
     "receivables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
-    "reconciliations": ("create", "get", "delete"),
+    "reconciliations": ("create", "get", "delete", "suggest"),
     "transactions": ("list", "get", "create", "update", "delete", "aggregates"),
     "transfers": ("get", "create"),
     "accounts": ("list", "get", "create", "update", "delete", "adjust_balance"),
@@ -72,7 +72,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "taxes": ("list", "get", "create", "update", "delete"),
 }
 TOOLSETS = tuple(r for r in CATALOGUE if r != "workspaces")
-READ_ACTIONS = frozenset({"list", "get", "aggregates", "download"})
+READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest"})
 WORKSPACES_TOOL = "finance_workspaces_list"
 CURSOR_LIMIT = 40
 

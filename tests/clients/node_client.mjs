@@ -45,7 +45,7 @@ const CATALOGUE = {
   cash_flow: ['get'],
   payables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
   receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
-  reconciliations: ['create', 'get', 'delete'],
+  reconciliations: ['create', 'get', 'delete', 'suggest'],
   transactions: ['list', 'get', 'create', 'update', 'delete', 'aggregates'],
   transfers: ['get', 'create'],
   accounts: ['list', 'get', 'create', 'update', 'delete', 'adjust_balance'],
@@ -57,7 +57,7 @@ const CATALOGUE = {
   taxes: ['list', 'get', 'create', 'update', 'delete'],
 };
 const RESOURCES = Object.keys(CATALOGUE);
-const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download']);
+const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download', 'suggest']);
 const CURSOR_LIMIT = 40;
 
 // [resource, action] of a catalogue tool name, or undefined.

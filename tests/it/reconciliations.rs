@@ -329,3 +329,66 @@ async fn a_fault_between_members_leaves_nothing_half_settled() {
     assert_eq!(count(&h, "SELECT COUNT(*) FROM reconciliations").await, 0);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM reconciliation_members").await, 0);
 }
+
+async fn suggest(h: &Harness, query: &str) -> Value {
+    get(h, &format!("/v1/reconciliations/suggestions?{query}")).await
+}
+
+/// The planted matches are found and ranked with their reasons; the decoys — another
+/// amount, due too far, the other polarity, cancelled, a forecast — are not; the demo's
+/// own ledger suggests nothing.
+#[tokio::test]
+async fn suggestions_find_the_planted_matches_and_no_false_ones() {
+    let h = Harness::with_demo().await;
+    let range = format!("account_id={ACME_CHECKING_ACCOUNT}&from=2026-10-01&to=2026-12-31");
+    assert_eq!(suggest(&h, &range).await["data"], json!([]), "the demo holds no unreconciled pair");
+    // A debit of 321.00 on 10 October: two bills of that amount, one of them the same
+    // person's and naming its document in the statement line.
+    let debit = movement(&h, "debit", 32_100, "2026-10-10", ACME_CHECKING_ACCOUNT, false).await;
+    exec(
+        &h,
+        "UPDATE financial_transactions SET person_id = $1, bank_description = 'PAGTO BOLETO NF 4471' WHERE id = $2",
+        &[ACME_LANDLORD, &debit],
+    )
+    .await;
+    let best = bill(&h, "payable", "pending", 32_100, "2026-10-12", None).await;
+    exec(&h, "UPDATE billings SET document_number = '4471' WHERE id = $1", &[&best]).await;
+    let plain = bill(&h, "payable", "pending", 32_100, "2026-10-10", None).await;
+    exec(&h, "UPDATE billings SET person_id = NULL WHERE id = $1", &[&plain]).await;
+    // Decoys.
+    bill(&h, "payable", "pending", 32_000, "2026-10-10", None).await;
+    bill(&h, "payable", "pending", 32_100, "2026-10-25", None).await;
+    bill(&h, "receivable", "pending", 32_100, "2026-10-10", None).await;
+    bill(&h, "payable", "cancelled", 32_100, "2026-10-10", None).await;
+    movement(&h, "debit", 32_100, "2026-10-11", ACME_CHECKING_ACCOUNT, true).await;
+    let answer = suggest(&h, &range).await;
+    let data = answer["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{answer}");
+    assert_eq!(
+        (data[0]["transaction_id"].as_str(), data[0]["amount"].as_str()),
+        (Some(debit.as_str()), Some("321.00"))
+    );
+    let matches = data[0]["matches"].as_array().unwrap();
+    let found: Vec<(&str, u64)> =
+        matches.iter().map(|m| (m["billing_id"].as_str().unwrap(), m["score"].as_u64().unwrap())).collect();
+    // 50 + 24 (two days apart) + 15 + 15, then 50 + 30 (the same day).
+    assert_eq!(found, [(best.as_str(), 100), (plain.as_str(), 80)], "{answer}");
+    assert_eq!(
+        matches[0]["reasons"],
+        json!(["same_amount", "due_date_close", "same_person", "document_in_transaction"])
+    );
+    // Reconciled, the debit is suggested no more.
+    let made = post(&h, json!({"billings": payables(&[&best]), "transaction_ids": [debit]})).await;
+    assert_eq!(made.status, 201);
+    assert_eq!(suggest(&h, &range).await["data"], json!([]));
+    // The tool answers the same, and refuses what the route refuses.
+    let token = h.token(DEMO_OWNER);
+    let arguments = json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-10-01", "to": "2026-12-31"});
+    let tool = h.send(call("finance_reconciliations_suggest", arguments).bearer(&token).build()).await.result();
+    assert_eq!(tool["structuredContent"], suggest(&h, &range).await);
+    let bad = json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-01-01", "to": "2027-06-01"});
+    let tool = h.send(call("finance_reconciliations_suggest", bad).bearer(&token).build()).await.result();
+    assert_eq!(tool["structuredContent"]["error"]["details"]["field"], "to", "{tool}");
+    let elsewhere = format!("/v1/reconciliations/suggestions?account_id={BETA_ACCOUNT}&from=2026-10-01&to=2026-10-31");
+    assert_eq!(send(&h, Method::GET, &elsewhere, &h.api_token(DEMO_OWNER), None).await.status, 404);
+}

@@ -235,6 +235,20 @@ async fn every_tool_runs_on_the_demo_data() {
     let debit = a
         .ok("finance_transactions_create", json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CHECKING_ACCOUNT, "description": "PIX Papelaria Boa Vista", "amount": "150.00", "occurred_at": "2026-11-21", "type": "debit"}))
         .await;
+    let suggested = a
+        .ok(
+            "finance_reconciliations_suggest",
+            json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-11-01", "to": "2026-11-30"}),
+        )
+        .await;
+    assert_eq!(suggested["data"].as_array().map(Vec::len), Some(1), "only the planted pair: {suggested}");
+    let best = &suggested["data"][0]["matches"][0];
+    assert_eq!(
+        (best["billing_id"].as_str(), best["score"].as_u64()),
+        (Some(ACME_SUPPLIES_PENDING), Some(77)),
+        "{best}"
+    );
+    assert_eq!(best["reasons"], json!(["same_amount", "due_date_close"]));
     let pair =
         json!({"billings": [{"kind": "payable", "id": ACME_SUPPLIES_PENDING}], "transaction_ids": [id_of(&debit)]});
     let (message, group) = a.confirmed("finance_reconciliations_create", pair).await;

@@ -21,7 +21,7 @@ const CONTRACT: &[(&str, &[&str])] = &[
     ("cash_flow", &["get"]),
     ("payables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
     ("receivables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
-    ("reconciliations", &["create", "get", "delete"]),
+    ("reconciliations", &["create", "get", "delete", "suggest"]),
     ("transactions", &["list", "get", "create", "update", "delete", "aggregates"]),
     ("transfers", &["get", "create"]),
     ("accounts", &["list", "get", "create", "update", "delete", "adjust_balance"]),
@@ -50,7 +50,8 @@ fn action_of(name: &str) -> &str {
 }
 
 fn is_read(name: &str) -> bool {
-    name == "finance_workspaces_list" || matches!(action_of(name), "list" | "get" | "aggregates" | "download")
+    name == "finance_workspaces_list"
+        || matches!(action_of(name), "list" | "get" | "aggregates" | "download" | "suggest")
 }
 
 fn is_destructive(name: &str) -> bool {
@@ -217,7 +218,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 69);
+    assert_eq!(names.len(), 70);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 

@@ -1,0 +1,326 @@
+//! `GET /v1/reconciliations/suggestions` (scope `finance.reconciliations`, read only;
+//! this product's, beyond the real API): for the unreconciled transactions of one
+//! account in a period, the pending bills that could be what each paid — the step an
+//! agent takes before `POST /v1/reconciliations`. Nothing changes.
+//!
+//! * A transaction is a candidate when it is posted, entered by the user (not a
+//!   settlement's own), not a transfer leg, and in no reconciliation; `from`..=`to` on
+//!   its date, at most [`MAX_DAYS`] days.
+//! * A bill matches it when it is pending, in no reconciliation, of the account's
+//!   company, of the transaction's polarity (a debit pays a payable, a credit a
+//!   receivable), of the same amount to the cent, and due within [`WINDOW_DAYS`] days of
+//!   the transaction's date.
+//! * Each match has a score (0–100) and the reasons for it: `same_amount` (50),
+//!   `due_date_close` (up to 30, 3 less per day apart), `same_person` (15: the
+//!   transaction names the bill's person) and `document_in_transaction` (15: the bill's
+//!   document or number appears in the transaction's description, bank description or
+//!   document). A transaction's matches come best first (then by due date and id), five
+//!   at most; the transactions come by date and id, those without a match left out.
+//!
+//! Two statements: the period's candidate transactions (bounded by `limit`), then the
+//! pending bills of their amounts in the widened period.
+
+use std::collections::BTreeSet;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::common::invalid;
+use super::period::{date_of, query_id};
+use super::OpContext;
+use crate::domain::dates::Date;
+use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::storage::identity::Membership;
+use crate::storage::{sql, Conn};
+
+/// The longest period asked for.
+pub const MAX_DAYS: i64 = 366;
+/// How far from a transaction's date a bill may be due.
+pub const WINDOW_DAYS: i64 = 10;
+/// The most matches of one transaction.
+const MAX_MATCHES: usize = 5;
+
+/// A suggestions query, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuggestQuery {
+    pub account_id: String,
+    pub from: Date,
+    pub to: Date,
+    /// How many transactions are looked at (1–200, default 100), oldest first.
+    pub limit: i64,
+}
+
+impl SuggestQuery {
+    pub fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "workspace_id": { "type": "string", "format": "uuid" },
+                "account_id": { "type": "string", "format": "uuid", "description": "The bank account whose statement is matched" },
+                "from": { "type": "string", "format": "date" },
+                "to": { "type": "string", "format": "date", "description": "At most 366 days after from" },
+                "limit": { "type": "integer", "minimum": 1, "maximum": 200, "description": "Transactions looked at, oldest first (default 100)" },
+            },
+            "required": ["account_id", "from", "to"],
+            "additionalProperties": false,
+        })
+    }
+
+    pub fn parse(query: &[(String, String)]) -> Result<SuggestQuery, ApiError> {
+        let (mut account_id, mut from, mut to, mut limit) = (None, None, None, None);
+        for (key, value) in query {
+            let key = key.as_str();
+            let repeated = match key {
+                "workspace_id" => false,
+                "account_id" => account_id.replace(query_id(key, value)?).is_some(),
+                "from" => from.replace(date_of(key, value)?).is_some(),
+                "to" => to.replace(date_of(key, value)?).is_some(),
+                "limit" => limit
+                    .replace(
+                        value
+                            .parse::<i64>()
+                            .ok()
+                            .filter(|n| (1..=200).contains(n))
+                            .ok_or_else(|| invalid(key, "invalid_value", "limit must be 1 to 200"))?,
+                    )
+                    .is_some(),
+                _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
+            };
+            if repeated {
+                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
+            }
+        }
+        let account_id = account_id.ok_or_else(|| invalid("account_id", "required", "account_id is required"))?;
+        let from = from.ok_or_else(|| invalid("from", "required", "from is required"))?;
+        let to = to.ok_or_else(|| invalid("to", "required", "to is required"))?;
+        if to < from {
+            return Err(invalid("to", "invalid_value", "to must not be before from"));
+        }
+        if from.add_days(MAX_DAYS).is_some_and(|last| to > last) {
+            return Err(invalid("to", "invalid_value", "The period is at most 366 days"));
+        }
+        Ok(SuggestQuery { account_id, from, to, limit: limit.unwrap_or(100) })
+    }
+}
+
+/// A pending bill that could be what a transaction paid.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Match {
+    #[schemars(extend("enum" = ["payable", "receivable"]))]
+    pub kind: String,
+    pub billing_id: String,
+    pub description: String,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub due_date: Date,
+    pub person_name: Option<String>,
+    /// 0–100: how likely the match is.
+    pub score: u8,
+    /// same_amount, due_date_close, same_person, document_in_transaction.
+    pub reasons: Vec<&'static str>,
+}
+
+/// An unreconciled transaction and its matches.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Suggestion {
+    pub transaction_id: String,
+    pub description: String,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+    pub occurred_at: Date,
+    #[schemars(extend("enum" = ["debit", "credit"]))]
+    pub transaction_type: String,
+    pub matches: Vec<Match>,
+}
+
+/// `GET /v1/reconciliations/suggestions`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Suggestions {
+    pub data: Vec<Suggestion>,
+    /// How many transactions were looked at, and whether the period holds more.
+    pub examined: i64,
+    pub more: bool,
+}
+
+/// A transaction looked at.
+struct Candidate {
+    suggestion: Suggestion,
+    person_id: Option<String>,
+    text: String,
+}
+
+/// The reasons and score of `bill` for `candidate` (the amount already equal).
+fn score(
+    candidate: &Candidate,
+    days_apart: i64,
+    person_id: Option<&str>,
+    documents: &[String],
+) -> (u8, Vec<&'static str>) {
+    let mut reasons = vec!["same_amount"];
+    let mut score: i64 = 50;
+    let close = 30 - 3 * days_apart.abs();
+    if close > 0 {
+        reasons.push("due_date_close");
+        score += close;
+    }
+    if person_id.is_some() && candidate.person_id.as_deref() == person_id {
+        reasons.push("same_person");
+        score += 15;
+    }
+    if documents.iter().any(|d| d.len() >= 3 && candidate.text.contains(&d.to_lowercase())) {
+        reasons.push("document_in_transaction");
+        score += 15;
+    }
+    (score.min(100) as u8, reasons)
+}
+
+pub async fn suggest(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    query: &[(String, String)],
+) -> Result<Suggestions, ApiError> {
+    ctx.authorize(ws, Resource::Reconciliations, Access::Read)?;
+    let query = SuggestQuery::parse(query)?;
+    let company: String = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&query.account_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Financial account"))?
+        .try_get(0)?;
+    let rows = sql::query(
+        "SELECT t.id, t.description, t.amount_cents, t.occurred_at, t.transaction_type, t.person_id,
+                COALESCE(t.bank_description, ''), COALESCE(t.document, '')
+           FROM financial_transactions t
+          WHERE t.workspace_id = $1 AND t.financial_account_id = $2 AND t.occurred_at >= $3 AND t.occurred_at <= $4
+            AND t.is_pending = 0 AND t.auto_created = 0 AND t.billing_id IS NULL AND t.transfer_id IS NULL
+            AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
+                             WHERE m.workspace_id = t.workspace_id AND m.member_type = 'transaction' AND m.member_id = t.id)
+          ORDER BY t.occurred_at, t.id
+          LIMIT $5",
+    )
+    .bind(&ws.workspace_id)
+    .bind(&query.account_id)
+    .bind(query.from)
+    .bind(query.to)
+    .bind(query.limit + 1)
+    .fetch_all(&mut *conn)
+    .await?;
+    let more = rows.len() as i64 > query.limit;
+    let mut candidates = Vec::with_capacity(rows.len());
+    for row in rows.iter().take(query.limit as usize) {
+        let description: String = row.try_get(1)?;
+        let bank: String = row.try_get(6)?;
+        let document: String = row.try_get(7)?;
+        candidates.push(Candidate {
+            text: format!("{description} {bank} {document}").to_lowercase(),
+            person_id: row.try_get(5)?,
+            suggestion: Suggestion {
+                transaction_id: row.try_get(0)?,
+                description,
+                amount: row.try_get(2)?,
+                occurred_at: row.try_get(3)?,
+                transaction_type: row.try_get(4)?,
+                matches: Vec::new(),
+            },
+        });
+    }
+    let amounts: BTreeSet<i64> = candidates.iter().map(|c| c.suggestion.amount.0).collect();
+    if !amounts.is_empty() {
+        let widened = (
+            query.from.add_days(-WINDOW_DAYS).unwrap_or(query.from),
+            query.to.add_days(WINDOW_DAYS).unwrap_or(query.to),
+        );
+        let placeholders: Vec<String> = (0..amounts.len()).map(|i| format!("${}", i + 5)).collect();
+        let mut statement = sql::query(format!(
+            "SELECT b.id, b.kind, b.description, b.amount_cents, b.due_date, b.person_id, p.name,
+                    COALESCE(b.document, ''), COALESCE(b.document_number, '')
+               FROM billings b LEFT JOIN people p ON p.id = b.person_id
+              WHERE b.workspace_id = $1 AND b.company_id = $2 AND b.status = 'pending'
+                AND b.due_date >= $3 AND b.due_date <= $4 AND b.amount_cents IN ({})
+                AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
+                                 WHERE m.workspace_id = b.workspace_id AND m.member_type = 'billing' AND m.member_id = b.id)
+              ORDER BY b.due_date, b.id",
+            placeholders.join(", ")
+        ))
+        .bind(&ws.workspace_id)
+        .bind(&company)
+        .bind(widened.0)
+        .bind(widened.1);
+        for amount in &amounts {
+            statement = statement.bind(*amount);
+        }
+        let bills = statement.fetch_all(&mut *conn).await?;
+        for bill in &bills {
+            let kind: String = bill.try_get(1)?;
+            let amount: Cents = bill.try_get(3)?;
+            let due: Date = bill.try_get(4)?;
+            let person_id: Option<String> = bill.try_get(5)?;
+            let documents: Vec<String> = vec![bill.try_get(7)?, bill.try_get(8)?];
+            let polarity = if kind == "payable" { "debit" } else { "credit" };
+            for candidate in &mut candidates {
+                let s = &candidate.suggestion;
+                let days_apart = s.occurred_at.days_until(due);
+                if s.amount != amount || s.transaction_type != polarity || days_apart.abs() > WINDOW_DAYS {
+                    continue;
+                }
+                let (score, reasons) = score(candidate, days_apart, person_id.as_deref(), &documents);
+                candidate.suggestion.matches.push(Match {
+                    kind: kind.clone(),
+                    billing_id: bill.try_get(0)?,
+                    description: bill.try_get(2)?,
+                    amount,
+                    due_date: due,
+                    person_name: bill.try_get(6)?,
+                    score,
+                    reasons,
+                });
+            }
+        }
+    }
+    let data = candidates
+        .into_iter()
+        .filter_map(|mut c| {
+            c.suggestion.matches.sort_by(|a, b| {
+                b.score.cmp(&a.score).then(a.due_date.cmp(&b.due_date)).then(a.billing_id.cmp(&b.billing_id))
+            });
+            c.suggestion.matches.truncate(MAX_MATCHES);
+            (!c.suggestion.matches.is_empty()).then_some(c.suggestion)
+        })
+        .collect();
+    Ok(Suggestions { data, examined: (rows.len() as i64).min(query.limit), more })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(query: &str) -> (String, String) {
+        let err = SuggestQuery::parse(&crate::ops::period::pairs(query)).expect_err(query);
+        let details = err.details.unwrap_or_default();
+        (details["field"].as_str().unwrap_or("").into(), details["reason"].as_str().unwrap_or("").into())
+    }
+
+    #[test]
+    fn the_query_needs_an_account_and_a_bounded_period() {
+        let account = "a1b2c3d4-0001-4000-8000-000000000001";
+        let query = SuggestQuery::parse(&crate::ops::period::pairs(&format!(
+            "account_id={account}&from=2026-11-01&to=2026-11-30"
+        )))
+        .unwrap();
+        assert_eq!(query.limit, 100);
+        assert_eq!(refused("from=2026-11-01&to=2026-11-30"), ("account_id".into(), "required".into()));
+        assert_eq!(
+            refused(&format!("account_id={account}&from=2026-01-01&to=2027-01-03")),
+            ("to".into(), "invalid_value".into())
+        );
+        assert_eq!(
+            refused(&format!("account_id={account}&from=2026-01-01&to=2026-01-02&limit=0")),
+            ("limit".into(), "invalid_value".into())
+        );
+    }
+}
