@@ -5,10 +5,13 @@ Usage: bench.py BIN CEILING_BIN
 
 For each backend (BENCH_BACKENDS, default "sqlite postgres"; PostgreSQL only when
 BENCH_PG_ADMIN_URL answers), a fresh database is migrated, seeded and given
-BENCH_PAYABLES (100000) payables. The release server runs pinned to CPU 0. Its exact
-answers to the two benchmark requests (benches/tools_list.lua: the owner's tools/list;
-benches/tools_call.lua: tools/call finance_payables_list, limit 25, 6 fields) are
-captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
+BENCH_PAYABLES (100000) payables and BENCH_TRANSACTIONS (100000) posted transactions in
+Acme's checking account over 2026. The release server runs pinned to CPU 0. Its exact
+answers to the benchmark requests (benches/tools_list.lua: the owner's tools/list;
+benches/tools_call.lua: tools/call finance_payables_list, limit 25, 6 fields;
+benches/cash_flow.lua: the cash flow of 2026 by day; benches/suggest.lua: the
+reconciliation suggestions of 37 days, about 10,000 unreconciled transactions, the
+oldest 200 looked at) are captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
 bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ceiling in
 turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
 BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
@@ -128,14 +131,18 @@ class Backend:
             subprocess.run(["psql", "-q", admin, "-c", f"CREATE DATABASE {self.pg_db}"], check=True, capture_output=True, timeout=60)
             self.url = admin.rsplit("/", 1)[0] + "/" + self.pg_db
 
-    def fill(self, binary, payables):
+    def fill(self, binary, payables, transactions):
         for command in ("migrate", "seed"):
             subprocess.run([binary, command, "--database-url", self.url], check=True, capture_output=True, timeout=300)
         if self.name == "sqlite":
             sql = f"CREATE TEMP TABLE bench_params AS SELECT {payables} AS n;\n" + open(os.path.join(HERE, "payables_seed_sqlite.sql")).read()
             subprocess.run(["sqlite3", self.file], input=sql, text=True, check=True, capture_output=True, timeout=1800)
+            sql = f"CREATE TEMP TABLE bench_tx AS SELECT {transactions} AS n;\n" + open(os.path.join(HERE, "transactions_seed_sqlite.sql")).read()
+            subprocess.run(["sqlite3", self.file], input=sql, text=True, check=True, capture_output=True, timeout=1800)
         else:
             subprocess.run(["psql", "-q", self.url, "-v", "ON_ERROR_STOP=1", "-v", f"n={payables}", "-f", os.path.join(HERE, "payables_seed_pg.sql")],
+                           check=True, capture_output=True, timeout=1800)
+            subprocess.run(["psql", "-q", self.url, "-v", "ON_ERROR_STOP=1", "-v", f"n={transactions}", "-f", os.path.join(HERE, "transactions_seed_pg.sql")],
                            check=True, capture_output=True, timeout=1800)
 
     def drop(self):
@@ -165,6 +172,7 @@ def main():
     rounds = int(env("BENCH_ROUNDS", "2"))
     connections = [int(c) for c in env("BENCH_CONNECTIONS", "1 8 64").split()]
     payables = int(env("BENCH_PAYABLES", "100000"))
+    transactions = int(env("BENCH_TRANSACTIONS", "100000"))
     backends = env("BENCH_BACKENDS", "sqlite postgres").split()
     rows = []
     for name in backends:
@@ -175,7 +183,7 @@ def main():
         backend = Backend(name, work)
         procs = []
         try:
-            backend.fill(binary, payables)
+            backend.fill(binary, payables, transactions)
             port = free_port()
             server_env = {"KFIN_JWT_SECRET": "bench-secret-not-for-production", "KFIN_PUBLIC_URL": f"http://127.0.0.1:{port}",
                           "KFIN_RATE_LIMIT_READS": "1000000000", "KFIN_LOG": "off"}
@@ -186,7 +194,10 @@ def main():
             token = subprocess.run([binary, "token", "--user", OWNER], capture_output=True, text=True, check=True,
                                    env=dict(os.environ, **server_env)).stdout.strip()
             rss_start = rss_kib(server_pid, "VmRSS")
-            for label, script in (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua")):
+            requests = (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua"),
+                        ("tools/call finance_cash_flow_get (366 days)", "cash_flow.lua"),
+                        ("tools/call finance_reconciliations_suggest", "suggest.lua"))
+            for label, script in requests:
                 raw, size = capture(port, script, token)
                 answer = os.path.join(work, script + ".http")
                 open(answer, "wb").write(raw)
