@@ -23,8 +23,10 @@
 //! * `current_balance` is the accounts' balance today (posted transactions up to
 //!   today); "today" is the date in `tz` (default `America/Sao_Paulo`).
 //!
-//! Computed by three aggregate statements, grouped by day in the range (so bounded by
-//! the range, whatever the number of transactions), and folded into periods here.
+//! Computed by three aggregate statements — the accounts' opening balances, the ledger
+//! day by day (posted and pending apart), the pending bills day by day — which read
+//! covering indexes (migration 0009) and are grouped by day, and folded into periods
+//! here: one pass over the ledger up to the range's end (or today).
 
 use std::collections::BTreeMap;
 
@@ -182,6 +184,7 @@ pub struct CashFlow {
 struct Scope {
     accounts: String,
     bills: String,
+    transactions: String,
     binds: Vec<String>,
 }
 
@@ -190,31 +193,34 @@ impl Scope {
         let mut accounts = vec!["a.workspace_id = $1".to_string()];
         let mut bills = vec!["b.workspace_id = $1".to_string()];
         let mut binds = Vec::new();
+        // The transactions (alias `t`) of the counted accounts, but for a transfer leg
+        // whose other leg is counted too: every transfer of the workspace, a company's
+        // transfers between its own accounts, never one of a single account (a
+        // transfer's legs are in two).
+        let mut transactions = "t.workspace_id = $1 AND t.transfer_id IS NULL".to_string();
         if let Some(company) = &query.company_id {
             binds.push(company.clone());
-            accounts.push(format!("a.company_id = ${}", binds.len() + 1));
-            bills.push(format!("b.company_id = ${}", binds.len() + 1));
+            let at = binds.len() + 1;
+            accounts.push(format!("a.company_id = ${at}"));
+            bills.push(format!("b.company_id = ${at}"));
+            transactions = format!(
+                "t.workspace_id = $1 AND t.company_id = ${at} AND NOT (t.transfer_id IS NOT NULL AND EXISTS \
+                 (SELECT 1 FROM financial_transactions o WHERE o.workspace_id = $1 AND o.transfer_id = t.transfer_id \
+                  AND o.id <> t.id AND o.company_id = ${at}))"
+            );
         }
         if let Some(account) = &query.account_id {
             binds.push(account.clone());
-            accounts.push(format!("a.id = ${}", binds.len() + 1));
-            bills.push(format!("COALESCE(b.financial_account_id, b.expected_account_id) = ${}", binds.len() + 1));
+            let at = binds.len() + 1;
+            accounts.push(format!("a.id = ${at}"));
+            bills.push(format!("COALESCE(b.financial_account_id, b.expected_account_id) = ${at}"));
+            transactions = format!("t.workspace_id = $1 AND t.financial_account_id = ${at}");
         }
-        Scope { accounts: accounts.join(" AND "), bills: bills.join(" AND "), binds }
+        Scope { accounts: accounts.join(" AND "), bills: bills.join(" AND "), transactions, binds }
     }
 
-    /// The transactions (alias `t`) of the counted accounts, but for a transfer leg
-    /// whose other leg is counted too.
     fn transactions(&self) -> String {
-        let counted = |alias: &str| {
-            format!("{alias}.financial_account_id IN (SELECT a.id FROM financial_accounts a WHERE {})", self.accounts)
-        };
-        format!(
-            "t.workspace_id = $1 AND {} AND NOT (t.transfer_id IS NOT NULL AND EXISTS (SELECT 1 FROM financial_transactions o \
-             WHERE o.workspace_id = $1 AND o.transfer_id = t.transfer_id AND o.id <> t.id AND {}))",
-            counted("t"),
-            counted("o")
-        )
+        self.transactions.clone()
     }
 
     /// A statement with the workspace, the scope's binds, then `more`.
@@ -288,56 +294,62 @@ pub async fn get(
     let to = periods.last().map_or(query.to, |p| p.last);
     let scope = Scope::of(&query);
     let n = scope.binds.len() + 1;
-    let signed = "CASE WHEN t.transaction_type = 'credit' THEN t.amount_cents ELSE -t.amount_cents END";
 
-    // The balances: at `from` (before it) and today (up to it).
-    let balances = scope
+    // The accounts' opening balances, then the ledger day by day up to the later of
+    // `to` and today, posted and pending apart: one pass over the ledger gives the
+    // balance at `from`, the balance today, each period's flow and the forecasts.
+    let seeds: i64 = scope
         .query(
             ws,
             format!(
-                "SELECT CAST(COALESCE((SELECT SUM(a.opening_balance_cents) FROM financial_accounts a WHERE {accounts}), 0) AS BIGINT),
-                        CAST(COALESCE(SUM(CASE WHEN t.occurred_at < ${from} THEN {signed} ELSE 0 END), 0) AS BIGINT),
-                        CAST(COALESCE(SUM(CASE WHEN t.occurred_at <= ${today} THEN {signed} ELSE 0 END), 0) AS BIGINT)
-                   FROM financial_transactions t
-                  WHERE t.is_pending = 0 AND t.occurred_at <= ${latest} AND {transactions}",
-                accounts = scope.accounts,
-                from = n + 1,
-                today = n + 2,
-                latest = n + 3,
-                transactions = scope.transactions(),
+                "SELECT CAST(COALESCE(SUM(a.opening_balance_cents), 0) AS BIGINT) FROM financial_accounts a WHERE {}",
+                scope.accounts
             ),
-            &[query.from.to_string(), today.to_string(), query.from.max(today).to_string()],
+            &[],
         )
         .fetch_one(&mut *conn)
-        .await?;
-    let opening_seed: i64 = balances.try_get(0)?;
-    let mut opening = opening_seed + balances.try_get::<i64, _>(1)?;
-    let current_balance = Cents(opening_seed + balances.try_get::<i64, _>(2)?);
-
-    // What moved, day by day in the range.
-    let posted = scope
+        .await?
+        .try_get(0)?;
+    let last_day = to.max(today);
+    let ledger = scope
         .query(
             ws,
             format!(
                 "SELECT t.occurred_at,
-                        CAST(SUM(CASE WHEN t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
-                        CAST(SUM(CASE WHEN t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END) AS BIGINT)
+                        CAST(SUM(CASE WHEN t.is_pending = 0 AND t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
+                        CAST(SUM(CASE WHEN t.is_pending = 0 AND t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
+                        CAST(SUM(CASE WHEN t.is_pending = 1 AND t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
+                        CAST(SUM(CASE WHEN t.is_pending = 1 AND t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END) AS BIGINT)
                    FROM financial_transactions t
-                  WHERE t.is_pending = 0 AND t.occurred_at >= ${from} AND t.occurred_at <= ${to} AND {transactions}
+                  WHERE t.occurred_at <= ${last} AND {transactions}
                   GROUP BY t.occurred_at",
-                from = n + 1,
-                to = n + 2,
+                last = n + 1,
                 transactions = scope.transactions(),
             ),
-            &[query.from.to_string(), to.to_string()],
+            &[last_day.to_string()],
         )
         .fetch_all(&mut *conn)
         .await?;
-    let posted = by_day(posted)?;
+    let mut posted: BTreeMap<Date, Flow> = BTreeMap::new();
+    let mut expected: BTreeMap<Date, Flow> = BTreeMap::new();
+    for row in ledger {
+        let day: Date = row.try_get(0)?;
+        let flow = |income: usize, expenses: usize| -> Result<Flow, ApiError> {
+            Ok(Flow { income: row.try_get(income)?, expenses: row.try_get(expenses)? })
+        };
+        posted.insert(day, flow(1, 2)?);
+        let pending = flow(3, 4)?;
+        if day <= to && (pending.income != 0 || pending.expenses != 0) {
+            expected.insert(day, pending);
+        }
+    }
+    let net_of =
+        |days: std::ops::RangeTo<Date>| -> i64 { posted.range(days).map(|(_, f)| f.income - f.expenses).sum() };
+    let mut opening = seeds + net_of(..query.from);
+    let current_balance = Cents(seeds + net_of(..today.add_days(1).unwrap_or(today)));
 
-    // What is expected, day by day up to the range's end: pending bills by due date,
-    // pending transactions by date.
-    let expected = scope
+    // What else is expected, day by day up to the range's end: pending bills by due date.
+    let bills = scope
         .query(
             ws,
             format!(
@@ -346,23 +358,19 @@ pub async fn get(
                         CAST(SUM(CASE WHEN b.kind = 'payable' THEN b.amount_cents ELSE 0 END) AS BIGINT)
                    FROM billings b
                   WHERE b.status = 'pending' AND b.due_date <= ${to} AND {bills}
-                  GROUP BY b.due_date
-                 UNION ALL
-                 SELECT t.occurred_at,
-                        CAST(SUM(CASE WHEN t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
-                        CAST(SUM(CASE WHEN t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END) AS BIGINT)
-                   FROM financial_transactions t
-                  WHERE t.is_pending = 1 AND t.occurred_at <= ${to} AND {transactions}
-                  GROUP BY t.occurred_at",
+                  GROUP BY b.due_date",
                 to = n + 1,
                 bills = scope.bills,
-                transactions = scope.transactions(),
             ),
             &[to.to_string()],
         )
         .fetch_all(&mut *conn)
         .await?;
-    let expected = by_day(expected)?;
+    for (day, flow) in by_day(bills)? {
+        let at = expected.entry(day).or_default();
+        at.income += flow.income;
+        at.expenses += flow.expenses;
+    }
 
     // Late flow goes to today; before a range that starts after today, into the opening.
     let mut overdue = Flow::default();

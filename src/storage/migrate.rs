@@ -35,6 +35,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(6, "billing_fields", include_str!("../../migrations/0006_billing_fields.sql")),
     Migration::portable(7, "payment_coordinates", include_str!("../../migrations/0007_payment_coordinates.sql")),
     Migration::portable(8, "reconciliations", include_str!("../../migrations/0008_reconciliations.sql")),
+    Migration::portable(9, "flow_indexes", include_str!("../../migrations/0009_flow_indexes.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.
