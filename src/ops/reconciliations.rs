@@ -25,7 +25,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{audit_write, body_id, unprocessable};
+use super::common::{audit_write, body_id, conflict_on_unique, unprocessable};
 use super::refs;
 use super::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Running};
 use super::stamps::{Stamp, Stamps};
@@ -398,7 +398,9 @@ pub async fn create(
         .bind(position as i64)
         .bind(previous_account)
         .execute(&mut *conn)
-        .await?;
+        .await
+        // A concurrent group took the member first (the unique index): nothing is kept.
+        .map_err(|e| conflict_on_unique(e, member_type, "A member was reconciled meanwhile; nothing was reconciled"))?;
     }
     for bill in &checked.bills {
         // Conditional on the status: a bill settled meanwhile is not settled twice.

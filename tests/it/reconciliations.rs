@@ -392,3 +392,32 @@ async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     let elsewhere = format!("/v1/reconciliations/suggestions?account_id={BETA_ACCOUNT}&from=2026-10-01&to=2026-10-31");
     assert_eq!(send(&h, Method::GET, &elsewhere, &h.api_token(DEMO_OWNER), None).await.status, 404);
 }
+
+/// Two groups racing for one transaction: one is made, the other refused (409 when the
+/// unique index stops it, 422 when its check already sees the first), never both.
+#[tokio::test]
+async fn two_groups_racing_for_a_transaction_make_one() {
+    let h = Harness::with_demo().await;
+    let debit = movement(&h, "debit", 10_000, "2026-11-10", ACME_CHECKING_ACCOUNT, false).await;
+    let (a, b) = (
+        bill(&h, "payable", "pending", 10_000, "2026-11-10", None).await,
+        bill(&h, "payable", "pending", 10_000, "2026-11-11", None).await,
+    );
+    let token = h.api_token(DEMO_OWNER);
+    let request = |id: &str| {
+        rest(
+            Method::POST,
+            "/v1/reconciliations",
+            &token,
+            Some(json!({"billings": payables(&[id]), "transaction_ids": [debit]})),
+        )
+        .build()
+    };
+    let (first, second) = tokio::join!(h.send(request(&a)), h.send(request(&b)));
+    let mut statuses = [first.status.as_u16(), second.status.as_u16()];
+    statuses.sort();
+    assert!(statuses == [201, 409] || statuses == [201, 422], "{statuses:?}");
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM reconciliations").await, 1);
+    let paid = format!("SELECT COUNT(*) FROM billings WHERE status = 'paid' AND id IN ('{a}', '{b}')");
+    assert_eq!(count(&h, &paid).await, 1);
+}
