@@ -95,6 +95,13 @@ pub trait Deletable: Records {
         ws: &Membership,
         id: &str,
     ) -> impl Future<Output = Result<(), ApiError>> + Send;
+
+    /// What refuses deleting `id` whatever the user says (a record a reconciliation
+    /// holds): a delete's confirmation checks it first, so the user is never asked to
+    /// confirm what cannot happen. The delete checks it again. Nothing by default.
+    fn refused(_conn: &mut Conn, _ws: &Membership, _id: &str) -> impl Future<Output = Result<(), ApiError>> + Send {
+        async { Ok(()) }
+    }
 }
 
 /// A boxed future that may be sent between threads (what a [`Runner`] answers).

@@ -138,6 +138,15 @@ async fn a_group_settles_every_bill_from_its_transactions_and_its_deletion_rever
         let reply = send(&h, method.clone(), &route, &token, body).await;
         assert_eq!(reason(&reply), (422, "id".into(), "reconciled".into()), "{method} {route}");
     }
+    // Through MCP the user is not even asked: the confirmation refuses first.
+    for (tool, id) in
+        [("finance_payables_delete", &b), ("finance_transactions_delete", &first), ("finance_payables_reopen", &a)]
+    {
+        let asked = crate::tools_catalogue::confirmable(tool, json!({"id": id}), json!({}));
+        let result = h.send(asked.bearer(&h.token(DEMO_OWNER)).build()).await.result();
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        assert_eq!(result["structuredContent"]["error"]["details"]["reason"], "reconciled", "{tool}: {result}");
+    }
     let noted = send(
         &h,
         Method::PATCH,

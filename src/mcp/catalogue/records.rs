@@ -103,6 +103,7 @@ fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn)
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let label = label_of::<R>(&s.ctx, conn, s.ws, s.id()).await?;
+        R::refused(conn, s.ws, s.id()).await?;
         Ok(format!("Delete the {} {label} from the workspace {}? This cannot be undone.", R::NOUN, s.ws.workspace_name))
     })
 }

@@ -64,6 +64,10 @@ impl<B: BillKind> Deletable for Bills<B> {
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         super::delete::<B>(ctx, conn, ws, id).await
     }
+    async fn refused(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        let id = crate::ops::common::path_id(id, B::NOUN)?;
+        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &id, "deleted").await
+    }
 }
 
 /// A bill in the user's terms, for a confirmation.

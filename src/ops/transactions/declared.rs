@@ -49,6 +49,10 @@ impl Deletable for Transactions {
     async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         transactions::delete(ctx, conn, ws, id).await
     }
+    async fn refused(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+        let id = crate::ops::common::path_id(id, "Financial transaction")?;
+        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "transaction", &id, "deleted").await
+    }
 }
 
 /// The `/v1/financial-transactions` operations.

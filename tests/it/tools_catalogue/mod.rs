@@ -66,7 +66,7 @@ fn is_destructive(name: &str) -> bool {
 
 /// A 2026 call from a client that declares form elicitation, with extra params
 /// (`requestState`, `inputResponses`).
-fn confirmable(tool: &str, arguments: Value, extra: Value) -> Mcp {
+pub(crate) fn confirmable(tool: &str, arguments: Value, extra: Value) -> Mcp {
     let mut m = call(tool, arguments);
     let mut body: Value = serde_json::from_slice(&m.body).unwrap();
     body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
