@@ -219,10 +219,6 @@ impl Scope {
         Scope { accounts: accounts.join(" AND "), bills: bills.join(" AND "), transactions, binds }
     }
 
-    fn transactions(&self) -> String {
-        self.transactions.clone()
-    }
-
     /// A statement with the workspace, the scope's binds, then `more`.
     fn query(&self, ws: &Membership, text: String, more: &[String]) -> sql::Query<'static> {
         let mut statement = sql::query(text).bind(ws.workspace_id.clone());
@@ -324,7 +320,7 @@ pub async fn get(
                   WHERE t.occurred_at <= ${last} AND {transactions}
                   GROUP BY t.occurred_at",
                 last = n + 1,
-                transactions = scope.transactions(),
+                transactions = scope.transactions,
             ),
             &[last_day.to_string()],
         )

@@ -230,7 +230,12 @@ struct Checked {
 }
 
 async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -> Result<Checked, ApiError> {
-    let kind = input.billings[0].kind;
+    // The schema takes one bill at least; a body without any is refused the same way.
+    let kind = input
+        .billings
+        .first()
+        .map(|b| b.kind)
+        .ok_or_else(|| refused("billings", "too_few_items", "Field billings has too few items"))?;
     let mut bills: Vec<Bill> = Vec::with_capacity(input.billings.len());
     for (i, member) in input.billings.iter().enumerate() {
         let field = format!("billings[{i}].id");
@@ -345,8 +350,10 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
 }
 
 /// The last of the transactions, by date then id: its date and account settle the bills.
-fn last(paid: &[Paid]) -> &Paid {
-    paid.iter().max_by(|a, b| (a.occurred_at, &a.id).cmp(&(b.occurred_at, &b.id))).unwrap_or(&paid[0])
+fn last(paid: &[Paid]) -> Result<&Paid, ApiError> {
+    paid.iter()
+        .max_by(|a, b| (a.occurred_at, &a.id).cmp(&(b.occurred_at, &b.id)))
+        .ok_or_else(|| refused("transaction_ids", "too_few_items", "Field transaction_ids has too few items"))
 }
 
 pub async fn create(
@@ -361,7 +368,7 @@ pub async fn create(
     for (i, bill) in checked.bills.iter().enumerate() {
         refs::check_period(&company, &format!("billings[{i}].due_date"), bill.due_date)?;
     }
-    let closing = last(&checked.paid);
+    let closing = last(&checked.paid)?;
     for (i, t) in checked.paid.iter().enumerate() {
         refs::check_period(&company, &format!("transaction_ids[{i}]"), t.occurred_at)?;
     }

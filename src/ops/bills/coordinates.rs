@@ -446,7 +446,10 @@ pub async fn write(
     if coordinates.is_empty() {
         return Ok(());
     }
-    let tax_data = coordinates.tax_data.as_ref().map(|data| serde_json::to_string(data).unwrap_or_default());
+    let tax_data = match &coordinates.tax_data {
+        Some(data) => Some(serde_json::to_string(data).map_err(|_| ApiError::internal())?),
+        None => None,
+    };
     sql::query(format!(
         "INSERT INTO payment_coordinates (billing_id, workspace_id, {COLUMNS})
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"

@@ -287,13 +287,17 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
     if let KindRecord::Payable(fields) = &mut kind {
         *fields.coordinates = coordinates::read(conn, ws, &row.id).await?;
     }
-    let reconciliation =
-        crate::ops::reconciliations::group_of(conn, ws, "billing", &row.id).await?.map(|group| ReconciliationRef {
-            id: group.id,
-            source: group.source,
-            transaction_ids: group.transaction_ids,
-            billing_ids: group.billing_ids,
-        });
+    // The row already says whether a group holds it: only then is the group read.
+    let group = match row.is_reconciled {
+        true => crate::ops::reconciliations::group_of(conn, ws, "billing", &row.id).await?,
+        false => None,
+    };
+    let reconciliation = group.map(|group| ReconciliationRef {
+        id: group.id,
+        source: group.source,
+        transaction_ids: group.transaction_ids,
+        billing_ids: group.billing_ids,
+    });
     Ok(Billing {
         row: of_kind::<B>(row),
         classification_center_allocations: allocations,
