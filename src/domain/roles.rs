@@ -17,10 +17,11 @@ pub enum Resource {
     Attachments,
     CashFlow,
     Reconciliations,
+    AutomaticRules,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 12] = [
+    pub const ALL: [Resource; 13] = [
         Resource::Companies,
         Resource::Accounts,
         Resource::Transactions,
@@ -33,6 +34,7 @@ impl Resource {
         Resource::Attachments,
         Resource::CashFlow,
         Resource::Reconciliations,
+        Resource::AutomaticRules,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +51,7 @@ impl Resource {
             Resource::Attachments => "attachments",
             Resource::CashFlow => "cash_flow",
             Resource::Reconciliations => "reconciliations",
+            Resource::AutomaticRules => "automatic_rules",
         }
     }
 
@@ -206,7 +209,7 @@ pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, acc
     }
 }
 
-/// The 23 read and write scopes (not `finance.all`; a report has no write scope): what a
+/// The 25 read and write scopes (not `finance.all`; a report has no write scope): what a
 /// dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
     Resource::ALL
@@ -281,8 +284,8 @@ mod tests {
     }
 
     #[test]
-    fn twenty_three_default_scopes() {
-        assert_eq!(all_scopes().len(), 23);
+    fn twenty_five_default_scopes() {
+        assert_eq!(all_scopes().len(), 25);
         assert!(all_scopes().contains(&"finance.cash_flow".to_string()));
         assert!(!all_scopes().contains(&"finance.cash_flow.write".to_string()), "a report is only read");
         let granted = ScopeSet::parse("finance.cash_flow.write");

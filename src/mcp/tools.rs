@@ -187,12 +187,13 @@ workspace_id to the other tools when you have more than one.",
 /// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
 /// first, then the money flow — cash flow, payables, receivables, reconciliations, transactions and transfers,
 /// accounts, attachments — then the registers: companies, people, categories, cost
-/// centers, taxes. A client that shows an agent only the first tools of a server
+/// centers, taxes, automatic rules. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
 ///
 /// Every tool but the workspace list and the attachment ones is a declared operation's
 /// row (`ops::resource::Op::tool`), built here once per process from the rows alone.
 fn build_catalogue() -> Vec<ToolSpec> {
+    use crate::ops::automatic_rules::{self, AutomaticRules};
     use crate::ops::bills::declared::{Payables, Receivables, PAYABLES, RECEIVABLES};
     use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
     use crate::ops::{accounts, categories, companies, cost_centers, people, taxes};
@@ -210,6 +211,7 @@ fn build_catalogue() -> Vec<ToolSpec> {
     tools.extend(records::tools::<categories::Categories>(&categories::OPERATIONS));
     tools.extend(records::tools::<cost_centers::CostCenters>(&cost_centers::OPERATIONS));
     tools.extend(records::tools::<taxes::Taxes>(&taxes::OPERATIONS));
+    tools.extend(records::tools::<AutomaticRules>(&automatic_rules::OPERATIONS));
     tools
 }
 
@@ -631,9 +633,9 @@ mod tests {
                 "{name}"
             );
         }
-        assert_eq!(destructive.len(), 11 + 3 * 2 + 3, "{destructive:?}");
+        assert_eq!(destructive.len(), 12 + 3 * 2 + 3, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 70);
+        assert_eq!(catalogue().count(), 76);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

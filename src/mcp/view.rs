@@ -30,11 +30,12 @@ pub enum Toolset {
     Categories,
     CostCenters,
     Taxes,
+    AutomaticRules,
 }
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 13] = [
+    pub const ALL: [Toolset; 14] = [
         Toolset::CashFlow,
         Toolset::Payables,
         Toolset::Receivables,
@@ -48,6 +49,7 @@ impl Toolset {
         Toolset::Categories,
         Toolset::CostCenters,
         Toolset::Taxes,
+        Toolset::AutomaticRules,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +67,7 @@ impl Toolset {
             Toolset::Categories => "categories",
             Toolset::CostCenters => "cost_centers",
             Toolset::Taxes => "taxes",
+            Toolset::AutomaticRules => "automatic_rules",
         }
     }
 
@@ -95,6 +98,7 @@ impl Toolset {
             Resource::Attachments => Toolset::Attachments,
             Resource::CashFlow => Toolset::CashFlow,
             Resource::Reconciliations => Toolset::Reconciliations,
+            Resource::AutomaticRules => Toolset::AutomaticRules,
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod apportionment;
 pub mod attachments;
+pub mod automatic_rules;
 pub mod bills;
 pub mod cash_flow;
 pub mod categories;

@@ -56,6 +56,7 @@ static DECLARED: &[&Declaration] = &[
     &super::bills::declared::PAYABLES,
     &super::bills::declared::RECEIVABLES,
     &super::reconciliations::OPERATIONS,
+    &super::automatic_rules::OPERATIONS,
 ];
 
 /// The operations written out in full, after the declared ones.

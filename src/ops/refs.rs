@@ -247,6 +247,40 @@ pub async fn center(
     typed(conn, ws, company, (&CENTER, &polarity.center_types()), field, id).await
 }
 
+/// A person of `company` by id (not deleted): an automatic rule's criterion or action.
+pub async fn person(
+    conn: &mut Conn,
+    ws: &Membership,
+    company: &CompanyRef,
+    field: &str,
+    id: &str,
+) -> Result<String, ApiError> {
+    Ok(owned(conn, ws, company, &PERSON, field, id).await?.0)
+}
+
+/// A category of `company` by id whose type is one of `types` (`debit`, `credit`).
+pub async fn category(
+    conn: &mut Conn,
+    ws: &Membership,
+    company: &CompanyRef,
+    field: &str,
+    id: &str,
+    types: &[&str],
+) -> Result<String, ApiError> {
+    typed(conn, ws, company, (&CATEGORY, types), field, id).await
+}
+
+/// A classification center of `company` by id, of any type.
+pub async fn any_center(
+    conn: &mut Conn,
+    ws: &Membership,
+    company: &CompanyRef,
+    field: &str,
+    id: &str,
+) -> Result<String, ApiError> {
+    typed(conn, ws, company, (&CENTER, &["cost", "revenue", "both"]), field, id).await
+}
+
 /// The record whose references are resolved: its workspace, company and polarity, and
 /// the caller writing it (a reference by name may create the record it names).
 #[derive(Clone, Copy)]

@@ -36,6 +36,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(7, "payment_coordinates", include_str!("../../migrations/0007_payment_coordinates.sql")),
     Migration::portable(8, "reconciliations", include_str!("../../migrations/0008_reconciliations.sql")),
     Migration::portable(9, "flow_indexes", include_str!("../../migrations/0009_flow_indexes.sql")),
+    Migration::portable(10, "automatic_rules", include_str!("../../migrations/0010_automatic_rules.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.

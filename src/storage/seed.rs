@@ -523,6 +523,38 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         content: pdf,
     };
     attach(conn, &receipt, ("payable", "b1110000-0001-4000-8000-000000000002"), now).await?;
+    // Automatic rules: ride-hailing debits are operating expenses of the admin center;
+    // the building's service-charge bills are rent, paid from checking to the landlord.
+    for (id, scope, contains, category, center, account, person) in [
+        (
+            ACME_RIDES_RULE,
+            "transactions",
+            "uber",
+            "ca7e0000-0001-4000-8000-000000000001",
+            Some(ACME_ADMIN_COST_CENTER),
+            None,
+            None,
+        ),
+        (
+            ACME_SERVICE_CHARGE_RULE,
+            "billings",
+            "condomínio",
+            ACME_RENT_CATEGORY,
+            None,
+            Some(ACME_CHECKING_ACCOUNT),
+            Some(ACME_LANDLORD),
+        ),
+    ] {
+        insert(
+            conn,
+            "INSERT INTO automatic_rules (id, workspace_id, company_id, scope, position, transaction_type, description_contains,
+                                          set_category_id, set_classification_center_id, set_expected_account_id, set_person_id,
+                                          created_at, updated_at, created_via, updated_via)
+             VALUES ($1, $2, $3, $4, 1, 'debit', $5, $6, $7, $8, $9, $10, $10, 'system', 'system')",
+            &[Some(id), acme_ws, Some(ACME), Some(scope), Some(contains), Some(category), center, account, person, now],
+        )
+        .await?;
+    }
     seed_beta(conn, now).await
 }
 
@@ -619,6 +651,10 @@ pub const BETA_RECEIVABLE: &str = "b1110000-0001-4000-8000-000000000022";
 pub const BETA_SETTLEMENT_TRANSACTION: &str = "7e000000-0001-4000-8000-000000000021";
 pub const BETA_TRANSFER: &str = "7f000000-0001-4000-8000-000000000021";
 pub const BETA_ATTACHMENT: &str = "a7000000-0001-4000-8000-000000000021";
+pub const BETA_RULE: &str = "5e1e0000-0001-4000-8000-000000000021";
+/// Acme's automatic rules: Uber debits, and the building's service-charge bills.
+pub const ACME_RIDES_RULE: &str = "5e1e0000-0001-4000-8000-000000000001";
+pub const ACME_SERVICE_CHARGE_RULE: &str = "5e1e0000-0001-4000-8000-000000000002";
 
 /// Beta's records beyond its account and payable: a second account, a category, a
 /// cost center, a person, a tax, a received receivable with its settlement, a transfer
@@ -711,5 +747,13 @@ async fn seed_beta(conn: &mut Conn, now: Option<&str>) -> Result<(), crate::stor
         content: xml,
     };
     attach(conn, &invoice, ("transaction", BETA_SETTLEMENT_TRANSACTION), now).await?;
+    insert(
+        conn,
+        "INSERT INTO automatic_rules (id, workspace_id, company_id, scope, position, description_contains, set_category_id,
+                                      created_at, updated_at, created_via, updated_via)
+         VALUES ($1, $2, $3, 'billings', 1, 'hospedagem', $4, $5, $5, 'system', 'system')",
+        &[Some(BETA_RULE), ws, company, Some(BETA_CATEGORY), now],
+    )
+    .await?;
     Ok(())
 }

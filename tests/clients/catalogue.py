@@ -8,7 +8,7 @@ own folder.
 The facts, all from the contract:
   * the catalogue: `finance_<resource>_<action>`, the resources in the money-flow order
     of SPEC §5 (workspaces first, then cash flow, payables, receivables, reconciliations, transactions, transfers,
-    accounts, attachments, companies, people, categories, cost centers, taxes);
+    accounts, attachments, companies, people, categories, cost centers, taxes, automatic rules);
   * read tools: list, get, aggregates, download (`readOnlyHint: true`); every other
     action writes;
   * a view (`/mcp/x/{toolsets}`, `/mcp/readonly`, `/mcp/x/{toolsets}/readonly`, or the
@@ -70,6 +70,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "categories": ("list", "get", "create", "update", "delete"),
     "cost_centers": ("list", "get", "create", "update", "delete"),
     "taxes": ("list", "get", "create", "update", "delete"),
+    "automatic_rules": ("list", "get", "create", "update", "delete", "reorder"),
 }
 TOOLSETS = tuple(r for r in CATALOGUE if r != "workspaces")
 READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest"})

@@ -55,6 +55,7 @@ const CATALOGUE = {
   categories: ['list', 'get', 'create', 'update', 'delete'],
   cost_centers: ['list', 'get', 'create', 'update', 'delete'],
   taxes: ['list', 'get', 'create', 'update', 'delete'],
+  automatic_rules: ['list', 'get', 'create', 'update', 'delete', 'reorder'],
 };
 const RESOURCES = Object.keys(CATALOGUE);
 const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download', 'suggest']);

@@ -13,6 +13,7 @@ mod billings;
 mod accounts;
 mod attachments;
 mod auth_and_access;
+mod automatic_rules;
 mod blob_store;
 mod cash_flow;
 mod categories;

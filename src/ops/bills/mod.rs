@@ -65,6 +65,8 @@ pub use self::wire::{
     OperationKind, PayableFields, PayableRowFields, PayableStatus, ReceivableFields, ReceivableRowFields,
     ReceivableStatus, SettleRequest, TaxCharge, TaxChargeInput,
 };
+use super::apportionment::Allocation;
+use super::automatic_rules::{self, Fresh, RuleScope};
 use super::common::{audit_write, required, required_if_sent};
 use super::ledger;
 use super::list::{ListRequest, ListSpec};
@@ -332,7 +334,18 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         refs::check_period(&company, "due_date", input.due_date)?;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };
         let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
-        let Some(person) = person else {
+        // The company's billing rules fill what the request left empty (every record of a
+        // series is made from this one request, so each gets the same fields).
+        let fresh = Fresh {
+            scope: RuleScope::Billings,
+            account_id: None,
+            polarity,
+            person_id: person.as_deref(),
+            description,
+            notes: input.notes.as_deref(),
+        };
+        let fill = automatic_rules::fire(&owner, conn, fresh).await?;
+        let Some(person) = person.or(fill.person_id) else {
             return Err(super::common::unprocessable(
                 "person_id",
                 "person_required",
@@ -340,13 +353,14 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             ));
         };
         let category = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
+        let category = category.or(fill.category_id);
         let financial_account = match &input.financial_account_id {
             Some(id) => Some(refs::account(conn, ws, &company, "financial_account_id", id).await?),
             None => None,
         };
         let expected_account = match &input.expected_account_id {
             Some(id) => Some(refs::account(conn, ws, &company, "expected_account_id", id).await?),
-            None => None,
+            None => fill.expected_account_id,
         };
         let centers = &input.centers;
         let centers = Centers::of(
@@ -354,7 +368,10 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             &centers.classification_center_id,
             &centers.classification_center_name,
         );
-        let allocations = requested_allocations(&owner, conn, amount, centers).await?.unwrap_or_default();
+        let allocations = match requested_allocations(&owner, conn, amount, centers).await? {
+            Some(sent) => sent,
+            None => fill.classification_center_id.map(|c| vec![Allocation::whole(c, amount)]).unwrap_or_default(),
+        };
         let taxes = match &input.tax_charges {
             Some(items) => requested_taxes(conn, ws, items).await?,
             None => Vec::new(),

@@ -28,6 +28,7 @@ pub use self::wire::{
     Aggregates, Transaction, TransactionCreate, TransactionType, TransactionUpdate, Transfer, TransferCreate,
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
+use super::automatic_rules::{self, Fresh, RuleScope};
 use super::common::{audit_write, body_id, invalid, optional, path_id, required, required_if_sent, unprocessable};
 use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
@@ -386,6 +387,18 @@ impl Writable for declared::Transactions {
         let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
         let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
         let person_id = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
+        // The company's transaction rules fill what the request left empty.
+        let fresh = Fresh {
+            scope: RuleScope::Transactions,
+            account_id: Some(&account_id),
+            polarity,
+            person_id: person_id.as_deref(),
+            description: &description,
+            notes: input.notes.as_deref(),
+        };
+        let fill = automatic_rules::fire(&owner, conn, fresh).await?;
+        let category_id = category_id.or(fill.category_id);
+        let person_id = person_id.or(fill.person_id);
         let allocations = match split {
             Some(items) => {
                 apportionment::check(conn, ws, &company, polarity, &items).await?;
@@ -398,6 +411,7 @@ impl Writable for declared::Transactions {
                     input.centers.classification_center_name.as_deref(),
                 )
                 .await?
+                .or(fill.classification_center_id)
                 .map(|center| vec![Allocation::whole(center, amount)])
                 .unwrap_or_default(),
         };

@@ -32,6 +32,7 @@ pub fn declared() -> Router<AppState> {
         .merge(routes::<cost_centers::CostCenters>(&cost_centers::OPERATIONS))
         .merge(routes::<people::People>(&people::OPERATIONS))
         .merge(routes::<taxes::Taxes>(&taxes::OPERATIONS))
+        .merge(routes::<crate::ops::automatic_rules::AutomaticRules>(&crate::ops::automatic_rules::OPERATIONS))
         .merge(routes::<accounts::Accounts>(&accounts::OPERATIONS))
         .merge(routes::<Transactions>(&TRANSACTIONS))
         .merge(own(&TRANSFERS))

@@ -394,7 +394,77 @@ fn transactions() -> Row {
     }
 }
 
+fn automatic_rules() -> Row {
+    let c = ACME_COMPANY;
+    let rule = |extra: Value| {
+        let mut body = json!({"company_id": c, "scope": "transactions", "set_description": "Viagens"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body
+    };
+    Row {
+        declaration: &ops::automatic_rules::OPERATIONS,
+        ids: "automatic_rules",
+        scope: "finance.automatic_rules",
+        other_scope: "finance.categories",
+        table: "automatic_rules",
+        audit: "automatic_rules",
+        label: "description_contains",
+        acme: json!({"company_id": c, "scope": "transactions", "description_contains": " Uber ", "set_description": " Uber (viagens) "}),
+        beta: json!({"company_id": BETA_COMPANY, "scope": "billings", "transaction_type": "debit", "description_contains": "beta", "set_description": "Beta"}),
+        created: json!({"company_id": c, "scope": "transactions", "position": 1, "active": true, "description_contains": "Uber",
+                        "set_description": "Uber (viagens)", "account_id": null, "transaction_type": null, "set_category_id": null}),
+        absent: &[],
+        patch: json!({"active": false}),
+        company: true,
+        finance_deletes: true,
+        soft_delete: false,
+        accounts: false,
+        beta_seeded: &[],
+        create_schema: schema_of::<ops::automatic_rules::AutomaticRuleCreate>,
+        required: &["company_id", "scope"],
+        violations: vec![
+            (
+                json!({"company_id": c, "scope": "ledger", "description_contains": "x", "set_description": "y"}),
+                "scope",
+                "invalid_value",
+            ),
+            (rule(json!({"description_contains": "x".repeat(256)})), "description_contains", "too_long"),
+            (rule(json!({"description_contains": "x", "active": "no"})), "active", "wrong_type"),
+            (rule(json!({"transaction_type": "outflow"})), "transaction_type", "invalid_value"),
+            (rule(json!({})), "criteria", "criterion_required"),
+            (
+                json!({"company_id": c, "scope": "transactions", "description_contains": "x"}),
+                "actions",
+                "action_required",
+            ),
+            (
+                json!({"company_id": c, "scope": "transactions", "description_contains": "x", "set_description": "  "}),
+                "actions",
+                "action_required",
+            ),
+            (
+                rule(json!({"description_contains": "x", "set_expected_account_id": ACME_CHECKING_ACCOUNT})),
+                "set_expected_account_id",
+                "billings_only",
+            ),
+            (
+                json!({"company_id": c, "scope": "billings", "account_id": ACME_CHECKING_ACCOUNT, "set_description": "y"}),
+                "account_id",
+                "transactions_only",
+            ),
+            (rule(json!({"match_person_id": "nope"})), "match_person_id", "invalid_uuid"),
+            (rule(json!({"match_person_id": MISSING})), "match_person_id", "invalid_reference"),
+            (rule(json!({"match_person_id": BETA_PERSON})), "match_person_id", "invalid_reference"),
+            (
+                json!({"company_id": "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a1z", "scope": "billings", "description_contains": "x", "set_description": "y"}),
+                "company_id",
+                "invalid_uuid",
+            ),
+        ],
+    }
+}
+
 /// Every plain resource.
 pub fn rows() -> Vec<Row> {
-    vec![companies(), categories(), cost_centers(), people(), taxes(), accounts(), transactions()]
+    vec![companies(), categories(), cost_centers(), people(), taxes(), accounts(), transactions(), automatic_rules()]
 }

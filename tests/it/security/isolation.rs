@@ -29,6 +29,8 @@ struct Tenant {
     attachment: &'static str,
     /// A reconciliation of its own ([`their_reconciliations`] writes them).
     reconciliation: &'static str,
+    /// An automatic rule of its own (the demo's).
+    rule: &'static str,
     /// Names, descriptions, documents and amounts of its records.
     markers: Vec<&'static str>,
 }
@@ -68,6 +70,7 @@ fn beta() -> Tenant {
         transfer: BETA_TRANSFER.into(),
         attachment: BETA_ATTACHMENT,
         reconciliation: BETA_GROUP,
+        rule: BETA_RULE,
         markers: vec![
             "Beta Tecnologia S.A.",
             "Conta corrente Nubank",
@@ -104,6 +107,7 @@ fn acme(transfer: String) -> Tenant {
         transfer,
         attachment: ACME_RENT_RECEIPT,
         reconciliation: ACME_GROUP,
+        rule: kobana_finance_mcp::storage::seed::ACME_RIDES_RULE,
         markers: vec![
             "Acme Comércio Ltda",
             "11222333000181",
@@ -448,6 +452,7 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
                 "receivables" => Some(them.receivable.to_string()),
                 "attachments" => Some(them.attachment.to_string()),
                 "reconciliations" => Some(them.reconciliation.to_string()),
+                "automatic_rules" => Some(them.rule.to_string()),
                 _ => None,
             };
             let mut arguments = serde_json::Map::new();

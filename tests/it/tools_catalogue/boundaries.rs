@@ -284,6 +284,9 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         ("finance_transactions_update", json!({"id": transaction, "notes": "Tomada"})),
         ("finance_transactions_delete", bill(&transaction)),
         ("finance_transfers_get", bill(&transfer)),
+        ("finance_automatic_rules_get", bill(BETA_RULE)),
+        ("finance_automatic_rules_update", json!({"id": BETA_RULE, "active": false})),
+        ("finance_automatic_rules_delete", bill(BETA_RULE)),
         ("finance_reconciliations_get", bill(&group)),
         ("finance_reconciliations_delete", bill(&group)),
         ("finance_reconciliations_create", reconciled.clone()),
@@ -363,7 +366,7 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         .filter(|t| ["id", "attachment_id"].iter().any(|f| t["inputSchema"]["properties"].get(f).is_some()))
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(taking_ids.len(), 42);
+    assert_eq!(taking_ids.len(), 45);
     let tried: BTreeSet<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
     assert_eq!(taking_ids.difference(&tried).collect::<Vec<_>>(), Vec::<&String>::new());
     // And Beta's records are as they were.

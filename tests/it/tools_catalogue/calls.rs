@@ -264,6 +264,22 @@ async fn every_tool_runs_on_the_demo_data() {
     let bill = a.ok("finance_payables_get", json!({"id": ACME_SUPPLIES_PENDING})).await;
     assert_eq!((bill["status"].as_str(), bill["is_reconciled"].as_bool()), (Some("pending"), Some(false)), "{bill}");
 
+    // Automatic rules: the demo's two, one added, moved first, changed, then deleted.
+    let rules = a.ok("finance_automatic_rules_list", json!({"filters": {"scope": "transactions"}})).await;
+    assert_eq!(rules["data"][0]["description_contains"], "uber");
+    let rule = json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "ifood",
+                      "set_category_id": ACME_SALARIES_CATEGORY});
+    let rule = a.ok("finance_automatic_rules_create", rule).await;
+    assert_eq!(rule["position"], 2);
+    let first = json!({"company_id": ACME_COMPANY, "scope": "transactions", "ordered_ids": [rule["id"], rules["data"][0]["id"]]});
+    assert_eq!(a.ok("finance_automatic_rules_reorder", first).await["ordered_ids"][0], rule["id"]);
+    assert_eq!(a.ok("finance_automatic_rules_get", json!({"id": id_of(&rule)})).await["position"], 1);
+    let paused = a.ok("finance_automatic_rules_update", json!({"id": id_of(&rule), "active": false})).await;
+    assert_eq!(paused["active"], false);
+    let (message, deleted) = a.confirmed("finance_automatic_rules_delete", json!({"id": id_of(&rule)})).await;
+    assert_mentions(&message, &["rule #1", "ifood"]);
+    assert_eq!(deleted["deleted"], true);
+
     // Attachments.
     assert_eq!(a.ok("finance_attachments_list", json!({})).await["data"].as_array().unwrap().len(), 1);
     assert_eq!(

@@ -31,6 +31,7 @@ const CONTRACT: &[(&str, &[&str])] = &[
     ("categories", &["list", "get", "create", "update", "delete"]),
     ("cost_centers", &["list", "get", "create", "update", "delete"]),
     ("taxes", &["list", "get", "create", "update", "delete"]),
+    ("automatic_rules", &["list", "get", "create", "update", "delete", "reorder"]),
 ];
 
 fn contract_names() -> Vec<String> {
@@ -218,7 +219,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 70);
+    assert_eq!(names.len(), 76);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
@@ -272,10 +273,10 @@ async fn annotations_follow_the_contract() {
         let idempotent = read || matches!(action_of(name), "update" | "unlink");
         assert_eq!(a["idempotentHint"], idempotent, "{name}");
     }
-    // 11 deletes (every resource but workspaces, cash flow and transfers), 2 ×
+    // 12 deletes (every resource but workspaces, cash flow and transfers), 2 ×
     // settle/cancel/reopen, transfers_create, accounts_adjust_balance,
     // reconciliations_create.
-    assert_eq!(destructive, 11 + 6 + 3);
+    assert_eq!(destructive, 12 + 6 + 3);
 }
 
 /// The tool-only arguments a write tool adds to its endpoint's request schema.
