@@ -39,3 +39,4 @@ pub mod names;
 pub mod payment;
 pub mod percent;
 pub mod roles;
+pub mod statement;

@@ -635,7 +635,7 @@ mod tests {
         }
         assert_eq!(destructive.len(), 12 + 3 * 2 + 3, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 76);
+        assert_eq!(catalogue().count(), 77);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

@@ -399,6 +399,23 @@ confirm.",
 match a bank statement. Asks the user to confirm.",
         )
         .confirmed(confirm_adjust_balance),
+    Op::write(
+        "post",
+        "/{id}/statement-imports",
+        "import_statement",
+        "Import a bank statement (OFX or CSV) as the account's transactions",
+        super::statement_imports::run_import,
+    )
+    .takes::<super::statement_imports::StatementImportRequest>()
+    .answers(200, schema_of::<super::statement_imports::StatementImport>)
+    .extension("statement imports: the real product imports statements in its web app only")
+    .tool(
+        "finance_accounts_import_statement",
+        "Import a bank statement",
+        "Turns an uploaded OFX or CSV statement (finance_attachments_upload) into the account's posted transactions, \
+one per movement; movements already imported are skipped, so a file imported twice creates nothing. Automatic rules \
+fill each row. Answers the counts and the refused lines with their numbers.",
+    ),
 ]);
 
 pub static LIST: ListSpec = list_spec!(financial_accounts;

@@ -36,6 +36,8 @@ pub struct NewTransaction {
     pub transfer_id: Option<String>,
     /// The bill whose settlement created it.
     pub billing_id: Option<String>,
+    /// The statement's own id of the movement it was imported from (unique per account).
+    pub statement_fitid: Option<String>,
 }
 
 /// A request amount that must be more than zero (400 `invalid_amount` naming `field`).
@@ -57,10 +59,10 @@ pub async fn insert(
         "INSERT INTO financial_transactions
            (id, workspace_id, company_id, financial_account_id, description, bank_description, document, document_date,
             amount_cents, occurred_at, competence_date, transaction_type, category_id, person_id, payment_method_kind,
-            classified, is_pending, notes, auto_created, transfer_id, billing_id,
+            classified, is_pending, notes, auto_created, transfer_id, billing_id, statement_fitid,
             created_at, updated_at, created_via, updated_via, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                 $22, $22, $23, $23, $24, $24)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+                 $23, $23, $24, $24, $25, $25)",
     )
     .bind(&id)
     .bind(&ws.workspace_id)
@@ -83,9 +85,18 @@ pub async fn insert(
     .bind(tx.auto_created as i64)
     .bind(tx.transfer_id.as_deref())
     .bind(tx.billing_id.as_deref())
+    .bind(tx.statement_fitid.as_deref())
     .stamp(ctx, &now)
     .execute(&mut *conn)
-    .await?;
+    .await
+    // Only a statement's movement is unique besides the id: imported meanwhile.
+    .map_err(|e| {
+        super::common::conflict_on_unique(
+            e,
+            "attachment_id",
+            "A movement of the statement was imported meanwhile; retry",
+        )
+    })?;
     Ok(id)
 }
 

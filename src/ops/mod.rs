@@ -28,6 +28,7 @@ pub mod reconciliations;
 pub mod refs;
 pub mod resource;
 pub mod stamps;
+pub mod statement_imports;
 pub mod suggestions;
 pub mod taxes;
 pub mod transactions;

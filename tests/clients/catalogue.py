@@ -63,7 +63,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "reconciliations": ("create", "get", "delete", "suggest"),
     "transactions": ("list", "get", "create", "update", "delete", "aggregates"),
     "transfers": ("get", "create"),
-    "accounts": ("list", "get", "create", "update", "delete", "adjust_balance"),
+    "accounts": ("list", "get", "create", "update", "delete", "adjust_balance", "import_statement"),
     "attachments": ("list", "get", "upload", "download", "link", "unlink", "delete"),
     "companies": ("list", "get", "create", "update", "delete"),
     "people": ("list", "get", "create", "update", "delete"),

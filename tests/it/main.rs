@@ -43,6 +43,7 @@ mod resources_prompts;
 mod secrets_manager;
 mod security;
 mod shared_budget;
+mod statement_imports;
 mod taxes;
 mod template;
 mod tools_catalogue;

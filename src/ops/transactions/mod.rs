@@ -439,6 +439,7 @@ impl Writable for declared::Transactions {
                 auto_created: false,
                 transfer_id: None,
                 billing_id: None,
+                statement_fitid: None,
             },
         )
         .await?;

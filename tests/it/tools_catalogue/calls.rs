@@ -102,6 +102,21 @@ async fn every_tool_runs_on_the_demo_data() {
         (json!("2500.00"), json!("2600.00"))
     );
     assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CASH_ACCOUNT})).await["balance"], "2600.00");
+    // A one-movement statement into the cash account.
+    let statement = "data;descricao;valor\n29/11/2026;Troco;-1,00\n";
+    let file = json!({"file_name": "caixa.csv", "mime_type": "text/csv",
+                      "content_base64": base64::engine::general_purpose::STANDARD.encode(statement)});
+    let file = a.ok("finance_attachments_upload", file).await;
+    let imported = a
+        .ok("finance_accounts_import_statement", json!({"id": ACME_CASH_ACCOUNT, "attachment_id": id_of(&file)}))
+        .await;
+    assert_eq!((imported["created"].as_u64(), imported["format"].as_str()), (Some(1), Some("csv")), "{imported}");
+    let (message, deleted) = a.confirmed("finance_attachments_delete", json!({"id": id_of(&file)})).await;
+    assert_mentions(&message, &["caixa.csv"]);
+    assert_eq!(deleted["deleted"], true);
+    let undo = json!({"id": imported["transaction_ids"][0]});
+    let _ = a.confirmed("finance_transactions_delete", undo).await;
+    assert_eq!(a.ok("finance_accounts_get", json!({"id": ACME_CASH_ACCOUNT})).await["balance"], "2600.00");
 
     // Transactions and transfers.
     assert!(a.ok("finance_transactions_list", json!({})).await["data"].as_array().unwrap().len() >= 3);

@@ -24,7 +24,7 @@ const CONTRACT: &[(&str, &[&str])] = &[
     ("reconciliations", &["create", "get", "delete", "suggest"]),
     ("transactions", &["list", "get", "create", "update", "delete", "aggregates"]),
     ("transfers", &["get", "create"]),
-    ("accounts", &["list", "get", "create", "update", "delete", "adjust_balance"]),
+    ("accounts", &["list", "get", "create", "update", "delete", "adjust_balance", "import_statement"]),
     ("attachments", &["list", "get", "upload", "download", "link", "unlink", "delete"]),
     ("companies", &["list", "get", "create", "update", "delete"]),
     ("people", &["list", "get", "create", "update", "delete"]),
@@ -219,7 +219,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 76);
+    assert_eq!(names.len(), 77);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
