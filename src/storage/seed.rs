@@ -522,7 +522,18 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         mime_type: "application/pdf",
         content: pdf,
     };
-    attach(conn, &receipt, ("payable", "b1110000-0001-4000-8000-000000000002"), now).await?;
+    attach(conn, &receipt, Some(("payable", "b1110000-0001-4000-8000-000000000002")), now).await?;
+    // November's statement of the checking account, uploaded and not imported yet: its
+    // Pix paid the stationery bill (a reconciliation to find), its Uber ride meets a rule.
+    let statement = DemoFile {
+        id: ACME_NOVEMBER_STATEMENT,
+        workspace_id: DEMO_WORKSPACE_ACME,
+        file_name: "extrato-itau-novembro.ofx",
+        title: "Extrato Itaú — novembro",
+        mime_type: "application/x-ofx",
+        content: include_bytes!("demo/extrato-itau-novembro.ofx"),
+    };
+    attach(conn, &statement, None, now).await?;
     // Automatic rules: ride-hailing debits are operating expenses of the admin center;
     // the building's service-charge bills are rent, paid from checking to the landlord.
     for (id, scope, contains, category, center, account, person) in [
@@ -568,11 +579,11 @@ struct DemoFile {
     content: &'static [u8],
 }
 
-/// Stores `file` and links it to `target` (type, id).
+/// Stores `file` and links it to `target` (type, id), if any.
 async fn attach(
     conn: &mut Conn,
     file: &DemoFile,
-    target: (&str, &str),
+    target: Option<(&str, &str)>,
     now: Option<&str>,
 ) -> Result<(), crate::storage::Error> {
     let digest: String = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, file.content)
@@ -595,11 +606,12 @@ async fn attach(
     .bind(now)
     .execute(&mut *conn)
     .await?;
+    let Some((target_type, target_id)) = target else { return Ok(()) };
     insert(
         conn,
         "INSERT INTO attachment_links (attachment_id, workspace_id, target_type, target_id, created_at, created_via)
          VALUES ($1, $2, $3, $4, $5, 'system')",
-        &[Some(file.id), Some(file.workspace_id), Some(target.0), Some(target.1), now],
+        &[Some(file.id), Some(file.workspace_id), Some(target_type), Some(target_id), now],
     )
     .await
 }
@@ -637,6 +649,8 @@ pub const ACME_RENT_SETTLEMENT: &str = "7e000000-0001-4000-8000-000000000001";
 pub const ACME_CAPITAL_CONTRIBUTION: &str = "7e000000-0001-4000-8000-000000000003";
 /// The receipt of November's rent.
 pub const ACME_RENT_RECEIPT: &str = "a7000000-0001-4000-8000-000000000001";
+/// The checking account's November statement (OFX), not imported.
+pub const ACME_NOVEMBER_STATEMENT: &str = "a7000000-0001-4000-8000-000000000002";
 
 /// Fixed ids of Beta's demo records (one of each resource, so the isolation tests can
 /// call every route of the other workspace with a real id).
@@ -746,7 +760,7 @@ async fn seed_beta(conn: &mut Conn, now: Option<&str>) -> Result<(), crate::stor
         mime_type: "application/xml",
         content: xml,
     };
-    attach(conn, &invoice, ("transaction", BETA_SETTLEMENT_TRANSACTION), now).await?;
+    attach(conn, &invoice, Some(("transaction", BETA_SETTLEMENT_TRANSACTION)), now).await?;
     insert(
         conn,
         "INSERT INTO automatic_rules (id, workspace_id, company_id, scope, position, description_contains, set_category_id,

@@ -264,3 +264,36 @@ async fn what_cannot_be_imported_changes_nothing() {
     assert_eq!(report["created"], 1);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE id <> $1", "").await, before + 1);
 }
+
+/// What `make run` shows, through the tools: the demo's November statement imports (its
+/// Uber ride filled by the demo's rule), its Pix is suggested for the stationery bill with
+/// the reasons, and the reconciliation settles that bill from it.
+#[tokio::test]
+async fn the_demo_statement_imports_is_suggested_and_reconciles_the_stationery_bill() {
+    let h = Harness::with_demo().await;
+    let token = h.token(DEMO_OWNER);
+    let tool = |name: &str, arguments: Value| call(name, arguments).bearer(&token).build();
+    let range = json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-11-01", "to": "2026-11-30"});
+    let none = h.send(tool("finance_reconciliations_suggest", range.clone())).await.result();
+    assert_eq!(none["structuredContent"]["data"], json!([]), "nothing to reconcile before the import");
+    let arguments = json!({"id": ACME_CHECKING_ACCOUNT, "attachment_id": ACME_NOVEMBER_STATEMENT});
+    let report =
+        h.send(tool("finance_accounts_import_statement", arguments)).await.result()["structuredContent"].clone();
+    assert_eq!((report["created"].as_u64(), report["refused"].clone()), (Some(2), json!([])), "{report}");
+    let ride = get(&h, &format!("/v1/financial-transactions/{}", report["transaction_ids"][1].as_str().unwrap())).await;
+    assert_eq!(
+        (ride["category_id"].as_str(), ride["notes"].as_str()),
+        (Some(OPERATING_EXPENSES), Some("UBER DO BRASIL TECNOLOGIA"))
+    );
+    let suggested = h.send(tool("finance_reconciliations_suggest", range)).await.result()["structuredContent"].clone();
+    let pix = report["transaction_ids"][0].clone();
+    assert_eq!(suggested["data"][0]["transaction_id"], pix, "{suggested}");
+    let best = &suggested["data"][0]["matches"][0];
+    assert_eq!(best["billing_id"], ACME_SUPPLIES_PENDING, "{suggested}");
+    assert_eq!(best["reasons"][0], "same_amount");
+    let body = json!({"billings": [{"kind": "payable", "id": ACME_SUPPLIES_PENDING}], "transaction_ids": [pix]});
+    let reply = send(&h, Method::POST, "/v1/reconciliations", &h.api_token(DEMO_OWNER), Some(body)).await;
+    assert_eq!(reply.status, 201, "{}", text(&reply));
+    let bill = get(&h, &format!("/v1/payables/{ACME_SUPPLIES_PENDING}")).await;
+    assert_eq!((bill["status"].as_str(), bill["payment_date"].as_str()), (Some("paid"), Some("2026-11-21")));
+}

@@ -459,7 +459,8 @@ async fn files_go_up_as_base64_and_come_down_only_through_the_api() {
         .err("finance_attachments_upload", json!({"file_name": "foto.png", "content_base64": b64.encode(TINY_PDF)}))
         .await;
     assert_eq!(error["details"]["field"], "file", "{error}");
-    assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 2);
+    // The demo's two (the receipt, the statement) and the one uploaded above.
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM attachments WHERE workspace_id = $1", DEMO_WORKSPACE_ACME).await, 3);
 
     // Link, refuse a second link and a delete while linked, unlink, delete.
     let link = json!({"attachment_id": id, "type": "transaction", "id": ACME_CAPITAL_CONTRIBUTION});

@@ -295,8 +295,8 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_mentions(&message, &["rule #1", "ifood"]);
     assert_eq!(deleted["deleted"], true);
 
-    // Attachments.
-    assert_eq!(a.ok("finance_attachments_list", json!({})).await["data"].as_array().unwrap().len(), 1);
+    // Attachments: the rent receipt and November's statement.
+    assert_eq!(a.ok("finance_attachments_list", json!({})).await["data"].as_array().unwrap().len(), 2);
     assert_eq!(
         a.ok("finance_attachments_get", json!({"id": ACME_RENT_RECEIPT})).await["file_name"],
         "recibo-aluguel-novembro.pdf"
