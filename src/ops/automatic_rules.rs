@@ -313,7 +313,7 @@ impl Writable for AutomaticRules {
         ctx.authorize(ws, Resource::AutomaticRules, Access::Write)?;
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
         let (scope, active) = (input.scope, input.active.unwrap_or(true));
-        let fields = checked(conn, ws, &company, scope, input.fields()).await?;
+        let fields = checked(conn, ws, &company, scope, input.fields(), &|_| true).await?;
         let position: i64 = sql::query(
             "SELECT COALESCE(MAX(position), 0) + 1 FROM automatic_rules WHERE workspace_id = $1 AND company_id = $2 AND scope = $3",
         )
@@ -356,6 +356,21 @@ impl Writable for AutomaticRules {
         ctx.authorize(ws, Resource::AutomaticRules, Access::Write)?;
         let current = crud::find::<AutomaticRules>(conn, ws, id).await?;
         let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
+        // The records the update names are checked; those the rule kept are not (a rule
+        // whose person was deleted since can still be paused or changed). A new type
+        // re-checks the category and center against it.
+        let typed = input.transaction_type.is_some();
+        let sent: Vec<&str> = [
+            ("account_id", input.account_id.is_some()),
+            ("match_person_id", input.match_person_id.is_some()),
+            ("set_person_id", input.set_person_id.is_some()),
+            ("set_category_id", input.set_category_id.is_some() || typed),
+            ("set_classification_center_id", input.set_classification_center_id.is_some() || typed),
+            ("set_expected_account_id", input.set_expected_account_id.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(field, sent)| sent.then_some(field))
+        .collect();
         let mut fields = current.fields();
         let merge = |slot: &mut Option<String>, sent: Option<Option<String>>| {
             if let Some(value) = sent {
@@ -374,7 +389,7 @@ impl Writable for AutomaticRules {
         merge(&mut fields.set_category_id, input.set_category_id);
         merge(&mut fields.set_classification_center_id, input.set_classification_center_id);
         merge(&mut fields.set_expected_account_id, input.set_expected_account_id);
-        let fields = checked(conn, ws, &company, current.scope, fields).await?;
+        let fields = checked(conn, ws, &company, current.scope, fields, &|field| sent.contains(&field)).await?;
         let active = input.active.unwrap_or(current.active);
         let update = sql::query(
             "UPDATE automatic_rules SET active = $1, account_id = $2, transaction_type = $3, match_person_id = $4,
@@ -400,14 +415,16 @@ impl Deletable for AutomaticRules {
 }
 
 /// A rule's criteria and actions as they are stored: trimmed texts (a criterion's `""`
-/// kept: it is the wildcard; an action's blank text is none), ids canonical and of the
-/// company, each field allowed in the scope, at least one criterion and one action.
+/// kept: it is the wildcard; an action's blank text is none), each field allowed in the
+/// scope, at least one criterion and one action, and the ids of the fields `check` names
+/// canonical and of the company.
 async fn checked(
     conn: &mut Conn,
     ws: &Membership,
     company: &CompanyRef,
     scope: RuleScope,
     mut fields: RuleFields,
+    check: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<RuleFields, ApiError> {
     let criterion = |text: Option<String>| text.map(|t| t.trim().to_string());
     fields.description_contains = criterion(fields.description_contains);
@@ -458,14 +475,14 @@ set_classification_center_id or set_expected_account_id",
     for (field, slot) in
         [("account_id", &mut fields.account_id), ("set_expected_account_id", &mut fields.set_expected_account_id)]
     {
-        if let Some(id) = slot.as_deref() {
+        if let Some(id) = slot.as_deref().filter(|_| check(field)) {
             *slot = Some(refs::account(conn, ws, company, field, id).await?);
         }
     }
     for (field, slot) in
         [("match_person_id", &mut fields.match_person_id), ("set_person_id", &mut fields.set_person_id)]
     {
-        if let Some(id) = slot.as_deref() {
+        if let Some(id) = slot.as_deref().filter(|_| check(field)) {
             *slot = Some(refs::person(conn, ws, company, field, id).await?);
         }
     }
@@ -474,10 +491,10 @@ set_classification_center_id or set_expected_account_id",
         Some(t) => &[type_name(t)],
         None => &["debit", "credit"],
     };
-    if let Some(id) = fields.set_category_id.as_deref() {
+    if let Some(id) = fields.set_category_id.as_deref().filter(|_| check("set_category_id")) {
         fields.set_category_id = Some(refs::category(conn, ws, company, "set_category_id", id, types).await?);
     }
-    if let Some(id) = fields.set_classification_center_id.as_deref() {
+    if let Some(id) = fields.set_classification_center_id.as_deref().filter(|_| check("set_classification_center_id")) {
         let center = match fields.transaction_type {
             Some(t) => refs::center(conn, ws, company, t.polarity(), "set_classification_center_id", id).await?,
             None => refs::any_center(conn, ws, company, "set_classification_center_id", id).await?,

@@ -318,3 +318,29 @@ async fn the_demo_rules_fill_a_service_charge_bill_and_an_uber_ride() {
     assert_eq!(ids.len(), 2, "Acme's two rules, not Beta's: {ids:?}");
     assert!(!ids.contains(&BETA_RULE));
 }
+
+/// A rule outlives a record it names: the action is skipped when the rule fires, and the
+/// rule can still be changed or paused without naming that record again.
+#[tokio::test]
+async fn a_rule_whose_person_was_deleted_still_fires_its_other_actions_and_can_be_paused() {
+    let h = Harness::with_demo().await;
+    without_demo_rules(&h).await;
+    let token = h.api_token(DEMO_OWNER);
+    let person = create(&h, "/v1/people", json!({"company_id": ACME_COMPANY, "name": "Posto Avenida"})).await;
+    let made = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "posto",
+               "set_person_id": person["id"], "set_category_id": ACME_SALARIES_CATEGORY}),
+    )
+    .await;
+    let gone = send(&h, Method::DELETE, &format!("/v1/people/{}", person["id"].as_str().unwrap()), &token, None).await;
+    assert_eq!(gone.status, 204, "{}", text(&gone));
+    let fuel = create(&h, "/v1/financial-transactions", transaction("POSTO AVENIDA 123", "debit", json!({}))).await;
+    assert_eq!((fuel["category_id"].as_str(), fuel["person_id"].as_str()), (Some(ACME_SALARIES_CATEGORY), None));
+    let path = format!("/v1/automatic-rules/{}", made["id"].as_str().unwrap());
+    let paused = send(&h, Method::PATCH, &path, &token, Some(json!({"active": false}))).await;
+    assert_eq!((paused.status.as_u16(), paused.json()["active"].as_bool()), (200, Some(false)), "{}", text(&paused));
+    // Naming it again is refused, as any reference to a deleted person is.
+    let again = send(&h, Method::PATCH, &path, &token, Some(json!({"set_person_id": person["id"]}))).await;
+    assert_eq!((again.status.as_u16(), details(&again)), (422, pair("set_person_id", "invalid_reference")));
+}
