@@ -13,6 +13,8 @@
 //!   memo the notes, the check or reference number the document; the company's
 //!   transaction rules then fill the rest (`ops/automatic_rules.rs`: the statement's
 //!   description is not the user's, so `set_description` may rename it).
+//! * **The right account.** An OFX statement naming another bank (`BANKID`) or account
+//!   number (`ACCTID`) than the account's is refused whole (422 `account_mismatch`).
 //! * **Refused lines** — unreadable dates or amounts, a movement without its id, a date
 //!   in the company's closed period — are answered with their line numbers; the others
 //!   are imported. A file that cannot be read at all is 422 `invalid_statement`.
@@ -25,6 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::accounts::Account;
 use super::apportionment::{self, Allocation};
 use super::automatic_rules::{self, Fresh, RuleScope};
 use super::common::{audit_write, audit_write_with, body_id};
@@ -34,7 +37,7 @@ use super::resource::{parse, reply, Call, Running};
 use super::OpContext;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
-use crate::domain::statement::{self, Line};
+use crate::domain::statement::{self, Line, Statement};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};
@@ -94,6 +97,7 @@ pub async fn import(
         ApiError::new(ErrorCode::UnprocessableEntity, format!("The file is not a statement this server reads: {e}"))
             .with_details(json!({"field": "attachment_id", "reason": "invalid_statement"}))
     })?;
+    same_account(&account, &statement)?;
     let company = refs::company(conn, ws, "company_id", &account.company_id).await?;
     let mut refused: Vec<RefusedLine> = statement
         .refused
@@ -140,6 +144,38 @@ pub async fn import(
     )
     .await?;
     Ok(answer)
+}
+
+/// Refuses an OFX statement of another bank or account than `account` (422
+/// `account_mismatch`), where both say which: the statement's `BANKID` against the
+/// account's COMPE code, its `ACCTID` against the account's number (the ACCTID ends with
+/// the number, then its check digit or none; branch digits and zeros may come before). A CSV says neither, and neither does an account without them.
+fn same_account(account: &Account, statement: &Statement) -> Result<(), ApiError> {
+    let digits = |text: &str| text.chars().filter(char::is_ascii_digit).collect::<String>();
+    let number = |text: &str| digits(text).trim_start_matches('0').to_string();
+    let bank = match (&account.bank_code, &statement.bank_id) {
+        (Some(ours), Some(theirs)) => number(ours) == number(theirs),
+        _ => true,
+    };
+    let held = match (&account.account_number, &statement.account_id) {
+        (Some(ours), Some(theirs)) => {
+            let (ours, theirs) = (number(ours), digits(theirs));
+            let with_digit = format!("{ours}{}", account.account_digit.as_deref().map(digits).unwrap_or_default());
+            // Without its check digit, which the account may not have recorded.
+            let undigited = &theirs[..theirs.len().saturating_sub(1)];
+            !ours.is_empty() && (theirs.ends_with(&with_digit) || theirs.ends_with(&ours) || undigited.ends_with(&ours))
+        }
+        _ => true,
+    };
+    if bank && held {
+        return Ok(());
+    }
+    Err(ApiError::new(ErrorCode::UnprocessableEntity, "The statement is of another bank account than this one")
+        .with_details(json!({
+            "field": "attachment_id", "reason": "account_mismatch",
+            "statement": {"bank_id": statement.bank_id, "account_id": statement.account_id},
+            "account": {"bank_code": account.bank_code, "account_number": account.account_number},
+        })))
 }
 
 /// Whether the account already has the movement `fitid`.

@@ -250,6 +250,30 @@ async fn what_cannot_be_imported_changes_nothing() {
         let reply = send(&h, Method::POST, &path(account), &token, Some(body.clone())).await;
         assert_eq!((reply.status.as_u16(), details(&reply)), (status, pair(field, reason)), "{body}: {}", text(&reply));
     }
+    // The statement is Itaú's (BANKID 0341) account 12345-6: not another bank's account,
+    // nor another number; the right number, with or without its digit, is taken.
+    let bradesco = create_at(
+        &h,
+        "/v1/financial-accounts",
+        &token,
+        json!({"company_id": ACME_COMPANY, "name": "Bradesco", "type": "checking", "bank_code": "237"}),
+    )
+    .await;
+    let reply = send(
+        &h,
+        Method::POST,
+        &path(bradesco["id"].as_str().unwrap()),
+        &token,
+        Some(json!({"attachment_id": statement})),
+    )
+    .await;
+    assert_eq!(
+        (reply.status.as_u16(), details(&reply)),
+        (422, pair("attachment_id", "account_mismatch")),
+        "{}",
+        text(&reply)
+    );
+    assert_eq!(reply.json()["error"]["details"]["statement"], json!({"bank_id": "0341", "account_id": "12345-6"}));
     let reply = send(&h, Method::POST, &path(BETA_ACCOUNT), &token, Some(json!({"attachment_id": statement}))).await;
     assert_eq!(reply.status, 404, "another workspace's account is not found");
     let viewer = h.api_token(DEMO_VIEWER);
@@ -263,6 +287,18 @@ async fn what_cannot_be_imported_changes_nothing() {
     assert_eq!(refused, [(23, "period_closed"), (30, "period_closed"), (37, "missing_id"), (43, "invalid_date")]);
     assert_eq!(report["created"], 1);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE id <> $1", "").await, before + 1);
+    let checking = format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}");
+    for (number, digit, status) in
+        [("55555", None, 422), ("12345", Some("6"), 200), ("0012345", None, 200), ("12346", None, 422)]
+    {
+        let patch = json!({"account_number": number, "account_digit": digit});
+        assert_eq!(send(&h, Method::PATCH, &checking, &token, Some(patch)).await.status, 200);
+        let reply = import(&h, ACME_CHECKING_ACCOUNT, &statement).await;
+        assert_eq!(reply.status, status, "{number}-{digit:?}: {}", text(&reply));
+        if status == 422 {
+            assert_eq!(details(&reply), pair("attachment_id", "account_mismatch"), "{number}");
+        }
+    }
 }
 
 /// What `make run` shows, through the tools: the demo's November statement imports (its
