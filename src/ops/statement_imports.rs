@@ -115,12 +115,13 @@ pub async fn import(
         transaction_ids: Vec::new(),
     };
     for line in &statement.lines {
-        if let Err(closed) = refs::check_period(&company, "occurred_at", line.date) {
-            refused.push(RefusedLine { line: line.line, reason: "period_closed".into(), message: closed.message });
-            continue;
-        }
+        // A movement imported before is a duplicate, even once its period has closed.
         if imported(conn, ws, &account.id, &line.fitid).await? {
             answer.duplicates += 1;
+            continue;
+        }
+        if let Err(closed) = refs::check_period(&company, "occurred_at", line.date) {
+            refused.push(RefusedLine { line: line.line, reason: "period_closed".into(), message: closed.message });
             continue;
         }
         let polarity = if line.amount.0 < 0 { Polarity::Debit } else { Polarity::Credit };

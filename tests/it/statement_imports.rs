@@ -287,6 +287,14 @@ async fn what_cannot_be_imported_changes_nothing() {
     assert_eq!(refused, [(23, "period_closed"), (30, "period_closed"), (37, "missing_id"), (43, "invalid_date")]);
     assert_eq!(report["created"], 1);
     assert_eq!(count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE id <> $1", "").await, before + 1);
+    // Imported before the period closed, a movement is a duplicate, not a refusal.
+    close_period(&h, &token, ACME_COMPANY, "2026-11-30").await;
+    let again = import(&h, ACME_CHECKING_ACCOUNT, &statement).await.json();
+    assert_eq!(
+        refusals(&again),
+        [(23, "period_closed"), (30, "period_closed"), (37, "missing_id"), (43, "invalid_date")]
+    );
+    assert_eq!((again["created"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(1)), "{again}");
     let checking = format!("/v1/financial-accounts/{ACME_CHECKING_ACCOUNT}");
     for (number, digit, status) in
         [("55555", None, 422), ("12345", Some("6"), 200), ("0012345", None, 200), ("12346", None, 422)]
