@@ -19,6 +19,8 @@
 //! a rule never makes a create fail. A bill's direction is its kind (payables are
 //! `debit`, receivables `credit`). Text criteria match case-insensitively.
 
+use std::collections::BTreeSet;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -34,7 +36,7 @@ use super::validate::{nullable, schema_of};
 use super::{OpContext, Page};
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
 use crate::storage::row::decode_text;
 use crate::storage::{db_error, sql, Conn};
@@ -65,22 +67,6 @@ impl RuleScope {
 }
 
 decode_text!(RuleScope, RuleScope::parse);
-decode_text!(TransactionType, transaction_type);
-
-fn transaction_type(s: &str) -> Option<TransactionType> {
-    match s {
-        "debit" => Some(TransactionType::Debit),
-        "credit" => Some(TransactionType::Credit),
-        _ => None,
-    }
-}
-
-fn type_name(t: TransactionType) -> &'static str {
-    match t {
-        TransactionType::Debit => "debit",
-        TransactionType::Credit => "credit",
-    }
-}
 
 /// `POST /v1/automatic-rules`: appended after the company's last rule of its scope.
 /// `null` is the same as absent.
@@ -152,7 +138,7 @@ trait BindFields<'q> {
 impl<'q> BindFields<'q> for sql::Query<'q> {
     fn fields(self, f: &'q RuleFields) -> sql::Query<'q> {
         self.bind(f.account_id.as_deref())
-            .bind(f.transaction_type.map(type_name))
+            .bind(f.transaction_type.map(TransactionType::as_str))
             .bind(f.match_person_id.as_deref())
             .bind(f.description_contains.as_deref())
             .bind(f.notes_contains.as_deref())
@@ -488,7 +474,7 @@ set_classification_center_id or set_expected_account_id",
     }
     // A category or center of the other direction than the rule's type would never fit.
     let types: &[&str] = match fields.transaction_type {
-        Some(t) => &[type_name(t)],
+        Some(t) => &[t.as_str()],
         None => &["debit", "credit"],
     };
     if let Some(id) = fields.set_category_id.as_deref().filter(|_| check("set_category_id")) {
@@ -514,43 +500,49 @@ pub async fn reorder(
 ) -> Result<Reordered, ApiError> {
     ctx.authorize(ws, Resource::AutomaticRules, Access::Write)?;
     let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
+    // Sets, not scans: a body may name many ids.
     let mut ordered = Vec::with_capacity(input.ordered_ids.len());
+    let mut named = BTreeSet::new();
     for (i, id) in input.ordered_ids.iter().enumerate() {
         let id = body_id(&format!("ordered_ids[{i}]"), id)?;
-        if ordered.contains(&id) {
+        if !named.insert(id.clone()) {
             return Err(unprocessable(&format!("ordered_ids[{i}]"), "duplicate", "Each rule is named once"));
         }
         ordered.push(id);
     }
-    let existing: Vec<String> = sql::query(
-        "SELECT id FROM automatic_rules WHERE workspace_id = $1 AND company_id = $2 AND scope = $3 ORDER BY id",
-    )
-    .bind(&ws.workspace_id)
-    .bind(&company.id)
-    .bind(input.scope.as_str())
-    .map_all(&mut *conn, |row| row.try_get::<String, _>(0))
-    .await?;
-    let missing: Vec<&String> = existing.iter().filter(|id| !ordered.contains(id)).collect();
-    let foreign: Vec<&String> = ordered.iter().filter(|id| !existing.contains(id)).collect();
+    let existing: BTreeSet<String> =
+        sql::query("SELECT id FROM automatic_rules WHERE workspace_id = $1 AND company_id = $2 AND scope = $3")
+            .bind(&ws.workspace_id)
+            .bind(&company.id)
+            .bind(input.scope.as_str())
+            .map_all(&mut *conn, |row| row.try_get::<String, _>(0))
+            .await?
+            .into_iter()
+            .collect();
+    let missing: Vec<&String> = existing.difference(&named).collect();
+    let foreign: Vec<&String> = named.difference(&existing).collect();
     if !missing.is_empty() || !foreign.is_empty() {
         return Err(ApiError::new(
-            crate::error::ErrorCode::UnprocessableEntity,
+            ErrorCode::UnprocessableEntity,
             "ordered_ids must be the complete set of the company's rules of this scope",
         )
         .with_details(json!({
             "field": "ordered_ids", "reason": "incomplete_set", "missing": missing, "unknown": foreign,
         })));
     }
-    // Out of the way first (positions are unique per company and scope), then 1..n.
+    // Out of the way first, past the highest position (positions are unique per company
+    // and scope), then 1..n.
     let scope = input.scope.as_str();
-    let offset = i64::try_from(existing.len()).unwrap_or(i64::MAX / 2) + 1_000_000;
-    sql::query("UPDATE automatic_rules SET position = position + $1 WHERE workspace_id = $2 AND company_id = $3 AND scope = $4")
-        .bind(offset)
-        .bind(&ws.workspace_id)
-        .bind(&company.id)
-        .bind(scope)
-        .execute(&mut *conn)
-        .await?;
+    sql::query(
+        "UPDATE automatic_rules SET position = position + (SELECT MAX(position) FROM automatic_rules
+                 WHERE workspace_id = $1 AND company_id = $2 AND scope = $3)
+          WHERE workspace_id = $1 AND company_id = $2 AND scope = $3",
+    )
+    .bind(&ws.workspace_id)
+    .bind(&company.id)
+    .bind(scope)
+    .execute(&mut *conn)
+    .await?;
     let now = Timestamp::now();
     for (position, id) in (1i64..).zip(&ordered) {
         sql::query(
@@ -595,38 +587,63 @@ pub struct Fill {
     pub expected_account_id: Option<String>,
 }
 
-/// Fires the company's rules on a fresh row: the first active rule, in position order,
-/// whose criteria all match gives its actions ([`Fill`]); none matching gives nothing.
-/// One statement reads the scope's active rules; each action's record is checked
-/// against the row (its company and direction), and skipped when it does not fit.
+/// A company's active rules of one scope, in position order: read once, then fired on
+/// each fresh row ([`Rules::fire`]) — once per create, once per statement import.
+pub struct Rules(Vec<AutomaticRule>);
+
+impl Rules {
+    /// The active rules of `company` in `scope`: one statement.
+    pub async fn of(
+        conn: &mut Conn,
+        ws: &Membership,
+        company: &CompanyRef,
+        scope: RuleScope,
+    ) -> Result<Rules, ApiError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM automatic_rules WHERE workspace_id = $1 AND company_id = $2 AND scope = $3 AND active = 1
+              ORDER BY position"
+        );
+        let rules = sql::query(sql)
+            .bind(&ws.workspace_id)
+            .bind(&company.id)
+            .bind(scope.as_str())
+            .map_all(&mut *conn, from_row)
+            .await?;
+        Ok(Rules(rules))
+    }
+
+    /// The actions of the first rule whose criteria all match `row` ([`Fill`]); none
+    /// matching gives nothing. Each action's record is checked against the row (its
+    /// company and direction) and skipped when the check refuses it (422); any other
+    /// failure (the database's) is the create's.
+    pub async fn fire(&self, owner: &Owner<'_, '_>, conn: &mut Conn, row: Fresh<'_>) -> Result<Fill, ApiError> {
+        let Some(rule) = self.0.iter().find(|rule| matches(rule, &row)) else { return Ok(Fill::default()) };
+        let fits = |found: Result<Option<String>, ApiError>| match found {
+            Err(e) if e.code == ErrorCode::UnprocessableEntity => Ok(None),
+            other => other,
+        };
+        let mut fill = Fill { description: rule.set_description.clone(), ..Fill::default() };
+        if let Some(id) = rule.set_person_id.as_deref() {
+            fill.person_id = fits(owner.person(conn, Some(id), None).await)?;
+        }
+        if let Some(id) = rule.set_category_id.as_deref() {
+            fill.category_id = fits(owner.category(conn, Some(id), None).await)?;
+        }
+        if let Some(id) = rule.set_classification_center_id.as_deref() {
+            fill.classification_center_id = fits(owner.center(conn, Some(id), None).await)?;
+        }
+        if let Some(id) = rule.set_expected_account_id.as_deref() {
+            let account = refs::account(conn, owner.ws, owner.company, "set_expected_account_id", id).await;
+            fill.expected_account_id = fits(account.map(Some))?;
+        }
+        Ok(fill)
+    }
+}
+
+/// Fires the company's rules on one fresh row (a create): [`Rules::of`], then
+/// [`Rules::fire`].
 pub async fn fire(owner: &Owner<'_, '_>, conn: &mut Conn, row: Fresh<'_>) -> Result<Fill, ApiError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM automatic_rules WHERE workspace_id = $1 AND company_id = $2 AND scope = $3 AND active = 1
-          ORDER BY position"
-    );
-    let rules = sql::query(sql)
-        .bind(&owner.ws.workspace_id)
-        .bind(&owner.company.id)
-        .bind(row.scope.as_str())
-        .map_all(&mut *conn, from_row)
-        .await?;
-    let Some(rule) = rules.iter().find(|rule| matches(rule, &row)) else { return Ok(Fill::default()) };
-    let fits = |found: Result<Option<String>, ApiError>| found.ok().flatten();
-    let mut fill = Fill { description: rule.set_description.clone(), ..Fill::default() };
-    if let Some(id) = rule.set_person_id.as_deref() {
-        fill.person_id = fits(owner.person(conn, Some(id), None).await);
-    }
-    if let Some(id) = rule.set_category_id.as_deref() {
-        fill.category_id = fits(owner.category(conn, Some(id), None).await);
-    }
-    if let Some(id) = rule.set_classification_center_id.as_deref() {
-        fill.classification_center_id = fits(owner.center(conn, Some(id), None).await);
-    }
-    if let Some(id) = rule.set_expected_account_id.as_deref() {
-        fill.expected_account_id =
-            refs::account(conn, owner.ws, owner.company, "set_expected_account_id", id).await.ok();
-    }
-    Ok(fill)
+    Rules::of(conn, owner.ws, owner.company, row.scope).await?.fire(owner, conn, row).await
 }
 
 /// Whether every criterion of `rule` holds for `row`.

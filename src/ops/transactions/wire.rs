@@ -29,7 +29,19 @@ impl TransactionType {
             TransactionType::Credit => Polarity::Credit,
         }
     }
+
+    /// Its wire and stored name, `debit` or `credit`.
+    pub fn as_str(self) -> &'static str {
+        self.polarity().transaction_type()
+    }
+
+    fn parse(s: &str) -> Option<TransactionType> {
+        [TransactionType::Debit, TransactionType::Credit].into_iter().find(|t| t.as_str() == s)
+    }
 }
+
+// Stored as its name where a column holds one (an automatic rule's criterion).
+crate::storage::row::decode_text!(TransactionType, TransactionType::parse);
 
 /// `POST /v1/financial-transactions`
 #[derive(Debug, Deserialize, JsonSchema)]
