@@ -89,13 +89,14 @@ pub async fn insert(
     .stamp(ctx, &now)
     .execute(&mut *conn)
     .await
-    // Only a statement's movement is unique besides the id: imported meanwhile.
-    .map_err(|e| {
-        super::common::conflict_on_unique(
-            e,
-            "attachment_id",
-            "A movement of the statement was imported meanwhile; retry",
-        )
+    // Besides the id, only a statement's movement is unique in its account: written
+    // meanwhile by another request (the caller says which of its fields it came from).
+    .map_err(|e| match &e {
+        db if db.is_unique_violation() => {
+            ApiError::new(crate::error::ErrorCode::Conflict, "The same statement movement was written meanwhile; retry")
+                .with_details(serde_json::json!({"reason": "duplicate"}))
+        }
+        _ => crate::storage::db_error(e),
     })?;
     Ok(id)
 }

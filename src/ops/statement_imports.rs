@@ -29,7 +29,7 @@ use serde_json::json;
 
 use super::accounts::Account;
 use super::apportionment::{self, Allocation};
-use super::automatic_rules::{self, Fresh, RuleScope};
+use super::automatic_rules::{Fresh, RuleScope, Rules};
 use super::common::{audit_write, audit_write_with, body_id};
 use super::ledger::{self, NewTransaction};
 use super::refs::{self, Owner, Polarity};
@@ -114,6 +114,8 @@ pub async fn import(
         refused: Vec::new(),
         transaction_ids: Vec::new(),
     };
+    // The company's transaction rules, read once for every movement of the file.
+    let rules = Rules::of(conn, ws, &company, RuleScope::Transactions).await?;
     for line in &statement.lines {
         // A movement imported before is a duplicate, even once its period has closed.
         if imported(conn, ws, &account.id, &line.fitid).await? {
@@ -126,7 +128,7 @@ pub async fn import(
         }
         let polarity = if line.amount.0 < 0 { Polarity::Debit } else { Polarity::Credit };
         let owner = Owner { ctx, ws, company: &company, polarity };
-        let id = insert(&owner, conn, &account.id, line).await?;
+        let id = insert(&owner, conn, (&rules, &account.id), line).await?;
         answer.transaction_ids.push(id);
     }
     refused.sort_by_key(|r| r.line);
@@ -194,7 +196,12 @@ async fn imported(conn: &mut Conn, ws: &Membership, account_id: &str, fitid: &st
 
 /// Writes one movement as a posted transaction of the account, with what the company's
 /// rules fill, and records its creation.
-async fn insert(owner: &Owner<'_, '_>, conn: &mut Conn, account_id: &str, line: &Line) -> Result<String, ApiError> {
+async fn insert(
+    owner: &Owner<'_, '_>,
+    conn: &mut Conn,
+    (rules, account_id): (&Rules, &str),
+    line: &Line,
+) -> Result<String, ApiError> {
     let fresh = Fresh {
         scope: RuleScope::Transactions,
         account_id: Some(account_id),
@@ -203,7 +210,7 @@ async fn insert(owner: &Owner<'_, '_>, conn: &mut Conn, account_id: &str, line: 
         description: &line.description,
         notes: line.memo.as_deref(),
     };
-    let fill = automatic_rules::fire(owner, conn, fresh).await?;
+    let fill = rules.fire(owner, conn, fresh).await?;
     let amount = Cents(line.amount.0.abs());
     let id = ledger::insert(
         owner.ctx,
@@ -225,7 +232,11 @@ async fn insert(owner: &Owner<'_, '_>, conn: &mut Conn, account_id: &str, line: 
             ..NewTransaction::default()
         },
     )
-    .await?;
+    .await
+    .map_err(|e| match e.code {
+        ErrorCode::Conflict => e.with_details(json!({"field": "attachment_id", "reason": "duplicate"})),
+        _ => e,
+    })?;
     if let Some(center) = fill.classification_center_id {
         apportionment::replace(conn, owner.ws, "transaction", &id, &[Allocation::whole(center, amount)]).await?;
     }

@@ -201,6 +201,22 @@ async fn an_ofx_statement_becomes_the_accounts_transactions_once() {
             .await,
         transactions
     );
+    // The statement's id of a movement is unique in its account, whatever writes it (the
+    // guarantee behind two imports racing: the second one is 409 and writes nothing).
+    let copy = sql::query(
+        "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents,
+                                             occurred_at, transaction_type, statement_fitid, created_at, updated_at,
+                                             created_via, updated_via)
+         VALUES ($1, $2, $3, $4, 'Cópia', 4290, '2026-11-20', 'debit', '20261120001', $5, $5, 'system', 'system')",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(DEMO_WORKSPACE_ACME)
+    .bind(ACME_COMPANY)
+    .bind(ACME_CHECKING_ACCOUNT)
+    .bind("2026-12-01T00:00:00Z")
+    .execute(&h.state.db)
+    .await;
+    assert!(copy.is_err_and(|e| e.is_unique_violation()), "a second row of movement 20261120001");
     // One audit line per import, one per created transaction.
     assert_eq!(
         count(&h, "SELECT COUNT(*) FROM audit_events WHERE action = $1", "financial_accounts.import_statement").await,
