@@ -18,6 +18,8 @@
 //! * **Refused lines** — unreadable dates or amounts, a movement without its id, a date
 //!   in the company's closed period — are answered with their line numbers; the others
 //!   are imported. A file that cannot be read at all is 422 `invalid_statement`.
+//! * **Who wrote them.** The rows are an import's, `created_via = "system"` (SPEC §5), and
+//!   the user's (`created_by`); the import's own audit line names the door it came through.
 //! * The whole import is one database transaction (the door's): a failure writes
 //!   nothing; an import racing another for the same movement is 409 `conflict` (the
 //!   unique index), and its retry counts the movement as a duplicate. Reading the file needs the attachments' read scope, writing the rows the
@@ -35,6 +37,7 @@ use super::ledger::{self, NewTransaction};
 use super::refs::{self, Owner, Polarity};
 use super::resource::{parse, reply, Call, Running};
 use super::OpContext;
+use crate::domain::channel::Channel;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::domain::statement::{self, Line, Statement};
@@ -114,6 +117,9 @@ pub async fn import(
         refused: Vec::new(),
         transaction_ids: Vec::new(),
     };
+    // The rows are an import's (SPEC §5: `created_via = "system"`), written for the user
+    // (`created_by`); the import itself is audited on the door it came through.
+    let importer = OpContext { channel: Channel::System, ..*ctx };
     // The company's transaction rules, read once for every movement of the file.
     let rules = Rules::of(conn, ws, &company, RuleScope::Transactions).await?;
     for line in &statement.lines {
@@ -127,7 +133,7 @@ pub async fn import(
             continue;
         }
         let polarity = if line.amount.0 < 0 { Polarity::Debit } else { Polarity::Credit };
-        let owner = Owner { ctx, ws, company: &company, polarity };
+        let owner = Owner { ctx: &importer, ws, company: &company, polarity };
         let id = insert(&owner, conn, (&rules, &account.id), line).await?;
         answer.transaction_ids.push(id);
     }

@@ -172,7 +172,11 @@ async fn an_ofx_statement_becomes_the_accounts_transactions_once() {
         (Some("UBER *TRIP HELP.UBER.COM"), Some(OPERATING_EXPENSES))
     );
     assert_eq!(uber["classification_center_allocations"][0]["classification_center_id"], ACME_ADMIN_COST_CENTER);
-    assert_eq!((uber["created_via"].as_str(), uber["is_pending"].as_bool()), (Some("api"), Some(false)));
+    // An import's rows (SPEC §5), written for the user who imported them.
+    assert_eq!(
+        (uber["created_via"].as_str(), uber["created_by"].as_str(), uber["is_pending"].as_bool()),
+        (Some("system"), Some(DEMO_OWNER), Some(false))
+    );
     let pix = get(&h, &format!("/v1/financial-transactions/{pix}")).await;
     assert_eq!(
         (pix["type"].as_str(), pix["amount"].as_str(), pix["description"].as_str(), pix["person_id"].as_str()),
