@@ -19,7 +19,7 @@
 //!   in the company's closed period — are answered with their line numbers; the others
 //!   are imported. A file that cannot be read at all is 422 `invalid_statement`.
 //! * **Who wrote them.** The rows are an import's, `created_via = "system"` (SPEC §5), and
-//!   the user's (`created_by`); the import's own audit line names the door it came through.
+//!   the user's (`created_by`); the audit lines (the import's, each row's) name the door.
 //! * The whole import is one database transaction (the door's): a failure writes
 //!   nothing; an import racing another for the same movement is 409 `conflict` (the
 //!   unique index), and its retry counts the movement as a duplicate. Reading the file needs the attachments' read scope, writing the rows the
@@ -118,7 +118,8 @@ pub async fn import(
         transaction_ids: Vec::new(),
     };
     // The rows are an import's (SPEC §5: `created_via = "system"`), written for the user
-    // (`created_by`); the import itself is audited on the door it came through.
+    // (`created_by`); every audit line, the import's and each row's, names the door it
+    // came through.
     let importer = OpContext { channel: Channel::System, ..*ctx };
     // The company's transaction rules, read once for every movement of the file.
     let rules = Rules::of(conn, ws, &company, RuleScope::Transactions).await?;
@@ -134,7 +135,7 @@ pub async fn import(
         }
         let polarity = if line.amount.0 < 0 { Polarity::Debit } else { Polarity::Credit };
         let owner = Owner { ctx: &importer, ws, company: &company, polarity };
-        let id = insert(&owner, conn, (&rules, &account.id), line).await?;
+        let id = insert((ctx, &owner), conn, (&rules, &account.id), line).await?;
         answer.transaction_ids.push(id);
     }
     refused.sort_by_key(|r| r.line);
@@ -200,10 +201,11 @@ async fn imported(conn: &mut Conn, ws: &Membership, account_id: &str, fitid: &st
     Ok(found.is_some())
 }
 
-/// Writes one movement as a posted transaction of the account, with what the company's
-/// rules fill, and records its creation.
+/// Writes one movement as a posted transaction of the account (stamped as `owner`'s
+/// context has it: an import's), with what the company's rules fill, and records its
+/// creation in the audit log on the `door` the import came through.
 async fn insert(
-    owner: &Owner<'_, '_>,
+    (door, owner): (&OpContext<'_>, &Owner<'_, '_>),
     conn: &mut Conn,
     (rules, account_id): (&Rules, &str),
     line: &Line,
@@ -246,7 +248,7 @@ async fn insert(
     if let Some(center) = fill.classification_center_id {
         apportionment::replace(conn, owner.ws, "transaction", &id, &[Allocation::whole(center, amount)]).await?;
     }
-    audit_write(owner.ctx, conn, owner.ws, "financial_transactions.create", "financial_transaction", &id).await?;
+    audit_write(door, conn, owner.ws, "financial_transactions.create", "financial_transaction", &id).await?;
     Ok(id)
 }
 

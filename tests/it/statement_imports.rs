@@ -221,6 +221,9 @@ async fn an_ofx_statement_becomes_the_accounts_transactions_once() {
     .execute(&h.state.db)
     .await;
     assert!(copy.is_err_and(|e| e.is_unique_violation()), "a second row of movement 20261120001");
+    // Every audit line names the door the import came through, the rows' too.
+    let system = "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'system'";
+    assert_eq!(count(&h, system, DEMO_OWNER).await, 0);
     // One audit line per import, one per created transaction.
     assert_eq!(
         count(&h, "SELECT COUNT(*) FROM audit_events WHERE action = $1", "financial_accounts.import_statement").await,
