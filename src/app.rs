@@ -16,6 +16,7 @@ pub struct App {
     pub db: Db,
     pub keys: KeyStore,
     pub blobs: BlobStore,
+    pub gateway: crate::gateway::Gateway,
     pub housekeeping: Housekeeping,
     pub token_rules: crate::auth::TokenRules,
     pub verified_tokens: crate::auth::VerifiedTokens,
@@ -26,7 +27,13 @@ pub type AppState = Arc<App>;
 impl App {
     /// What the operations use of the state.
     pub fn services(&self) -> crate::ops::Services<'_> {
-        crate::ops::Services { config: &self.config, db: &self.db, keys: &self.keys, blobs: &self.blobs }
+        crate::ops::Services {
+            config: &self.config,
+            db: &self.db,
+            keys: &self.keys,
+            blobs: &self.blobs,
+            gateway: &self.gateway,
+        }
     }
 
     /// The upkeep every counted request gives its chance to run: the process's
@@ -83,7 +90,17 @@ impl App {
         let (db, keys) = tokio::try_join!(database, keys)?;
         let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
         let token_rules = crate::auth::TokenRules::new(&config);
-        Ok(Arc::new(App { config, db, keys, blobs, housekeeping, token_rules, verified_tokens: Default::default() }))
+        let gateway = crate::gateway::Gateway::new(&config.gateway);
+        Ok(Arc::new(App {
+            config,
+            db,
+            keys,
+            blobs,
+            gateway,
+            housekeeping,
+            token_rules,
+            verified_tokens: Default::default(),
+        }))
     }
 
     /// One housekeeping run now: rate-limit counters older than the previous window go,

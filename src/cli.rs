@@ -47,7 +47,7 @@ pub enum Command {
         /// The user id (the token's `sub`).
         #[arg(long)]
         user: String,
-        /// Space-separated scopes (default: the 21 read and write scopes).
+        /// Space-separated scopes (default: the 28 read, write and bank scopes).
         #[arg(long)]
         scope: Option<String>,
         /// Which surface the token is for.
@@ -63,6 +63,27 @@ pub enum Command {
     Revoke {
         #[arg(long)]
         jti: String,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Approve (or reject) a payable waiting at the approval gate: the person's decision
+    /// the dashboard records. No route and no tool does this.
+    Approve {
+        /// The payable's id.
+        payable: String,
+        /// Reject it for good instead, for this reason.
+        #[arg(long)]
+        reject: Option<String>,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Turn a workspace's approval gate on or off (on by default): with it on, payables
+    /// created through the API or a tool wait for a person's approval.
+    ApprovalGate {
+        #[arg(long)]
+        workspace: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
         #[arg(long)]
         database_url: Option<String>,
     },
@@ -195,6 +216,24 @@ async fn run(command: Command) -> CliResult {
             println!("{}", if fresh { "revoked" } else { "already revoked" });
             Ok(())
         }
+        Command::Approve { payable, reject, database_url } => {
+            use crate::ops::bills::approval::{decide, Decision};
+            let state = open(database_url).await?;
+            migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
+            let decision = match reject {
+                Some(reason) => Decision::Reject { reason },
+                None => Decision::Approve,
+            };
+            println!("{}", decide(&state.db, &payable, &decision).await?);
+            Ok(())
+        }
+        Command::ApprovalGate { workspace, state: on, database_url } => {
+            let state = open(database_url).await?;
+            migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
+            crate::ops::bills::approval::set_gate(&state.db, &workspace, on == "on").await?;
+            println!("approval gate {on}");
+            Ok(())
+        }
         Command::Replay { event, database_url } => replay(event, database_url).await,
     }
 }
@@ -246,7 +285,8 @@ pub fn mint(
 async fn serve(addr: String, database_url: Option<String>) -> CliResult {
     // Locally the public URL is where we listen, unless KFIN_PUBLIC_URL says otherwise.
     let listening = format!("http://{}", addr.replace("0.0.0.0", "127.0.0.1"));
-    let config = Config::from_env_with(database_url, Some(listening)).map_err(|e| e.to_string())?;
+    let mut config = Config::from_env_with(database_url, Some(listening)).map_err(|e| e.to_string())?;
+    let _standin = embedded_gateway(&mut config).await?;
     let state = App::build(config).await?;
     bootstrap(&state).await?;
     let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -255,12 +295,64 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
     println!("Kobana Finance MCP server listening on {}/ (MCP endpoint POST /, alias /mcp)", state.config.public_url);
     println!("Database: {}", redact(&state.config.database_url));
     println!("Attachment bytes: {}", state.blobs.describe());
+    match (&_standin, &state.config.gateway.url) {
+        (Some(standin), _) => println!(
+            "Banking gateway: the embedded stand-in at {} (payments move every {} s)",
+            standin.url,
+            standin_step().as_secs()
+        ),
+        (None, Some(url)) => println!("Banking gateway: {url}"),
+        (None, None) => println!("Banking gateway: not connected"),
+    }
     println!("Dev token for the demo owner (ana.souza@demo.kobana.com.br, valid 24 h):\n{token}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
     crate::transport::local::serve(listener, crate::transport::router(state))
         .await
         .map_err(|e| format!("server error: {e}"))
+}
+
+/// The time between two steps of a payment at the embedded stand-in:
+/// `KFIN_STANDIN_STEP_SECONDS`, 5 by default.
+fn standin_step() -> std::time::Duration {
+    let seconds = std::env::var("KFIN_STANDIN_STEP_SECONDS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(5u64);
+    std::time::Duration::from_secs(seconds.max(1))
+}
+
+/// Locally, without a gateway configured, the stand-in of Kobana's banking API is
+/// started in this process (127.0.0.1, a port of its own) with fresh credentials, and
+/// the server is pointed at it: the demo's checking account is connected there, and
+/// each payment moves on its own and is reported to this server's webhook.
+/// `KFIN_STANDIN_FAILURE_RATE` (0 to 1) makes that share of its calls fail.
+async fn embedded_gateway(config: &mut Config) -> Result<Option<crate::gateway::standin::StandIn>, String> {
+    use crate::gateway::standin::{Auto, Options, StandIn};
+    if !config.gateway.embedded {
+        return Ok(None);
+    }
+    let random = |n: usize| -> Result<String, String> {
+        let mut bytes = vec![0u8; n];
+        aws_lc_rs::rand::fill(&mut bytes).map_err(|_| "no randomness available".to_string())?;
+        Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    };
+    let credentials = crate::gateway::Credentials { api_token: random(24)?, webhook_secret: random(32)? };
+    let failure_rate =
+        std::env::var("KFIN_STANDIN_FAILURE_RATE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0.0);
+    let standin = StandIn::start(Options {
+        api_token: credentials.api_token.clone(),
+        webhook_secret: credentials.webhook_secret.clone(),
+        accounts: vec![seed::ACME_CHECKING_KOBANA_UID.to_string()],
+        auto: Some(Auto {
+            webhook_url: format!("{}/v1/webhooks/kobana", config.public_url),
+            step: standin_step(),
+            delay: std::time::Duration::from_millis(500),
+        }),
+        failure_rate,
+        lost_answer_rate: 0.0,
+    })
+    .await?;
+    config.gateway.url = Some(standin.url.clone());
+    config.gateway.credentials = crate::config::GatewayCredentials::Static(credentials);
+    Ok(Some(standin))
 }
 
 /// A database URL without its password.

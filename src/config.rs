@@ -44,6 +44,68 @@ pub struct DatabaseSecretConfig {
 /// The `sslmode`s PostgreSQL (and sqlx) understand.
 const SSL_MODES: [&str; 6] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
+/// Kobana's banking API (`src/gateway`): where it is and how it knows us.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// `KFIN_KOBANA_URL`; in Lambda, the sandbox by default. Locally, without it, the
+    /// embedded stand-in is started (`embedded`) and its address goes here.
+    pub url: Option<String>,
+    pub credentials: GatewayCredentials,
+    /// Whether `serve` starts the embedded stand-in of the banking API.
+    pub embedded: bool,
+}
+
+/// The gateway's API token and webhook secret.
+#[derive(Debug, Clone)]
+pub enum GatewayCredentials {
+    /// Not connected: a dispatch answers 422 `integration_not_connected`.
+    None,
+    /// `KFIN_KOBANA_API_TOKEN` and `KFIN_KOBANA_WEBHOOK_SECRET`.
+    Static(crate::gateway::Credentials),
+    /// AWS Secrets Manager: `KFIN_KOBANA_SECRET_ID`, `{"api_token","webhook_secret"}`.
+    Secret { secret_id: String },
+}
+
+/// The banking API's sandbox, the gateway's default address in Lambda.
+pub const KOBANA_SANDBOX_URL: &str = "https://api-sandbox.kobana.com.br";
+
+impl GatewayConfig {
+    /// Not connected: no gateway.
+    pub fn none() -> GatewayConfig {
+        GatewayConfig { url: None, credentials: GatewayCredentials::None, embedded: false }
+    }
+
+    fn from_env(mode: Mode) -> Result<GatewayConfig, ConfigError> {
+        let url = env("KFIN_KOBANA_URL").map(|u| normalize_url("KFIN_KOBANA_URL", &u)).transpose()?;
+        let credentials =
+            match (env("KFIN_KOBANA_SECRET_ID"), env("KFIN_KOBANA_API_TOKEN"), env("KFIN_KOBANA_WEBHOOK_SECRET")) {
+                (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                    return Err(ConfigError(
+                        "set KFIN_KOBANA_SECRET_ID or KFIN_KOBANA_API_TOKEN and KFIN_KOBANA_WEBHOOK_SECRET, not both"
+                            .into(),
+                    ))
+                }
+                (Some(secret_id), None, None) => GatewayCredentials::Secret { secret_id },
+                (None, Some(api_token), Some(webhook_secret)) => {
+                    GatewayCredentials::Static(crate::gateway::Credentials { api_token, webhook_secret })
+                }
+                (None, None, None) => GatewayCredentials::None,
+                (None, _, _) => {
+                    return Err(ConfigError("KFIN_KOBANA_API_TOKEN and KFIN_KOBANA_WEBHOOK_SECRET go together".into()))
+                }
+            };
+        let connected = !matches!(credentials, GatewayCredentials::None);
+        Ok(match (mode, url) {
+            (_, Some(url)) => GatewayConfig { url: Some(url), credentials, embedded: false },
+            (Mode::Local, None) if !connected => GatewayConfig { url: None, credentials, embedded: true },
+            (_, None) if connected => {
+                GatewayConfig { url: Some(KOBANA_SANDBOX_URL.into()), credentials, embedded: false }
+            }
+            (_, None) => GatewayConfig::none(),
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct RateLimits {
     pub reads: i64,
@@ -69,6 +131,7 @@ pub struct Config {
     pub keys: KeySourceConfig,
     pub rate_limits: RateLimits,
     pub blob_url: Option<String>,
+    pub gateway: GatewayConfig,
 }
 
 pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
@@ -206,6 +269,7 @@ impl Config {
             keys,
             rate_limits,
             blob_url: env("KFIN_BLOB_URL"),
+            gateway: GatewayConfig::from_env(mode)?,
         })
     }
 

@@ -11,6 +11,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("domain", &["ops", "mcp", "transport", "app"]),
     ("protocol", &["ops", "mcp", "transport", "app"]),
     ("ops", &["mcp", "transport", "app"]),
+    ("gateway", &["storage", "ops", "mcp", "transport", "app"]),
     ("mcp", &["transport"]),
 ];
 

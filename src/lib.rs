@@ -13,6 +13,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod gateway;
 pub mod kept;
 #[cfg(test)]
 mod layering;

@@ -18,10 +18,11 @@ pub enum Resource {
     CashFlow,
     Reconciliations,
     AutomaticRules,
+    Receipts,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 13] = [
+    pub const ALL: [Resource; 14] = [
         Resource::Companies,
         Resource::Accounts,
         Resource::Transactions,
@@ -35,6 +36,7 @@ impl Resource {
         Resource::CashFlow,
         Resource::Reconciliations,
         Resource::AutomaticRules,
+        Resource::Receipts,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +54,7 @@ impl Resource {
             Resource::CashFlow => "cash_flow",
             Resource::Reconciliations => "reconciliations",
             Resource::AutomaticRules => "automatic_rules",
+            Resource::Receipts => "receipts",
         }
     }
 
@@ -61,7 +64,17 @@ impl Resource {
 
     /// Whether it is only read (a report): it has no write scope.
     pub fn is_read_only(self) -> bool {
-        matches!(self, Resource::CashFlow)
+        matches!(self, Resource::CashFlow | Resource::Receipts)
+    }
+
+    /// The scope of its orders to the bank (action-only: a payable's dispatch, a
+    /// receivable's charge), if it has one.
+    pub fn bank_scope(self) -> Option<&'static str> {
+        match self {
+            Resource::Payables => Some("finance.payables.dispatch"),
+            Resource::Receivables => Some("finance.receivables.charge"),
+            _ => None,
+        }
     }
 
     pub fn read_scope(self) -> String {
@@ -80,6 +93,10 @@ pub enum Access {
     Read,
     Write,
     Delete,
+    /// An order to the bank through the banking gateway (a payable's dispatch, a
+    /// receivable's charge): its own scope ([`Resource::bank_scope`]), never implied by
+    /// `.write`.
+    Bank,
 }
 
 /// A workspace membership role.
@@ -132,6 +149,7 @@ impl Role {
 pub struct ScopeSet {
     reads: u16,
     writes: u16,
+    banks: u16,
     granted: Vec<String>,
 }
 
@@ -146,6 +164,10 @@ impl ScopeSet {
             }
             if scope == ALL_READS_SCOPE {
                 set.reads = u16::MAX;
+                continue;
+            }
+            if let Some(resource) = Resource::ALL.iter().find(|r| r.bank_scope() == Some(scope)) {
+                set.banks |= resource.bit();
                 continue;
             }
             let Some(rest) = scope.strip_prefix("finance.") else { continue };
@@ -170,6 +192,7 @@ impl ScopeSet {
         match access {
             Access::Read => self.reads & resource.bit() != 0,
             Access::Write | Access::Delete => self.writes & resource.bit() != 0,
+            Access::Bank => self.banks & resource.bit() != 0 && resource.bank_scope().is_some(),
         }
     }
 
@@ -178,6 +201,7 @@ impl ScopeSet {
         match access {
             Access::Read => resource.read_scope(),
             Access::Write | Access::Delete => resource.write_scope(),
+            Access::Bank => resource.bank_scope().map_or_else(|| resource.write_scope(), str::to_string),
         }
     }
 
@@ -209,12 +233,16 @@ pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, acc
     }
 }
 
-/// The 25 read and write scopes (not `finance.all`; a report has no write scope): what a
-/// dev token gets by default.
+/// The 28 read, write and bank scopes (not `finance.all`; a report has no write
+/// scope): what a dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
     Resource::ALL
         .iter()
-        .flat_map(|r| std::iter::once(r.read_scope()).chain((!r.is_read_only()).then(|| r.write_scope())))
+        .flat_map(|r| {
+            std::iter::once(r.read_scope())
+                .chain((!r.is_read_only()).then(|| r.write_scope()))
+                .chain(r.bank_scope().map(str::to_string))
+        })
         .collect()
 }
 
@@ -239,6 +267,21 @@ mod tests {
         ] {
             assert_eq!(permission(scopes, role, resource, access), expected, "{role:?} {resource:?} {access:?}");
         }
+    }
+
+    #[test]
+    fn an_order_to_the_bank_has_its_own_scope() {
+        let writes = ScopeSet::parse("finance.payables.write finance.receivables.write finance.all");
+        assert!(!writes.allows(Resource::Payables, Access::Bank));
+        assert!(!writes.allows(Resource::Receivables, Access::Bank));
+        let banks = ScopeSet::parse("finance.payables.dispatch finance.receivables.charge finance.companies.dispatch");
+        assert!(banks.allows(Resource::Payables, Access::Bank));
+        assert!(banks.allows(Resource::Receivables, Access::Bank));
+        assert!(!banks.allows(Resource::Payables, Access::Write));
+        assert!(!banks.allows(Resource::Companies, Access::Bank));
+        assert_eq!(ScopeSet::required(Resource::Payables, Access::Bank), "finance.payables.dispatch");
+        assert_eq!(permission(&banks, Some(Role::Viewer), Resource::Payables, Access::Bank), Err(Refusal::Role));
+        assert_eq!(permission(&banks, Some(Role::Finance), Resource::Payables, Access::Bank), Ok(()));
     }
 
     #[test]
@@ -285,7 +328,7 @@ mod tests {
 
     #[test]
     fn twenty_five_default_scopes() {
-        assert_eq!(all_scopes().len(), 25);
+        assert_eq!(all_scopes().len(), 28);
         assert!(all_scopes().contains(&"finance.cash_flow".to_string()));
         assert!(!all_scopes().contains(&"finance.cash_flow.write".to_string()), "a report is only read");
         let granted = ScopeSet::parse("finance.cash_flow.write");

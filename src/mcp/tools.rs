@@ -186,7 +186,7 @@ workspace_id to the other tools when you have more than one.",
 
 /// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
 /// first, then the money flow — cash flow, payables, receivables, reconciliations, transactions and transfers,
-/// accounts, attachments — then the registers: companies, people, categories, cost
+/// accounts, receipts, attachments — then the registers: companies, people, categories, cost
 /// centers, taxes, automatic rules. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
 ///
@@ -205,6 +205,7 @@ fn build_catalogue() -> Vec<ToolSpec> {
     tools.extend(records::tools::<Transactions>(&TRANSACTIONS));
     tools.extend(records::own_tools(&TRANSFERS));
     tools.extend(records::tools::<accounts::Accounts>(&accounts::OPERATIONS));
+    tools.extend(records::read_tools::<crate::ops::receipts::Receipts>(&crate::ops::receipts::OPERATIONS));
     tools.extend_from_slice(catalogue::attachments::TOOLS);
     tools.extend(records::tools::<companies::Companies>(&companies::OPERATIONS));
     tools.extend(records::tools::<people::People>(&people::OPERATIONS));
@@ -629,13 +630,15 @@ mod tests {
                     || name.ends_with("_reopen")
                     || *name == "finance_transfers_create"
                     || *name == "finance_accounts_adjust_balance"
-                    || *name == "finance_reconciliations_create",
+                    || *name == "finance_reconciliations_create"
+                    || *name == "finance_payables_send_to_bank"
+                    || *name == "finance_payables_cancel_dispatch",
                 "{name}"
             );
         }
-        assert_eq!(destructive.len(), 12 + 3 * 2 + 3, "{destructive:?}");
+        assert_eq!(destructive.len(), 12 + 3 * 2 + 3 + 2, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 77);
+        assert_eq!(catalogue().count(), 81);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

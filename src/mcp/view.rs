@@ -24,6 +24,7 @@ pub enum Toolset {
     Transactions,
     Transfers,
     Accounts,
+    Receipts,
     Attachments,
     Companies,
     People,
@@ -35,7 +36,7 @@ pub enum Toolset {
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 14] = [
+    pub const ALL: [Toolset; 15] = [
         Toolset::CashFlow,
         Toolset::Payables,
         Toolset::Receivables,
@@ -43,6 +44,7 @@ impl Toolset {
         Toolset::Transactions,
         Toolset::Transfers,
         Toolset::Accounts,
+        Toolset::Receipts,
         Toolset::Attachments,
         Toolset::Companies,
         Toolset::People,
@@ -61,6 +63,7 @@ impl Toolset {
             Toolset::Transactions => "transactions",
             Toolset::Transfers => "transfers",
             Toolset::Accounts => "accounts",
+            Toolset::Receipts => "receipts",
             Toolset::Attachments => "attachments",
             Toolset::Companies => "companies",
             Toolset::People => "people",
@@ -99,6 +102,7 @@ impl Toolset {
             Resource::CashFlow => Toolset::CashFlow,
             Resource::Reconciliations => Toolset::Reconciliations,
             Resource::AutomaticRules => Toolset::AutomaticRules,
+            Resource::Receipts => Toolset::Receipts,
         }
     }
 

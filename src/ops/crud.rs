@@ -242,6 +242,7 @@ mod tests {
         seed::run(&db).await.unwrap();
         let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
         let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
+        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none());
         let identity =
             Identity { user_id: seed::DEMO_OWNER.into(), scopes: ScopeSet::parse(&all_scopes().join(" ")), jti: None };
         let ws = Membership {
@@ -250,7 +251,7 @@ mod tests {
             role: Role::Owner,
         };
         let ctx = OpContext {
-            state: Services { config: &config, db: &db, keys: &keys, blobs: &blobs },
+            state: Services { config: &config, db: &db, keys: &keys, blobs: &blobs, gateway: &gateway },
             identity: &identity,
             channel: Channel::Api,
             memberships: std::slice::from_ref(&ws),

@@ -99,6 +99,10 @@ pub struct ListSpec {
     pub default_sort: (&'static str, bool),
     /// Extra fixed condition (e.g. `deleted_at IS NULL`).
     pub scope: Option<&'static str>,
+    /// Rows a list leaves out unless it filters on the named field, as (field, the
+    /// condition the rows it shows meet): the payables at the approval gate. The id
+    /// sweep leaves them out always.
+    pub unless_filtered: Option<(&'static str, &'static str)>,
 }
 
 /// Declares a [`ListSpec`], each fact once: a filter or sort reads the column of its own
@@ -150,6 +154,7 @@ macro_rules! list_spec {
             sorts: const { &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*] },
             default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
             scope: $crate::ops::list::list_spec!(@scope $($scope)?),
+            unless_filtered: None,
         }
     };
     // The pieces: a field's column, the default direction, the scope.
@@ -419,6 +424,11 @@ impl ListSpec {
         state_key: &[u8],
     ) -> Result<Compiled, ApiError> {
         let (mut binds, mut clauses) = self.confined(workspace_id);
+        if let Some((field, shown)) = self.unless_filtered {
+            if !request.filters.iter().any(|(name, _, _)| name == field) {
+                clauses.push(shown.to_string());
+            }
+        }
         for (name, op, values) in &request.filters {
             let field = self.fields().find(|f| f.name == name).ok_or_else(|| {
                 bad(format!("Unknown filter: {name}"), json!({"field": name, "reason": "unknown_filter"}))
@@ -505,6 +515,7 @@ impl ListSpec {
         }
         let limit = page_limit(request.limit.as_deref(), IDS_DEFAULT_LIMIT, IDS_MAX_LIMIT)?;
         let (mut binds, mut clauses) = self.confined(workspace_id);
+        clauses.extend(self.unless_filtered.map(|(_, shown)| shown.to_string()));
         if let Some(cursor) = &request.cursor {
             let body = continued(state_key, cursor, "id", false)?;
             binds.push(Bind::Text(body.id));

@@ -24,6 +24,7 @@ pub mod page;
 pub mod people;
 pub mod period;
 pub mod rate_limit;
+pub mod receipts;
 pub mod reconciliations;
 pub mod refs;
 pub mod resource;
@@ -85,6 +86,7 @@ pub struct Services<'a> {
     pub db: &'a Db,
     pub keys: &'a KeyStore,
     pub blobs: &'a BlobStore,
+    pub gateway: &'a crate::gateway::Gateway,
 }
 
 /// Everything an operation needs to know about its caller.
@@ -125,6 +127,7 @@ impl<'a> OpContext<'a> {
                     Access::Read => "read",
                     Access::Write => "change",
                     Access::Delete => "delete",
+                    Access::Bank => "send to the bank",
                 },
                 resource.as_str()
             ))),

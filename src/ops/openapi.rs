@@ -51,6 +51,7 @@ static DECLARED: &[&Declaration] = &[
     &super::people::OPERATIONS,
     &super::taxes::OPERATIONS,
     &super::accounts::OPERATIONS,
+    &super::receipts::OPERATIONS,
     &super::transactions::declared::TRANSACTIONS,
     &super::transactions::declared::TRANSFERS,
     &super::bills::declared::PAYABLES,

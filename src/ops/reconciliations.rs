@@ -251,7 +251,8 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
             return Err(refused(&field, "duplicate", "A bill appears twice"));
         }
         let row = sql::query(
-            "SELECT b.id, b.company_id, b.status, b.due_date, b.amount_cents, b.financial_account_id, b.description, p.name
+            "SELECT b.id, b.company_id, b.status, b.due_date, b.amount_cents, b.financial_account_id, b.description, p.name,
+                    b.payment_approval
                FROM billings b LEFT JOIN people p ON p.id = b.person_id
               WHERE b.workspace_id = $1 AND b.kind = $2 AND b.id = $3",
         )
@@ -271,6 +272,14 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
             description: row.try_get(6)?,
             person: row.try_get(7)?,
         };
+        let approval: Option<String> = row.try_get(8)?;
+        if !matches!(approval.as_deref(), None | Some("creation_approved")) {
+            return Err(refused(
+                &field,
+                "not_approved",
+                "This payable waits at the approval gate: a person approves it first",
+            ));
+        }
         if group_of(conn, ws, "billing", &bill.id).await?.is_some() {
             return Err(refused(&field, "reconciled", "This bill is already reconciled"));
         }

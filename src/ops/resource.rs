@@ -400,6 +400,12 @@ impl Op {
         Op { extension: Some(why), ..self }
     }
 
+    /// An order to the bank through the gateway (a payable's dispatch, a receivable's
+    /// charge): it needs the resource's bank scope ([`Access::Bank`]).
+    pub const fn bank(self) -> Op {
+        Op { access: Access::Bank, ..self }
+    }
+
     /// Its MCP tool.
     pub const fn tool(self, name: &'static str, title: &'static str, description: &'static str) -> Op {
         self.with(Tool { name, title, description })
@@ -414,6 +420,23 @@ impl Op {
     pub const fn confirmed(self, confirm: Confirm) -> Op {
         Op { confirmed: true, confirm: Some(confirm), ..self }
     }
+}
+
+/// The rows of `first`, then those of `then`: a table shared by kinds, then one kind's
+/// own rows (`T` = `N` + `M`; a wrong `T` fails the build).
+pub const fn joined<const N: usize, const M: usize, const T: usize>(first: [Op; N], then: [Op; M]) -> [Op; T] {
+    assert!(N + M == T, "joined: T must be N + M");
+    let mut out = [first[0]; T];
+    let mut i = 0;
+    while i < N {
+        out[i] = first[i];
+        i += 1;
+    }
+    while i < T {
+        out[i] = then[i - N];
+        i += 1;
+    }
+    out
 }
 
 /// The operations of one `/v1` collection.

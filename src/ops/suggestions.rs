@@ -240,12 +240,13 @@ pub async fn suggest(
             "SELECT b.id, b.kind, b.description, b.amount_cents, b.due_date, b.person_id, p.name,
                     COALESCE(b.document, ''), COALESCE(b.document_number, '')
                FROM billings b LEFT JOIN people p ON p.id = b.person_id
-              WHERE b.workspace_id = $1 AND b.company_id = $2 AND b.status = 'pending'
+              WHERE b.workspace_id = $1 AND b.company_id = $2 AND b.status = 'pending' AND {official}
                 AND b.due_date >= $3 AND b.due_date <= $4 AND b.amount_cents IN ({})
                 AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
                                  WHERE m.workspace_id = b.workspace_id AND m.member_type = 'billing' AND m.member_id = b.id)
               ORDER BY b.due_date, b.id",
-            placeholders.join(", ")
+            placeholders.join(", "),
+            official = crate::ops::bills::approval::official("b"),
         ))
         .bind(&ws.workspace_id)
         .bind(&company)

@@ -38,6 +38,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(9, "flow_indexes", include_str!("../../migrations/0009_flow_indexes.sql")),
     Migration::portable(10, "automatic_rules", include_str!("../../migrations/0010_automatic_rules.sql")),
     Migration::portable(11, "statement_imports", include_str!("../../migrations/0011_statement_imports.sql")),
+    Migration::portable(12, "banking_gateway", include_str!("../../migrations/0012_banking_gateway.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -502,6 +502,14 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         &[acme_ws],
     )
     .await?;
+    // The checking account is connected to the banking gateway: payables are sent to
+    // the bank from it (the embedded stand-in of `make run` knows this account).
+    insert(
+        conn,
+        "UPDATE financial_accounts SET kobana_account_uid = $1 WHERE id = $2",
+        &[Some(ACME_CHECKING_KOBANA_UID), Some(ACME_CHECKING_ACCOUNT)],
+    )
+    .await?;
     // A manual transaction: the partners' capital contribution.
     insert(
         conn,
@@ -624,6 +632,8 @@ pub const BETA_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
 
 /// Fixed ids of Acme's demo records (Acme Comércio), for tests and fixtures that name them.
 pub const ACME_CHECKING_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000001";
+/// The checking account as the banking gateway knows it (`financial_account_uid`).
+pub const ACME_CHECKING_KOBANA_UID: &str = "0190a5c2-7d1e-7c3b-9f1a-5b2e8d4c6a10";
 pub const ACME_CASH_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000002";
 pub const ACME_SALARIES_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000003";
 pub const ACME_RENT_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000004";

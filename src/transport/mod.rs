@@ -29,6 +29,7 @@ pub fn router(state: AppState) -> Router {
         .route("/.well-known/oauth-protected-resource/mcp", get(rest::protected_resource_mcp))
         .route("/v1/workspaces", get(rest::list_workspaces))
         .route("/v1/openapi.json", get(rest::openapi))
+        .route("/v1/webhooks/kobana", axum::routing::post(rest::webhooks::kobana))
         .merge(rest::records::declared())
         .merge(rest::attachments::routes())
         .fallback(rest::not_found)

@@ -8,7 +8,7 @@ own folder.
 The facts, all from the contract:
   * the catalogue: `finance_<resource>_<action>`, the resources in the money-flow order
     of SPEC §5 (workspaces first, then cash flow, payables, receivables, reconciliations, transactions, transfers,
-    accounts, attachments, companies, people, categories, cost centers, taxes, automatic rules);
+    accounts, receipts, attachments, companies, people, categories, cost centers, taxes, automatic rules);
   * read tools: list, get, aggregates, download (`readOnlyHint: true`); every other
     action writes;
   * a view (`/mcp/x/{toolsets}`, `/mcp/readonly`, `/mcp/x/{toolsets}/readonly`, or the
@@ -58,12 +58,25 @@ def describe(exc: BaseException) -> str:
 CATALOGUE: dict[str, tuple[str, ...]] = {
     "workspaces": ("list",),
     "cash_flow": ("get",),
-    "payables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
+    "payables": (
+        "list",
+        "get",
+        "create",
+        "update",
+        "delete",
+        "aggregates",
+        "settle",
+        "cancel",
+        "reopen",
+        "send_to_bank",
+        "cancel_dispatch",
+    ),
     "receivables": ("list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"),
     "reconciliations": ("create", "get", "delete", "suggest"),
     "transactions": ("list", "get", "create", "update", "delete", "aggregates"),
     "transfers": ("get", "create"),
     "accounts": ("list", "get", "create", "update", "delete", "adjust_balance", "import_statement"),
+    "receipts": ("list", "get"),
     "attachments": ("list", "get", "upload", "download", "link", "unlink", "delete"),
     "companies": ("list", "get", "create", "update", "delete"),
     "people": ("list", "get", "create", "update", "delete"),

@@ -11,6 +11,7 @@ mod common;
 mod billings;
 
 mod accounts;
+mod approval_gate;
 mod attachments;
 mod auth_and_access;
 mod automatic_rules;
@@ -23,6 +24,7 @@ mod cost_centers;
 mod database_secret;
 mod demo_data;
 mod deploy;
+mod dispatch;
 mod event_fixtures;
 mod faults;
 mod fuzz_corpus;

@@ -187,6 +187,22 @@ pub fn tools<R: Writable + Deletable>(declaration: &'static Declaration) -> Vec<
     tools.collect()
 }
 
+/// The tools of a resource that is only read: its list and get, and its own rows. A
+/// write shape in its declaration is one the catalogue cannot serve: building it
+/// panics (the unit tests build it).
+pub fn read_tools<R: Records>(declaration: &'static Declaration) -> Vec<ToolSpec> {
+    let tools = declaration.operations.iter().filter_map(|op| {
+        let text = op.tool?;
+        Some(match op.shape {
+            Shape::List => list_tool::<R>(text),
+            Shape::Get => get_tool::<R>(text),
+            Shape::Own => own_tool(declaration, op),
+            shape => panic!("{}: a read-only resource has no {shape:?} row", declaration.collection),
+        })
+    });
+    tools.collect()
+}
+
 /// The tools of a declaration whose every row is the resource's own.
 pub fn own_tools(declaration: &'static Declaration) -> Vec<ToolSpec> {
     declaration.operations.iter().filter(|op| op.tool.is_some()).map(|op| own_tool(declaration, op)).collect()

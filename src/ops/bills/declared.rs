@@ -17,7 +17,7 @@ use crate::ops::accounts::Accounts;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
 use crate::ops::resource::{
-    label_of, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Records, Running, Tool,
+    joined, label_of, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Records, Running, Tool,
 };
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
@@ -66,7 +66,11 @@ impl<B: BillKind> Deletable for Bills<B> {
     }
     async fn refused(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         let id = crate::ops::common::path_id(id, B::NOUN)?;
-        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &id, "deleted").await
+        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &id, "deleted").await?;
+        if B::KIND == "payable" {
+            super::dispatch::refuse_if_dispatched(conn, ws, &id, "deleted").await?;
+        }
+        Ok(())
     }
 }
 
@@ -334,66 +338,132 @@ user to confirm.",
 /// routes stay as its aliases (and as the doors of the confirmed tools).
 const ACTION_ROUTE: &str = "action route: the same move as PATCH with a status";
 
-/// The operations of one kind (`{collection}`: `payables` or `receivables`), in
+/// The operations both kinds have (`{collection}`: `payables` or `receivables`), in
 /// catalogue order.
-const fn bill_operations<B: Declared>() -> Declaration {
-    Declaration::of::<Bills<B>>(
-        const {
-            &[
-                Op::list::<Bills<B>>("List {collection}").with(B::TOOLS.list),
-                Op::get::<Bills<B>>("Get one of the {collection}").with(B::TOOLS.get),
-                Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
-                    .with(B::TOOLS.create),
-                Op::update::<Bills<B>>("Update one of the {collection}; a status moves it (settle, cancel, reopen)")
-                    .patched::<Bills<B>, For<B, BillingPatch<B::Status>>>(run_patch::<B>)
-                    .with(B::TOOLS.update),
-                Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
-                Op::read("/aggregates", "aggregates", "Totals of {collection}", run_aggregates::<B>)
-                    .queries(AggregatesQuery::schema)
-                    .answers(200, aggregates::<B>)
-                    .with(B::TOOLS.aggregates),
-                Op::read("/ids", "ids", "Sweep the ids of {collection}", run_ids::<B>)
-                    .answers(200, schema_of::<IdPage>),
-                Op::write(
-                    "post",
-                    "/{id}/settle",
-                    "settle",
-                    "Settle one of the {collection} (creates its ledger transaction)",
-                    run_settle::<B>,
-                )
-                .takes::<SettleRequest>()
-                .answers(200, schema_of::<Of<B, Billing>>)
-                .extension(ACTION_ROUTE)
-                .with(B::TOOLS.settle)
-                .confirmed(confirm_settle::<B>),
-                Op::write(
-                    "post",
-                    "/{id}/cancel",
-                    "cancel",
-                    "Cancel a pending one of the {collection}",
-                    run_cancel::<B>,
-                )
-                .answers(200, schema_of::<Of<B, Billing>>)
-                .extension(ACTION_ROUTE)
-                .with(B::TOOLS.cancel)
-                .confirmed(confirm_cancel::<B>),
-                Op::write(
-                    "post",
-                    "/{id}/reopen",
-                    "reopen",
-                    "Reopen one of the {collection} (removes its settlement transaction)",
-                    run_reopen::<B>,
-                )
-                .answers(200, schema_of::<Of<B, Billing>>)
-                .extension(ACTION_ROUTE)
-                .with(B::TOOLS.reopen)
-                .confirmed(confirm_reopen::<B>),
-            ]
-        },
+const fn bill_operations<B: Declared>() -> [Op; 10] {
+    [
+        Op::list::<Bills<B>>("List {collection}").with(B::TOOLS.list),
+        Op::get::<Bills<B>>("Get one of the {collection}").with(B::TOOLS.get),
+        Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
+            .with(B::TOOLS.create),
+        Op::update::<Bills<B>>("Update one of the {collection}; a status moves it (settle, cancel, reopen)")
+            .patched::<Bills<B>, For<B, BillingPatch<B::Status>>>(run_patch::<B>)
+            .with(B::TOOLS.update),
+        Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
+        Op::read("/aggregates", "aggregates", "Totals of {collection}", run_aggregates::<B>)
+            .queries(AggregatesQuery::schema)
+            .answers(200, aggregates::<B>)
+            .with(B::TOOLS.aggregates),
+        Op::read("/ids", "ids", "Sweep the ids of {collection}", run_ids::<B>).answers(200, schema_of::<IdPage>),
+        Op::write(
+            "post",
+            "/{id}/settle",
+            "settle",
+            "Settle one of the {collection} (creates its ledger transaction)",
+            run_settle::<B>,
+        )
+        .takes::<SettleRequest>()
+        .answers(200, schema_of::<Of<B, Billing>>)
+        .extension(ACTION_ROUTE)
+        .with(B::TOOLS.settle)
+        .confirmed(confirm_settle::<B>),
+        Op::write("post", "/{id}/cancel", "cancel", "Cancel a pending one of the {collection}", run_cancel::<B>)
+            .answers(200, schema_of::<Of<B, Billing>>)
+            .extension(ACTION_ROUTE)
+            .with(B::TOOLS.cancel)
+            .confirmed(confirm_cancel::<B>),
+        Op::write(
+            "post",
+            "/{id}/reopen",
+            "reopen",
+            "Reopen one of the {collection} (removes its settlement transaction)",
+            run_reopen::<B>,
+        )
+        .answers(200, schema_of::<Of<B, Billing>>)
+        .extension(ACTION_ROUTE)
+        .with(B::TOOLS.reopen)
+        .confirmed(confirm_reopen::<B>),
+    ]
+}
+
+/// A payable's orders to the bank: its dispatch and its cancellation.
+const PAYABLE_BANK: [Op; 2] = [
+    Op::write("post", "/{id}/send-to-bank", "send_to_bank", "Send a payable to the bank (pays it through the banking gateway)", run_send_to_bank)
+        .bank()
+        .answers(200, schema_of::<Of<Payable, Billing>>)
+        .tool(
+            "finance_payables_send_to_bank",
+            "Pay a payable through the bank",
+            "Pays a pending payable through the bank: its barcode or Pix code, from its account connected to the bank. \
+kobana_status: pending, scheduled, confirmed (then it is paid, with a receipt) or rejected. Moves money: asks the user \
+to confirm.",
+        )
+        .confirmed(confirm_send_to_bank),
+    Op::write("post", "/{id}/cancel-dispatch", "cancel_dispatch", "Cancel a payable's dispatch to the bank", run_cancel_dispatch)
+        .bank()
+        .answers(200, schema_of::<Of<Payable, Billing>>)
+        .tool(
+            "finance_payables_cancel_dispatch",
+            "Stop a payment at the bank",
+            "Stops a payment the bank has not made yet (kobana_status pending or scheduled); the payable stays pending. Asks \
+the user to confirm.",
+        )
+        .confirmed(confirm_cancel_dispatch),
+];
+
+/// The `/v1/payables` operations.
+pub static PAYABLES: Declaration =
+    Declaration::of::<Payables>(const { &joined::<10, 2, 12>(bill_operations::<Payable>(), PAYABLE_BANK) });
+/// The `/v1/receivables` operations.
+pub static RECEIVABLES: Declaration = Declaration::of::<Receivables>(const { &bill_operations::<Receivable>() });
+
+fn run_send_to_bank(c: Call<'_>) -> Running<'_> {
+    Box::pin(
+        async move { reply(Of::<Payable, _>::new(super::dispatch::send_to_bank(c.ctx, c.conn, c.ws, c.id).await?)) },
     )
 }
 
-/// The `/v1/payables` operations.
-pub static PAYABLES: Declaration = bill_operations::<Payable>();
-/// The `/v1/receivables` operations.
-pub static RECEIVABLES: Declaration = bill_operations::<Receivable>();
+fn run_cancel_dispatch(c: Call<'_>) -> Running<'_> {
+    Box::pin(
+        async move { reply(Of::<Payable, _>::new(super::dispatch::cancel_dispatch(c.ctx, c.conn, c.ws, c.id).await?)) },
+    )
+}
+
+/// "Pay … through the bank?": the payee, the amount in R$, how and from which account.
+fn confirm_send_to_bank(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, .. } = c;
+        let Some(bill) = peek::<Payables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
+            return Ok(format!("Send the payable {id} to the bank? The bank pays it from its account."));
+        };
+        let method = match bill.row.payment_method_kind.as_deref() {
+            Some("pix") => "by Pix",
+            Some("utility" | "tribute") => "by its slip's barcode",
+            _ => "by boleto",
+        };
+        let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
+            Some(account) => format!(" from the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?),
+            None => String::new(),
+        };
+        Ok(format!(
+            "Pay the payable {} through the bank? The bank pays {} {method}{account}.",
+            label::<Payable>(&bill),
+            bill.row.nominal_amount.brl()
+        ))
+    })
+}
+
+/// "Stop the payment …?": the payable and what the bank was to pay.
+fn confirm_cancel_dispatch(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, .. } = c;
+        let Some(bill) = peek::<Payables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
+            return Ok(format!("Stop the bank's payment of the payable {id}? It stays pending."));
+        };
+        Ok(format!(
+            "Stop the bank's payment of {} for the payable {}? The payable stays pending.",
+            bill.row.nominal_amount.brl(),
+            label::<Payable>(&bill)
+        ))
+    })
+}

@@ -38,8 +38,10 @@
 //!   cancelling, reopening or deleting a record whose due date (or payment date) is on
 //!   or before it is 422 `period_closed`.
 
+pub mod approval;
 mod coordinates;
 pub mod declared;
+pub mod dispatch;
 mod rows;
 mod series;
 mod status;
@@ -219,6 +221,9 @@ pub async fn delete<B: BillKind>(
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
     super::reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "deleted").await?;
+    if B::KIND == "payable" {
+        dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "deleted").await?;
+    }
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
     refs::check_period(&company, "due_date", current.row.due_date)?;
     if let Some(paid) = current.row.payment_date {
@@ -237,6 +242,13 @@ pub async fn delete<B: BillKind>(
     apportionment::replace(conn, ws, "billing", &current.row.id, &[]).await?;
     replace_taxes(conn, ws, &current.row.id, &[]).await?;
     coordinates::write(conn, ws, &current.row.id, &PaymentCoordinates::default()).await?;
+    // A receipt outlives its payable (as an orphan); a finished dispatch goes with it.
+    for statement in [
+        "UPDATE receipts SET payable_id = NULL WHERE workspace_id = $1 AND payable_id = $2",
+        "DELETE FROM payment_dispatches WHERE workspace_id = $1 AND billing_id = $2",
+    ] {
+        sql::query(statement).bind(&ws.workspace_id).bind(&current.row.id).execute(&mut *conn).await?;
+    }
     // Its links, then the bill itself: each statement binds workspace, kind and id.
     for statement in [
         "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = $2 AND target_id = $3",
@@ -259,7 +271,7 @@ pub async fn aggregates<B: BillKind>(
 ) -> Result<Value, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let query = AggregatesQuery::parse(query)?;
-    let mut clauses = vec!["workspace_id = $1".to_string(), "kind = $2".to_string()];
+    let mut clauses = vec!["workspace_id = $1".to_string(), "kind = $2".to_string(), approval::OFFICIAL.to_string()];
     let mut binds: Vec<String> = vec![ws.workspace_id.clone(), B::KIND.to_string()];
     if let Some(company) = query.company_id {
         binds.push(company);
@@ -380,6 +392,11 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let rest_of_series = coordinates.for_the_rest_of_a_series();
         let rows = series::rows(&input, billing_type, amount, shape, &allocations)?;
         let group_id = (rows.len() > 1).then(|| uuid::Uuid::new_v4().to_string());
+        // A payable made through a door waits at its workspace's approval gate.
+        let gate = match B::KIND {
+            "payable" => approval::at_creation(conn, ws, ctx.channel).await?,
+            _ => None,
+        };
         let now = Timestamp::now();
         for (index, row) in rows.iter().enumerate() {
             sql::query(
@@ -387,9 +404,9 @@ impl<B: BillKind> Writable for declared::Bills<B> {
                                        billing_type, status, person_id, category_id, expected_account_id, financial_account_id,
                                        payment_method_kind, document, document_number, document_date, notes, group_id,
                                        installment_number, total_installments, recurrence_period, ir_relevant, operation_kind,
-                                       created_at, updated_at, created_via, updated_via, created_by, updated_by)
+                                       payment_approval, created_at, updated_at, created_via, updated_via, created_by, updated_by)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                         $21, $22, $23, $24, $25, $26, $26, $27, $27, $28, $28)",
+                         $21, $22, $23, $24, $25, $26, $27, $27, $28, $28, $29, $29)",
             )
             .bind(&row.id)
             .bind(&ws.workspace_id)
@@ -416,6 +433,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             .bind(input.recurrence_period.map(|p| p.as_str()))
             .bind(input.ir_relevant.map(i64::from))
             .bind(input.operation_kind.map(OperationKind::as_str))
+            .bind(gate)
             .stamp(ctx, &now)
             .execute(&mut *conn)
             .await

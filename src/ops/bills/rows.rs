@@ -30,6 +30,8 @@ trait Listed: BillKind {
     const SCOPE: &'static str;
     /// The filters of the kind's own fields.
     const OWN: &'static [Field];
+    /// The rows a list shows unless it asks for others ([`ListSpec::unless_filtered`]).
+    const SHOWN: Option<(&'static str, &'static str)>;
 }
 
 /// The column of a field no bill holds a value of yet (the approval gate and the
@@ -42,10 +44,13 @@ const fn unset(name: &'static str, kind: Kind) -> Field {
 
 impl Listed for Payable {
     const SCOPE: &'static str = "billings.kind = 'payable'";
-    const OWN: &'static [Field] = &[unset(
-        "payment_approval",
-        Kind::Enum(&["pending_approval", "approving", "creation_approved", "creation_rejected"]),
-    )];
+    const OWN: &'static [Field] = &[Field {
+        name: "payment_approval",
+        column: "billings.payment_approval",
+        kind: Kind::Enum(&["pending_approval", "approving", "creation_approved", "creation_rejected"]),
+        extension: None,
+    }];
+    const SHOWN: Option<(&'static str, &'static str)> = Some(("payment_approval", super::approval::OFFICIAL));
 }
 
 impl Listed for Receivable {
@@ -55,6 +60,7 @@ impl Listed for Receivable {
         unset("kobana_status", Kind::Text),
         unset("kobana_registration_status", Kind::Text),
     ];
+    const SHOWN: Option<(&'static str, &'static str)> = None;
 }
 
 /// A kind's list: the filters and sorts both kinds share, on the kind's own rows.
@@ -70,7 +76,7 @@ const fn billing_list<B: Listed>() -> ListSpec {
         sorts: due_date, competence_date, created_at, updated_at, amount = amount_cents,
             payment_date = "COALESCE(billings.payment_date, '')";
         default: due_date);
-    ListSpec { own: B::OWN, ..spec }
+    ListSpec { own: B::OWN, unless_filtered: B::SHOWN, ..spec }
 }
 
 pub static PAYABLES_LIST: ListSpec = billing_list::<Payable>();
@@ -139,6 +145,18 @@ static COLUMNS: &[Column] = &[
                 _ => PayableRowFields::default(),
             };
             fields.operation_kind = Some(kind);
+            b.kind = Some(KindRow::Payable(fields));
+        }
+        Ok(())
+    }),
+    column("payment_approval", "billings.payment_approval", |b, row, at| {
+        // Only a payable holds one: a value makes the row a payable's.
+        if let Some(approval) = row.try_get::<Option<String>, _>(at)? {
+            let mut fields = match b.kind.take() {
+                Some(KindRow::Payable(fields)) => fields,
+                _ => PayableRowFields::default(),
+            };
+            fields.payment_approval = Some(approval);
             b.kind = Some(KindRow::Payable(fields));
         }
         Ok(())
@@ -286,6 +304,15 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
     let mut kind = B::fields();
     if let KindRecord::Payable(fields) = &mut kind {
         *fields.coordinates = coordinates::read(conn, ws, &row.id).await?;
+        if row.payment_approval().is_some() {
+            let trail = super::approval::trail(conn, ws, &row.id).await?;
+            (fields.approved_at, fields.rejected_at, fields.rejection_reason) = trail;
+        }
+        if let Some(dispatch) = super::dispatch::of(conn, ws, &row.id).await? {
+            fields.kobana_payment_uid = Some(dispatch.payment_uid);
+            fields.kobana_status = Some(dispatch.status);
+            fields.kobana_status_updated_at = Some(dispatch.status_updated_at);
+        }
     }
     // The row already says whether a group holds it: only then is the group read.
     let group = match row.is_reconciled {

@@ -71,6 +71,9 @@ pub async fn settle<B: BillKind>(
     let discount = input.amounts.discount_amount.map(|a| a.cents());
     let ticket = input.amounts.ticket_amount.map(|a| ledger::positive("ticket_amount", a)).transpose()?;
     check_transition(current.row.status, Transition::Settle)?;
+    if B::KIND == "payable" {
+        super::dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "settled by hand").await?;
+    }
     let payment_date = input.payment_date;
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
     refs::check_period(&company, "due_date", current.row.due_date)?;
@@ -266,6 +269,9 @@ async fn moved<B: BillKind>(
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
     check_transition(current.row.status, to)?;
+    if to == Transition::Cancel && B::KIND == "payable" {
+        super::dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "cancelled").await?;
+    }
     if to == Transition::Reopen {
         reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "reopened").await?;
     }

@@ -417,6 +417,14 @@ pub enum KindRecord {
 }
 
 impl BillingRow {
+    /// A payable's place at the approval gate (none: an official bill, or a receivable).
+    pub fn payment_approval(&self) -> Option<&str> {
+        match &self.kind {
+            Some(KindRow::Payable(fields)) => fields.payment_approval.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A payable's stored operation (none for a receivable).
     pub fn operation_kind(&self) -> Option<String> {
         match &self.kind {

@@ -9,6 +9,7 @@
 
 pub mod attachments;
 pub mod records;
+pub mod webhooks;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};

@@ -34,6 +34,7 @@ pub fn declared() -> Router<AppState> {
         .merge(routes::<taxes::Taxes>(&taxes::OPERATIONS))
         .merge(routes::<crate::ops::automatic_rules::AutomaticRules>(&crate::ops::automatic_rules::OPERATIONS))
         .merge(routes::<accounts::Accounts>(&accounts::OPERATIONS))
+        .merge(read_routes::<crate::ops::receipts::Receipts>(&crate::ops::receipts::OPERATIONS))
         .merge(routes::<Transactions>(&TRANSACTIONS))
         .merge(own(&TRANSFERS))
         .merge(own(&crate::ops::cash_flow::OPERATIONS))
@@ -52,6 +53,15 @@ fn routes<R: Writable + Deletable>(declaration: &'static Declaration) -> Router<
         (Shape::Update, Some(patch)) => Some(patched(declaration, op, patch)),
         (Shape::Delete, _) => Some(routing::delete(delete::<R>)),
         (Shape::Own, _) => None,
+    })
+}
+
+/// The routes of a resource that is only read: its list and get, and its own rows.
+fn read_routes<R: Records>(declaration: &'static Declaration) -> Router<AppState> {
+    mount(declaration, |op| match op.shape {
+        Shape::List => Some(routing::get(list::<R>)),
+        Shape::Get => Some(routing::get(get::<R>)),
+        _ => None,
     })
 }
 

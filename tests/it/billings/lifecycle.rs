@@ -1,7 +1,7 @@
 use super::*;
 
 pub async fn create_returns_201_with_location_provenance_and_audit(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let reply = h.send(rest(Method::POST, k.path, &h.api_token(DEMO_OWNER), Some(body())).build()).await;
     assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.bytes));
     let created = reply.json();
@@ -38,7 +38,7 @@ pub async fn create_returns_201_with_location_provenance_and_audit(k: K) {
 }
 
 pub async fn validation_names_the_field(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let token = h.api_token(DEMO_OWNER);
     let cases = [
         (with(body(), json!({"description": null})), 422, "description", "required"),
@@ -81,7 +81,7 @@ pub async fn validation_names_the_field(k: K) {
 }
 
 pub async fn settle_creates_exactly_one_auto_created_transaction(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let cat = category(&h, ACME_COMPANY, k.tx_type, "Aluguel").await;
     let c1 = center(&h, ACME_COMPANY, k.center).await;
@@ -146,7 +146,7 @@ pub async fn settle_creates_exactly_one_auto_created_transaction(k: K) {
 }
 
 pub async fn settle_requires_payment_date_and_an_account_of_the_same_company(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let b = create(&h, k, body()).await;
     let path = format!("{}/{}/settle", k.path, b["id"].as_str().unwrap());
     let mine = account(&h, ACME_COMPANY).await;
@@ -201,7 +201,7 @@ pub async fn settle_requires_payment_date_and_an_account_of_the_same_company(k: 
 }
 
 pub async fn reopen_removes_the_settlement_transaction(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();
@@ -235,7 +235,7 @@ pub async fn reopen_removes_the_settlement_transaction(k: K) {
 }
 
 pub async fn cancel_of_a_settled_record_requires_reopen(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, with(body(), json!({"financial_account_id": account}))).await;
     let id = b["id"].as_str().unwrap();
@@ -263,7 +263,7 @@ pub async fn cancel_of_a_settled_record_requires_reopen(k: K) {
 }
 
 pub async fn update_never_changes_status(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let path = format!("{}/{}", k.path, b["id"].as_str().unwrap());
@@ -303,7 +303,7 @@ pub async fn update_never_changes_status(k: K) {
 /// the action routes, with their rules, ledger transaction and audit; a record read,
 /// its status changed and sent back whole, moves.
 pub async fn a_patch_with_a_status_moves_it_as_the_actions_do(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();

@@ -8,6 +8,21 @@ use serde_json::{json, Value};
 
 use crate::common::*;
 
+/// A fresh harness whose workspaces have the approval gate off. These scenarios are the
+/// lists', the totals' and the status machine's rules, the same for both kinds, on
+/// official bills; the gate itself is tested in tests/approval_gate.rs.
+pub async fn ungated() -> Harness {
+    ungate(Harness::new().await).await
+}
+
+/// The harness `h` with the approval gate off in its workspaces.
+pub async fn ungate(h: Harness) -> Harness {
+    for workspace in [DEMO_WORKSPACE_ACME, DEMO_WORKSPACE_BETA] {
+        kobana_finance_mcp::ops::bills::approval::set_gate(&h.state.db, workspace, false).await.unwrap();
+    }
+    h
+}
+
 /// What tells the two kinds apart in the tests.
 #[derive(Clone, Copy)]
 pub struct K {

@@ -1,7 +1,7 @@
 use super::*;
 
 pub async fn aggregates_count_overdue_pending(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     create(&h, k, with(body(), json!({"amount": "100.00", "due_date": "2020-01-10"}))).await; // pending, overdue
     create(&h, k, with(body(), json!({"amount": "200.00", "due_date": "2999-01-10"}))).await; // pending, not overdue
@@ -47,7 +47,7 @@ pub async fn aggregates_count_overdue_pending(k: K) {
 }
 
 pub async fn nominal_amount_is_amount_plus_interest_minus_discount(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, with(body(), json!({"amount": "2000.00"}))).await;
     let id = b["id"].as_str().unwrap();
@@ -77,7 +77,7 @@ pub async fn nominal_amount_is_amount_plus_interest_minus_discount(k: K) {
 /// keeps a page small for an agent); the record holds the parts. The fields later
 /// operations bring are there with their defaults.
 pub async fn a_list_row_counts_the_parts_the_record_holds(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let c1 = center(&h, ACME_COMPANY, k.center).await;
     let c2 = center(&h, ACME_COMPANY, "both").await;
     let tax = tax(&h, DEMO_WORKSPACE_ACME, "IRRF").await;
@@ -159,7 +159,7 @@ pub async fn a_list_row_counts_the_parts_the_record_holds(k: K) {
 }
 
 pub async fn delete_removes_the_settlement_allocations_taxes_and_links(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let c1 = center(&h, ACME_COMPANY, k.center).await;
     let tax = tax(&h, DEMO_WORKSPACE_ACME, "IRRF").await;
@@ -201,7 +201,7 @@ pub async fn delete_removes_the_settlement_allocations_taxes_and_links(k: K) {
 }
 
 pub async fn another_workspace_is_indistinguishable_from_missing(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let beta = h.api_token(DEMO_BETA_OWNER);
     let theirs = h
         .send(rest(Method::POST, k.path, &beta, Some(with(body(), json!({"company_id": BETA_COMPANY})))).build())
@@ -236,7 +236,7 @@ pub async fn another_workspace_is_indistinguishable_from_missing(k: K) {
 }
 
 pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let aud = |c: &mut kobana_finance_mcp::auth::jwt::Claims| {
         c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"))
     };
@@ -298,7 +298,7 @@ pub async fn scope_and_role_are_checked_inside_the_operation(k: K) {
 /// `operation_kind` is a payable's (a payment or a transfer), stored and cleared; a
 /// receivable's schemas do not take it.
 pub async fn operation_kind_is_a_payables_field(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let sent = with(body(), json!({"operation_kind": "transfer"}));
     if k.settled != "paid" {
         let refused = post(&h, k.path, Some(sent)).await;
@@ -320,7 +320,7 @@ pub async fn operation_kind_is_a_payables_field(k: K) {
 /// `sort=payment_date` as the real API takes it: the unsettled (no payment date) first,
 /// then by the day the money moved; pages follow one another across the two.
 pub async fn payment_date_sorts_the_unsettled_first(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let mut expected = Vec::new();
     for (i, paid) in [Some("2026-03-20"), None, Some("2026-03-11"), None, Some("2026-03-15")].into_iter().enumerate() {
@@ -364,7 +364,7 @@ pub async fn payment_date_sorts_the_unsettled_first(k: K) {
 /// Paulo (midnight UTC, the real API's own form of a date, for that date), in bodies and
 /// filters alike, and answered as the plain date.
 pub async fn dates_may_be_sent_as_date_times(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let sent = json!({"due_date": "2026-07-04 00:00:00 UTC", "competence_date": "2026-07-01T01:30:00Z"});
     let created = create(&h, k, with(body(), sent)).await;
     assert_eq!(
@@ -383,7 +383,7 @@ pub async fn dates_may_be_sent_as_date_times(k: K) {
 }
 
 pub async fn list_filters_sorts_and_pages(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     for (i, (amount, due)) in [
         ("10.00", "2026-03-05"),
         ("20.00", "2026-03-01"),
@@ -455,7 +455,7 @@ pub async fn list_filters_sorts_and_pages(k: K) {
 /// cursor — for every field a record has (demo records in every status, with taxes,
 /// apportionment, a settlement and an installment series).
 pub async fn a_projected_list_shows_each_field_as_the_whole_record_does(k: K) {
-    let h = Harness::with_demo().await;
+    let h = ungate(Harness::with_demo().await).await;
     create(
         &h,
         k,
@@ -505,7 +505,7 @@ pub async fn a_projected_list_shows_each_field_as_the_whole_record_does(k: K) {
 }
 
 pub async fn ids_sweep_every_id_in_order(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let created = create(&h, k, with(body(), json!({"type": "recurring", "recurrence_period": "monthly"}))).await;
     let mut expected: Vec<String> =
         created["series"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
@@ -544,7 +544,7 @@ pub async fn ids_sweep_every_id_in_order(k: K) {
 }
 
 pub async fn openapi_lists_every_operation(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let doc = h.send(Mcp::raw("").method(Method::GET).path("/v1/openapi.json").build()).await.json();
     let paths = &doc["paths"];
     for (path, method) in [
@@ -585,7 +585,7 @@ const BOLETO_DIGITS: &str = "00190500954014481606906809350314337370000000100";
 /// every record and the slip's on the first only; a receivable's schemas do not take
 /// them.
 pub async fn payment_coordinates_are_a_payables_checked_fields(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let sent = with(
         body(),
         json!({

@@ -1,7 +1,7 @@
 use super::*;
 
 pub async fn installments_split_to_the_cent_with_the_remainder_on_the_last(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let c1 = center(&h, ACME_COMPANY, k.center).await;
     let c2 = center(&h, ACME_COMPANY, k.center).await;
     let tax = tax(&h, DEMO_WORKSPACE_ACME, "ISS").await;
@@ -67,7 +67,7 @@ impl Cents {
 }
 
 pub async fn installments_are_one_month_apart_with_one_group_id(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let created = create(&h, k, with(body(), json!({"due_date": "2026-01-31", "competence_date": "2026-01-15", "type": "installment", "total_installments": 4}))).await;
     let group = created["group_id"].as_str().unwrap().to_string();
     let mut dues = Vec::new();
@@ -88,7 +88,7 @@ pub async fn installments_are_one_month_apart_with_one_group_id(k: K) {
 }
 
 pub async fn recurrence_creates_the_documented_horizon(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let created = create(
         &h,
         k,
@@ -117,7 +117,7 @@ pub async fn recurrence_creates_the_documented_horizon(k: K) {
 }
 
 pub async fn apportionment_sums_within_a_cent_and_matches_polarity(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let c1 = center(&h, ACME_COMPANY, k.center).await;
     let c2 = center(&h, ACME_COMPANY, k.center).await;
     let c3 = center(&h, ACME_COMPANY, k.center).await;
@@ -186,7 +186,7 @@ pub async fn apportionment_sums_within_a_cent_and_matches_polarity(k: K) {
 }
 
 pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let existing = person(&h, ACME_COMPANY, "Maria Silva").await;
     let both = post(&h, k.path, Some(with(body(), json!({"person_id": existing, "person_name": "Maria Silva"})))).await;
     assert_eq!(reason(&both), (400, "mutually_exclusive".into(), "person_id".into()));
@@ -256,7 +256,7 @@ pub async fn find_or_create_by_name_is_exclusive_with_id(k: K) {
 }
 
 pub async fn person_is_required(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let reply = post(&h, k.path, Some(with(body(), json!({"person_name": null})))).await;
     assert_eq!(reason(&reply), (422, "person_required".into(), "person_id".into()));
     let foreign = person(&h, BETA_COMPANY, "Fora").await;
@@ -276,7 +276,7 @@ pub async fn person_is_required(k: K) {
 }
 
 pub async fn period_closed_blocks_create_update_settle_reopen_and_delete(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let open = create(&h, k, with(body(), json!({"due_date": "2026-02-10", "financial_account_id": account}))).await;
     let settled = create(&h, k, with(body(), json!({"due_date": "2026-02-11", "financial_account_id": account}))).await;
@@ -316,7 +316,7 @@ pub async fn period_closed_blocks_create_update_settle_reopen_and_delete(k: K) {
 }
 
 pub async fn a_payable_is_not_a_receivable(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();
@@ -343,7 +343,7 @@ pub async fn a_payable_is_not_a_receivable(k: K) {
 }
 
 pub async fn settle_is_idempotent_with_a_key(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let account = account(&h, ACME_COMPANY).await;
     let b = create(&h, k, body()).await;
     let id = b["id"].as_str().unwrap();
@@ -381,7 +381,7 @@ pub async fn settle_is_idempotent_with_a_key(k: K) {
 }
 
 pub async fn idempotency_key_replays_a_create(k: K) {
-    let h = Harness::new().await;
+    let h = ungated().await;
     let token = h.api_token(DEMO_OWNER);
     let send =
         |b: Value, header: &'static str| rest(Method::POST, k.path, &token, Some(b)).header(header, "create-1").build();

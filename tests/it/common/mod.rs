@@ -3,6 +3,7 @@
 //! (`KFIN_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432/test`).
 #![allow(dead_code)]
 
+pub mod gateway;
 pub mod moto;
 pub mod pg_cluster;
 pub mod runtime_api;
@@ -76,6 +77,7 @@ pub fn config(database_url: String) -> Config {
         keys: KeySourceConfig::Static { jwt_secret: SECRET.into(), state_key: None },
         rate_limits: RateLimits { reads: 100_000, writes: 100_000, window_seconds: 3600 },
         blob_url: None,
+        gateway: kobana_finance_mcp::config::GatewayConfig::none(),
     }
 }
 

@@ -29,6 +29,8 @@ struct Tenant {
     attachment: &'static str,
     /// A reconciliation of its own ([`their_reconciliations`] writes them).
     reconciliation: &'static str,
+    /// A receipt of its own (written with the reconciliations).
+    receipt: &'static str,
     /// An automatic rule of its own (the demo's).
     rule: &'static str,
     /// Names, descriptions, documents and amounts of its records.
@@ -37,6 +39,8 @@ struct Tenant {
 
 const ACME_GROUP: &str = "7f000000-0000-4000-8000-00000000acce";
 const BETA_GROUP: &str = "7f000000-0000-4000-8000-00000000bcce";
+const ACME_RECEIPT: &str = "7ec00000-0000-4000-8000-00000000acce";
+const BETA_RECEIPT: &str = "7ec00000-0000-4000-8000-00000000bcce";
 
 /// A reconciliation in each demo workspace (the demo has none), for the tools that take
 /// a group's id.
@@ -52,7 +56,40 @@ async fn their_reconciliations(h: &Harness) {
         )
         .await;
     }
+    for (id, workspace, company, payable) in [
+        (ACME_RECEIPT, DEMO_WORKSPACE_ACME, ACME_COMPANY, ACME_RENT_NOVEMBER),
+        (BETA_RECEIPT, DEMO_WORKSPACE_BETA, BETA_COMPANY, BETA_PAYABLE),
+    ] {
+        exec(
+            h,
+            "INSERT INTO receipts (id, workspace_id, company_id, payable_id, source, status, paid_at, amount_cents,
+                    external_uid, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, 'kobana', 'available', '2026-11-30T12:00:00Z', 100, $1,
+                     '2026-11-30T12:00:00Z', '2026-11-30T12:00:00Z')",
+            &[id, workspace, company, payable],
+        )
+        .await;
+    }
 }
+
+/// The resources of the tools, as their names start (`finance_{resource}_…`).
+const RESOURCES: [&str; 15] = [
+    "companies",
+    "accounts",
+    "categories",
+    "cost_centers",
+    "people",
+    "taxes",
+    "transactions",
+    "transfers",
+    "payables",
+    "receivables",
+    "attachments",
+    "reconciliations",
+    "automatic_rules",
+    "receipts",
+    "cash_flow",
+];
 
 fn beta() -> Tenant {
     Tenant {
@@ -70,6 +107,7 @@ fn beta() -> Tenant {
         transfer: BETA_TRANSFER.into(),
         attachment: BETA_ATTACHMENT,
         reconciliation: BETA_GROUP,
+        receipt: BETA_RECEIPT,
         rule: BETA_RULE,
         markers: vec![
             "Beta Tecnologia S.A.",
@@ -107,6 +145,7 @@ fn acme(transfer: String) -> Tenant {
         transfer,
         attachment: ACME_RENT_RECEIPT,
         reconciliation: ACME_GROUP,
+        receipt: ACME_RECEIPT,
         rule: kobana_finance_mcp::storage::seed::ACME_RIDES_RULE,
         markers: vec![
             "Acme Comércio Ltda",
@@ -166,6 +205,10 @@ fn calls_at(them: &Tenant, us: &Tenant) -> Vec<(Method, String, Option<Value>)> 
         calls.push((Method::POST, format!("{base}/{id}/cancel"), None));
         calls.push((Method::POST, format!("{base}/{id}/reopen"), None));
     }
+    calls.push((Method::POST, format!("/v1/payables/{}/send-to-bank", them.payable), None));
+    calls.push((Method::POST, format!("/v1/payables/{}/cancel-dispatch", them.payable), None));
+    calls.push((Method::GET, format!("/v1/receipts/{}", them.receipt), None));
+    calls.push((Method::GET, format!("/v1/receipts?workspace_id={ws}"), None));
     calls.push((
         Method::POST,
         format!("/v1/financial-accounts/{}/adjust-balance", them.account),
@@ -438,7 +481,11 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
         for tool in list["tools"].as_array().unwrap() {
             let name = tool["name"].as_str().unwrap();
             let properties = &tool["inputSchema"]["properties"];
-            let resource = name.trim_start_matches("finance_").rsplit_once('_').map(|(r, _)| r).unwrap_or_default();
+            let resource = RESOURCES
+                .iter()
+                .find(|r| name.strip_prefix("finance_").is_some_and(|rest| rest.starts_with(&format!("{r}_"))))
+                .copied()
+                .unwrap_or_default();
             let id = match resource {
                 "companies" => Some(them.company.to_string()),
                 "accounts" => Some(them.account.clone()),
@@ -453,6 +500,7 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
                 "attachments" => Some(them.attachment.to_string()),
                 "reconciliations" => Some(them.reconciliation.to_string()),
                 "automatic_rules" => Some(them.rule.to_string()),
+                "receipts" => Some(them.receipt.to_string()),
                 _ => None,
             };
             let mut arguments = serde_json::Map::new();

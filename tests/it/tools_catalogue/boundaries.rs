@@ -1,4 +1,5 @@
 use super::*;
+use kobana_finance_mcp::ops::bills::approval::Decision;
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -240,6 +241,8 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
             .await,
     );
     let server_bill = id_of(&beta.ok("finance_payables_create", json!({"company_id": BETA_COMPANY, "description": "Servidor Beta", "amount": "99.00", "due_date": "2026-11-20", "person_name": "Nuvem Sul"})).await);
+    // A person approves it (the dashboard's act) before it is reconciled.
+    kobana_finance_mcp::ops::bills::approval::decide(&h.state.db, &server_bill, &Decision::Approve).await.unwrap();
     let reconciled = json!({"billings": [{"kind": "payable", "id": server_bill}], "transaction_ids": [transaction]});
     let (_, group) = beta.confirmed("finance_reconciliations_create", reconciled.clone()).await;
     let group = id_of(&group);
@@ -255,6 +258,17 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
     let transfer = transfer["transfer_id"].as_str().unwrap().to_string();
     let attachment = id_of(&beta.ok("finance_attachments_upload", json!({"file_name": "beta.pdf", "content_base64": base64::engine::general_purpose::STANDARD.encode(TINY_PDF)})).await);
     let beta_balance = beta.ok("finance_accounts_get", json!({"id": BETA_ACCOUNT})).await["balance"].clone();
+    // A receipt of Beta's (the bank's proof of its paid bill).
+    let receipt = "7ec00000-0000-4000-8000-0000000000b1";
+    exec(
+        &h,
+        "INSERT INTO receipts (id, workspace_id, company_id, payable_id, source, status, paid_at, amount_cents, payee_name,
+                external_uid, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'kobana', 'available', '2026-11-20T12:00:00Z', 9900, 'Nuvem Sul Beta', 'beta-payment',
+                 '2026-11-20T12:00:00Z', '2026-11-20T12:00:00Z')",
+        &[receipt, DEMO_WORKSPACE_BETA, BETA_COMPANY, &server_bill],
+    )
+    .await;
 
     let bill = |id: &str| json!({"id": id});
     let cases: Vec<(&str, Value)> = vec![
@@ -300,6 +314,9 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         ),
         ("finance_payables_cancel", bill(BETA_PAYABLE)),
         ("finance_payables_reopen", bill(BETA_PAYABLE)),
+        ("finance_payables_send_to_bank", bill(BETA_PAYABLE)),
+        ("finance_payables_cancel_dispatch", bill(BETA_PAYABLE)),
+        ("finance_receipts_get", bill(receipt)),
         ("finance_receivables_get", bill(&receivable)),
         ("finance_receivables_update", json!({"id": receivable, "notes": "Tomada"})),
         ("finance_receivables_delete", bill(&receivable)),
@@ -367,7 +384,7 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         .filter(|t| ["id", "attachment_id"].iter().any(|f| t["inputSchema"]["properties"].get(f).is_some()))
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(taking_ids.len(), 46);
+    assert_eq!(taking_ids.len(), 49);
     let tried: BTreeSet<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
     assert_eq!(taking_ids.difference(&tried).collect::<Vec<_>>(), Vec::<&String>::new());
     // And Beta's records are as they were.

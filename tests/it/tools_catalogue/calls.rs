@@ -10,7 +10,7 @@ type RecordRun = (&'static str, usize, &'static str, &'static str, Value, Value,
 
 #[tokio::test]
 async fn every_tool_runs_on_the_demo_data() {
-    let h = Harness::with_demo().await;
+    let (h, standin) = gateway::with_gateway().await;
     let mut a = Agent::new(&h, h.token(DEMO_OWNER));
 
     let workspaces = a.ok("finance_workspaces_list", json!({})).await;
@@ -215,6 +215,33 @@ async fn every_tool_runs_on_the_demo_data() {
     let (message, _) = a.confirmed("finance_payables_delete", json!({"id": id_of(&power)})).await;
     assert_mentions(&message, &["Conta de luz", "R$ 380,45"]);
 
+    // Through the bank: the rent's boleto sent, stopped, sent again and paid; its receipt.
+    let rent = json!({"id": ACME_RENT_DECEMBER});
+    a.ok("finance_payables_update", json!({"id": ACME_RENT_DECEMBER, "expected_account_id": ACME_CHECKING_ACCOUNT}))
+        .await;
+    let (message, sent) = a.confirmed("finance_payables_send_to_bank", rent.clone()).await;
+    assert_mentions(
+        &message,
+        &["Aluguel de dezembro", "Imobiliária Central Ltda", "R$ 4.500,00", "boleto", "Conta corrente Itaú"],
+    );
+    assert_eq!(sent["kobana_status"], "pending");
+    let (message, stopped) = a.confirmed("finance_payables_cancel_dispatch", rent.clone()).await;
+    assert_mentions(&message, &["Aluguel de dezembro", "R$ 4.500,00"]);
+    assert_eq!((stopped["kobana_status"].as_str(), stopped["status"].as_str()), (Some("canceled"), Some("pending")));
+    let (_, sent) = a.confirmed("finance_payables_send_to_bank", rent.clone()).await;
+    let uid = sent["kobana_payment_uid"].as_str().unwrap();
+    assert!(standin.advance(uid, "confirmed").is_some());
+    gateway::deliver_all(&h, &standin).await;
+    assert_eq!(a.ok("finance_payables_get", rent).await["status"], "paid");
+    let receipts = a.ok("finance_receipts_list", json!({})).await;
+    assert_eq!(receipts["data"].as_array().map(Vec::len), Some(1), "{receipts}");
+    let receipt = a.ok("finance_receipts_get", json!({"id": receipts["data"][0]["id"]})).await;
+    assert_eq!(
+        (receipt["payable_id"].as_str(), receipt["amount"].as_str()),
+        (Some(ACME_RENT_DECEMBER), Some("4500.00"))
+    );
+    assert_eq!(standin.payments_made(), 2);
+
     // Receivables.
     assert_eq!(a.ok("finance_receivables_list", json!({})).await["data"].as_array().unwrap().len(), 3);
     assert_eq!(a.ok("finance_receivables_get", json!({"id": ACME_SALE_PENDING})).await["amount"], "12000.00");
@@ -320,13 +347,28 @@ async fn every_tool_runs_on_the_demo_data() {
     let all: BTreeSet<String> = contract_names().into_iter().collect();
     let missed: Vec<&String> = all.difference(&a.called).collect();
     assert!(missed.is_empty(), "tools never called: {missed:?}");
-    // Every write above was recorded as made through MCP.
+    // Every write above was recorded as made through MCP; the bank's settlement of the
+    // rent (its transaction and receipt), as the system's for the user who sent it.
     assert!(
         count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'mcp'", DEMO_OWNER).await > 30
     );
     assert_eq!(
-        count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel <> 'mcp'", DEMO_OWNER).await,
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'api'", DEMO_OWNER).await,
         0
+    );
+    assert_eq!(
+        count(
+            &h,
+            "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'system' \
+             AND action IN ('payables.settle', 'transactions.create', 'receipts.create')",
+            DEMO_OWNER
+        )
+        .await,
+        3
+    );
+    assert_eq!(
+        count(&h, "SELECT COUNT(*) FROM audit_events WHERE channel = 'system' AND user_id = $1", DEMO_OWNER).await,
+        3
     );
 }
 

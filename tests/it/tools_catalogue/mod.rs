@@ -19,12 +19,28 @@ const TINY_PDF: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Ro
 const CONTRACT: &[(&str, &[&str])] = &[
     ("workspaces", &["list"]),
     ("cash_flow", &["get"]),
-    ("payables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
+    (
+        "payables",
+        &[
+            "list",
+            "get",
+            "create",
+            "update",
+            "delete",
+            "aggregates",
+            "settle",
+            "cancel",
+            "reopen",
+            "send_to_bank",
+            "cancel_dispatch",
+        ],
+    ),
     ("receivables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
     ("reconciliations", &["create", "get", "delete", "suggest"]),
     ("transactions", &["list", "get", "create", "update", "delete", "aggregates"]),
     ("transfers", &["get", "create"]),
     ("accounts", &["list", "get", "create", "update", "delete", "adjust_balance", "import_statement"]),
+    ("receipts", &["list", "get"]),
     ("attachments", &["list", "get", "upload", "download", "link", "unlink", "delete"]),
     ("companies", &["list", "get", "create", "update", "delete"]),
     ("people", &["list", "get", "create", "update", "delete"]),
@@ -56,7 +72,7 @@ fn is_read(name: &str) -> bool {
 }
 
 fn is_destructive(name: &str) -> bool {
-    matches!(action_of(name), "delete" | "cancel" | "settle" | "reopen")
+    matches!(action_of(name), "delete" | "cancel" | "settle" | "reopen" | "send_to_bank" | "cancel_dispatch")
         || name == "finance_transfers_create"
         || name == "finance_accounts_adjust_balance"
         || name == "finance_reconciliations_create"
@@ -219,7 +235,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 77);
+    assert_eq!(names.len(), 81);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
@@ -276,7 +292,7 @@ async fn annotations_follow_the_contract() {
     // 12 deletes (every resource but workspaces, cash flow and transfers), 2 ×
     // settle/cancel/reopen, transfers_create, accounts_adjust_balance,
     // reconciliations_create.
-    assert_eq!(destructive, 12 + 6 + 3);
+    assert_eq!(destructive, 12 + 6 + 3 + 2);
 }
 
 /// The tool-only arguments a write tool adds to its endpoint's request schema.

@@ -1,0 +1,69 @@
+-- The banking gateway (Kobana's banking API): the source account a payment leaves from
+-- as the gateway knows it, each payable's dispatch, the receipts of what the bank
+-- paid, and the gateway's events already applied.
+ALTER TABLE financial_accounts ADD COLUMN kobana_account_uid TEXT;
+
+-- The approval gate: a workspace setting, on by default. A payable created through the
+-- API or a tool there waits at the gate (`pending_approval`) until a person approves it
+-- (`creation_approved`) or rejects it (`creation_rejected`, for good); null is an
+-- official bill (seeded, imported, or created where the gate is off). Only an official
+-- or approved payable is listed by default and goes to the bank.
+ALTER TABLE workspaces ADD COLUMN payment_approval_gate INTEGER NOT NULL DEFAULT 1
+    CHECK (payment_approval_gate IN (0, 1));
+ALTER TABLE billings ADD COLUMN payment_approval TEXT
+    CHECK (payment_approval IN ('pending_approval', 'approving', 'creation_approved', 'creation_rejected'));
+ALTER TABLE billings ADD COLUMN approved_at TEXT;
+ALTER TABLE billings ADD COLUMN rejected_at TEXT;
+ALTER TABLE billings ADD COLUMN rejection_reason TEXT;
+
+-- A payable's dispatches to the bank: each a payment at the gateway and the status the
+-- gateway last gave it (`status_updated_at`: the gateway's time of that status, so an
+-- older event never undoes a newer one). `attempt` counts the dispatches before it (the
+-- payable's current one is its last): a retried dispatch sends the same idempotency
+-- key, a new dispatch after a cancellation or a rejection another.
+CREATE TABLE payment_dispatches (
+    payment_uid         TEXT PRIMARY KEY,
+    billing_id          TEXT NOT NULL REFERENCES billings (id),
+    workspace_id        TEXT NOT NULL REFERENCES workspaces (id),
+    attempt             INTEGER NOT NULL,
+    payment_kind        TEXT NOT NULL CHECK (payment_kind IN ('bank_billet', 'utility', 'pix')),
+    source_account_id   TEXT NOT NULL REFERENCES financial_accounts (id),
+    status              TEXT NOT NULL,
+    status_updated_at   TEXT NOT NULL,
+    dispatched_by       TEXT,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL
+);
+CREATE UNIQUE INDEX payment_dispatches_by_billing ON payment_dispatches (workspace_id, billing_id, attempt);
+
+-- Proofs of payment (comprovantes): from the gateway when it pays a payable, or
+-- uploaded. A receipt never settles a bill.
+CREATE TABLE receipts (
+    id                   TEXT PRIMARY KEY,
+    workspace_id         TEXT NOT NULL REFERENCES workspaces (id),
+    company_id           TEXT REFERENCES companies (id),
+    payable_id           TEXT REFERENCES billings (id),
+    financial_account_id TEXT REFERENCES financial_accounts (id),
+    source               TEXT NOT NULL CHECK (source IN ('kobana', 'upload')),
+    status               TEXT NOT NULL CHECK (status IN ('pending', 'available', 'failed')),
+    paid_at              TEXT NOT NULL,
+    amount_cents         BIGINT NOT NULL,
+    payee_name           TEXT,
+    payee_document       TEXT,
+    payment_method_kind  TEXT,
+    external_uid         TEXT,
+    attachment_id        TEXT REFERENCES attachments (id),
+    document_url         TEXT,
+    error_message        TEXT,
+    received_at          TEXT,
+    created_at           TEXT NOT NULL,
+    updated_at           TEXT NOT NULL
+);
+CREATE UNIQUE INDEX receipts_by_external_uid ON receipts (workspace_id, external_uid);
+CREATE INDEX receipts_by_paid_at ON receipts (workspace_id, paid_at, id);
+
+-- The gateway's events already applied: a delivery repeated is applied once.
+CREATE TABLE gateway_events (
+    event_id    TEXT PRIMARY KEY,
+    received_at TEXT NOT NULL
+);

@@ -1,0 +1,408 @@
+//! Kobana's banking API, the gateway through which a payable is paid: the few calls the
+//! dispatch needs, with the bodies its OpenAPI document gives them (`/v2/payment/…`),
+//! and the signature of the events it sends back. One place, like `aws.rs`: the
+//! operations ask it, nothing else talks to the bank.
+//!
+//! * `POST /v2/payment/{bank_billets|utilities|pix}` creates a payment from a source
+//!   account (`financial_account_uid`) and the slip's code or the Pix code, under an
+//!   `X-Idempotency-Key` the caller derives from the payable: a dispatch retried after
+//!   a timeout finds the payment the first attempt made instead of paying twice.
+//! * `PUT /v2/payment/{kind}/{uid}/cancel` asks for its cancellation.
+//! * Events (`POST /v1/webhooks/kobana` on this server) carry a payment as it stands;
+//!   their body is signed with the webhook's secret ([`Gateway::verify`]).
+//!
+//! A call has a deadline; no answer, a 5xx or a 429 is [`GatewayError::Unavailable`]
+//! (the caller answers 503 with `Retry-After` and writes nothing), a 4xx is
+//! [`GatewayError::Refused`] with the gateway's reasons. Credentials come from the
+//! configuration or from Secrets Manager (`KFIN_KOBANA_SECRET_ID`), read once. The
+//! embedded stand-in of the same API ([`standin`]) serves `make run` and the tests.
+
+pub mod standin;
+
+use std::time::Duration;
+
+use aws_lc_rs::hmac;
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use http_body_util::Full;
+use serde::{Deserialize, Serialize};
+
+use crate::aws::Https;
+use crate::config::{GatewayConfig, GatewayCredentials};
+
+/// How long one call to the gateway may take, answer included.
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// The header of an event's signature: `sha256=` and the HMAC-SHA256 of the raw body
+/// under the webhook's secret, in lowercase hex.
+pub const SIGNATURE_HEADER: &str = "x-kobana-signature";
+
+/// What the gateway needs to call and to be called: its API token and the secret its
+/// events are signed with.
+#[derive(Clone)]
+pub struct Credentials {
+    pub api_token: String,
+    pub webhook_secret: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials { .. }")
+    }
+}
+
+/// Why a call did not succeed.
+#[derive(Debug)]
+pub enum GatewayError {
+    /// The integration is not set up here (no gateway URL or credentials).
+    NotConnected,
+    /// No answer in time, or the gateway failed (5xx, 429): nothing is known to have
+    /// happened, and the same call may be retried with the same key.
+    Unavailable(String),
+    /// The gateway refused the request (4xx): its status and reasons.
+    Refused { status: StatusCode, reasons: Vec<Reason> },
+}
+
+impl std::fmt::Display for GatewayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GatewayError::NotConnected => f.write_str("the banking gateway is not connected"),
+            GatewayError::Unavailable(why) => write!(f, "the banking gateway did not answer: {why}"),
+            GatewayError::Refused { status, reasons } => {
+                write!(f, "the banking gateway refused the request ({status})")?;
+                for reason in reasons {
+                    write!(f, "; {}", reason.text())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One reason of a refusal, as the banking API's error body gives it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Reason {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub param: Option<String>,
+    #[serde(default)]
+    pub detail: Option<serde_json::Value>,
+}
+
+impl Reason {
+    fn text(&self) -> String {
+        let detail = match &self.detail {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            _ => String::new(),
+        };
+        [self.title.as_deref().unwrap_or(""), &detail]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(": ")
+    }
+}
+
+/// The banking API's error body (`v2_error`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub status: u16,
+    pub errors: Vec<Reason>,
+}
+
+/// Which payment the gateway makes: the path segment of `/v2/payment/{kind}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentKind {
+    /// A boleto, by its barcode or digitable line (`code`).
+    BankBillet,
+    /// A utility bill or a tax slip with a barcode (`code`).
+    Utility,
+    /// A Pix by its copia-e-cola code (`qrcode`).
+    Pix,
+}
+
+impl PaymentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentKind::BankBillet => "bank_billet",
+            PaymentKind::Utility => "utility",
+            PaymentKind::Pix => "pix",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PaymentKind> {
+        [PaymentKind::BankBillet, PaymentKind::Utility, PaymentKind::Pix].into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The collection of its payments: `/v2/payment/{collection}`.
+    pub fn collection(self) -> &'static str {
+        match self {
+            PaymentKind::BankBillet => "bank_billets",
+            PaymentKind::Utility => "utilities",
+            PaymentKind::Pix => "pix",
+        }
+    }
+}
+
+/// A payment to make (`v2_new_payment_bank_billet`, `…_pix_single`): the slip's `code`
+/// or the Pix `qrcode`, from the source account, on a day or at once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewPayment {
+    pub amount: f64,
+    pub financial_account_uid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qrcode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_to: Option<String>,
+    /// The payable's id: what an event is matched back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+}
+
+/// Whom a payment paid, as the gateway read it from the slip or the key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Beneficiary {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub document_number: Option<String>,
+}
+
+/// A payment as the gateway has it (`v2_payment_bank_billet`, `v2_payment_pix`; the
+/// fields the dispatch reads). `status`: `pending`, `scheduled`, `confirmed` (paid),
+/// `rejected`, `canceled`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Payment {
+    pub uid: String,
+    pub kind: PaymentKind,
+    pub amount: f64,
+    pub status: String,
+    #[serde(default)]
+    pub scheduled_to: Option<String>,
+    #[serde(default)]
+    pub confirmed_at: Option<String>,
+    #[serde(default)]
+    pub rejected_at: Option<String>,
+    #[serde(default)]
+    pub rejected_error: Option<String>,
+    #[serde(default)]
+    pub transaction_code: Option<String>,
+    #[serde(default)]
+    pub transaction_date: Option<String>,
+    pub financial_account_uid: String,
+    #[serde(default)]
+    pub external_id: Option<String>,
+    #[serde(default)]
+    pub beneficiary: Option<Beneficiary>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// The statuses after which a payment never changes again.
+pub const TERMINAL: [&str; 3] = ["confirmed", "rejected", "canceled"];
+
+/// `{"status": 201, "data": …}`: how the banking API wraps what it answers.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    pub status: u16,
+    pub data: T,
+}
+
+/// An event the gateway sends (`v1_event_object`): `payment.db.updated` carries the
+/// payment as it stands after the change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Event {
+    pub id: i64,
+    pub code: String,
+    pub data: Payment,
+    #[serde(default)]
+    pub occurred_at: Option<String>,
+}
+
+/// The signature header's value of `body` under `secret`.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    let tag = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes()), body);
+    let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256={hex}")
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// The client of the banking API.
+pub struct Gateway {
+    base_url: Option<String>,
+    credentials: GatewayCredentials,
+    secret: tokio::sync::OnceCell<Credentials>,
+    http: Https,
+}
+
+impl Gateway {
+    pub fn new(config: &GatewayConfig) -> Gateway {
+        Gateway {
+            base_url: config.url.clone(),
+            credentials: config.credentials.clone(),
+            secret: tokio::sync::OnceCell::new(),
+            http: Https::new(),
+        }
+    }
+
+    /// Its credentials: the configured ones, or the secret's (read once).
+    async fn credentials(&self) -> Result<&Credentials, GatewayError> {
+        match &self.credentials {
+            GatewayCredentials::None => Err(GatewayError::NotConnected),
+            GatewayCredentials::Static(credentials) => Ok(credentials),
+            GatewayCredentials::Secret { secret_id } => {
+                self.secret
+                    .get_or_try_init(|| async {
+                        let text = crate::aws::secrets_manager()
+                            .get_secret_string(secret_id)
+                            .await
+                            .map_err(|e| GatewayError::Unavailable(format!("the gateway's secret: {e}")))?
+                            .ok_or_else(|| GatewayError::Unavailable("the gateway's secret has no value".into()))?;
+                        parse_secret(&text).map_err(GatewayError::Unavailable)
+                    })
+                    .await
+            }
+        }
+    }
+
+    /// Whether `signature` (the header's value) signs `body` with the webhook's secret.
+    /// False when the integration is not connected.
+    pub async fn verify(&self, body: &[u8], signature: Option<&str>) -> bool {
+        let Ok(credentials) = self.credentials().await else { return false };
+        let Some(tag) = signature.and_then(|s| s.trim().strip_prefix("sha256=")).and_then(unhex) else {
+            return false;
+        };
+        let key = hmac::Key::new(hmac::HMAC_SHA256, credentials.webhook_secret.as_bytes());
+        hmac::verify(&key, body, &tag).is_ok()
+    }
+
+    /// Creates a payment, or finds the one an earlier call with the same key made.
+    pub async fn create_payment(
+        &self,
+        kind: PaymentKind,
+        payment: &NewPayment,
+        idempotency_key: &str,
+    ) -> Result<Payment, GatewayError> {
+        let body = serde_json::to_vec(payment).map_err(|e| GatewayError::Unavailable(e.to_string()))?;
+        let path = format!("/v2/payment/{}", kind.collection());
+        let answer = self.call(Method::POST, &path, Some(body), idempotency_key).await?;
+        read::<Envelope<Payment>>(&answer).map(|e| e.data)
+    }
+
+    /// Asks the gateway to cancel a payment it has not made yet.
+    pub async fn cancel_payment(
+        &self,
+        kind: PaymentKind,
+        uid: &str,
+        idempotency_key: &str,
+    ) -> Result<(), GatewayError> {
+        let path = format!("/v2/payment/{}/{uid}/cancel", kind.collection());
+        self.call(Method::PUT, &path, None, idempotency_key).await.map(drop)
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        idempotency_key: &str,
+    ) -> Result<Bytes, GatewayError> {
+        let base = self.base_url.as_deref().ok_or(GatewayError::NotConnected)?;
+        let credentials = self.credentials().await?;
+        let mut request = http::Request::builder()
+            .method(method)
+            .uri(format!("{base}{path}"))
+            .header("authorization", format!("Bearer {}", credentials.api_token))
+            .header("x-idempotency-key", idempotency_key)
+            .header("user-agent", "Kobana Finance MCP <finance@kobana.com.br>")
+            .header("accept", "application/json");
+        if body.is_some() {
+            request = request.header("content-type", "application/json");
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| GatewayError::Unavailable(format!("the request: {e}")))?;
+        let answer = match tokio::time::timeout(DEADLINE, self.http.send(request)).await {
+            Err(_) => return Err(GatewayError::Unavailable(format!("no answer within {} s", DEADLINE.as_secs()))),
+            Ok(Err(e)) => return Err(GatewayError::Unavailable(e.to_string())),
+            Ok(Ok(answer)) => answer,
+        };
+        if answer.status.is_success() {
+            return Ok(answer.body);
+        }
+        if answer.status.is_server_error() || answer.status == StatusCode::TOO_MANY_REQUESTS {
+            return Err(GatewayError::Unavailable(format!("it answered {}", answer.status)));
+        }
+        let reasons = serde_json::from_slice::<ErrorBody>(&answer.body).map(|b| b.errors).unwrap_or_default();
+        Err(GatewayError::Refused { status: answer.status, reasons })
+    }
+}
+
+fn read<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, GatewayError> {
+    serde_json::from_slice(body).map_err(|e| GatewayError::Unavailable(format!("an answer it could not read: {e}")))
+}
+
+/// The gateway's secret: `{"api_token": …, "webhook_secret": …}`.
+pub fn parse_secret(text: &str) -> Result<Credentials, String> {
+    #[derive(Deserialize)]
+    struct Secret {
+        api_token: String,
+        webhook_secret: String,
+    }
+    let secret: Secret = serde_json::from_str(text)
+        .map_err(|_| "the gateway's secret must be JSON with api_token and webhook_secret".to_string())?;
+    Ok(Credentials { api_token: secret.api_token, webhook_secret: secret.webhook_secret })
+}
+
+/// Cents as the banking API's number (`4500.0`).
+pub fn amount_of(cents: i64) -> f64 {
+    cents as f64 / 100.0
+}
+
+/// The banking API's number as cents.
+pub fn cents_of(amount: f64) -> i64 {
+    (amount * 100.0).round() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_is_the_bodys_hmac_in_hex() {
+        let signed = sign("secret", b"{}");
+        assert!(signed.starts_with("sha256="));
+        assert_eq!(signed.len(), "sha256=".len() + 64);
+        assert_eq!(unhex(&signed[7..]).map(|b| b.len()), Some(32));
+        assert_ne!(sign("secret", b"{ }"), signed);
+        assert_ne!(sign("other", b"{}"), signed);
+    }
+
+    #[test]
+    fn amounts_round_trip_in_cents() {
+        for cents in [1, 99, 450_000, 123_456_789] {
+            assert_eq!(cents_of(amount_of(cents)), cents);
+        }
+    }
+
+    #[test]
+    fn the_secret_names_both_values() {
+        let c = parse_secret(r#"{"api_token":"t","webhook_secret":"w"}"#).unwrap();
+        assert_eq!((c.api_token.as_str(), c.webhook_secret.as_str()), ("t", "w"));
+        assert!(parse_secret(r#"{"api_token":"t"}"#).is_err());
+        assert_eq!(format!("{c:?}"), "Credentials { .. }");
+    }
+}

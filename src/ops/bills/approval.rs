@@ -1,0 +1,131 @@
+//! The approval gate: a workspace setting, on by default. A payable created through the
+//! API or a tool in a gated workspace starts `pending_approval`: readable by id, left
+//! out of the lists, the id sweep, the totals, the cash flow and the reconciliation
+//! suggestions (listed only when a list asks for it by `payment_approval`), and never
+//! sent to the bank. A person approves it (`creation_approved`) or rejects it for good
+//! (`creation_rejected`) in the dashboard: no route and no tool does, here the `approve`
+//! command stands in for the dashboard ([`decide`]). Seeded and imported payables, and
+//! those created where the gate is off, are official bills (null).
+
+use crate::domain::channel::Channel;
+use crate::domain::dates::Timestamp;
+use crate::error::ApiError;
+use crate::storage::audit::{self, AuditEvent};
+use crate::storage::identity::Membership;
+use crate::storage::{sql, Conn, Db};
+
+/// The condition the bills the gate lets through meet (official or approved): a
+/// payable list's default, and every total and view of what is owed. [`official`]
+/// writes it for another name of the table.
+pub const OFFICIAL: &str = "(billings.payment_approval IS NULL OR billings.payment_approval = 'creation_approved')";
+
+/// [`OFFICIAL`] for the table named `table` in a statement (`b`).
+pub fn official(table: &str) -> String {
+    OFFICIAL.replace("billings.", &format!("{table}."))
+}
+
+/// Where a payable created now by `channel` in the workspace starts at the gate.
+pub async fn at_creation(conn: &mut Conn, ws: &Membership, channel: Channel) -> Result<Option<&'static str>, ApiError> {
+    if channel == Channel::System {
+        return Ok(None);
+    }
+    let gated: Option<i64> = sql::query("SELECT payment_approval_gate FROM workspaces WHERE id = $1")
+        .bind(&ws.workspace_id)
+        .map_optional(&mut *conn, |row| row.try_get(0))
+        .await?;
+    Ok((gated == Some(1)).then_some("pending_approval"))
+}
+
+/// The approval's trail of a payable: `approved_at`, `rejected_at`, `rejection_reason`.
+pub async fn trail(
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<(Option<Timestamp>, Option<Timestamp>, Option<String>), ApiError> {
+    Ok(sql::query(
+        "SELECT approved_at, rejected_at, rejection_reason FROM billings WHERE workspace_id = $1 AND id = $2",
+    )
+    .bind(&ws.workspace_id)
+    .bind(id)
+    .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+    .await?
+    .unwrap_or_default())
+}
+
+/// A person's decision on a payable at the gate.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    Approve,
+    Reject { reason: String },
+}
+
+/// Approves or rejects the payable `id` waiting at the gate (the dashboard's act; the
+/// `approve` command): answers its new state. Refused when it does not wait there.
+pub async fn decide(db: &Db, id: &str, decision: &Decision) -> Result<&'static str, String> {
+    let now = Timestamp::now().to_string();
+    let (state, approved, rejected, reason) = match decision {
+        Decision::Approve => ("creation_approved", Some(now.as_str()), None, None),
+        Decision::Reject { reason } => ("creation_rejected", None, Some(now.as_str()), Some(reason.as_str())),
+    };
+    let mut tx = db.begin().await.map_err(|e| e.to_string())?;
+    let workspace: Option<String> = sql::query(
+        "SELECT workspace_id FROM billings WHERE id = $1 AND kind = 'payable' AND payment_approval = 'pending_approval'",
+    )
+    .bind(id)
+    .map_optional(&mut *tx, |row| row.try_get(0))
+    .await
+    .map_err(|e| e.to_string())?;
+    let Some(workspace) = workspace else {
+        return Err(format!("no payable {id} waits for approval"));
+    };
+    sql::query(
+        "UPDATE billings SET payment_approval = $1, approved_at = $2, rejected_at = $3, rejection_reason = $4,
+                updated_at = $5, updated_via = 'system'
+          WHERE id = $6 AND payment_approval = 'pending_approval'",
+    )
+    .bind(state)
+    .bind(approved)
+    .bind(rejected)
+    .bind(reason)
+    .bind(&now)
+    .bind(id)
+    .execute(&mut *tx)
+    .await
+    .map_err(|e| e.to_string())?;
+    let action = match decision {
+        Decision::Approve => "payables.approve",
+        Decision::Reject { .. } => "payables.reject",
+    };
+    audit::append(
+        &mut *tx,
+        Channel::System,
+        &AuditEvent {
+            workspace_id: Some(&workspace),
+            user_id: None,
+            action,
+            target_type: Some("payable"),
+            target_id: Some(id),
+            outcome: "ok",
+            details: reason.map(|r| serde_json::json!({ "reason": r }).to_string()),
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    tx.commit().await.map_err(|e| e.to_string())?;
+    Ok(state)
+}
+
+/// Turns a workspace's gate on or off (its owners' setting in the dashboard; the
+/// `approval-gate` command here). Payables already waiting keep waiting.
+pub async fn set_gate(db: &Db, workspace_id: &str, on: bool) -> Result<(), String> {
+    let changed = sql::query("UPDATE workspaces SET payment_approval_gate = $1 WHERE id = $2")
+        .bind(i64::from(on))
+        .bind(workspace_id)
+        .execute(db)
+        .await
+        .map_err(|e| e.to_string())?;
+    if changed == 0 {
+        return Err(format!("no workspace {workspace_id}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,506 @@
+//! A payable paid through the bank: `POST /v1/payables/{id}/send-to-bank` hands it to
+//! Kobana's banking gateway (`crate::gateway`), `…/cancel-dispatch` takes it back, and
+//! the gateway's events (`POST /v1/webhooks/kobana`) bring its status home. The
+//! mirror is `payment_dispatches`, one row per payable; the record shows it as
+//! `kobana_payment_uid`, `kobana_status`, `kobana_status_updated_at`.
+//!
+//! * **What a dispatch needs** (422 naming it otherwise): a pending, official payable
+//!   (`payment_approval` null or `creation_approved`), the payment coordinates of its
+//!   method — the barcode of a boleto, a utility bill or a tax slip, the copia-e-cola
+//!   of a Pix — and a settlement account the gateway knows (`kobana_account_uid`).
+//! * **Paid once.** The gateway's idempotency key is the payable's id and the number
+//!   of dispatches cancelled before this one: a dispatch retried after a timeout finds
+//!   the payment the first attempt made. Nothing is written unless the gateway made the
+//!   payment; when it does not answer, 503 with `Retry-After`.
+//! * **Events.** Each is applied once (its id in `gateway_events`), and only when it is
+//!   newer than the status kept (the gateway's time, then the order pending → scheduled
+//!   → an end): a late or repeated event changes nothing. `confirmed` settles the
+//!   payable from the source account (its ledger transaction, exactly once) and files
+//!   a receipt; `rejected` and `canceled` leave it pending, back on the manual rail.
+//! * **While the bank holds it** (pending or scheduled there), the payable is not
+//!   settled, cancelled, reopened or deleted by hand: 409 `dispatched`.
+
+use serde_json::json;
+
+use super::coordinates::PaymentCoordinates;
+use super::rows::find;
+use super::{Billing, KindRecord, Payable, SettleRequest};
+use crate::domain::channel::Channel;
+use crate::domain::dates::{Date, Timestamp};
+use crate::domain::money::{Amount, Cents};
+use crate::domain::roles::{Access, Resource, Role, ScopeSet};
+use crate::error::{ApiError, ErrorCode};
+use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, TERMINAL};
+use crate::ops::common::{audit_write, audit_write_with, unprocessable};
+use crate::ops::OpContext;
+use crate::storage::identity::Membership;
+use crate::storage::{sql, Conn};
+
+/// A payable's dispatch as kept.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    pub attempt: i64,
+    pub payment_uid: String,
+    pub kind: PaymentKind,
+    pub source_account_id: String,
+    pub status: String,
+    pub status_updated_at: Timestamp,
+    pub dispatched_by: Option<String>,
+}
+
+impl Dispatch {
+    /// Whether the bank still holds it: it may yet pay.
+    pub fn is_live(&self) -> bool {
+        !TERMINAL.contains(&self.status.as_str())
+    }
+}
+
+/// The order of a payment's statuses: an event never moves one back.
+fn rank(status: &str) -> u8 {
+    match status {
+        "pending" => 0,
+        "scheduled" => 1,
+        _ => 2,
+    }
+}
+
+const DISPATCH: &str =
+    "SELECT attempt, payment_uid, payment_kind, source_account_id, status, status_updated_at, dispatched_by
+       FROM payment_dispatches";
+
+/// The current dispatch of payable `id` (its last), if it was ever sent.
+pub async fn of(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Option<Dispatch>, ApiError> {
+    read(
+        conn,
+        sql::query(format!("{DISPATCH} WHERE workspace_id = $1 AND billing_id = $2 ORDER BY attempt DESC LIMIT 1"))
+            .bind(&ws.workspace_id)
+            .bind(id),
+    )
+    .await
+}
+
+/// The dispatch of payable `id` that made the payment `uid`.
+async fn of_payment(conn: &mut Conn, ws: &Membership, id: &str, uid: &str) -> Result<Option<Dispatch>, ApiError> {
+    read(
+        conn,
+        sql::query(format!("{DISPATCH} WHERE workspace_id = $1 AND billing_id = $2 AND payment_uid = $3"))
+            .bind(&ws.workspace_id)
+            .bind(id)
+            .bind(uid),
+    )
+    .await
+}
+
+async fn read(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Dispatch>, ApiError> {
+    Ok(query
+        .map_optional(&mut *conn, |row| {
+            let kind: String = row.try_get(2)?;
+            let at: String = row.try_get(5)?;
+            Ok(Dispatch {
+                attempt: row.try_get(0)?,
+                payment_uid: row.try_get(1)?,
+                kind: PaymentKind::parse(&kind).unwrap_or(PaymentKind::BankBillet),
+                source_account_id: row.try_get(3)?,
+                status: row.try_get(4)?,
+                status_updated_at: Timestamp::parse(&at).unwrap_or_else(|| Timestamp::from_unix(0)),
+                dispatched_by: row.try_get(6)?,
+            })
+        })
+        .await?)
+}
+
+/// 409 `dispatched` while the bank holds the payable: a move by hand would race the
+/// bank's payment.
+pub async fn refuse_if_dispatched(conn: &mut Conn, ws: &Membership, id: &str, what: &str) -> Result<(), ApiError> {
+    match of(conn, ws, id).await? {
+        Some(dispatch) if dispatch.is_live() => Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("The payable is with the bank (status {}): cancel the dispatch before it is {what}", dispatch.status),
+        )
+        .with_details(json!({ "reason": "dispatched", "kobana_payment_uid": dispatch.payment_uid, "kobana_status": dispatch.status }))),
+        _ => Ok(()),
+    }
+}
+
+/// The gateway's payment for the payable's method, from its coordinates: 422 naming
+/// what is missing.
+fn payment_of(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<(PaymentKind, String), ApiError> {
+    let method = bill.row.payment_method_kind.as_deref();
+    let barcode = coordinates.barcode.clone();
+    let pix = coordinates.pix_copia_e_cola.clone();
+    let needs = |field: &str, what: &str| {
+        unprocessable(field, "missing", &format!("Sending this payable to the bank needs {what} ({field})"))
+    };
+    match method {
+        Some("bank_billet") => {
+            Ok((PaymentKind::BankBillet, barcode.ok_or_else(|| needs("barcode", "the boleto's barcode"))?))
+        }
+        Some("utility" | "tribute") => {
+            Ok((PaymentKind::Utility, barcode.ok_or_else(|| needs("barcode", "the slip's barcode"))?))
+        }
+        Some("pix") => match pix {
+            Some(code) => Ok((PaymentKind::Pix, code)),
+            None if coordinates.pix_key.is_some() => Err(unprocessable(
+                "pix_copia_e_cola",
+                "unsupported",
+                "The gateway pays a Pix by its copia-e-cola code here; a payment to a Pix key is not sent yet",
+            )),
+            None => Err(needs("pix_copia_e_cola", "the Pix copia-e-cola code")),
+        },
+        None => match (barcode, pix) {
+            (Some(code), _) => Ok((PaymentKind::BankBillet, code)),
+            (None, Some(code)) => Ok((PaymentKind::Pix, code)),
+            (None, None) => Err(needs("barcode", "a payment method and its coordinates: a barcode or a Pix code")),
+        },
+        Some(other) => Err(unprocessable(
+            "payment_method_kind",
+            "unsupported",
+            &format!("A payable paid by {other} is not sent to the bank: pay it and settle it"),
+        )),
+    }
+}
+
+/// The coordinates kept with the payable's record.
+fn coordinates_of(bill: &Billing) -> PaymentCoordinates {
+    match &bill.kind {
+        Some(KindRecord::Payable(fields)) => (*fields.coordinates).clone(),
+        _ => PaymentCoordinates::default(),
+    }
+}
+
+/// The gateway's account of the payable's settlement account: 422 when it has none.
+async fn source_account(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Result<(String, String), ApiError> {
+    let Some(account) = bill.row.financial_account_id.clone().or_else(|| bill.row.expected_account_id.clone()) else {
+        return Err(unprocessable(
+            "financial_account_id",
+            "missing",
+            "Sending this payable to the bank needs the account it is paid from (financial_account_id or \
+             expected_account_id)",
+        ));
+    };
+    let uid: Option<Option<String>> =
+        sql::query("SELECT kobana_account_uid FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
+            .bind(&ws.workspace_id)
+            .bind(&account)
+            .map_optional(&mut *conn, |row| row.try_get(0))
+            .await?;
+    match uid.flatten() {
+        Some(uid) => Ok((account, uid)),
+        None => Err(unprocessable(
+            "financial_account_id",
+            "account_not_connected",
+            "The payable's account is not connected to the banking gateway: connect it in the dashboard or pay from another",
+        )),
+    }
+}
+
+/// What the gateway said, as this API says it.
+fn gateway_error(e: GatewayError) -> ApiError {
+    match e {
+        GatewayError::NotConnected => unprocessable(
+            "integration",
+            "integration_not_connected",
+            "The banking integration is not connected for this workspace",
+        ),
+        GatewayError::Unavailable(why) => {
+            tracing::warn!(error = %why, "the banking gateway is unavailable");
+            ApiError::unavailable("banking gateway")
+        }
+        GatewayError::Refused { status, reasons } => {
+            let message = GatewayError::Refused { status, reasons: reasons.clone() }.to_string();
+            ApiError::unprocessable(message).with_details(json!({
+                "reason": "gateway_refused",
+                "gateway_status": status.as_u16(),
+                "errors": reasons,
+            }))
+        }
+    }
+}
+
+/// The payable's approval, where the gate holds it back: only an official bill goes
+/// to the bank.
+async fn check_official(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    let approval: Option<Option<String>> =
+        sql::query("SELECT payment_approval FROM billings WHERE workspace_id = $1 AND id = $2")
+            .bind(&ws.workspace_id)
+            .bind(id)
+            .map_optional(&mut *conn, |row| row.try_get(0))
+            .await?;
+    match approval.flatten().as_deref() {
+        None | Some("creation_approved") => Ok(()),
+        Some(other) => Err(unprocessable(
+            "payment_approval",
+            "not_approved",
+            &format!("The payable is {other}: only an approved payable is sent to the bank"),
+        )),
+    }
+}
+
+/// `POST /v1/payables/{id}/send-to-bank`
+pub async fn send_to_bank(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, Resource::Payables, Access::Bank)?;
+    let bill = find::<Payable>(conn, ws, id).await?;
+    if bill.row.status.as_str() != "pending" {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("The payable is {}: only a pending payable is sent to the bank", bill.row.status.as_str()),
+        )
+        .with_details(json!({ "reason": "invalid_transition", "status": bill.row.status.as_str() })));
+    }
+    let earlier = of(conn, ws, &bill.row.id).await?;
+    if let Some(dispatch) = earlier.as_ref().filter(|d| d.status != "canceled" && d.status != "rejected") {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("The payable was already sent to the bank (status {})", dispatch.status),
+        )
+        .with_details(json!({ "reason": "already_dispatched", "kobana_payment_uid": dispatch.payment_uid })));
+    }
+    check_official(conn, ws, &bill.row.id).await?;
+    let (kind, code) = payment_of(&bill, &coordinates_of(&bill))?;
+    let (account_id, account_uid) = source_account(conn, ws, &bill).await?;
+    let amount = bill.row.nominal_amount;
+    let attempt = earlier.map_or(0, |d| d.attempt + 1);
+    let new = NewPayment {
+        amount: gateway::amount_of(amount.0),
+        financial_account_uid: account_uid,
+        code: (kind != PaymentKind::Pix).then(|| code.clone()),
+        qrcode: (kind == PaymentKind::Pix).then_some(code),
+        scheduled_to: coordinates_of(&bill).scheduled_to.map(|t| t.date().to_string()),
+        external_id: Some(bill.row.id.clone()),
+    };
+    let key = format!("kfin-dispatch-{}-{attempt}", bill.row.id);
+    let payment = ctx.state.gateway.create_payment(kind, &new, &key).await.map_err(gateway_error)?;
+    let now = Timestamp::now();
+    let stamp = Timestamp::parse_input(&payment.created_at).unwrap_or(now);
+    sql::query(
+        "INSERT INTO payment_dispatches (billing_id, workspace_id, attempt, payment_uid, payment_kind, source_account_id,
+                status, status_updated_at, dispatched_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $9)",
+    )
+    .bind(&bill.row.id)
+    .bind(&ws.workspace_id)
+    .bind(attempt)
+    .bind(&payment.uid)
+    .bind(kind.as_str())
+    .bind(&account_id)
+    .bind(stamp.to_string())
+    .bind(&ctx.identity.user_id)
+    .bind(now.to_string())
+    .execute(&mut *conn)
+    .await?;
+    audit_write_with(
+        ctx,
+        conn,
+        ws,
+        ("payables.send_to_bank", "payable", &bill.row.id),
+        Some(json!({ "kobana_payment_uid": payment.uid, "kind": kind.as_str(), "amount": amount.brl() })),
+    )
+    .await?;
+    // The gateway may already have moved it (a retry after a lost answer).
+    mirror(ctx, conn, ws, &bill.row.id, &payment).await?;
+    find::<Payable>(conn, ws, &bill.row.id).await
+}
+
+/// `POST /v1/payables/{id}/cancel-dispatch`
+pub async fn cancel_dispatch(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, Resource::Payables, Access::Bank)?;
+    let bill = find::<Payable>(conn, ws, id).await?;
+    let Some(dispatch) = of(conn, ws, &bill.row.id).await? else {
+        return Err(unprocessable("id", "not_dispatched", "The payable was never sent to the bank"));
+    };
+    if !dispatch.is_live() {
+        return Err(unprocessable(
+            "id",
+            "dispatch_terminal",
+            &format!("The bank's payment is already {}: nothing to cancel", dispatch.status),
+        ));
+    }
+    let key = format!("kfin-cancel-{}-{}", bill.row.id, dispatch.attempt);
+    ctx.state.gateway.cancel_payment(dispatch.kind, &dispatch.payment_uid, &key).await.map_err(gateway_error)?;
+    let now = Timestamp::now().to_string();
+    sql::query(
+        "UPDATE payment_dispatches SET status = 'canceled', status_updated_at = $1, updated_at = $1
+          WHERE workspace_id = $2 AND payment_uid = $3",
+    )
+    .bind(&now)
+    .bind(&ws.workspace_id)
+    .bind(&dispatch.payment_uid)
+    .execute(&mut *conn)
+    .await?;
+    audit_write_with(
+        ctx,
+        conn,
+        ws,
+        ("payables.cancel_dispatch", "payable", &bill.row.id),
+        Some(json!({ "kobana_payment_uid": dispatch.payment_uid })),
+    )
+    .await?;
+    find::<Payable>(conn, ws, &bill.row.id).await
+}
+
+/// Applies a payment's status to the payable it pays, when it is newer than the one
+/// kept: `confirmed` settles the payable and files its receipt.
+async fn mirror(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    payment: &Payment,
+) -> Result<bool, ApiError> {
+    let Some(kept) = of_payment(conn, ws, id, &payment.uid).await? else { return Ok(false) };
+    let at = Timestamp::parse_input(&payment.updated_at).unwrap_or_else(Timestamp::now);
+    let newer = !TERMINAL.contains(&kept.status.as_str())
+        && (at, rank(&payment.status)) > (kept.status_updated_at, rank(&kept.status))
+        && payment.status != kept.status;
+    if !newer {
+        return Ok(false);
+    }
+    sql::query(
+        "UPDATE payment_dispatches SET status = $1, status_updated_at = $2, updated_at = $3
+          WHERE workspace_id = $4 AND payment_uid = $5",
+    )
+    .bind(&payment.status)
+    .bind(at.to_string())
+    .bind(Timestamp::now().to_string())
+    .bind(&ws.workspace_id)
+    .bind(&payment.uid)
+    .execute(&mut *conn)
+    .await?;
+    if payment.status == "confirmed" {
+        paid(ctx, conn, ws, id, &kept, payment).await?;
+    }
+    Ok(true)
+}
+
+/// The bank paid: the payable is settled from the source account (unless it already
+/// was) and the payment's receipt is filed.
+async fn paid(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    kept: &Dispatch,
+    payment: &Payment,
+) -> Result<(), ApiError> {
+    let bill = find::<Payable>(conn, ws, id).await?;
+    let cents = Cents(gateway::cents_of(payment.amount));
+    let when = payment.transaction_date.as_deref().or(payment.confirmed_at.as_deref()).unwrap_or(&payment.updated_at);
+    let paid_at = Timestamp::parse_input(when).unwrap_or_else(Timestamp::now);
+    let day = Date::parse(when).unwrap_or_else(|| paid_at.date());
+    if bill.row.status.as_str() == "pending" {
+        let request = SettleRequest {
+            payment_date: day,
+            financial_account_id: Some(kept.source_account_id.clone()),
+            amounts: super::wire::SettlementAmounts { ticket_amount: Some(Amount(cents)), ..Default::default() },
+        };
+        if let Err(e) = super::settle::<Payable>(ctx, conn, ws, id, request).await {
+            // The bank paid whatever the books say (a closed period): the receipt is
+            // filed, the payable waits for a person.
+            if matches!(e.code, ErrorCode::InternalError | ErrorCode::ServiceUnavailable) {
+                return Err(e);
+            }
+            tracing::warn!(payable = id, error = %e, "a payment the bank confirmed could not be settled");
+            audit_write_with(ctx, conn, ws, ("payables.settle", "payable", id), Some(json!({ "refused": e.message })))
+                .await?;
+        }
+    }
+    let beneficiary = payment.beneficiary.clone().unwrap_or_default();
+    let receipt = uuid::Uuid::new_v4().to_string();
+    let now = Timestamp::now().to_string();
+    let inserted = sql::query(
+        "INSERT INTO receipts (id, workspace_id, company_id, payable_id, financial_account_id, source, status, paid_at,
+                amount_cents, payee_name, payee_document, payment_method_kind, external_uid, received_at, created_at, updated_at)
+         SELECT $1, $2, $3, $4, $5, 'kobana', 'available', $6, $7, $8, $9, $10, $11, $12, $12, $12
+          WHERE NOT EXISTS (SELECT 1 FROM receipts WHERE workspace_id = $2 AND external_uid = $11)",
+    )
+    .bind(&receipt)
+    .bind(&ws.workspace_id)
+    .bind(&bill.row.company_id)
+    .bind(id)
+    .bind(&kept.source_account_id)
+    .bind(paid_at.to_string())
+    .bind(cents.0)
+    .bind(beneficiary.name.or_else(|| bill.row.person_name.clone()))
+    .bind(beneficiary.document_number)
+    .bind(bill.row.payment_method_kind.clone().unwrap_or_else(|| kept.kind.as_str().to_string()))
+    .bind(&payment.uid)
+    .bind(&now)
+    .execute(&mut *conn)
+    .await?;
+    if inserted > 0 {
+        audit_write(ctx, conn, ws, "receipts.create", "receipt", &receipt).await?;
+    }
+    Ok(())
+}
+
+/// Who applies the gateway's events: the server itself (`system`), for the user who
+/// sent the payable to the bank, allowed what a settlement writes and nothing else.
+fn system_identity(user_id: Option<String>) -> crate::auth::Identity {
+    crate::auth::Identity {
+        user_id: user_id.unwrap_or_else(|| "system".into()),
+        scopes: ScopeSet::parse("finance.payables finance.payables.write finance.transactions.write"),
+        jti: None,
+    }
+}
+
+/// What an event did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Its status is now the payable's mirror.
+    Changed,
+    /// Already applied, older than what is kept, or about a payment no payable has.
+    Ignored,
+    /// About a payment this server does not know yet (its dispatch may still be
+    /// committing): the gateway should deliver it again later.
+    Unknown,
+}
+
+/// Applies one event of the gateway, in the write's transaction `conn`. The event's
+/// signature was checked by the door.
+pub async fn apply_event(
+    services: &crate::ops::Services<'_>,
+    conn: &mut Conn,
+    event: &gateway::Event,
+) -> Result<Applied, ApiError> {
+    let payment = &event.data;
+    let found: Option<(String, String)> =
+        sql::query("SELECT d.workspace_id, d.billing_id FROM payment_dispatches d WHERE d.payment_uid = $1")
+            .bind(&payment.uid)
+            .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .await?;
+    let Some((workspace_id, billing_id)) = found else { return Ok(Applied::Unknown) };
+    let first = sql::query(
+        "INSERT INTO gateway_events (event_id, received_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
+    )
+    .bind(event.id.to_string())
+    .bind(Timestamp::now().to_string())
+    .execute(&mut *conn)
+    .await?;
+    if first == 0 {
+        return Ok(Applied::Ignored);
+    }
+    let name: String = sql::query("SELECT name FROM workspaces WHERE id = $1")
+        .bind(&workspace_id)
+        .map_optional(&mut *conn, |row| row.try_get(0))
+        .await?
+        .unwrap_or_default();
+    let ws = Membership { workspace_id, workspace_name: name, role: Role::Finance };
+    let dispatched_by = of_payment(conn, &ws, &billing_id, &payment.uid).await?.and_then(|d| d.dispatched_by);
+    let identity = system_identity(dispatched_by);
+    let memberships = std::slice::from_ref(&ws);
+    let ctx = OpContext { state: *services, identity: &identity, channel: Channel::System, memberships };
+    Ok(match mirror(&ctx, conn, &ws, &billing_id, payment).await? {
+        true => Applied::Changed,
+        false => Applied::Ignored,
+    })
+}

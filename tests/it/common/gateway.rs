@@ -1,0 +1,63 @@
+//! The banking gateway in the tests: the demo with the stand-in of Kobana's banking API
+//! (moved by hand), and the gateway's events delivered as it delivers them.
+
+use http::Method;
+
+use kobana_finance_mcp::config::{GatewayConfig, GatewayCredentials};
+use kobana_finance_mcp::gateway::standin::{Options, StandIn};
+use kobana_finance_mcp::gateway::{Credentials, SIGNATURE_HEADER};
+use kobana_finance_mcp::storage::seed::ACME_CHECKING_KOBANA_UID;
+
+use super::{text, Harness, Mcp, Reply};
+
+pub const WEBHOOK_SECRET: &str = "test-webhook-secret";
+pub const API_TOKEN: &str = "test-api-token";
+
+/// The demo, its gateway the stand-in (moved by hand).
+pub async fn with_gateway() -> (Harness, StandIn) {
+    let standin = StandIn::start(Options {
+        api_token: API_TOKEN.into(),
+        webhook_secret: WEBHOOK_SECRET.into(),
+        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
+        auto: None,
+        failure_rate: 0.0,
+        lost_answer_rate: 0.0,
+    })
+    .await
+    .expect("stand-in");
+    let url = standin.url.clone();
+    let h = Harness::with_demo_and(move |c| {
+        c.gateway = GatewayConfig {
+            url: Some(url),
+            credentials: GatewayCredentials::Static(Credentials {
+                api_token: API_TOKEN.into(),
+                webhook_secret: WEBHOOK_SECRET.into(),
+            }),
+            embedded: false,
+        }
+    })
+    .await;
+    (h, standin)
+}
+
+/// Delivers an event as the gateway does: no bearer, the signature header.
+pub async fn deliver(h: &Harness, body: &[u8], signature: &str) -> Reply {
+    let request = Mcp::raw(body.to_vec())
+        .method(Method::POST)
+        .path("/v1/webhooks/kobana")
+        .header("content-type", "application/json")
+        .header(SIGNATURE_HEADER, signature)
+        .without("authorization")
+        .build();
+    h.send(request).await
+}
+
+/// Delivers every event the stand-in queued, each answered 200.
+pub async fn deliver_all(h: &Harness, standin: &StandIn) -> Vec<(Vec<u8>, String)> {
+    let events = standin.take_events();
+    for (body, signature) in &events {
+        let reply = deliver(h, body, signature).await;
+        assert_eq!(reply.status, 200, "{}", text(&reply));
+    }
+    events
+}

@@ -1,0 +1,343 @@
+//! A payable paid through the bank (`send-to-bank`, `cancel-dispatch`, the gateway's
+//! events, receipts), against the stand-in of Kobana's banking API on 127.0.0.1: both
+//! doors, both backends. The stand-in counts the payments it made, so "paid once" is
+//! checked on the bank's side.
+
+use http::Method;
+use serde_json::{json, Value};
+
+use kobana_finance_mcp::gateway::{self, Event};
+use kobana_finance_mcp::ops::bills::approval::{self, Decision};
+use kobana_finance_mcp::storage::seed::ACME_CHECKING_KOBANA_UID;
+
+use crate::common::gateway::*;
+use crate::common::*;
+
+const RENT: &str = ACME_RENT_DECEMBER;
+
+/// The rent, to be paid from the connected checking account.
+async fn from_checking(h: &Harness, token: &str, id: &str) {
+    let body = json!({"expected_account_id": ACME_CHECKING_ACCOUNT});
+    let reply = send(h, Method::PATCH, &format!("/v1/payables/{id}"), token, Some(body)).await;
+    assert_eq!(reply.status, 200, "{}", text(&reply));
+}
+
+async fn dispatch(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
+    let request = rest(Method::POST, &format!("/v1/payables/{id}/send-to-bank"), token, None)
+        .header("x-idempotency-key", key)
+        .build();
+    h.send(request).await
+}
+
+async fn cancel(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
+    let request = rest(Method::POST, &format!("/v1/payables/{id}/cancel-dispatch"), token, None)
+        .header("x-idempotency-key", key)
+        .build();
+    h.send(request).await
+}
+
+async fn payable(h: &Harness, token: &str, id: &str) -> Value {
+    let reply = send(h, Method::GET, &format!("/v1/payables/{id}"), token, None).await;
+    assert_eq!(reply.status, 200, "{}", text(&reply));
+    reply.json()
+}
+
+async fn settlements(h: &Harness, id: &str) -> i64 {
+    count(h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1", id).await
+}
+
+async fn receipts_of(h: &Harness, id: &str) -> i64 {
+    count(h, "SELECT COUNT(*) FROM receipts WHERE payable_id = $1", id).await
+}
+
+#[tokio::test]
+async fn a_boleto_sent_to_the_bank_is_paid_once_settled_and_its_receipt_filed() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+
+    let sent = dispatch(&h, &token, RENT, "rent-1").await;
+    assert_eq!(sent.status, 200, "{}", text(&sent));
+    let sent = sent.json();
+    assert_eq!(sent["kobana_status"], "pending");
+    assert_eq!(sent["status"], "pending");
+    let uid = sent["kobana_payment_uid"].as_str().unwrap().to_string();
+    assert_eq!(standin.payments_made(), 1);
+    let made = &standin.payments()[0];
+    assert_eq!(made.amount, 4500.0);
+    assert_eq!(made.financial_account_uid, ACME_CHECKING_KOBANA_UID);
+    assert_eq!(made.external_id.as_deref(), Some(RENT));
+
+    // The same request again: the stored answer, no second payment.
+    let again = dispatch(&h, &token, RENT, "rent-1").await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json()["kobana_payment_uid"], uid.as_str());
+    // Another request: the payable is with the bank already.
+    let twice = dispatch(&h, &token, RENT, "rent-2").await;
+    assert_eq!(twice.status, 409, "{}", text(&twice));
+    assert_eq!(twice.json()["error"]["details"]["reason"], "already_dispatched");
+    assert_eq!(standin.payments_made(), 1);
+
+    // While the bank holds it, nobody settles, cancels or deletes it by hand.
+    let settle = json!({"payment_date": "2026-12-10", "financial_account_id": ACME_CHECKING_ACCOUNT});
+    let by_hand = send(&h, Method::POST, &format!("/v1/payables/{RENT}/settle"), &token, Some(settle)).await;
+    assert_eq!(by_hand.status, 409, "{}", text(&by_hand));
+    assert_eq!(by_hand.json()["error"]["details"]["reason"], "dispatched");
+    let delete = send(&h, Method::DELETE, &format!("/v1/payables/{RENT}"), &token, None).await;
+    assert_eq!(delete.status, 409, "{}", text(&delete));
+
+    standin.advance(&uid, "scheduled").unwrap();
+    let scheduled = deliver_all(&h, &standin).await;
+    assert_eq!(scheduled.len(), 2, "the creation and the scheduling");
+    let now = payable(&h, &token, RENT).await;
+    assert_eq!((now["kobana_status"].as_str(), now["status"].as_str()), (Some("scheduled"), Some("pending")));
+
+    standin.advance(&uid, "confirmed").unwrap();
+    let confirmed = deliver_all(&h, &standin).await;
+    let paid = payable(&h, &token, RENT).await;
+    assert_eq!(paid["kobana_status"], "confirmed");
+    assert_eq!(paid["status"], "paid");
+    assert_eq!(paid["ticket_amount"], "4500.00");
+    assert_eq!(paid["financial_account_id"], ACME_CHECKING_ACCOUNT);
+    assert!(paid["transaction_id"].is_string());
+    assert_eq!(settlements(&h, RENT).await, 1);
+    let via =
+        count(&h, "SELECT COUNT(*) FROM financial_transactions WHERE billing_id = $1 AND created_via = 'system'", RENT)
+            .await;
+    assert_eq!(via, 1, "the bank's settlement is the system's");
+
+    let receipts = send(&h, Method::GET, &format!("/v1/receipts?payable_id={RENT}"), &token, None).await;
+    assert_eq!(receipts.status, 200, "{}", text(&receipts));
+    let rows = receipts.json()["data"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1);
+    let receipt = &rows[0];
+    assert_eq!(receipt["amount"], "4500.00");
+    assert_eq!(receipt["source"], "kobana");
+    assert_eq!(receipt["status"], "available");
+    assert_eq!(receipt["external_uid"], uid.as_str());
+    assert_eq!(receipt["payable_status"], "paid");
+    assert_eq!(receipt["financial_account_id"], ACME_CHECKING_ACCOUNT);
+    let one = send(&h, Method::GET, &format!("/v1/receipts/{}", id(receipt)), &token, None).await;
+    assert_eq!(one.json()["id"], receipt["id"]);
+
+    // Every event again, in any order: nothing changes twice.
+    for (body, signature) in confirmed.iter().chain(scheduled.iter()).rev() {
+        let replay = deliver(&h, body, signature).await;
+        assert_eq!(replay.status, 200);
+        assert_eq!(replay.json()["applied"], false);
+    }
+    // An older status under a new event id: out of order, ignored.
+    let mut stale: Event = serde_json::from_slice(&scheduled[1].0).unwrap();
+    stale.id = 9_999;
+    let body = serde_json::to_vec(&stale).unwrap();
+    let late = deliver(&h, &body, &gateway::sign(WEBHOOK_SECRET, &body)).await;
+    assert_eq!((late.status.as_u16(), late.json()["applied"].clone()), (200, json!(false)));
+    let after = payable(&h, &token, RENT).await;
+    assert_eq!((after["kobana_status"].as_str(), after["status"].as_str()), (Some("confirmed"), Some("paid")));
+    assert_eq!(settlements(&h, RENT).await, 1);
+    assert_eq!(receipts_of(&h, RENT).await, 1);
+    assert_eq!(standin.payments_made(), 1);
+}
+
+#[tokio::test]
+async fn an_event_with_a_bad_signature_changes_nothing() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    let uid = dispatch(&h, &token, RENT, "k").await.json()["kobana_payment_uid"].as_str().unwrap().to_string();
+    standin.advance(&uid, "confirmed").unwrap();
+    for (body, signature) in standin.take_events() {
+        let forged = gateway::sign("another-secret", &body);
+        for bad in [forged.as_str(), "", "sha256=00", signature.trim_start_matches("sha256=")] {
+            let reply = deliver(&h, &body, bad).await;
+            assert_eq!(reply.status, 401, "{bad}: {}", text(&reply));
+        }
+        let mut tampered = body.clone();
+        let at = tampered.len() / 2;
+        tampered[at] ^= 1;
+        assert_eq!(deliver(&h, &tampered, &signature).await.status, 401);
+    }
+    let now = payable(&h, &token, RENT).await;
+    assert_eq!((now["kobana_status"].as_str(), now["status"].as_str()), (Some("pending"), Some("pending")));
+    assert_eq!(settlements(&h, RENT).await, 0);
+    assert_eq!(receipts_of(&h, RENT).await, 0);
+}
+
+#[tokio::test]
+async fn an_event_about_an_unknown_payment_is_asked_again_later() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    // The stand-in makes the payment but the answer is lost: nothing is recorded here.
+    standin.lose_next_answers(1);
+    let lost = dispatch(&h, &token, RENT, "lost").await;
+    assert_eq!(lost.status, 503, "{}", text(&lost));
+    assert!(lost.header("retry-after").is_some());
+    let (body, signature) = standin.take_events().pop().unwrap();
+    let early = deliver(&h, &body, &signature).await;
+    assert_eq!(early.status, 503, "{}", text(&early));
+    assert!(early.header("retry-after").is_some());
+    // Once the retried dispatch has recorded it, the same event is taken.
+    assert_eq!(dispatch(&h, &token, RENT, "retry").await.status, 200);
+    assert_eq!(standin.payments_made(), 1);
+    assert_eq!(deliver(&h, &body, &signature).await.status, 200);
+}
+
+#[tokio::test]
+async fn the_gateway_down_writes_nothing_and_a_retry_after_a_lost_answer_pays_once() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    standin.fail_next(1);
+    let down = dispatch(&h, &token, RENT, "a").await;
+    assert_eq!(down.status, 503, "{}", text(&down));
+    assert_eq!(down.json()["error"]["code"], "service_unavailable");
+    assert!(down.header("retry-after").is_some());
+    assert_eq!(standin.payments_made(), 0);
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM payment_dispatches WHERE billing_id = $1", RENT).await, 0);
+    assert!(payable(&h, &token, RENT).await["kobana_status"].is_null());
+
+    standin.lose_next_answers(1);
+    let lost = dispatch(&h, &token, RENT, "b").await;
+    assert_eq!(lost.status, 503);
+    assert_eq!(standin.payments_made(), 1, "the bank made it");
+    assert!(payable(&h, &token, RENT).await["kobana_status"].is_null(), "nothing recorded here");
+
+    let retried = dispatch(&h, &token, RENT, "c").await;
+    assert_eq!(retried.status, 200, "{}", text(&retried));
+    assert_eq!(standin.payments_made(), 1, "the retry found the payment the lost answer made");
+    assert_eq!(retried.json()["kobana_payment_uid"].as_str(), Some(standin.payments()[0].uid.as_str()));
+}
+
+#[tokio::test]
+async fn a_dispatch_is_cancelled_while_the_bank_holds_it_and_sent_again_as_a_new_payment() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    let never = cancel(&h, &token, RENT, "c0").await;
+    assert_eq!(never.status, 422, "{}", text(&never));
+    assert_eq!(details(&never), pair("id", "not_dispatched"));
+
+    let first = dispatch(&h, &token, RENT, "d1").await.json();
+    let cancelled = cancel(&h, &token, RENT, "c1").await;
+    assert_eq!(cancelled.status, 200, "{}", text(&cancelled));
+    let cancelled = cancelled.json();
+    assert_eq!(cancelled["kobana_status"], "canceled");
+    assert_eq!(cancelled["status"], "pending");
+    assert_eq!(standin.payments()[0].status, "canceled");
+    let again = cancel(&h, &token, RENT, "c2").await;
+    assert_eq!(details(&again), pair("id", "dispatch_terminal"));
+
+    // Back on the manual rail, or sent again: a new payment.
+    let second = dispatch(&h, &token, RENT, "d2").await;
+    assert_eq!(second.status, 200, "{}", text(&second));
+    assert_ne!(second.json()["kobana_payment_uid"], first["kobana_payment_uid"]);
+    assert_eq!(standin.payments_made(), 2);
+    // The first payment's late events change nothing.
+    let first_uid = first["kobana_payment_uid"].as_str().unwrap();
+    for (body, signature) in standin.take_events() {
+        assert_eq!(deliver(&h, &body, &signature).await.status, 200);
+    }
+    assert!(standin.advance(first_uid, "canceled").is_some());
+    deliver_all(&h, &standin).await;
+    assert_eq!(payable(&h, &token, RENT).await["kobana_status"], "pending");
+
+    // A payment already made cannot be stopped.
+    let uid = second.json()["kobana_payment_uid"].as_str().unwrap().to_string();
+    standin.advance(&uid, "confirmed").unwrap();
+    deliver_all(&h, &standin).await;
+    let late = cancel(&h, &token, RENT, "c3").await;
+    assert_eq!(details(&late), pair("id", "dispatch_terminal"));
+    assert_eq!(settlements(&h, RENT).await, 1);
+}
+
+#[tokio::test]
+async fn what_a_dispatch_needs_is_named() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    // No account to pay from.
+    let none = dispatch(&h, &token, RENT, "1").await;
+    assert_eq!(
+        (none.status.as_u16(), details(&none)),
+        (422, pair("financial_account_id", "missing")),
+        "{}",
+        text(&none)
+    );
+    // An account the gateway does not know.
+    let body = json!({"expected_account_id": ACME_CASH_ACCOUNT});
+    assert_eq!(send(&h, Method::PATCH, &format!("/v1/payables/{RENT}"), &token, Some(body)).await.status, 200);
+    let cash = dispatch(&h, &token, RENT, "2").await;
+    assert_eq!((cash.status.as_u16(), details(&cash)), (422, pair("financial_account_id", "account_not_connected")));
+    // A Pix to a key is not sent; a payable without coordinates names the barcode.
+    from_checking(&h, &token, ACME_SUPPLIES_PENDING).await;
+    let key = dispatch(&h, &token, ACME_SUPPLIES_PENDING, "3").await;
+    assert_eq!(key.status, 422, "{}", text(&key));
+    let body = json!({"company_id": ACME_COMPANY, "description": "Sem boleto", "amount": "10.00", "due_date": "2026-12-20",
+        "person_name": "Fornecedor X", "expected_account_id": ACME_CHECKING_ACCOUNT});
+    let bare = create_at(&h, "/v1/payables", &token, body).await;
+    // Made through the API, it waits at the approval gate: not sent until a person approves it.
+    assert_eq!(bare["payment_approval"], "pending_approval");
+    let waiting = dispatch(&h, &token, &id(&bare), "4a").await;
+    assert_eq!((waiting.status.as_u16(), details(&waiting)), (422, pair("payment_approval", "not_approved")));
+    approval::decide(&h.state.db, &id(&bare), &Decision::Approve).await.unwrap();
+    let missing = dispatch(&h, &token, &id(&bare), "4").await;
+    assert_eq!((missing.status.as_u16(), details(&missing)), (422, pair("barcode", "missing")), "{}", text(&missing));
+    // Only a pending payable: the paid November rent is not.
+    let paid = dispatch(&h, &token, ACME_RENT_NOVEMBER, "5").await;
+    assert_eq!(paid.status, 409, "{}", text(&paid));
+    // Its own scope, and a role that may move money.
+    let scoped = v1_token(&h, DEMO_OWNER, "finance.payables finance.payables.write");
+    let refused = dispatch(&h, &scoped, RENT, "6").await;
+    assert_eq!(refused.status, 403);
+    assert_eq!(refused.json()["error"]["details"]["required"], "finance.payables.dispatch");
+    let viewer = dispatch(&h, &h.api_token(DEMO_VIEWER), RENT, "7").await;
+    assert_eq!(viewer.status, 403);
+    assert_eq!(standin.payments_made(), 0);
+}
+
+#[tokio::test]
+async fn without_a_gateway_the_integration_is_not_connected() {
+    let h = Harness::with_demo().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    let reply = dispatch(&h, &token, RENT, "x").await;
+    assert_eq!((reply.status.as_u16(), details(&reply)), (422, pair("integration", "integration_not_connected")));
+    let body = br#"{"id":1,"code":"payment.db.updated","data":{}}"#;
+    assert_eq!(deliver(&h, body, &gateway::sign("anything", body)).await.status, 401);
+}
+
+#[tokio::test]
+async fn the_tool_asks_the_user_naming_payee_amount_method_and_account_then_pays_once() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    let mcp = h.token(DEMO_OWNER);
+    let args = json!({"id": RENT});
+    let capable = |extra: Value| {
+        let mut m = call("finance_payables_send_to_bank", args.clone());
+        let mut body: Value = serde_json::from_slice(&m.body).unwrap();
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+        for (k, v) in extra.as_object().unwrap() {
+            body["params"][k] = v.clone();
+        }
+        m.body = body.to_string().into_bytes();
+        m.bearer(&mcp).build()
+    };
+    let ask = h.send(capable(json!({}))).await.result();
+    assert_eq!(ask["resultType"], "input_required", "{ask}");
+    let message = ask["inputRequests"]["confirm"]["params"]["message"].as_str().unwrap().to_string();
+    for part in ["Aluguel", "Imobiliária", "R$ 4.500,00", "boleto", "Conta corrente"] {
+        assert!(message.contains(part), "{part} in {message}");
+    }
+    assert_eq!(standin.payments_made(), 0, "asking sends nothing");
+    let accept = json!({"requestState": ask["requestState"], "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
+    let done = h.send(capable(accept.clone())).await.result();
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(done["structuredContent"]["kobana_status"], "pending");
+    let replay = h.send(capable(accept)).await.result();
+    assert_eq!(replay["structuredContent"], done["structuredContent"]);
+    assert_eq!(standin.payments_made(), 1);
+    let via = count(&h, "SELECT COUNT(*) FROM audit_events WHERE action = 'payables.send_to_bank' AND channel = 'mcp' AND target_id = $1", RENT)
+        .await;
+    assert_eq!(via, 1);
+}
