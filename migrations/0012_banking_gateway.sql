@@ -2,6 +2,13 @@
 -- as the gateway knows it, each payable's dispatch, the receipts of what the bank
 -- paid, and the gateway's events already applied.
 ALTER TABLE financial_accounts ADD COLUMN kobana_account_uid TEXT;
+-- The account's boleto agreement at the gateway (`bank_billet_account_id`): boletos
+-- charged into it are issued under it.
+ALTER TABLE financial_accounts ADD COLUMN kobana_billet_account_id BIGINT;
+-- A person's billing address, which a boleto needs (JSON: street, number, neighborhood,
+-- city, state, zip_code). Kept for the charges, never answered (as the real API keeps
+-- people's addresses).
+ALTER TABLE people ADD COLUMN billing_address TEXT;
 
 -- The approval gate: a workspace setting, on by default. A payable created through the
 -- API or a tool there waits at the gate (`pending_approval`) until a person approves it
@@ -35,6 +42,34 @@ CREATE TABLE payment_dispatches (
     updated_at          TEXT NOT NULL
 );
 CREATE UNIQUE INDEX payment_dispatches_by_billing ON payment_dispatches (workspace_id, billing_id, attempt);
+
+-- A receivable's charges through the gateway: each a Pix charge (its uid) or a boleto
+-- (its id, as text, and `charge_id`), with the gateway's commercial status, its
+-- registration status and the time of the last change kept (an older event never undoes
+-- a newer one). `current` marks the receivable's last charge: a new charge after a
+-- cancelled or failed one is another row.
+CREATE TABLE receivable_charges (
+    charge_uid          TEXT PRIMARY KEY,
+    billing_id          TEXT NOT NULL REFERENCES billings (id),
+    workspace_id        TEXT NOT NULL REFERENCES workspaces (id),
+    attempt             INTEGER NOT NULL,
+    current             INTEGER NOT NULL CHECK (current IN (0, 1)),
+    kind                TEXT NOT NULL CHECK (kind IN ('bank_billet', 'pix')),
+    charge_id           BIGINT,
+    account_id          TEXT NOT NULL REFERENCES financial_accounts (id),
+    status              TEXT NOT NULL,
+    registration_status TEXT,
+    status_updated_at   TEXT NOT NULL,
+    url                 TEXT,
+    barcode             TEXT,
+    digitable_line      TEXT,
+    pix_qrcode          TEXT,
+    charged_by          TEXT,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL
+);
+CREATE UNIQUE INDEX receivable_charges_current ON receivable_charges (workspace_id, billing_id) WHERE current = 1;
+CREATE INDEX receivable_charges_by_billing ON receivable_charges (workspace_id, billing_id, attempt);
 
 -- Proofs of payment (comprovantes): from the gateway when it pays a payable, or
 -- uploaded. A receipt never settles a bill.

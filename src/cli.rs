@@ -341,6 +341,7 @@ async fn embedded_gateway(config: &mut Config) -> Result<Option<crate::gateway::
         api_token: credentials.api_token.clone(),
         webhook_secret: credentials.webhook_secret.clone(),
         accounts: vec![seed::ACME_CHECKING_KOBANA_UID.to_string()],
+        billet_accounts: vec![seed::ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap_or_default()],
         auto: Some(Auto {
             webhook_url: format!("{}/v1/webhooks/kobana", config.public_url),
             step: standin_step(),

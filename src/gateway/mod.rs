@@ -8,8 +8,11 @@
 //!   `X-Idempotency-Key` the caller derives from the payable: a dispatch retried after
 //!   a timeout finds the payment the first attempt made instead of paying twice.
 //! * `PUT /v2/payment/{kind}/{uid}/cancel` asks for its cancellation.
-//! * Events (`POST /v1/webhooks/kobana` on this server) carry a payment as it stands;
-//!   their body is signed with the webhook's secret ([`Gateway::verify`]).
+//! * `POST /v2/charge/pix` and `POST /v1/bank_billets` issue a receivable's charge (a
+//!   Pix, a boleto); `PUT /v2/charge/pix/{uid}/cancel` and `PUT /v1/bank_billets/{id}/cancel`
+//!   take it back.
+//! * Events (`POST /v1/webhooks/kobana` on this server) carry a payment or a charge as it
+//!   stands; their body is signed with the webhook's secret ([`Gateway::verify`]).
 //!
 //! A call has a deadline; no answer, a 5xx or a 429 is [`GatewayError::Unavailable`]
 //! (the caller answers 503 with `Retry-After` and writes nothing), a 4xx is
@@ -215,15 +218,132 @@ pub struct Envelope<T> {
     pub data: T,
 }
 
-/// An event the gateway sends (`v1_event_object`): `payment.db.updated` carries the
-/// payment as it stands after the change.
+/// An event the gateway sends (`v1_event_object`): the object as it stands after the
+/// change — `payment.db.updated` a payment, `pix.db.updated` a Pix charge,
+/// `bank_billet.updated` a boleto.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Event {
     pub id: i64,
     pub code: String,
-    pub data: Payment,
+    pub data: serde_json::Value,
     #[serde(default)]
     pub occurred_at: Option<String>,
+}
+
+/// What an event is about.
+#[derive(Debug, Clone)]
+pub enum Subject {
+    Payment(Payment),
+    Pix(PixCharge),
+    BankBillet(BankBillet),
+}
+
+impl Event {
+    /// Its object, read by its code's first word; `None` for any other event.
+    pub fn subject(&self) -> Result<Option<Subject>, String> {
+        let read = |e: serde_json::Error| format!("the event's {} is not readable: {e}", self.code);
+        let data = self.data.clone();
+        Ok(Some(match self.code.split('.').next() {
+            Some("payment") => Subject::Payment(serde_json::from_value(data).map_err(read)?),
+            Some("pix") => Subject::Pix(serde_json::from_value(data).map_err(read)?),
+            Some("bank_billet") => Subject::BankBillet(serde_json::from_value(data).map_err(read)?),
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// Whom a charge bills (`v2_pix.payer`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Payer {
+    pub document_number: String,
+    pub name: String,
+}
+
+/// A Pix charge to issue (`v2_pix`, `POST /v2/charge/pix`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewPixCharge {
+    pub amount: f64,
+    pub pix_account_uid: String,
+    pub expire_at: String,
+    pub payer: Payer,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+}
+
+/// A Pix charge's code.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PixCode {
+    #[serde(default)]
+    pub emv: Option<String>,
+}
+
+/// A Pix charge as the gateway has it (`v2_pix`, the fields the charge reads). `status`
+/// (commercial): `opened`, `paid`, `overdue`, `canceled`, `generation_failed`;
+/// `registration_status`: `pending`, `confirmed`, `rejected`, `failed`, …
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PixCharge {
+    pub uid: String,
+    pub amount: f64,
+    pub status: String,
+    #[serde(default)]
+    pub registration_status: Option<String>,
+    #[serde(default)]
+    pub paid_at: Option<String>,
+    #[serde(default)]
+    pub paid_amount: Option<f64>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub qrcode: Option<PixCode>,
+    #[serde(default)]
+    pub external_id: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A boleto to issue (`v1_bank_billet_object`, `POST /v1/bank_billets`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewBankBillet {
+    pub amount: f64,
+    pub expire_at: String,
+    pub bank_billet_account_id: i64,
+    pub customer_person_name: String,
+    pub customer_cnpj_cpf: String,
+    pub customer_zipcode: String,
+    pub customer_address: String,
+    pub customer_address_number: String,
+    pub customer_neighborhood: String,
+    pub customer_city_name: String,
+    pub customer_state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A boleto as the gateway has it (the fields the charge reads). `status`: `generating`,
+/// `opened`, `paid`, `overdue`, `canceled`, `generation_failed`, …
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BankBillet {
+    pub id: i64,
+    #[serde(default)]
+    pub uid: Option<String>,
+    pub amount: f64,
+    pub status: String,
+    #[serde(default)]
+    pub registration_status: Option<String>,
+    #[serde(default)]
+    pub paid_at: Option<String>,
+    #[serde(default)]
+    pub paid_amount: Option<f64>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub line: Option<String>,
+    #[serde(default)]
+    pub barcode: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
 }
 
 /// The signature header's value of `body` under `secret`.
@@ -311,6 +431,39 @@ impl Gateway {
     ) -> Result<(), GatewayError> {
         let path = format!("/v2/payment/{}/{uid}/cancel", kind.collection());
         self.call(Method::PUT, &path, None, idempotency_key).await.map(drop)
+    }
+
+    /// Issues a Pix charge, or finds the one an earlier call with the same key issued.
+    pub async fn create_pix_charge(
+        &self,
+        charge: &NewPixCharge,
+        idempotency_key: &str,
+    ) -> Result<PixCharge, GatewayError> {
+        let body = serde_json::to_vec(charge).map_err(|e| GatewayError::Unavailable(e.to_string()))?;
+        let answer = self.call(Method::POST, "/v2/charge/pix", Some(body), idempotency_key).await?;
+        read::<Envelope<PixCharge>>(&answer).map(|e| e.data)
+    }
+
+    /// Asks for a Pix charge's cancellation (confirmed later, by an event).
+    pub async fn cancel_pix_charge(&self, uid: &str, idempotency_key: &str) -> Result<(), GatewayError> {
+        self.call(Method::PUT, &format!("/v2/charge/pix/{uid}/cancel"), None, idempotency_key).await.map(drop)
+    }
+
+    /// Issues a boleto, or finds the one an earlier call with the same key issued.
+    pub async fn create_bank_billet(
+        &self,
+        billet: &NewBankBillet,
+        idempotency_key: &str,
+    ) -> Result<BankBillet, GatewayError> {
+        let body = serde_json::to_vec(billet).map_err(|e| GatewayError::Unavailable(e.to_string()))?;
+        let answer = self.call(Method::POST, "/v1/bank_billets", Some(body), idempotency_key).await?;
+        read::<BankBillet>(&answer)
+    }
+
+    /// Cancels a boleto: it can no longer be paid, at once.
+    pub async fn cancel_bank_billet(&self, id: i64, idempotency_key: &str) -> Result<BankBillet, GatewayError> {
+        let answer = self.call(Method::PUT, &format!("/v1/bank_billets/{id}/cancel"), None, idempotency_key).await?;
+        read::<BankBillet>(&answer)
     }
 
     async fn call(

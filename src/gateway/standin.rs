@@ -24,7 +24,10 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use http_body_util::Full;
 
-use super::{sign, Beneficiary, Envelope, ErrorBody, Event, NewPayment, Payment, PaymentKind, Reason, TERMINAL};
+use super::{
+    sign, BankBillet, Beneficiary, Envelope, ErrorBody, Event, NewBankBillet, NewPayment, NewPixCharge, Payment,
+    PaymentKind, PixCharge, PixCode, Reason, TERMINAL,
+};
 
 /// How the stand-in moves payments by itself and tells the product.
 #[derive(Debug, Clone)]
@@ -42,8 +45,10 @@ pub struct Auto {
 pub struct Options {
     pub api_token: String,
     pub webhook_secret: String,
-    /// The source accounts it knows (`financial_account_uid`).
+    /// The accounts it knows (`financial_account_uid`, a Pix charge's `pix_account_uid`).
     pub accounts: Vec<String>,
+    /// The boleto agreements it knows (`bank_billet_account_id`).
+    pub billet_accounts: Vec<i64>,
     pub auto: Option<Auto>,
     /// The share of calls answered 503 before anything happens (0 to 1).
     pub failure_rate: f64,
@@ -56,6 +61,10 @@ pub struct Options {
 #[derive(Default)]
 struct Book {
     payments: Vec<Payment>,
+    pix: Vec<PixCharge>,
+    billets: Vec<BankBillet>,
+    /// Pix charges whose cancellation was asked for (confirmed at their next step).
+    cancelling: Vec<String>,
     /// The payment each idempotency key made.
     keys: HashMap<String, String>,
     /// Events not yet taken (manual mode) or delivered (auto mode).
@@ -96,6 +105,10 @@ impl StandIn {
             .route("/v2/payment/{collection}", post(create))
             .route("/v2/payment/{collection}/{uid}", get(show))
             .route("/v2/payment/{collection}/{uid}/cancel", put(cancel))
+            .route("/v2/charge/pix", post(create_pix))
+            .route("/v2/charge/pix/{uid}/cancel", put(cancel_pix))
+            .route("/v1/bank_billets", post(create_billet))
+            .route("/v1/bank_billets/{id}/cancel", put(cancel_billet))
             .with_state(Arc::clone(&shared));
         tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
@@ -136,6 +149,31 @@ impl StandIn {
         Some(payment)
     }
 
+    /// How many charges (Pix and boletos) it has issued.
+    pub fn charges_made(&self) -> usize {
+        let book = self.book();
+        book.pix.len() + book.billets.len()
+    }
+
+    /// Moves a charge (a Pix uid, or a boleto id) as the bank would — `registered`,
+    /// `paid`, `overdue`, `canceled`, `rejected` — and queues its event.
+    pub fn advance_charge(&self, key: &str, to: &str) -> bool {
+        let mut book = self.book();
+        if let Some(charge) = book.pix.iter_mut().find(|c| c.uid == key) {
+            pix_moved(charge, to);
+            let charge = charge.clone();
+            book.pix_event(&charge);
+            return true;
+        }
+        if let Some(billet) = book.billets.iter_mut().find(|b| b.id.to_string() == key) {
+            billet_moved(billet, to);
+            let billet = billet.clone();
+            book.billet_event(&billet);
+            return true;
+        }
+        false
+    }
+
     /// The events queued since the last call, each with its body and signature header.
     pub fn take_events(&self) -> Vec<(Vec<u8>, String)> {
         let events = std::mem::take(&mut self.book().events);
@@ -156,14 +194,25 @@ impl StandIn {
 
 impl Book {
     fn event(&mut self, payment: &Payment) {
+        let data = serde_json::to_value(payment).unwrap_or_default();
+        self.record("payment.db.updated", &payment.uid, data, &payment.updated_at);
+    }
+
+    fn pix_event(&mut self, charge: &PixCharge) {
+        let data = serde_json::to_value(charge).unwrap_or_default();
+        self.record("pix.db.updated", &charge.uid, data, &charge.updated_at);
+    }
+
+    fn billet_event(&mut self, billet: &BankBillet) {
+        let data = serde_json::to_value(billet).unwrap_or_default();
+        let at = billet.updated_at.clone().unwrap_or_default();
+        self.record("bank_billet.updated", &billet.id.to_string(), data, &at);
+    }
+
+    fn record(&mut self, code: &str, key: &str, data: serde_json::Value, at: &str) {
         self.next_event += 1;
-        self.events.push(Event {
-            id: self.next_event,
-            code: "payment.db.updated".into(),
-            data: payment.clone(),
-            occurred_at: Some(payment.updated_at.clone()),
-        });
-        self.moved.insert(payment.uid.clone(), std::time::Instant::now());
+        self.events.push(Event { id: self.next_event, code: code.into(), data, occurred_at: Some(at.to_string()) });
+        self.moved.insert(key.to_string(), std::time::Instant::now());
     }
 
     /// Whether to inject a failure now, given a rate (xorshift: deterministic per run).
@@ -194,6 +243,46 @@ fn moved(payment: &mut Payment, status: &str) {
         _ => {}
     }
     payment.updated_at = now;
+}
+
+fn pix_moved(charge: &mut PixCharge, to: &str) {
+    let now = crate::clock::now_rfc3339();
+    match to {
+        "registered" => {
+            charge.registration_status = Some("confirmed".into());
+            charge.qrcode = Some(PixCode {
+                emv: Some(format!("00020126580014br.gov.bcb.pix0136{}5204000053039865802BR", charge.uid)),
+            });
+        }
+        "paid" => {
+            charge.status = "paid".into();
+            charge.paid_at = Some(now.clone());
+            charge.paid_amount = Some(charge.amount);
+        }
+        "rejected" => charge.registration_status = Some("rejected".into()),
+        other => charge.status = other.into(),
+    }
+    charge.updated_at = now;
+}
+
+fn billet_moved(billet: &mut BankBillet, to: &str) {
+    let now = crate::clock::now_rfc3339();
+    match to {
+        "registered" => {
+            billet.status = "opened".into();
+            billet.registration_status = Some("confirmed".into());
+            billet.barcode = Some("34191090080000000000000000000018316560000450000".into());
+            billet.line = Some("34191.09008 00000.000000 00000.000018 3 16560000450000".into());
+        }
+        "paid" => {
+            billet.status = "paid".into();
+            billet.paid_at = Some(now.clone());
+            billet.paid_amount = Some(billet.amount);
+        }
+        "rejected" => billet.registration_status = Some("rejected".into()),
+        other => billet.status = other.into(),
+    }
+    billet.updated_at = Some(now);
 }
 
 fn refusal(status: StatusCode, code: &str, param: Option<&str>, title: &str) -> Response {
@@ -365,6 +454,169 @@ async fn cancel(
     .into_response()
 }
 
+/// The idempotency key of a call, if it sent one.
+fn key_of(headers: &HeaderMap) -> Option<String> {
+    headers.get("x-idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_string)
+}
+
+fn is_document(text: &str) -> bool {
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    digits.len() == 11 || digits.len() == 14
+}
+
+async fn create_pix(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refused) = refusal_of(&shared, &headers) {
+        return refused;
+    }
+    let Ok(new) = serde_json::from_slice::<NewPixCharge>(&body) else {
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
+    };
+    if !shared.options.accounts.contains(&new.pix_account_uid) {
+        return refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_found",
+            Some("pix_account_uid"),
+            "Conta Pix não encontrada",
+        );
+    }
+    if !is_document(&new.payer.document_number) {
+        return refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            Some("payer.document_number"),
+            "CPF/CNPJ inválido",
+        );
+    }
+    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
+    let key = key_of(&headers);
+    if let Some(uid) = key.as_ref().and_then(|k| book.keys.get(k)).cloned() {
+        if let Some(charge) = book.pix.iter().find(|c| c.uid == uid).cloned() {
+            return (StatusCode::CREATED, Json(Envelope { status: 201, data: charge })).into_response();
+        }
+    }
+    let now = crate::clock::now_rfc3339();
+    let charge = PixCharge {
+        uid: uuid::Uuid::new_v4().to_string(),
+        amount: new.amount,
+        status: "opened".into(),
+        registration_status: Some("pending".into()),
+        paid_at: None,
+        paid_amount: None,
+        url: None,
+        qrcode: None,
+        external_id: new.external_id.clone(),
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    if let Some(key) = key {
+        book.keys.insert(key, charge.uid.clone());
+    }
+    book.pix.push(charge.clone());
+    book.pix_event(&charge);
+    (StatusCode::CREATED, Json(Envelope { status: 201, data: charge })).into_response()
+}
+
+async fn cancel_pix(State(shared): State<Arc<Shared>>, Path(uid): Path<String>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refusal_of(&shared, &headers) {
+        return refused;
+    }
+    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(charge) = book.pix.iter().find(|c| c.uid == uid).cloned() else {
+        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Pix não encontrado");
+    };
+    if ["paid", "canceled", "generation_failed"].contains(&charge.status.as_str()) {
+        return refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_status",
+            Some("status"),
+            "O Pix não pode ser cancelado",
+        );
+    }
+    if !book.cancelling.contains(&uid) {
+        book.cancelling.push(uid);
+    }
+    Json(Envelope { status: 200, data: serde_json::json!({"status": "pending", "operation": "cancel"}) })
+        .into_response()
+}
+
+async fn create_billet(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refused) = refusal_of(&shared, &headers) {
+        return refused;
+    }
+    let Ok(new) = serde_json::from_slice::<NewBankBillet>(&body) else {
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
+    };
+    if !shared.options.billet_accounts.contains(&new.bank_billet_account_id) {
+        return refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_found",
+            Some("bank_billet_account_id"),
+            "Carteira não encontrada",
+        );
+    }
+    let address = [
+        &new.customer_zipcode,
+        &new.customer_address,
+        &new.customer_neighborhood,
+        &new.customer_city_name,
+        &new.customer_state,
+    ];
+    if !is_document(&new.customer_cnpj_cpf) || address.iter().any(|f| f.trim().is_empty()) {
+        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", Some("customer"), "Dados do pagador incompletos");
+    }
+    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
+    let key = key_of(&headers);
+    if let Some(id) = key.as_ref().and_then(|k| book.keys.get(k)).cloned() {
+        if let Some(billet) = book.billets.iter().find(|b| b.id.to_string() == id).cloned() {
+            return (StatusCode::CREATED, Json(billet)).into_response();
+        }
+    }
+    let now = crate::clock::now_rfc3339();
+    let id = 1000 + book.billets.len() as i64 + 1;
+    let billet = BankBillet {
+        id,
+        uid: Some(uuid::Uuid::new_v4().to_string()),
+        amount: new.amount,
+        status: "generating".into(),
+        registration_status: Some("pending".into()),
+        paid_at: None,
+        paid_amount: None,
+        url: Some(format!("https://bole.to/{id}")),
+        line: None,
+        barcode: None,
+        created_at: Some(now.clone()),
+        updated_at: Some(now),
+    };
+    if let Some(key) = key {
+        book.keys.insert(key, id.to_string());
+    }
+    book.billets.push(billet.clone());
+    book.billet_event(&billet);
+    (StatusCode::CREATED, Json(billet)).into_response()
+}
+
+async fn cancel_billet(State(shared): State<Arc<Shared>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refusal_of(&shared, &headers) {
+        return refused;
+    }
+    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(billet) = book.billets.iter_mut().find(|b| b.id.to_string() == id) else {
+        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Boleto não encontrado");
+    };
+    if ["paid", "canceled"].contains(&billet.status.as_str()) {
+        return refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_status",
+            Some("status"),
+            "O boleto não pode ser cancelado",
+        );
+    }
+    billet_moved(billet, "canceled");
+    let billet = billet.clone();
+    book.billet_event(&billet);
+    Json(billet).into_response()
+}
+
 /// Moves each live payment one step per `step` and delivers the events.
 async fn run_auto(shared: Arc<Shared>, auto: Auto) {
     let http = Arc::new(crate::aws::Https::new());
@@ -389,6 +641,41 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
                     moved(payment, status);
                     let payment = payment.clone();
                     book.event(&payment);
+                }
+            }
+            // Charges: registered after a step, paid after another (the customer pays);
+            // a Pix whose cancellation was asked for is cancelled instead.
+            let due = |key: &str| book.moved.get(key).is_none_or(|at| now.duration_since(*at) >= auto.step);
+            let pix: Vec<(String, &'static str)> = book
+                .pix
+                .iter()
+                .filter(|c| due(&c.uid))
+                .filter_map(|c| match (c.status.as_str(), c.registration_status.as_deref()) {
+                    ("opened", _) if book.cancelling.contains(&c.uid) => Some((c.uid.clone(), "canceled")),
+                    ("opened", Some("pending")) => Some((c.uid.clone(), "registered")),
+                    ("opened", Some("confirmed")) => Some((c.uid.clone(), "paid")),
+                    _ => None,
+                })
+                .collect();
+            let billets: Vec<(String, &'static str)> = book
+                .billets
+                .iter()
+                .filter(|b| due(&b.id.to_string()))
+                .filter_map(|b| match b.status.as_str() {
+                    "generating" => Some((b.id.to_string(), "registered")),
+                    "opened" => Some((b.id.to_string(), "paid")),
+                    _ => None,
+                })
+                .collect();
+            for (key, to) in pix.into_iter().chain(billets) {
+                if let Some(charge) = book.pix.iter_mut().find(|c| c.uid == key) {
+                    pix_moved(charge, to);
+                    let charge = charge.clone();
+                    book.pix_event(&charge);
+                } else if let Some(billet) = book.billets.iter_mut().find(|b| b.id.to_string() == key) {
+                    billet_moved(billet, to);
+                    let billet = billet.clone();
+                    book.billet_event(&billet);
                 }
             }
             std::mem::take(&mut book.events)

@@ -632,13 +632,15 @@ mod tests {
                     || *name == "finance_accounts_adjust_balance"
                     || *name == "finance_reconciliations_create"
                     || *name == "finance_payables_send_to_bank"
-                    || *name == "finance_payables_cancel_dispatch",
+                    || *name == "finance_payables_cancel_dispatch"
+                    || *name == "finance_receivables_charge"
+                    || *name == "finance_receivables_cancel_charge",
                 "{name}"
             );
         }
-        assert_eq!(destructive.len(), 12 + 3 * 2 + 3 + 2, "{destructive:?}");
+        assert_eq!(destructive.len(), 12 + 3 * 2 + 3 + 4, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 81);
+        assert_eq!(catalogue().count(), 83);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

@@ -506,8 +506,18 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     // the bank from it (the embedded stand-in of `make run` knows this account).
     insert(
         conn,
-        "UPDATE financial_accounts SET kobana_account_uid = $1 WHERE id = $2",
-        &[Some(ACME_CHECKING_KOBANA_UID), Some(ACME_CHECKING_ACCOUNT)],
+        "UPDATE financial_accounts SET kobana_account_uid = $1, kobana_billet_account_id = CAST($2 AS BIGINT) WHERE id = $3",
+        &[Some(ACME_CHECKING_KOBANA_UID), Some(ACME_CHECKING_BILLET_ACCOUNT), Some(ACME_CHECKING_ACCOUNT)],
+    )
+    .await?;
+    // The customer of the pending sale has a billing address (a boleto needs one).
+    insert(
+        conn,
+        "UPDATE people SET billing_address = $1 WHERE id = $2",
+        &[
+            Some(r#"{"street":"Av. Paulista","number":"1000","neighborhood":"Bela Vista","city":"São Paulo","state":"SP","zip_code":"01310100"}"#),
+            Some("9e000000-0001-4000-8000-000000000003"),
+        ],
     )
     .await?;
     // A manual transaction: the partners' capital contribution.
@@ -632,8 +642,11 @@ pub const BETA_COMPANY: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
 
 /// Fixed ids of Acme's demo records (Acme Comércio), for tests and fixtures that name them.
 pub const ACME_CHECKING_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000001";
-/// The checking account as the banking gateway knows it (`financial_account_uid`).
+/// The checking account as the banking gateway knows it (`financial_account_uid`, its
+/// Pix charges' `pix_account_uid`).
 pub const ACME_CHECKING_KOBANA_UID: &str = "0190a5c2-7d1e-7c3b-9f1a-5b2e8d4c6a10";
+/// The checking account's boleto agreement at the gateway (`bank_billet_account_id`).
+pub const ACME_CHECKING_BILLET_ACCOUNT: &str = "4242";
 pub const ACME_CASH_ACCOUNT: &str = "a1b2c3d4-0001-4000-8000-000000000002";
 pub const ACME_SALARIES_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000003";
 pub const ACME_RENT_CATEGORY: &str = "ca7e0000-0001-4000-8000-000000000004";

@@ -44,7 +44,7 @@ const CATALOGUE = {
   workspaces: ['list'],
   cash_flow: ['get'],
   payables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen', 'send_to_bank', 'cancel_dispatch'],
-  receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen'],
+  receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen', 'charge', 'cancel_charge'],
   reconciliations: ['create', 'get', 'delete', 'suggest'],
   transactions: ['list', 'get', 'create', 'update', 'delete', 'aggregates'],
   transfers: ['get', 'create'],

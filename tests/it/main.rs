@@ -18,6 +18,7 @@ mod automatic_rules;
 mod blob_store;
 mod cash_flow;
 mod categories;
+mod charges;
 mod companies;
 mod concurrency;
 mod cost_centers;

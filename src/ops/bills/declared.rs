@@ -6,6 +6,7 @@
 
 use crate::storage::Conn;
 
+use super::charges::{ChargeKind, ChargeRequest};
 use super::{
     check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, For, Of, Payable, Receivable,
     SettleRequest, Transition,
@@ -67,8 +68,9 @@ impl<B: BillKind> Deletable for Bills<B> {
     async fn refused(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
         let id = crate::ops::common::path_id(id, B::NOUN)?;
         crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &id, "deleted").await?;
-        if B::KIND == "payable" {
-            super::dispatch::refuse_if_dispatched(conn, ws, &id, "deleted").await?;
+        match B::KIND {
+            "payable" => super::dispatch::refuse_if_dispatched(conn, ws, &id, "deleted").await?,
+            _ => super::charges::refuse_if_charged(conn, ws, &id, "deleted").await?,
         }
         Ok(())
     }
@@ -414,8 +416,89 @@ the user to confirm.",
 /// The `/v1/payables` operations.
 pub static PAYABLES: Declaration =
     Declaration::of::<Payables>(const { &joined::<10, 2, 12>(bill_operations::<Payable>(), PAYABLE_BANK) });
+/// A receivable's orders to the bank: its charge and the charge's cancellation.
+const RECEIVABLE_BANK: [Op; 2] = [
+    Op::write("post", "/{id}/charge", "charge", "Charge a receivable by Pix or boleto through the banking gateway", run_charge)
+        .bank()
+        .takes::<ChargeRequest>()
+        .answers(200, schema_of::<Of<Receivable, Billing>>)
+        .tool(
+            "finance_receivables_charge",
+            "Charge a customer by Pix or boleto",
+            "Issues a Pix charge (kind pix) or a boleto (kind bank_billet) for a pending receivable, to its customer, \
+received in its account. charge_state: registering, registered (then kobana_pix_qrcode or the boleto's line), \
+paid (then it is received), canceled. Asks the user to confirm.",
+        )
+        .confirmed(confirm_charge),
+    Op::write("post", "/{id}/charge/cancel", "cancel_charge", "Cancel a receivable's charge", run_cancel_charge)
+        .bank()
+        .answers(200, schema_of::<Of<Receivable, Billing>>)
+        .tool(
+            "finance_receivables_cancel_charge",
+            "Cancel a charge",
+            "Cancels a receivable's live charge: a boleto at once, a Pix once the bank confirms (charge_state canceled). \
+The receivable stays pending. Asks the user to confirm.",
+        )
+        .confirmed(confirm_cancel_charge),
+];
+
 /// The `/v1/receivables` operations.
-pub static RECEIVABLES: Declaration = Declaration::of::<Receivables>(const { &bill_operations::<Receivable>() });
+pub static RECEIVABLES: Declaration =
+    Declaration::of::<Receivables>(const { &joined::<10, 2, 12>(bill_operations::<Receivable>(), RECEIVABLE_BANK) });
+
+fn run_charge(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move {
+        let request: ChargeRequest = parse(c.body)?;
+        reply(Of::<Receivable, _>::new(super::charges::charge(c.ctx, c.conn, c.ws, c.id, request).await?))
+    })
+}
+
+fn run_cancel_charge(c: Call<'_>) -> Running<'_> {
+    Box::pin(
+        async move { reply(Of::<Receivable, _>::new(super::charges::cancel_charge(c.ctx, c.conn, c.ws, c.id).await?)) },
+    )
+}
+
+/// "Charge … by Pix?": the customer, the amount in R$, how, due when, into which account.
+fn confirm_charge(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, body, .. } = c;
+        let request: ChargeRequest = parse(body)?;
+        let how = match request.kind {
+            ChargeKind::Pix => "a Pix charge",
+            ChargeKind::BankBillet => "a boleto",
+        };
+        let Some(bill) = peek::<Receivables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
+            return Ok(format!("Send the customer {how} for the receivable {id}?"));
+        };
+        let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
+            Some(account) => {
+                format!(", received in the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?)
+            }
+            None => String::new(),
+        };
+        Ok(format!(
+            "Send the customer {how} of {} for the receivable {}{account}?",
+            bill.row.nominal_amount.brl(),
+            label::<Receivable>(&bill)
+        ))
+    })
+}
+
+/// "Cancel the charge …?": the receivable and what the customer was billed.
+fn confirm_cancel_charge(c: Call<'_>) -> Asking<'_> {
+    Box::pin(async move {
+        let Call { ctx, conn, ws, id, .. } = c;
+        let Some(bill) = peek::<Receivables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
+            return Ok(format!("Cancel the charge of the receivable {id}? It stays pending."));
+        };
+        Ok(format!(
+            "Cancel the charge of {} for the receivable {}? The customer can no longer pay it; the receivable stays pending.",
+            bill.row.nominal_amount.brl(),
+            label::<Receivable>(&bill)
+        ))
+    })
+}
 
 fn run_send_to_bank(c: Call<'_>) -> Running<'_> {
     Box::pin(

@@ -25,10 +25,9 @@ use serde_json::json;
 use super::coordinates::PaymentCoordinates;
 use super::rows::find;
 use super::{Billing, KindRecord, Payable, SettleRequest};
-use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
-use crate::domain::roles::{Access, Resource, Role, ScopeSet};
+use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, TERMINAL};
 use crate::ops::common::{audit_write, audit_write_with, unprocessable};
@@ -195,7 +194,7 @@ async fn source_account(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Res
 }
 
 /// What the gateway said, as this API says it.
-fn gateway_error(e: GatewayError) -> ApiError {
+pub(super) fn gateway_error(e: GatewayError) -> ApiError {
     match e {
         GatewayError::NotConnected => unprocessable(
             "integration",
@@ -350,7 +349,7 @@ pub async fn cancel_dispatch(
 
 /// Applies a payment's status to the payable it pays, when it is newer than the one
 /// kept: `confirmed` settles the payable and files its receipt.
-async fn mirror(
+pub async fn mirror(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
@@ -443,64 +442,11 @@ async fn paid(
     Ok(())
 }
 
-/// Who applies the gateway's events: the server itself (`system`), for the user who
-/// sent the payable to the bank, allowed what a settlement writes and nothing else.
-fn system_identity(user_id: Option<String>) -> crate::auth::Identity {
-    crate::auth::Identity {
-        user_id: user_id.unwrap_or_else(|| "system".into()),
-        scopes: ScopeSet::parse("finance.payables finance.payables.write finance.transactions.write"),
-        jti: None,
-    }
-}
-
-/// What an event did.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Applied {
-    /// Its status is now the payable's mirror.
-    Changed,
-    /// Already applied, older than what is kept, or about a payment no payable has.
-    Ignored,
-    /// About a payment this server does not know yet (its dispatch may still be
-    /// committing): the gateway should deliver it again later.
-    Unknown,
-}
-
-/// Applies one event of the gateway, in the write's transaction `conn`. The event's
-/// signature was checked by the door.
-pub async fn apply_event(
-    services: &crate::ops::Services<'_>,
-    conn: &mut Conn,
-    event: &gateway::Event,
-) -> Result<Applied, ApiError> {
-    let payment = &event.data;
-    let found: Option<(String, String)> =
-        sql::query("SELECT d.workspace_id, d.billing_id FROM payment_dispatches d WHERE d.payment_uid = $1")
-            .bind(&payment.uid)
-            .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
-            .await?;
-    let Some((workspace_id, billing_id)) = found else { return Ok(Applied::Unknown) };
-    let first = sql::query(
-        "INSERT INTO gateway_events (event_id, received_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
-    )
-    .bind(event.id.to_string())
-    .bind(Timestamp::now().to_string())
-    .execute(&mut *conn)
-    .await?;
-    if first == 0 {
-        return Ok(Applied::Ignored);
-    }
-    let name: String = sql::query("SELECT name FROM workspaces WHERE id = $1")
-        .bind(&workspace_id)
-        .map_optional(&mut *conn, |row| row.try_get(0))
-        .await?
-        .unwrap_or_default();
-    let ws = Membership { workspace_id, workspace_name: name, role: Role::Finance };
-    let dispatched_by = of_payment(conn, &ws, &billing_id, &payment.uid).await?.and_then(|d| d.dispatched_by);
-    let identity = system_identity(dispatched_by);
-    let memberships = std::slice::from_ref(&ws);
-    let ctx = OpContext { state: *services, identity: &identity, channel: Channel::System, memberships };
-    Ok(match mirror(&ctx, conn, &ws, &billing_id, payment).await? {
-        true => Applied::Changed,
-        false => Applied::Ignored,
-    })
+/// The payable whose dispatch made the payment `uid`, and who sent it: (workspace,
+/// payable, user).
+pub async fn owner(conn: &mut Conn, uid: &str) -> Result<Option<(String, String, Option<String>)>, ApiError> {
+    Ok(sql::query("SELECT workspace_id, billing_id, dispatched_by FROM payment_dispatches WHERE payment_uid = $1")
+        .bind(uid)
+        .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+        .await?)
 }

@@ -39,9 +39,11 @@
 //!   or before it is 422 `period_closed`.
 
 pub mod approval;
+pub mod charges;
 mod coordinates;
 pub mod declared;
 pub mod dispatch;
+pub mod events;
 mod rows;
 mod series;
 mod status;
@@ -221,8 +223,9 @@ pub async fn delete<B: BillKind>(
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
     super::reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "deleted").await?;
-    if B::KIND == "payable" {
-        dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "deleted").await?;
+    match B::KIND {
+        "payable" => dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "deleted").await?,
+        _ => charges::refuse_if_charged(conn, ws, &current.row.id, "deleted").await?,
     }
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
     refs::check_period(&company, "due_date", current.row.due_date)?;
@@ -246,6 +249,7 @@ pub async fn delete<B: BillKind>(
     for statement in [
         "UPDATE receipts SET payable_id = NULL WHERE workspace_id = $1 AND payable_id = $2",
         "DELETE FROM payment_dispatches WHERE workspace_id = $1 AND billing_id = $2",
+        "DELETE FROM receivable_charges WHERE workspace_id = $1 AND billing_id = $2",
     ] {
         sql::query(statement).bind(&ws.workspace_id).bind(&current.row.id).execute(&mut *conn).await?;
     }
@@ -465,6 +469,13 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         refs::check_period(&company, "due_date", current.row.due_date)?;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };
         check_open(&current)?;
+        let changes_what_is_billed = input.amount.is_some_and(|a| a.cents() != current.row.amount)
+            || input.due_date.is_some_and(|d| d != current.row.due_date)
+            || input.person_id.as_ref().is_some_and(|p| Some(p) != current.row.person_id.as_ref())
+            || input.person_name.as_ref().is_some_and(|n| Some(&**n) != current.row.person_name.as_deref());
+        if B::KIND == "receivable" && changes_what_is_billed {
+            charges::refuse_if_charged(conn, ws, &current.row.id, "changed in amount, due date or payer").await?;
+        }
         let description = required_if_sent("description", input.description.as_deref())?
             .unwrap_or(&current.row.description)
             .to_string();

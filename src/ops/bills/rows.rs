@@ -13,9 +13,11 @@ use crate::storage::{sql, Conn, Row};
 
 use super::coordinates;
 use super::wire::{
-    Billing, BillingRow, KindRecord, KindRow, PayableRowFields, ReconciliationRef, TaxCharge, TaxChargeInput,
+    Billing, BillingRow, KindRecord, KindRow, PayableRowFields, ReceivableRowFields, ReconciliationRef, TaxCharge,
+    TaxChargeInput,
 };
 use super::{BillKind, Payable, Receivable};
+use crate::domain::dates::Timestamp;
 
 use crate::domain::money::Cents;
 use crate::error::ApiError;
@@ -34,14 +36,6 @@ trait Listed: BillKind {
     const SHOWN: Option<(&'static str, &'static str)>;
 }
 
-/// The column of a field no bill holds a value of yet (the approval gate and the
-/// banking gateway bring them): a filter on it finds nothing.
-const UNSET: &str = "CAST(NULL AS TEXT)";
-
-const fn unset(name: &'static str, kind: Kind) -> Field {
-    Field { name, column: UNSET, kind, extension: None }
-}
-
 impl Listed for Payable {
     const SCOPE: &'static str = "billings.kind = 'payable'";
     const OWN: &'static [Field] = &[Field {
@@ -53,12 +47,26 @@ impl Listed for Payable {
     const SHOWN: Option<(&'static str, &'static str)> = Some(("payment_approval", super::approval::OFFICIAL));
 }
 
+/// A receivable's current charge's kind, status and registration, for a filter.
+const CHARGE_KIND: &str = "(SELECT c.kind FROM receivable_charges c WHERE c.workspace_id = billings.workspace_id \
+                           AND c.billing_id = billings.id AND c.current = 1)";
+const CHARGE_STATUS: &str = "(SELECT c.status FROM receivable_charges c WHERE c.workspace_id = billings.workspace_id \
+                             AND c.billing_id = billings.id AND c.current = 1)";
+const CHARGE_REGISTRATION: &str = "(SELECT c.registration_status FROM receivable_charges c \
+                                   WHERE c.workspace_id = billings.workspace_id AND c.billing_id = billings.id \
+                                   AND c.current = 1)";
+
 impl Listed for Receivable {
     const SCOPE: &'static str = "billings.kind = 'receivable'";
     const OWN: &'static [Field] = &[
-        unset("kobana_charge_kind", Kind::Enum(&["bank_billet", "pix"])),
-        unset("kobana_status", Kind::Text),
-        unset("kobana_registration_status", Kind::Text),
+        Field {
+            name: "kobana_charge_kind",
+            column: CHARGE_KIND,
+            kind: Kind::Enum(&["bank_billet", "pix"]),
+            extension: None,
+        },
+        Field { name: "kobana_status", column: CHARGE_STATUS, kind: Kind::Text, extension: None },
+        Field { name: "kobana_registration_status", column: CHARGE_REGISTRATION, kind: Kind::Text, extension: None },
     ];
     const SHOWN: Option<(&'static str, &'static str)> = None;
 }
@@ -161,6 +169,26 @@ static COLUMNS: &[Column] = &[
         }
         Ok(())
     }),
+    column("kobana_charge_kind", "rc.kind", |b, row, at| {
+        charged(b, row.try_get::<Option<String>, _>(at)?, |f, v| f.kobana_charge_kind = Some(v));
+        Ok(())
+    }),
+    column("kobana_charge_uid", "rc.charge_uid", |b, row, at| {
+        charged(b, row.try_get::<Option<String>, _>(at)?, |f, v| f.kobana_charge_uid = Some(v));
+        Ok(())
+    }),
+    column("kobana_status", "rc.status", |b, row, at| {
+        charged(b, row.try_get::<Option<String>, _>(at)?, |f, v| f.kobana_status = Some(v));
+        Ok(())
+    }),
+    column("kobana_registration_status", "rc.registration_status", |b, row, at| {
+        charged(b, row.try_get::<Option<String>, _>(at)?, |f, v| f.kobana_registration_status = Some(v));
+        Ok(())
+    }),
+    column("kobana_status_updated_at", "rc.status_updated_at", |b, row, at| {
+        charged(b, row.try_get::<Option<Timestamp>, _>(at)?, |f, v| f.kobana_status_updated_at = Some(v));
+        Ok(())
+    }),
     column("is_reconciled", "(CASE WHEN EXISTS (SELECT 1 FROM reconciliation_members m WHERE m.workspace_id = billings.workspace_id AND m.member_type = 'billing' AND m.member_id = billings.id) THEN 1 ELSE 0 END)", |b, row, at| put(&mut b.is_reconciled, row, at)),
     column("notes", "billings.notes", |b, row, at| put(&mut b.notes, row, at)),
     column("tax_charges_count", "(SELECT COUNT(*) FROM billing_tax_charges t WHERE t.workspace_id = billings.workspace_id AND t.billing_id = billings.id)", |b, row, at| put(&mut b.tax_charges_count, row, at)),
@@ -229,6 +257,27 @@ fn columns_of(field: &str) -> &'static [&'static str] {
     }
 }
 
+/// Sets a field of a receivable's charge from its column, where it has a value (only a
+/// charged receivable's row does): the value makes the row a receivable's.
+fn charged<T>(b: &mut BillingRow, value: Option<T>, set: impl FnOnce(&mut ReceivableRowFields, T)) {
+    let Some(value) = value else { return };
+    let mut fields = match b.kind.take() {
+        Some(KindRow::Receivable(fields)) => fields,
+        _ => ReceivableRowFields::default(),
+    };
+    set(&mut fields, value);
+    b.kind = Some(KindRow::Receivable(fields));
+}
+
+/// The aliases of a receivable's charge columns (read through the `rc` join).
+const CHARGE_ALIASES: [&str; 5] = [
+    "kobana_charge_kind",
+    "kobana_charge_uid",
+    "kobana_status",
+    "kobana_registration_status",
+    "kobana_status_updated_at",
+];
+
 /// `SELECT … FROM billings` with every column of a bill.
 pub static SELECT: LazyLock<String> = LazyLock::new(|| select(|_| true));
 
@@ -242,6 +291,12 @@ fn select(wanted: impl Fn(&str) -> bool) -> String {
     }
     if wanted("category_name") {
         sql.push_str(" LEFT JOIN categories ON categories.id = billings.category_id");
+    }
+    if CHARGE_ALIASES.iter().any(|alias| wanted(alias)) {
+        sql.push_str(
+            " LEFT JOIN receivable_charges rc ON rc.workspace_id = billings.workspace_id AND rc.billing_id = billings.id \
+             AND rc.current = 1",
+        );
     }
     sql
 }
@@ -285,6 +340,12 @@ pub fn from_row(row: &Row<'_>) -> Result<BillingRow, crate::storage::Error> {
         next += found + 1;
     }
     b.nominal_amount = Cents::nominal(b.amount, b.interest_amount, b.discount_amount);
+    if let Some(KindRow::Receivable(fields)) = &mut b.kind {
+        if let Some(status) = &fields.kobana_status {
+            let state = super::charges::charge_state(status, fields.kobana_registration_status.as_deref());
+            fields.charge_state = Some(state.to_string());
+        }
+    }
     Ok(b)
 }
 
@@ -312,6 +373,16 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
             fields.kobana_payment_uid = Some(dispatch.payment_uid);
             fields.kobana_status = Some(dispatch.status);
             fields.kobana_status_updated_at = Some(dispatch.status_updated_at);
+        }
+    }
+    if let KindRecord::Receivable(fields) = &mut kind {
+        let charged = matches!(&row.kind, Some(KindRow::Receivable(f)) if f.kobana_charge_uid.is_some());
+        if let Some(charge) = charged.then_some(()).and(super::charges::current(conn, ws, &row.id).await?) {
+            fields.kobana_charge_id = charge.charge_id;
+            fields.kobana_charge_url = charge.url;
+            fields.kobana_barcode = charge.barcode;
+            fields.kobana_digitable_line = charge.digitable_line;
+            fields.kobana_pix_qrcode = charge.pix_qrcode;
         }
     }
     // The row already says whether a group holds it: only then is the group read.

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{Event, SIGNATURE_HEADER};
-use crate::ops::bills::dispatch::{apply_event, Applied};
+use crate::ops::bills::events::{apply_event, Applied};
 
 /// The largest event body taken.
 pub const MAX_EVENT_BYTES: usize = 256 * 1024;
@@ -42,8 +42,8 @@ async fn receive(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<A
     let applied = apply_event(&services, &mut tx, &event).await?;
     tx.commit().await?;
     if applied == Applied::Unknown {
-        tracing::info!(payment = %event.data.uid, event = event.id, "an event about a payment not recorded yet");
-        return Err(ApiError::unavailable("payment this event is about"));
+        tracing::info!(event = event.id, code = %event.code, "an event about an object not recorded yet");
+        return Err(ApiError::unavailable("record this event is about"));
     }
     Ok(applied)
 }

@@ -6,7 +6,7 @@ use http::Method;
 use kobana_finance_mcp::config::{GatewayConfig, GatewayCredentials};
 use kobana_finance_mcp::gateway::standin::{Options, StandIn};
 use kobana_finance_mcp::gateway::{Credentials, SIGNATURE_HEADER};
-use kobana_finance_mcp::storage::seed::ACME_CHECKING_KOBANA_UID;
+use kobana_finance_mcp::storage::seed::{ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
 
 use super::{text, Harness, Mcp, Reply};
 
@@ -19,6 +19,7 @@ pub async fn with_gateway() -> (Harness, StandIn) {
         api_token: API_TOKEN.into(),
         webhook_secret: WEBHOOK_SECRET.into(),
         accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
+        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
         auto: None,
         failure_rate: 0.0,
         lost_answer_rate: 0.0,

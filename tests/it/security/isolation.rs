@@ -207,6 +207,8 @@ fn calls_at(them: &Tenant, us: &Tenant) -> Vec<(Method, String, Option<Value>)> 
     }
     calls.push((Method::POST, format!("/v1/payables/{}/send-to-bank", them.payable), None));
     calls.push((Method::POST, format!("/v1/payables/{}/cancel-dispatch", them.payable), None));
+    calls.push((Method::POST, format!("/v1/receivables/{}/charge", them.receivable), Some(json!({"kind": "pix"}))));
+    calls.push((Method::POST, format!("/v1/receivables/{}/charge/cancel", them.receivable), None));
     calls.push((Method::GET, format!("/v1/receipts/{}", them.receipt), None));
     calls.push((Method::GET, format!("/v1/receipts?workspace_id={ws}"), None));
     calls.push((

@@ -326,6 +326,8 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         ),
         ("finance_receivables_cancel", bill(&receivable)),
         ("finance_receivables_reopen", bill(&receivable)),
+        ("finance_receivables_charge", json!({"id": receivable, "kind": "pix"})),
+        ("finance_receivables_cancel_charge", bill(&receivable)),
         ("finance_attachments_get", bill(&attachment)),
         ("finance_attachments_download", bill(&attachment)),
         ("finance_attachments_delete", bill(&attachment)),
@@ -384,7 +386,7 @@ async fn ids_of_another_workspace_are_not_found_through_any_tool() {
         .filter(|t| ["id", "attachment_id"].iter().any(|f| t["inputSchema"]["properties"].get(f).is_some()))
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(taking_ids.len(), 49);
+    assert_eq!(taking_ids.len(), 51);
     let tried: BTreeSet<String> = cases.iter().map(|(t, _)| t.to_string()).collect();
     assert_eq!(taking_ids.difference(&tried).collect::<Vec<_>>(), Vec::<&String>::new());
     // And Beta's records are as they were.

@@ -273,6 +273,23 @@ async fn every_tool_runs_on_the_demo_data() {
     assert_eq!(cancelled["status"], "cancelled");
     a.confirmed("finance_receivables_delete", json!({"id": id_of(&sale)})).await;
 
+    // Through the bank: the pending sale charged by boleto, the charge cancelled, then
+    // by Pix and paid.
+    let sale = json!({"id": ACME_SALE_PENDING});
+    a.ok("finance_receivables_update", json!({"id": ACME_SALE_PENDING, "expected_account_id": ACME_CHECKING_ACCOUNT}))
+        .await;
+    let (message, charged) =
+        a.confirmed("finance_receivables_charge", json!({"id": ACME_SALE_PENDING, "kind": "bank_billet"})).await;
+    assert_mentions(&message, &["boleto", "R$ 12.000,00", "Venda NF-1001", "Conta corrente Itaú"]);
+    assert_eq!(charged["charge_state"], "registering");
+    let (message, stopped) = a.confirmed("finance_receivables_cancel_charge", sale.clone()).await;
+    assert_mentions(&message, &["R$ 12.000,00", "Venda NF-1001"]);
+    assert_eq!(stopped["charge_state"], "canceled");
+    let (_, charged) = a.confirmed("finance_receivables_charge", json!({"id": ACME_SALE_PENDING, "kind": "pix"})).await;
+    assert!(standin.advance_charge(charged["kobana_charge_uid"].as_str().unwrap(), "paid"));
+    gateway::deliver_all(&h, &standin).await;
+    assert_eq!(a.ok("finance_receivables_get", sale).await["status"], "received");
+
     // Reconciliations: the stationery bill and the bank debit that paid it.
     let debit = a
         .ok("finance_transactions_create", json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CHECKING_ACCOUNT, "description": "PIX Papelaria Boa Vista", "amount": "150.00", "occurred_at": "2026-11-21", "type": "debit"}))
@@ -347,8 +364,9 @@ async fn every_tool_runs_on_the_demo_data() {
     let all: BTreeSet<String> = contract_names().into_iter().collect();
     let missed: Vec<&String> = all.difference(&a.called).collect();
     assert!(missed.is_empty(), "tools never called: {missed:?}");
-    // Every write above was recorded as made through MCP; the bank's settlement of the
-    // rent (its transaction and receipt), as the system's for the user who sent it.
+    // Every write above was recorded as made through MCP; the bank's settlements of the
+    // rent (its transaction and receipt) and of the sale (its transaction), as the
+    // system's for the user who sent them.
     assert!(
         count(&h, "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'mcp'", DEMO_OWNER).await > 30
     );
@@ -360,15 +378,15 @@ async fn every_tool_runs_on_the_demo_data() {
         count(
             &h,
             "SELECT COUNT(*) FROM audit_events WHERE user_id = $1 AND channel = 'system' \
-             AND action IN ('payables.settle', 'transactions.create', 'receipts.create')",
+             AND action IN ('payables.settle', 'receivables.settle', 'transactions.create', 'receipts.create')",
             DEMO_OWNER
         )
         .await,
-        3
+        5
     );
     assert_eq!(
         count(&h, "SELECT COUNT(*) FROM audit_events WHERE channel = 'system' AND user_id = $1", DEMO_OWNER).await,
-        3
+        5
     );
 }
 

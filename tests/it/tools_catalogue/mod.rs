@@ -35,7 +35,22 @@ const CONTRACT: &[(&str, &[&str])] = &[
             "cancel_dispatch",
         ],
     ),
-    ("receivables", &["list", "get", "create", "update", "delete", "aggregates", "settle", "cancel", "reopen"]),
+    (
+        "receivables",
+        &[
+            "list",
+            "get",
+            "create",
+            "update",
+            "delete",
+            "aggregates",
+            "settle",
+            "cancel",
+            "reopen",
+            "charge",
+            "cancel_charge",
+        ],
+    ),
     ("reconciliations", &["create", "get", "delete", "suggest"]),
     ("transactions", &["list", "get", "create", "update", "delete", "aggregates"]),
     ("transfers", &["get", "create"]),
@@ -72,8 +87,10 @@ fn is_read(name: &str) -> bool {
 }
 
 fn is_destructive(name: &str) -> bool {
-    matches!(action_of(name), "delete" | "cancel" | "settle" | "reopen" | "send_to_bank" | "cancel_dispatch")
-        || name == "finance_transfers_create"
+    matches!(
+        action_of(name),
+        "delete" | "cancel" | "settle" | "reopen" | "send_to_bank" | "cancel_dispatch" | "charge" | "cancel_charge"
+    ) || name == "finance_transfers_create"
         || name == "finance_accounts_adjust_balance"
         || name == "finance_reconciliations_create"
 }
@@ -235,7 +252,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 81);
+    assert_eq!(names.len(), 83);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
@@ -292,7 +309,7 @@ async fn annotations_follow_the_contract() {
     // 12 deletes (every resource but workspaces, cash flow and transfers), 2 ×
     // settle/cancel/reopen, transfers_create, accounts_adjust_balance,
     // reconciliations_create.
-    assert_eq!(destructive, 12 + 6 + 3 + 2);
+    assert_eq!(destructive, 12 + 6 + 3 + 4);
 }
 
 /// The tool-only arguments a write tool adds to its endpoint's request schema.

@@ -1,0 +1,532 @@
+//! A receivable charged through the bank: `POST /v1/receivables/{id}/charge`
+//! (`{kind: pix | bank_billet}`) issues a Pix charge or a boleto at Kobana's banking
+//! gateway, `…/charge/cancel` takes it back, and the gateway's events bring its state
+//! home (`events.rs`). The mirror is `receivable_charges` (the receivable's current
+//! charge, and the ones before it); the row shows `kobana_charge_kind`,
+//! `kobana_charge_uid`, `kobana_status`, `kobana_registration_status`,
+//! `kobana_status_updated_at` and the computed `charge_state`, the record also the
+//! charge's URL, barcode, digitable line and Pix code.
+//!
+//! * **What a charge needs** (422 naming it): a payer (`person_id`) with a CPF or CNPJ;
+//!   for a boleto, the payer's billing address; an account to receive in
+//!   (`financial_account_id`, else `expected_account_id`) connected to the gateway — its
+//!   Pix account for a Pix, its boleto agreement for a boleto. A receivable already
+//!   charged (a live charge), received or cancelled is 409.
+//! * **Charged once.** The gateway's idempotency key is the receivable's id and its
+//!   charge count: a charge retried after a timeout finds the one issued. When the
+//!   gateway does not answer: 503 with `Retry-After`, nothing written.
+//! * **The lock.** While a charge is live, the amount, the due date and the payer do not
+//!   change and the receivable is not deleted (409 `charge_locked`).
+//! * **Cancel.** A boleto stops at once (`canceled`); a Pix cancellation is asked for and
+//!   confirmed later by the gateway's event. Nothing live: 409.
+//! * **Paid.** A `paid` charge settles the receivable into the charge's account (its
+//!   ledger transaction, once) on the day it was paid, for the amount paid.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::dispatch::gateway_error;
+use super::rows::find;
+use super::{Billing, Receivable, SettleRequest};
+use crate::domain::dates::{Date, Timestamp};
+use crate::domain::money::{Amount, Cents};
+use crate::domain::roles::{Access, Resource};
+use crate::error::{ApiError, ErrorCode};
+use crate::gateway::{self, BankBillet, NewBankBillet, NewPixCharge, Payer, PixCharge};
+use crate::ops::common::{audit_write_with, unprocessable};
+use crate::ops::OpContext;
+use crate::storage::identity::Membership;
+use crate::storage::{sql, Conn};
+
+/// How a receivable is charged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChargeKind {
+    Pix,
+    BankBillet,
+}
+
+impl ChargeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChargeKind::Pix => "pix",
+            ChargeKind::BankBillet => "bank_billet",
+        }
+    }
+}
+
+/// `POST /v1/receivables/{id}/charge`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChargeRequest {
+    /// `pix` (a Pix charge with its QR code) or `bank_billet` (a boleto).
+    pub kind: ChargeKind,
+}
+
+/// A receivable's charge as kept.
+#[derive(Debug, Clone)]
+pub struct Charge {
+    pub uid: String,
+    pub kind: String,
+    pub charge_id: Option<i64>,
+    pub account_id: String,
+    pub status: String,
+    pub registration_status: Option<String>,
+    pub status_updated_at: Timestamp,
+    pub url: Option<String>,
+    pub barcode: Option<String>,
+    pub digitable_line: Option<String>,
+    pub pix_qrcode: Option<String>,
+    pub attempt: i64,
+}
+
+/// The commercial statuses after which a charge never changes.
+const ENDED: [&str; 3] = ["paid", "canceled", "generation_failed"];
+
+impl Charge {
+    /// Whether it may still be paid: not ended, its registration not refused.
+    pub fn is_live(&self) -> bool {
+        !ENDED.contains(&self.status.as_str())
+            && !matches!(self.registration_status.as_deref(), Some("rejected" | "failed"))
+    }
+}
+
+/// The state of a charge as the receivable shows it: an ended or overdue commercial
+/// status wins; else the registration decides (registering until it is confirmed).
+pub fn charge_state(status: &str, registration: Option<&str>) -> &'static str {
+    match (status, registration) {
+        ("paid", _) => "paid",
+        ("canceled", _) => "canceled",
+        ("generation_failed", _) => "generation_failed",
+        ("overdue", _) => "overdue",
+        (_, Some("rejected")) => "registration_rejected",
+        (_, Some("failed")) => "registration_failed",
+        (_, Some("confirmed" | "skipped")) => "registered",
+        _ => "registering",
+    }
+}
+
+/// The order of a charge's changes: an event never moves it back.
+fn rank(status: &str, registration: Option<&str>) -> u8 {
+    let commercial = match status {
+        "generating" => 0,
+        "opened" => 1,
+        "overdue" => 2,
+        _ => 3,
+    };
+    let registered = match registration {
+        None | Some("pending" | "requested") => 0,
+        _ => 1,
+    };
+    commercial * 2 + registered
+}
+
+const CHARGE: &str =
+    "SELECT charge_uid, kind, charge_id, account_id, status, registration_status, status_updated_at, url,
+        barcode, digitable_line, pix_qrcode, attempt
+   FROM receivable_charges";
+
+async fn read(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Charge>, ApiError> {
+    Ok(query
+        .map_optional(&mut *conn, |row| {
+            let at: String = row.try_get(6)?;
+            Ok(Charge {
+                uid: row.try_get(0)?,
+                kind: row.try_get(1)?,
+                charge_id: row.try_get(2)?,
+                account_id: row.try_get(3)?,
+                status: row.try_get(4)?,
+                registration_status: row.try_get(5)?,
+                status_updated_at: Timestamp::parse(&at).unwrap_or_else(|| Timestamp::from_unix(0)),
+                url: row.try_get(7)?,
+                barcode: row.try_get(8)?,
+                digitable_line: row.try_get(9)?,
+                pix_qrcode: row.try_get(10)?,
+                attempt: row.try_get(11)?,
+            })
+        })
+        .await?)
+}
+
+/// The receivable's current charge, if it was ever charged.
+pub async fn current(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Option<Charge>, ApiError> {
+    let query = sql::query(format!("{CHARGE} WHERE workspace_id = $1 AND billing_id = $2 AND current = 1"));
+    read(conn, query.bind(&ws.workspace_id).bind(id)).await
+}
+
+/// The receivable whose charge is `uid`, and who charged it: (workspace, receivable, user).
+pub async fn owner(conn: &mut Conn, uid: &str) -> Result<Option<(String, String, Option<String>)>, ApiError> {
+    Ok(sql::query("SELECT workspace_id, billing_id, charged_by FROM receivable_charges WHERE charge_uid = $1")
+        .bind(uid)
+        .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+        .await?)
+}
+
+/// 409 `charge_locked` while the receivable's charge is live: what the customer was
+/// billed does not change under them.
+pub async fn refuse_if_charged(conn: &mut Conn, ws: &Membership, id: &str, what: &str) -> Result<(), ApiError> {
+    match current(conn, ws, id).await? {
+        Some(charge) if charge.is_live() => Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("The receivable has a live charge ({}): cancel the charge before it is {what}", charge.kind),
+        )
+        .with_details(json!({ "reason": "charge_locked", "kobana_charge_uid": charge.uid }))),
+        _ => Ok(()),
+    }
+}
+
+/// The payer of a charge: the receivable's person, with a document and, for a boleto,
+/// a billing address.
+struct PayerOf {
+    name: String,
+    document: String,
+    address: Option<serde_json::Value>,
+}
+
+async fn payer(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Result<PayerOf, ApiError> {
+    let Some(person) = bill.row.person_id.clone() else {
+        return Err(unprocessable("person_id", "missing", "Charging a receivable needs its payer (person_id)"));
+    };
+    let row: Option<(String, Option<String>, Option<String>)> =
+        sql::query("SELECT name, document_number, billing_address FROM people WHERE workspace_id = $1 AND id = $2")
+            .bind(&ws.workspace_id)
+            .bind(&person)
+            .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+            .await?;
+    let Some((name, document, address)) = row else {
+        return Err(unprocessable("person_id", "invalid_reference", "The receivable's payer no longer exists"));
+    };
+    let Some(document) = document else {
+        return Err(unprocessable(
+            "person.document_number",
+            "missing",
+            "Charging needs the payer's CPF or CNPJ: add it to the person",
+        ));
+    };
+    let address = address.and_then(|a| serde_json::from_str(&a).ok());
+    Ok(PayerOf { name, document, address })
+}
+
+/// The account a charge is received in and its handles at the gateway: (account, Pix
+/// account uid, boleto agreement).
+async fn receiving_account(
+    conn: &mut Conn,
+    ws: &Membership,
+    bill: &Billing,
+) -> Result<(String, Option<String>, Option<i64>), ApiError> {
+    let Some(account) = bill.row.financial_account_id.clone().or_else(|| bill.row.expected_account_id.clone()) else {
+        return Err(unprocessable(
+            "financial_account_id",
+            "missing",
+            "Charging a receivable needs the account it is received in (financial_account_id or expected_account_id)",
+        ));
+    };
+    let row: Option<(Option<String>, Option<i64>)> = sql::query(
+        "SELECT kobana_account_uid, kobana_billet_account_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2",
+    )
+    .bind(&ws.workspace_id)
+    .bind(&account)
+    .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+    .await?;
+    let (pix, billet) = row.unwrap_or_default();
+    Ok((account, pix, billet))
+}
+
+fn text(address: &serde_json::Value, field: &str) -> String {
+    address[field].as_str().unwrap_or_default().to_string()
+}
+
+/// A charge's state as the gateway answered or an event carried it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub key: String,
+    pub charge_id: Option<i64>,
+    pub status: String,
+    pub registration_status: Option<String>,
+    pub updated_at: String,
+    pub paid_at: Option<String>,
+    pub paid_amount: Option<f64>,
+    pub url: Option<String>,
+    pub barcode: Option<String>,
+    pub digitable_line: Option<String>,
+    pub pix_qrcode: Option<String>,
+}
+
+impl Snapshot {
+    pub fn of_pix(charge: &PixCharge) -> Snapshot {
+        Snapshot {
+            key: charge.uid.clone(),
+            charge_id: None,
+            status: charge.status.clone(),
+            registration_status: charge.registration_status.clone(),
+            updated_at: charge.updated_at.clone(),
+            paid_at: charge.paid_at.clone(),
+            paid_amount: charge.paid_amount,
+            url: charge.url.clone(),
+            barcode: None,
+            digitable_line: None,
+            pix_qrcode: charge.qrcode.as_ref().and_then(|q| q.emv.clone()),
+        }
+    }
+
+    pub fn of_billet(billet: &BankBillet) -> Snapshot {
+        Snapshot {
+            key: billet.id.to_string(),
+            charge_id: Some(billet.id),
+            status: billet.status.clone(),
+            registration_status: billet.registration_status.clone(),
+            updated_at: billet.updated_at.clone().or_else(|| billet.created_at.clone()).unwrap_or_default(),
+            paid_at: billet.paid_at.clone(),
+            paid_amount: billet.paid_amount,
+            url: billet.url.clone(),
+            barcode: billet.barcode.clone(),
+            digitable_line: billet.line.clone(),
+            pix_qrcode: None,
+        }
+    }
+}
+
+/// `POST /v1/receivables/{id}/charge`
+pub async fn charge(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    request: ChargeRequest,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, Resource::Receivables, Access::Bank)?;
+    let bill = find::<Receivable>(conn, ws, id).await?;
+    let status = bill.row.status.as_str();
+    if status != "pending" {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("The receivable is {status}: only a pending one is charged"),
+        )
+        .with_details(json!({ "reason": "invalid_transition", "status": status })));
+    }
+    let earlier = current(conn, ws, &bill.row.id).await?;
+    if let Some(live) = earlier.as_ref().filter(|c| c.is_live()) {
+        return Err(ApiError::new(ErrorCode::Conflict, "The receivable is already charged")
+            .with_details(json!({ "reason": "already_charged", "kobana_charge_uid": live.uid })));
+    }
+    let payer = payer(conn, ws, &bill).await?;
+    let (account, pix_account, billet_account) = receiving_account(conn, ws, &bill).await?;
+    let amount = gateway::amount_of(bill.row.nominal_amount.0);
+    let attempt: i64 =
+        sql::query("SELECT COUNT(*) FROM receivable_charges WHERE workspace_id = $1 AND billing_id = $2")
+            .bind(&ws.workspace_id)
+            .bind(&bill.row.id)
+            .map_optional(&mut *conn, |row| row.try_get(0))
+            .await?
+            .unwrap_or(0);
+    let key = format!("kfin-charge-{}-{attempt}", bill.row.id);
+    let snapshot = match request.kind {
+        ChargeKind::Pix => {
+            let Some(pix_account) = pix_account else {
+                return Err(unprocessable(
+                    "financial_account_id",
+                    "pix_account_missing",
+                    "The receiving account has no Pix account at the banking gateway",
+                ));
+            };
+            let new = NewPixCharge {
+                amount,
+                pix_account_uid: pix_account,
+                expire_at: format!("{}T23:59:59-03:00", bill.row.due_date),
+                payer: Payer { document_number: payer.document, name: payer.name },
+                external_id: Some(bill.row.id.clone()),
+            };
+            Snapshot::of_pix(&ctx.state.gateway.create_pix_charge(&new, &key).await.map_err(gateway_error)?)
+        }
+        ChargeKind::BankBillet => {
+            let Some(billet_account) = billet_account else {
+                return Err(unprocessable(
+                    "financial_account_id",
+                    "billet_account_missing",
+                    "The receiving account has no boleto agreement at the banking gateway",
+                ));
+            };
+            let Some(address) = payer.address else {
+                return Err(unprocessable(
+                    "person.billing_address",
+                    "missing",
+                    "A boleto needs the payer's full address: add it to the person in the dashboard",
+                ));
+            };
+            let new = NewBankBillet {
+                amount,
+                expire_at: bill.row.due_date.to_string(),
+                bank_billet_account_id: billet_account,
+                customer_person_name: payer.name,
+                customer_cnpj_cpf: payer.document,
+                customer_zipcode: text(&address, "zip_code"),
+                customer_address: text(&address, "street"),
+                customer_address_number: text(&address, "number"),
+                customer_neighborhood: text(&address, "neighborhood"),
+                customer_city_name: text(&address, "city"),
+                customer_state: text(&address, "state"),
+                description: Some(bill.row.description.clone()),
+            };
+            Snapshot::of_billet(&ctx.state.gateway.create_bank_billet(&new, &key).await.map_err(gateway_error)?)
+        }
+    };
+    let now = Timestamp::now();
+    let stamp = Timestamp::parse_input(&snapshot.updated_at).unwrap_or(now);
+    sql::query("UPDATE receivable_charges SET current = 0 WHERE workspace_id = $1 AND billing_id = $2")
+        .bind(&ws.workspace_id)
+        .bind(&bill.row.id)
+        .execute(&mut *conn)
+        .await?;
+    sql::query(
+        "INSERT INTO receivable_charges (charge_uid, billing_id, workspace_id, attempt, current, kind, charge_id, account_id,
+                status, registration_status, status_updated_at, url, barcode, digitable_line, pix_qrcode, charged_by,
+                created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)",
+    )
+    .bind(&snapshot.key)
+    .bind(&bill.row.id)
+    .bind(&ws.workspace_id)
+    .bind(attempt)
+    .bind(request.kind.as_str())
+    .bind(snapshot.charge_id)
+    .bind(&account)
+    .bind(&snapshot.status)
+    .bind(snapshot.registration_status.as_deref())
+    .bind(stamp.to_string())
+    .bind(snapshot.url.as_deref())
+    .bind(snapshot.barcode.as_deref())
+    .bind(snapshot.digitable_line.as_deref())
+    .bind(snapshot.pix_qrcode.as_deref())
+    .bind(&ctx.identity.user_id)
+    .bind(now.to_string())
+    .execute(&mut *conn)
+    .await?;
+    audit_write_with(
+        ctx,
+        conn,
+        ws,
+        ("receivables.charge", "receivable", &bill.row.id),
+        Some(json!({ "kobana_charge_uid": snapshot.key, "kind": request.kind.as_str(), "amount": bill.row.nominal_amount.brl() })),
+    )
+    .await?;
+    find::<Receivable>(conn, ws, &bill.row.id).await
+}
+
+/// `POST /v1/receivables/{id}/charge/cancel`
+pub async fn cancel_charge(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, Resource::Receivables, Access::Bank)?;
+    let bill = find::<Receivable>(conn, ws, id).await?;
+    let Some(charge) = current(conn, ws, &bill.row.id).await?.filter(Charge::is_live) else {
+        return Err(ApiError::new(ErrorCode::Conflict, "The receivable has no live charge to cancel")
+            .with_details(json!({ "reason": "no_live_charge" })));
+    };
+    let key = format!("kfin-charge-cancel-{}-{}", bill.row.id, charge.attempt);
+    match charge.kind.as_str() {
+        "bank_billet" => {
+            let billet_id = charge.charge_id.unwrap_or_default();
+            let billet = ctx.state.gateway.cancel_bank_billet(billet_id, &key).await.map_err(gateway_error)?;
+            mirror(ctx, conn, ws, &bill.row.id, &Snapshot::of_billet(&billet)).await?;
+        }
+        _ => ctx.state.gateway.cancel_pix_charge(&charge.uid, &key).await.map_err(gateway_error)?,
+    }
+    audit_write_with(
+        ctx,
+        conn,
+        ws,
+        ("receivables.cancel_charge", "receivable", &bill.row.id),
+        Some(json!({ "kobana_charge_uid": charge.uid })),
+    )
+    .await?;
+    find::<Receivable>(conn, ws, &bill.row.id).await
+}
+
+/// Applies a charge's state to the receivable it charges, when it is newer than the one
+/// kept: `paid` settles the receivable.
+pub async fn mirror(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    snapshot: &Snapshot,
+) -> Result<bool, ApiError> {
+    let query = sql::query(format!("{CHARGE} WHERE workspace_id = $1 AND billing_id = $2 AND charge_uid = $3"));
+    let Some(kept) = read(conn, query.bind(&ws.workspace_id).bind(id).bind(&snapshot.key)).await? else {
+        return Ok(false);
+    };
+    let at = Timestamp::parse_input(&snapshot.updated_at).unwrap_or_else(Timestamp::now);
+    let registration = snapshot.registration_status.as_deref();
+    let newer = !ENDED.contains(&kept.status.as_str())
+        && (at, rank(&snapshot.status, registration))
+            > (kept.status_updated_at, rank(&kept.status, kept.registration_status.as_deref()))
+        && (snapshot.status != kept.status || snapshot.registration_status != kept.registration_status);
+    if !newer {
+        return Ok(false);
+    }
+    sql::query(
+        "UPDATE receivable_charges SET status = $1, registration_status = $2, status_updated_at = $3,
+                url = COALESCE($4, url), barcode = COALESCE($5, barcode), digitable_line = COALESCE($6, digitable_line),
+                pix_qrcode = COALESCE($7, pix_qrcode), updated_at = $8
+          WHERE workspace_id = $9 AND charge_uid = $10",
+    )
+    .bind(&snapshot.status)
+    .bind(registration)
+    .bind(at.to_string())
+    .bind(snapshot.url.as_deref())
+    .bind(snapshot.barcode.as_deref())
+    .bind(snapshot.digitable_line.as_deref())
+    .bind(snapshot.pix_qrcode.as_deref())
+    .bind(Timestamp::now().to_string())
+    .bind(&ws.workspace_id)
+    .bind(&snapshot.key)
+    .execute(&mut *conn)
+    .await?;
+    if snapshot.status == "paid" {
+        received(ctx, conn, ws, id, &kept, snapshot).await?;
+    }
+    Ok(true)
+}
+
+/// The customer paid: the receivable is received into the charge's account (unless it
+/// already was).
+async fn received(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    kept: &Charge,
+    snapshot: &Snapshot,
+) -> Result<(), ApiError> {
+    let bill = find::<Receivable>(conn, ws, id).await?;
+    if bill.row.status.as_str() != "pending" {
+        return Ok(());
+    }
+    let when = snapshot.paid_at.clone().unwrap_or_else(|| snapshot.updated_at.clone());
+    let day = Date::parse(&when).unwrap_or_else(Date::today);
+    let paid = snapshot.paid_amount.map(|a| Cents(gateway::cents_of(a))).filter(|c| c.0 > 0);
+    let request = SettleRequest {
+        payment_date: day,
+        financial_account_id: Some(kept.account_id.clone()),
+        amounts: super::wire::SettlementAmounts { ticket_amount: paid.map(Amount), ..Default::default() },
+    };
+    if let Err(e) = super::settle::<Receivable>(ctx, conn, ws, id, request).await {
+        if matches!(e.code, ErrorCode::InternalError | ErrorCode::ServiceUnavailable) {
+            return Err(e);
+        }
+        tracing::warn!(receivable = id, error = %e, "a charge the customer paid could not be settled");
+        audit_write_with(
+            ctx,
+            conn,
+            ws,
+            ("receivables.settle", "receivable", id),
+            Some(json!({ "refused": e.message })),
+        )
+        .await?;
+    }
+    Ok(())
+}
