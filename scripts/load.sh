@@ -54,6 +54,15 @@ KFIN_JWT_SECRET=$secret LOAD_CLIENTS=$CLIENTS LOAD_SECONDS=$DURATION KFIN_LOAD_R
   timeout $((DURATION + 600)) cargo test --quiet --test it -- --ignored load::external_load --nocapture
 echo "report: $OUT/report.md"
 
+if [[ ${LOAD_BANKING:-1} != 0 ]]; then
+  # Money through the bank: the suite's in-process server and the stand-in of the
+  # banking API (failing 10 % of its calls, 5 % after acting), on PostgreSQL.
+  echo "banking run: $CLIENTS clients for ${DURATION}s dispatching and charging, the gateway failing…"
+  KFIN_TEST_DATABASE=postgres LOAD_CLIENTS=$CLIENTS LOAD_SECONDS=$DURATION KFIN_LOAD_BANKING_REPORT="$OUT/banking.md" \
+    timeout $((DURATION + 600)) cargo test --quiet --test it -- --ignored load::banking::external_banking_load --nocapture
+  echo "report: $OUT/banking.md"
+fi
+
 if [[ ${LOAD_OUTAGE:-1} != 0 ]]; then
   # The shared server is not touched: the outage run starts (and stops) its own cluster.
   kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null

@@ -284,6 +284,8 @@ pub struct PixCode {
 pub struct PixCharge {
     pub uid: String,
     pub amount: f64,
+    #[serde(default)]
+    pub pix_account_uid: Option<String>,
     pub status: String,
     #[serde(default)]
     pub registration_status: Option<String>,

@@ -52,8 +52,8 @@ pub struct Options {
     pub auto: Option<Auto>,
     /// The share of calls answered 503 before anything happens (0 to 1).
     pub failure_rate: f64,
-    /// The share of creations whose answer is lost: the payment is made, the caller
-    /// gets a 503 (0 to 1).
+    /// The share of creations (payments, Pix charges) whose answer is lost: the payment
+    /// or charge is made, the caller gets a 503 (0 to 1).
     pub lost_answer_rate: f64,
 }
 
@@ -127,6 +127,11 @@ impl StandIn {
     /// Every payment as it stands.
     pub fn payments(&self) -> Vec<Payment> {
         self.book().payments.clone()
+    }
+
+    /// Every Pix charge as it stands.
+    pub fn pix_charges(&self) -> Vec<PixCharge> {
+        self.book().pix.clone()
     }
 
     /// The next `n` calls answer 503 before anything happens.
@@ -498,6 +503,7 @@ async fn create_pix(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     let charge = PixCharge {
         uid: uuid::Uuid::new_v4().to_string(),
         amount: new.amount,
+        pix_account_uid: Some(new.pix_account_uid.clone()),
         status: "opened".into(),
         registration_status: Some("pending".into()),
         paid_at: None,
@@ -513,6 +519,10 @@ async fn create_pix(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     }
     book.pix.push(charge.clone());
     book.pix_event(&charge);
+    let rate = shared.options.lost_answer_rate;
+    if book.roll(rate) {
+        return unavailable();
+    }
     (StatusCode::CREATED, Json(Envelope { status: 201, data: charge })).into_response()
 }
 

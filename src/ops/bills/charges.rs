@@ -34,7 +34,7 @@ use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{self, BankBillet, NewBankBillet, NewPixCharge, Payer, PixCharge};
-use crate::ops::common::{audit_write_with, unprocessable};
+use crate::ops::common::{audit_write_with, conflict_on_unique, unprocessable};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};
@@ -161,6 +161,70 @@ pub async fn owner(conn: &mut Conn, uid: &str) -> Result<Option<(String, String,
         .bind(uid)
         .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
         .await?)
+}
+
+/// Records a Pix charge the gateway issued for one of this server's receivables although
+/// no charge here holds it (the charge's answer was lost and the request not sent
+/// again): the signed event names the receivable (`external_id`) and the Pix account.
+/// Nothing is adopted while the receivable has another live charge. Answers as
+/// [`owner`].
+pub async fn adopt(conn: &mut Conn, charge: &PixCharge) -> Result<Option<(String, String, Option<String>)>, ApiError> {
+    let (Some(receivable), Some(pix_account)) = (charge.external_id.as_deref(), charge.pix_account_uid.as_deref())
+    else {
+        return Ok(None);
+    };
+    let workspace: Option<String> =
+        sql::query("SELECT workspace_id FROM billings WHERE id = $1 AND kind = 'receivable'")
+            .bind(receivable)
+            .map_optional(&mut *conn, |row| row.try_get(0))
+            .await?;
+    let Some(workspace) = workspace else { return Ok(None) };
+    let ws = Membership {
+        workspace_id: workspace.clone(),
+        workspace_name: String::new(),
+        role: crate::domain::roles::Role::Finance,
+    };
+    if current(conn, &ws, receivable).await?.is_some_and(|c| c.is_live()) {
+        return Ok(None);
+    }
+    let account: Option<String> = sql::query(
+        "SELECT id FROM financial_accounts WHERE workspace_id = $1 AND kobana_account_uid = $2 ORDER BY id LIMIT 1",
+    )
+    .bind(&workspace)
+    .bind(pix_account)
+    .map_optional(&mut *conn, |row| row.try_get(0))
+    .await?;
+    let Some(account) = account else { return Ok(None) };
+    let attempt: i64 =
+        sql::query("SELECT COUNT(*) FROM receivable_charges WHERE workspace_id = $1 AND billing_id = $2")
+            .bind(&workspace)
+            .bind(receivable)
+            .map_optional(&mut *conn, |row| row.try_get(0))
+            .await?
+            .unwrap_or(0);
+    let at = Timestamp::parse_input(&charge.created_at).unwrap_or_else(Timestamp::now);
+    sql::query("UPDATE receivable_charges SET current = 0 WHERE workspace_id = $1 AND billing_id = $2")
+        .bind(&workspace)
+        .bind(receivable)
+        .execute(&mut *conn)
+        .await?;
+    sql::query(
+        "INSERT INTO receivable_charges (charge_uid, billing_id, workspace_id, attempt, current, kind, account_id, status,
+                registration_status, status_updated_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 1, 'pix', $5, 'opened', 'pending', $6, $7, $7)",
+    )
+    .bind(&charge.uid)
+    .bind(receivable)
+    .bind(&workspace)
+    .bind(attempt)
+    .bind(&account)
+    .bind(at.to_string())
+    .bind(Timestamp::now().to_string())
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| conflict_on_unique(e, "id", "The charge was recorded by its request at the same time"))?;
+    tracing::info!(receivable, charge = %charge.uid, "a charge whose answer was lost is recorded from its event");
+    Ok(Some((workspace, receivable.to_string(), None)))
 }
 
 /// 409 `charge_locked` while the receivable's charge is live: what the customer was
@@ -401,7 +465,8 @@ pub async fn charge(
     .bind(&ctx.identity.user_id)
     .bind(now.to_string())
     .execute(&mut *conn)
-    .await?;
+    .await
+    .map_err(|e| conflict_on_unique(e, "id", "The receivable was charged by another request at the same time"))?;
     audit_write_with(
         ctx,
         conn,

@@ -238,7 +238,8 @@ For totals use finance_payables_aggregates.",
             name: "finance_payables_create",
             title: "Create a payable",
             description: "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
-monthly parcels, recurring repeats it. Pay it with finance_payables_settle.",
+monthly parcels, recurring repeats it. Pay it with finance_payables_settle. Where the approval gate is on it waits for a \
+person's approval (payment_approval pending_approval: listed only with that filter).",
         },
         update: Tool {
             name: "finance_payables_update",

@@ -30,7 +30,7 @@ use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, TERMINAL};
-use crate::ops::common::{audit_write, audit_write_with, unprocessable};
+use crate::ops::common::{audit_write, audit_write_with, conflict_on_unique, unprocessable};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};
@@ -291,7 +291,8 @@ pub async fn send_to_bank(
     .bind(&ctx.identity.user_id)
     .bind(now.to_string())
     .execute(&mut *conn)
-    .await?;
+    .await
+    .map_err(|e| conflict_on_unique(e, "id", "The payable was sent to the bank by another request at the same time"))?;
     audit_write_with(
         ctx,
         conn,
@@ -440,6 +441,61 @@ async fn paid(
         audit_write(ctx, conn, ws, "receipts.create", "receipt", &receipt).await?;
     }
     Ok(())
+}
+
+/// Records a payment the gateway made for one of this server's payables although no
+/// dispatch here holds it: the dispatch's answer was lost (a timeout) and the request
+/// was not sent again. The gateway's signed event names the payable (`external_id`) and
+/// the source account (`financial_account_uid`), so the bank's payment is never lost to
+/// the books. Nothing is adopted while the payable has another payment in flight, or
+/// when the event names no payable or account of one workspace. Answers as [`owner`].
+pub async fn adopt(conn: &mut Conn, payment: &Payment) -> Result<Option<(String, String, Option<String>)>, ApiError> {
+    let Some(payable) = payment.external_id.as_deref() else { return Ok(None) };
+    let workspace: Option<String> = sql::query("SELECT workspace_id FROM billings WHERE id = $1 AND kind = 'payable'")
+        .bind(payable)
+        .map_optional(&mut *conn, |row| row.try_get(0))
+        .await?;
+    let Some(workspace) = workspace else { return Ok(None) };
+    let account: Option<String> = sql::query(
+        "SELECT id FROM financial_accounts WHERE workspace_id = $1 AND kobana_account_uid = $2 ORDER BY id LIMIT 1",
+    )
+    .bind(&workspace)
+    .bind(&payment.financial_account_uid)
+    .map_optional(&mut *conn, |row| row.try_get(0))
+    .await?;
+    let Some(account) = account else { return Ok(None) };
+    let (live, attempts): (i64, i64) = sql::query(
+        "SELECT CAST(COALESCE(SUM(CASE WHEN status IN ('pending', 'scheduled') THEN 1 ELSE 0 END), 0) AS BIGINT),
+                COUNT(*)
+           FROM payment_dispatches WHERE workspace_id = $1 AND billing_id = $2",
+    )
+    .bind(&workspace)
+    .bind(payable)
+    .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+    .await?
+    .unwrap_or_default();
+    if live > 0 {
+        return Ok(None);
+    }
+    let at = Timestamp::parse_input(&payment.created_at).unwrap_or_else(Timestamp::now);
+    sql::query(
+        "INSERT INTO payment_dispatches (billing_id, workspace_id, attempt, payment_uid, payment_kind, source_account_id,
+                status, status_updated_at, dispatched_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, NULL, $8, $8)",
+    )
+    .bind(payable)
+    .bind(&workspace)
+    .bind(attempts)
+    .bind(&payment.uid)
+    .bind(payment.kind.as_str())
+    .bind(&account)
+    .bind(at.to_string())
+    .bind(Timestamp::now().to_string())
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| conflict_on_unique(e, "id", "The payment was recorded by its dispatch at the same time"))?;
+    tracing::info!(payable, payment = %payment.uid, "a payment whose dispatch answer was lost is recorded from its event");
+    Ok(Some((workspace, payable.to_string(), None)))
 }
 
 /// The payable whose dispatch made the payment `uid`, and who sent it: (workspace,

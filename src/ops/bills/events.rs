@@ -2,8 +2,10 @@
 //! they are about: a payment to the payable it pays (`dispatch.rs`), a charge to the
 //! receivable it charges (`charges.rs`). Each event is applied once (its id in
 //! `gateway_events`), in the door's transaction, by the server itself (`system`) for the
-//! user who sent the order to the bank; an event about an object no record here holds
-//! yet is [`Applied::Unknown`], for the gateway to deliver again.
+//! user who sent the order to the bank. A payment or Pix charge the gateway made for one
+//! of this server's records whose answer was lost is recorded from its event (it names
+//! the record: `external_id`); any other event about an object no record here holds yet
+//! is [`Applied::Unknown`], for the gateway to deliver again.
 
 use crate::auth::Identity;
 use crate::domain::channel::Channel;
@@ -45,8 +47,14 @@ fn system_identity(user_id: Option<String>) -> Identity {
 pub async fn apply_event(services: &Services<'_>, conn: &mut Conn, event: &Event) -> Result<Applied, ApiError> {
     let Some(subject) = event.subject().map_err(ApiError::bad_request)? else { return Ok(Applied::Ignored) };
     let owner = match &subject {
-        Subject::Payment(payment) => super::dispatch::owner(conn, &payment.uid).await?,
-        Subject::Pix(charge) => super::charges::owner(conn, &charge.uid).await?,
+        Subject::Payment(payment) => match super::dispatch::owner(conn, &payment.uid).await? {
+            Some(owner) => Some(owner),
+            None => super::dispatch::adopt(conn, payment).await?,
+        },
+        Subject::Pix(charge) => match super::charges::owner(conn, &charge.uid).await? {
+            Some(owner) => Some(owner),
+            None => super::charges::adopt(conn, charge).await?,
+        },
         Subject::BankBillet(billet) => super::charges::owner(conn, &billet.id.to_string()).await?,
     };
     let Some((workspace_id, billing_id, user)) = owner else { return Ok(Applied::Unknown) };

@@ -2,8 +2,8 @@
 //! is signed with the webhook's secret (`X-Kobana-Signature`, `crate::gateway`), and an
 //! event whose signature does not match changes nothing (401). Each event is applied in
 //! one transaction, once (`ops/bills/dispatch.rs::apply_event`); an event about a
-//! payment this server does not know yet is answered 503 with `Retry-After`, so the
-//! gateway delivers it again once the dispatch that made it is committed.
+//! object this server does not know yet, or one a write is recording at the same time,
+//! is answered 503 with `Retry-After`, so the gateway delivers it again.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -39,7 +39,12 @@ async fn receive(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<A
         .map_err(|e| ApiError::bad_request(format!("The event is not a payment event: {e}")))?;
     let services = state.services();
     let mut tx = state.db.begin().await?;
-    let applied = apply_event(&services, &mut tx, &event).await?;
+    // A write racing this event for the same record (its order being recorded): the
+    // gateway delivers the event again.
+    let applied = apply_event(&services, &mut tx, &event).await.map_err(|e| match e.code {
+        ErrorCode::Conflict => ApiError::unavailable("record this event is about"),
+        _ => e,
+    })?;
     tx.commit().await?;
     if applied == Applied::Unknown {
         tracing::info!(event = event.id, code = %event.code, "an event about an object not recorded yet");

@@ -26,8 +26,13 @@ pub async fn with_gateway() -> (Harness, StandIn) {
     })
     .await
     .expect("stand-in");
-    let url = standin.url.clone();
-    let h = Harness::with_demo_and(move |c| {
+    let h = demo_banking_at(standin.url.clone()).await;
+    (h, standin)
+}
+
+/// The demo, its banking gateway the stand-in at `url` (with the tests' credentials).
+pub async fn demo_banking_at(url: String) -> Harness {
+    Harness::with_demo_and(move |c| {
         c.gateway = GatewayConfig {
             url: Some(url),
             credentials: GatewayCredentials::Static(Credentials {
@@ -37,8 +42,7 @@ pub async fn with_gateway() -> (Harness, StandIn) {
             embedded: false,
         }
     })
-    .await;
-    (h, standin)
+    .await
 }
 
 /// Delivers an event as the gateway does: no bearer, the signature header.

@@ -45,6 +45,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod banking;
 mod client;
 use client::client;
 
