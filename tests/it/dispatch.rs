@@ -362,3 +362,57 @@ async fn the_tool_asks_the_user_naming_payee_amount_method_and_account_then_pays
         .await;
     assert_eq!(via, 1);
 }
+
+/// The gateway's credentials from AWS Secrets Manager (`KFIN_KOBANA_SECRET_ID`), for real,
+/// against moto on 127.0.0.1: the API token the gateway is called with and the secret
+/// its events are verified with are the secret's.
+#[tokio::test]
+async fn the_gateways_credentials_come_from_secrets_manager() {
+    use kobana_finance_mcp::config::{GatewayConfig, GatewayCredentials};
+    use kobana_finance_mcp::gateway::standin::{Options, StandIn};
+    use kobana_finance_mcp::storage::seed::{ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
+
+    let _env = environment().await;
+    let Some(moto) = crate::common::moto::start("the banking gateway's secret") else { return };
+    crate::common::moto::aws_test_environment();
+    std::env::set_var("AWS_ENDPOINT_URL", &moto.endpoint);
+    let secret_id = "kobana-finance/banking";
+    crate::common::moto::secrets_client(&moto.endpoint)
+        .create_secret()
+        .name(secret_id)
+        .secret_string(json!({"api_token": "token-from-the-secret", "webhook_secret": "events-secret"}).to_string())
+        .send()
+        .await
+        .expect("create secret in moto");
+    let standin = StandIn::start(Options {
+        api_token: "token-from-the-secret".into(),
+        webhook_secret: "events-secret".into(),
+        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
+        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
+        auto: None,
+        failure_rate: 0.0,
+        lost_answer_rate: 0.0,
+    })
+    .await
+    .unwrap();
+    let url = standin.url.clone();
+    let h = Harness::with_demo_and(move |c| {
+        c.gateway = GatewayConfig {
+            url: Some(url),
+            credentials: GatewayCredentials::Secret { secret_id: secret_id.into() },
+            embedded: false,
+        }
+    })
+    .await;
+    let token = h.api_token(DEMO_OWNER);
+    from_checking(&h, &token, RENT).await;
+    let sent = dispatch(&h, &token, RENT, "from-secret").await;
+    assert_eq!(sent.status, 200, "the stand-in took the secret's token: {}", text(&sent));
+    let uid = sent.json()["kobana_payment_uid"].as_str().unwrap().to_string();
+    standin.advance(&uid, "confirmed").unwrap();
+    let events = deliver_all(&h, &standin).await;
+    assert_eq!(payable(&h, &token, RENT).await["status"], "paid", "the events were verified with the secret's key");
+    // The same event signed with any other key is refused.
+    let body = &events.last().unwrap().0;
+    assert_eq!(deliver(&h, body, &gateway::sign(WEBHOOK_SECRET, body)).await.status, 401);
+}
