@@ -367,7 +367,9 @@ pub struct Gateway {
     base_url: Option<String>,
     credentials: GatewayCredentials,
     secret: tokio::sync::OnceCell<Credentials>,
-    http: Https,
+    /// Made on the first call: a server that never calls the gateway never loads the
+    /// TLS roots for it (cold start).
+    http: std::sync::OnceLock<Https>,
 }
 
 impl Gateway {
@@ -376,7 +378,7 @@ impl Gateway {
             base_url: config.url.clone(),
             credentials: config.credentials.clone(),
             secret: tokio::sync::OnceCell::new(),
-            http: Https::new(),
+            http: std::sync::OnceLock::new(),
         }
     }
 
@@ -490,7 +492,8 @@ impl Gateway {
         let request = request
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| GatewayError::Unavailable(format!("the request: {e}")))?;
-        let answer = match tokio::time::timeout(DEADLINE, self.http.send(request)).await {
+        let http = self.http.get_or_init(Https::new);
+        let answer = match tokio::time::timeout(DEADLINE, http.send(request)).await {
             Err(_) => return Err(GatewayError::Unavailable(format!("no answer within {} s", DEADLINE.as_secs()))),
             Ok(Err(e)) => return Err(GatewayError::Unavailable(e.to_string())),
             Ok(Ok(answer)) => answer,

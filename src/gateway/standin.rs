@@ -629,7 +629,8 @@ async fn cancel_billet(State(shared): State<Arc<Shared>>, Path(id): Path<String>
 
 /// Moves each live payment one step per `step` and delivers the events.
 async fn run_auto(shared: Arc<Shared>, auto: Auto) {
-    let http = Arc::new(crate::aws::Https::new());
+    // The client that delivers the events, made with the first one (not at start).
+    let mut http: Option<Arc<crate::aws::Https>> = None;
     let mut tick = tokio::time::interval(auto.step.min(Duration::from_millis(500)));
     loop {
         tick.tick().await;
@@ -690,12 +691,16 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
             }
             std::mem::take(&mut book.events)
         };
+        if !due.is_empty() && http.is_none() {
+            http = Some(Arc::new(crate::aws::Https::new()));
+        }
+        let Some(client) = &http else { continue };
         for event in due {
             // Each delivered on its own after the delay, retried until the product takes
             // it (events may arrive out of order, as a real gateway's may).
             let body = serde_json::to_vec(&event).unwrap_or_default();
             let signature = sign(&shared.options.webhook_secret, &body);
-            let (http, url, delay) = (Arc::clone(&http), auto.webhook_url.clone(), auto.delay);
+            let (http, url, delay) = (Arc::clone(client), auto.webhook_url.clone(), auto.delay);
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
                 deliver(&http, &url, body, &signature, event.id).await;
