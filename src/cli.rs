@@ -329,12 +329,10 @@ async fn embedded_gateway(config: &mut Config) -> Result<Option<crate::gateway::
     if !config.gateway.embedded {
         return Ok(None);
     }
-    let random = |n: usize| -> Result<String, String> {
-        let mut bytes = vec![0u8; n];
-        aws_lc_rs::rand::fill(&mut bytes).map_err(|_| "no randomness available".to_string())?;
-        Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-    };
-    let credentials = crate::gateway::Credentials { api_token: random(24)?, webhook_secret: random(32)? };
+    // From the operating system's generator (uuid's): the crypto library's own is seeded
+    // on its first use, about 35 ms of a cold start, which `serve` leaves to later.
+    let random = || format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    let credentials = crate::gateway::Credentials { api_token: random(), webhook_secret: random() };
     let failure_rate =
         std::env::var("KFIN_STANDIN_FAILURE_RATE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0.0);
     let standin = StandIn::start(Options {
