@@ -709,9 +709,11 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
     }
 }
 
-/// Posts one event to the product until it is taken (2xx) or refused (4xx).
+/// Posts one event to the product until it is taken (2xx) or refused (4xx), as a
+/// gateway does: for as long as the stand-in runs, at most every 2 s once it has failed
+/// a few times.
 async fn deliver(http: &crate::aws::Https, url: &str, body: Vec<u8>, signature: &str, id: i64) {
-    for attempt in 0..20u64 {
+    for attempt in 0u64.. {
         let request = http::Request::builder()
             .method("POST")
             .uri(url)
@@ -725,8 +727,7 @@ async fn deliver(http: &crate::aws::Https, url: &str, body: Vec<u8>, signature: 
                 tracing::warn!(status = %answer.status, event = id, "the product refused an event");
                 return;
             }
-            _ => tokio::time::sleep(Duration::from_millis(200 * (attempt + 1))).await,
+            _ => tokio::time::sleep(Duration::from_millis((200 * (attempt + 1)).min(2_000))).await,
         }
     }
-    tracing::warn!(event = id, "an event was given up after 20 attempts");
 }

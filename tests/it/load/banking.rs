@@ -134,19 +134,21 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
         }
     }
 
-    // Until the bank is done and its last events are taken.
-    let settle_by = Instant::now() + Duration::from_secs(90);
+    // Until the bank is done and its last events are taken (on a busy machine the events
+    // answered 503 are delivered again, every 2 s at most); past the wait, the first
+    // difference is the failure.
+    let settle_by = Instant::now() + Duration::from_secs(240);
     loop {
         let bank_done =
             standin.payments().iter().all(|p| ["confirmed", "rejected", "canceled"].contains(&p.status.as_str()))
                 && standin.pix_charges().iter().all(|c| ["paid", "canceled"].contains(&c.status.as_str()));
-        if bank_done && consistent(&h, &token, &standin, &payables, &receivables, false).await {
+        let strict = Instant::now() >= settle_by;
+        assert!(bank_done || !strict, "the bank's payments and charges did not end within the wait");
+        if bank_done && consistent(&h, &token, &standin, &payables, &receivables, strict).await {
             break;
         }
-        assert!(Instant::now() < settle_by, "the books did not catch up with the bank within 90 s");
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    consistent(&h, &token, &standin, &payables, &receivables, true).await;
     let lines: Vec<String> = tally.iter().map(|((what, status), n)| format!("{what} {status}: {n}")).collect();
     format!(
         "{clients} clients × {seconds} s: {} payments and {} Pix charges at the bank; {}",
