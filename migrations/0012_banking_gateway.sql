@@ -33,7 +33,7 @@ CREATE TABLE payment_dispatches (
     billing_id          TEXT NOT NULL REFERENCES billings (id),
     workspace_id        TEXT NOT NULL REFERENCES workspaces (id),
     attempt             INTEGER NOT NULL,
-    payment_kind        TEXT NOT NULL CHECK (payment_kind IN ('bank_billet', 'utility', 'pix')),
+    payment_kind        TEXT NOT NULL CHECK (payment_kind IN ('bank_billet', 'utility', 'pix', 'pix_transfer')),
     source_account_id   TEXT NOT NULL REFERENCES financial_accounts (id),
     status              TEXT NOT NULL,
     status_updated_at   TEXT NOT NULL,

@@ -3,7 +3,8 @@
 //! and the signature of the events it sends back. One place, like `aws.rs`: the
 //! operations ask it, nothing else talks to the bank.
 //!
-//! * `POST /v2/payment/{bank_billets|utilities|pix}` creates a payment from a source
+//! * `POST /v2/payment/{bank_billets|utilities|pix}` (and `/v2/transfer/pix` to a Pix
+//!   key) creates a payment from a source
 //!   account (`financial_account_uid`) and the slip's code or the Pix code, under an
 //!   `X-Idempotency-Key` the caller derives from the payable: a dispatch retried after
 //!   a timeout finds the payment the first attempt made instead of paying twice.
@@ -117,16 +118,20 @@ pub struct ErrorBody {
     pub errors: Vec<Reason>,
 }
 
-/// Which payment the gateway makes: the path segment of `/v2/payment/{kind}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which payment the gateway makes: `/v2/payment/{collection}`, or a Pix transfer to a
+/// key (`/v2/transfer/pix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentKind {
     /// A boleto, by its barcode or digitable line (`code`).
+    #[default]
     BankBillet,
     /// A utility bill or a tax slip with a barcode (`code`).
     Utility,
     /// A Pix by its copia-e-cola code (`qrcode`).
     Pix,
+    /// A Pix to a key (`key`, `key_type`): a transfer.
+    PixTransfer,
 }
 
 impl PaymentKind {
@@ -135,19 +140,31 @@ impl PaymentKind {
             PaymentKind::BankBillet => "bank_billet",
             PaymentKind::Utility => "utility",
             PaymentKind::Pix => "pix",
+            PaymentKind::PixTransfer => "pix_transfer",
         }
     }
 
     pub fn parse(s: &str) -> Option<PaymentKind> {
-        [PaymentKind::BankBillet, PaymentKind::Utility, PaymentKind::Pix].into_iter().find(|k| k.as_str() == s)
+        [PaymentKind::BankBillet, PaymentKind::Utility, PaymentKind::Pix, PaymentKind::PixTransfer]
+            .into_iter()
+            .find(|k| k.as_str() == s)
     }
 
-    /// The collection of its payments: `/v2/payment/{collection}`.
+    /// The collection of its payments: `/v2/payment/{collection}` (a transfer's is
+    /// `/v2/transfer/pix`).
     pub fn collection(self) -> &'static str {
         match self {
             PaymentKind::BankBillet => "bank_billets",
             PaymentKind::Utility => "utilities",
-            PaymentKind::Pix => "pix",
+            PaymentKind::Pix | PaymentKind::PixTransfer => "pix",
+        }
+    }
+
+    /// The path its payments are made at.
+    pub fn path(self) -> String {
+        match self {
+            PaymentKind::PixTransfer => "/v2/transfer/pix".into(),
+            _ => format!("/v2/payment/{}", self.collection()),
         }
     }
 }
@@ -162,6 +179,15 @@ pub struct NewPayment {
     pub code: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qrcode: Option<String>,
+    /// A transfer's target (`v2_new_transfer_pix`): `key`, by a Pix key.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beneficiary: Option<Beneficiary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled_to: Option<String>,
     /// The payable's id: what an event is matched back to.
@@ -184,6 +210,8 @@ pub struct Beneficiary {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Payment {
     pub uid: String,
+    /// A transfer has none: read as a boleto's, the event's code tells ([`Event::subject`]).
+    #[serde(default)]
     pub kind: PaymentKind,
     pub amount: f64,
     pub status: String,
@@ -220,7 +248,7 @@ pub struct Envelope<T> {
 
 /// An event the gateway sends (`v1_event_object`): the object as it stands after the
 /// change — `payment.db.updated` a payment, `pix.db.updated` a Pix charge,
-/// `bank_billet.updated` a boleto.
+/// `bank_billet.updated` a boleto, `transfer.db.updated` a Pix transfer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Event {
     pub id: i64,
@@ -245,6 +273,11 @@ impl Event {
         let data = self.data.clone();
         Ok(Some(match self.code.split('.').next() {
             Some("payment") => Subject::Payment(serde_json::from_value(data).map_err(read)?),
+            Some("transfer") => {
+                let mut transfer: Payment = serde_json::from_value(data).map_err(read)?;
+                transfer.kind = PaymentKind::PixTransfer;
+                Subject::Payment(transfer)
+            }
             Some("pix") => Subject::Pix(serde_json::from_value(data).map_err(read)?),
             Some("bank_billet") => Subject::BankBillet(serde_json::from_value(data).map_err(read)?),
             _ => return Ok(None),
@@ -421,8 +454,7 @@ impl Gateway {
         idempotency_key: &str,
     ) -> Result<Payment, GatewayError> {
         let body = serde_json::to_vec(payment).map_err(|e| GatewayError::Unavailable(e.to_string()))?;
-        let path = format!("/v2/payment/{}", kind.collection());
-        let answer = self.call(Method::POST, &path, Some(body), idempotency_key).await?;
+        let answer = self.call(Method::POST, &kind.path(), Some(body), idempotency_key).await?;
         read::<Envelope<Payment>>(&answer).map(|e| e.data)
     }
 
@@ -433,7 +465,7 @@ impl Gateway {
         uid: &str,
         idempotency_key: &str,
     ) -> Result<(), GatewayError> {
-        let path = format!("/v2/payment/{}/{uid}/cancel", kind.collection());
+        let path = format!("{}/{uid}/cancel", kind.path());
         self.call(Method::PUT, &path, None, idempotency_key).await.map(drop)
     }
 

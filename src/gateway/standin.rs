@@ -105,6 +105,8 @@ impl StandIn {
             .route("/v2/payment/{collection}", post(create))
             .route("/v2/payment/{collection}/{uid}", get(show))
             .route("/v2/payment/{collection}/{uid}/cancel", put(cancel))
+            .route("/v2/transfer/pix", post(create_transfer))
+            .route("/v2/transfer/pix/{uid}/cancel", put(cancel_transfer))
             .route("/v2/charge/pix", post(create_pix))
             .route("/v2/charge/pix/{uid}/cancel", put(cancel_pix))
             .route("/v1/bank_billets", post(create_billet))
@@ -200,7 +202,11 @@ impl StandIn {
 impl Book {
     fn event(&mut self, payment: &Payment) {
         let data = serde_json::to_value(payment).unwrap_or_default();
-        self.record("payment.db.updated", &payment.uid, data, &payment.updated_at);
+        let code = match payment.kind {
+            PaymentKind::PixTransfer => "transfer.db.updated",
+            _ => "payment.db.updated",
+        };
+        self.record(code, &payment.uid, data, &payment.updated_at);
     }
 
     fn pix_event(&mut self, charge: &PixCharge) {
@@ -329,23 +335,33 @@ async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
     let Some(kind) = [PaymentKind::BankBillet, PaymentKind::Utility, PaymentKind::Pix]
         .into_iter()
         .find(|k| k.collection() == collection)
     else {
         return refusal(StatusCode::NOT_FOUND, "not_found", None, "Recurso não encontrado");
     };
-    let Ok(new) = serde_json::from_slice::<NewPayment>(&body) else {
+    make(&shared, kind, &headers, &body)
+}
+
+/// `POST /v2/transfer/pix`: a Pix to a key.
+async fn create_transfer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    make(&shared, PaymentKind::PixTransfer, &headers, &body)
+}
+
+/// Makes a payment of `kind`, or answers the one its idempotency key made.
+fn make(shared: &Shared, kind: PaymentKind, headers: &HeaderMap, body: &[u8]) -> Response {
+    if let Some(refused) = refusal_of(shared, headers) {
+        return refused;
+    }
+    let Ok(new) = serde_json::from_slice::<NewPayment>(body) else {
         return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
     };
-    let code = match kind {
-        PaymentKind::Pix => new.qrcode.clone(),
-        _ => new.code.clone(),
+    let (code, param) = match kind {
+        PaymentKind::Pix => (new.qrcode.clone(), "qrcode"),
+        PaymentKind::PixTransfer => (new.key.clone().filter(|_| new.target.as_deref() == Some("key")), "key"),
+        _ => (new.code.clone(), "code"),
     };
-    let param = if kind == PaymentKind::Pix { "qrcode" } else { "code" };
     let Some(code) = code.filter(|c| !c.trim().is_empty()) else {
         return refusal(StatusCode::UNPROCESSABLE_ENTITY, "blank", Some(param), "não pode ficar em branco");
     };
@@ -422,6 +438,10 @@ async fn show(
         Some(payment) => Json(Envelope { status: 200, data: payment.clone() }).into_response(),
         None => refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado"),
     }
+}
+
+async fn cancel_transfer(state: State<Arc<Shared>>, Path(uid): Path<String>, headers: HeaderMap) -> Response {
+    cancel(state, Path(("pix".to_string(), uid)), headers).await
 }
 
 async fn cancel(

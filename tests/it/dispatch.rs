@@ -289,10 +289,15 @@ async fn what_a_dispatch_needs_is_named() {
     assert_eq!(send(&h, Method::PATCH, &format!("/v1/payables/{RENT}"), &token, Some(body)).await.status, 200);
     let cash = dispatch(&h, &token, RENT, "2").await;
     assert_eq!((cash.status.as_u16(), details(&cash)), (422, pair("financial_account_id", "account_not_connected")));
-    // A Pix to a key is not sent; a payable without coordinates names the barcode.
-    from_checking(&h, &token, ACME_SUPPLIES_PENDING).await;
-    let key = dispatch(&h, &token, ACME_SUPPLIES_PENDING, "3").await;
-    assert_eq!(key.status, 422, "{}", text(&key));
+    // A Pix without its code or key names them; a payable without coordinates names the
+    // barcode.
+    approval::set_gate(&h.state.db, DEMO_WORKSPACE_ACME, false).await.unwrap();
+    let body = json!({"company_id": ACME_COMPANY, "description": "Pix sem chave", "amount": "10.00", "due_date": "2026-12-20",
+        "person_name": "Fornecedor Y", "payment_method_kind": "pix", "expected_account_id": ACME_CHECKING_ACCOUNT});
+    let keyless = create_at(&h, "/v1/payables", &token, body).await;
+    let refused = dispatch(&h, &token, &id(&keyless), "3").await;
+    assert_eq!((refused.status.as_u16(), details(&refused)), (422, pair("pix_copia_e_cola", "missing")));
+    approval::set_gate(&h.state.db, DEMO_WORKSPACE_ACME, true).await.unwrap();
     let body = json!({"company_id": ACME_COMPANY, "description": "Sem boleto", "amount": "10.00", "due_date": "2026-12-20",
         "person_name": "Fornecedor X", "expected_account_id": ACME_CHECKING_ACCOUNT});
     let bare = create_at(&h, "/v1/payables", &token, body).await;
@@ -415,4 +420,32 @@ async fn the_gateways_credentials_come_from_secrets_manager() {
     // The same event signed with any other key is refused.
     let body = &events.last().unwrap().0;
     assert_eq!(deliver(&h, body, &gateway::sign(WEBHOOK_SECRET, body)).await.status, 401);
+}
+
+#[tokio::test]
+async fn a_pix_key_is_paid_by_a_transfer_stopped_and_sent_again() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    let supplies = ACME_SUPPLIES_PENDING;
+    from_checking(&h, &token, supplies).await;
+    let first = dispatch(&h, &token, supplies, "k1").await;
+    assert_eq!(first.status, 200, "{}", text(&first));
+    let made = standin.payments()[0].clone();
+    assert_eq!(made.kind, kobana_finance_mcp::gateway::PaymentKind::PixTransfer);
+    assert_eq!(made.amount, 150.0);
+    let stopped = cancel(&h, &token, supplies, "c1").await;
+    assert_eq!(stopped.json()["kobana_status"], "canceled", "{}", text(&stopped));
+    assert_eq!(standin.payments()[0].status, "canceled");
+    let again = dispatch(&h, &token, supplies, "k2").await.json();
+    let uid = again["kobana_payment_uid"].as_str().unwrap().to_string();
+    assert_ne!(uid, made.uid);
+    standin.advance(&uid, "confirmed").unwrap();
+    let events = deliver_all(&h, &standin).await;
+    let codes: Vec<String> =
+        events.iter().map(|(body, _)| serde_json::from_slice::<Event>(body).unwrap().code).collect();
+    assert!(codes.iter().all(|c| c == "transfer.db.updated"), "{codes:?}");
+    let paid = payable(&h, &token, supplies).await;
+    assert_eq!((paid["status"].as_str(), paid["kobana_status"].as_str()), (Some("paid"), Some("confirmed")));
+    assert_eq!(settlements(&h, supplies).await, 1);
+    assert_eq!(receipts_of(&h, supplies).await, 1);
 }

@@ -14,6 +14,7 @@ use super::{
 use crate::domain::money::Cents;
 use crate::domain::roles::Resource;
 use crate::error::ApiError;
+use crate::gateway::PaymentKind;
 use crate::ops::accounts::Accounts;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
@@ -520,10 +521,13 @@ fn confirm_send_to_bank(c: Call<'_>) -> Asking<'_> {
         let Some(bill) = peek::<Payables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
             return Ok(format!("Send the payable {id} to the bank? The bank pays it from its account."));
         };
-        let method = match bill.row.payment_method_kind.as_deref() {
-            Some("pix") => "by Pix",
-            Some("utility" | "tribute") => "by its slip's barcode",
-            _ => "by boleto",
+        // How the bank will pay it, as the dispatch decides (what it lacks is refused
+        // before the user is asked).
+        let method = match super::dispatch::kind_of(&bill)? {
+            PaymentKind::Pix => "by Pix (its copia-e-cola code)",
+            PaymentKind::PixTransfer => "by Pix to its key",
+            PaymentKind::Utility => "by its slip's barcode",
+            PaymentKind::BankBillet => "by boleto",
         };
         let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
             Some(account) => format!(" from the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?),

@@ -7,7 +7,8 @@
 //! * **What a dispatch needs** (422 naming it otherwise): a pending, official payable
 //!   (`payment_approval` null or `creation_approved`), the payment coordinates of its
 //!   method — the barcode of a boleto, a utility bill or a tax slip, the copia-e-cola
-//!   of a Pix — and a settlement account the gateway knows (`kobana_account_uid`).
+//!   of a Pix or a Pix key (a transfer) — and a settlement account the gateway knows
+//!   (`kobana_account_uid`).
 //! * **Paid once.** The gateway's idempotency key is the payable's id and the number
 //!   of dispatches cancelled before this one: a dispatch retried after a timeout finds
 //!   the payment the first attempt made. Nothing is written unless the gateway made the
@@ -137,19 +138,18 @@ fn payment_of(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<(Payme
         Some("utility" | "tribute") => {
             Ok((PaymentKind::Utility, barcode.ok_or_else(|| needs("barcode", "the slip's barcode"))?))
         }
-        Some("pix") => match pix {
-            Some(code) => Ok((PaymentKind::Pix, code)),
-            None if coordinates.pix_key.is_some() => Err(unprocessable(
-                "pix_copia_e_cola",
-                "unsupported",
-                "The gateway pays a Pix by its copia-e-cola code here; a payment to a Pix key is not sent yet",
-            )),
-            None => Err(needs("pix_copia_e_cola", "the Pix copia-e-cola code")),
+        Some("pix") => match (pix, coordinates.pix_key.clone()) {
+            (Some(code), _) => Ok((PaymentKind::Pix, code)),
+            (None, Some(key)) => Ok((PaymentKind::PixTransfer, key)),
+            (None, None) => Err(needs("pix_copia_e_cola", "the Pix copia-e-cola code or a Pix key")),
         },
-        None => match (barcode, pix) {
-            (Some(code), _) => Ok((PaymentKind::BankBillet, code)),
-            (None, Some(code)) => Ok((PaymentKind::Pix, code)),
-            (None, None) => Err(needs("barcode", "a payment method and its coordinates: a barcode or a Pix code")),
+        None => match (barcode, pix, coordinates.pix_key.clone()) {
+            (Some(code), _, _) => Ok((PaymentKind::BankBillet, code)),
+            (None, Some(code), _) => Ok((PaymentKind::Pix, code)),
+            (None, None, Some(key)) => Ok((PaymentKind::PixTransfer, key)),
+            (None, None, None) => {
+                Err(needs("barcode", "a payment method and its coordinates: a barcode, a Pix code or a Pix key"))
+            }
         },
         Some(other) => Err(unprocessable(
             "payment_method_kind",
@@ -157,6 +157,12 @@ fn payment_of(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<(Payme
             &format!("A payable paid by {other} is not sent to the bank: pay it and settle it"),
         )),
     }
+}
+
+/// How the gateway pays the payable, from its method and coordinates: 422 naming what
+/// is missing.
+pub fn kind_of(bill: &Billing) -> Result<PaymentKind, ApiError> {
+    payment_of(bill, &coordinates_of(bill)).map(|(kind, _)| kind)
 }
 
 /// The coordinates kept with the payable's record.
@@ -264,12 +270,21 @@ pub async fn send_to_bank(
     let (account_id, account_uid) = source_account(conn, ws, &bill).await?;
     let amount = bill.row.nominal_amount;
     let attempt = earlier.map_or(0, |d| d.attempt + 1);
+    let coordinates = coordinates_of(&bill);
+    let transfer = kind == PaymentKind::PixTransfer;
     let new = NewPayment {
         amount: gateway::amount_of(amount.0),
         financial_account_uid: account_uid,
-        code: (kind != PaymentKind::Pix).then(|| code.clone()),
-        qrcode: (kind == PaymentKind::Pix).then_some(code),
-        scheduled_to: coordinates_of(&bill).scheduled_to.map(|t| t.date().to_string()),
+        code: matches!(kind, PaymentKind::BankBillet | PaymentKind::Utility).then(|| code.clone()),
+        qrcode: (kind == PaymentKind::Pix).then(|| code.clone()),
+        target: transfer.then(|| "key".to_string()),
+        key_type: coordinates.pix_key_type.clone().filter(|_| transfer),
+        key: transfer.then_some(code),
+        beneficiary: transfer.then(|| gateway::Beneficiary {
+            name: coordinates.beneficiary_name.clone().or_else(|| bill.row.person_name.clone()),
+            document_number: coordinates.beneficiary_document.clone(),
+        }),
+        scheduled_to: coordinates.scheduled_to.map(|t| t.date().to_string()),
         external_id: Some(bill.row.id.clone()),
     };
     let key = format!("kfin-dispatch-{}-{attempt}", bill.row.id);
