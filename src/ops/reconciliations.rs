@@ -273,7 +273,7 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
             person: row.try_get(7)?,
         };
         let approval: Option<String> = row.try_get(8)?;
-        if !matches!(approval.as_deref(), None | Some("creation_approved")) {
+        if !crate::ops::bills::approval::is_official(approval.as_deref()) {
             return Err(refused(
                 &field,
                 "not_approved",

@@ -20,17 +20,11 @@ async fn into_checking(h: &Harness, token: &str, id: &str) {
 }
 
 async fn charge(h: &Harness, token: &str, id: &str, kind: &str, key: &str) -> Reply {
-    let request = rest(Method::POST, &format!("/v1/receivables/{id}/charge"), token, Some(json!({"kind": kind})))
-        .header("x-idempotency-key", key)
-        .build();
-    h.send(request).await
+    post_keyed(h, token, &format!("/v1/receivables/{id}/charge"), Some(json!({"kind": kind})), key).await
 }
 
 async fn cancel(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
-    let request = rest(Method::POST, &format!("/v1/receivables/{id}/charge/cancel"), token, None)
-        .header("x-idempotency-key", key)
-        .build();
-    h.send(request).await
+    post_keyed(h, token, &format!("/v1/receivables/{id}/charge/cancel"), None, key).await
 }
 
 async fn receivable(h: &Harness, token: &str, id: &str) -> Value {
@@ -224,14 +218,7 @@ async fn the_charge_tool_asks_the_user_naming_customer_amount_and_account() {
     let mcp = h.token(DEMO_OWNER);
     let args = json!({"id": SALE, "kind": "pix"});
     let capable = |extra: Value| {
-        let mut m = call("finance_receivables_charge", args.clone());
-        let mut body: Value = serde_json::from_slice(&m.body).unwrap();
-        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
-        for (k, v) in extra.as_object().unwrap() {
-            body["params"][k] = v.clone();
-        }
-        m.body = body.to_string().into_bytes();
-        m.bearer(&mcp).build()
+        crate::tools_catalogue::confirmable("finance_receivables_charge", args.clone(), extra).bearer(&mcp).build()
     };
     let ask = h.send(capable(json!({}))).await.result();
     assert_eq!(ask["resultType"], "input_required", "{ask}");

@@ -23,17 +23,11 @@ async fn from_checking(h: &Harness, token: &str, id: &str) {
 }
 
 async fn dispatch(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
-    let request = rest(Method::POST, &format!("/v1/payables/{id}/send-to-bank"), token, None)
-        .header("x-idempotency-key", key)
-        .build();
-    h.send(request).await
+    post_keyed(h, token, &format!("/v1/payables/{id}/send-to-bank"), None, key).await
 }
 
 async fn cancel(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
-    let request = rest(Method::POST, &format!("/v1/payables/{id}/cancel-dispatch"), token, None)
-        .header("x-idempotency-key", key)
-        .build();
-    h.send(request).await
+    post_keyed(h, token, &format!("/v1/payables/{id}/cancel-dispatch"), None, key).await
 }
 
 async fn payable(h: &Harness, token: &str, id: &str) -> Value {
@@ -340,14 +334,7 @@ async fn the_tool_asks_the_user_naming_payee_amount_method_and_account_then_pays
     let mcp = h.token(DEMO_OWNER);
     let args = json!({"id": RENT});
     let capable = |extra: Value| {
-        let mut m = call("finance_payables_send_to_bank", args.clone());
-        let mut body: Value = serde_json::from_slice(&m.body).unwrap();
-        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
-        for (k, v) in extra.as_object().unwrap() {
-            body["params"][k] = v.clone();
-        }
-        m.body = body.to_string().into_bytes();
-        m.bearer(&mcp).build()
+        crate::tools_catalogue::confirmable("finance_payables_send_to_bank", args.clone(), extra).bearer(&mcp).build()
     };
     let ask = h.send(capable(json!({}))).await.result();
     assert_eq!(ask["resultType"], "input_required", "{ask}");

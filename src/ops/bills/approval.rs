@@ -19,6 +19,12 @@ use crate::storage::{sql, Conn, Db};
 /// writes it for another name of the table.
 pub const OFFICIAL: &str = "(billings.payment_approval IS NULL OR billings.payment_approval = 'creation_approved')";
 
+/// Whether a payable at `approval` is one the gate lets through ([`OFFICIAL`], read from
+/// a row already fetched).
+pub fn is_official(approval: Option<&str>) -> bool {
+    matches!(approval, None | Some("creation_approved"))
+}
+
 /// [`OFFICIAL`] for the table named `table` in a statement (`b`).
 pub fn official(table: &str) -> String {
     OFFICIAL.replace("billings.", &format!("{table}."))

@@ -130,7 +130,6 @@ const CHARGE: &str =
 async fn read(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Charge>, ApiError> {
     Ok(query
         .map_optional(&mut *conn, |row| {
-            let at: String = row.try_get(6)?;
             Ok(Charge {
                 uid: row.try_get(0)?,
                 kind: row.try_get(1)?,
@@ -138,7 +137,7 @@ async fn read(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Charge>, 
                 account_id: row.try_get(3)?,
                 status: row.try_get(4)?,
                 registration_status: row.try_get(5)?,
-                status_updated_at: Timestamp::parse(&at).unwrap_or_else(|| Timestamp::from_unix(0)),
+                status_updated_at: row.try_get(6)?,
                 url: row.try_get(7)?,
                 barcode: row.try_get(8)?,
                 digitable_line: row.try_get(9)?,

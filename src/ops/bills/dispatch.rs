@@ -223,20 +223,14 @@ pub(super) fn gateway_error(e: GatewayError) -> ApiError {
 }
 
 /// The payable's approval, where the gate holds it back: only an official bill goes
-/// to the bank.
-async fn check_official(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    let approval: Option<Option<String>> =
-        sql::query("SELECT payment_approval FROM billings WHERE workspace_id = $1 AND id = $2")
-            .bind(&ws.workspace_id)
-            .bind(id)
-            .map_optional(&mut *conn, |row| row.try_get(0))
-            .await?;
-    match approval.flatten().as_deref() {
-        None | Some("creation_approved") => Ok(()),
-        Some(other) => Err(unprocessable(
+/// to the bank (the row read already says).
+fn check_official(bill: &Billing) -> Result<(), ApiError> {
+    match bill.row.payment_approval() {
+        approval if super::approval::is_official(approval) => Ok(()),
+        approval => Err(unprocessable(
             "payment_approval",
             "not_approved",
-            &format!("The payable is {other}: only an approved payable is sent to the bank"),
+            &format!("The payable is {}: only an approved payable is sent to the bank", approval.unwrap_or_default()),
         )),
     }
 }
@@ -265,7 +259,7 @@ pub async fn send_to_bank(
         )
         .with_details(json!({ "reason": "already_dispatched", "kobana_payment_uid": dispatch.payment_uid })));
     }
-    check_official(conn, ws, &bill.row.id).await?;
+    check_official(&bill)?;
     let (kind, code) = payment_of(&bill, &coordinates_of(&bill))?;
     let (account_id, account_uid) = source_account(conn, ws, &bill).await?;
     let amount = bill.row.nominal_amount;
@@ -317,7 +311,9 @@ pub async fn send_to_bank(
     )
     .await?;
     // The gateway may already have moved it (a retry after a lost answer).
-    mirror(ctx, conn, ws, &bill.row.id, &payment).await?;
+    if payment.status != "pending" {
+        mirror(ctx, conn, ws, &bill.row.id, &payment).await?;
+    }
     find::<Payable>(conn, ws, &bill.row.id).await
 }
 

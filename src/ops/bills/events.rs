@@ -68,12 +68,8 @@ pub async fn apply_event(services: &Services<'_>, conn: &mut Conn, event: &Event
     if first == 0 {
         return Ok(Applied::Ignored);
     }
-    let name: String = sql::query("SELECT name FROM workspaces WHERE id = $1")
-        .bind(&workspace_id)
-        .map_optional(&mut *conn, |row| row.try_get(0))
-        .await?
-        .unwrap_or_default();
-    let ws = Membership { workspace_id, workspace_name: name, role: Role::Finance };
+    // The operations the event runs read the workspace's id, never its name.
+    let ws = Membership { workspace_id, workspace_name: String::new(), role: Role::Finance };
     let identity = system_identity(user);
     let memberships = std::slice::from_ref(&ws);
     let ctx = OpContext { state: *services, identity: &identity, channel: Channel::System, memberships };

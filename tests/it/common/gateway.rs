@@ -66,3 +66,9 @@ pub async fn deliver_all(h: &Harness, standin: &StandIn) -> Vec<(Vec<u8>, String
     }
     events
 }
+
+/// `POST path` with the bearer `token`, the idempotency key `key` and, when given, a
+/// JSON body: an order to the bank as a client sends it.
+pub async fn post_keyed(h: &Harness, token: &str, path: &str, body: Option<serde_json::Value>, key: &str) -> Reply {
+    h.send(super::rest(Method::POST, path, token, body).header("x-idempotency-key", key).build()).await
+}
