@@ -141,7 +141,8 @@ impl StandIn {
         self.book().fail_next = n;
     }
 
-    /// The next `n` creations make the payment and answer 503 (a lost answer).
+    /// The next `n` creations (payments, Pix charges) make what they were asked for and
+    /// answer 503 (a lost answer).
     pub fn lose_next_answers(&self, n: u32) {
         self.book().lose_next = n;
     }
@@ -227,6 +228,16 @@ impl Book {
     }
 
     /// Whether to inject a failure now, given a rate (xorshift: deterministic per run).
+    /// Whether the answer of a creation just made is lost: the next ones asked for by
+    /// [`StandIn::lose_next_answers`], else a share `rate` of them.
+    fn answer_lost(&mut self, rate: f64) -> bool {
+        if self.lose_next > 0 {
+            self.lose_next -= 1;
+            return true;
+        }
+        self.roll(rate)
+    }
+
     fn roll(&mut self, rate: f64) -> bool {
         if rate <= 0.0 {
             return false;
@@ -414,12 +425,7 @@ fn make(shared: &Shared, kind: PaymentKind, headers: &HeaderMap, body: &[u8]) ->
             payment
         }
     };
-    if book.lose_next > 0 {
-        book.lose_next -= 1;
-        return unavailable();
-    }
-    let rate = shared.options.lost_answer_rate;
-    if book.roll(rate) {
+    if book.answer_lost(shared.options.lost_answer_rate) {
         return unavailable();
     }
     (StatusCode::CREATED, Json(Envelope { status: 201, data: payment })).into_response()
@@ -539,8 +545,7 @@ async fn create_pix(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     }
     book.pix.push(charge.clone());
     book.pix_event(&charge);
-    let rate = shared.options.lost_answer_rate;
-    if book.roll(rate) {
+    if book.answer_lost(shared.options.lost_answer_rate) {
         return unavailable();
     }
     (StatusCode::CREATED, Json(Envelope { status: 201, data: charge })).into_response()

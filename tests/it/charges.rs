@@ -233,3 +233,38 @@ async fn the_charge_tool_asks_the_user_naming_customer_amount_and_account() {
     assert_eq!(h.send(capable(accept)).await.result()["structuredContent"], done["structuredContent"]);
     assert_eq!(standin.charges_made(), 1);
 }
+
+#[tokio::test]
+async fn a_charge_whose_answer_was_lost_and_the_customer_paid_is_received_by_the_retry_once() {
+    let (h, standin) = with_gateway().await;
+    let owner = h.api_token(DEMO_OWNER);
+    into_checking(&h, &owner, SALE).await;
+    // A token that may charge but not settle: the bank's payment is applied by the server.
+    let token = v1_token(&h, DEMO_OWNER, "finance.receivables finance.receivables.charge");
+    standin.lose_next_answers(1);
+    let lost = charge(&h, &token, SALE, "pix", "lost").await;
+    assert_eq!(lost.status, 503, "{}", text(&lost));
+    assert!(receivable(&h, &token, SALE).await["kobana_charge_uid"].is_null(), "nothing recorded here");
+    // The customer pays before any event of the charge reaches the server.
+    let uid = standin.pix_charges()[0].uid.clone();
+    assert!(standin.advance_charge(&uid, "registered") && standin.advance_charge(&uid, "paid"));
+    let late = standin.take_events();
+
+    let retried = charge(&h, &token, SALE, "pix", "retry").await;
+    assert_eq!(retried.status, 200, "{}", text(&retried));
+    let retried = retried.json();
+    assert_eq!(
+        (retried["status"].as_str(), retried["charge_state"].as_str(), retried["kobana_charge_uid"].as_str()),
+        (Some("received"), Some("paid"), Some(uid.as_str()))
+    );
+    assert_eq!(standin.charges_made(), 1, "the retry found the charge the lost answer made");
+    assert_eq!(settlements(&h, SALE).await, 1);
+    // The late events change nothing; nothing is charged again.
+    for (body, signature) in &late {
+        let reply = deliver(&h, body, signature).await;
+        assert_eq!((reply.status.as_u16(), reply.json()["applied"].clone()), (200, json!(false)), "{}", text(&reply));
+    }
+    assert_eq!(settlements(&h, SALE).await, 1);
+    assert_eq!(charge(&h, &token, SALE, "pix", "again").await.status, 409);
+    assert_eq!(standin.charges_made(), 1);
+}

@@ -26,9 +26,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::dispatch::gateway_error;
+use super::dispatch::{changed_meanwhile, gateway_error};
 use super::rows::find;
 use super::{Billing, Receivable, SettleRequest};
+use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
@@ -368,9 +369,16 @@ pub async fn charge(
         )
         .with_details(json!({ "reason": "invalid_transition", "status": status })));
     }
+    // A paid charge stands too: when its receipt could not be settled (a closed period),
+    // charging again would bill the customer twice.
     let earlier = current(conn, ws, &bill.row.id).await?;
-    if let Some(live) = earlier.as_ref().filter(|c| c.is_live()) {
-        return Err(ApiError::new(ErrorCode::Conflict, "The receivable is already charged")
+    if let Some(live) = earlier.as_ref().filter(|c| c.is_live() || c.status == "paid") {
+        let message = if live.is_live() {
+            "The receivable is already charged"
+        } else {
+            "The receivable's charge was paid at the bank: settle the receivable instead"
+        };
+        return Err(ApiError::new(ErrorCode::Conflict, message)
             .with_details(json!({ "reason": "already_charged", "kobana_charge_uid": live.uid })));
     }
     let payer = payer(conn, ws, &bill).await?;
@@ -466,6 +474,13 @@ pub async fn charge(
     .execute(&mut *conn)
     .await
     .map_err(|e| conflict_on_unique(e, "id", "The receivable was charged by another request at the same time"))?;
+    // Retried after a lost answer, the charge may already be paid: received now, by the
+    // server as for the gateway's event (which then finds nothing newer).
+    if snapshot.status == "paid" {
+        let identity = super::events::system_identity(Some(ctx.identity.user_id.clone()));
+        let system = OpContext { identity: &identity, channel: Channel::System, ..*ctx };
+        received(&system, conn, ws, &bill.row.id, &account, &snapshot).await?;
+    }
     audit_write_with(
         ctx,
         conn,
@@ -532,11 +547,13 @@ pub async fn mirror(
     if !newer {
         return Ok(false);
     }
-    sql::query(
+    // Conditional on the state read: of two events applied at once, the second finds it
+    // changed and is delivered again, to be weighed against the first.
+    let updated = sql::query(
         "UPDATE receivable_charges SET status = $1, registration_status = $2, status_updated_at = $3,
                 url = COALESCE($4, url), barcode = COALESCE($5, barcode), digitable_line = COALESCE($6, digitable_line),
                 pix_qrcode = COALESCE($7, pix_qrcode), updated_at = $8
-          WHERE workspace_id = $9 AND charge_uid = $10",
+          WHERE workspace_id = $9 AND charge_uid = $10 AND status = $11 AND COALESCE(registration_status, '') = $12",
     )
     .bind(&snapshot.status)
     .bind(registration)
@@ -548,10 +565,15 @@ pub async fn mirror(
     .bind(Timestamp::now().to_string())
     .bind(&ws.workspace_id)
     .bind(&snapshot.key)
+    .bind(&kept.status)
+    .bind(kept.registration_status.as_deref().unwrap_or_default())
     .execute(&mut *conn)
     .await?;
+    if updated == 0 {
+        return Err(changed_meanwhile());
+    }
     if snapshot.status == "paid" {
-        received(ctx, conn, ws, id, &kept, snapshot).await?;
+        received(ctx, conn, ws, id, &kept.account_id, snapshot).await?;
     }
     Ok(true)
 }
@@ -563,7 +585,7 @@ async fn received(
     conn: &mut Conn,
     ws: &Membership,
     id: &str,
-    kept: &Charge,
+    account: &str,
     snapshot: &Snapshot,
 ) -> Result<(), ApiError> {
     let bill = find::<Receivable>(conn, ws, id).await?;
@@ -575,7 +597,7 @@ async fn received(
     let paid = snapshot.paid_amount.map(|a| Cents(gateway::cents_of(a))).filter(|c| c.0 > 0);
     let request = SettleRequest {
         payment_date: day,
-        financial_account_id: Some(kept.account_id.clone()),
+        financial_account_id: Some(account.to_string()),
         amounts: super::wire::SettlementAmounts { ticket_amount: paid.map(Amount), ..Default::default() },
     };
     if let Err(e) = super::settle::<Receivable>(ctx, conn, ws, id, request).await {

@@ -26,6 +26,7 @@ use serde_json::json;
 use super::coordinates::PaymentCoordinates;
 use super::rows::find;
 use super::{Billing, KindRecord, Payable, SettleRequest};
+use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
@@ -310,9 +311,12 @@ pub async fn send_to_bank(
         Some(json!({ "kobana_payment_uid": payment.uid, "kind": kind.as_str(), "amount": amount.brl() })),
     )
     .await?;
-    // The gateway may already have moved it (a retry after a lost answer).
+    // The gateway may already have moved it (a retry after a lost answer): applied by
+    // the server as for the gateway's event.
     if payment.status != "pending" {
-        mirror(ctx, conn, ws, &bill.row.id, &payment).await?;
+        let identity = super::events::system_identity(Some(ctx.identity.user_id.clone()));
+        let system = OpContext { identity: &identity, channel: Channel::System, ..*ctx };
+        mirror(&system, conn, ws, &bill.row.id, &payment).await?;
     }
     find::<Payable>(conn, ws, &bill.row.id).await
 }
@@ -359,6 +363,13 @@ pub async fn cancel_dispatch(
     find::<Payable>(conn, ws, &bill.row.id).await
 }
 
+/// 409 when a mirror's row changed between its read and its update (another event
+/// applied at once); the webhook door answers it 503, for the gateway to deliver again.
+pub(super) fn changed_meanwhile() -> ApiError {
+    ApiError::new(ErrorCode::Conflict, "The bank's record was changed by another event at the same time")
+        .with_details(json!({ "reason": "concurrent_update" }))
+}
+
 /// Applies a payment's status to the payable it pays, when it is newer than the one
 /// kept: `confirmed` settles the payable and files its receipt.
 pub async fn mirror(
@@ -376,17 +387,23 @@ pub async fn mirror(
     if !newer {
         return Ok(false);
     }
-    sql::query(
+    // Conditional on the status read: of two events applied at once, the second finds it
+    // changed and is delivered again, to be weighed against the first.
+    let updated = sql::query(
         "UPDATE payment_dispatches SET status = $1, status_updated_at = $2, updated_at = $3
-          WHERE workspace_id = $4 AND payment_uid = $5",
+          WHERE workspace_id = $4 AND payment_uid = $5 AND status = $6",
     )
     .bind(&payment.status)
     .bind(at.to_string())
     .bind(Timestamp::now().to_string())
     .bind(&ws.workspace_id)
     .bind(&payment.uid)
+    .bind(&kept.status)
     .execute(&mut *conn)
     .await?;
+    if updated == 0 {
+        return Err(changed_meanwhile());
+    }
     if payment.status == "confirmed" {
         paid(ctx, conn, ws, id, &kept, payment).await?;
     }

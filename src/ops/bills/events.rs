@@ -29,9 +29,9 @@ pub enum Applied {
     Unknown,
 }
 
-/// Who applies an event: the server, for `user_id` (the user who sent the order), allowed
-/// what a settlement writes and nothing else.
-fn system_identity(user_id: Option<String>) -> Identity {
+/// Who applies what the bank did: the server, for `user_id` (the user who sent the
+/// order), allowed what a settlement writes and nothing else.
+pub(super) fn system_identity(user_id: Option<String>) -> Identity {
     Identity {
         user_id: user_id.unwrap_or_else(|| "system".into()),
         scopes: ScopeSet::parse(
