@@ -11,15 +11,18 @@ answers to the benchmark requests (benches/tools_list.lua: the owner's tools/lis
 benches/tools_call.lua: tools/call finance_payables_list, limit 25, 6 fields;
 benches/cash_flow.lua: the cash flow of 2026 by day; benches/suggest.lua: the
 reconciliation suggestions of 37 days, about 10,000 unreconciled transactions, the
-oldest 200 looked at) are captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
+oldest 200 looked at; benches/find_search.lua: a find-mode search, summary of 8) are captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
 bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ceiling in
 turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
 BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
 utime + stime (/proc/PID/stat) over the run divided by the requests wrk completed;
 the figures are the medians of the rounds. Prints a Markdown table.
+Before the load, the owner's tools/list bytes (wire and model-visible) on /mcp and in find
+mode, and a few summary searches' bytes, are printed (first backend only).
 Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql.
 """
 import http.client
+import json
 import os
 import re
 import secrets
@@ -118,6 +121,51 @@ def measure(pid, port, script, connections, duration, token):
     return {"cpu_us": spent * 1e6 / requests, "rps": float(values["rps"]), "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
 
 
+def post_json(port, path, token, method, params, version="2026-07-28"):
+    """A JSON-RPC request to the server; answers the HTTP body's bytes and its JSON."""
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}", "MCP-Protocol-Version": version}
+    if version == "2026-07-28":
+        headers["Mcp-Method"] = method
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        params = dict(params, _meta={"io.modelcontextprotocol/protocolVersion": version,
+                                     "io.modelcontextprotocol/clientCapabilities": {}})
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", path, body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+                 headers=headers)
+    payload = conn.getresponse().read()
+    conn.close()
+    return payload, json.loads(payload)
+
+
+def model_visible(tools):
+    """What a model is shown of a list: each tool's compact {name, description, inputSchema}."""
+    return sum(len(json.dumps({"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]},
+                              separators=(",", ":"), ensure_ascii=False).encode()) for t in tools)
+
+
+def catalogue_bytes(port, token):
+    """The owner's tools/list on / and in find mode (wire and model-visible bytes, both
+    eras), and a summary search's answer (its text content, what a model reads)."""
+    rows = []
+    for path in ("/mcp", "/mcp/find", "/mcp/find/readonly"):
+        for version in ("2026-07-28", "2025-06-18"):
+            wire, answer = post_json(port, path, token, "tools/list", {}, version)
+            tools = answer["result"]["tools"]
+            rows.append((f"tools/list {path} ({version})", len(tools), len(wire), model_visible(tools)))
+    for query in ("contas a pagar vencidas", "overdue receivables", "delete"):
+        wire, answer = post_json(port, "/mcp/find", token, "tools/call",
+                                 {"name": "finance_tools_search", "arguments": {"query": query}})
+        text = answer["result"]["content"][0]["text"]
+        rows.append((f"finance_tools_search summary \"{query}\"", len(json.loads(text)["tools"]), len(wire),
+                     len(text.encode())))
+    print("| request (owner) | tools | wire bytes | model-visible bytes |")
+    print("|---|---|---|---|")
+    for label, count, wire, visible in rows:
+        print(f"| {label} | {count} | {wire:,} | {visible:,} |")
+    print()
+
+
 class Backend:
     def __init__(self, name, work):
         self.name, self.work, self.pg_db = name, work, None
@@ -194,9 +242,12 @@ def main():
             token = subprocess.run([binary, "token", "--user", OWNER], capture_output=True, text=True, check=True,
                                    env=dict(os.environ, **server_env)).stdout.strip()
             rss_start = rss_kib(server_pid, "VmRSS")
+            if name == backends[0]:
+                catalogue_bytes(port, token)
             requests = (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua"),
                         ("tools/call finance_cash_flow_get (366 days)", "cash_flow.lua"),
-                        ("tools/call finance_reconciliations_suggest", "suggest.lua"))
+                        ("tools/call finance_reconciliations_suggest", "suggest.lua"),
+                        ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua"))
             for label, script in requests:
                 raw, size = capture(port, script, token)
                 answer = os.path.join(work, script + ".http")
