@@ -16,7 +16,9 @@ bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ce
 turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
 BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
 utime + stime (/proc/PID/stat) over the run divided by the requests wrk completed;
-the figures are the medians of the rounds. Prints a Markdown table.
+the figures are the medians of the rounds. On PostgreSQL the database's CPU per request
+is measured the same way over every `postgres` process of the machine (so run it on a
+database server nothing else uses). Prints a Markdown table.
 Before the load, the owner's tools/list bytes (wire and model-visible) on /mcp and in find
 mode, and a few summary searches' bytes, are printed (first backend only).
 Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql.
@@ -69,6 +71,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def database_cpu_seconds():
+    """The CPU of every PostgreSQL process on the machine (the postmaster, its workers
+    and the backends serving the product's connections): what the database spends."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if text.split(" (", 1)[1].startswith("postgres)"):
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return total
+
+
 def rss_kib(pid, key):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -113,12 +133,14 @@ def wrk(port, script, connections, duration, token):
     return values
 
 
-def measure(pid, port, script, connections, duration, token):
-    before = cpu_seconds(pid)
+def measure(pid, port, script, connections, duration, token, database=False):
+    before, db_before = cpu_seconds(pid), database_cpu_seconds() if database else 0.0
     values = wrk(port, script, connections, duration, token)
     spent = cpu_seconds(pid) - before
+    db_spent = database_cpu_seconds() - db_before if database else 0.0
     requests = int(values["requests"])
-    return {"cpu_us": spent * 1e6 / requests, "rps": float(values["rps"]), "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
+    return {"cpu_us": spent * 1e6 / requests, "db_us": db_spent * 1e6 / requests, "rps": float(values["rps"]),
+            "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
 
 
 def post_json(port, path, token, method, params, version="2026-07-28"):
@@ -260,11 +282,11 @@ def main():
                 for c in connections:
                     product, bare = [], []
                     for _ in range(rounds):
-                        product.append(measure(server_pid, port, script, c, duration, token))
+                        product.append(measure(server_pid, port, script, c, duration, token, name == "postgres"))
                         bare.append(measure(ceiling_pid, cport, script, c, duration, token))
                     med = lambda runs, key: statistics.median(r[key] for r in runs)
                     rows.append((name, label, size, c, med(product, "cpu_us"), med(bare, "cpu_us"), med(product, "rps"), med(bare, "rps"),
-                                 med(product, "p50"), med(product, "p99")))
+                                 med(product, "p50"), med(product, "p99"), med(product, "db_us")))
                     print(f"  {name} {label} c={c}: {rows[-1][4]:.0f} µs vs {rows[-1][5]:.1f} µs", file=sys.stderr)
                 ceiling_proc.terminate()
             rows_rss = (rss_start, rss_kib(server_pid, "VmHWM"))
@@ -279,10 +301,11 @@ def main():
             backend.drop()
             subprocess.run(["rm", "-rf", work])
     print()
-    print("| backend | request | answer bytes | connections | product CPU/req µs | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99) in rows:
-        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
+    print("| backend | request | answer bytes | connections | product CPU/req µs | database CPU/req µs | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99, dbcpu) in rows:
+        database = f"{dbcpu:,.0f}" if name == "postgres" else "—"
+        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {database} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
 
 
 if __name__ == "__main__":
