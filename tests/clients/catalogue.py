@@ -15,14 +15,27 @@ The facts, all from the contract:
     `X-MCP-Toolsets` / `X-MCP-Readonly` headers; path and header narrow to what both
     allow) lists finance_workspaces_list plus the tools of its toolsets, only the read
     ones when read-only;
-  * on the default list, Cursor's 40-tool cut keeps every payables and receivables tool.
+  * on the default list, Cursor's 40-tool cut keeps every payables and receivables tool;
+  * find mode (SPEC §5.5: `/mcp/find`, `/mcp/find/readonly`, or `X-MCP-Find: true` on
+    any MCP path, narrowed by the toolset and read-only views) lists exactly
+    finance_workspaces_list, finance_tools_search and the runners the caller can use
+    (finance_tools_run_read, _write, _destructive: one per class of tool the view
+    offers, with the annotations of that class); every other tool of the view is
+    found with finance_tools_search and run through the runner of its class with
+    `{tool, arguments}`, which answers what a direct tools/call answers. The class
+    comes from the action: list, get, aggregates, download and suggest read; delete,
+    cancel, settle, reopen, send_to_bank, cancel_dispatch, charge, cancel_charge, and
+    finance_transfers_create, finance_accounts_adjust_balance and
+    finance_reconciliations_create are destructive; every other action writes.
 The demo owner's token grants every scope and the owner role, so for it the expected
-list is exactly the view's part of the catalogue.
+list is exactly the view's part of the catalogue (in find mode: every runner whose
+class the view offers).
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import unquote, urlsplit
@@ -102,6 +115,19 @@ READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest"})
 WORKSPACES_TOOL = "finance_workspaces_list"
 CURSOR_LIMIT = 40
 
+# Find mode (SPEC §5.5).
+SEARCH_TOOL = "finance_tools_search"
+READ_RUNNER = "finance_tools_run_read"
+WRITE_RUNNER = "finance_tools_run_write"
+DESTRUCTIVE_RUNNER = "finance_tools_run_destructive"
+RUNNERS = (READ_RUNNER, WRITE_RUNNER, DESTRUCTIVE_RUNNER)
+DESTRUCTIVE_ACTIONS = frozenset(
+    {"delete", "cancel", "settle", "reopen", "send_to_bank", "cancel_dispatch", "charge", "cancel_charge"}
+)
+DESTRUCTIVE_TOOLS = frozenset(
+    {"finance_transfers_create", "finance_accounts_adjust_balance", "finance_reconciliations_create"}
+)
+
 
 def tool_name(resource: str, action: str) -> str:
     return f"finance_{resource}_{action}"
@@ -120,18 +146,35 @@ def is_read(name: str) -> bool:
     return resource is not None and name[len(f"finance_{resource}_") :] in READ_ACTIONS
 
 
+def runner_of(name: str) -> str | None:
+    """The find-mode runner of a catalogue tool, from its action (None: not a tool this
+    catalogue knows)."""
+    resource = resource_of(name)
+    if resource is None:
+        return None
+    action = name[len(f"finance_{resource}_") :]
+    if action in READ_ACTIONS:
+        return READ_RUNNER
+    if action in DESTRUCTIVE_ACTIONS or name in DESTRUCTIVE_TOOLS:
+        return DESTRUCTIVE_RUNNER
+    return WRITE_RUNNER
+
+
 @dataclass(frozen=True)
 class View:
     """Which part of the catalogue a URL (and its view headers) shows."""
 
     toolsets: frozenset[str] | None  # None: every toolset
     readonly: bool
+    find: bool = False  # find mode: the search and the runners reach the view's tools
 
     @property
     def label(self) -> str:
         parts = ["all" if self.toolsets is None else ",".join(t for t in TOOLSETS if t in self.toolsets)]
         if self.readonly:
             parts.append("readonly")
+        if self.find:
+            parts.insert(0, "find")
         return "/".join(parts)
 
     def shows(self, name: str) -> bool:
@@ -142,9 +185,33 @@ class View:
             return False
         return not self.readonly or is_read(name)
 
+    def catalogue_names(self) -> list[str]:
+        """The catalogue tools this view offers the demo owner, in the contract's order
+        (in find mode: the tools the search finds and the runners run)."""
+        return [tool_name(r, a) for r, actions in CATALOGUE.items() for a in actions if self.shows(tool_name(r, a))]
+
+    def runners(self) -> list[str]:
+        """Find mode: the runners the demo owner can use here, one per class of tool the
+        view offers (the workspaces tool is listed as itself and counts for none)."""
+        offered = {runner_of(n) for n in self.catalogue_names() if n != WORKSPACES_TOOL}
+        return [r for r in RUNNERS if r in offered]
+
     def expected_names(self) -> list[str]:
         """The tools this view lists for the demo owner, in the contract's order."""
-        return [tool_name(r, a) for r, actions in CATALOGUE.items() for a in actions if self.shows(tool_name(r, a))]
+        if self.find:
+            return [WORKSPACES_TOOL, SEARCH_TOOL, *self.runners()]
+        return self.catalogue_names()
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The tools/call (name, arguments) that runs catalogue tool `name` here: itself,
+        or in find mode its runner with {tool, arguments} (the workspaces tool is listed,
+        and called, as itself)."""
+        if not self.find or name == WORKSPACES_TOOL:
+            return name, arguments
+        runner = runner_of(name)
+        if runner is None:
+            raise ValueError(f"{name} is not a catalogue tool: no runner for it")
+        return runner, {"tool": name, "arguments": arguments}
 
     @property
     def narrowed(self) -> bool:
@@ -152,11 +219,14 @@ class View:
 
 
 def view_of(url: str, headers: dict[str, str] | None = None) -> View:
-    """The view that `url`'s path and the X-MCP-* headers ask for (SPEC §5.4)."""
+    """The view that `url`'s path and the X-MCP-* headers ask for (SPEC §5.4, §5.5)."""
     path = unquote(urlsplit(url).path).rstrip("/")
     toolsets: frozenset[str] | None = None
     readonly = False
-    if path.startswith("/mcp/x/"):
+    find = False
+    if path in ("/mcp/find", "/mcp/find/readonly"):
+        find, readonly = True, path.endswith("/readonly")
+    elif path.startswith("/mcp/x/"):
         rest = path[len("/mcp/x/") :]
         if rest.endswith("/readonly"):
             rest, readonly = rest[: -len("/readonly")], True
@@ -169,7 +239,9 @@ def view_of(url: str, headers: dict[str, str] | None = None) -> View:
             toolsets = named if toolsets is None else toolsets & named
         elif key.lower() == "x-mcp-readonly" and value.strip().lower() == "true":
             readonly = True
-    return View(toolsets, readonly)
+        elif key.lower() == "x-mcp-find" and value.strip().lower() == "true":
+            find = True
+    return View(toolsets, readonly, find)
 
 
 def annotation(tool: Any, key: str) -> Any:
@@ -197,6 +269,8 @@ def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, st
         (f"tools/list [{view.label}] starts with {WORKSPACES_TOOL}", bool(names) and names[0] == WORKSPACES_TOOL,
          f"first is {names[0] if names else None!r}")
     )
+    if view.find:
+        return checks + find_listing_checks(view, tools, names)
     missing = [n for n in expected if n not in names]
     extra = [n for n in names if n not in expected]
     checks.append(
@@ -231,6 +305,197 @@ def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, st
     return checks
 
 
+# The annotations each find-mode meta tool must carry, by the class it runs (MCP's
+# defaults: readOnlyHint false, destructiveHint true, so the false ones must be explicit).
+FIND_ANNOTATIONS: dict[str, dict[str, bool]] = {
+    SEARCH_TOOL: {"readOnlyHint": True},
+    READ_RUNNER: {"readOnlyHint": True},
+    WRITE_RUNNER: {"readOnlyHint": False, "destructiveHint": False},
+    DESTRUCTIVE_RUNNER: {"readOnlyHint": False, "destructiveHint": True},
+}
+
+
+def find_listing_checks(view: View, tools: list[Any], names: list[str]) -> list[tuple[str, bool, str]]:
+    """Find mode's tools/list: exactly the workspaces tool, the search and the runners
+    of the view's classes, in that order; each runner annotated as the class it runs."""
+    expected = view.expected_names()
+    checks = [
+        (f"tools/list [{view.label}] is exactly {', '.join(expected)} in this order", names == expected,
+         f"listed {names}")
+    ]
+    for tool, name in zip(tools, names):
+        wanted = FIND_ANNOTATIONS.get(name)
+        if wanted is None:
+            continue
+        got = {key: annotation(tool, key) for key in wanted}
+        checks.append(
+            (f"{name} [{view.label}] is annotated " + ", ".join(f"{k}={v}" for k, v in wanted.items()),
+             all(got[k] is v for k, v in wanted.items()), f"got {got}")
+        )
+    if view.readonly:
+        writing = [
+            n for t, n in zip(tools, names)
+            if annotation(t, "readOnlyHint") is not True or annotation(t, "destructiveHint") is True
+        ]
+        checks.append(
+            (f"tools/list [{view.label}] has no write or destructive tool", not writing,
+             f"not readOnlyHint, or destructiveHint: {writing[:8]}")
+        )
+    return checks
+
+
+# finance_tools_search in find mode: a Portuguese query for overdue payables.
+SEARCH_QUERY = {"query": "contas a pagar vencidas"}
+SEARCH_DEFAULT_LIMIT = 8
+
+
+def search_full_target(view: View) -> str:
+    """The tool a `names` + `detail: full` search asks for: a read tool of the view that
+    has an outputSchema."""
+    for name in ("finance_payables_list", "finance_receivables_list", "finance_accounts_get"):
+        if view.shows(name):
+            return name
+    return WORKSPACES_TOOL
+
+
+def search_query_checks(view: View, found: Any) -> list[tuple[str, bool, str]]:
+    """finance_tools_search {query: "contas a pagar vencidas"}: finance_payables_list
+    first, with the read runner; every entry a tool of the view with the runner of its
+    class, in summary detail (name, title, description, runner); at most the default 8."""
+    entries = found.get("tools") if isinstance(found, dict) else None
+    got = json.dumps(found)[:400]
+    checks: list[tuple[str, bool, str]] = []
+    if not isinstance(entries, list):
+        return [(f"{SEARCH_TOOL} [{view.label}] answers a list of tools", False, f"got {got}")]
+    if view.shows("finance_payables_list"):
+        first = entries[0] if entries else {}
+        checks.append(
+            (f"{SEARCH_TOOL} \"contas a pagar vencidas\" [{view.label}] finds finance_payables_list first, run by"
+             f" {READ_RUNNER}",
+             first.get("name") == "finance_payables_list" and first.get("runner") == READ_RUNNER,
+             f"got {got}")
+        )
+    wrong = []
+    for e in entries:
+        name = e.get("name")
+        known = resource_of(name or "") is not None
+        if set(e) != {"name", "title", "description", "runner"} or not all(isinstance(e[k], str) for k in e):
+            wrong.append(f"{name}: keys {sorted(e)}")
+        elif e["runner"] not in view.runners():
+            wrong.append(f"{name}: runner {e['runner']} not listed here")
+        elif known and (not view.shows(name) or e["runner"] != runner_of(name)):
+            wrong.append(f"{name}: in the view {view.shows(name)}, runner {e['runner']}")
+    checks.append(
+        (f"{SEARCH_TOOL} [{view.label}] answers only tools of the view, each with name, title, description and the"
+         f" runner of its class (at most {SEARCH_DEFAULT_LIMIT})",
+         bool(entries) and not wrong and len(entries) <= SEARCH_DEFAULT_LIMIT,
+         f"{len(entries)} tools; {wrong[:5]}")
+    )
+    return checks
+
+
+def search_full_checks(view: View, name: str, found: Any) -> list[tuple[str, bool, str]]:
+    """finance_tools_search {names: [name], detail: full}: that one tool, with its
+    inputSchema, outputSchema and annotations."""
+    entries = found.get("tools") if isinstance(found, dict) else None
+    entry = entries[0] if isinstance(entries, list) and len(entries) == 1 else {}
+    schema = entry.get("inputSchema")
+    annotations = entry.get("annotations")
+    ok = (
+        entry.get("name") == name
+        and entry.get("runner") == (runner_of(name) if name != WORKSPACES_TOOL else READ_RUNNER)
+        and isinstance(schema, dict) and schema.get("type") == "object" and isinstance(schema.get("properties"), dict)
+        and isinstance(entry.get("outputSchema"), dict)
+        and isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+    )
+    return [
+        (f"{SEARCH_TOOL} names=[{name}] detail=full [{view.label}] answers it with its inputSchema, outputSchema and"
+         " annotations", ok, f"got {json.dumps(found)[:400]}")
+    ]
+
+
+@dataclass(frozen=True)
+class FindRefusal:
+    """A tools/call that find mode must refuse: `expect` is "-32602" (JSON-RPC error,
+    as an unknown tool), "unknown_tool" or "wrong_runner" (an isError result with the
+    bad_request envelope, `details` exactly {field: tool, reason[, runner]})."""
+
+    check: str
+    name: str  # the tool sent in tools/call
+    arguments: dict[str, Any]
+    expect: str
+    runner: str | None = None  # wrong_runner: the runner the details name
+
+    @property
+    def details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {"field": "tool", "reason": self.expect}
+        if self.runner:
+            details["runner"] = self.runner
+        return details
+
+    def judge(self, rpc_code: int | None, is_error: bool | None, payload: Any) -> tuple[bool, str]:
+        """(passed, why-not) for what the server answered: a JSON-RPC error code, or a
+        result's isError and the JSON of its text content."""
+        if self.expect == "-32602":
+            if rpc_code is None:
+                return False, f"answered a result (isError={is_error}): {json.dumps(payload)[:300]}"
+            return rpc_code == -32602, f"error {rpc_code}"
+        if rpc_code is not None:
+            return False, f"JSON-RPC error {rpc_code}, not an isError result"
+        error = payload.get("error") if isinstance(payload, dict) else None
+        ok = is_error is True and isinstance(error, dict) and error.get("code") == "bad_request" and (
+            error.get("details") == self.details
+        )
+        return ok, f"isError={is_error}: {json.dumps(payload)[:300]}"
+
+
+def find_refusals(view: View) -> list[FindRefusal]:
+    """What a client tries in find mode and must see refused: a catalogue tool called
+    by its own name; on a read-only view the write runners; a tool the view hides (or
+    that does not exist) through a runner (isError unknown_tool: a hidden tool reads
+    as one that does not exist, whatever its class); a tool of the view through the
+    runner of another class (isError wrong_runner, naming the right runner)."""
+    if not view.find:
+        return []
+    cases: list[FindRefusal] = []
+    listed = view.runners()
+    direct = search_full_target(view)
+    if direct != WORKSPACES_TOOL:
+        cases.append(
+            FindRefusal(f"{direct} called by its own name [{view.label}] is refused with -32602", direct,
+                        REFUSAL_ARGUMENTS[direct], "-32602")
+        )
+    for runner, name in ((WRITE_RUNNER, "finance_companies_create"), (DESTRUCTIVE_RUNNER, "finance_payables_settle")):
+        if runner not in listed:
+            cases.append(
+                FindRefusal(f"{runner} [{view.label}] is refused with -32602", runner,
+                            {"tool": name, "arguments": REFUSAL_ARGUMENTS[name]}, "-32602")
+            )
+    for name in refused_tools(view):
+        runner = runner_of(name)
+        via = runner if runner in listed else READ_RUNNER
+        cases.append(
+            FindRefusal(f"{name} outside the view [{view.label}] through {via} is unknown_tool", via,
+                        {"tool": name, "arguments": REFUSAL_ARGUMENTS[name]}, "unknown_tool")
+        )
+    cases.append(
+        FindRefusal(f"a tool that does not exist through {READ_RUNNER} [{view.label}] is unknown_tool", READ_RUNNER,
+                    {"tool": "finance_payables_archive", "arguments": {}}, "unknown_tool")
+    )
+    for name, via in (
+        ("finance_payables_settle", READ_RUNNER),
+        ("finance_payables_list", WRITE_RUNNER),
+        ("finance_payables_create", DESTRUCTIVE_RUNNER),
+    ):
+        if view.shows(name) and via in listed:
+            right = runner_of(name)
+            cases.append(
+                FindRefusal(f"{name} through {via} [{view.label}] is wrong_runner naming {right}", via,
+                            {"tool": name, "arguments": REFUSAL_ARGUMENTS[name]}, "wrong_runner", right)
+            )
+    return cases
+
+
 def refused_tools(view: View) -> list[str]:
     """Tools outside `view` that a client should try and see refused (-32602): one write
     and one destructive tool when read-only, read tools of other toolsets when narrowed
@@ -256,6 +521,12 @@ REFUSAL_ARGUMENTS: dict[str, dict[str, Any]] = {
     "finance_companies_create": {"name": "Empresa fora da vista", "cnpj": "11.222.333/0001-81"},
     "finance_accounts_get": {"id": DEMO_ACCOUNT_ID},
     "finance_receivables_list": {"limit": 1},
+    "finance_payables_list": {"limit": 1},
+    "finance_payables_create": {
+        "company_id": DEMO_COMPANY_ID, "description": "Conta pelo executor errado", "amount": "10.00",
+        "due_date": "2026-12-28", "person_name": "Fornecedor do teste",
+        "idempotency_key": str(uuid.uuid4()),
+    },
 }
 
 

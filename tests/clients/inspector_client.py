@@ -3,11 +3,14 @@
 (npm @modelcontextprotocol/inspector, installed by scripts/ensure-tools.sh into
 target/tools/inspector; it needs Node >= 22.19, target/tools/node22).
 
-Usage: inspector_client.py URL --era modern|legacy [--strict-baseline FILE]
+Usage: inspector_client.py URL --era modern|legacy [--header "Name: value"]... [--strict-baseline FILE]
   URL    the MCP endpoint, e.g. http://127.0.0.1:8080/mcp, or a view of it
-         (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly)
+         (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly),
+         or find mode (.../mcp/find, .../mcp/find/readonly)
   --era  the Inspector's `--protocol-era`: modern (server/discover -> 2026-07-28) or
          legacy (initialize -> 2025-06-18)
+  --header  an extra HTTP header on every request (the Inspector's own --header), e.g.
+         "X-MCP-Find: true"
   --strict-baseline FILE
          the pinned figures of the schema portability report (`errors=N`,
          `warnings=N` lines); the run fails when the report has more errors or more
@@ -16,23 +19,36 @@ Each request is one run of `mcp-inspector --cli --transport http --server-url UR
 --protocol-era ERA --header "Authorization: Bearer $KFIN_TOKEN" --format json
 --stored-auth-only --connect-timeout 15000 --method ...`, under a time limit, with the
 Inspector's catalogue, client config and OAuth store in a scratch directory (never the
-user's ~/.mcp-inspector). The view the client expects comes from the URL's path
-(catalogue.py, SPEC §5.4).
+user's ~/.mcp-inspector). The view the client expects comes from the URL's path and the
+X-MCP-* headers (catalogue.py, SPEC §5.4, §5.5). In find mode every catalogue tool but
+finance_workspaces_list is called through the runner of its class
+(`finance_tools_run_read` ... with `--tool-args-json '{"tool": NAME, "arguments": {...}}'`).
 
 Checks, each printed as `PASS name` or `FAIL name: why` (and `INFO` lines, not counted):
   * without the bearer header, the server's 401 makes the Inspector stop and report
     `auth_required` (exit 3; `--stored-auth-only`, so it never starts an OAuth login);
   * `--method initialize` answers the expected protocol version;
   * `--method tools/list --strict`: the list is exactly the view's part of the
-    catalogue, in the contract's order (catalogue.listing_checks); the portability
-    report has 0 errors (exit status not 6) and, with --strict-baseline, no more
-    warnings than pinned; its figures are printed as an INFO line;
+    catalogue, in the contract's order (catalogue.listing_checks; in find mode exactly
+    the workspaces tool, finance_tools_search and the view's runners, each annotated
+    as its class); the portability report has 0 errors (exit status not 6) and, with
+    --strict-baseline, no more warnings than pinned; its figures are printed as an
+    INFO line;
   * `--method tools/call`: finance_workspaces_list and the view's read tools answer
     results that are not errors (exit 0), whose text is the same JSON as
-    structuredContent;
+    structuredContent (in find mode through finance_tools_run_read);
+  * find mode: finance_tools_search finds finance_payables_list first for "contas a
+    pagar vencidas" (read runner), only tools of the view, and with detail full the
+    schemas (catalogue.search_query_checks, search_full_checks);
   * tools outside the view: the Inspector looks each name up in the view's tools/list
     before it calls, so it refuses them itself (exit 5, `tool_not_found`) and the
-    server is never asked; the other clients send those calls and see -32602.
+    server is never asked; the other clients send those calls and see -32602. In find
+    mode (catalogue.find_refusals) the same holds for a catalogue tool called by its
+    own name and for the write runners of a read-only view; a tool outside the view
+    (or one that does not exist) through a listed runner, and a tool of another class,
+    reach the server and answer an isError result (exit 5, `tool_is_error`) with
+    bad_request details {field: tool, reason: unknown_tool} or {field: tool, reason:
+    wrong_runner, runner: <its runner>}.
 Exit status 0 only if every check passed.
 """
 
@@ -57,10 +73,16 @@ from catalogue import (
     account_check,
     payables_december_check,
     REFUSAL_ARGUMENTS,
+    SEARCH_QUERY,
+    SEARCH_TOOL,
     WORKSPACES_TOOL,
     View,
+    find_refusals,
     listing_checks,
     refused_tools,
+    search_full_checks,
+    search_full_target,
+    search_query_checks,
     view_of,
 )
 
@@ -104,11 +126,12 @@ class Run:
 
 
 class Inspector:
-    def __init__(self, url: str, era: str, token: str | None, scratch: str) -> None:
+    def __init__(self, url: str, era: str, token: str | None, scratch: str, extra: dict[str, str]) -> None:
         self.base = [
             NODE22, INSPECTOR, "--cli",
             "--transport", "http", "--server-url", url, "--protocol-era", era,
             *(["--header", f"Authorization: Bearer {token}"] if token else []),
+            *(a for k, v in extra.items() for a in ("--header", f"{k}: {v}")),
             "--connect-timeout", "15000", "--stored-auth-only", "--format", "json",
         ]  # fmt: skip
         # Everything the Inspector would keep under ~/.mcp-inspector goes to the scratch
@@ -177,18 +200,25 @@ def strict_report(view: View, listing: Run, baseline: dict[str, int] | None, che
             checks.info(f"{pinned - warnings} warnings fewer than pinned: lower the pin to {warnings}")
 
 
-def call_checks(inspector: Inspector, name: str, arguments: dict[str, Any], checks: Checks) -> Any:
-    """A read tool that must succeed: answers the JSON of its text, or None."""
-    run = inspector.call(name, arguments)
+def call_checks(
+    inspector: Inspector, name: str, arguments: dict[str, Any], checks: Checks, view: View | None = None
+) -> Any:
+    """A read tool that must succeed (in find mode, with `view`, through its runner):
+    answers the JSON of its text, or None."""
+    target, args = view.call(name, arguments) if view else (name, arguments)
+    run = inspector.call(target, args)
     result = (run.json or {}).get("result") or {}
     texts = [c.get("text") for c in result.get("content", []) if c.get("type") == "text"]
-    if not checks.record(f"tools/call {name} answers a result", run.status == 0 and texts and not result.get("isError"),
+    called = name if target == name else f"{name} (through {target})"
+    if name == SEARCH_TOOL:
+        called = f"{name} {json.dumps(arguments, ensure_ascii=False)}"
+    if not checks.record(f"tools/call {called} answers a result", run.status == 0 and texts and not result.get("isError"),
                          run.why() if run.status else f"result {json.dumps(result)[:300]}"):
         return None
     payload = json.loads(texts[0])
     structured = result.get("structuredContent")
     checks.record(
-        f"tools/call {name}: structuredContent is the text's JSON",
+        f"tools/call {called}: structuredContent is the text's JSON",
         structured is None or structured == payload,
         f"structuredContent {json.dumps(structured)[:200]}",
     )
@@ -225,20 +255,53 @@ def exercise(
     if workspaces is not None:
         ids = [w.get("id") for w in workspaces.get("data", [])]
         checks.record(f"{WORKSPACES_TOOL} lists the demo workspace", DEMO_WORKSPACE_ID in ids, f"ids {ids}")
+    if view.find:
+        found = call_checks(inspector, SEARCH_TOOL, SEARCH_QUERY, checks)
+        if found is not None:
+            for name, passed, why in search_query_checks(view, found):
+                checks.record(name, passed, why)
+        target = search_full_target(view)
+        found = call_checks(inspector, SEARCH_TOOL, {"names": [target], "detail": "full"}, checks)
+        if found is not None:
+            for name, passed, why in search_full_checks(view, target, found):
+                checks.record(name, passed, why)
     if view.shows("finance_payables_list"):
-        page = call_checks(inspector, "finance_payables_list", PAYABLES_DECEMBER, checks)
+        page = call_checks(inspector, "finance_payables_list", PAYABLES_DECEMBER, checks, view)
         if page is not None:
             checks.record(*payables_december_check(page))
     if view.shows("finance_receivables_list"):
-        page = call_checks(inspector, "finance_receivables_list", {"limit": 5}, checks)
+        page = call_checks(inspector, "finance_receivables_list", {"limit": 5}, checks, view)
         if page is not None:
             checks.record("finance_receivables_list answers rows", bool(page.get("data")), f"got {json.dumps(page)[:300]}")
     if view.shows("finance_accounts_get"):
-        account = call_checks(inspector, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID}, checks)
+        account = call_checks(inspector, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID}, checks, view)
         if account is not None:
             checks.record(*account_check(account))
 
-    for name in refused_tools(view):
+    for case in find_refusals(view):
+        run = inspector.call(case.name, case.arguments)
+        if case.expect == "-32602":
+            # Not in the find list: the Inspector refuses it itself, as any unlisted tool.
+            checks.record(
+                case.check.replace("is refused with -32602", "is not callable (exit 5, tool_not_found)"),
+                run.status == 5 and run.envelope.get("code") == "tool_not_found",
+                f"{run.why()}; envelope {run.envelope}",
+            )
+            continue
+        result = (run.json or {}).get("result") or {}
+        texts = [c.get("text") for c in result.get("content", []) if c.get("type") == "text"]
+        try:
+            payload = json.loads(texts[0]) if texts else None
+        except ValueError:
+            payload = texts[0]
+        passed, why = case.judge(None, result.get("isError"), payload)
+        checks.record(
+            f"{case.check} (exit 5, tool_is_error)",
+            passed and run.status == 5 and run.envelope.get("code") == "tool_is_error",
+            f"{run.why()}; envelope {run.envelope}; {why}",
+        )
+
+    for name in [] if view.find else refused_tools(view):
         run = inspector.call(name, REFUSAL_ARGUMENTS[name])
         checks.record(
             f"{name} outside the view [{view.label}] is not callable (exit 5, tool_not_found)",
@@ -251,9 +314,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("url")
     ap.add_argument("--era", required=True, choices=sorted(EXPECTED_VERSION))
+    ap.add_argument("--header", action="append", default=[], help="\"Name: value\", repeatable")
     ap.add_argument("--strict-baseline")
     args = ap.parse_args()
-    checks = Checks(f"inspector[{args.era}] {args.url}")
+    extra: dict[str, str] = {}
+    for h in args.header:
+        key, sep, value = h.partition(":")
+        if not sep:
+            ap.error(f"--header wants 'Name: value', got {h!r}")
+        extra[key.strip()] = value.strip()
+    shown = " ".join([args.url, *(f"[{k}: {v}]" for k, v in extra.items())])
+    checks = Checks(f"inspector[{args.era}] {shown}")
     token = os.environ.get("KFIN_TOKEN", "").strip()
     if not token:
         print("FAIL inspector: setup: set KFIN_TOKEN to an MCP bearer token", flush=True)
@@ -266,9 +337,9 @@ def main() -> int:
     scratch = tempfile.mkdtemp(prefix="kfin-inspector.")
     try:
         exercise(
-            Inspector(args.url, args.era, token, scratch),
-            Inspector(args.url, args.era, None, scratch),
-            view_of(args.url),
+            Inspector(args.url, args.era, token, scratch, extra),
+            Inspector(args.url, args.era, None, scratch, extra),
+            view_of(args.url, extra),
             args.era,
             baseline,
             checks,

@@ -3,21 +3,35 @@
 // (npm @modelcontextprotocol/sdk, installed by scripts/ensure-tools.sh into
 // target/tools/clients) over its StreamableHTTPClientTransport.
 //
-// Usage: KFIN_TOKEN=<jwt> node node_client.mjs URL [--expect-version VERSION]
+// Usage: KFIN_TOKEN=<jwt> node node_client.mjs URL [--header "Name: value"]... [--expect-version VERSION]
 //   URL  the MCP endpoint, e.g. http://127.0.0.1:8080/ (or .../mcp), or a view of it
-//        (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly)
+//        (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly),
+//        or find mode (.../mcp/find, .../mcp/find/readonly)
+//   --header  an extra HTTP header on every request, e.g. "X-MCP-Find: true"
 // The SDK speaks the initialize era: it offers its latest version and the server settles
 // on 2025-06-18 (the default expected version). The token goes in an
 // `Authorization: Bearer` header on every request (requestInit.headers). The view the
-// client expects comes from the URL's path (SPEC section 5.4; the same facts as
-// catalogue.py, which the Python clients share).
+// client expects comes from the URL's path and the X-MCP-* headers (SPEC sections 5.4
+// and 5.5; the same facts as catalogue.py, which the Python clients share). In find mode
+// every catalogue tool but finance_workspaces_list is called through the runner of its
+// class (finance_tools_run_read, _write, _destructive, from the tool's action) with
+// {tool, arguments}, and must answer what the direct call answers.
 //
 // Checks, each printed as `PASS name` or `FAIL name: why`:
 //   * the negotiated protocol version is the expected one;
 //   * tools/list (every page) is exactly the view's part of the catalogue, starting with
 //     finance_workspaces_list, in the money-flow order; on the full list the first 40
 //     tools hold every payables and receivables tool; a read-only view lists no tool
-//     without readOnlyHint;
+//     without readOnlyHint. In find mode: exactly finance_workspaces_list,
+//     finance_tools_search and the runners of the classes the view offers, in that
+//     order, the read runner (and the search) readOnlyHint true, the write runner
+//     readOnlyHint false and destructiveHint false, the destructive runner
+//     destructiveHint true;
+//   * find mode: finance_tools_search {query: "contas a pagar vencidas"} answers
+//     finance_payables_list first with runner finance_tools_run_read, only tools of the
+//     view, each with name, title, description and the runner of its class (at most 8);
+//     {names: [finance_payables_list], detail: full} answers it with its inputSchema,
+//     outputSchema and annotations;
 //   * calling finance_workspaces_list returns a result that is not an error, whose text
 //     content is JSON containing the demo workspace id (and so does structuredContent,
 //     when present);
@@ -26,7 +40,13 @@
 //     finance_receivables_list projected rows, and finance_accounts_get the demo
 //     checking account with its balance (the SDK checks each structuredContent against
 //     the tool's outputSchema);
-//   * on a view, tools outside it are refused with JSON-RPC -32602, as an unknown tool.
+//   * on a view, tools outside it are refused with JSON-RPC -32602, as an unknown tool;
+//   * find mode refusals (as catalogue.find_refusals): a catalogue tool called by its own
+//     name, and the write runners of a read-only view, are JSON-RPC -32602; a tool
+//     outside the view (or one that does not exist) through a runner is an isError
+//     result, bad_request with details {field: tool, reason: unknown_tool}; a tool of
+//     the view through the runner of another class is bad_request with details
+//     {field: tool, reason: wrong_runner, runner: <its runner>}.
 // Exit status 0 only if every check passed.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -37,7 +57,16 @@ const DEMO_WORKSPACE_ID = '2b93f876-769a-4bdc-b23e-304957f313b4';
 const DEMO_ACCOUNT_ID = 'a1b2c3d4-0001-4000-8000-000000000001';
 // "Aluguel de dezembro", pending, due 2026-12-10.
 const DEMO_PENDING_PAYABLE_ID = 'b1110000-0001-4000-8000-000000000001';
+const DEMO_COMPANY_ID = 'c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11';
 const WORKSPACES_TOOL = 'finance_workspaces_list';
+// Find mode (SPEC section 5.5).
+const SEARCH_TOOL = 'finance_tools_search';
+const READ_RUNNER = 'finance_tools_run_read';
+const WRITE_RUNNER = 'finance_tools_run_write';
+const DESTRUCTIVE_RUNNER = 'finance_tools_run_destructive';
+const RUNNERS = [READ_RUNNER, WRITE_RUNNER, DESTRUCTIVE_RUNNER];
+const DESTRUCTIVE_ACTIONS = new Set(['delete', 'cancel', 'settle', 'reopen', 'send_to_bank', 'cancel_dispatch', 'charge', 'cancel_charge']);
+const DESTRUCTIVE_TOOLS = new Set(['finance_transfers_create', 'finance_accounts_adjust_balance', 'finance_reconciliations_create']);
 
 // The catalogue (SPEC section 5.1) in the order of tools/list (section 5).
 const CATALOGUE = {
@@ -73,12 +102,28 @@ function parseTool(name) {
   return undefined;
 }
 
-// The view a URL's path asks for: { toolsets: Set | null (all), readonly }.
-function viewOf(urlString) {
+// The find-mode runner of a catalogue tool, from its action (undefined: not a tool of
+// this catalogue).
+function runnerOf(name) {
+  const parsed = parseTool(name);
+  if (!parsed) return undefined;
+  const [, action] = parsed;
+  if (READ_ACTIONS.has(action)) return READ_RUNNER;
+  if (DESTRUCTIVE_ACTIONS.has(action) || DESTRUCTIVE_TOOLS.has(name)) return DESTRUCTIVE_RUNNER;
+  return WRITE_RUNNER;
+}
+
+// The view a URL's path and the X-MCP-* headers ask for:
+// { toolsets: Set | null (all), readonly, find, ... }.
+function viewOf(urlString, headers = {}) {
   const path = decodeURIComponent(new URL(urlString).pathname).replace(/\/+$/, '');
   let toolsets = null;
   let readonly = false;
-  if (path.startsWith('/mcp/x/')) {
+  let find = false;
+  if (path === '/mcp/find' || path === '/mcp/find/readonly') {
+    find = true;
+    readonly = path.endsWith('/readonly');
+  } else if (path.startsWith('/mcp/x/')) {
     let rest = path.slice('/mcp/x/'.length);
     if (rest.endsWith('/readonly')) {
       rest = rest.slice(0, -'/readonly'.length);
@@ -88,6 +133,17 @@ function viewOf(urlString) {
   } else if (path === '/mcp/readonly') {
     readonly = true;
   }
+  for (const [key, value] of Object.entries(headers)) {
+    const k = key.toLowerCase();
+    if (k === 'x-mcp-toolsets') {
+      const named = new Set(value.split(',').map((t) => t.trim()).filter(Boolean));
+      toolsets = toolsets ? new Set([...toolsets].filter((t) => named.has(t))) : named;
+    } else if (k === 'x-mcp-readonly' && value.trim().toLowerCase() === 'true') {
+      readonly = true;
+    } else if (k === 'x-mcp-find' && value.trim().toLowerCase() === 'true') {
+      find = true;
+    }
+  }
   const shows = (name) => {
     const parsed = parseTool(name);
     if (!parsed) return false;
@@ -96,14 +152,59 @@ function viewOf(urlString) {
     return !readonly || READ_ACTIONS.has(action);
   };
   const names = RESOURCES.flatMap((r) => CATALOGUE[r].map((a) => `finance_${r}_${a}`));
-  const label = [toolsets ? RESOURCES.filter((r) => toolsets.has(r)).join(',') : 'all', ...(readonly ? ['readonly'] : [])].join('/');
-  return { toolsets, readonly, shows, expected: names.filter(shows), label, narrowed: toolsets !== null || readonly };
+  const label = [...(find ? ['find'] : []), toolsets ? RESOURCES.filter((r) => toolsets.has(r)).join(',') : 'all',
+    ...(readonly ? ['readonly'] : [])].join('/');
+  const offered = new Set(names.filter((n) => shows(n) && n !== WORKSPACES_TOOL).map(runnerOf));
+  // Find mode: the runners of the classes the view offers (the workspaces tool is listed
+  // as itself and counts for none).
+  const runners = RUNNERS.filter((r) => offered.has(r));
+  const expected = find ? [WORKSPACES_TOOL, SEARCH_TOOL, ...runners] : names.filter(shows);
+  // The tools/call that runs catalogue tool `name` in this view: [name, arguments].
+  const call = (name, args) => (!find || name === WORKSPACES_TOOL ? [name, args] : [runnerOf(name), { tool: name, arguments: args }]);
+  return { toolsets, readonly, find, shows, runners, expected, call, label, narrowed: toolsets !== null || readonly };
+}
+
+// The annotations each find-mode meta tool must carry (MCP's defaults: readOnlyHint false,
+// destructiveHint true, so the false ones must be explicit).
+const FIND_ANNOTATIONS = {
+  [SEARCH_TOOL]: { readOnlyHint: true },
+  [READ_RUNNER]: { readOnlyHint: true },
+  [WRITE_RUNNER]: { readOnlyHint: false, destructiveHint: false },
+  [DESTRUCTIVE_RUNNER]: { readOnlyHint: false, destructiveHint: true },
+};
+
+function findListingChecks(view, tools, names) {
+  const l = view.label;
+  record(`tools/list [${l}] is exactly ${view.expected.join(', ')} in this order`,
+    JSON.stringify(names) === JSON.stringify(view.expected), `listed ${names}`);
+  for (const tool of tools) {
+    const wanted = FIND_ANNOTATIONS[tool.name];
+    if (!wanted) continue;
+    const got = Object.fromEntries(Object.keys(wanted).map((k) => [k, tool.annotations?.[k]]));
+    record(`${tool.name} [${l}] is annotated ${Object.entries(wanted).map(([k, v]) => `${k}=${v}`).join(', ')}`,
+      Object.entries(wanted).every(([k, v]) => got[k] === v), `got ${JSON.stringify(got)}`);
+  }
 }
 
 function listingChecks(view, tools) {
   const names = tools.map((t) => t.name);
   const l = view.label;
   record(`tools/list [${l}] starts with ${WORKSPACES_TOOL}`, names[0] === WORKSPACES_TOOL, `first is ${names[0]}`);
+  if (view.find) {
+    findListingChecks(view, tools, names);
+  } else {
+    fullListingChecks(view, tools, names);
+  }
+  if (view.readonly) {
+    const writing = tools.filter((t) => t.annotations?.readOnlyHint !== true || t.annotations?.destructiveHint === true)
+      .map((t) => t.name);
+    record(`tools/list [${l}] has no write or destructive tool`, writing.length === 0,
+      `not readOnlyHint, or destructiveHint: ${writing.slice(0, 8)}`);
+  }
+}
+
+function fullListingChecks(view, tools, names) {
+  const l = view.label;
   const missing = view.expected.filter((n) => !names.includes(n));
   const extra = names.filter((n) => !view.expected.includes(n));
   record(`tools/list [${l}] is exactly the view's ${view.expected.length} tools`,
@@ -120,12 +221,6 @@ function listingChecks(view, tools) {
     record(`the first ${CURSOR_LIMIT} tools [${l}] include every payables and receivables tool`, lost.length === 0,
       `beyond the first ${CURSOR_LIMIT}: ${lost}`);
   }
-  if (view.readonly) {
-    const writing = tools.filter((t) => t.annotations?.readOnlyHint !== true || t.annotations?.destructiveHint === true)
-      .map((t) => t.name);
-    record(`tools/list [${l}] has no write or destructive tool`, writing.length === 0,
-      `not readOnlyHint, or destructiveHint: ${writing.slice(0, 8)}`);
-  }
 }
 
 // Tools outside the view to try, with arguments that would be valid inside it.
@@ -134,6 +229,11 @@ const REFUSAL_ARGUMENTS = {
   finance_companies_create: { name: 'Empresa fora da vista', cnpj: '11.222.333/0001-81' },
   finance_accounts_get: { id: DEMO_ACCOUNT_ID },
   finance_receivables_list: { limit: 1 },
+  finance_payables_list: { limit: 1 },
+  finance_payables_create: {
+    company_id: DEMO_COMPANY_ID, description: 'Conta pelo executor errado', amount: '10.00', due_date: '2026-12-28',
+    person_name: 'Fornecedor do teste', idempotency_key: crypto.randomUUID(),
+  },
 };
 function refusedTools(view) {
   const names = [
@@ -143,7 +243,120 @@ function refusedTools(view) {
   return [...new Set(names)].filter((n) => !view.shows(n));
 }
 
+// The read tool a `names` + `detail: full` search asks for (one with an outputSchema).
+function searchFullTarget(view) {
+  return ['finance_payables_list', 'finance_receivables_list', 'finance_accounts_get'].find(view.shows) ?? WORKSPACES_TOOL;
+}
+
+// Find mode: what must be refused ({check, name, args, expect: '-32602' | 'unknown_tool' |
+// 'wrong_runner', runner}), as catalogue.find_refusals.
+function findRefusals(view) {
+  const l = view.label;
+  const cases = [];
+  const direct = searchFullTarget(view);
+  if (direct !== WORKSPACES_TOOL) {
+    cases.push({ check: `${direct} called by its own name [${l}] is refused with -32602`, name: direct,
+      args: REFUSAL_ARGUMENTS[direct], expect: '-32602' });
+  }
+  for (const [runner, name] of [[WRITE_RUNNER, 'finance_companies_create'], [DESTRUCTIVE_RUNNER, 'finance_payables_settle']]) {
+    if (!view.runners.includes(runner)) {
+      cases.push({ check: `${runner} [${l}] is refused with -32602`, name: runner,
+        args: { tool: name, arguments: REFUSAL_ARGUMENTS[name] }, expect: '-32602' });
+    }
+  }
+  for (const name of refusedTools(view)) {
+    const via = view.runners.includes(runnerOf(name)) ? runnerOf(name) : READ_RUNNER;
+    cases.push({ check: `${name} outside the view [${l}] through ${via} is unknown_tool`, name: via,
+      args: { tool: name, arguments: REFUSAL_ARGUMENTS[name] }, expect: 'unknown_tool' });
+  }
+  cases.push({ check: `a tool that does not exist through ${READ_RUNNER} [${l}] is unknown_tool`, name: READ_RUNNER,
+    args: { tool: 'finance_payables_archive', arguments: {} }, expect: 'unknown_tool' });
+  for (const [name, via] of [['finance_payables_settle', READ_RUNNER], ['finance_payables_list', WRITE_RUNNER],
+    ['finance_payables_create', DESTRUCTIVE_RUNNER]]) {
+    if (view.shows(name) && view.runners.includes(via)) {
+      cases.push({ check: `${name} through ${via} [${l}] is wrong_runner naming ${runnerOf(name)}`, name: via,
+        args: { tool: name, arguments: REFUSAL_ARGUMENTS[name] }, expect: 'wrong_runner', runner: runnerOf(name) });
+    }
+  }
+  return cases;
+}
+
+async function findRefusalChecks(client, view) {
+  for (const c of findRefusals(view)) {
+    let result;
+    try {
+      result = await client.callTool({ name: c.name, arguments: c.args }, undefined, { timeout: 30000 });
+    } catch (e) {
+      if (c.expect === '-32602') record(c.check, e.code === -32602, `${e.name} ${e.code}: ${e.message}`);
+      else record(c.check, false, `JSON-RPC error ${e.code}, not an isError result: ${e.message}`);
+      continue;
+    }
+    const text = (result.content ?? []).find((x) => x.type === 'text')?.text;
+    if (c.expect === '-32602') {
+      record(c.check, false, `answered a result (isError=${result.isError}): ${text?.slice(0, 300)}`);
+      continue;
+    }
+    let error;
+    try {
+      error = JSON.parse(text).error;
+    } catch {
+      error = undefined;
+    }
+    const details = { field: 'tool', reason: c.expect, ...(c.runner ? { runner: c.runner } : {}) };
+    record(c.check,
+      result.isError === true && error?.code === 'bad_request'
+        && JSON.stringify(sortKeys(error.details)) === JSON.stringify(sortKeys(details))
+        && JSON.stringify(result.structuredContent ?? JSON.parse(text)) === JSON.stringify(JSON.parse(text)),
+      `isError=${result.isError}: ${text?.slice(0, 300)}`);
+  }
+}
+
+function sortKeys(o) {
+  return o && typeof o === 'object' && !Array.isArray(o) ? Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]])) : o;
+}
+
+// Find mode: finance_tools_search finds the tools of the view.
+async function searchChecks(client, view) {
+  const l = view.label;
+  try {
+    const found = await callJson(client, SEARCH_TOOL, { query: 'contas a pagar vencidas' });
+    const entries = found.tools ?? [];
+    if (view.shows('finance_payables_list')) {
+      record(`${SEARCH_TOOL} "contas a pagar vencidas" [${l}] finds finance_payables_list first, run by ${READ_RUNNER}`,
+        entries[0]?.name === 'finance_payables_list' && entries[0]?.runner === READ_RUNNER,
+        `got ${JSON.stringify(found).slice(0, 400)}`);
+    }
+    const wrong = [];
+    for (const e of entries) {
+      const known = parseTool(e.name ?? '') !== undefined;
+      if (Object.keys(e).sort().join() !== 'description,name,runner,title') wrong.push(`${e.name}: keys ${Object.keys(e)}`);
+      else if (!view.runners.includes(e.runner)) wrong.push(`${e.name}: runner ${e.runner} not listed here`);
+      else if (known && (!view.shows(e.name) || e.runner !== runnerOf(e.name))) {
+        wrong.push(`${e.name}: in the view ${view.shows(e.name)}, runner ${e.runner}`);
+      }
+    }
+    record(`${SEARCH_TOOL} [${l}] answers only tools of the view, each with name, title, description and the runner of`
+      + ' its class (at most 8)', entries.length > 0 && entries.length <= 8 && wrong.length === 0,
+    `${entries.length} tools; ${wrong.slice(0, 5)}`);
+
+    const target = searchFullTarget(view);
+    const full = await callJson(client, SEARCH_TOOL, { names: [target], detail: 'full' });
+    const entry = full.tools?.length === 1 ? full.tools[0] : {};
+    record(`${SEARCH_TOOL} names=[${target}] detail=full [${l}] answers it with its inputSchema, outputSchema and annotations`,
+      entry.name === target && entry.runner === (runnerOf(target) ?? READ_RUNNER)
+        && entry.inputSchema?.type === 'object' && typeof entry.inputSchema?.properties === 'object'
+        && typeof entry.outputSchema === 'object' && entry.annotations?.readOnlyHint === true,
+      `got ${JSON.stringify(full).slice(0, 400)}`);
+  } catch (e) {
+    record(SEARCH_TOOL, false, `${e.name}: ${e.message}`);
+  }
+}
+
 async function refusals(client, view) {
+  if (view.find) {
+    await findRefusalChecks(client, view);
+    return;
+  }
   for (const name of refusedTools(view)) {
     const check = `${name} outside the view [${view.label}] is refused with -32602`;
     try {
@@ -159,10 +372,20 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const toolsDir = process.env.KFIN_NODE_CLIENTS_DIR ?? path.resolve(here, '../../target/tools/clients');
 
 const args = process.argv.slice(2);
-const url = args.find((a) => !a.startsWith('--'));
-const ev = args.indexOf('--expect-version');
-const expectVersion = ev >= 0 ? args[ev + 1] : '2025-06-18';
-const label = `node[sdk] ${url}`;
+const extraHeaders = {};
+let url;
+let expectVersion = '2025-06-18';
+for (let i = 0; i < args.length; i += 1) {
+  if (args[i] === '--expect-version') {
+    expectVersion = args[(i += 1)];
+  } else if (args[i] === '--header') {
+    const [key, ...rest] = (args[(i += 1)] ?? '').split(':');
+    extraHeaders[key.trim()] = rest.join(':').trim();
+  } else if (!url) {
+    url = args[i];
+  }
+}
+const label = `node[sdk] ${[url, ...Object.entries(extraHeaders).map(([k, v]) => `[${k}: ${v}]`)].join(' ')}`;
 let failed = 0;
 
 function record(name, ok, why = '') {
@@ -195,10 +418,12 @@ async function loadSdk() {
   return { Client, StreamableHTTPClientTransport };
 }
 
-// Calls a tool that must succeed; answers the JSON of its text content, checking that
-// structuredContent (when present) says the same.
-async function callJson(client, name, args) {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 30000 });
+// Calls a tool that must succeed (in find mode through its runner, when `view` is
+// given); answers the JSON of its text content, checking that structuredContent (when
+// present) says the same.
+async function callJson(client, name, args, view) {
+  const [target, targetArgs] = view ? view.call(name, args) : [name, args];
+  const result = await client.callTool({ name: target, arguments: targetArgs }, undefined, { timeout: 30000 });
   const text = (result.content ?? []).find((c) => c.type === 'text')?.text;
   if (result.isError) throw new Error(`${name} answered an error: ${text?.slice(0, 300)}`);
   const parsed = JSON.parse(text);
@@ -210,16 +435,16 @@ async function callJson(client, name, args) {
 
 async function readTools(client, view) {
   try {
-    if (view.shows('finance_payables_list')) await payablesList(client);
+    if (view.shows('finance_payables_list')) await payablesList(client, view);
     if (view.shows('finance_receivables_list')) {
-      const page = await callJson(client, 'finance_receivables_list', { limit: 5, fields: ['id', 'status', 'amount'] });
+      const page = await callJson(client, 'finance_receivables_list', { limit: 5, fields: ['id', 'status', 'amount'] }, view);
       const rows = page.data ?? [];
       record('finance_receivables_list answers projected rows',
         rows.length > 0 && rows.every((r) => Object.keys(r).sort().join() === 'amount,id,status'),
         `got ${JSON.stringify(page).slice(0, 400)}`);
     }
     if (view.shows('finance_accounts_get')) {
-      const account = await callJson(client, 'finance_accounts_get', { id: DEMO_ACCOUNT_ID });
+      const account = await callJson(client, 'finance_accounts_get', { id: DEMO_ACCOUNT_ID }, view);
       record('finance_accounts_get answers the account and its balance',
         account.id === DEMO_ACCOUNT_ID && typeof account.balance === 'string',
         `got ${JSON.stringify(account).slice(0, 300)}`);
@@ -229,13 +454,13 @@ async function readTools(client, view) {
   }
 }
 
-async function payablesList(client) {
+async function payablesList(client, view) {
   const page = await callJson(client, 'finance_payables_list', {
     filters: { status: { in: ['pending'] }, due_date: { gte: '2026-12-01', lte: '2026-12-31' } },
     sort: 'due_date',
     limit: 10,
     fields: ['id', 'status', 'due_date', 'amount'],
-  });
+  }, view);
   const rows = page.data ?? [];
   const dates = rows.map((r) => r.due_date);
   record('finance_payables_list filters: pending, due in December, projected',
@@ -250,7 +475,7 @@ async function payablesList(client) {
 async function main() {
   const token = (process.env.KFIN_TOKEN ?? '').trim();
   if (!url || !token) {
-    console.log('FAIL node: setup: usage: KFIN_TOKEN=<jwt> node node_client.mjs URL [--expect-version V]');
+    console.log('FAIL node: setup: usage: KFIN_TOKEN=<jwt> node node_client.mjs URL [--header "N: v"]... [--expect-version V]');
     return 1;
   }
   let sdk;
@@ -261,9 +486,9 @@ async function main() {
     return 1;
   }
 
-  const view = viewOf(url);
+  const view = viewOf(url, extraHeaders);
   const transport = new sdk.StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    requestInit: { headers: { ...extraHeaders, Authorization: `Bearer ${token}` } },
   });
   const client = new sdk.Client({ name: 'kfin-e2e-node', version: '1.0.0' });
   try {
@@ -309,6 +534,7 @@ async function main() {
         `got ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
     }
 
+    if (view.find) await searchChecks(client, view);
     await readTools(client, view);
     await refusals(client, view);
   } catch (e) {

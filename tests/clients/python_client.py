@@ -3,24 +3,42 @@
 
 Usage: python_client.py URL --mode MODE [--header "Name: value"]... [--expect-version VERSION]
   URL    the MCP endpoint, e.g. http://127.0.0.1:8080/ (or .../mcp), or a view of it
-         (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly)
+         (.../mcp/x/payables,receivables, .../mcp/readonly, .../mcp/x/payables/readonly),
+         or find mode (.../mcp/find, .../mcp/find/readonly)
   MODE   how the library picks the protocol era (`mcp.Client(mode=...)` in mcp 2.3.0):
            auto        probe `server/discover` at 2026-07-28, fall back to `initialize`
                        only if the server is not a 2026 server
            2026-07-28  adopt 2026-07-28 directly, no probe
            legacy      the `initialize` handshake (the library offers 2025-11-25; the
                        server settles on 2025-06-18)
-  --header  an extra HTTP header on every request, e.g. "X-MCP-Toolsets: payables"
+  --header  an extra HTTP header on every request, e.g. "X-MCP-Toolsets: payables" or
+            "X-MCP-Find: true"
 The bearer token comes from $KFIN_TOKEN and is sent as `Authorization: Bearer ...` on
 every request, over Streamable HTTP. The view the client expects comes from the URL's
-path and the X-MCP-* headers (catalogue.py, SPEC §5.4).
+path and the X-MCP-* headers (catalogue.py, SPEC §5.4, §5.5).
+
+In find mode (SPEC §5.5) every catalogue tool below except finance_workspaces_list is
+called through the runner of its class, `finance_tools_run_read|_write|_destructive`
+with `{"tool": NAME, "arguments": {...}}` (catalogue.View.call), and must answer exactly
+what the direct call answers; the checks are the same unless said otherwise.
 
 Checks, each printed as `PASS name` or `FAIL name: why`:
   * the negotiated protocol version is the expected one;
   * tools/list (every page) is exactly the view's part of the catalogue, starting with
     `finance_workspaces_list`, in the money-flow order; on an unnarrowed list the first
     40 tools hold every payables and receivables tool; a read-only view lists no tool
-    without `readOnlyHint` (catalogue.listing_checks);
+    without `readOnlyHint` (catalogue.listing_checks). In find mode it is exactly
+    finance_workspaces_list, finance_tools_search and the runners of the classes the
+    view offers, in that order (all three on /mcp/find, only finance_tools_run_read on
+    a read-only view), the read runner and the search annotated readOnlyHint true, the
+    write runner readOnlyHint false and destructiveHint false, the destructive runner
+    destructiveHint true;
+  * find mode: finance_tools_search {query: "contas a pagar vencidas"} answers
+    finance_payables_list first with runner finance_tools_run_read, and only tools of
+    the view, each with name, title, description and the runner of its class (at most
+    8); {names: [finance_payables_list], detail: full} answers that tool with its
+    inputSchema, outputSchema and annotations; the text content is the same JSON as
+    structuredContent;
   * calling finance_workspaces_list returns a result that is not an error, whose text
     content is JSON that contains the demo workspace id (and so does structuredContent,
     when present);
@@ -31,7 +49,15 @@ Checks, each printed as `PASS name` or `FAIL name: why`:
   * on a view, tools outside it (a write and a destructive tool on a read-only view, a
     tool of another toolset on a toolset view) are refused with JSON-RPC -32602, as an
     unknown tool is;
-  * on the full list at 2026-07-28 (modes auto and 2026-07-28), a destructive tool
+  * find mode refusals (catalogue.find_refusals): a catalogue tool called by its own
+    name, and on a read-only view the write and destructive runners, are JSON-RPC
+    -32602; a tool outside the view (and a name that does not exist) through a runner
+    is an isError result, bad_request with details {field: tool, reason: unknown_tool};
+    a tool of the view through the runner of another class is bad_request with details
+    {field: tool, reason: wrong_runner, runner: <its runner>};
+  * on the full list at 2026-07-28 (modes auto and 2026-07-28; in find mode too, the
+    create through finance_tools_run_write, the settle and the cancel through
+    finance_tools_run_destructive), a destructive tool
     confirmed through the library's own multi round-trip driver: a new payable
     (finance_payables_create) is settled with finance_payables_settle; the server asks
     through form elicitation, the client's elicitation callback sees the record and the
@@ -40,7 +66,8 @@ Checks, each printed as `PASS name` or `FAIL name: why`:
     its billing_id. A declined elicitation (finance_payables_cancel) is an error result
     and changes nothing;
   * on the full list on the legacy era, the same destructive tools are refused (an error
-    result naming protocol 2026-07-28) and change nothing.
+    result naming protocol 2026-07-28) and change nothing (in find mode: through
+    finance_tools_run_destructive, refused the same way).
 Exit status 0 only if every check passed.
 """
 
@@ -68,14 +95,20 @@ from catalogue import (
     DEMO_WORKSPACE_ID,
     PAYABLES_DECEMBER,
     REFUSAL_ARGUMENTS,
+    SEARCH_QUERY,
+    SEARCH_TOOL,
     WORKSPACES_TOOL,
     Checks,
     View,
     account_check,
     describe,
+    find_refusals,
     listing_checks,
     payables_december_check,
     refused_tools,
+    search_full_checks,
+    search_full_target,
+    search_query_checks,
     view_of,
 )
 
@@ -130,12 +163,52 @@ async def exercise(client: Client, view: View, expect_version: str, checks: Chec
             f"got {json.dumps(result.structured_content)[:300]}",
         )
 
-    await read_tools(client, view, checks)
+    calls = Routed(client, view)
+    if view.find:
+        await search(calls, view, checks)
+    await read_tools(calls, view, checks)
     await refusals(client, view, checks)
 
 
+class Routed:
+    """Calls catalogue tools as the view wants them called: directly, or in find mode
+    through the runner of their class (catalogue.View.call)."""
+
+    def __init__(self, client: Client, view: View) -> None:
+        self.client = client
+        self.view = view
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        target, args = self.view.call(name, arguments)
+        return await self.client.call_tool(target, args)
+
+
+async def search(calls: Routed, view: View, checks: Checks) -> None:
+    """Find mode: finance_tools_search finds the tools of the view."""
+    try:
+        for name, passed, why in search_query_checks(view, await ok(calls.client, SEARCH_TOOL, SEARCH_QUERY)):
+            checks.record(name, passed, why)
+        target = search_full_target(view)
+        found = await ok(calls.client, SEARCH_TOOL, {"names": [target], "detail": "full"})
+        for name, passed, why in search_full_checks(view, target, found):
+            checks.record(name, passed, why)
+    except Exception as e:
+        checks.record(SEARCH_TOOL, False, describe(e))
+
+
 async def refusals(client: Client, view: View, checks: Checks) -> None:
-    """Tools outside the view: JSON-RPC -32602, exactly as an unknown tool."""
+    """Tools outside the view: JSON-RPC -32602, exactly as an unknown tool (find mode:
+    catalogue.find_refusals)."""
+    for case in find_refusals(view):
+        try:
+            is_error, payload = await tool_json(client, case.name, case.arguments)
+            checks.record(case.check, *case.judge(None, is_error, payload))
+        except MCPError as e:
+            checks.record(case.check, *case.judge(e.code, None, None))
+        except Exception as e:
+            checks.record(case.check, False, describe(e))
+    if view.find:
+        return
     for name in refused_tools(view):
         try:
             result = await client.call_tool(name, REFUSAL_ARGUMENTS[name])
@@ -158,7 +231,7 @@ class ToolFailed(Exception):
     """A tool call that had to succeed answered an error result."""
 
 
-async def tool_json(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+async def tool_json(client: Client | Routed, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
     """Calls a tool; answers (is_error, the JSON of its text content)."""
     result = await client.call_tool(name, arguments)
     texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
@@ -168,14 +241,14 @@ async def tool_json(client: Client, name: str, arguments: dict[str, Any]) -> tup
     return bool(result.is_error), payload
 
 
-async def ok(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+async def ok(client: Client | Routed, name: str, arguments: dict[str, Any]) -> Any:
     is_error, payload = await tool_json(client, name, arguments)
     if is_error:
         raise ToolFailed(f"{name} answered an error: {json.dumps(payload)[:300]}")
     return payload
 
 
-async def read_tools(client: Client, view: View, checks: Checks) -> None:
+async def read_tools(client: Routed, view: View, checks: Checks) -> None:
     try:
         if view.shows("finance_payables_list"):
             checks.record(*payables_december_check(await ok(client, "finance_payables_list", PAYABLES_DECEMBER)))
@@ -207,11 +280,11 @@ class Elicitations:
         return types.ElicitResult(action=self.answer)
 
 
-async def balance(client: Client) -> Decimal:
+async def balance(client: Routed) -> Decimal:
     return Decimal((await ok(client, "finance_accounts_get", {"id": DEMO_ACCOUNT_ID}))["balance"])
 
 
-async def settlement_transactions(client: Client, payable_id: str) -> int:
+async def settlement_transactions(client: Routed, payable_id: str) -> int:
     """How many ledger transactions of the demo account carry this payable's billing_id."""
     found = 0
     cursor = None
@@ -227,7 +300,7 @@ async def settlement_transactions(client: Client, payable_id: str) -> int:
     return found
 
 
-async def new_payable(client: Client, label: str) -> dict[str, Any]:
+async def new_payable(client: Routed, label: str) -> dict[str, Any]:
     return await ok(
         client,
         "finance_payables_create",
@@ -242,7 +315,7 @@ async def new_payable(client: Client, label: str) -> dict[str, Any]:
     )
 
 
-async def confirmation(client: Client, elicitations: Elicitations, checks: Checks) -> None:
+async def confirmation(client: Routed, elicitations: Elicitations, checks: Checks) -> None:
     """A destructive tool through the library's multi round-trip driver (2026-07-28)."""
     try:
         label = f"Conta do cliente Python {uuid.uuid4().hex[:8]}"
@@ -296,7 +369,7 @@ async def confirmation(client: Client, elicitations: Elicitations, checks: Check
         checks.record("confirmation of a destructive tool", False, describe(e))
 
 
-async def legacy_refusal(client: Client, checks: Checks) -> None:
+async def legacy_refusal(client: Routed, checks: Checks) -> None:
     """Destructive tools on the legacy era: refused, nothing changes."""
     try:
         before = await balance(client)
@@ -333,10 +406,11 @@ async def run(url: str, token: str, mode: str, extra: dict[str, str], expect_ver
             async with Client(transport, mode=mode, read_timeout_seconds=30, elicitation_callback=elicitations) as client:
                 await exercise(client, view, expect_version, checks)
                 # The money-moving flows need the whole catalogue (accounts, transactions).
+                # In find mode they run through the runners (Routed).
                 if not view.narrowed and mode == "legacy":
-                    await legacy_refusal(client, checks)
+                    await legacy_refusal(Routed(client, view), checks)
                 elif not view.narrowed:
-                    await confirmation(client, elicitations, checks)
+                    await confirmation(Routed(client, view), elicitations, checks)
     except Exception as e:  # reported as a failed check, with the library's own message
         checks.record("client connection", False, describe(e))
 

@@ -25,10 +25,13 @@
 #      when that file exists, and prints summarize-results.py's report per pass.
 #      Note: with a baseline file the CLI counts WARNING checks of the scenarios it
 #      scores as failures too.
-#      The five passes run on three URLs of the one server (every rule of SPEC sections
-#      2-4 holds on each, section 5.4), with the same baselines: `/` (pass names as
-#      above), the `/mcp` alias (`mcp.<pass>`) and the view /mcp/x/payables,receivables
-#      (`view.<pass>`). The proxy forwards the request line, path included, unchanged.
+#      The five passes run on four URLs of the one server (every rule of SPEC sections
+#      2-4 holds on each, sections 5.4 and 5.5), with the same baselines: `/` (pass names
+#      as above), the `/mcp` alias (`mcp.<pass>`), the view /mcp/x/payables,receivables
+#      (`view.<pass>`) and find mode /mcp/find (`find.<pass>`: tools/list there holds
+#      finance_workspaces_list, finance_tools_search and the three runners, and the
+#      suite's fixture tools are as unknown as on the other URLs). The proxy forwards the
+#      request line, path included, unchanged.
 # Exit status: non-zero if any pass fails (or the server cannot be started).
 # Everything listens on 127.0.0.1 only and stops when this script exits.
 set -uo pipefail
@@ -117,6 +120,7 @@ run_passes() {
 run_passes "" /
 run_passes mcp. /mcp
 run_passes view. /mcp/x/payables,receivables
+run_passes find. /mcp/find
 
 echo
 if [[ ${#failed_names[@]} -gt 0 ]]; then
