@@ -17,6 +17,7 @@ use crate::protocol::rpc::RpcError;
 /// The toolsets of SPEC §5.4: the resources of the catalogue (§5.1), in its order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Toolset {
+    Reports,
     CashFlow,
     Payables,
     Receivables,
@@ -36,7 +37,8 @@ pub enum Toolset {
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 15] = [
+    pub const ALL: [Toolset; 16] = [
+        Toolset::Reports,
         Toolset::CashFlow,
         Toolset::Payables,
         Toolset::Receivables,
@@ -56,6 +58,7 @@ impl Toolset {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Toolset::Reports => "reports",
             Toolset::CashFlow => "cash_flow",
             Toolset::Payables => "payables",
             Toolset::Receivables => "receivables",
@@ -103,11 +106,12 @@ impl Toolset {
             Resource::Reconciliations => Toolset::Reconciliations,
             Resource::AutomaticRules => Toolset::AutomaticRules,
             Resource::Receipts => Toolset::Receipts,
+            Resource::Reports => Toolset::Reports,
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 
     fn names() -> String {
@@ -118,7 +122,7 @@ impl Toolset {
 /// What one request's connection may see of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct View {
-    toolsets: u16,
+    toolsets: u32,
     read_only: bool,
 }
 
@@ -202,7 +206,7 @@ fn invalid_toolsets(source: &str, what: &str) -> RpcError {
 }
 
 /// A comma-separated list of toolset names (surrounding whitespace ignored).
-fn parse_toolsets(list: &str, source: &str) -> Result<u16, RpcError> {
+fn parse_toolsets(list: &str, source: &str) -> Result<u32, RpcError> {
     let mut bits = 0;
     for name in list.split(',').map(str::trim) {
         match Toolset::parse(name) {
