@@ -13,15 +13,21 @@ benches/cash_flow.lua: the cash flow of 2026 by day; benches/suggest.lua: the
 reconciliation suggestions of 37 days, about 10,000 unreconciled transactions, the
 oldest 200 looked at; benches/reports_aging.lua: the aging of every pending payable by
 person; benches/income_statement.lua: March 2026 against February on the competence
-basis) are captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
+basis; benches/find_search.lua: a find-mode search, summary of 8) are captured, and for
+each one the ceiling (benches/ceiling: bare hyper answering those
 bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ceiling in
 turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
 BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
 utime + stime (/proc/PID/stat) over the run divided by the requests wrk completed;
-the figures are the medians of the rounds. Prints a Markdown table.
+the figures are the medians of the rounds. On PostgreSQL the database's CPU per request
+is measured the same way over every `postgres` process of the machine (so run it on a
+database server nothing else uses). Prints a Markdown table.
+Before the load, the owner's tools/list bytes (wire and model-visible) on /mcp and in find
+mode, and a few summary searches' bytes, are printed (first backend only).
 Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql.
 """
 import http.client
+import json
 import os
 import re
 import secrets
@@ -68,6 +74,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def database_cpu_seconds():
+    """The CPU of every PostgreSQL process on the machine (the postmaster, its workers
+    and the backends serving the product's connections): what the database spends."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if text.split(" (", 1)[1].startswith("postgres)"):
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return total
+
+
 def rss_kib(pid, key):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -112,12 +136,59 @@ def wrk(port, script, connections, duration, token):
     return values
 
 
-def measure(pid, port, script, connections, duration, token):
-    before = cpu_seconds(pid)
+def measure(pid, port, script, connections, duration, token, database=False):
+    before, db_before = cpu_seconds(pid), database_cpu_seconds() if database else 0.0
     values = wrk(port, script, connections, duration, token)
     spent = cpu_seconds(pid) - before
+    db_spent = database_cpu_seconds() - db_before if database else 0.0
     requests = int(values["requests"])
-    return {"cpu_us": spent * 1e6 / requests, "rps": float(values["rps"]), "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
+    return {"cpu_us": spent * 1e6 / requests, "db_us": db_spent * 1e6 / requests, "rps": float(values["rps"]),
+            "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
+
+
+def post_json(port, path, token, method, params, version="2026-07-28"):
+    """A JSON-RPC request to the server; answers the HTTP body's bytes and its JSON."""
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}", "MCP-Protocol-Version": version}
+    if version == "2026-07-28":
+        headers["Mcp-Method"] = method
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        params = dict(params, _meta={"io.modelcontextprotocol/protocolVersion": version,
+                                     "io.modelcontextprotocol/clientCapabilities": {}})
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", path, body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+                 headers=headers)
+    payload = conn.getresponse().read()
+    conn.close()
+    return payload, json.loads(payload)
+
+
+def model_visible(tools):
+    """What a model is shown of a list: each tool's compact {name, description, inputSchema}."""
+    return sum(len(json.dumps({"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]},
+                              separators=(",", ":"), ensure_ascii=False).encode()) for t in tools)
+
+
+def catalogue_bytes(port, token):
+    """The owner's tools/list on / and in find mode (wire and model-visible bytes, both
+    eras), and a summary search's answer (its text content, what a model reads)."""
+    rows = []
+    for path in ("/mcp", "/mcp/find", "/mcp/find/readonly"):
+        for version in ("2026-07-28", "2025-06-18"):
+            wire, answer = post_json(port, path, token, "tools/list", {}, version)
+            tools = answer["result"]["tools"]
+            rows.append((f"tools/list {path} ({version})", len(tools), len(wire), model_visible(tools)))
+    for query in ("contas a pagar vencidas", "overdue receivables", "delete"):
+        wire, answer = post_json(port, "/mcp/find", token, "tools/call",
+                                 {"name": "finance_tools_search", "arguments": {"query": query}})
+        text = answer["result"]["content"][0]["text"]
+        rows.append((f"finance_tools_search summary \"{query}\"", len(json.loads(text)["tools"]), len(wire),
+                     len(text.encode())))
+    print("| request (owner) | tools | wire bytes | model-visible bytes |")
+    print("|---|---|---|---|")
+    for label, count, wire, visible in rows:
+        print(f"| {label} | {count} | {wire:,} | {visible:,} |")
+    print()
 
 
 class Backend:
@@ -196,11 +267,14 @@ def main():
             token = subprocess.run([binary, "token", "--user", OWNER], capture_output=True, text=True, check=True,
                                    env=dict(os.environ, **server_env)).stdout.strip()
             rss_start = rss_kib(server_pid, "VmRSS")
+            if name == backends[0]:
+                catalogue_bytes(port, token)
             requests = (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua"),
                         ("tools/call finance_cash_flow_get (366 days)", "cash_flow.lua"),
                         ("tools/call finance_reconciliations_suggest", "suggest.lua"),
                         ("tools/call finance_reports_aging (100,000 pending, by person)", "reports_aging.lua"),
-                        ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua"))
+                        ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua"),
+                        ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua"))
             for label, script in requests:
                 raw, size = capture(port, script, token)
                 answer = os.path.join(work, script + ".http")
@@ -213,11 +287,11 @@ def main():
                 for c in connections:
                     product, bare = [], []
                     for _ in range(rounds):
-                        product.append(measure(server_pid, port, script, c, duration, token))
+                        product.append(measure(server_pid, port, script, c, duration, token, name == "postgres"))
                         bare.append(measure(ceiling_pid, cport, script, c, duration, token))
                     med = lambda runs, key: statistics.median(r[key] for r in runs)
                     rows.append((name, label, size, c, med(product, "cpu_us"), med(bare, "cpu_us"), med(product, "rps"), med(bare, "rps"),
-                                 med(product, "p50"), med(product, "p99")))
+                                 med(product, "p50"), med(product, "p99"), med(product, "db_us")))
                     print(f"  {name} {label} c={c}: {rows[-1][4]:.0f} µs vs {rows[-1][5]:.1f} µs", file=sys.stderr)
                 ceiling_proc.terminate()
             rows_rss = (rss_start, rss_kib(server_pid, "VmHWM"))
@@ -232,10 +306,11 @@ def main():
             backend.drop()
             subprocess.run(["rm", "-rf", work])
     print()
-    print("| backend | request | answer bytes | connections | product CPU/req µs | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99) in rows:
-        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
+    print("| backend | request | answer bytes | connections | product CPU/req µs | database CPU/req µs | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99, dbcpu) in rows:
+        database = f"{dbcpu:,.0f}" if name == "postgres" else "—"
+        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {database} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
 
 
 if __name__ == "__main__":

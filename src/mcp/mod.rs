@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod completion;
 pub mod confirm;
 pub mod context;
+pub mod find;
 pub mod lifecycle;
 pub mod listing;
 pub mod prompts;

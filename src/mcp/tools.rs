@@ -232,6 +232,16 @@ pub fn find_in(name: &str, view: &View) -> Option<&'static ToolSpec> {
     find(name).filter(|t| t.in_view(view))
 }
 
+/// Whether a `tools/call` of `name` spends the write budget: a tool that changes data,
+/// or in find mode a runner of such tools (a tool the view hides is as unknown as a
+/// name that does not exist, and spends the read budget).
+pub fn spends_write_budget(name: &str, view: &View) -> bool {
+    if view.is_find() {
+        return super::find::runs_writes(name);
+    }
+    find_in(name, view).is_some_and(ToolSpec::is_write)
+}
+
 /// Names, on each operation of the `/v1` OpenAPI document, the tool that is its MCP
 /// door (`x-mcp-tool`): the catalogue and the document describe one set of operations.
 pub fn name_operations(document: &mut Value) {
@@ -297,7 +307,7 @@ fn workspaces_list<'a>(call: &'a ToolCall<'a>, _conn: &'a mut Conn) -> Answering
 
 /// Whether `tools/list` shows `tool`: the scope is in the token and the role grants it
 /// in the default workspace when one is given, else in any of the caller's workspaces.
-async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError> {
+pub(super) async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError> {
     match tool.permission {
         None => Ok(true),
         Some((resource, access)) => ctx.may(resource, access).await,
@@ -310,6 +320,9 @@ async fn visible(ctx: &McpContext<'_>, tool: &ToolSpec) -> Result<bool, ApiError
 /// request answers shared bytes instead of copying the catalogue again.
 pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<Bytes, RpcError> {
     no_cursor(params)?;
+    if ctx.view.is_find() {
+        return super::find::list(ctx).await;
+    }
     let full = !ctx.era.is_2025_03_26();
     let mut shown: u128 = 0;
     for (at, tool) in catalogue().enumerate() {
@@ -422,13 +435,38 @@ pub async fn call(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<T
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
-    let tool = find_in(name, &ctx.view).ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+    let arguments = arguments_of(params)?;
+    if ctx.view.is_find() {
+        return super::find::call(ctx, name, arguments, params).await;
+    }
+    let tool = find_in(name, &ctx.view).ok_or_else(|| unknown_tool(name))?;
+    run(ctx, tool, arguments, params).await
+}
+
+/// -32602 for a tool that does not exist or that the view hides.
+pub(super) fn unknown_tool(name: &str) -> RpcError {
+    RpcError::invalid_params(format!("Unknown tool: {name}"))
+}
+
+/// A call's `arguments` (absent or null: none).
+pub(super) fn arguments_of(params: &Map<String, Value>) -> Result<&Map<String, Value>, RpcError> {
     static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => &*NONE,
-        Some(Value::Object(args)) => args,
-        Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object")),
-    };
+    match params.get("arguments") {
+        None | Some(Value::Null) => Ok(&*NONE),
+        Some(Value::Object(args)) => Ok(args),
+        Some(_) => Err(RpcError::invalid_params("params.arguments must be an object")),
+    }
+}
+
+/// Runs a catalogue tool the view offers, as `tools/call` does: checks, then the
+/// operation (a destructive one through its confirmation, whose `requestState` and
+/// `inputResponses` are `params`'s).
+pub(super) async fn run(
+    ctx: &McpContext<'_>,
+    tool: &'static ToolSpec,
+    arguments: &Map<String, Value>,
+    params: &Map<String, Value>,
+) -> Result<ToolAnswer, RpcError> {
     if let Err(e) = admit(ctx, tool, arguments).await {
         return outcome_result(Err(e)).map(ToolAnswer::Members);
     }

@@ -14,8 +14,10 @@ use http::HeaderMap;
 use crate::domain::roles::{Access, Resource};
 use crate::protocol::rpc::RpcError;
 
-/// The toolsets of SPEC §5.4: the resources of the catalogue (§5.1), in its order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The toolsets of SPEC §5.4: the resources of the catalogue (§5.1), in its order. Their
+/// names are [`Toolset::as_str`]'s (a unit test holds the two together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Toolset {
     Reports,
     CashFlow,
@@ -124,22 +126,30 @@ impl Toolset {
 pub struct View {
     toolsets: u32,
     read_only: bool,
+    /// Find mode (SPEC §5.5): a small fixed catalogue that searches and runs the tools
+    /// of the view (`/mcp/find`, `X-MCP-Find: true`).
+    find: bool,
 }
 
 impl View {
     /// The whole server (`/`, `/mcp` without view headers).
-    pub const ALL: View = View { toolsets: (1 << Toolset::ALL.len()) - 1, read_only: false };
+    pub const ALL: View = View { toolsets: (1 << Toolset::ALL.len()) - 1, read_only: false, find: false };
 
     /// The view a request asks for by its path and headers. The path is one of the MCP
-    /// endpoint's: `/`, `/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}` or
-    /// `/mcp/x/{toolsets}/readonly`; an unknown toolset name or a malformed header is
-    /// 400, -32602, naming the valid values.
+    /// endpoint's: `/`, `/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}`,
+    /// `/mcp/x/{toolsets}/readonly`, `/mcp/find` or `/mcp/find/readonly`; an unknown
+    /// toolset name or a malformed header is 400, -32602, naming the valid values.
     pub fn of_request(path: &str, headers: &HeaderMap) -> Result<View, RpcError> {
         let mut view = View::ALL;
         let segments: Vec<&str> = path.strip_prefix("/mcp/").map(|rest| rest.split('/').collect()).unwrap_or_default();
         match segments.as_slice() {
             [] => {}
             ["readonly"] => view.read_only = true,
+            ["find"] => view.find = true,
+            ["find", "readonly"] => {
+                view.find = true;
+                view.read_only = true;
+            }
             ["x", list] => view.toolsets &= parse_toolsets(&percent_decode(list), "the path /mcp/x/{toolsets}")?,
             ["x", list, "readonly"] => {
                 view.toolsets &= parse_toolsets(&percent_decode(list), "the path /mcp/x/{toolsets}")?;
@@ -147,7 +157,8 @@ impl View {
             }
             _ => {
                 return Err(RpcError::bad_params(
-                    "Unknown view path: use /mcp/x/{toolsets}, /mcp/readonly or /mcp/x/{toolsets}/readonly",
+                    "Unknown view path: use /mcp/x/{toolsets}, /mcp/readonly, /mcp/x/{toolsets}/readonly, /mcp/find \
+                     or /mcp/find/readonly",
                 ))
             }
         }
@@ -155,12 +166,11 @@ impl View {
             let value = value.to_str().map_err(|_| invalid_toolsets("X-MCP-Toolsets", "not text"))?;
             view.toolsets &= parse_toolsets(value, "X-MCP-Toolsets")?;
         }
-        if let Some(value) = headers.get("x-mcp-readonly") {
-            match value.to_str().map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-                Ok("true") => view.read_only = true,
-                Ok("false") => {}
-                _ => return Err(RpcError::bad_params("X-MCP-Readonly must be true or false")),
-            }
+        if flag(headers, "x-mcp-readonly", "X-MCP-Readonly")? {
+            view.read_only = true;
+        }
+        if flag(headers, "x-mcp-find", "X-MCP-Find")? {
+            view.find = true;
         }
         Ok(view)
     }
@@ -168,12 +178,18 @@ impl View {
     /// Only these toolsets.
     #[cfg(test)]
     pub fn of(toolsets: &[Toolset], read_only: bool) -> View {
-        View { toolsets: toolsets.iter().fold(0, |bits, t| bits | t.bit()), read_only }
+        View { toolsets: toolsets.iter().fold(0, |bits, t| bits | t.bit()), read_only, find: false }
     }
 
     #[cfg(test)]
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// Find mode (SPEC §5.5): `tools/list` and `tools/call` answer the search and the
+    /// runners, which reach the tools this view offers.
+    pub fn is_find(&self) -> bool {
+        self.find
     }
 
     pub fn has(&self, toolset: Toolset) -> bool {
@@ -198,6 +214,16 @@ impl View {
         needs
             .iter()
             .all(|&(resource, access)| self.offers_resource(resource) && (access == Access::Read || !self.read_only))
+    }
+}
+
+/// A `true`/`false` header (any case); absent is false.
+fn flag(headers: &HeaderMap, name: &str, shown: &str) -> Result<bool, RpcError> {
+    let Some(value) = headers.get(name) else { return Ok(false) };
+    match value.to_str().map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        Ok("true") => Ok(true),
+        Ok("false") => Ok(false),
+        _ => Err(RpcError::bad_params(format!("{shown} must be true or false"))),
     }
 }
 
@@ -277,6 +303,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(both, View::of(&[Toolset::Receivables], true));
+        // Find mode: by path (alone or read-only) or by header on any view.
+        let find = View::of_request("/mcp/find", &none).unwrap();
+        assert!(find.is_find() && !find.is_read_only());
+        assert_eq!(View { find: false, ..find }, View::ALL);
+        assert!(View::of_request("/mcp/find/readonly", &none).unwrap().is_read_only());
+        let narrowed = View::of_request("/mcp/x/payables", &headers(&[("x-mcp-find", "True")])).unwrap();
+        assert_eq!(narrowed, View { find: true, ..View::of(&[Toolset::Payables], false) });
+        assert!(View::of_request("/mcp/find", &headers(&[("x-mcp-find", "false")])).unwrap().is_find());
         // A header cannot widen what the path narrowed.
         assert!(View::of_request("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap().is_read_only());
     }
@@ -304,6 +338,17 @@ mod tests {
             let e = View::of_request("/mcp", &h).unwrap_err();
             assert_eq!((e.status.as_u16(), e.code), (400, crate::protocol::rpc::INVALID_PARAMS), "{value:?}");
             assert!(e.message.contains("true or false"));
+            let mut h = HeaderMap::new();
+            h.insert("x-mcp-find", value.parse().unwrap());
+            assert!(View::of_request("/mcp", &h).unwrap_err().message.contains("X-MCP-Find must be true or false"));
+        }
+    }
+
+    #[test]
+    fn a_toolset_is_taken_by_its_name() {
+        for toolset in Toolset::ALL {
+            let parsed: Toolset = serde_json::from_value(serde_json::json!(toolset.as_str())).unwrap();
+            assert_eq!(parsed, toolset);
         }
     }
 

@@ -39,6 +39,12 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(10, "automatic_rules", include_str!("../../migrations/0010_automatic_rules.sql")),
     Migration::portable(11, "statement_imports", include_str!("../../migrations/0011_statement_imports.sql")),
     Migration::portable(12, "banking_gateway", include_str!("../../migrations/0012_banking_gateway.sql")),
+    Migration {
+        version: 13,
+        name: "unlogged_counters",
+        sqlite: include_str!("../../migrations/0013_unlogged_counters.sqlite.sql"),
+        postgres: include_str!("../../migrations/0013_unlogged_counters.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -1,5 +1,5 @@
 //! The MCP endpoint (`POST /`, alias `/mcp`, and the views of SPEC §5.4 under
-//! `/mcp/x/…` and `/mcp/readonly`): the request pipeline of SPEC §2, one step
+//! `/mcp/x/…`, `/mcp/readonly` and `/mcp/find`): the request pipeline of SPEC §2, one step
 //! after the other in the contract's order. The first step that fails answers.
 //!
 //! | # | step | where |
@@ -127,7 +127,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     //    revocation is checked in the same statement as the rate-limit count (step 9),
     //    or on its own when the request ends before that — so a revoked token is
     //    always answered 401, exactly as if it had been refused here.
-    // Views (`/mcp/x/…`, `/mcp/readonly`) are the `/mcp` resource: their challenge
+    // Views (`/mcp/x/…`, `/mcp/readonly`, `/mcp/find`) are the `/mcp` resource: their challenge
     // points at its metadata, whose `resource` their URL starts with.
     let resource_path = if parts.uri.path() == "/" { "" } else { "/mcp" };
     let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Mcp).await {
@@ -165,10 +165,8 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     // 9. Rate limit (tools that change data spend the write budget; a tool the view
     //    hides is as unknown as a name that does not exist), with the token's
     //    revocation checked in the same statement.
-    let budget = match tool.and_then(|name| mcp::tools::find_in(name, view.as_ref().unwrap_or(&View::ALL))) {
-        Some(spec) if spec.is_write() => Budget::Write,
-        _ => Budget::Read,
-    };
+    let writes = tool.is_some_and(|name| mcp::tools::spends_write_budget(name, view.as_ref().unwrap_or(&View::ALL)));
+    let budget = if writes { Budget::Write } else { Budget::Read };
     state.upkeep_if_due();
     let memberships = match rate_limit::count_unless_revoked(
         state.services(),

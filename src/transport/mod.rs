@@ -40,6 +40,8 @@ pub fn router(state: AppState) -> Router {
         .route("/", any(mcp_endpoint::handle))
         .route("/mcp", any(mcp_endpoint::handle))
         .route("/mcp/readonly", any(mcp_endpoint::handle))
+        .route("/mcp/find", any(mcp_endpoint::handle))
+        .route("/mcp/find/readonly", any(mcp_endpoint::handle))
         .route("/mcp/x/{toolsets}", any(mcp_endpoint::handle))
         .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
         .merge(rest)

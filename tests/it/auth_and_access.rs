@@ -282,3 +282,43 @@ async fn migrations_are_idempotent_and_seed_runs_once() {
     assert!(!kobana_finance_mcp::storage::seed::run(&h.state.db).await.unwrap());
     assert!(!kobana_finance_mcp::storage::seed::is_empty(&h.state.db).await.unwrap());
 }
+
+/// The counters are not durable on PostgreSQL (an unlogged table, which a crash or a
+/// failover empties): losing them mid-window resets every caller's count and refuses
+/// nothing. Revocations are kept apart and survive (logged).
+#[tokio::test]
+async fn losing_the_counters_resets_the_budget_and_refuses_no_good_request() {
+    let h = Harness::with(|c| c.rate_limits.reads = 3).await;
+    if backend() == "postgres" {
+        let persistence = sql::query("SELECT relpersistence::text FROM pg_class WHERE relname = $1")
+            .bind("rate_limit_counters")
+            .map_one(&h.state.db, |r| r.try_get::<String, _>(0))
+            .await
+            .unwrap();
+        assert_eq!(persistence, "u", "rate_limit_counters is unlogged");
+        let revoked = sql::query("SELECT relpersistence::text FROM pg_class WHERE relname = $1")
+            .bind("revoked_tokens")
+            .map_one(&h.state.db, |r| r.try_get::<String, _>(0))
+            .await
+            .unwrap();
+        assert_eq!(revoked, "p", "revocations are durable");
+    }
+    let token = h.token(DEMO_OWNER);
+    let discover = || Mcp::modern("server/discover", json!({})).bearer(&token).build();
+    for _ in 0..3 {
+        assert_eq!(h.send(discover()).await.status, 200);
+    }
+    assert_eq!(h.send(discover()).await.status, 429);
+    // What crash recovery does to an unlogged table.
+    sql::query("DELETE FROM rate_limit_counters").execute(&h.state.db).await.unwrap();
+    let reply = h.send(discover()).await;
+    assert_eq!(reply.status, 200, "a reset budget answers");
+    let hits = sql::query("SELECT CAST(SUM(hits) AS BIGINT) FROM rate_limit_counters WHERE bucket = 'read'")
+        .map_one(&h.state.db, |r| r.try_get::<i64, _>(0))
+        .await
+        .unwrap();
+    assert_eq!(hits, 1, "counted again from the start");
+    assert_eq!(h.send(discover()).await.status, 200);
+    assert_eq!(h.send(discover()).await.status, 200);
+    assert_eq!(h.send(discover()).await.status, 429, "and the limit holds again");
+}

@@ -10,8 +10,20 @@ type RecordRun = (&'static str, usize, &'static str, &'static str, Value, Value,
 
 #[tokio::test]
 async fn every_tool_runs_on_the_demo_data() {
+    every_tool_runs(false).await;
+}
+
+/// The same run in find mode (SPEC §5.5): every call through its runner, every answer
+/// and every confirmation as the direct call's.
+#[tokio::test]
+async fn every_tool_runs_on_the_demo_data_through_its_runner() {
+    every_tool_runs(true).await;
+}
+
+async fn every_tool_runs(find: bool) {
     let (h, standin) = gateway::with_gateway().await;
     let mut a = Agent::new(&h, h.token(DEMO_OWNER));
+    a.find = find;
 
     let workspaces = a.ok("finance_workspaces_list", json!({})).await;
     assert_eq!(workspaces["data"].as_array().unwrap().len(), 1);

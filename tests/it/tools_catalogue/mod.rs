@@ -161,11 +161,13 @@ struct Agent<'h> {
     called: BTreeSet<String>,
     /// Each visible tool's `outputSchema`, from the caller's `tools/list`.
     output_schemas: Option<std::collections::HashMap<String, Value>>,
+    /// Every call through its runner on `/mcp/find` (SPEC §5.5).
+    find: bool,
 }
 
 impl<'h> Agent<'h> {
     fn new(h: &'h Harness, token: String) -> Agent<'h> {
-        Agent { h, token, called: BTreeSet::new(), output_schemas: None }
+        Agent { h, token, called: BTreeSet::new(), output_schemas: None, find: false }
     }
 
     /// A successful result's JSON conforms to the tool's `outputSchema` (which clients
@@ -188,6 +190,7 @@ impl<'h> Agent<'h> {
 
     async fn result(&mut self, request: Mcp, tool: &str) -> Value {
         self.called.insert(tool.to_string());
+        let request = if self.find { through_runner(request) } else { request };
         let reply = self.h.send(request.bearer(&self.token).build()).await;
         assert_eq!(reply.status, 200, "{tool}: {}", String::from_utf8_lossy(&reply.bytes));
         reply.result()
@@ -231,6 +234,35 @@ impl<'h> Agent<'h> {
         self.check_output(tool, &value).await;
         (message, value)
     }
+}
+
+/// The runner of a catalogue tool in find mode: by its annotations.
+pub(crate) fn runner_of(tool: &str) -> &'static str {
+    let spec = kobana_finance_mcp::mcp::tools::find(tool).unwrap_or_else(|| panic!("no tool {tool}"));
+    match (spec.annotations.read_only, spec.annotations.destructive) {
+        (true, _) => "finance_tools_run_read",
+        (false, false) => "finance_tools_run_write",
+        (false, true) => "finance_tools_run_destructive",
+    }
+}
+
+/// A `tools/call` request as find mode makes it: the tool's runner on `/mcp/find`, with
+/// `{tool, arguments}` (the workspaces tool is called as itself there).
+pub(crate) fn through_runner(request: Mcp) -> Mcp {
+    let mut body: Value = serde_json::from_slice(&request.body).unwrap();
+    let tool = body["params"]["name"].as_str().unwrap().to_string();
+    if tool != "finance_workspaces_list" {
+        let arguments = body["params"]["arguments"].take();
+        body["params"]["name"] = json!(runner_of(&tool));
+        body["params"]["arguments"] = json!({"tool": tool, "arguments": arguments});
+    }
+    let named = request.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("mcp-name"));
+    let mut request = request.path("/mcp/find");
+    if named {
+        request = request.header("mcp-name", body["params"]["name"].as_str().unwrap());
+    }
+    request.body = body.to_string().into_bytes();
+    request
 }
 
 fn id_of(record: &Value) -> String {
@@ -420,4 +452,5 @@ async fn write_tools_take_their_endpoints_request_schema() {
 
 mod boundaries;
 mod calls;
+mod find;
 mod views;

@@ -208,7 +208,7 @@ async fn a_view_narrows_templates_prompts_and_completion() {
 
 /// What a model is shown of a tool: its name, description and input schema, as the
 /// Anthropic and OpenAI tool formats carry them (compact JSON).
-fn model_visible(tools: &[Value]) -> usize {
+pub(super) fn model_visible(tools: &[Value]) -> usize {
     tools
         .iter()
         .map(|t| {
