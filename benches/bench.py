@@ -11,7 +11,10 @@ answers to the benchmark requests (benches/tools_list.lua: the owner's tools/lis
 benches/tools_call.lua: tools/call finance_payables_list, limit 25, 6 fields;
 benches/cash_flow.lua: the cash flow of 2026 by day; benches/suggest.lua: the
 reconciliation suggestions of 37 days, about 10,000 unreconciled transactions, the
-oldest 200 looked at; benches/find_search.lua: a find-mode search, summary of 8) are captured, and for each one the ceiling (benches/ceiling: bare hyper answering those
+oldest 200 looked at; benches/reports_aging.lua: the aging of every pending payable by
+person; benches/income_statement.lua: March 2026 against February on the competence
+basis; benches/find_search.lua: a find-mode search, summary of 8) are captured, and for
+each one the ceiling (benches/ceiling: bare hyper answering those
 bytes) runs pinned to CPU 0 too. wrk, pinned to CPU 1, then loads product and ceiling in
 turn at each concurrency of BENCH_CONNECTIONS ("1 8 64") for BENCH_DURATION (10s),
 BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
@@ -269,6 +272,8 @@ def main():
             requests = (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua"),
                         ("tools/call finance_cash_flow_get (366 days)", "cash_flow.lua"),
                         ("tools/call finance_reconciliations_suggest", "suggest.lua"),
+                        ("tools/call finance_reports_aging (100,000 pending, by person)", "reports_aging.lua"),
+                        ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua"),
                         ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua"))
             for label, script in requests:
                 raw, size = capture(port, script, token)

@@ -47,7 +47,7 @@ pub enum Command {
         /// The user id (the token's `sub`).
         #[arg(long)]
         user: String,
-        /// Space-separated scopes (default: the 28 read, write and bank scopes).
+        /// Space-separated scopes (default: the 29 read, write and bank scopes).
         #[arg(long)]
         scope: Option<String>,
         /// Which surface the token is for.

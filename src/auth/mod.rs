@@ -194,7 +194,7 @@ pub fn challenge(public_url: &str, resource_path: &str, token_sent: bool) -> Str
     value
 }
 
-/// Scopes advertised in the metadata: the 28 read, write and bank scopes and `finance.all`.
+/// Scopes advertised in the metadata: the 29 read, write and bank scopes and `finance.all`.
 pub fn scopes_supported() -> Vec<String> {
     let mut scopes = all_scopes();
     scopes.push(ALL_READS_SCOPE.to_string());

@@ -19,10 +19,11 @@ pub enum Resource {
     Reconciliations,
     AutomaticRules,
     Receipts,
+    Reports,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 14] = [
+    pub const ALL: [Resource; 15] = [
         Resource::Companies,
         Resource::Accounts,
         Resource::Transactions,
@@ -37,6 +38,7 @@ impl Resource {
         Resource::Reconciliations,
         Resource::AutomaticRules,
         Resource::Receipts,
+        Resource::Reports,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -55,6 +57,7 @@ impl Resource {
             Resource::Reconciliations => "reconciliations",
             Resource::AutomaticRules => "automatic_rules",
             Resource::Receipts => "receipts",
+            Resource::Reports => "reports",
         }
     }
 
@@ -64,7 +67,7 @@ impl Resource {
 
     /// Whether it is only read (a report): it has no write scope.
     pub fn is_read_only(self) -> bool {
-        matches!(self, Resource::CashFlow | Resource::Receipts)
+        matches!(self, Resource::CashFlow | Resource::Receipts | Resource::Reports)
     }
 
     /// The scope of its orders to the bank (action-only: a payable's dispatch, a
@@ -233,7 +236,7 @@ pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, acc
     }
 }
 
-/// The 28 read, write and bank scopes (not `finance.all`; a report has no write
+/// The 29 read, write and bank scopes (not `finance.all`; a report has no write
 /// scope): what a dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
     Resource::ALL
@@ -327,9 +330,11 @@ mod tests {
     }
 
     #[test]
-    fn twenty_five_default_scopes() {
-        assert_eq!(all_scopes().len(), 28);
+    fn twenty_nine_default_scopes() {
+        assert_eq!(all_scopes().len(), 29);
         assert!(all_scopes().contains(&"finance.cash_flow".to_string()));
+        assert!(all_scopes().contains(&"finance.reports".to_string()));
+        assert!(!all_scopes().contains(&"finance.reports.write".to_string()), "a report is only read");
         assert!(!all_scopes().contains(&"finance.cash_flow.write".to_string()), "a report is only read");
         let granted = ScopeSet::parse("finance.cash_flow.write");
         assert!(

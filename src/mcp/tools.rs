@@ -185,7 +185,7 @@ workspace_id to the other tools when you have more than one.",
 }];
 
 /// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
-/// first, then the money flow — cash flow, payables, receivables, reconciliations, transactions and transfers,
+/// first, then the money flow — reports, cash flow, payables, receivables, reconciliations, transactions and transfers,
 /// accounts, receipts, attachments — then the registers: companies, people, categories, cost
 /// centers, taxes, automatic rules. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
@@ -198,6 +198,7 @@ fn build_catalogue() -> Vec<ToolSpec> {
     use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
     use crate::ops::{accounts, categories, companies, cost_centers, people, taxes};
     let mut tools = WORKSPACES.to_vec();
+    tools.extend(records::own_tools(&crate::ops::reports::OPERATIONS));
     tools.extend(records::own_tools(&crate::ops::cash_flow::OPERATIONS));
     tools.extend(records::tools::<Payables>(&PAYABLES));
     tools.extend(records::tools::<Receivables>(&RECEIVABLES));
@@ -678,7 +679,7 @@ mod tests {
         }
         assert_eq!(destructive.len(), 12 + 3 * 2 + 3 + 4, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 83);
+        assert_eq!(catalogue().count(), 85);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

@@ -19,6 +19,7 @@ use crate::protocol::rpc::RpcError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Toolset {
+    Reports,
     CashFlow,
     Payables,
     Receivables,
@@ -38,7 +39,8 @@ pub enum Toolset {
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 15] = [
+    pub const ALL: [Toolset; 16] = [
+        Toolset::Reports,
         Toolset::CashFlow,
         Toolset::Payables,
         Toolset::Receivables,
@@ -58,6 +60,7 @@ impl Toolset {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Toolset::Reports => "reports",
             Toolset::CashFlow => "cash_flow",
             Toolset::Payables => "payables",
             Toolset::Receivables => "receivables",
@@ -105,11 +108,12 @@ impl Toolset {
             Resource::Reconciliations => Toolset::Reconciliations,
             Resource::AutomaticRules => Toolset::AutomaticRules,
             Resource::Receipts => Toolset::Receipts,
+            Resource::Reports => Toolset::Reports,
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 
     fn names() -> String {
@@ -120,7 +124,7 @@ impl Toolset {
 /// What one request's connection may see of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct View {
-    toolsets: u16,
+    toolsets: u32,
     read_only: bool,
     /// Find mode (SPEC §5.5): a small fixed catalogue that searches and runs the tools
     /// of the view (`/mcp/find`, `X-MCP-Find: true`).
@@ -228,7 +232,7 @@ fn invalid_toolsets(source: &str, what: &str) -> RpcError {
 }
 
 /// A comma-separated list of toolset names (surrounding whitespace ignored).
-fn parse_toolsets(list: &str, source: &str) -> Result<u16, RpcError> {
+fn parse_toolsets(list: &str, source: &str) -> Result<u32, RpcError> {
     let mut bits = 0;
     for name in list.split(',').map(str::trim) {
         match Toolset::parse(name) {

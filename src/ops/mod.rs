@@ -27,6 +27,7 @@ pub mod rate_limit;
 pub mod receipts;
 pub mod reconciliations;
 pub mod refs;
+pub mod reports;
 pub mod resource;
 pub mod stamps;
 pub mod statement_imports;

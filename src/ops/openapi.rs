@@ -44,6 +44,7 @@ fn content_of(value: Value) -> (Value, bool) {
 
 /// The declared `/v1` operations, per collection, in the order the document lists them.
 static DECLARED: &[&Declaration] = &[
+    &super::reports::OPERATIONS,
     &super::cash_flow::OPERATIONS,
     &super::companies::OPERATIONS,
     &super::categories::OPERATIONS,

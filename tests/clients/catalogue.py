@@ -7,9 +7,9 @@ own folder.
 
 The facts, all from the contract:
   * the catalogue: `finance_<resource>_<action>`, the resources in the money-flow order
-    of SPEC §5 (workspaces first, then cash flow, payables, receivables, reconciliations, transactions, transfers,
+    of SPEC §5 (workspaces first, then reports, cash flow, payables, receivables, reconciliations, transactions, transfers,
     accounts, receipts, attachments, companies, people, categories, cost centers, taxes, automatic rules);
-  * read tools: list, get, aggregates, download (`readOnlyHint: true`); every other
+  * read tools: list, get, aggregates, download, the reports (`readOnlyHint: true`); every other
     action writes;
   * a view (`/mcp/x/{toolsets}`, `/mcp/readonly`, `/mcp/x/{toolsets}/readonly`, or the
     `X-MCP-Toolsets` / `X-MCP-Readonly` headers; path and header narrow to what both
@@ -70,6 +70,7 @@ def describe(exc: BaseException) -> str:
 # Resource -> actions, in the order of tools/list.
 CATALOGUE: dict[str, tuple[str, ...]] = {
     "workspaces": ("list",),
+    "reports": ("aging", "income_statement"),
     "cash_flow": ("get",),
     "payables": (
         "list",
@@ -111,7 +112,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "automatic_rules": ("list", "get", "create", "update", "delete", "reorder"),
 }
 TOOLSETS = tuple(r for r in CATALOGUE if r != "workspaces")
-READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest"})
+READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest", "aging", "income_statement"})
 WORKSPACES_TOOL = "finance_workspaces_list"
 CURSOR_LIMIT = 40
 
@@ -281,7 +282,7 @@ def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, st
     ranks = {r: i for i, r in enumerate(CATALOGUE)}
     seq = [ranks.get(resource_of(n) or "", len(ranks)) for n in names]
     checks.append(
-        (f"tools/list [{view.label}] in the money-flow order (workspaces, cash flow, payables, receivables, …)",
+        (f"tools/list [{view.label}] in the money-flow order (workspaces, reports, cash flow, payables, receivables, …)",
          seq == sorted(seq),
          "resource order: " + ", ".join(dict.fromkeys(resource_of(n) or n for n in names)))
     )

@@ -71,6 +71,7 @@ const DESTRUCTIVE_TOOLS = new Set(['finance_transfers_create', 'finance_accounts
 // The catalogue (SPEC section 5.1) in the order of tools/list (section 5).
 const CATALOGUE = {
   workspaces: ['list'],
+  reports: ['aging', 'income_statement'],
   cash_flow: ['get'],
   payables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen', 'send_to_bank', 'cancel_dispatch'],
   receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen', 'charge', 'cancel_charge'],
@@ -88,7 +89,7 @@ const CATALOGUE = {
   automatic_rules: ['list', 'get', 'create', 'update', 'delete', 'reorder'],
 };
 const RESOURCES = Object.keys(CATALOGUE);
-const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download', 'suggest']);
+const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download', 'suggest', 'aging', 'income_statement']);
 const CURSOR_LIMIT = 40;
 
 // [resource, action] of a catalogue tool name, or undefined.
@@ -211,7 +212,7 @@ function fullListingChecks(view, tools, names) {
     missing.length === 0 && extra.length === 0 && new Set(names).size === names.length,
     `${names.length} listed; missing ${missing.slice(0, 8)}; not in the view ${extra.slice(0, 8)}`);
   const ranks = names.map((n) => { const p = parseTool(n); return p ? RESOURCES.indexOf(p[0]) : RESOURCES.length; });
-  record(`tools/list [${l}] in the money-flow order (workspaces, cash flow, payables, receivables, …)`,
+  record(`tools/list [${l}] in the money-flow order (workspaces, reports, cash flow, payables, receivables, …)`,
     ranks.every((r, i) => i === 0 || ranks[i - 1] <= r),
     `resource order: ${[...new Set(names.map((n) => parseTool(n)?.[0] ?? n))].join(', ')}`);
   if (!view.toolsets) {

@@ -126,7 +126,7 @@ async fn views_narrow_the_catalogue_behind_every_front_door() {
         let response = invoke(&h, &format!("{root}/events/{kind}/reject-unknown-toolset-400.json")).await;
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
         assert!(
-            body["error"]["message"].as_str().unwrap().contains("valid toolsets are cash_flow, payables"),
+            body["error"]["message"].as_str().unwrap().contains("valid toolsets are reports, cash_flow, payables"),
             "{kind}: {body}"
         );
     }

@@ -42,6 +42,7 @@ mod real_api;
 mod receivables;
 mod reconciliations;
 mod records;
+mod reports;
 mod resources_prompts;
 mod secrets_manager;
 mod security;

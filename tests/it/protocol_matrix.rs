@@ -181,7 +181,7 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-03-26"));
                 let tools = r.result()["tools"].as_array().unwrap().clone();
-                assert_eq!(tools.len(), 83);
+                assert_eq!(tools.len(), 85);
                 for tool in &tools {
                     assert!(tool.get("title").is_none() && tool.get("outputSchema").is_none(), "2025-03-26 omits title/outputSchema: {tool}");
                     assert!(tool["inputSchema"].is_object() && tool["annotations"].is_object(), "{tool}");
@@ -194,7 +194,7 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
                 let result = r.result();
                 let tools = result["tools"].as_array().unwrap();
-                assert_eq!(tools.len(), 83);
+                assert_eq!(tools.len(), 85);
                 assert!(tools.iter().all(|t| t.get("title").is_some() && t.get("outputSchema").is_some()), "every tool keeps title and outputSchema");
                 for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
                     assert!(result.get(key).is_none(), "2025 result carries {key}");
@@ -389,7 +389,7 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("view: on /mcp/readonly too", Mcp::modern("server/discover", json!({})).path("/mcp/readonly"), 401, None)
             .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
         row("view: an unknown toolset is 400 -32602 naming the valid ones", auth(Mcp::modern("tools/list", json!({}))).path("/mcp/x/payables,wages"), 400, Some(-32602))
-            .check(|r| assert!(r.json()["error"]["message"].as_str().unwrap().contains("cash_flow, payables, receivables, reconciliations, transactions, transfers, accounts, receipts, attachments, companies, people, categories, cost_centers, taxes"))),
+            .check(|r| assert!(r.json()["error"]["message"].as_str().unwrap().contains("reports, cash_flow, payables, receivables, reconciliations, transactions, transfers, accounts, receipts, attachments, companies, people, categories, cost_centers, taxes"))),
         row("view: /mcp/x/readonly names no toolset", auth(Mcp::modern("tools/list", json!({}))).path("/mcp/x/readonly"), 400, Some(-32602)),
         row("view: an unknown toolset in X-MCP-Toolsets is 400 -32602", auth(Mcp::modern("tools/list", json!({}))).header("x-mcp-toolsets", "payables,ledger"), 400, Some(-32602)),
         row("view: a malformed X-MCP-Readonly is 400 -32602", auth(Mcp::modern("tools/list", json!({}))).header("x-mcp-readonly", "yes"), 400, Some(-32602))

@@ -37,6 +37,7 @@ pub fn declared() -> Router<AppState> {
         .merge(read_routes::<crate::ops::receipts::Receipts>(&crate::ops::receipts::OPERATIONS))
         .merge(routes::<Transactions>(&TRANSACTIONS))
         .merge(own(&TRANSFERS))
+        .merge(own(&crate::ops::reports::OPERATIONS))
         .merge(own(&crate::ops::cash_flow::OPERATIONS))
         .merge(own(&crate::ops::reconciliations::OPERATIONS))
         .merge(routes::<Bills<Payable>>(&bills::declared::PAYABLES))

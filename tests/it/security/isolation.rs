@@ -73,7 +73,7 @@ async fn their_reconciliations(h: &Harness) {
 }
 
 /// The resources of the tools, as their names start (`finance_{resource}_…`).
-const RESOURCES: [&str; 15] = [
+const RESOURCES: [&str; 16] = [
     "companies",
     "accounts",
     "categories",
@@ -89,6 +89,7 @@ const RESOURCES: [&str; 15] = [
     "automatic_rules",
     "receipts",
     "cash_flow",
+    "reports",
 ];
 
 fn beta() -> Tenant {

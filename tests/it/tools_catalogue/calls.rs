@@ -161,6 +161,23 @@ async fn every_tool_runs(find: bool) {
         .await;
     assert_eq!(projected, json!({"from_account_id": ACME_CHECKING_ACCOUNT, "amount": "1500.00"}));
 
+    // Reports: the aging totals what the aggregates call pending; November's result on
+    // the cash basis nets, with its transfers, to the transactions' aggregates.
+    let aging = a.ok("finance_reports_aging", json!({"kind": "payable", "group_by": "person"})).await;
+    let totals = a.ok("finance_payables_aggregates", json!({})).await;
+    assert_eq!(aging["total"]["amount"], totals["pending"], "{aging}");
+    assert_eq!(aging["buckets"].as_array().map(Vec::len), Some(5));
+    let statement = a
+        .ok("finance_reports_income_statement", json!({"from": "2026-11-01", "to": "2026-11-30", "basis": "cash"}))
+        .await;
+    let moved = a.ok("finance_transactions_aggregates", json!({"month": 11, "year": 2026})).await;
+    let signed = |v: &Value| -> i64 { v.as_str().unwrap().replace('.', "").parse().unwrap() };
+    assert_eq!(
+        signed(&statement["net_result"]["amount"]) + signed(&statement["transfers_net"]["amount"]),
+        signed(&moved["net"]),
+        "{statement}"
+    );
+
     // Cash flow: November's, in the user's terms of a month; the period chains its balances.
     let flow = a.ok("finance_cash_flow_get", json!({"from": "2026-11-01", "to": "2026-11-30"})).await;
     assert_eq!((flow["granularity"].as_str(), flow["buckets"].as_array().map(Vec::len)), (Some("month"), Some(1)));

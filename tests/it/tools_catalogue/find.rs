@@ -86,7 +86,7 @@ async fn find_mode_lists_five_tools_in_under_three_kilobytes_in_every_era() {
         assert_eq!(annotations(RUN_DESTRUCTIVE)["destructiveHint"], true);
         // The workspaces tool is listed as in the full catalogue.
         let full = listed(&h, list_at(version).bearer(&owner)).await;
-        assert_eq!(full.len(), 83, "/ keeps the full catalogue");
+        assert_eq!(full.len(), 85, "/ keeps the full catalogue");
         assert_eq!(tools[0], full[0], "{version}");
     }
 }
@@ -98,8 +98,8 @@ async fn find_mode_is_a_path_or_a_header_and_narrows_with_the_views() {
     let list = || Mcp::modern("tools/list", json!({})).bearer(&owner);
     assert_eq!(names(&listed(&h, list().header("x-mcp-find", "true")).await), whole_find_list());
     assert_eq!(names(&listed(&h, list().path("/mcp").header("x-mcp-find", "TRUE")).await), whole_find_list());
-    assert_eq!(names(&listed(&h, list().path("/mcp").header("x-mcp-find", "false")).await).len(), 83);
-    assert_eq!(names(&listed(&h, list().path("/mcp")).await).len(), 83);
+    assert_eq!(names(&listed(&h, list().path("/mcp").header("x-mcp-find", "false")).await).len(), 85);
+    assert_eq!(names(&listed(&h, list().path("/mcp")).await).len(), 85);
     // Read-only: the read runner only, by path or header.
     assert_eq!(names(&listed(&h, list().path("/mcp/find/readonly")).await), read_find_list());
     assert_eq!(names(&listed(&h, list().path("/mcp/find").header("x-mcp-readonly", "true")).await), read_find_list());
@@ -183,6 +183,9 @@ const INTENTS: &[(&str, &[&str])] = &[
     ("excluir conta a pagar", &["finance_payables_delete"]),
     ("empresas do grupo", &["finance_companies_list"]),
     ("alterar vencimento da conta a pagar", &["finance_payables_update"]),
+    ("aging das contas a pagar por faixa de atraso", &["finance_reports_aging"]),
+    ("DRE do mês por categoria", &["finance_reports_income_statement"]),
+    ("qual foi o lucro do mês comparado ao mês passado", &["finance_reports_income_statement"]),
     // Spanish
     ("cuentas por pagar vencidas", &["finance_payables_list"]),
     ("registrar el pago de una factura", &["finance_payables_settle"]),
@@ -204,6 +207,8 @@ const INTENTS: &[(&str, &[&str])] = &[
     ("descargar archivo adjunto", &["finance_attachments_download"]),
     ("reabrir cuenta por cobrar", &["finance_receivables_reopen"]),
     ("comprobante de pago", &["finance_receipts_list", "finance_receipts_get"]),
+    ("estado de resultados del trimestre", &["finance_reports_income_statement"]),
+    ("antigüedad de saldos de clientes", &["finance_reports_aging"]),
     // English
     ("overdue receivables", &["finance_receivables_list"]),
     ("bills due this week", &["finance_payables_list"]),
@@ -223,6 +228,8 @@ const INTENTS: &[(&str, &[&str])] = &[
     ("bank account balance", &["finance_accounts_list", "finance_accounts_get"]),
     ("undo a reconciliation", &["finance_reconciliations_delete"]),
     ("reorder automatic rules", &["finance_automatic_rules_reorder"]),
+    ("aged payables report", &["finance_reports_aging"]),
+    ("profit and loss this month against last month", &["finance_reports_income_statement"]),
 ];
 
 /// The intent set: the expected tool in the top 3 for ≥ 90 % of the intents and first

@@ -18,6 +18,7 @@ const TINY_PDF: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Ro
 /// flow, then the registers.
 const CONTRACT: &[(&str, &[&str])] = &[
     ("workspaces", &["list"]),
+    ("reports", &["aging", "income_statement"]),
     ("cash_flow", &["get"]),
     (
         "payables",
@@ -83,7 +84,10 @@ fn action_of(name: &str) -> &str {
 
 fn is_read(name: &str) -> bool {
     name == "finance_workspaces_list"
-        || matches!(action_of(name), "list" | "get" | "aggregates" | "download" | "suggest")
+        || matches!(
+            action_of(name),
+            "list" | "get" | "aggregates" | "download" | "suggest" | "aging" | "income_statement"
+        )
 }
 
 fn is_destructive(name: &str) -> bool {
@@ -284,7 +288,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 83);
+    assert_eq!(names.len(), 85);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 

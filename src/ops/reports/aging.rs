@@ -1,0 +1,345 @@
+//! `GET /v1/reports/aging` (tool `finance_reports_aging`): the payables or receivables
+//! still pending, by how late they are as of a day.
+//!
+//! * `kind` (`payable` or `receivable`) is required; `as_of` is the day lateness is
+//!   measured from, by default today in `tz` (default `America/Sao_Paulo`, as the cash
+//!   flow's today).
+//! * What counts is what `…/aggregates` sums as `pending`: the bills of the kind whose
+//!   status is pending — never paid, received or cancelled ones — that the approval gate
+//!   lets through (a payable waiting for approval, or rejected, is not yet owed), each
+//!   for its `amount` (interest and discount are known only when it is settled). So the
+//!   report's `total` is the aggregates' `pending` for the same `company_id`, whatever
+//!   the day. `as_of` moves only the day lateness is measured from: the bills are those
+//!   pending now (one paid since a past `as_of` is not brought back), and a future
+//!   `as_of` says what will be late by then if nothing is paid.
+//! * Days late = `as_of` − due date. Buckets: `not_due` (due on `as_of` or after: 0 days
+//!   or fewer), `1_30`, `31_60`, `61_90` (both ends inclusive) and `over_90`; each with
+//!   its count and amount, and the `total`.
+//! * `group_by=person`: the `limit` (1–50, default 10) people with the most pending,
+//!   largest first (then by id), each with their buckets; the bills without a person are
+//!   one more line (`person_id` null). `others` holds everyone else (how many people and
+//!   their buckets), so the people listed plus `others` add up to the total.
+//!
+//! One aggregate statement for the buckets — the bills' covering index (`billings_flow`)
+//! alone answers it — and one more, grouped by person, for `group_by=person`.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{check_company, statement};
+use crate::domain::dates::{Date, Zone};
+use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
+use crate::error::ApiError;
+use crate::ops::bills::approval;
+use crate::ops::common::invalid;
+use crate::ops::period::{date_of, query_id};
+use crate::ops::OpContext;
+use crate::storage::identity::Membership;
+use crate::storage::{Conn, OwnedRow};
+
+/// The buckets, in order: a name and the fewest days late it holds (the first holds
+/// everything not yet late, the last everything over 90 days).
+const BUCKETS: [(&str, i64); 5] = [("not_due", i64::MIN), ("1_30", 1), ("31_60", 31), ("61_90", 61), ("over_90", 91)];
+
+/// The most people `group_by=person` lists.
+pub const MAX_PEOPLE: i64 = 50;
+
+/// An aging query, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgingQuery {
+    /// `payable` or `receivable`.
+    pub kind: &'static str,
+    pub as_of: Option<Date>,
+    pub zone: Zone,
+    pub company_id: Option<String>,
+    pub by_person: bool,
+    pub limit: i64,
+}
+
+impl AgingQuery {
+    /// The query's parameters as a schema (the tool's arguments), the workspace beside
+    /// them.
+    pub fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "workspace_id": { "type": "string", "format": "uuid" },
+                "kind": { "type": "string", "enum": ["payable", "receivable"], "description": "What we owe or what we are owed" },
+                "as_of": { "type": "string", "format": "date", "description": "The day lateness is measured from (default today)" },
+                "company_id": { "type": "string", "format": "uuid" },
+                "group_by": { "type": "string", "enum": ["person"], "description": "Also the top people, each with their buckets" },
+                "limit": { "type": "integer", "minimum": 1, "maximum": MAX_PEOPLE, "description": "People listed with group_by (default 10)" },
+                "tz": { "type": "string", "description": "Whose today: a Brazilian IANA zone or UTC (default America/Sao_Paulo)" },
+            },
+            "required": ["kind"],
+            "additionalProperties": false,
+        })
+    }
+
+    /// Reads the query pairs (`workspace_id` is the door's). 400 naming the parameter
+    /// for an unknown or repeated one, a missing or unknown `kind`, a date that is not a
+    /// real day, a `group_by`, `limit` or zone it does not take, a malformed id.
+    pub fn parse(query: &[(String, String)]) -> Result<AgingQuery, ApiError> {
+        let (mut kind, mut as_of, mut zone, mut company_id, mut by_person, mut limit) =
+            (None, None, None, None, None, None);
+        for (key, value) in query {
+            let key = key.as_str();
+            let repeated = match key {
+                "workspace_id" => false,
+                "kind" => kind
+                    .replace(match value.as_str() {
+                        "payable" => "payable",
+                        "receivable" => "receivable",
+                        _ => return Err(invalid(key, "invalid_value", "kind must be payable or receivable")),
+                    })
+                    .is_some(),
+                "as_of" => as_of.replace(date_of(key, value)?).is_some(),
+                "tz" => zone
+                    .replace(Zone::parse(value).ok_or_else(|| {
+                        invalid(
+                            key,
+                            "invalid_value",
+                            "tz must be a Brazilian IANA time zone (America/Sao_Paulo…) or UTC",
+                        )
+                    })?)
+                    .is_some(),
+                "company_id" => company_id.replace(query_id(key, value)?).is_some(),
+                "group_by" => by_person
+                    .replace(match value.as_str() {
+                        "person" => true,
+                        _ => return Err(invalid(key, "invalid_value", "group_by must be person")),
+                    })
+                    .is_some(),
+                "limit" => limit
+                    .replace(
+                        value
+                            .parse::<i64>()
+                            .ok()
+                            .filter(|n| (1..=MAX_PEOPLE).contains(n))
+                            .ok_or_else(|| invalid(key, "invalid_value", "limit must be 1 to 50"))?,
+                    )
+                    .is_some(),
+                _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
+            };
+            if repeated {
+                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
+            }
+        }
+        Ok(AgingQuery {
+            kind: kind.ok_or_else(|| invalid("kind", "required", "kind is required: payable or receivable"))?,
+            as_of,
+            zone: zone.unwrap_or(Zone::SaoPaulo),
+            company_id,
+            by_person: by_person.unwrap_or(false),
+            limit: limit.unwrap_or(10),
+        })
+    }
+}
+
+/// A count of bills and their amount.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Total {
+    pub count: i64,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+}
+
+/// One bucket of lateness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Bucket {
+    #[schemars(extend("enum" = ["not_due", "1_30", "31_60", "61_90", "over_90"]))]
+    pub bucket: &'static str,
+    pub count: i64,
+    #[schemars(with = "String")]
+    pub amount: Cents,
+}
+
+/// One person's pending bills by bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PersonAging {
+    /// Null: the bills that name no person.
+    pub person_id: Option<String>,
+    pub person_name: Option<String>,
+    pub buckets: Vec<Bucket>,
+    pub total: Total,
+}
+
+/// Everyone `group_by=person` does not list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Others {
+    /// How many people (the bills without one count as one).
+    pub people: i64,
+    pub buckets: Vec<Bucket>,
+    pub total: Total,
+}
+
+/// `GET /v1/reports/aging`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Aging {
+    #[schemars(extend("enum" = ["payable", "receivable"]))]
+    pub kind: &'static str,
+    pub as_of: Date,
+    pub company_id: Option<String>,
+    pub buckets: Vec<Bucket>,
+    /// Equals the `pending` of `…/aggregates` for the same `company_id`.
+    pub total: Total,
+    /// With `group_by=person`: the people with the most pending, largest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub people: Option<Vec<PersonAging>>,
+    /// With `group_by=person`: the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub others: Option<Others>,
+}
+
+/// Five (count, amount) pairs from `first` on, as buckets and their total.
+fn buckets_of(row: &OwnedRow, first: usize) -> Result<(Vec<Bucket>, Total), ApiError> {
+    let mut total = Total::default();
+    let mut buckets = Vec::with_capacity(BUCKETS.len());
+    for (i, (name, _)) in BUCKETS.iter().enumerate() {
+        let count: i64 = row.try_get(first + 2 * i)?;
+        let amount: i64 = row.try_get(first + 2 * i + 1)?;
+        total.count += count;
+        total.amount = Cents(total.amount.0 + amount);
+        buckets.push(Bucket { bucket: name, count, amount: Cents(amount) });
+    }
+    Ok((buckets, total))
+}
+
+pub async fn report(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    query: &[(String, String)],
+) -> Result<Aging, ApiError> {
+    ctx.authorize(ws, Resource::Reports, Access::Read)?;
+    let query = AgingQuery::parse(query)?;
+    check_company(conn, ws, query.company_id.as_deref()).await?;
+    let as_of = query.as_of.unwrap_or_else(|| Date::today_in(query.zone));
+
+    // The bills counted, each with its bucket: a bill due after `as_of` − 1 day is not
+    // due, after `as_of` − 31 days in 1–30, after − 61 in 31–60, after − 91 in 61–90.
+    let mut binds = vec![ws.workspace_id.clone(), query.kind.to_string()];
+    let mut bucket = String::from("CASE");
+    for (i, (_, days)) in BUCKETS.iter().enumerate().skip(1) {
+        let threshold = as_of.add_days(-days).ok_or_else(|| invalid("as_of", "invalid_value", "as_of is too early"))?;
+        binds.push(threshold.to_string());
+        bucket.push_str(&format!(" WHEN b.due_date > ${} THEN {}", binds.len(), i - 1));
+    }
+    bucket.push_str(" ELSE 4 END");
+    let mut scope =
+        format!("b.workspace_id = $1 AND b.kind = $2 AND b.status = 'pending' AND {}", approval::official("b"));
+    if let Some(company) = &query.company_id {
+        binds.push(company.clone());
+        scope.push_str(&format!(" AND b.company_id = ${}", binds.len()));
+    }
+    let sums = (0..BUCKETS.len())
+        .map(|i| {
+            format!(
+                "CAST(COALESCE(SUM(CASE WHEN x.bucket = {i} THEN 1 ELSE 0 END), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(CASE WHEN x.bucket = {i} THEN x.amount_cents ELSE 0 END), 0) AS BIGINT)"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let person = if query.by_person { "b.person_id" } else { "NULL AS person_id" };
+    let counted = format!("SELECT {person}, b.amount_cents, {bucket} AS bucket FROM billings b WHERE {scope}");
+
+    let people_count = if query.by_person { "CAST(COUNT(DISTINCT COALESCE(x.person_id, '')) AS BIGINT)" } else { "0" };
+    let row =
+        statement(format!("SELECT {sums}, {people_count} FROM ({counted}) x"), &binds).fetch_one(&mut *conn).await?;
+    let (buckets, total) = buckets_of(&row, 0)?;
+    let mut answer = Aging {
+        kind: query.kind,
+        as_of,
+        company_id: query.company_id.clone(),
+        buckets,
+        total,
+        people: None,
+        others: None,
+    };
+    if !query.by_person {
+        return Ok(answer);
+    }
+    let people_total: i64 = row.try_get(2 * BUCKETS.len())?;
+
+    // The people with the most pending (then by id), their names after the ranking.
+    let ranked = format!(
+        "SELECT g.*, p.name FROM (
+             SELECT x.person_id, {sums}, CAST(SUM(x.amount_cents) AS BIGINT) AS total
+               FROM ({counted}) x GROUP BY x.person_id
+              ORDER BY total DESC, COALESCE(x.person_id, '') LIMIT {limit}) g
+         LEFT JOIN people p ON p.workspace_id = $1 AND p.id = g.person_id
+         ORDER BY g.total DESC, COALESCE(g.person_id, '')",
+        limit = query.limit,
+    );
+    let mut people = Vec::new();
+    let mut others = (total.count, total.amount.0, [(0i64, 0i64); 5]);
+    for (i, b) in answer.buckets.iter().enumerate() {
+        others.2[i] = (b.count, b.amount.0);
+    }
+    for row in statement(ranked, &binds).fetch_all(&mut *conn).await? {
+        let (buckets, total) = buckets_of(&row, 1)?;
+        for (i, b) in buckets.iter().enumerate() {
+            others.2[i].0 -= b.count;
+            others.2[i].1 -= b.amount.0;
+        }
+        others.0 -= total.count;
+        others.1 -= total.amount.0;
+        people.push(PersonAging {
+            person_id: row.try_get(0)?,
+            person_name: row.try_get(2 * BUCKETS.len() + 2)?,
+            buckets,
+            total,
+        });
+    }
+    answer.others = Some(Others {
+        people: people_total - people.len() as i64,
+        buckets: BUCKETS
+            .iter()
+            .zip(others.2)
+            .map(|((name, _), (count, amount))| Bucket { bucket: name, count, amount: Cents(amount) })
+            .collect(),
+        total: Total { count: others.0, amount: Cents(others.1) },
+    });
+    answer.people = Some(people);
+    Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(query: &str) -> Result<AgingQuery, ApiError> {
+        AgingQuery::parse(&crate::ops::period::pairs(query))
+    }
+
+    #[test]
+    fn the_query_has_its_defaults_and_refuses_what_it_cannot_read() {
+        let query = parse("kind=payable").unwrap();
+        assert_eq!((query.as_of, query.zone, query.by_person, query.limit), (None, Zone::SaoPaulo, false, 10));
+        let query = parse("kind=receivable&as_of=2026-03-31&group_by=person&limit=50").unwrap();
+        assert_eq!((query.kind, query.by_person, query.limit), ("receivable", true, 50));
+        for (bad, field, reason) in [
+            ("", "kind", "required"),
+            ("kind=bill", "kind", "invalid_value"),
+            ("kind=payable&as_of=2026-02-30", "as_of", "invalid_date"),
+            ("kind=payable&group_by=category", "group_by", "invalid_value"),
+            ("kind=payable&group_by=person&limit=51", "limit", "invalid_value"),
+            ("kind=payable&limit=0", "limit", "invalid_value"),
+            ("kind=payable&tz=Europe/Lisbon", "tz", "invalid_value"),
+            ("kind=payable&company_id=x", "company_id", "invalid_uuid"),
+            ("kind=payable&kind=receivable", "kind", "invalid_value"),
+            ("kind=payable&status=pending", "status", "unknown_filter"),
+        ] {
+            let err = parse(bad).expect_err(bad);
+            let details = err.details.clone().unwrap_or_default();
+            assert_eq!(
+                (err.status().as_u16(), details["field"].as_str(), details["reason"].as_str()),
+                (400, Some(field), Some(reason)),
+                "{bad}"
+            );
+        }
+    }
+}
