@@ -45,6 +45,7 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0013_unlogged_counters.sqlite.sql"),
         postgres: include_str!("../../migrations/0013_unlogged_counters.postgres.sql"),
     },
+    Migration::portable(14, "report_indexes", include_str!("../../migrations/0014_report_indexes.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.
