@@ -268,3 +268,30 @@ async fn a_charge_whose_answer_was_lost_and_the_customer_paid_is_received_by_the
     assert_eq!(charge(&h, &token, SALE, "pix", "again").await.status, 409);
     assert_eq!(standin.charges_made(), 1);
 }
+
+/// Many charge requests for one receivable at once (each with its own key): the gateway
+/// makes one charge, one request records it and the others are refused (409) — the
+/// attempt a request asks the gateway for is read with the current charge it checked,
+/// so none of them asks for a second charge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn charges_at_once_make_one_charge_at_the_bank() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    into_checking(&h, &token, SALE).await;
+    let h = std::sync::Arc::new(h);
+    let tasks: Vec<_> = (0..12)
+        .map(|n| {
+            let (h, token) = (std::sync::Arc::clone(&h), token.clone());
+            tokio::spawn(async move { charge(&h, &token, SALE, "pix", &format!("at-once-{n}")).await })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for task in tasks {
+        let reply = task.await.unwrap();
+        assert!(matches!(reply.status.as_u16(), 200 | 409), "{}", text(&reply));
+        statuses.push(reply.status.as_u16());
+    }
+    assert_eq!(standin.charges_made(), 1, "one charge at the bank: {statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
+    assert_eq!(count(&h, "SELECT COUNT(*) FROM receivable_charges WHERE billing_id = $1", SALE).await, 1);
+}

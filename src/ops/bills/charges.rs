@@ -184,7 +184,8 @@ pub async fn adopt(conn: &mut Conn, charge: &PixCharge) -> Result<Option<(String
         workspace_name: String::new(),
         role: crate::domain::roles::Role::Finance,
     };
-    if current(conn, &ws, receivable).await?.is_some_and(|c| c.is_live()) {
+    let earlier = current(conn, &ws, receivable).await?;
+    if earlier.as_ref().is_some_and(Charge::is_live) {
         return Ok(None);
     }
     let account: Option<String> = sql::query(
@@ -195,13 +196,9 @@ pub async fn adopt(conn: &mut Conn, charge: &PixCharge) -> Result<Option<(String
     .map_optional(&mut *conn, |row| row.try_get(0))
     .await?;
     let Some(account) = account else { return Ok(None) };
-    let attempt: i64 =
-        sql::query("SELECT COUNT(*) FROM receivable_charges WHERE workspace_id = $1 AND billing_id = $2")
-            .bind(&workspace)
-            .bind(receivable)
-            .map_optional(&mut *conn, |row| row.try_get(0))
-            .await?
-            .unwrap_or(0);
+    // The attempt its request made it with: the one after the current charge's, which no
+    // request has recorded since (it would have recorded this charge, by the same key).
+    let attempt = earlier.as_ref().map_or(0, |c| c.attempt + 1);
     let at = Timestamp::parse_input(&charge.created_at).unwrap_or_else(Timestamp::now);
     sql::query("UPDATE receivable_charges SET current = 0 WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&workspace)
@@ -384,13 +381,13 @@ pub async fn charge(
     let payer = payer(conn, ws, &bill).await?;
     let (account, pix_account, billet_account) = receiving_account(conn, ws, &bill).await?;
     let amount = gateway::amount_of(bill.row.nominal_amount.0);
-    let attempt: i64 =
-        sql::query("SELECT COUNT(*) FROM receivable_charges WHERE workspace_id = $1 AND billing_id = $2")
-            .bind(&ws.workspace_id)
-            .bind(&bill.row.id)
-            .map_optional(&mut *conn, |row| row.try_get(0))
-            .await?
-            .unwrap_or(0);
+    // The attempt (and the gateway's idempotency key) follows the current charge, read
+    // in the same statement as the check above: of two requests at once, either the
+    // second sees the first's charge (live: 409), or both ask with the same key, the
+    // gateway makes one charge, and the second to record it is refused (409). (Counted
+    // in a statement of its own, the second could see the first's charge recorded after
+    // its check and ask for another.)
+    let attempt = earlier.as_ref().map_or(0, |c| c.attempt + 1);
     let key = format!("kfin-charge-{}-{attempt}", bill.row.id);
     let snapshot = match request.kind {
         ChargeKind::Pix => {
