@@ -45,7 +45,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0013_unlogged_counters.sqlite.sql"),
         postgres: include_str!("../../migrations/0013_unlogged_counters.postgres.sql"),
     },
-    Migration::portable(14, "report_indexes", include_str!("../../migrations/0014_report_indexes.sql")),
+    Migration {
+        version: 14,
+        name: "report_totals",
+        sqlite: include_str!("../../migrations/0014_report_totals.sqlite.sql"),
+        postgres: include_str!("../../migrations/0014_report_totals.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

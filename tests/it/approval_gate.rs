@@ -178,6 +178,8 @@ async fn a_payable_made_through_a_door_waits_hidden_until_a_person_approves_it()
     assert_eq!(asked, vec![id(&by_tool)]);
     let totals = get_json(&h, &api, "/v1/payables/aggregates").await;
     assert_eq!(totals["count"].as_i64(), totals_before["count"].as_i64().map(|c| c + 1));
+    // The approved one joins the reports' totals, the rejected one never does.
+    assert_report_totals_agree(&h).await;
 }
 
 #[tokio::test]

@@ -180,6 +180,7 @@ async fn a_group_settles_every_bill_from_its_transactions_and_its_deletion_rever
     assert_eq!(count(&h, "SELECT COUNT(*) FROM reconciliation_members").await, 0);
     let audited = count(&h, "SELECT COUNT(*) FROM audit_events WHERE action LIKE 'reconciliations.%'").await;
     assert_eq!(audited, 2, "a create and a delete");
+    assert_report_totals_agree(&h).await;
 }
 
 #[tokio::test]

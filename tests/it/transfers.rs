@@ -123,6 +123,7 @@ async fn transfers_are_idempotent_and_pending_transfers_do_not_move_balances() {
     );
     assert_eq!(balance(&h, &token, &account).await, "0.00");
     assert_eq!(first.json()["is_pending"], true);
+    assert_report_totals_agree(&h).await;
 }
 
 #[tokio::test]

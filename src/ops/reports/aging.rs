@@ -20,8 +20,10 @@
 //!   one more line (`person_id` null). `others` holds everyone else (how many people and
 //!   their buckets), so the people listed plus `others` add up to the total.
 //!
-//! One aggregate statement for the buckets — the bills' covering index (`billings_flow`)
-//! alone answers it — and one more, grouped by person, for `group_by=person`.
+//! The bills are read from their running totals by day due and person
+//! (`report_open_bills`, kept by the database's triggers as bills are written, migration
+//! 0014): one aggregate statement for the buckets, one more grouped by person for
+//! `group_by=person` — a few rows per day, however many bills.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -32,7 +34,6 @@ use crate::domain::dates::{Date, Zone};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::bills::approval;
 use crate::ops::common::invalid;
 use crate::ops::period::{date_of, query_id};
 use crate::ops::OpContext;
@@ -218,68 +219,86 @@ pub async fn report(
     check_company(conn, ws, query.company_id.as_deref()).await?;
     let as_of = query.as_of.unwrap_or_else(|| Date::today_in(query.zone));
 
-    // The bills counted, each with its bucket: a bill due after `as_of` − 1 day is not
-    // due, after `as_of` − 31 days in 1–30, after − 61 in 31–60, after − 91 in 61–90.
+    // The bills counted, day by day (the running totals of `report_open_bills`), each day
+    // with its bucket: due after `as_of` − 1 day is not due, after `as_of` − 31 days in
+    // 1–30, after − 61 in 31–60, after − 91 in 61–90.
     let mut binds = vec![ws.workspace_id.clone(), query.kind.to_string()];
     let mut bucket = String::from("CASE");
     for (i, (_, days)) in BUCKETS.iter().enumerate().skip(1) {
         let threshold = as_of.add_days(-days).ok_or_else(|| invalid("as_of", "invalid_value", "as_of is too early"))?;
         binds.push(threshold.to_string());
-        bucket.push_str(&format!(" WHEN b.due_date > ${} THEN {}", binds.len(), i - 1));
+        bucket.push_str(&format!(" WHEN r.due_date > ${} THEN {}", binds.len(), i - 1));
     }
     bucket.push_str(" ELSE 4 END");
-    let mut scope =
-        format!("b.workspace_id = $1 AND b.kind = $2 AND b.status = 'pending' AND {}", approval::official("b"));
+    let mut scope = String::from("r.workspace_id = $1 AND r.kind = $2 AND r.bills <> 0");
     if let Some(company) = &query.company_id {
         binds.push(company.clone());
-        scope.push_str(&format!(" AND b.company_id = ${}", binds.len()));
+        scope.push_str(&format!(" AND r.company_id = ${}", binds.len()));
     }
-    let sums = (0..BUCKETS.len())
-        .map(|i| {
-            format!(
-                "CAST(COALESCE(SUM(CASE WHEN x.bucket = {i} THEN 1 ELSE 0 END), 0) AS BIGINT), \
-                 CAST(COALESCE(SUM(CASE WHEN x.bucket = {i} THEN x.amount_cents ELSE 0 END), 0) AS BIGINT)"
-            )
+    // Each bucket's count and amount, in the buckets' order.
+    let sums: Vec<String> = (0..BUCKETS.len())
+        .flat_map(|i| {
+            [
+                format!("CAST(COALESCE(SUM(CASE WHEN x.bucket = {i} THEN x.bills ELSE 0 END), 0) AS BIGINT)"),
+                format!("CAST(COALESCE(SUM(CASE WHEN x.bucket = {i} THEN x.amount_cents ELSE 0 END), 0) AS BIGINT)"),
+            ]
         })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let person = if query.by_person { "b.person_id" } else { "NULL AS person_id" };
-    let counted = format!("SELECT {person}, b.amount_cents, {bucket} AS bucket FROM billings b WHERE {scope}");
-
-    let people_count = if query.by_person { "CAST(COUNT(DISTINCT COALESCE(x.person_id, '')) AS BIGINT)" } else { "0" };
-    let row =
-        statement(format!("SELECT {sums}, {people_count} FROM ({counted}) x"), &binds).fetch_one(&mut *conn).await?;
-    let (buckets, total) = buckets_of(&row, 0)?;
+        .collect();
+    let counted = format!(
+        "SELECT r.person_key, r.bills, r.amount_cents, {bucket} AS bucket FROM report_open_bills r WHERE {scope}"
+    );
     let mut answer = Aging {
         kind: query.kind,
         as_of,
         company_id: query.company_id.clone(),
-        buckets,
-        total,
+        buckets: BUCKETS.iter().map(|(name, _)| Bucket { bucket: name, count: 0, amount: Cents(0) }).collect(),
+        total: Total::default(),
         people: None,
         others: None,
     };
     if !query.by_person {
+        let row =
+            statement(format!("SELECT {} FROM ({counted}) x", sums.join(", ")), &binds).fetch_one(&mut *conn).await?;
+        (answer.buckets, answer.total) = buckets_of(&row, 0)?;
         return Ok(answer);
     }
-    let people_total: i64 = row.try_get(2 * BUCKETS.len())?;
 
-    // The people with the most pending (then by id), their names after the ranking.
+    // By person, in one pass: each person's buckets, and over every person (a window
+    // over the groups, before the cut) the buckets of all and how many people; the
+    // people with the most pending first (then by id), their names after the cut.
+    let columns = |render: &dyn Fn(usize) -> String| (0..sums.len()).map(render).collect::<Vec<_>>().join(", ");
     let ranked = format!(
-        "SELECT g.*, p.name FROM (
-             SELECT x.person_id, {sums}, CAST(SUM(x.amount_cents) AS BIGINT) AS total
-               FROM ({counted}) x GROUP BY x.person_id
-              ORDER BY total DESC, COALESCE(x.person_id, '') LIMIT {limit}) g
+        "SELECT g.person_id, {mine}, g.total, g.people, {everyone}, p.name FROM (
+             SELECT NULLIF(y.person_key, '') AS person_id, {mine}, y.total,
+                    CAST(COUNT(*) OVER () AS BIGINT) AS people, {windows}
+               FROM (SELECT x.person_key, {grouped}, CAST(SUM(x.amount_cents) AS BIGINT) AS total
+                       FROM ({counted}) x GROUP BY x.person_key) y
+              ORDER BY y.total DESC, y.person_key LIMIT {limit}) g
          LEFT JOIN people p ON p.workspace_id = $1 AND p.id = g.person_id
          ORDER BY g.total DESC, COALESCE(g.person_id, '')",
+        mine = columns(&|i| format!("s{i}")),
+        everyone = columns(&|i| format!("g.a{i}")),
+        windows = columns(&|i| format!("CAST(SUM(s{i}) OVER () AS BIGINT) AS a{i}")),
+        grouped = columns(&|i| format!("{} AS s{i}", sums[i])),
         limit = query.limit,
     );
+    let rows = statement(ranked, &binds).fetch_all(&mut *conn).await?;
+    // Columns: the person, their buckets (1..=10), their total, how many people, the
+    // buckets of everyone (13..=22), the name.
+    let everyone_at = 2 * BUCKETS.len() + 3;
+    let people_total: i64 = match rows.first() {
+        Some(row) => {
+            (answer.buckets, answer.total) = buckets_of(row, everyone_at)?;
+            row.try_get(2 * BUCKETS.len() + 2)?
+        }
+        None => 0,
+    };
     let mut people = Vec::new();
-    let mut others = (total.count, total.amount.0, [(0i64, 0i64); 5]);
+    let mut others = (answer.total.count, answer.total.amount.0, [(0i64, 0i64); 5]);
     for (i, b) in answer.buckets.iter().enumerate() {
         others.2[i] = (b.count, b.amount.0);
     }
-    for row in statement(ranked, &binds).fetch_all(&mut *conn).await? {
+    for row in rows {
         let (buckets, total) = buckets_of(&row, 1)?;
         for (i, b) in buckets.iter().enumerate() {
             others.2[i].0 -= b.count;
@@ -289,7 +308,7 @@ pub async fn report(
         others.1 -= total.amount.0;
         people.push(PersonAging {
             person_id: row.try_get(0)?,
-            person_name: row.try_get(2 * BUCKETS.len() + 2)?,
+            person_name: row.try_get(everyone_at + 2 * BUCKETS.len())?,
             buckets,
             total,
         });

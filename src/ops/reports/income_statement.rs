@@ -28,8 +28,10 @@
 //!   `previous_*` and the `change` (current − previous).
 //!
 //! One aggregate statement — the period and the previous one side by side, grouped by
-//! side and category — and the workspace's chart of accounts to place the categories;
-//! the subtotals are the grouped sums added up the tree.
+//! side and category, over the running totals by day that the database's triggers keep
+//! (`report_bill_competence`, `report_ledger_competence`, `report_ledger_cash`,
+//! migration 0014) — and the workspace's chart of accounts to place the categories; the
+//! subtotals are the grouped sums added up the tree.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -42,7 +44,6 @@ use crate::domain::dates::Date;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::bills::approval;
 use crate::ops::common::invalid;
 use crate::ops::period::{date_of, query_id};
 use crate::ops::OpContext;
@@ -332,36 +333,29 @@ pub async fn report(
     let (mut bills_company, mut transactions_company) = (String::new(), String::new());
     if let Some(company) = &query.company_id {
         binds.push(company.clone());
-        bills_company = " AND b.company_id = $5".to_string();
-        transactions_company = " AND t.company_id = $5".to_string();
+        bills_company = " AND r.company_id = $5".to_string();
+        transactions_company = " AND r.company_id = $5".to_string();
     }
-    let day = match query.basis {
-        Basis::Competence => "COALESCE(t.competence_date, t.occurred_at)",
-        Basis::Cash => "t.occurred_at",
+    // The running totals by day (migration 0014, kept by the database's triggers): the
+    // posted movements by date for the cash basis; for the competence basis the bills
+    // and the movements no bill stands for, by competence day.
+    let ledger = |table: &str| {
+        format!(
+            "SELECT r.side, NULLIF(r.category_key, '') AS category_id, r.day, r.amount_cents
+               FROM {table} r
+              WHERE r.workspace_id = $1 AND r.day >= $2 AND r.day <= $3{transactions_company}"
+        )
     };
-    let transactions = format!(
-        "SELECT CASE WHEN t.transfer_id IS NOT NULL THEN
-                         CASE WHEN t.transaction_type = 'credit' THEN 'transfer_in' ELSE 'transfer_out' END
-                     WHEN t.transaction_type = 'credit' THEN 'revenue' ELSE 'expense' END AS side,
-                t.category_id, {day} AS day, t.amount_cents
-           FROM financial_transactions t
-          WHERE t.workspace_id = $1 AND t.is_pending = 0 AND {day} >= $2 AND {day} <= $3{transactions_company}"
-    );
     let facts = match query.basis {
-        Basis::Cash => transactions,
-        // A bill stands for the transactions that pay it: its settlement, a transaction
-        // linked to it, one a reconciliation matched with it.
+        Basis::Cash => ledger("report_ledger_cash"),
         Basis::Competence => format!(
-            "SELECT CASE WHEN b.kind = 'receivable' THEN 'revenue' ELSE 'expense' END AS side,
-                    b.category_id, b.competence_date AS day, b.amount_cents
-               FROM billings b
-              WHERE b.workspace_id = $1 AND b.status <> 'cancelled' AND {official}
-                AND b.competence_date >= $2 AND b.competence_date <= $3{bills_company}
+            "SELECT CASE WHEN r.kind = 'receivable' THEN 'revenue' ELSE 'expense' END AS side,
+                    NULLIF(r.category_key, '') AS category_id, r.day, r.amount_cents
+               FROM report_bill_competence r
+              WHERE r.workspace_id = $1 AND r.day >= $2 AND r.day <= $3{bills_company}
              UNION ALL
-             {transactions} AND t.billing_id IS NULL
-                AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
-                                 WHERE m.workspace_id = $1 AND m.member_type = 'transaction' AND m.member_id = t.id)",
-            official = approval::official("b"),
+             {}",
+            ledger("report_ledger_competence")
         ),
     };
     let rows = statement(

@@ -561,3 +561,81 @@ pub fn meaning(schema: &Value) -> Value {
     }
     strip(&kobana_finance_mcp::mcp::schema::resolve(schema), false)
 }
+
+/// The reports' running totals (migration 0014, kept by triggers) agree with the rows
+/// they sum, computed again here from the bills, the ledger and the reconciliations:
+/// whatever wrote, updated or deleted them, nothing drifted.
+pub async fn assert_report_totals_agree(h: &Harness) {
+    const OFFICIAL: &str = "(b.payment_approval IS NULL OR b.payment_approval = 'creation_approved')";
+    const SIDE: &str = "CASE WHEN t.transfer_id IS NOT NULL THEN CASE WHEN t.transaction_type = 'credit' \
+        THEN 'transfer_in' ELSE 'transfer_out' END WHEN t.transaction_type = 'credit' THEN 'revenue' ELSE 'expense' END";
+    let pairs = [
+        (
+            "SELECT workspace_id, kind, due_date, company_id, person_key, bills, amount_cents FROM report_open_bills
+              WHERE bills <> 0 OR amount_cents <> 0"
+                .to_string(),
+            format!(
+                "SELECT b.workspace_id, b.kind, b.due_date, b.company_id, COALESCE(b.person_id, ''), CAST(COUNT(*) AS BIGINT), CAST(SUM(b.amount_cents) AS BIGINT)
+                   FROM billings b WHERE b.status = 'pending' AND {OFFICIAL}
+                  GROUP BY b.workspace_id, b.kind, b.due_date, b.company_id, COALESCE(b.person_id, '')"
+            ),
+        ),
+        (
+            "SELECT workspace_id, day, kind, company_id, category_key, amount_cents FROM report_bill_competence
+              WHERE amount_cents <> 0"
+                .to_string(),
+            format!(
+                "SELECT b.workspace_id, b.competence_date, b.kind, b.company_id, COALESCE(b.category_id, ''), CAST(SUM(b.amount_cents) AS BIGINT)
+                   FROM billings b WHERE b.status <> 'cancelled' AND {OFFICIAL}
+                  GROUP BY b.workspace_id, b.competence_date, b.kind, b.company_id, COALESCE(b.category_id, '')"
+            ),
+        ),
+        (
+            "SELECT workspace_id, day, side, company_id, category_key, amount_cents FROM report_ledger_cash
+              WHERE amount_cents <> 0"
+                .to_string(),
+            format!(
+                "SELECT x.workspace_id, x.day, x.side, x.company_id, x.category_key, CAST(SUM(x.amount_cents) AS BIGINT) FROM (
+                   SELECT t.workspace_id, t.occurred_at AS day, {SIDE} AS side, t.company_id,
+                          COALESCE(t.category_id, '') AS category_key, t.amount_cents
+                     FROM financial_transactions t WHERE t.is_pending = 0) x
+                  GROUP BY x.workspace_id, x.day, x.side, x.company_id, x.category_key"
+            ),
+        ),
+        (
+            "SELECT workspace_id, day, side, company_id, category_key, amount_cents FROM report_ledger_competence
+              WHERE amount_cents <> 0"
+                .to_string(),
+            format!(
+                "SELECT x.workspace_id, x.day, x.side, x.company_id, x.category_key, CAST(SUM(x.amount_cents) AS BIGINT) FROM (
+                   SELECT t.workspace_id, COALESCE(t.competence_date, t.occurred_at) AS day, {SIDE} AS side,
+                          t.company_id, COALESCE(t.category_id, '') AS category_key, t.amount_cents
+                     FROM financial_transactions t
+                    WHERE t.is_pending = 0 AND t.billing_id IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
+                                       WHERE m.member_type = 'transaction' AND m.member_id = t.id)) x
+                  GROUP BY x.workspace_id, x.day, x.side, x.company_id, x.category_key"
+            ),
+        ),
+    ];
+    for (kept, computed) in pairs {
+        let rows = |statement: String| async move {
+            let mut rows = sql::query(statement)
+                .map_all(&h.state.db, |row| {
+                    let mut fields = Vec::new();
+                    for at in 0..row.column_count() {
+                        let text =
+                            row.try_get::<String, _>(at).or_else(|_| row.try_get::<i64, _>(at).map(|n| n.to_string()));
+                        fields.push(text?);
+                    }
+                    Ok(fields.join("|"))
+                })
+                .await
+                .unwrap();
+            rows.sort();
+            rows
+        };
+        let (kept_rows, computed_rows) = (rows(kept.clone()).await, rows(computed).await);
+        assert_eq!(kept_rows, computed_rows, "the running totals drifted from their rows: {kept}");
+    }
+}

@@ -417,6 +417,8 @@ async fn every_tool_runs(find: bool) {
         count(&h, "SELECT COUNT(*) FROM audit_events WHERE channel = 'system' AND user_id = $1", DEMO_OWNER).await,
         5
     );
+    // Every write of the run kept the reports' running totals.
+    assert_report_totals_agree(&h).await;
 }
 
 // ---------------------------------------------------------------------------------------
