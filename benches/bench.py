@@ -24,6 +24,8 @@ is measured the same way over every `postgres` process of the machine (so run it
 database server nothing else uses). Prints a Markdown table.
 Before the load, the owner's tools/list bytes (wire and model-visible) on /mcp and in find
 mode, and a few summary searches' bytes, are printed (first backend only).
+BENCH_ONLY ("finance_payables_list|aging") keeps the requests whose label holds one of
+its words (all by default).
 Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql.
 """
 import http.client
@@ -280,7 +282,8 @@ def main():
                         ("tools/call finance_reports_aging (100,000 pending, by person)", "reports_aging.lua"),
                         ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua"),
                         ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua"))
-            for label, script in requests:
+            only = env("BENCH_ONLY", "")
+            for label, script in [r for r in requests if not only or any(w in r[0] for w in only.split("|"))]:
                 raw, size = capture(port, script, token)
                 answer = os.path.join(work, script + ".http")
                 open(answer, "wb").write(raw)

@@ -12,7 +12,8 @@
 #     (benches/ceiling), server on CPU 0 and wrk on CPU 1; RSS after start and peak.
 # Knobs: BENCH_DURATION (10s), BENCH_ROUNDS (2), BENCH_CONNECTIONS ("1 8 64"),
 # BENCH_PAYABLES (100000), BENCH_BACKENDS ("sqlite postgres"), BENCH_COLD_RUNS (30),
-# BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_NO_BUILD=1 (with
+# BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_ONLY (requests whose label holds
+# one of these |-separated words), BENCH_NO_BUILD=1 (with
 # BENCH_BIN / BENCH_CEILING: other binaries, e.g. a symbolised build for perf).
 # Needs wrk and sqlite3 (Debian packages; installed here when missing), taskset, psql.
 set -euo pipefail
