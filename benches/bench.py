@@ -21,7 +21,9 @@ BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
 utime + stime (/proc/PID/stat) over the run divided by the requests wrk completed;
 the figures are the medians of the rounds. On PostgreSQL the database's CPU per request
 is measured the same way over every `postgres` process of the machine (so run it on a
-database server nothing else uses). Prints a Markdown table.
+database server nothing else uses), and its transactions per request from
+pg_stat_database (each a round trip at least; read after the backends' counts are
+flushed, 11 s after each run). Prints a Markdown table.
 Before the load, the owner's tools/list bytes (wire and model-visible) on /mcp and in find
 mode, and a few summary searches' bytes, are printed (first backend only).
 BENCH_ONLY ("finance_payables_list|aging") keeps the requests whose label holds one of
@@ -138,14 +140,28 @@ def wrk(port, script, connections, duration, token):
     return values
 
 
-def measure(pid, port, script, connections, duration, token, database=False):
+def transactions(url):
+    """The transactions PostgreSQL has counted for the database at `url` (commits and
+    rollbacks), after the idle backends have flushed their counts (within 10 s)."""
+    time.sleep(11)
+    out = subprocess.run(["psql", "-Atq", url, "-c",
+                          "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"],
+                         capture_output=True, text=True, check=True, timeout=60).stdout
+    return int(out.strip())
+
+
+def measure(pid, port, script, connections, duration, token, database=None):
+    """One load run: the server's CPU per request and, with `database` (its URL), the
+    database's CPU and transactions per request (the counting query's own is taken out)."""
+    xacts_before = transactions(database) if database else 0
     before, db_before = cpu_seconds(pid), database_cpu_seconds() if database else 0.0
     values = wrk(port, script, connections, duration, token)
     spent = cpu_seconds(pid) - before
     db_spent = database_cpu_seconds() - db_before if database else 0.0
     requests = int(values["requests"])
+    xacts = (transactions(database) - xacts_before - 1) if database else 0
     return {"cpu_us": spent * 1e6 / requests, "db_us": db_spent * 1e6 / requests, "rps": float(values["rps"]),
-            "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"])}
+            "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"]), "xacts": xacts / requests}
 
 
 def post_json(port, path, token, method, params, version="2026-07-28"):
@@ -295,11 +311,11 @@ def main():
                 for c in connections:
                     product, bare = [], []
                     for _ in range(rounds):
-                        product.append(measure(server_pid, port, script, c, duration, token, name == "postgres"))
+                        product.append(measure(server_pid, port, script, c, duration, token, backend.url if name == "postgres" else None))
                         bare.append(measure(ceiling_pid, cport, script, c, duration, token))
                     med = lambda runs, key: statistics.median(r[key] for r in runs)
                     rows.append((name, label, size, c, med(product, "cpu_us"), med(bare, "cpu_us"), med(product, "rps"), med(bare, "rps"),
-                                 med(product, "p50"), med(product, "p99"), med(product, "db_us")))
+                                 med(product, "p50"), med(product, "p99"), med(product, "db_us"), med(product, "xacts")))
                     print(f"  {name} {label} c={c}: {rows[-1][4]:.0f} µs vs {rows[-1][5]:.1f} µs", file=sys.stderr)
                 ceiling_proc.terminate()
             rows_rss = (rss_start, rss_kib(server_pid, "VmHWM"))
@@ -314,11 +330,11 @@ def main():
             backend.drop()
             subprocess.run(["rm", "-rf", work])
     print()
-    print("| backend | request | answer bytes | connections | product CPU/req µs | database CPU/req µs | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99, dbcpu) in rows:
-        database = f"{dbcpu:,.0f}" if name == "postgres" else "—"
-        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {database} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
+    print("| backend | request | answer bytes | connections | product CPU/req µs | database CPU/req µs | database transactions/req | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99, dbcpu, xacts) in rows:
+        database, per = (f"{dbcpu:,.0f}", f"{xacts:.2f}") if name == "postgres" else ("—", "—")
+        print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {database} | {per} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
 
 
 if __name__ == "__main__":
