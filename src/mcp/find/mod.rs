@@ -155,7 +155,6 @@ struct RunRequest {
     /// Its arguments.
     #[serde(default)]
     #[schemars(with = "Map<String, Value>")]
-    #[allow(dead_code)]
     arguments: Option<Map<String, Value>>,
 }
 
@@ -177,13 +176,7 @@ fn run_input() -> Value {
 /// no `title`).
 fn meta_tool(name: &str, title: &str, description: &str, annotations: Annotations, input: Value, full: bool) -> Value {
     let mut tool = json!({
-        "annotations": {
-            "destructiveHint": annotations.destructive,
-            "idempotentHint": annotations.idempotent,
-            "openWorldHint": false,
-            "readOnlyHint": annotations.read_only,
-            "title": title,
-        },
+        "annotations": annotations.json(title),
         "description": description,
         "inputSchema": input,
         "name": name,
@@ -256,12 +249,6 @@ pub async fn call(
     }
 }
 
-/// A runner's own arguments refused: 400 naming the field.
-fn bad_arguments(mut error: ApiError) -> ApiError {
-    error.code = crate::error::ErrorCode::BadRequest;
-    error
-}
-
 async fn run(
     ctx: &McpContext<'_>,
     class: Class,
@@ -270,7 +257,7 @@ async fn run(
 ) -> Result<ToolAnswer, RpcError> {
     let request = match crate::ops::validate::parse::<RunRequest>(Value::Object(arguments.clone())) {
         Ok(request) => request,
-        Err(e) => return outcome_result(Err(bad_arguments(e))).map(ToolAnswer::Members),
+        Err(e) => return outcome_result(Err(e)).map(ToolAnswer::Members),
     };
     let Some(tool) = tools::find_in(&request.tool, &ctx.view) else {
         let error = ApiError::bad_request(format!(
@@ -286,8 +273,7 @@ async fn run(
             .with_details(json!({ "field": "tool", "reason": "wrong_runner", "runner": of.runner() }));
         return Ok(ToolAnswer::Members(tool_result(&error.envelope(), true)));
     }
-    let inner = tools::arguments_of(arguments)?;
-    tools::run(ctx, tool, inner, params).await
+    tools::run(ctx, tool, &request.arguments.unwrap_or_default(), params).await
 }
 
 /// A name as a message may quote it: short, printable.
@@ -300,7 +286,7 @@ fn truncated(name: &str) -> String {
 async fn search(ctx: &McpContext<'_>, arguments: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
     let request = match crate::ops::validate::parse::<SearchRequest>(Value::Object(arguments.clone())) {
         Ok(request) => request,
-        Err(e) => return outcome_result(Err(bad_arguments(e))),
+        Err(e) => return outcome_result(Err(e)),
     };
     let toolset = request.toolset;
     let mut candidates: Vec<(usize, &'static ToolSpec)> = Vec::new();

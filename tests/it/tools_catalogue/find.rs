@@ -344,7 +344,7 @@ async fn a_search_answers_only_what_the_caller_may_run_here() {
     assert!(found(&search(&h, &owner, json!({"query": "zzzz qqqq"})).await).is_empty());
     let again = |q: &str| search(&h, &owner, json!({"query": q}));
     assert_eq!(found(&again("boleto").await), found(&again("boleto").await));
-    // The search's own arguments, refused as a tool's are.
+    // The search's own arguments, refused as a tool's are (422 naming the field).
     for (arguments, field) in [
         (json!({"limit": 21}), "limit"),
         (json!({"limit": 0}), "limit"),
@@ -354,7 +354,7 @@ async fn a_search_answers_only_what_the_caller_may_run_here() {
         (json!({"bogus": true}), "bogus"),
     ] {
         let error = tool_error(&search(&h, &owner, arguments.clone()).await);
-        assert_eq!(error["code"], "bad_request", "{arguments}: {error}");
+        assert_eq!(error["code"], "unprocessable_entity", "{arguments}: {error}");
         assert_eq!(error["details"]["field"], field, "{arguments}: {error}");
     }
 }
@@ -425,7 +425,8 @@ async fn a_runner_runs_its_class_only_and_knows_no_hidden_tool() {
     );
     let workspaces = h.send(find_call("finance_workspaces_list", json!({})).bearer(&owner).build()).await.result();
     assert_eq!(workspaces.get("isError"), None);
-    // A runner's own arguments: a tool name is required; arguments must be an object.
+    // A runner's own arguments, refused as a tool's are (422 naming the field): a tool name is
+    // required; arguments must be an object.
     for (arguments, field) in [
         (json!({}), "tool"),
         (json!({"tool": 3}), "tool"),
@@ -434,7 +435,7 @@ async fn a_runner_runs_its_class_only_and_knows_no_hidden_tool() {
     ] {
         let result = h.send(find_call(RUN_READ, arguments.clone()).bearer(&owner).build()).await.result();
         let error = tool_error(&result);
-        assert_eq!(error["code"], "bad_request", "{arguments}: {error}");
+        assert_eq!(error["code"], "unprocessable_entity", "{arguments}: {error}");
         assert_eq!(error["details"]["field"], field, "{arguments}: {error}");
     }
 }
