@@ -83,6 +83,19 @@ pub struct Annotations {
     pub idempotent: bool,
 }
 
+impl Annotations {
+    /// As `tools/list` shows them (SPEC §5), under the tool's `title`.
+    pub fn json(self, title: &str) -> Value {
+        json!({
+            "title": title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": false,
+        })
+    }
+}
+
 /// One row of the catalogue.
 #[derive(Clone)]
 pub struct ToolSpec {
@@ -144,13 +157,7 @@ impl ToolSpec {
             "title": self.title,
             "description": self.description,
             "inputSchema": input_schema,
-            "annotations": {
-                "title": self.title,
-                "readOnlyHint": self.annotations.read_only,
-                "destructiveHint": self.annotations.destructive,
-                "idempotentHint": self.annotations.idempotent,
-                "openWorldHint": false,
-            },
+            "annotations": self.annotations.json(self.title),
         });
         if let Some(output) = self.output_schema() {
             tool["outputSchema"] = schema::compact(output, Side::Output);
@@ -449,7 +456,7 @@ pub(super) fn unknown_tool(name: &str) -> RpcError {
 }
 
 /// A call's `arguments` (absent or null: none).
-pub(super) fn arguments_of(params: &Map<String, Value>) -> Result<&Map<String, Value>, RpcError> {
+fn arguments_of(params: &Map<String, Value>) -> Result<&Map<String, Value>, RpcError> {
     static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
     match params.get("arguments") {
         None | Some(Value::Null) => Ok(&*NONE),

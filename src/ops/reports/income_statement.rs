@@ -330,11 +330,10 @@ pub async fn report(
     // $1 workspace, $2..$3 the days read (the previous period's first to `to`), $4 the
     // period's first day (before it: the previous period), $5 the company.
     let mut binds = vec![ws.workspace_id.clone(), first.to_string(), query.to.to_string(), query.from.to_string()];
-    let (mut bills_company, mut transactions_company) = (String::new(), String::new());
-    if let Some(company) = &query.company_id {
-        binds.push(company.clone());
-        bills_company = " AND r.company_id = $5".to_string();
-        transactions_company = " AND r.company_id = $5".to_string();
+    let mut company = "";
+    if let Some(id) = &query.company_id {
+        binds.push(id.clone());
+        company = " AND r.company_id = $5";
     }
     // The running totals by day (migration 0014, kept by the database's triggers): the
     // posted movements by date for the cash basis; for the competence basis the bills
@@ -343,7 +342,7 @@ pub async fn report(
         format!(
             "SELECT r.side, NULLIF(r.category_key, '') AS category_id, r.day, r.amount_cents
                FROM {table} r
-              WHERE r.workspace_id = $1 AND r.day >= $2 AND r.day <= $3{transactions_company}"
+              WHERE r.workspace_id = $1 AND r.day >= $2 AND r.day <= $3{company}"
         )
     };
     let facts = match query.basis {
@@ -352,7 +351,7 @@ pub async fn report(
             "SELECT CASE WHEN r.kind = 'receivable' THEN 'revenue' ELSE 'expense' END AS side,
                     NULLIF(r.category_key, '') AS category_id, r.day, r.amount_cents
                FROM report_bill_competence r
-              WHERE r.workspace_id = $1 AND r.day >= $2 AND r.day <= $3{bills_company}
+              WHERE r.workspace_id = $1 AND r.day >= $2 AND r.day <= $3{company}
              UNION ALL
              {}",
             ledger("report_ledger_competence")
