@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::common::invalid;
-use super::period::{date_of, query_id};
+use super::period::{date_of, query_id, range_of, zone_of};
 use super::resource::{reply, Call, Declaration, Op, Running};
 use super::validate::schema_of;
 use super::OpContext;
@@ -98,26 +98,14 @@ impl CashFlowQuery {
                         .is_some(),
                     "company_id" => company_id.replace(query_id(key, value)?).is_some(),
                     "account_id" => account_id.replace(query_id(key, value)?).is_some(),
-                    "tz" => zone
-                        .replace(Zone::parse(value).ok_or_else(|| {
-                            invalid(
-                                key,
-                                "invalid_value",
-                                "tz must be a Brazilian IANA time zone (America/Sao_Paulo…) or UTC",
-                            )
-                        })?)
-                        .is_some(),
+                    "tz" => zone.replace(zone_of(key, value)?).is_some(),
                     _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
                 };
             if repeated {
                 return Err(invalid(key, "invalid_value", "A parameter appears twice"));
             }
         }
-        let from = from.ok_or_else(|| invalid("from", "required", "from is required"))?;
-        let to = to.ok_or_else(|| invalid("to", "required", "to is required"))?;
-        if to < from {
-            return Err(invalid("to", "invalid_value", "to must not be before from"));
-        }
+        let (from, to) = range_of(from, to)?;
         Ok(CashFlowQuery {
             from,
             to,

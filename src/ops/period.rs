@@ -3,7 +3,7 @@
 //! so every aggregates route refuses the same things with the same reasons.
 
 use super::common::invalid;
-use crate::domain::dates::Date;
+use crate::domain::dates::{Date, Zone};
 use crate::error::ApiError;
 
 /// An aggregates query, checked.
@@ -110,6 +110,24 @@ pub(crate) fn date_of(field: &str, value: &str) -> Result<Date, ApiError> {
     Date::parse(value).ok_or_else(|| {
         invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD or an RFC 3339 date-time"))
     })
+}
+
+/// A query parameter's time zone, whose "today" a report takes (400 naming it).
+pub(crate) fn zone_of(field: &str, value: &str) -> Result<Zone, ApiError> {
+    Zone::parse(value).ok_or_else(|| {
+        invalid(field, "invalid_value", "tz must be a Brazilian IANA time zone (America/Sao_Paulo…) or UTC")
+    })
+}
+
+/// A required `from`..=`to` of a query (400 naming what is missing, or `to` before
+/// `from`).
+pub(crate) fn range_of(from: Option<Date>, to: Option<Date>) -> Result<(Date, Date), ApiError> {
+    let from = from.ok_or_else(|| invalid("from", "required", "from is required"))?;
+    let to = to.ok_or_else(|| invalid("to", "required", "to is required"))?;
+    if to < from {
+        return Err(invalid("to", "invalid_value", "to must not be before from"));
+    }
+    Ok((from, to))
 }
 
 /// The pairs of a query string as a door hands them over (tests write queries as text).

@@ -27,7 +27,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::common::invalid;
-use super::period::{date_of, query_id};
+use super::period::{date_of, query_id, range_of};
 use super::OpContext;
 use crate::domain::dates::Date;
 use crate::domain::money::Cents;
@@ -94,11 +94,7 @@ impl SuggestQuery {
             }
         }
         let account_id = account_id.ok_or_else(|| invalid("account_id", "required", "account_id is required"))?;
-        let from = from.ok_or_else(|| invalid("from", "required", "from is required"))?;
-        let to = to.ok_or_else(|| invalid("to", "required", "to is required"))?;
-        if to < from {
-            return Err(invalid("to", "invalid_value", "to must not be before from"));
-        }
+        let (from, to) = range_of(from, to)?;
         if from.add_days(MAX_DAYS).is_some_and(|last| to > last) {
             return Err(invalid("to", "invalid_value", "The period is at most 366 days"));
         }

@@ -35,7 +35,7 @@ use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::common::invalid;
-use crate::ops::period::{date_of, query_id};
+use crate::ops::period::{date_of, query_id, zone_of};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{Conn, OwnedRow};
@@ -97,15 +97,7 @@ impl AgingQuery {
                     })
                     .is_some(),
                 "as_of" => as_of.replace(date_of(key, value)?).is_some(),
-                "tz" => zone
-                    .replace(Zone::parse(value).ok_or_else(|| {
-                        invalid(
-                            key,
-                            "invalid_value",
-                            "tz must be a Brazilian IANA time zone (America/Sao_Paulo…) or UTC",
-                        )
-                    })?)
-                    .is_some(),
+                "tz" => zone.replace(zone_of(key, value)?).is_some(),
                 "company_id" => company_id.replace(query_id(key, value)?).is_some(),
                 "group_by" => by_person
                     .replace(match value.as_str() {

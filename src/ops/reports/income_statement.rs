@@ -45,7 +45,7 @@ use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::common::invalid;
-use crate::ops::period::{date_of, query_id};
+use crate::ops::period::{date_of, query_id, range_of};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::Conn;
@@ -133,11 +133,7 @@ impl StatementQuery {
                 return Err(invalid(key, "invalid_value", "A parameter appears twice"));
             }
         }
-        let from = from.ok_or_else(|| invalid("from", "required", "from is required"))?;
-        let to = to.ok_or_else(|| invalid("to", "required", "to is required"))?;
-        if to < from {
-            return Err(invalid("to", "invalid_value", "to must not be before from"));
-        }
+        let (from, to) = range_of(from, to)?;
         if from.days_until(to) >= MAX_DAYS {
             return Err(invalid("to", "invalid_value", "The period is at most 366 days"));
         }
