@@ -119,7 +119,7 @@ pub fn runs_writes(name: &str) -> bool {
 struct SearchRequest {
     /// What to do, in free words.
     #[serde(default)]
-    #[schemars(with = "String")]
+    #[schemars(with = "String", length(max = 200))]
     query: Option<String>,
     /// Only this toolset's tools.
     #[serde(default)]
@@ -127,7 +127,7 @@ struct SearchRequest {
     toolset: Option<Toolset>,
     /// Exact tool names.
     #[serde(default)]
-    #[schemars(with = "Vec<String>")]
+    #[schemars(with = "Vec<String>", length(max = 100))]
     names: Option<Vec<String>>,
     /// summary (default), or full: with schemas.
     #[serde(default)]

@@ -351,6 +351,8 @@ async fn a_search_answers_only_what_the_caller_may_run_here() {
         (json!({"toolset": "nope"}), "toolset"),
         (json!({"detail": "everything"}), "detail"),
         (json!({"query": 3}), "query"),
+        (json!({"query": "contas ".repeat(40)}), "query"),
+        (json!({"names": vec!["finance_payables_list"; 101]}), "names"),
         (json!({"bogus": true}), "bogus"),
     ] {
         let error = tool_error(&search(&h, &owner, arguments.clone()).await);
