@@ -13,6 +13,15 @@ use crate::error::ApiError;
 use crate::ops::{Channel, OpContext};
 use crate::protocol::era::Era;
 use crate::storage::identity::Membership;
+use crate::storage::{Conn, Held};
+
+/// What a request's admission step (its rate-limit count) read on the way: the
+/// caller's memberships, when it read them, and the connection it kept.
+#[derive(Default)]
+pub struct Admitted {
+    pub memberships: Option<Vec<Membership>>,
+    pub held: Held,
+}
 
 /// One MCP request's view of its caller and era.
 pub struct McpContext<'a> {
@@ -24,10 +33,12 @@ pub struct McpContext<'a> {
     /// What of the catalogue this connection sees (SPEC §5.4).
     pub view: View,
     memberships: OnceCell<Vec<Membership>>,
+    /// The connection the rate-limit count took, for a read.
+    held: Held,
 }
 
 impl<'a> McpContext<'a> {
-    /// The context of a request; `memberships`, when the caller's were read already
+    /// The context of a request; the caller's memberships, when they were read already
     /// (with the rate-limit count), are not read again.
     pub fn new(
         state: &'a AppState,
@@ -35,9 +46,21 @@ impl<'a> McpContext<'a> {
         era: &'a Era,
         default_workspace: Option<String>,
         view: View,
-        memberships: Option<Vec<Membership>>,
+        admitted: Admitted,
     ) -> Self {
-        McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new_with(memberships) }
+        let Admitted { memberships, held } = admitted;
+        McpContext { state, identity, era, default_workspace, view, memberships: OnceCell::new_with(memberships), held }
+    }
+
+    /// A connection for the request's read: the one its count took, else the pool's.
+    pub async fn connection(&self) -> Result<Conn, ApiError> {
+        Ok(self.held.acquire(&self.state.db).await?)
+    }
+
+    /// Gives the count's connection back before the request takes another from the
+    /// pool (a transaction, a statement on the pool).
+    pub fn release_connection(&self) {
+        self.held.release();
     }
 
     /// The caller's memberships, read from the database at most once per request.

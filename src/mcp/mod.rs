@@ -24,9 +24,10 @@ use serde_json::{Map, Value};
 use crate::app::AppState;
 use crate::auth::{Identity, WorkspaceHint};
 use crate::error::ApiError;
+use crate::ops::rate_limit::{Budget, Needs};
 use crate::protocol::era::Era;
 use crate::protocol::rpc::{Request, RpcError};
-use crate::storage::identity::Membership;
+use context::Admitted;
 pub use context::McpContext;
 use view::View;
 
@@ -97,6 +98,17 @@ impl Method {
             || name == "completion/complete"
     }
 
+    /// What method `name` reads with its rate-limit count: the memberships when it reads
+    /// them, and the connection too when it goes on to read the database on one (a tool
+    /// call that spends the read budget, a resource read).
+    pub fn needs(name: &str, budget: Budget) -> Needs {
+        match name {
+            "tools/call" | "resources/read" if budget == Budget::Read => Needs::MembershipsAndConnection,
+            _ if Method::reads_memberships(name) => Needs::Memberships,
+            _ => Needs::Nothing,
+        }
+    }
+
     /// 2026 results of these carry `ttlMs` and `cacheScope`.
     pub fn is_cacheable(self) -> bool {
         matches!(
@@ -137,13 +149,13 @@ pub async fn dispatch(
     request: &Request,
     hint: WorkspaceHint,
     view: Result<View, RpcError>,
-    memberships: Option<Vec<Membership>>,
+    admitted: Admitted,
 ) -> Result<Dispatched, RpcError> {
     let not_found_status = if era.is_modern() { StatusCode::NOT_FOUND } else { StatusCode::OK };
     let method = Method::lookup(&request.method, era)
         .ok_or_else(|| RpcError::method_not_found(&request.method, not_found_status))?;
     let default_workspace = hint.resolve().map_err(|e| RpcError::bad_params(e.message))?;
-    let ctx = McpContext::new(state, identity, era, default_workspace, view?, memberships);
+    let ctx = McpContext::new(state, identity, era, default_workspace, view?, admitted);
     let params = &request.params;
     let result: Map<String, Value> = match method {
         Method::Discover => lifecycle::discover(),

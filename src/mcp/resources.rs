@@ -243,7 +243,7 @@ async fn read_record(ctx: &McpContext<'_>, template: &Template, id: &str) -> Res
         return Ok(None);
     }
     let op = ctx.op_context().await?;
-    let mut conn = ctx.state.db.acquire().await?;
+    let mut conn = ctx.connection().await?;
     for ws in workspaces {
         match (template.read)(&op, &mut conn, ws, id).await {
             Ok(record) => return Ok(Some(record)),

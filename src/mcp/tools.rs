@@ -484,6 +484,7 @@ pub(super) async fn run(
     }
     let call = ToolCall { ctx, tool, arguments };
     if tool.annotations.destructive {
+        ctx.release_connection();
         return confirm::run_confirmed(&call, tool, params).await.map(ToolAnswer::Members);
     }
     match execute(&call, tool).await {
@@ -561,15 +562,15 @@ async fn member_of(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
     }
 }
 
-/// Runs a tool that needs no confirmation: reads on a pooled connection, writes in one
-/// transaction.
+/// Runs a tool that needs no confirmation: reads on the request's connection, writes in
+/// one transaction.
 async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiError> {
-    let db = &call.ctx.state.db;
     if tool.annotations.read_only {
-        let mut conn = db.acquire().await?;
+        let mut conn = call.ctx.connection().await?;
         return (tool.handler)(call, &mut conn).await;
     }
-    let mut tx = db.begin().await?;
+    call.ctx.release_connection();
+    let mut tx = call.ctx.state.db.begin().await?;
     let value = (tool.handler)(call, &mut tx).await?;
     tx.commit().await?;
     Ok(value)

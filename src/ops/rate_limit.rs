@@ -5,6 +5,7 @@ use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
+use crate::storage::Conn;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
@@ -30,11 +31,23 @@ pub struct RateStatus {
     pub reset: i64,
 }
 
+/// What a request reads with its count, in the same round trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// The count alone.
+    Nothing,
+    /// The caller's memberships.
+    Memberships,
+    /// The memberships, and the connection they were read on, kept for the request's
+    /// read (see [`Held`](crate::storage::Held)).
+    MembershipsAndConnection,
+}
+
 /// The outcome of counting a request.
-#[derive(Debug)]
 pub enum Counted {
-    /// Within budget; the caller's memberships when they were asked for.
-    Allowed(RateStatus, Option<Vec<Membership>>),
+    /// Within budget; the caller's memberships when they were asked for, and the
+    /// connection kept for the request when it was.
+    Allowed(RateStatus, Option<Vec<Membership>>, Option<Conn>),
     /// Over budget: `rate_limited` with the status for the headers.
     Limited(ApiError, RateStatus),
     /// The token is revoked (only from [`count_unless_revoked`]); nothing was counted.
@@ -68,29 +81,33 @@ fn judge(limit: i64, reset: i64, hits: i64, budget: Budget) -> Result<RateStatus
 }
 
 /// Counts one request of a verified token and checks its revocation in the same
-/// statement (one database round trip on the hot path); with `memberships`, reads the
-/// caller's memberships in that round trip too, for a request that will need them. A
-/// token without `jti` cannot be revoked and is simply counted.
+/// statement (one database round trip on the hot path); reads what the request `needs`
+/// in that round trip too. A token without `jti` cannot be revoked and is simply
+/// counted.
 pub async fn count_unless_revoked(
     state: Services<'_>,
     identity: &Identity,
     budget: Budget,
-    memberships: bool,
+    needs: Needs,
 ) -> Result<Counted, ApiError> {
     use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships};
     let (limit, window_start, reset) = window(state, budget);
     let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
-    let counted = if memberships {
-        hit_with_memberships(state.db, user, bucket, window_start, jti)
+    let counted = match needs {
+        Needs::Nothing => hit_unless_revoked(state.db, user, bucket, window_start, jti)
             .await
-            .map(|hit| hit.map(|(hits, m)| (hits, Some(m))))
-    } else {
-        hit_unless_revoked(state.db, user, bucket, window_start, jti).await.map(|hit| hit.map(|hits| (hits, None)))
+            .map(|hit| hit.map(|hits| (hits, None, None))),
+        Needs::Memberships | Needs::MembershipsAndConnection => {
+            let keep = needs == Needs::MembershipsAndConnection;
+            hit_with_memberships(state.db, user, bucket, window_start, jti, keep)
+                .await
+                .map(|hit| hit.map(|(hits, m, conn)| (hits, Some(m), conn)))
+        }
     }?;
     Ok(match counted {
         None => Counted::Revoked,
-        Some((hits, memberships)) => match judge(limit, reset, hits, budget) {
-            Ok(status) => Counted::Allowed(status, memberships),
+        Some((hits, memberships, conn)) => match judge(limit, reset, hits, budget) {
+            Ok(status) => Counted::Allowed(status, memberships, conn),
             Err((err, status)) => Counted::Limited(err, status),
         },
     })

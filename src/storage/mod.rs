@@ -30,7 +30,7 @@ use std::time::Duration;
 use self::credentials::DatabaseCredentials;
 use self::lite::Lite;
 
-pub use self::sql::{query, Conn, Error, OwnedRow, Row, Tx};
+pub use self::sql::{query, Conn, Error, Held, OwnedRow, Row, Tx};
 
 use crate::error::ApiError;
 

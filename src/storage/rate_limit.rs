@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use crate::storage::sql;
 
 use super::identity::{self, Membership};
-use super::{Backend, Db};
+use super::{Backend, Conn, Db};
 
 /// One hit for user `$1` in bucket `$2` (`read`/`write`) in the window starting at
 /// `$3`, returning the hits so far including this one — unless the token `$4` is on the
@@ -49,26 +49,33 @@ pub async fn hit_unless_revoked(
         .await
 }
 
+/// The hits so far, the caller's memberships, and on PostgreSQL the connection they were
+/// read on, for the request to go on with ([`Held`](super::Held)).
+pub type Hit = (i64, Vec<Membership>, Option<Conn>);
+
 /// As [`hit_unless_revoked`], and the caller's memberships read with it: on PostgreSQL
-/// in the same statement (one round trip), on SQLite in the same transaction.
+/// in the same statement (one round trip), on SQLite in the same transaction. With
+/// `keep`, PostgreSQL's connection comes back with them.
 pub async fn hit_with_memberships(
     db: &Db,
     user_id: &str,
     bucket: &str,
     window_start: i64,
     jti: Option<&str>,
-) -> Result<Option<(i64, Vec<Membership>)>, crate::storage::Error> {
+    keep: bool,
+) -> Result<Option<Hit>, crate::storage::Error> {
     match db.backend {
         Backend::Postgres => {
+            let mut conn = db.acquire().await?;
             let rows = sql::query(HIT_WITH_MEMBERSHIPS.as_str())
                 .bind(user_id)
                 .bind(bucket)
                 .bind(window_start)
                 .bind(jti)
-                .map_all(db, |row| Ok((row.try_get::<i64, _>(0)?, identity::membership(row, 1)?)))
+                .map_all(&mut conn, |row| Ok((row.try_get::<i64, _>(0)?, identity::membership(row, 1)?)))
                 .await?;
             let Some(&(hits, _)) = rows.first() else { return Ok(None) };
-            Ok(Some((hits, rows.into_iter().filter_map(|(_, m)| m).collect())))
+            Ok(Some((hits, rows.into_iter().filter_map(|(_, m)| m).collect(), keep.then_some(conn))))
         }
         Backend::Sqlite => {
             let mut tx = db.begin().await?;
@@ -87,7 +94,7 @@ pub async fn hit_with_memberships(
                 .map_all(&mut tx, |row| identity::membership(row, 0))
                 .await?;
             tx.commit().await?;
-            Ok(Some((hits, memberships.into_iter().flatten().collect())))
+            Ok(Some((hits, memberships.into_iter().flatten().collect(), None)))
         }
     }
 }

@@ -422,6 +422,39 @@ impl Tx {
     }
 }
 
+/// A request's connection: the one its admission step (the rate-limit count, on
+/// PostgreSQL) took from the pool, kept for the read that follows, so that a request
+/// takes one connection from the pool, not two — sqlx checks a connection with a round
+/// trip to the server each time it leaves and each time it comes back. Taken at most
+/// once; given back to the pool when the request ends or [`Held::release`]s it, which a
+/// request does before it asks the pool for any other connection (a request holding
+/// one while it waits for another could wait on itself when the pool is small).
+#[derive(Default)]
+pub struct Held(std::sync::Mutex<Option<Conn>>);
+
+impl Held {
+    pub fn new(conn: Option<Conn>) -> Held {
+        Held(std::sync::Mutex::new(conn))
+    }
+
+    fn take(&self) -> Option<Conn> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// The held connection, else one from the pool.
+    pub async fn acquire(&self, db: &Db) -> Result<Conn, Error> {
+        match self.take() {
+            Some(conn) => Ok(conn),
+            None => db.acquire().await,
+        }
+    }
+
+    /// Gives the held connection back to the pool, if there is one.
+    pub fn release(&self) {
+        drop(self.take());
+    }
+}
+
 impl Db {
     /// A connection for several statements outside a transaction (on SQLite a handle:
     /// each statement takes the one connection in turn).

@@ -29,10 +29,12 @@ use super::{origin, response};
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Surface, WorkspaceHint};
 use crate::mcp;
+use crate::mcp::context::Admitted;
 use crate::mcp::view::View;
 use crate::ops::rate_limit::{self, Budget, Counted};
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
+use crate::storage::Held;
 
 /// What the one log line of a request says. Never tokens, secrets or bodies.
 #[derive(Default)]
@@ -168,15 +170,15 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     let writes = tool.is_some_and(|name| mcp::tools::spends_write_budget(name, view.as_ref().unwrap_or(&View::ALL)));
     let budget = if writes { Budget::Write } else { Budget::Read };
     state.upkeep_if_due();
-    let memberships = match rate_limit::count_unless_revoked(
+    let admitted = match rate_limit::count_unless_revoked(
         state.services(),
         &identity,
         budget,
-        mcp::Method::reads_memberships(&request.method),
+        mcp::Method::needs(&request.method, budget),
     )
     .await
     {
-        Ok(Counted::Allowed(_, memberships)) => memberships,
+        Ok(Counted::Allowed(_, memberships, conn)) => Admitted { memberships, held: Held::new(conn) },
         Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
         Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),
         Err(error) => return rate_limited(&request.id, &error, None),
@@ -193,7 +195,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()),
     );
     log.workspace = hint.named().map(str::to_string);
-    match mcp::dispatch(state, &identity, &era, &request, hint, view, memberships).await {
+    match mcp::dispatch(state, &identity, &era, &request, hint, view, admitted).await {
         Ok(done) => {
             log.era = Some(done.version);
             response::json_pieces(

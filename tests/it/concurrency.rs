@@ -90,3 +90,55 @@ async fn all_at_once(h: &Harness, requests: Vec<http::Request<axum::body::Body>>
     }
     replies
 }
+
+/// On a pool of one PostgreSQL connection (a Lambda's may be that small) both doors
+/// serve reads, writes and a read after a write, one request after another and eight at
+/// once: a read goes on with the connection its rate-limit count took, and no request
+/// holds it while it asks the pool for another (it would wait on itself and answer 503).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_pooled_connection_serves_both_doors() {
+    let h = Harness::with_demo_and(|c| c.db_max_connections = 1).await;
+    let token = h.api_token(DEMO_OWNER);
+    let mcp = h.token(DEMO_OWNER);
+    let created = post(
+        "/v1/payables",
+        &token,
+        json!({"company_id": ACME_COMPANY, "description": "Pool check", "amount": "12.34", "due_date": "2026-12-20", "person_name": "Pool Ltda"}),
+    );
+    let requests = |round: &str| {
+        vec![
+            rest(Method::GET, "/v1/payables?limit=5", &token, None).build(),
+            rest(Method::GET, &format!("/v1/payables/{ACME_RENT_DECEMBER}"), &token, None).build(),
+            rest(Method::GET, "/v1/payables/aggregates", &token, None).build(),
+            call("finance_payables_list", json!({"limit": 5})).bearer(&mcp).build(),
+            call("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).bearer(&mcp).build(),
+            Mcp::modern("resources/read", json!({"uri": format!("kobana://finance/payables/{ACME_RENT_DECEMBER}")}))
+                .bearer(&mcp)
+                .build(),
+            Mcp::modern("tools/list", json!({})).bearer(&mcp).build(),
+            call("finance_categories_create", json!({"company_id": ACME_COMPANY, "name": round, "type": "debit"}))
+                .bearer(&mcp)
+                .build(),
+        ]
+    };
+    let one_by_one = async {
+        let mut replies = vec![h.send(created.build()).await];
+        for request in requests("Pool, one by one") {
+            replies.push(h.send(request).await);
+        }
+        replies
+    };
+    let replies = tokio::time::timeout(std::time::Duration::from_secs(20), one_by_one).await.expect("in time");
+    assert_eq!(replies[0].status, 201, "{}", text(&replies[0]));
+    for reply in &replies[1..] {
+        assert_eq!(reply.status, 200, "{}", text(reply));
+        assert!(!text(reply).contains("\"isError\":true"), "{}", text(reply));
+    }
+    let at_once = tokio::time::timeout(std::time::Duration::from_secs(20), all_at_once(&h, requests("Pool, at once")))
+        .await
+        .expect("in time");
+    for reply in &at_once {
+        assert_eq!(reply.status, 200, "{}", text(reply));
+        assert!(!text(reply).contains("\"isError\":true"), "{}", text(reply));
+    }
+}

@@ -148,7 +148,7 @@ async fn download(RecordId(id): RecordId, caller: Caller) -> Response {
     let ctx = caller.ctx();
     let outcome = async {
         let ws = caller.workspace()?;
-        let mut conn = caller.state().db.acquire().await?;
+        let mut conn = caller.connection().await?;
         let located = attachments::locate(&ctx, &mut conn, ws, &id).await?;
         drop(conn);
         attachments::fetch(&ctx, located).await

@@ -19,10 +19,10 @@ use super::response;
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Identity, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::rate_limit::{self, Budget, Counted};
+use crate::ops::rate_limit::{self, Budget, Counted, Needs};
 use crate::ops::{idempotency, Channel, OpContext};
 use crate::storage::identity::Membership;
-use crate::storage::Conn;
+use crate::storage::{Conn, Held};
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
     response::json(StatusCode::OK, &auth::protected_resource_metadata(&state.config, ""), None)
@@ -146,6 +146,8 @@ pub(crate) struct Caller {
     identity: Identity,
     memberships: Vec<Membership>,
     hint: WorkspaceHint,
+    /// A read's connection, from its count on.
+    held: Held,
 }
 
 impl axum::extract::FromRequestParts<AppState> for Caller {
@@ -159,20 +161,23 @@ impl axum::extract::FromRequestParts<AppState> for Caller {
             Err(failure) => return Err(invalid_token(state, matches!(failure, AuthFailure::Invalid))),
         };
         state.upkeep_if_due();
-        let memberships = match rate_limit::count_unless_revoked(state.services(), &identity, budget, true).await {
-            Ok(Counted::Allowed(_, memberships)) => memberships.unwrap_or_default(),
-            Ok(Counted::Revoked) => return Err(invalid_token(state, true)),
-            Ok(Counted::Limited(error, status)) => {
-                let mut answer = error.into_response();
-                response::rate_limit_headers(&mut answer, &status);
-                return Err(answer);
-            }
-            Err(error) => return Err(error.into_response()),
-        };
+        // A read keeps the connection its count took, for its own statements.
+        let needs = if budget == Budget::Read { Needs::MembershipsAndConnection } else { Needs::Memberships };
+        let (memberships, held) =
+            match rate_limit::count_unless_revoked(state.services(), &identity, budget, needs).await {
+                Ok(Counted::Allowed(_, memberships, conn)) => (memberships.unwrap_or_default(), Held::new(conn)),
+                Ok(Counted::Revoked) => return Err(invalid_token(state, true)),
+                Ok(Counted::Limited(error, status)) => {
+                    let mut answer = error.into_response();
+                    response::rate_limit_headers(&mut answer, &status);
+                    return Err(answer);
+                }
+                Err(error) => return Err(error.into_response()),
+            };
         // The query string as form-decoded pairs, as the routes' `Query` reads it.
         let query = url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes());
         let hint = WorkspaceHint::of_request(&parts.headers, query);
-        Ok(Caller { state: state.clone(), identity, memberships, hint })
+        Ok(Caller { state: state.clone(), identity, memberships, hint, held })
     }
 }
 
@@ -196,6 +201,11 @@ impl Caller {
 
     pub(crate) fn state(&self) -> &AppState {
         &self.state
+    }
+
+    /// A connection for the call's read: the one its count took, else the pool's.
+    pub(crate) async fn connection(&self) -> Result<Conn, ApiError> {
+        Ok(self.held.acquire(&self.state.db).await?)
     }
 }
 
@@ -358,7 +368,7 @@ pub(crate) mod door {
         let ctx = caller.ctx();
         let outcome = async {
             let ws = caller.workspace()?;
-            let mut conn = caller.state().db.acquire().await?;
+            let mut conn = caller.connection().await?;
             op(&ctx, &mut conn, ws).await
         }
         .await;

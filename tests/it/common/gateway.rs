@@ -15,6 +15,17 @@ pub const API_TOKEN: &str = "test-api-token";
 
 /// The demo, its gateway the stand-in (moved by hand).
 pub async fn with_gateway() -> (Harness, StandIn) {
+    with_gateway_on(None).await
+}
+
+/// [`with_gateway`] with one PostgreSQL connection in the pool, as a small Lambda pool
+/// may be: a request that holds a connection while it asks the pool for another waits
+/// on itself and answers 503.
+pub async fn with_gateway_on_one_connection() -> (Harness, StandIn) {
+    with_gateway_on(Some(1)).await
+}
+
+async fn with_gateway_on(connections: Option<u32>) -> (Harness, StandIn) {
     let standin = StandIn::start(Options {
         api_token: API_TOKEN.into(),
         webhook_secret: WEBHOOK_SECRET.into(),
@@ -26,13 +37,18 @@ pub async fn with_gateway() -> (Harness, StandIn) {
     })
     .await
     .expect("stand-in");
-    let h = demo_banking_at(standin.url.clone()).await;
+    let h = demo_banking(standin.url.clone(), connections).await;
     (h, standin)
 }
 
 /// The demo, its banking gateway the stand-in at `url` (with the tests' credentials).
 pub async fn demo_banking_at(url: String) -> Harness {
+    demo_banking(url, None).await
+}
+
+async fn demo_banking(url: String, connections: Option<u32>) -> Harness {
     Harness::with_demo_and(move |c| {
+        c.db_max_connections = connections.unwrap_or(c.db_max_connections);
         c.gateway = GatewayConfig {
             url: Some(url),
             credentials: GatewayCredentials::Static(Credentials {
