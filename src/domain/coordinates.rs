@@ -2,7 +2,11 @@
 //! digitable line (FEBRABAN layouts, bank and collection), the Pix copy-and-paste code
 //! (an EMV BR Code with its CRC), a Pix key by its type, a payee's CPF or CNPJ, and the
 //! bank, ISPB, branch and account numbers of a transfer. Each check returns the value in
-//! the form it is stored in (formatting stripped), or why it is refused.
+//! the form it is stored in (formatting stripped), or why it is refused. A tax guide
+//! paid by its data ([`TaxData`]) is kept as sent: the bank checks its members.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
 
 use super::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 
@@ -208,6 +212,88 @@ pub fn is_number(text: &str) -> bool {
 /// A branch's or account's check digit: digits, or the `X` some banks use.
 pub fn is_check_digit(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'X' || b == b'x')
+}
+
+/// A number of zero or more, as the tax slip's amounts travel (the banking gateway
+/// takes them as JSON numbers).
+fn non_negative(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "number", "minimum": 0 })
+}
+
+/// A tax slip paid by its data instead of a barcode (DARF, GPS, FGTS…), as the banking
+/// gateway takes it: every member optional, the amounts JSON numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxData {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub tax_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub reference_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub taxpayer_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub taxpayer_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub taxpayer_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub calculation_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub competence_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expire_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub fine_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub interest_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub gross_income_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub total_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub discount_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub other_deduction_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub other_addition_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub other_entities_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub monetary_update_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub contributor_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub fgts_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub collection_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub pis_pasep_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub jam_percentage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub connectivity_seal: Option<String>,
 }
 
 #[cfg(test)]
