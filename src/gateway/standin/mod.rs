@@ -1,7 +1,9 @@
 //! A stand-in of Kobana's banking API, for `make run` and the tests: the payment paths
-//! the gateway client calls (`POST /v2/payment/{bank_billets|utilities|pix}`, `GET …/{uid}`,
-//! `PUT …/{uid}/cancel`), with the same bodies, its own state, and the events a real
-//! gateway sends, signed as it signs them. It listens on 127.0.0.1 only, on a port of
+//! the gateway client calls (`POST /v2/payment/{bank_billets|utilities|pix|taxes}`,
+//! `/v2/transfer/{pix|ted}`, `GET …/{uid}`, `PUT …/{uid}/cancel`) and the charges', with
+//! the same bodies, its own state, and the events a real gateway sends (a transfer's
+//! `transfer.db.updated`, any other payment's `payment.db.updated`), signed as it signs
+//! them. It listens on 127.0.0.1 only, on a port of
 //! its own, and stops with the process that started it.
 //!
 //! A payment starts `pending`, is `scheduled`, then `confirmed` (paid); `rejected` and
@@ -30,8 +32,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 
 use self::charges::{billet_moved, cancel_billet, cancel_pix, create_billet, create_pix, pix_moved};
-use self::payments::{cancel, cancel_transfer, create, create_transfer, moved, show};
-use super::{sign, BankBillet, ErrorBody, Event, Payment, PaymentKind, PixCharge, Reason};
+use self::payments::{cancel, create, moved, show};
+use super::{sign, BankBillet, ErrorBody, Event, Payment, PixCharge, Reason};
 
 /// How the stand-in moves payments by itself and tells the product.
 #[derive(Debug, Clone)]
@@ -109,8 +111,9 @@ impl StandIn {
             .route("/v2/payment/{collection}", post(create))
             .route("/v2/payment/{collection}/{uid}", get(show))
             .route("/v2/payment/{collection}/{uid}/cancel", put(cancel))
-            .route("/v2/transfer/pix", post(create_transfer))
-            .route("/v2/transfer/pix/{uid}/cancel", put(cancel_transfer))
+            .route("/v2/transfer/{collection}", post(create))
+            .route("/v2/transfer/{collection}/{uid}", get(show))
+            .route("/v2/transfer/{collection}/{uid}/cancel", put(cancel))
             .route("/v2/charge/pix", post(create_pix))
             .route("/v2/charge/pix/{uid}/cancel", put(cancel_pix))
             .route("/v1/bank_billets", post(create_billet))
@@ -207,9 +210,9 @@ impl StandIn {
 impl Book {
     fn event(&mut self, payment: &Payment) {
         let data = serde_json::to_value(payment).unwrap_or_default();
-        let code = match payment.kind {
-            PaymentKind::PixTransfer => "transfer.db.updated",
-            _ => "payment.db.updated",
+        let code = match payment.kind.is_transfer() {
+            true => "transfer.db.updated",
+            false => "payment.db.updated",
         };
         self.record(code, &payment.uid, data, &payment.updated_at);
     }

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::domain::coordinates::{self as rules, Refusal, TaxData};
+use crate::domain::coordinates::{self as rules, Refusal, TaxData, TaxKind};
 use crate::domain::dates::Timestamp;
 use crate::error::ApiError;
 use crate::ops::common::unprocessable;
@@ -63,37 +63,6 @@ impl PixKeyType {
             PixKeyType::Email => "email",
             PixKeyType::Phone => "phone",
             PixKeyType::Random => "random",
-        }
-    }
-}
-
-// The kind of a tax slip (guia).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaxKind {
-    Itbi,
-    Icms,
-    Iss,
-    Iptu,
-    Fgts,
-    Dare,
-    Darf,
-    Gru,
-    Gps,
-}
-
-impl TaxKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaxKind::Itbi => "itbi",
-            TaxKind::Icms => "icms",
-            TaxKind::Iss => "iss",
-            TaxKind::Iptu => "iptu",
-            TaxKind::Fgts => "fgts",
-            TaxKind::Dare => "dare",
-            TaxKind::Darf => "darf",
-            TaxKind::Gru => "gru",
-            TaxKind::Gps => "gps",
         }
     }
 }

@@ -528,6 +528,8 @@ fn confirm_send_to_bank(c: Call<'_>) -> Asking<'_> {
             PaymentKind::PixTransfer => "by Pix to its key",
             PaymentKind::Utility => "by its slip's barcode",
             PaymentKind::BankBillet => "by boleto",
+            PaymentKind::Ted => "by TED to its bank account",
+            PaymentKind::Tax => "by its tax guide's data",
         };
         let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
             Some(account) => format!(" from the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?),
