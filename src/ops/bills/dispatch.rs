@@ -7,8 +7,9 @@
 //! * **What a dispatch needs** (422 naming it otherwise): a pending, official payable
 //!   (`payment_approval` null or `creation_approved`), the payment coordinates of its
 //!   method — the barcode of a boleto, a utility bill or a tax slip, the copia-e-cola
-//!   of a Pix or a Pix key (a transfer) — and a settlement account the gateway knows
-//!   (`kobana_account_uid`).
+//!   of a Pix or a Pix key (a transfer), the payee's bank account and CPF or CNPJ for a
+//!   TED, a tax guide's kind and data when it has no barcode — and a settlement account
+//!   the gateway knows (`kobana_account_uid`).
 //! * **Paid once.** The gateway's idempotency key is the payable's id and the number
 //!   of dispatches cancelled before this one: a dispatch retried after a timeout finds
 //!   the payment the first attempt made. Nothing is written unless the gateway made the
@@ -509,7 +510,7 @@ async fn paid(
                 .await?;
         }
     }
-    let beneficiary = payment.beneficiary.clone().unwrap_or_default();
+    let beneficiary = payment.payee();
     let receipt = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now().to_string();
     let inserted = sql::query(
