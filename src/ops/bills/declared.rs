@@ -398,9 +398,9 @@ const PAYABLE_BANK: [Op; 2] = [
         .tool(
             "finance_payables_send_to_bank",
             "Pay a payable through the bank",
-            "Pays a pending payable through the bank: its barcode or Pix code, from its account connected to the bank. \
-kobana_status: pending, scheduled, confirmed (then it is paid, with a receipt) or rejected. Moves money: asks the user \
-to confirm.",
+            "Pays a pending payable through the bank: its barcode, Pix code or key, bank account (TED) or tax_data, from its \
+account connected to the bank. kobana_status: pending, scheduled, confirmed (then it is paid, with a receipt) or \
+rejected. Moves money: asks the user to confirm.",
         )
         .confirmed(confirm_send_to_bank),
     Op::write("post", "/{id}/cancel-dispatch", "cancel_dispatch", "Cancel a payable's dispatch to the bank", run_cancel_dispatch)
