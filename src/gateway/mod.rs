@@ -249,12 +249,13 @@ pub struct BankAccount {
     pub document_number: Option<String>,
 }
 
-/// Whom a payment paid, as the gateway read it from the slip or the key.
+/// Whom a payment pays: sent with a transfer, read by the gateway from a slip or a key.
+/// What is not known is left out (the document takes neither member null).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Beneficiary {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document_number: Option<String>,
 }
 

@@ -16,13 +16,13 @@ use crate::common::*;
 const RENT: &str = ACME_RENT_DECEMBER;
 
 /// The rent, to be paid from the connected checking account.
-async fn from_checking(h: &Harness, token: &str, id: &str) {
+pub(crate) async fn from_checking(h: &Harness, token: &str, id: &str) {
     let body = json!({"expected_account_id": ACME_CHECKING_ACCOUNT});
     let reply = send(h, Method::PATCH, &format!("/v1/payables/{id}"), token, Some(body)).await;
     assert_eq!(reply.status, 200, "{}", text(&reply));
 }
 
-async fn dispatch(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
+pub(crate) async fn dispatch(h: &Harness, token: &str, id: &str, key: &str) -> Reply {
     post_keyed(h, token, &format!("/v1/payables/{id}/send-to-bank"), None, key).await
 }
 
@@ -439,14 +439,14 @@ async fn a_pix_key_is_paid_by_a_transfer_stopped_and_sent_again() {
 
 /// A payee's account for a TED: Itaú (341), branch 0001, account 12345-6, the holder's
 /// CNPJ.
-fn ted_coordinates() -> Value {
+pub(crate) fn ted_coordinates() -> Value {
     json!({"payment_method_kind": "ted", "bank_code": "341", "agency": "0001", "account_number": "12345",
         "account_digit": "6", "beneficiary_name": "Transportadora Rápida Ltda", "beneficiary_document": "11.222.333/0001-81",
         "transfer_purpose": "98"})
 }
 
 /// A DARF paid by its data: the revenue code, the taxpayer and its dates.
-fn darf_coordinates() -> Value {
+pub(crate) fn darf_coordinates() -> Value {
     json!({"payment_method_kind": "tribute", "tax_kind": "darf", "tax_data": {"tax_code": "0561", "taxpayer_type": "cnpj",
         "taxpayer_number": "11222333000181", "taxpayer_name": "Acme Comércio Ltda", "calculation_date": "2026-11-30",
         "expire_at": "2026-12-20", "fine_amount": 0, "interest_amount": 0}})
@@ -454,7 +454,7 @@ fn darf_coordinates() -> Value {
 
 /// An official payable of Acme (the approval gate off while it is made), to be paid from
 /// the connected checking account, with `coordinates`.
-async fn official(h: &Harness, token: &str, description: &str, amount: &str, coordinates: Value) -> String {
+pub(crate) async fn official(h: &Harness, token: &str, description: &str, amount: &str, coordinates: Value) -> String {
     approval::set_gate(&h.state.db, DEMO_WORKSPACE_ACME, false).await.unwrap();
     let mut body = json!({"company_id": ACME_COMPANY, "description": description, "amount": amount,
         "due_date": "2026-12-20", "person_name": "Fornecedor TED", "expected_account_id": ACME_CHECKING_ACCOUNT});

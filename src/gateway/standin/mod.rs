@@ -83,6 +83,8 @@ struct Book {
     seed: u64,
     /// When each payment last moved, in steps of the clock below.
     moved: HashMap<String, std::time::Instant>,
+    /// The body of each payment asked for, with its path, as received.
+    requests: Vec<(String, serde_json::Value)>,
 }
 
 struct Shared {
@@ -136,6 +138,12 @@ impl StandIn {
     /// Every payment as it stands.
     pub fn payments(&self) -> Vec<Payment> {
         self.book().payments.clone()
+    }
+
+    /// The body of every payment asked for (answered or refused), with its path, in the
+    /// order received: what a client sent, to hold against the banking API's document.
+    pub fn payment_requests(&self) -> Vec<(String, serde_json::Value)> {
+        self.book().requests.clone()
     }
 
     /// Every Pix charge as it stands.

@@ -54,6 +54,9 @@ pub(super) async fn create(State(shared): State<Arc<Shared>>, uri: Uri, headers:
     if let Some(refused) = refusal_of(&shared, &headers) {
         return refused;
     }
+    if let Ok(sent) = serde_json::from_slice(&body) {
+        shared.book.lock().unwrap_or_else(|e| e.into_inner()).requests.push((uri.path().to_string(), sent));
+    }
     let Ok(new) = serde_json::from_slice::<NewPayment>(&body) else {
         return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
     };
