@@ -510,7 +510,10 @@ async fn paid(
                 .await?;
         }
     }
-    let beneficiary = payment.payee();
+    // Whom it paid: as the gateway names them, else as the payable does.
+    let (payee, named) = (payment.payee(), coordinates_of(&bill));
+    let payee_name = payee.name.or(named.beneficiary_name).or_else(|| bill.row.person_name.clone());
+    let payee_document = payee.document_number.or(named.beneficiary_document);
     let receipt = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now().to_string();
     let inserted = sql::query(
@@ -526,8 +529,8 @@ async fn paid(
     .bind(&kept.source_account_id)
     .bind(paid_at.to_string())
     .bind(cents.0)
-    .bind(beneficiary.name.or_else(|| bill.row.person_name.clone()))
-    .bind(beneficiary.document_number)
+    .bind(payee_name)
+    .bind(payee_document)
     .bind(bill.row.payment_method_kind.clone().unwrap_or_else(|| kept.kind.as_str().to_string()))
     .bind(&payment.uid)
     .bind(&now)
