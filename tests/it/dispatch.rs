@@ -773,3 +773,32 @@ async fn the_tool_sends_a_ted_and_a_tax_guide_once_the_user_confirms_and_names_w
     assert_eq!(refused["structuredContent"]["error"]["details"]["field"], "account_number", "{refused}");
     assert_eq!(standin.payments_made(), 2);
 }
+
+/// The demo's walkthrough: December's service charge goes by TED and November's DARF by
+/// its data, each straight from the demo (their method, coordinates and account seeded),
+/// and both are paid with their receipts.
+#[tokio::test]
+async fn the_demos_service_charge_goes_by_ted_and_its_darf_by_its_data() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    for (n, bill) in [ACME_SERVICE_CHARGE_DECEMBER, ACME_DARF_NOVEMBER].into_iter().enumerate() {
+        let sent = dispatch(&h, &token, bill, &format!("demo-{n}")).await;
+        assert_eq!(sent.status, 200, "{}", text(&sent));
+        let uid = sent.json()["kobana_payment_uid"].as_str().unwrap().to_string();
+        standin.advance(&uid, "confirmed").unwrap();
+    }
+    deliver_all(&h, &standin).await;
+    let kinds: Vec<_> = standin.payments().iter().map(|p| (p.kind, p.amount)).collect();
+    assert_eq!(kinds, [(gateway::PaymentKind::Ted, 850.0), (gateway::PaymentKind::Tax, 830.45)]);
+    for (bill, payee, method) in [
+        (ACME_SERVICE_CHARGE_DECEMBER, "Imobiliária Central Ltda", "ted"),
+        (ACME_DARF_NOVEMBER, "Receita Federal do Brasil", "tribute"),
+    ] {
+        assert_eq!(payable(&h, &token, bill).await["status"], "paid");
+        let receipt = receipt_of(&h, &token, bill).await;
+        assert_eq!(
+            (receipt["payee_name"].as_str(), receipt["payment_method_kind"].as_str()),
+            (Some(payee), Some(method))
+        );
+    }
+}

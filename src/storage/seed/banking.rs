@@ -1,14 +1,18 @@
 //! What the demo pays and charges through the bank: how each pending payable of Acme is
 //! paid — December's rent by the landlord's boleto, the stationery by the supplier's Pix
-//! key —, the checking account connected to the banking gateway (the embedded stand-in
-//! of `make run` knows it), and the billing address a boleto charge needs of the
-//! customer.
+//! key, December's service charge by TED to the building's administrator, November's
+//! DARF by its data —, the checking account connected to the banking gateway (the
+//! embedded stand-in of `make run` knows it), and the billing address a boleto charge
+//! needs of the customer.
 
-use super::{insert, ACME_CHECKING_ACCOUNT, ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
+use super::{
+    insert, ACME_CHECKING_ACCOUNT, ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID, ACME_DARF_NOVEMBER,
+    ACME_SERVICE_CHARGE_DECEMBER,
+};
 use crate::storage::Conn;
 
-/// Writes the payables' coordinates, the account's connection and the customer's
-/// address in Acme's workspace `ws`.
+/// Writes the payables' coordinates and methods, the account's connection and the
+/// customer's address in Acme's workspace `ws`.
 pub(super) async fn connect(conn: &mut Conn, ws: Option<&str>) -> Result<(), crate::storage::Error> {
     // The rent's boleto (Itaú, R$ 4.500,00 due on the 10th; its digitable line), and the
     // stationery supplier's Pix key.
@@ -27,8 +31,37 @@ pub(super) async fn connect(conn: &mut Conn, ws: Option<&str>) -> Result<(), cra
         &[ws],
     )
     .await?;
-    // The checking account is connected to the banking gateway: payables are sent to
-    // the bank from it.
+    // The service charge goes by TED to the administrator's account at Itaú (as the
+    // demo's service-charge rule files such a bill: from the checking account), and the
+    // DARF by its data: revenue code 2089 (IRPJ, lucro presumido), Acme as the taxpayer.
+    insert(
+        conn,
+        "UPDATE billings SET payment_method_kind = CASE id WHEN $1 THEN 'ted' ELSE 'tribute' END, expected_account_id = $3
+          WHERE id IN ($1, $2)",
+        &[Some(ACME_SERVICE_CHARGE_DECEMBER), Some(ACME_DARF_NOVEMBER), Some(ACME_CHECKING_ACCOUNT)],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO payment_coordinates (billing_id, workspace_id, bank_code, agency, account_number, account_digit,
+                                          transfer_purpose, beneficiary_name, beneficiary_document)
+         VALUES ($1, $2, '341', '0912', '45871', '3', '98', 'Imobiliária Central Ltda', '45997418000153')",
+        &[Some(ACME_SERVICE_CHARGE_DECEMBER), ws],
+    )
+    .await?;
+    insert(
+        conn,
+        "INSERT INTO payment_coordinates (billing_id, workspace_id, tax_kind, tax_data, beneficiary_name)
+         VALUES ($1, $2, 'darf', $3, 'Receita Federal do Brasil')",
+        &[
+            Some(ACME_DARF_NOVEMBER),
+            ws,
+            Some(
+                r#"{"tax_code":"2089","taxpayer_type":"cnpj","taxpayer_number":"11222333000181","taxpayer_name":"Acme Comércio Ltda","calculation_date":"2026-11-30","expire_at":"2026-12-20"}"#,
+            ),
+        ],
+    )
+    .await?;
     insert(
         conn,
         "UPDATE financial_accounts SET kobana_account_uid = $1, kobana_billet_account_id = CAST($2 AS BIGINT) WHERE id = $3",

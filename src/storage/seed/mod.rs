@@ -332,7 +332,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         .await?;
     }
     // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, account, payment date, settlement txn)
-    let bills: [DemoBill; 8] = [
+    let bills: [DemoBill; 10] = [
         (
             "b1110000-0001-4000-8000-000000000001",
             acme_ws,
@@ -434,6 +434,36 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             "cancelled",
             Some("9e000000-0001-4000-8000-000000000003"),
             Some("ca7e0000-0001-4000-8000-000000000007"),
+            None,
+            None,
+            None,
+        ),
+        (
+            ACME_SERVICE_CHARGE_DECEMBER,
+            acme_ws,
+            ACME,
+            "payable",
+            "Condomínio de dezembro",
+            "85000",
+            "2026-12-15",
+            "pending",
+            Some(ACME_LANDLORD),
+            Some(ACME_RENT_CATEGORY),
+            None,
+            None,
+            None,
+        ),
+        (
+            ACME_DARF_NOVEMBER,
+            acme_ws,
+            ACME,
+            "payable",
+            "DARF IRPJ de novembro",
+            "83045",
+            "2026-12-20",
+            "pending",
+            None,
+            None,
             None,
             None,
             None,
@@ -636,6 +666,10 @@ pub const ACME_SUPPLIES_PENDING: &str = "b1110000-0001-4000-8000-000000000004";
 pub const ACME_SALE_PENDING: &str = "b1110000-0001-4000-8000-000000000005";
 pub const ACME_SALE_RECEIVED: &str = "b1110000-0001-4000-8000-000000000006";
 pub const ACME_SALE_CANCELLED: &str = "b1110000-0001-4000-8000-000000000007";
+/// December's service charge: pending, paid by TED to the building's administrator.
+pub const ACME_SERVICE_CHARGE_DECEMBER: &str = "b1110000-0001-4000-8000-000000000008";
+/// November's corporate income tax (DARF): pending, paid by its data (no barcode).
+pub const ACME_DARF_NOVEMBER: &str = "b1110000-0001-4000-8000-000000000009";
 /// The settlement transaction of November's rent.
 pub const ACME_RENT_SETTLEMENT: &str = "7e000000-0001-4000-8000-000000000001";
 /// The manual transaction: the partners' capital contribution.
