@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bytes::Bytes;
 
-use super::{is_document, key_of, refusal, refusal_of, unavailable, Shared};
+use super::{is_document, key_of, refusal, refusal_of, unavailable, Book, Shared};
 use crate::domain::coordinates::TaxKind;
 use crate::gateway::{
     Beneficiary, Envelope, ErrorBody, NewPayment, Payment, PaymentKind, Reason, Target, TaxGuide, TransferPurpose,
@@ -45,6 +45,16 @@ fn kind_at(path: &str) -> Option<PaymentKind> {
 
 fn not_found() -> Response {
     refusal(StatusCode::NOT_FOUND, "not_found", None, "Recurso não encontrado")
+}
+
+/// The payment `uid` if it is of the kind whose path `uri` is under.
+fn payment_at<'a>(book: &'a mut Book, uri: &Uri, uid: &str) -> Option<&'a mut Payment> {
+    let kind = kind_at(uri.path());
+    book.payments.iter_mut().find(|p| p.uid == uid && Some(p.kind) == kind)
+}
+
+fn no_payment() -> Response {
+    refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado")
 }
 
 /// `POST {path}`: makes a payment of the path's kind, or answers the one its
@@ -232,11 +242,10 @@ pub(super) async fn show(
     if let Some(refused) = refusal_of(&shared, &headers) {
         return refused;
     }
-    let kind = kind_at(uri.path());
-    let book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    match book.payments.iter().find(|p| p.uid == uid && Some(p.kind) == kind) {
+    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
+    match payment_at(&mut book, &uri, &uid) {
         Some(payment) => Json(Envelope { status: 200, data: payment.clone() }).into_response(),
-        None => refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado"),
+        None => no_payment(),
     }
 }
 
@@ -253,11 +262,8 @@ pub(super) async fn cancel(
     if let Some(refused) = refusal_of(&shared, &headers) {
         return refused;
     }
-    let kind = kind_at(uri.path());
     let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(payment) = book.payments.iter_mut().find(|p| p.uid == uid && Some(p.kind) == kind) else {
-        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado");
-    };
+    let Some(payment) = payment_at(&mut book, &uri, &uid) else { return no_payment() };
     if payment.status != "canceled" && TERMINAL.contains(&payment.status.as_str()) {
         let (what, detail) = match payment.kind.is_transfer() {
             true => ("Transferência", "Transferência já foi confirmada ou rejeitada."),
