@@ -2,7 +2,11 @@
 //! digitable line (FEBRABAN layouts, bank and collection), the Pix copy-and-paste code
 //! (an EMV BR Code with its CRC), a Pix key by its type, a payee's CPF or CNPJ, and the
 //! bank, ISPB, branch and account numbers of a transfer. Each check returns the value in
-//! the form it is stored in (formatting stripped), or why it is refused.
+//! the form it is stored in (formatting stripped), or why it is refused. A tax guide
+//! paid by its data ([`TaxData`]) is kept as sent: the bank checks its members.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
 
 use super::documents::{is_valid_cnpj, is_valid_cpf, normalize};
 
@@ -210,6 +214,159 @@ pub fn is_check_digit(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'X' || b == b'x')
 }
 
+// The kind of a tax slip (guia).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaxKind {
+    Itbi,
+    Icms,
+    Iss,
+    Iptu,
+    Fgts,
+    Dare,
+    Darf,
+    Gru,
+    Gps,
+}
+
+impl TaxKind {
+    pub const ALL: [TaxKind; 9] = [
+        TaxKind::Itbi,
+        TaxKind::Icms,
+        TaxKind::Iss,
+        TaxKind::Iptu,
+        TaxKind::Fgts,
+        TaxKind::Dare,
+        TaxKind::Darf,
+        TaxKind::Gru,
+        TaxKind::Gps,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaxKind::Itbi => "itbi",
+            TaxKind::Icms => "icms",
+            TaxKind::Iss => "iss",
+            TaxKind::Iptu => "iptu",
+            TaxKind::Fgts => "fgts",
+            TaxKind::Dare => "dare",
+            TaxKind::Darf => "darf",
+            TaxKind::Gru => "gru",
+            TaxKind::Gps => "gps",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<TaxKind> {
+        TaxKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// A number of zero or more, as the tax slip's amounts travel (the banking gateway
+/// takes them as JSON numbers).
+fn non_negative(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "number", "minimum": 0 })
+}
+
+/// A tax slip paid by its data instead of a barcode (DARF, GPS, FGTS…), as the banking
+/// gateway takes it: every member optional, the amounts JSON numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxData {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub tax_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub reference_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub taxpayer_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub taxpayer_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub taxpayer_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub calculation_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub competence_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expire_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub fine_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub interest_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub gross_income_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub total_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub discount_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub other_deduction_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub other_addition_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub other_entities_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub monetary_update_amount: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub contributor_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub fgts_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub collection_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub pis_pasep_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "non_negative")]
+    pub jam_percentage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub connectivity_seal: Option<String>,
+}
+
+impl TaxData {
+    /// The members the banking gateway requires of the data that it lacks (a blank text
+    /// lacks), in order; empty when it is complete. The data names what is paid in one
+    /// of two forms (`v2_new_payment_tax.data`, one of): a DARF's — the revenue code, the
+    /// taxpayer (`taxpayer_type` `cpf` or `cnpj`), the dates of calculation and expiry —
+    /// or a guide's totals — its expiry and total. Data with a `total_amount` is read in
+    /// the second form, any other in the first.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let has = |text: &Option<String>| text.as_deref().is_some_and(|t| !t.trim().is_empty());
+        let form = match self.total_amount {
+            Some(_) => vec![("expire_at", has(&self.expire_at))],
+            None => vec![
+                ("tax_code", has(&self.tax_code)),
+                ("taxpayer_type", has(&self.taxpayer_type)),
+                ("taxpayer_number", has(&self.taxpayer_number)),
+                ("taxpayer_name", has(&self.taxpayer_name)),
+                ("calculation_date", has(&self.calculation_date)),
+                ("expire_at", has(&self.expire_at)),
+            ],
+        };
+        form.into_iter().filter(|(_, present)| !present).map(|(member, _)| member).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +462,23 @@ mod tests {
         assert!(is_ispb("00000000") && !is_ispb("0000000") && !is_ispb("0000000a"));
         assert!(is_number("0001") && !is_number("") && !is_number("12-3"));
         assert!(is_check_digit("X") && is_check_digit("7") && !is_check_digit("-"));
+    }
+
+    #[test]
+    fn a_tax_guides_data_lacks_the_members_of_its_form() {
+        let darf: TaxData = serde_json::from_value(serde_json::json!({"tax_code": "0561", "taxpayer_type": "cnpj",
+            "taxpayer_number": "11222333000181", "taxpayer_name": "Acme", "calculation_date": "2026-11-30",
+            "expire_at": "2026-12-20"}))
+        .unwrap();
+        assert!(darf.missing().is_empty());
+        let partial = TaxData { taxpayer_name: Some(" ".into()), calculation_date: None, ..darf.clone() };
+        assert_eq!(partial.missing(), ["taxpayer_name", "calculation_date"]);
+        let totals = TaxData { total_amount: Some(250.5), expire_at: Some("2026-12-20".into()), ..TaxData::default() };
+        assert!(totals.missing().is_empty());
+        assert_eq!(TaxData { expire_at: None, ..totals }.missing(), ["expire_at"]);
+        assert_eq!(TaxData::default().missing().len(), 6);
+        for kind in TaxKind::ALL {
+            assert_eq!(TaxKind::parse(kind.as_str()), Some(kind));
+        }
     }
 }

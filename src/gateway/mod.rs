@@ -3,12 +3,14 @@
 //! and the signature of the events it sends back. One place, like `aws.rs`: the
 //! operations ask it, nothing else talks to the bank.
 //!
-//! * `POST /v2/payment/{bank_billets|utilities|pix}` (and `/v2/transfer/pix` to a Pix
-//!   key) creates a payment from a source
-//!   account (`financial_account_uid`) and the slip's code or the Pix code, under an
-//!   `X-Idempotency-Key` the caller derives from the payable: a dispatch retried after
-//!   a timeout finds the payment the first attempt made instead of paying twice.
-//! * `PUT /v2/payment/{kind}/{uid}/cancel` asks for its cancellation.
+//! * `POST /v2/payment/{bank_billets|utilities|pix|taxes}` (and `/v2/transfer/{pix|ted}`
+//!   to a Pix key or a bank account) creates a payment from a source account
+//!   (`financial_account_uid`) and what it pays — the slip's code, the Pix code, the key,
+//!   the payee's bank account, a tax guide's data —, under an `X-Idempotency-Key` the
+//!   caller derives from the payable: a dispatch retried after a timeout finds the
+//!   payment the first attempt made instead of paying twice. (The document lists that
+//!   header on every one of these paths but `/v2/payment/taxes`; it is sent there too.)
+//! * `PUT {path}/{uid}/cancel` asks for its cancellation.
 //! * `POST /v2/charge/pix` and `POST /v1/bank_billets` issue a receivable's charge (a
 //!   Pix, a boleto); `PUT /v2/charge/pix/{uid}/cancel` and `PUT /v1/bank_billets/{id}/cancel`
 //!   take it back.
@@ -33,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aws::Https;
 use crate::config::{GatewayConfig, GatewayCredentials};
+use crate::domain::coordinates::TaxData;
 
 /// How long one call to the gateway may take, answer included.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -118,8 +121,8 @@ pub struct ErrorBody {
     pub errors: Vec<Reason>,
 }
 
-/// Which payment the gateway makes: `/v2/payment/{collection}`, or a Pix transfer to a
-/// key (`/v2/transfer/pix`).
+/// Which payment the gateway makes: `/v2/payment/{collection}`, or a transfer
+/// (`/v2/transfer/{pix|ted}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentKind {
@@ -132,46 +135,59 @@ pub enum PaymentKind {
     Pix,
     /// A Pix to a key (`key`, `key_type`): a transfer.
     PixTransfer,
+    /// A TED to a bank account (`bank_account`, `beneficiary`): a transfer.
+    Ted,
+    /// A tax guide paid by its data (`kind`, `format` `data`, `data`).
+    Tax,
 }
 
 impl PaymentKind {
+    pub const ALL: [PaymentKind; 6] = [
+        PaymentKind::BankBillet,
+        PaymentKind::Utility,
+        PaymentKind::Pix,
+        PaymentKind::PixTransfer,
+        PaymentKind::Ted,
+        PaymentKind::Tax,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             PaymentKind::BankBillet => "bank_billet",
             PaymentKind::Utility => "utility",
             PaymentKind::Pix => "pix",
             PaymentKind::PixTransfer => "pix_transfer",
+            PaymentKind::Ted => "ted",
+            PaymentKind::Tax => "tax",
         }
     }
 
     pub fn parse(s: &str) -> Option<PaymentKind> {
-        [PaymentKind::BankBillet, PaymentKind::Utility, PaymentKind::Pix, PaymentKind::PixTransfer]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        PaymentKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    /// The collection of its payments: `/v2/payment/{collection}` (a transfer's is
-    /// `/v2/transfer/pix`).
-    pub fn collection(self) -> &'static str {
+    /// The path its payments are made at; `{path}/{uid}/cancel` cancels one.
+    pub fn path(self) -> &'static str {
         match self {
-            PaymentKind::BankBillet => "bank_billets",
-            PaymentKind::Utility => "utilities",
-            PaymentKind::Pix | PaymentKind::PixTransfer => "pix",
+            PaymentKind::BankBillet => "/v2/payment/bank_billets",
+            PaymentKind::Utility => "/v2/payment/utilities",
+            PaymentKind::Pix => "/v2/payment/pix",
+            PaymentKind::Tax => "/v2/payment/taxes",
+            PaymentKind::PixTransfer => "/v2/transfer/pix",
+            PaymentKind::Ted => "/v2/transfer/ted",
         }
     }
 
-    /// The path its payments are made at.
-    pub fn path(self) -> String {
-        match self {
-            PaymentKind::PixTransfer => "/v2/transfer/pix".into(),
-            _ => format!("/v2/payment/{}", self.collection()),
-        }
+    /// Whether the gateway makes it as a transfer: its events are `transfer.db.updated`.
+    pub fn is_transfer(self) -> bool {
+        matches!(self, PaymentKind::PixTransfer | PaymentKind::Ted)
     }
 }
 
-/// A payment to make (`v2_new_payment_bank_billet`, `…_pix_single`): the slip's `code`
-/// or the Pix `qrcode`, from the source account, on a day or at once.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A payment to make (`v2_new_payment_bank_billet`, `…_pix_single`, `…_tax`,
+/// `v2_new_transfer_pix`, `…_ted`): the amount, the source account and what is paid,
+/// on a day or at once. Each kind fills its own fields.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct NewPayment {
     pub amount: f64,
     pub financial_account_uid: String,
@@ -186,8 +202,22 @@ pub struct NewPayment {
     pub key_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// A TED's payee's account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_account: Option<BankAccount>,
+    /// A TED's purpose code (its finalidade, e.g. `98`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_purpose: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beneficiary: Option<Beneficiary>,
+    /// A tax guide's kind: `darf`, `gps`, `fgts`, … (`v2_new_payment_tax.kind`).
+    #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none")]
+    pub tax_kind: Option<String>,
+    /// How a tax guide is given: `code` (its barcode, the default) or `data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<TaxData>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled_to: Option<String>,
     /// The payable's id: what an event is matched back to.
@@ -195,22 +225,48 @@ pub struct NewPayment {
     pub external_id: Option<String>,
 }
 
-/// Whom a payment paid, as the gateway read it from the slip or the key.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Beneficiary {
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
+/// A bank account as the banking API names it (a TED's `bank_account`, a transfer's
+/// `target.bank_account`): the bank by its COMPE number or its ISPB, the branch and the
+/// account with their check digits. The account's type and holder's document are
+/// answered, never sent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BankAccount {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compe_number: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ispb_number: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agency_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agency_digit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_digit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document_number: Option<String>,
 }
 
-/// A payment as the gateway has it (`v2_payment_bank_billet`, `v2_payment_pix`; the
-/// fields the dispatch reads). `status`: `pending`, `scheduled`, `confirmed` (paid),
-/// `rejected`, `canceled`.
+/// Whom a payment pays: sent with a transfer, read by the gateway from a slip or a key.
+/// What is not known is left out (the document takes neither member null).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Beneficiary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document_number: Option<String>,
+}
+
+/// A payment as the gateway has it (`v2_payment_bank_billet`, `v2_payment_pix`,
+/// `v2_payment_tax`, `v2_transfer`; the fields the dispatch reads). `status`: `pending`,
+/// `scheduled`, `confirmed` (paid), `rejected`, `canceled` (the document enumerates them
+/// for payments; a transfer's are the same words).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Payment {
     pub uid: String,
-    /// A transfer has none: read as a boleto's, the event's code tells ([`Event::subject`]).
+    /// A Pix transfer has none of its own: the event's code tells ([`Event::subject`]).
     #[serde(default)]
     pub kind: PaymentKind,
     pub amount: f64,
@@ -232,8 +288,69 @@ pub struct Payment {
     pub external_id: Option<String>,
     #[serde(default)]
     pub beneficiary: Option<Beneficiary>,
+    /// A transfer's target: a TED's account and whom it pays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// A TED's purpose as the bank reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_purpose: Option<TransferPurpose>,
+    /// A tax payment's guide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tax: Option<TaxGuide>,
     pub created_at: String,
     pub updated_at: String,
+}
+
+impl Payment {
+    /// Whom it paid, as the gateway names them: its beneficiary, else a transfer's
+    /// target's or a tax guide's (the first with a name; none: an empty one).
+    pub fn payee(&self) -> Beneficiary {
+        let target = self.target.as_ref().and_then(|t| t.beneficiary.as_ref());
+        let guide = self.tax.as_ref().and_then(|t| t.beneficiary.as_ref());
+        [self.beneficiary.as_ref(), target, guide]
+            .into_iter()
+            .flatten()
+            .find(|b| b.name.is_some())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// A transfer's target (`v2_transfer.target`): its kind (`ted`, `pix`), the account and
+/// whom it pays.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Target {
+    #[serde(default)]
+    pub transfer_kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_account: Option<BankAccount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beneficiary: Option<Beneficiary>,
+}
+
+/// A TED's purpose (`v2_transfer.transfer_purpose`): its code and what it means.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TransferPurpose {
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// A tax payment's guide (`v2_payment_tax.tax`): its form (`code` or `data`), its kind,
+/// its barcode or its data as sent, and whom it pays.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TaxGuide {
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub data: Option<serde_json::Value>,
+    #[serde(default)]
+    pub beneficiary: Option<Beneficiary>,
 }
 
 /// The statuses after which a payment never changes again.
@@ -248,7 +365,7 @@ pub struct Envelope<T> {
 
 /// An event the gateway sends (`v1_event_object`): the object as it stands after the
 /// change — `payment.db.updated` a payment, `pix.db.updated` a Pix charge,
-/// `bank_billet.updated` a boleto, `transfer.db.updated` a Pix transfer.
+/// `bank_billet.updated` a boleto, `transfer.db.updated` a Pix transfer or a TED.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Event {
     pub id: i64,
@@ -261,7 +378,7 @@ pub struct Event {
 /// What an event is about.
 #[derive(Debug, Clone)]
 pub enum Subject {
-    Payment(Payment),
+    Payment(Box<Payment>),
     Pix(PixCharge),
     BankBillet(BankBillet),
 }
@@ -272,11 +389,14 @@ impl Event {
         let read = |e: serde_json::Error| format!("the event's {} is not readable: {e}", self.code);
         let data = self.data.clone();
         Ok(Some(match self.code.split('.').next() {
-            Some("payment") => Subject::Payment(serde_json::from_value(data).map_err(read)?),
+            Some("payment") => Subject::Payment(Box::new(serde_json::from_value(data).map_err(read)?)),
             Some("transfer") => {
+                // A TED says so (`kind`); a Pix transfer's kind is a Pix payment's.
                 let mut transfer: Payment = serde_json::from_value(data).map_err(read)?;
-                transfer.kind = PaymentKind::PixTransfer;
-                Subject::Payment(transfer)
+                if transfer.kind != PaymentKind::Ted {
+                    transfer.kind = PaymentKind::PixTransfer;
+                }
+                Subject::Payment(Box::new(transfer))
             }
             Some("pix") => Subject::Pix(serde_json::from_value(data).map_err(read)?),
             Some("bank_billet") => Subject::BankBillet(serde_json::from_value(data).map_err(read)?),
@@ -454,7 +574,7 @@ impl Gateway {
         idempotency_key: &str,
     ) -> Result<Payment, GatewayError> {
         let body = serde_json::to_vec(payment).map_err(|e| GatewayError::Unavailable(e.to_string()))?;
-        let answer = self.call(Method::POST, &kind.path(), Some(body), idempotency_key).await?;
+        let answer = self.call(Method::POST, kind.path(), Some(body), idempotency_key).await?;
         read::<Envelope<Payment>>(&answer).map(|e| e.data)
     }
 
@@ -586,6 +706,35 @@ mod tests {
         for cents in [1, 99, 450_000, 123_456_789] {
             assert_eq!(cents_of(amount_of(cents)), cents);
         }
+    }
+
+    #[test]
+    fn a_kind_is_stored_as_the_gateway_names_it_and_paid_at_its_path() {
+        for kind in PaymentKind::ALL {
+            assert_eq!(PaymentKind::parse(kind.as_str()), Some(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+            assert_eq!(kind.path().starts_with("/v2/transfer/"), kind.is_transfer(), "{kind:?}");
+        }
+        assert_eq!(PaymentKind::Ted.path(), "/v2/transfer/ted");
+        assert_eq!(PaymentKind::Tax.path(), "/v2/payment/taxes");
+    }
+
+    #[test]
+    fn a_transfer_event_is_a_ted_when_it_says_so_else_a_pix_transfer() {
+        let transfer = |kind: &str| Event {
+            id: 1,
+            code: "transfer.db.updated".into(),
+            data: serde_json::json!({"uid": "u", "kind": kind, "amount": 1.0, "status": "pending",
+                "financial_account_uid": "a", "created_at": "2026-12-01T00:00:00Z", "updated_at": "2026-12-01T00:00:00Z",
+                "target": {"transfer_kind": kind, "beneficiary": {"name": "Kobana", "document_number": "80815210000096"}}}),
+            occurred_at: None,
+        };
+        let kind_of = |event: Event| match event.subject().unwrap() {
+            Some(Subject::Payment(payment)) => (payment.kind, payment.payee().name),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(kind_of(transfer("ted")), (PaymentKind::Ted, Some("Kobana".into())));
+        assert_eq!(kind_of(transfer("pix")).0, PaymentKind::PixTransfer);
     }
 
     #[test]

@@ -51,6 +51,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0014_report_totals.sqlite.sql"),
         postgres: include_str!("../../migrations/0014_report_totals.postgres.sql"),
     },
+    Migration {
+        version: 15,
+        name: "ted_and_tax_payments",
+        sqlite: include_str!("../../migrations/0015_ted_and_tax_payments.sqlite.sql"),
+        postgres: include_str!("../../migrations/0015_ted_and_tax_payments.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -86,7 +86,7 @@ async fn a_payable_made_through_a_door_waits_hidden_until_a_person_approves_it()
             assert!(!ids.contains(payable), "{payable} is in the {path}");
         }
     }
-    assert_eq!(listed.len(), 4, "the demo's four payables");
+    assert_eq!(listed.len(), 6, "the demo's six payables");
     assert_eq!(get_json(&h, &api, "/v1/payables/aggregates").await, totals_before);
     assert_eq!(get_json(&h, &api, flow).await, flow_before);
 

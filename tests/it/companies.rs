@@ -238,7 +238,7 @@ async fn deleting_a_company_in_use_is_refused_with_the_usage() {
     assert_eq!(reply.status, 422);
     assert_eq!(
         reply.json()["error"]["details"],
-        json!({"reason": "in_use", "usage": {"accounts": 2, "transactions": 3, "payables": 4, "receivables": 3, "people": 4}})
+        json!({"reason": "in_use", "usage": {"accounts": 2, "transactions": 3, "payables": 6, "receivables": 3, "people": 4}})
     );
     let now = "2026-11-30T00:00:00Z";
     let insert = |sql: &'static str| sql::query(sql).bind(DEMO_WORKSPACE_ACME).bind(ACME_SERVICES).bind(now);

@@ -5,7 +5,9 @@
 //! still lacks is listed below, each with the work that brings it, and the list is
 //! exact: a difference not in it fails, and so does an entry nothing matches any more.
 //! A probe then sends every documented filter and sort of the real document to the
-//! server.
+//! server. And the other way: the bodies this product sends Kobana's banking API (its
+//! OpenAPI document `banking-v2.json`, beside the first) are the ones that document
+//! takes, each payment kind at its documented path.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,14 +19,22 @@ use crate::common::*;
 /// Where the real document lives, beside the repository.
 const REAL_DOCUMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/reference/real-api/finance-v1.json");
 
-/// The real document, or `None` (loudly) where the reference is not beside the
-/// repository; CI always has it.
+/// Where the banking API's document lives, beside it.
+const BANKING_DOCUMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/reference/real-api/banking-v2.json");
+
+/// The real finance document (see [`reference`]).
 fn real_document() -> Option<Value> {
-    match std::fs::read(REAL_DOCUMENT) {
-        Ok(bytes) => Some(serde_json::from_slice(&bytes).expect("the real document is JSON")),
-        Err(e) if std::env::var_os("CI").is_some() => panic!("{REAL_DOCUMENT}: {e}"),
+    reference(REAL_DOCUMENT)
+}
+
+/// A reference document, or `None` (loudly) where the reference is not beside the
+/// repository; CI always has it.
+fn reference(path: &str) -> Option<Value> {
+    match std::fs::read(path) {
+        Ok(bytes) => Some(serde_json::from_slice(&bytes).expect("the reference document is JSON")),
+        Err(e) if std::env::var_os("CI").is_some() => panic!("{path}: {e}"),
         Err(e) => {
-            eprintln!("\n*** SKIPPED: the real API document is not at {REAL_DOCUMENT} ({e}) ***\n");
+            eprintln!("\n*** SKIPPED: the reference document is not at {path} ({e}) ***\n");
             None
         }
     }
@@ -402,4 +412,105 @@ async fn every_filter_and_sort_of_the_real_document_is_taken() {
     }
     assert!(sent > 150, "{sent} queries sent");
     assert!(refused.is_empty(), "{} of the real document's queries refused:\n{}", refused.len(), refused.join("\n"));
+}
+
+/// Where `value` departs from `schema`, each at its place: a member the schema does not
+/// name, a required one missing, a null where the schema is not nullable, a type or a
+/// value it does not take. Of a `oneOf`, the branch it departs from least.
+fn departures(doc: &Value, schema: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
+    let schema = resolve(doc, schema);
+    if value.is_null() {
+        if schema["nullable"] != true {
+            out.push(format!("{at}: null, not nullable"));
+        }
+        return;
+    }
+    if let Some(branches) = schema["oneOf"].as_array() {
+        let fits = branches.iter().map(|branch| {
+            let mut found = Vec::new();
+            departures(doc, branch, value, at, &mut found);
+            found
+        });
+        out.extend(fits.min_by_key(Vec::len).unwrap_or_default());
+        return;
+    }
+    let kind = match value {
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        _ => "object",
+    };
+    let allowed = types(&schema);
+    let taken = allowed.is_empty() || allowed.contains(kind) || (kind == "integer" && allowed.contains("number"));
+    if !taken {
+        out.push(format!("{at}: {kind}, not {allowed:?}"));
+    }
+    let enumerated = values(&schema);
+    if let Some(text) = value.as_str().filter(|t| !enumerated.is_empty() && !enumerated.contains(*t)) {
+        out.push(format!("{at}: {text:?} not in {enumerated:?}"));
+    }
+    let Some(members) = value.as_object() else { return };
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, member) in members {
+            match properties.get(name) {
+                Some(property) => departures(doc, property, member, &format!("{at}.{name}"), out),
+                None => out.push(format!("{at}.{name}: not in the document")),
+            }
+        }
+    }
+    for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        if !members.contains_key(required) {
+            out.push(format!("{at}.{required}: required, not sent"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_payments_sent_to_the_bank_are_the_banking_documents_bodies_at_its_paths() {
+    use kobana_finance_mcp::gateway::PaymentKind;
+
+    let Some(banking) = reference(BANKING_DOCUMENT) else { return };
+    for kind in PaymentKind::ALL {
+        let path = kind.path();
+        assert!(banking["paths"][path]["post"].is_object(), "POST {path} is not in the banking document");
+        assert!(banking["paths"][format!("{path}/{{uid}}/cancel")]["put"].is_object(), "PUT {path}/{{uid}}/cancel");
+    }
+    // One payable of each kind, sent through the product to the stand-in.
+    let (h, standin) = crate::common::gateway::with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    let pix = "00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de \
+               Tal6008BRASILIA62070503***63041D3D";
+    let mut bills = vec![ACME_RENT_DECEMBER.to_string(), ACME_SUPPLIES_PENDING.to_string()];
+    for bill in &bills {
+        crate::dispatch::from_checking(&h, &token, bill).await;
+    }
+    for (description, coordinates) in [
+        ("Pix copia e cola", json!({"payment_method_kind": "pix", "pix_copia_e_cola": pix})),
+        (
+            "Conta de água",
+            json!({"payment_method_kind": "utility", "barcode": "84670000001435900240200240500024384221010811"}),
+        ),
+        ("Frete", crate::dispatch::ted_coordinates()),
+        ("DARF", crate::dispatch::darf_coordinates()),
+    ] {
+        bills.push(crate::dispatch::official(&h, &token, description, "143.59", coordinates).await);
+    }
+    for (n, bill) in bills.iter().enumerate() {
+        let sent = crate::dispatch::dispatch(&h, &token, bill, &format!("kind-{n}")).await;
+        assert_eq!(sent.status, 200, "{}", crate::common::text(&sent));
+    }
+    let requests = standin.payment_requests();
+    let mut paths: Vec<&str> = requests.iter().map(|(path, _)| path.as_str()).collect();
+    paths.sort();
+    let mut every: Vec<&str> = PaymentKind::ALL.iter().map(|k| k.path()).collect();
+    every.sort();
+    assert_eq!(paths, every, "one payment of each kind");
+    for (path, body) in &requests {
+        let schema = &banking["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"];
+        let mut found = Vec::new();
+        departures(&banking, schema, body, path, &mut found);
+        assert!(found.is_empty(), "POST {path} {body}:\n{}", found.join("\n"));
+    }
 }

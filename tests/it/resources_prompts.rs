@@ -298,7 +298,14 @@ async fn completion_offers_record_ids_by_label_prefix_for_every_template() {
         (
             "payables",
             "b1110000-0001-4000-8000-00000000000",
-            &[ACME_RENT_DECEMBER, ACME_RENT_NOVEMBER, ACME_SUPPLIES_CANCELLED, ACME_SUPPLIES_PENDING],
+            &[
+                ACME_RENT_DECEMBER,
+                ACME_RENT_NOVEMBER,
+                ACME_SUPPLIES_CANCELLED,
+                ACME_SUPPLIES_PENDING,
+                ACME_SERVICE_CHARGE_DECEMBER,
+                ACME_DARF_NOVEMBER,
+            ],
         ),
         ("receivables", "venda", &[ACME_SALE_PENDING, ACME_SALE_RECEIVED, ACME_SALE_CANCELLED]),
         ("receivables", "alug", &[]),
@@ -313,7 +320,7 @@ async fn completion_offers_record_ids_by_label_prefix_for_every_template() {
         assert_eq!(got, expected, "{resource} / {prefix:?}");
     }
     let reply = h.send(complete_id("payables", "").bearer(&owner).build()).await.result();
-    assert_eq!(reply["completion"]["values"].as_array().unwrap().len(), 4);
+    assert_eq!(reply["completion"]["values"].as_array().unwrap().len(), 6);
     assert_eq!(reply["completion"]["hasMore"], false);
 }
 

@@ -10,11 +10,11 @@
 //! payment document — the barcode, the copy-and-paste code, the tax slip's data and the
 //! scheduled day — on the first only, as the tax charges do: a slip is never paid twice.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::domain::coordinates::{self as rules, Refusal};
+use crate::domain::coordinates::{self as rules, Refusal, TaxData, TaxKind};
 use crate::domain::dates::Timestamp;
 use crate::error::ApiError;
 use crate::ops::common::unprocessable;
@@ -65,119 +65,6 @@ impl PixKeyType {
             PixKeyType::Random => "random",
         }
     }
-}
-
-// The kind of a tax slip (guia).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaxKind {
-    Itbi,
-    Icms,
-    Iss,
-    Iptu,
-    Fgts,
-    Dare,
-    Darf,
-    Gru,
-    Gps,
-}
-
-impl TaxKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaxKind::Itbi => "itbi",
-            TaxKind::Icms => "icms",
-            TaxKind::Iss => "iss",
-            TaxKind::Iptu => "iptu",
-            TaxKind::Fgts => "fgts",
-            TaxKind::Dare => "dare",
-            TaxKind::Darf => "darf",
-            TaxKind::Gru => "gru",
-            TaxKind::Gps => "gps",
-        }
-    }
-}
-
-/// A number of zero or more, as the tax slip's amounts travel (the banking gateway
-/// takes them as JSON numbers).
-fn non_negative(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({ "type": "number", "minimum": 0 })
-}
-
-/// A tax slip paid by its data instead of a barcode (DARF, GPS, FGTS…), as the banking
-/// gateway takes it: every member optional, the amounts JSON numbers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TaxData {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub tax_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub reference_number: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub taxpayer_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub taxpayer_number: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub taxpayer_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub calculation_date: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub competence_date: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expire_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub fine_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub interest_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub gross_income_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub total_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub discount_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub other_deduction_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub other_addition_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub other_entities_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub monetary_update_amount: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub contributor_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub fgts_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub collection_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub pis_pasep_number: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "non_negative")]
-    pub jam_percentage: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub connectivity_seal: Option<String>,
 }
 
 /// The coordinates a create or update sends: only the fields sent change, `null` clears

@@ -398,9 +398,9 @@ const PAYABLE_BANK: [Op; 2] = [
         .tool(
             "finance_payables_send_to_bank",
             "Pay a payable through the bank",
-            "Pays a pending payable through the bank: its barcode or Pix code, from its account connected to the bank. \
-kobana_status: pending, scheduled, confirmed (then it is paid, with a receipt) or rejected. Moves money: asks the user \
-to confirm.",
+            "Pays a pending payable through the bank: its barcode, Pix code or key, bank account (TED) or tax_data, from its \
+account connected to the bank. kobana_status: pending, scheduled, confirmed (then it is paid, with a receipt) or \
+rejected. Moves money: asks the user to confirm.",
         )
         .confirmed(confirm_send_to_bank),
     Op::write("post", "/{id}/cancel-dispatch", "cancel_dispatch", "Cancel a payable's dispatch to the bank", run_cancel_dispatch)
@@ -528,6 +528,8 @@ fn confirm_send_to_bank(c: Call<'_>) -> Asking<'_> {
             PaymentKind::PixTransfer => "by Pix to its key",
             PaymentKind::Utility => "by its slip's barcode",
             PaymentKind::BankBillet => "by boleto",
+            PaymentKind::Ted => "by TED to its bank account",
+            PaymentKind::Tax => "by its tax guide's data",
         };
         let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
             Some(account) => format!(" from the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?),

@@ -7,8 +7,9 @@
 //! * **What a dispatch needs** (422 naming it otherwise): a pending, official payable
 //!   (`payment_approval` null or `creation_approved`), the payment coordinates of its
 //!   method — the barcode of a boleto, a utility bill or a tax slip, the copia-e-cola
-//!   of a Pix or a Pix key (a transfer) — and a settlement account the gateway knows
-//!   (`kobana_account_uid`).
+//!   of a Pix or a Pix key (a transfer), the payee's bank account and CPF or CNPJ for a
+//!   TED, a tax guide's kind and data when it has no barcode — and a settlement account
+//!   the gateway knows (`kobana_account_uid`).
 //! * **Paid once.** The gateway's idempotency key is the payable's id and the number
 //!   of dispatches cancelled before this one: a dispatch retried after a timeout finds
 //!   the payment the first attempt made. Nothing is written unless the gateway made the
@@ -123,34 +124,41 @@ pub async fn refuse_if_dispatched(conn: &mut Conn, ws: &Membership, id: &str, wh
     }
 }
 
-/// The gateway's payment for the payable's method, from its coordinates: 422 naming
-/// what is missing.
-fn payment_of(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<(PaymentKind, String), ApiError> {
+/// The gateway's payment for the payable's method, from its coordinates: its kind and
+/// what it pays (the amount, source account, day and payable's id are the caller's).
+/// 422 naming what is missing.
+fn payment_of(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<(PaymentKind, NewPayment), ApiError> {
     let method = bill.row.payment_method_kind.as_deref();
     let barcode = coordinates.barcode.clone();
     let pix = coordinates.pix_copia_e_cola.clone();
     let needs = |field: &str, what: &str| {
         unprocessable(field, "missing", &format!("Sending this payable to the bank needs {what} ({field})"))
     };
+    let by_code = |kind, code| Ok((kind, NewPayment { code: Some(code), ..NewPayment::default() }));
+    let by_qrcode = |code| Ok((PaymentKind::Pix, NewPayment { qrcode: Some(code), ..NewPayment::default() }));
+    let by_key = |key| Ok((PaymentKind::PixTransfer, pix_transfer(bill, coordinates, key)));
     match method {
-        Some("bank_billet") => {
-            Ok((PaymentKind::BankBillet, barcode.ok_or_else(|| needs("barcode", "the boleto's barcode"))?))
-        }
-        Some("utility" | "tribute") => {
-            Ok((PaymentKind::Utility, barcode.ok_or_else(|| needs("barcode", "the slip's barcode"))?))
-        }
+        Some("bank_billet") => by_code(PaymentKind::BankBillet, barcode.ok_or_else(|| needs("barcode", "the boleto's barcode"))?),
+        Some("utility") => by_code(PaymentKind::Utility, barcode.ok_or_else(|| needs("barcode", "the slip's barcode"))?),
+        Some("tribute") => match barcode {
+            Some(code) => by_code(PaymentKind::Utility, code),
+            None => Ok((PaymentKind::Tax, tax_guide(coordinates).map_err(|(field, what)| needs(&field, &what))?)),
+        },
+        Some("ted") => Ok((PaymentKind::Ted, ted(bill, coordinates).map_err(|(field, what)| needs(field, what))?)),
         Some("pix") => match (pix, coordinates.pix_key.clone()) {
-            (Some(code), _) => Ok((PaymentKind::Pix, code)),
-            (None, Some(key)) => Ok((PaymentKind::PixTransfer, key)),
+            (Some(code), _) => by_qrcode(code),
+            (None, Some(key)) => by_key(key),
             (None, None) => Err(needs("pix_copia_e_cola", "the Pix copia-e-cola code or a Pix key")),
         },
         None => match (barcode, pix, coordinates.pix_key.clone()) {
-            (Some(code), _, _) => Ok((PaymentKind::BankBillet, code)),
-            (None, Some(code), _) => Ok((PaymentKind::Pix, code)),
-            (None, None, Some(key)) => Ok((PaymentKind::PixTransfer, key)),
-            (None, None, None) => {
-                Err(needs("barcode", "a payment method and its coordinates: a barcode, a Pix code or a Pix key"))
-            }
+            (Some(code), _, _) => by_code(PaymentKind::BankBillet, code),
+            (None, Some(code), _) => by_qrcode(code),
+            (None, None, Some(key)) => by_key(key),
+            (None, None, None) => Err(needs(
+                "barcode",
+                "a payment method and its coordinates: a barcode, a Pix code or a Pix key (a TED or a tax guide by its \
+                 data, its payment_method_kind)",
+            )),
         },
         Some(other) => Err(unprocessable(
             "payment_method_kind",
@@ -158,6 +166,75 @@ fn payment_of(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<(Payme
             &format!("A payable paid by {other} is not sent to the bank: pay it and settle it"),
         )),
     }
+}
+
+/// Whom a transfer pays: the beneficiary named on the payable, else its person.
+fn beneficiary_of(bill: &Billing, coordinates: &PaymentCoordinates) -> gateway::Beneficiary {
+    gateway::Beneficiary {
+        name: coordinates.beneficiary_name.clone().or_else(|| bill.row.person_name.clone()),
+        document_number: coordinates.beneficiary_document.clone(),
+    }
+}
+
+/// A Pix to the payee's key.
+fn pix_transfer(bill: &Billing, coordinates: &PaymentCoordinates, key: String) -> NewPayment {
+    NewPayment {
+        target: Some("key".into()),
+        key_type: coordinates.pix_key_type.clone(),
+        key: Some(key),
+        beneficiary: Some(beneficiary_of(bill, coordinates)),
+        ..NewPayment::default()
+    }
+}
+
+/// A TED to the payee's account: its bank (COMPE code or ISPB), branch, account and its
+/// digit, and the holder's CPF or CNPJ, else the first of them it lacks (the field and
+/// what it is). The branch's digit and the transfer's purpose go when the payable has
+/// them.
+fn ted(bill: &Billing, coordinates: &PaymentCoordinates) -> Result<NewPayment, (&'static str, &'static str)> {
+    let number = |code: &Option<String>| code.as_deref().and_then(|c| c.parse::<u32>().ok());
+    let (compe_number, ispb_number) = (number(&coordinates.bank_code), number(&coordinates.bank_ispb));
+    let required = [
+        ("bank_code", "the payee's bank (bank_code or bank_ispb)", compe_number.is_some() || ispb_number.is_some()),
+        ("agency", "the payee's branch", coordinates.agency.is_some()),
+        ("account_number", "the payee's account number", coordinates.account_number.is_some()),
+        ("account_digit", "the payee's account check digit", coordinates.account_digit.is_some()),
+        ("beneficiary_document", "the account holder's CPF or CNPJ", coordinates.beneficiary_document.is_some()),
+    ];
+    if let Some((field, what, _)) = required.into_iter().find(|(_, _, present)| !present) {
+        return Err((field, what));
+    }
+    Ok(NewPayment {
+        bank_account: Some(gateway::BankAccount {
+            compe_number,
+            ispb_number,
+            agency_number: coordinates.agency.clone(),
+            agency_digit: coordinates.agency_digit.clone(),
+            account_number: coordinates.account_number.clone(),
+            account_digit: coordinates.account_digit.clone(),
+            ..gateway::BankAccount::default()
+        }),
+        transfer_purpose: coordinates.transfer_purpose.clone(),
+        beneficiary: Some(beneficiary_of(bill, coordinates)),
+        ..NewPayment::default()
+    })
+}
+
+/// A tax guide paid by its data (`format` `data`): its kind and data, whose form the
+/// gateway requires complete, else the first field it lacks and what it is.
+fn tax_guide(coordinates: &PaymentCoordinates) -> Result<NewPayment, (String, String)> {
+    let Some(data) = coordinates.tax_data.clone() else {
+        return Err(("tax_data".into(), "the guide's barcode, or its tax_kind and tax_data".into()));
+    };
+    let Some(kind) = coordinates.tax_kind.clone() else { return Err(("tax_kind".into(), "the guide's kind".into())) };
+    let missing = data.missing();
+    if let Some(member) = missing.first() {
+        return Err((
+            format!("tax_data.{member}"),
+            format!("the guide's data the bank requires: {}", missing.join(", ")),
+        ));
+    }
+    Ok(NewPayment { tax_kind: Some(kind), format: Some("data".into()), data: Some(data), ..NewPayment::default() })
 }
 
 /// How the gateway pays the payable, from its method and coordinates: 422 naming what
@@ -261,26 +338,17 @@ pub async fn send_to_bank(
         .with_details(json!({ "reason": "already_dispatched", "kobana_payment_uid": dispatch.payment_uid })));
     }
     check_official(&bill)?;
-    let (kind, code) = payment_of(&bill, &coordinates_of(&bill))?;
+    let coordinates = coordinates_of(&bill);
+    let (kind, paid) = payment_of(&bill, &coordinates)?;
     let (account_id, account_uid) = source_account(conn, ws, &bill).await?;
     let amount = bill.row.nominal_amount;
     let attempt = earlier.map_or(0, |d| d.attempt + 1);
-    let coordinates = coordinates_of(&bill);
-    let transfer = kind == PaymentKind::PixTransfer;
     let new = NewPayment {
         amount: gateway::amount_of(amount.0),
         financial_account_uid: account_uid,
-        code: matches!(kind, PaymentKind::BankBillet | PaymentKind::Utility).then(|| code.clone()),
-        qrcode: (kind == PaymentKind::Pix).then(|| code.clone()),
-        target: transfer.then(|| "key".to_string()),
-        key_type: coordinates.pix_key_type.clone().filter(|_| transfer),
-        key: transfer.then_some(code),
-        beneficiary: transfer.then(|| gateway::Beneficiary {
-            name: coordinates.beneficiary_name.clone().or_else(|| bill.row.person_name.clone()),
-            document_number: coordinates.beneficiary_document.clone(),
-        }),
         scheduled_to: coordinates.scheduled_to.map(|t| t.date().to_string()),
         external_id: Some(bill.row.id.clone()),
+        ..paid
     };
     let key = format!("kfin-dispatch-{}-{attempt}", bill.row.id);
     let payment = ctx.state.gateway.create_payment(kind, &new, &key).await.map_err(gateway_error)?;
@@ -442,7 +510,10 @@ async fn paid(
                 .await?;
         }
     }
-    let beneficiary = payment.beneficiary.clone().unwrap_or_default();
+    // Whom it paid: as the gateway names them, else as the payable does.
+    let (payee, named) = (payment.payee(), coordinates_of(&bill));
+    let payee_name = payee.name.or(named.beneficiary_name).or_else(|| bill.row.person_name.clone());
+    let payee_document = payee.document_number.or(named.beneficiary_document);
     let receipt = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now().to_string();
     let inserted = sql::query(
@@ -458,8 +529,8 @@ async fn paid(
     .bind(&kept.source_account_id)
     .bind(paid_at.to_string())
     .bind(cents.0)
-    .bind(beneficiary.name.or_else(|| bill.row.person_name.clone()))
-    .bind(beneficiary.document_number)
+    .bind(payee_name)
+    .bind(payee_document)
     .bind(bill.row.payment_method_kind.clone().unwrap_or_else(|| kept.kind.as_str().to_string()))
     .bind(&payment.uid)
     .bind(&now)

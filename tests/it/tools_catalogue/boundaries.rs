@@ -184,10 +184,17 @@ async fn list_tools_filter_sort_page_and_project() {
     let ids: BTreeSet<&str> = seen.iter().map(|(_, id)| id.as_str()).collect();
     assert_eq!(
         ids,
-        BTreeSet::from([ACME_RENT_DECEMBER, ACME_RENT_NOVEMBER, ACME_SUPPLIES_CANCELLED, ACME_SUPPLIES_PENDING]),
-        "ACME's four payables, once each"
+        BTreeSet::from([
+            ACME_RENT_DECEMBER,
+            ACME_RENT_NOVEMBER,
+            ACME_SUPPLIES_CANCELLED,
+            ACME_SUPPLIES_PENDING,
+            ACME_SERVICE_CHARGE_DECEMBER,
+            ACME_DARF_NOVEMBER
+        ]),
+        "ACME's six payables, once each"
     );
-    assert_eq!(seen.len(), 4);
+    assert_eq!(seen.len(), 6);
     assert!(seen.windows(2).all(|w| w[0].0 >= w[1].0), "descending amount: {seen:?}");
 
     let early = a

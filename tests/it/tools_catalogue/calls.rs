@@ -191,14 +191,14 @@ async fn every_tool_runs(find: bool) {
 
     // Payables.
     let pending = a.ok("finance_payables_list", json!({"filters": {"status": "pending"}})).await;
-    assert_eq!(pending["data"].as_array().unwrap().len(), 2);
+    assert_eq!(pending["data"].as_array().unwrap().len(), 4);
     let rent = a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await;
     assert_eq!((rent["status"].as_str(), rent["amount"].as_str()), (Some("pending"), Some("4500.00")));
     let totals =
         a.ok("finance_payables_aggregates", json!({"start_date": "2026-11-01", "end_date": "2026-12-31"})).await;
     assert_eq!(
         (totals["count"].as_i64(), totals["total"].as_str(), totals["pending"].as_str(), totals["paid"].as_str()),
-        (Some(4), Some("9150.00"), Some("4650.00"), Some("4500.00")),
+        (Some(6), Some("10830.45"), Some("6330.45"), Some("4500.00")),
         "{totals}"
     );
     let power = a

@@ -1,7 +1,9 @@
 //! A stand-in of Kobana's banking API, for `make run` and the tests: the payment paths
-//! the gateway client calls (`POST /v2/payment/{bank_billets|utilities|pix}`, `GET …/{uid}`,
-//! `PUT …/{uid}/cancel`), with the same bodies, its own state, and the events a real
-//! gateway sends, signed as it signs them. It listens on 127.0.0.1 only, on a port of
+//! the gateway client calls (`POST /v2/payment/{bank_billets|utilities|pix|taxes}`,
+//! `/v2/transfer/{pix|ted}`, `GET …/{uid}`, `PUT …/{uid}/cancel`) and the charges', with
+//! the same bodies, its own state, and the events a real gateway sends (a transfer's
+//! `transfer.db.updated`, any other payment's `payment.db.updated`), signed as it signs
+//! them. It listens on 127.0.0.1 only, on a port of
 //! its own, and stops with the process that started it.
 //!
 //! A payment starts `pending`, is `scheduled`, then `confirmed` (paid); `rejected` and
@@ -11,12 +13,17 @@
 //! the signed events with [`StandIn::take_events`]. Failures are injected on request:
 //! a share of calls answered 503 before anything happens, or after the payment is made
 //! (the answer lost, as a timeout loses it).
+//!
+//! The payments' paths are in `payments.rs`, the charges' (Pix charges, boletos) in
+//! `charges.rs`; here, what every call starts with, the state and the clock that moves it.
+
+mod charges;
+mod payments;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
@@ -24,10 +31,9 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use http_body_util::Full;
 
-use super::{
-    sign, BankBillet, Beneficiary, Envelope, ErrorBody, Event, NewBankBillet, NewPayment, NewPixCharge, Payment,
-    PaymentKind, PixCharge, PixCode, Reason, TERMINAL,
-};
+use self::charges::{billet_moved, cancel_billet, cancel_pix, create_billet, create_pix, pix_moved};
+use self::payments::{cancel, create, moved, show};
+use super::{sign, BankBillet, ErrorBody, Event, Payment, PixCharge, Reason};
 
 /// How the stand-in moves payments by itself and tells the product.
 #[derive(Debug, Clone)]
@@ -77,6 +83,8 @@ struct Book {
     seed: u64,
     /// When each payment last moved, in steps of the clock below.
     moved: HashMap<String, std::time::Instant>,
+    /// The body of each payment asked for, with its path, as received.
+    requests: Vec<(String, serde_json::Value)>,
 }
 
 struct Shared {
@@ -105,8 +113,9 @@ impl StandIn {
             .route("/v2/payment/{collection}", post(create))
             .route("/v2/payment/{collection}/{uid}", get(show))
             .route("/v2/payment/{collection}/{uid}/cancel", put(cancel))
-            .route("/v2/transfer/pix", post(create_transfer))
-            .route("/v2/transfer/pix/{uid}/cancel", put(cancel_transfer))
+            .route("/v2/transfer/{collection}", post(create))
+            .route("/v2/transfer/{collection}/{uid}", get(show))
+            .route("/v2/transfer/{collection}/{uid}/cancel", put(cancel))
             .route("/v2/charge/pix", post(create_pix))
             .route("/v2/charge/pix/{uid}/cancel", put(cancel_pix))
             .route("/v1/bank_billets", post(create_billet))
@@ -129,6 +138,12 @@ impl StandIn {
     /// Every payment as it stands.
     pub fn payments(&self) -> Vec<Payment> {
         self.book().payments.clone()
+    }
+
+    /// The body of every payment asked for (answered or refused), with its path, in the
+    /// order received: what a client sent, to hold against the banking API's document.
+    pub fn payment_requests(&self) -> Vec<(String, serde_json::Value)> {
+        self.book().requests.clone()
     }
 
     /// Every Pix charge as it stands.
@@ -203,9 +218,9 @@ impl StandIn {
 impl Book {
     fn event(&mut self, payment: &Payment) {
         let data = serde_json::to_value(payment).unwrap_or_default();
-        let code = match payment.kind {
-            PaymentKind::PixTransfer => "transfer.db.updated",
-            _ => "payment.db.updated",
+        let code = match payment.kind.is_transfer() {
+            true => "transfer.db.updated",
+            false => "payment.db.updated",
         };
         self.record(code, &payment.uid, data, &payment.updated_at);
     }
@@ -249,64 +264,6 @@ impl Book {
     }
 }
 
-fn moved(payment: &mut Payment, status: &str) {
-    let now = crate::clock::now_rfc3339();
-    payment.status = status.to_string();
-    match status {
-        "confirmed" => {
-            payment.confirmed_at = Some(now.clone());
-            payment.transaction_date = Some(now.clone());
-            payment.transaction_code = Some(format!("E{}", payment.uid.replace('-', "")[..20].to_uppercase()));
-        }
-        "rejected" => {
-            payment.rejected_at = Some(now.clone());
-            payment.rejected_error = Some("Saldo insuficiente".into());
-        }
-        _ => {}
-    }
-    payment.updated_at = now;
-}
-
-fn pix_moved(charge: &mut PixCharge, to: &str) {
-    let now = crate::clock::now_rfc3339();
-    match to {
-        "registered" => {
-            charge.registration_status = Some("confirmed".into());
-            charge.qrcode = Some(PixCode {
-                emv: Some(format!("00020126580014br.gov.bcb.pix0136{}5204000053039865802BR", charge.uid)),
-            });
-        }
-        "paid" => {
-            charge.status = "paid".into();
-            charge.paid_at = Some(now.clone());
-            charge.paid_amount = Some(charge.amount);
-        }
-        "rejected" => charge.registration_status = Some("rejected".into()),
-        other => charge.status = other.into(),
-    }
-    charge.updated_at = now;
-}
-
-fn billet_moved(billet: &mut BankBillet, to: &str) {
-    let now = crate::clock::now_rfc3339();
-    match to {
-        "registered" => {
-            billet.status = "opened".into();
-            billet.registration_status = Some("confirmed".into());
-            billet.barcode = Some("34191090080000000000000000000018316560000450000".into());
-            billet.line = Some("34191.09008 00000.000000 00000.000018 3 16560000450000".into());
-        }
-        "paid" => {
-            billet.status = "paid".into();
-            billet.paid_at = Some(now.clone());
-            billet.paid_amount = Some(billet.amount);
-        }
-        "rejected" => billet.registration_status = Some("rejected".into()),
-        other => billet.status = other.into(),
-    }
-    billet.updated_at = Some(now);
-}
-
 fn refusal(status: StatusCode, code: &str, param: Option<&str>, title: &str) -> Response {
     let body = ErrorBody {
         status: status.as_u16(),
@@ -340,151 +297,6 @@ fn refusal_of(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
     book.roll(rate).then(unavailable)
 }
 
-async fn create(
-    State(shared): State<Arc<Shared>>,
-    Path(collection): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let Some(kind) = [PaymentKind::BankBillet, PaymentKind::Utility, PaymentKind::Pix]
-        .into_iter()
-        .find(|k| k.collection() == collection)
-    else {
-        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Recurso não encontrado");
-    };
-    make(&shared, kind, &headers, &body)
-}
-
-/// `POST /v2/transfer/pix`: a Pix to a key.
-async fn create_transfer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    make(&shared, PaymentKind::PixTransfer, &headers, &body)
-}
-
-/// Makes a payment of `kind`, or answers the one its idempotency key made.
-fn make(shared: &Shared, kind: PaymentKind, headers: &HeaderMap, body: &[u8]) -> Response {
-    if let Some(refused) = refusal_of(shared, headers) {
-        return refused;
-    }
-    let Ok(new) = serde_json::from_slice::<NewPayment>(body) else {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
-    };
-    let (code, param) = match kind {
-        PaymentKind::Pix => (new.qrcode.clone(), "qrcode"),
-        PaymentKind::PixTransfer => (new.key.clone().filter(|_| new.target.as_deref() == Some("key")), "key"),
-        _ => (new.code.clone(), "code"),
-    };
-    let Some(code) = code.filter(|c| !c.trim().is_empty()) else {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "blank", Some(param), "não pode ficar em branco");
-    };
-    if !shared.options.accounts.contains(&new.financial_account_uid) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "not_found",
-            Some("financial_account_uid"),
-            "Conta financeira não encontrada",
-        );
-    }
-    if new.amount.is_nan() || new.amount <= 0.0 {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", Some("amount"), "deve ser maior que 0");
-    }
-    let key = headers.get("x-idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let existing = key.as_ref().and_then(|k| book.keys.get(k)).cloned();
-    let payment = match existing.and_then(|uid| book.payments.iter().find(|p| p.uid == uid).cloned()) {
-        Some(payment) => payment,
-        None => {
-            let now = crate::clock::now_rfc3339();
-            let payment = Payment {
-                uid: uuid::Uuid::new_v4().to_string(),
-                kind,
-                amount: new.amount,
-                status: "pending".into(),
-                scheduled_to: new.scheduled_to.clone(),
-                confirmed_at: None,
-                rejected_at: None,
-                rejected_error: None,
-                transaction_code: None,
-                transaction_date: None,
-                financial_account_uid: new.financial_account_uid.clone(),
-                external_id: new.external_id.clone(),
-                beneficiary: Some(Beneficiary {
-                    name: Some(format!(
-                        "Beneficiário {}",
-                        &code.chars().filter(char::is_ascii_digit).take(3).collect::<String>()
-                    )),
-                    document_number: None,
-                }),
-                created_at: now.clone(),
-                updated_at: now,
-            };
-            if let Some(key) = key {
-                book.keys.insert(key, payment.uid.clone());
-            }
-            book.payments.push(payment.clone());
-            book.event(&payment);
-            payment
-        }
-    };
-    if book.answer_lost(shared.options.lost_answer_rate) {
-        return unavailable();
-    }
-    (StatusCode::CREATED, Json(Envelope { status: 201, data: payment })).into_response()
-}
-
-async fn show(
-    State(shared): State<Arc<Shared>>,
-    Path((_collection, uid)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    match book.payments.iter().find(|p| p.uid == uid) {
-        Some(payment) => Json(Envelope { status: 200, data: payment.clone() }).into_response(),
-        None => refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado"),
-    }
-}
-
-async fn cancel_transfer(state: State<Arc<Shared>>, Path(uid): Path<String>, headers: HeaderMap) -> Response {
-    cancel(state, Path(("pix".to_string(), uid)), headers).await
-}
-
-async fn cancel(
-    State(shared): State<Arc<Shared>>,
-    Path((_collection, uid)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(payment) = book.payments.iter_mut().find(|p| p.uid == uid) else {
-        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado");
-    };
-    if payment.status == "canceled" {
-        let payment = payment.clone();
-        return Json(Envelope { status: 200, data: serde_json::json!({"status": "success", "payment": payment}) })
-            .into_response();
-    }
-    if TERMINAL.contains(&payment.status.as_str()) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_status",
-            Some("status"),
-            "O pagamento não pode mais ser cancelado",
-        );
-    }
-    moved(payment, "canceled");
-    let payment = payment.clone();
-    book.event(&payment);
-    Json(Envelope {
-        status: 200,
-        data: serde_json::json!({"status": "success", "operation": "cancel", "payment": payment}),
-    })
-    .into_response()
-}
-
 /// The idempotency key of a call, if it sent one.
 fn key_of(headers: &HeaderMap) -> Option<String> {
     headers.get("x-idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_string)
@@ -493,163 +305,6 @@ fn key_of(headers: &HeaderMap) -> Option<String> {
 fn is_document(text: &str) -> bool {
     let digits: String = text.chars().filter(char::is_ascii_digit).collect();
     digits.len() == 11 || digits.len() == 14
-}
-
-async fn create_pix(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let Ok(new) = serde_json::from_slice::<NewPixCharge>(&body) else {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
-    };
-    if !shared.options.accounts.contains(&new.pix_account_uid) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "not_found",
-            Some("pix_account_uid"),
-            "Conta Pix não encontrada",
-        );
-    }
-    if !is_document(&new.payer.document_number) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid",
-            Some("payer.document_number"),
-            "CPF/CNPJ inválido",
-        );
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let key = key_of(&headers);
-    if let Some(uid) = key.as_ref().and_then(|k| book.keys.get(k)).cloned() {
-        if let Some(charge) = book.pix.iter().find(|c| c.uid == uid).cloned() {
-            return (StatusCode::CREATED, Json(Envelope { status: 201, data: charge })).into_response();
-        }
-    }
-    let now = crate::clock::now_rfc3339();
-    let charge = PixCharge {
-        uid: uuid::Uuid::new_v4().to_string(),
-        amount: new.amount,
-        pix_account_uid: Some(new.pix_account_uid.clone()),
-        status: "opened".into(),
-        registration_status: Some("pending".into()),
-        paid_at: None,
-        paid_amount: None,
-        url: None,
-        qrcode: None,
-        external_id: new.external_id.clone(),
-        created_at: now.clone(),
-        updated_at: now,
-    };
-    if let Some(key) = key {
-        book.keys.insert(key, charge.uid.clone());
-    }
-    book.pix.push(charge.clone());
-    book.pix_event(&charge);
-    if book.answer_lost(shared.options.lost_answer_rate) {
-        return unavailable();
-    }
-    (StatusCode::CREATED, Json(Envelope { status: 201, data: charge })).into_response()
-}
-
-async fn cancel_pix(State(shared): State<Arc<Shared>>, Path(uid): Path<String>, headers: HeaderMap) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(charge) = book.pix.iter().find(|c| c.uid == uid).cloned() else {
-        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Pix não encontrado");
-    };
-    if ["paid", "canceled", "generation_failed"].contains(&charge.status.as_str()) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_status",
-            Some("status"),
-            "O Pix não pode ser cancelado",
-        );
-    }
-    if !book.cancelling.contains(&uid) {
-        book.cancelling.push(uid);
-    }
-    Json(Envelope { status: 200, data: serde_json::json!({"status": "pending", "operation": "cancel"}) })
-        .into_response()
-}
-
-async fn create_billet(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let Ok(new) = serde_json::from_slice::<NewBankBillet>(&body) else {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
-    };
-    if !shared.options.billet_accounts.contains(&new.bank_billet_account_id) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "not_found",
-            Some("bank_billet_account_id"),
-            "Carteira não encontrada",
-        );
-    }
-    let address = [
-        &new.customer_zipcode,
-        &new.customer_address,
-        &new.customer_neighborhood,
-        &new.customer_city_name,
-        &new.customer_state,
-    ];
-    if !is_document(&new.customer_cnpj_cpf) || address.iter().any(|f| f.trim().is_empty()) {
-        return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", Some("customer"), "Dados do pagador incompletos");
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let key = key_of(&headers);
-    if let Some(id) = key.as_ref().and_then(|k| book.keys.get(k)).cloned() {
-        if let Some(billet) = book.billets.iter().find(|b| b.id.to_string() == id).cloned() {
-            return (StatusCode::CREATED, Json(billet)).into_response();
-        }
-    }
-    let now = crate::clock::now_rfc3339();
-    let id = 1000 + book.billets.len() as i64 + 1;
-    let billet = BankBillet {
-        id,
-        uid: Some(uuid::Uuid::new_v4().to_string()),
-        amount: new.amount,
-        status: "generating".into(),
-        registration_status: Some("pending".into()),
-        paid_at: None,
-        paid_amount: None,
-        url: Some(format!("https://bole.to/{id}")),
-        line: None,
-        barcode: None,
-        created_at: Some(now.clone()),
-        updated_at: Some(now),
-    };
-    if let Some(key) = key {
-        book.keys.insert(key, id.to_string());
-    }
-    book.billets.push(billet.clone());
-    book.billet_event(&billet);
-    (StatusCode::CREATED, Json(billet)).into_response()
-}
-
-async fn cancel_billet(State(shared): State<Arc<Shared>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(billet) = book.billets.iter_mut().find(|b| b.id.to_string() == id) else {
-        return refusal(StatusCode::NOT_FOUND, "not_found", None, "Boleto não encontrado");
-    };
-    if ["paid", "canceled"].contains(&billet.status.as_str()) {
-        return refusal(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_status",
-            Some("status"),
-            "O boleto não pode ser cancelado",
-        );
-    }
-    billet_moved(billet, "canceled");
-    let billet = billet.clone();
-    book.billet_event(&billet);
-    Json(billet).into_response()
 }
 
 /// Moves each live payment one step per `step` and delivers the events.

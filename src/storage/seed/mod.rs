@@ -1,7 +1,11 @@
 //! Demo data for local use and tests: two workspaces (so isolation is visible) and
 //! users in the roles owner, finance and viewer. Ids are fixed so documentation,
 //! event fixtures and scripts can name them. Everything is written in one transaction
-//! with `created_via = 'system'`.
+//! with `created_via = 'system'`. What the demo pays and charges through the bank is
+//! in `banking.rs`, Beta's records beyond its account and payable in `beta.rs`.
+
+mod banking;
+mod beta;
 
 use crate::storage::{sql, Conn};
 use serde::Serialize;
@@ -328,7 +332,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         .await?;
     }
     // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, account, payment date, settlement txn)
-    let bills: [DemoBill; 8] = [
+    let bills: [DemoBill; 10] = [
         (
             "b1110000-0001-4000-8000-000000000001",
             acme_ws,
@@ -435,6 +439,36 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             None,
         ),
         (
+            ACME_SERVICE_CHARGE_DECEMBER,
+            acme_ws,
+            ACME,
+            "payable",
+            "Condomínio de dezembro",
+            "85000",
+            "2026-12-15",
+            "pending",
+            Some(ACME_LANDLORD),
+            Some(ACME_RENT_CATEGORY),
+            None,
+            None,
+            None,
+        ),
+        (
+            ACME_DARF_NOVEMBER,
+            acme_ws,
+            ACME,
+            "payable",
+            "DARF IRPJ de novembro",
+            "83045",
+            "2026-12-20",
+            "pending",
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+        (
             "b1110000-0001-4000-8000-000000000021",
             beta_ws,
             BETA,
@@ -485,41 +519,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         &[acme_ws],
     )
     .await?;
-    // How December's rent is paid: the landlord's boleto (Itaú, R$ 4.500,00 due on the
-    // 10th; its digitable line), and the stationery supplier's Pix key.
-    insert(
-        conn,
-        "INSERT INTO payment_coordinates (billing_id, workspace_id, barcode, beneficiary_name, beneficiary_document)
-         VALUES ('b1110000-0001-4000-8000-000000000001', $1, '34191090080000000000000000000018316560000450000',
-                 'Imobiliária Central Ltda', '45997418000153')",
-        &[acme_ws],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO payment_coordinates (billing_id, workspace_id, pix_key, pix_key_type)
-         VALUES ('b1110000-0001-4000-8000-000000000004', $1, 'financeiro@papelariaboavista.com.br', 'email')",
-        &[acme_ws],
-    )
-    .await?;
-    // The checking account is connected to the banking gateway: payables are sent to
-    // the bank from it (the embedded stand-in of `make run` knows this account).
-    insert(
-        conn,
-        "UPDATE financial_accounts SET kobana_account_uid = $1, kobana_billet_account_id = CAST($2 AS BIGINT) WHERE id = $3",
-        &[Some(ACME_CHECKING_KOBANA_UID), Some(ACME_CHECKING_BILLET_ACCOUNT), Some(ACME_CHECKING_ACCOUNT)],
-    )
-    .await?;
-    // The customer of the pending sale has a billing address (a boleto needs one).
-    insert(
-        conn,
-        "UPDATE people SET billing_address = $1 WHERE id = $2",
-        &[
-            Some(r#"{"street":"Av. Paulista","number":"1000","neighborhood":"Bela Vista","city":"São Paulo","state":"SP","zip_code":"01310100"}"#),
-            Some("9e000000-0001-4000-8000-000000000003"),
-        ],
-    )
-    .await?;
+    banking::connect(conn, acme_ws).await?;
     // A manual transaction: the partners' capital contribution.
     insert(
         conn,
@@ -549,7 +549,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         file_name: "extrato-itau-novembro.ofx",
         title: "Extrato Itaú — novembro",
         mime_type: "application/x-ofx",
-        content: include_bytes!("demo/extrato-itau-novembro.ofx"),
+        content: include_bytes!("../demo/extrato-itau-novembro.ofx"),
     };
     attach(conn, &statement, None, now).await?;
     // Automatic rules: ride-hailing debits are operating expenses of the admin center;
@@ -584,7 +584,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         )
         .await?;
     }
-    seed_beta(conn, now).await
+    beta::seed(conn, now).await
 }
 
 /// A demo attachment, stored in the database.
@@ -666,6 +666,10 @@ pub const ACME_SUPPLIES_PENDING: &str = "b1110000-0001-4000-8000-000000000004";
 pub const ACME_SALE_PENDING: &str = "b1110000-0001-4000-8000-000000000005";
 pub const ACME_SALE_RECEIVED: &str = "b1110000-0001-4000-8000-000000000006";
 pub const ACME_SALE_CANCELLED: &str = "b1110000-0001-4000-8000-000000000007";
+/// December's service charge: pending, paid by TED to the building's administrator.
+pub const ACME_SERVICE_CHARGE_DECEMBER: &str = "b1110000-0001-4000-8000-000000000008";
+/// November's corporate income tax (DARF): pending, paid by its data (no barcode).
+pub const ACME_DARF_NOVEMBER: &str = "b1110000-0001-4000-8000-000000000009";
 /// The settlement transaction of November's rent.
 pub const ACME_RENT_SETTLEMENT: &str = "7e000000-0001-4000-8000-000000000001";
 /// The manual transaction: the partners' capital contribution.
@@ -692,105 +696,3 @@ pub const BETA_RULE: &str = "5e1e0000-0001-4000-8000-000000000021";
 /// Acme's automatic rules: Uber debits, and the building's service-charge bills.
 pub const ACME_RIDES_RULE: &str = "5e1e0000-0001-4000-8000-000000000001";
 pub const ACME_SERVICE_CHARGE_RULE: &str = "5e1e0000-0001-4000-8000-000000000002";
-
-/// Beta's records beyond its account and payable: a second account, a category, a
-/// cost center, a person, a tax, a received receivable with its settlement, a transfer
-/// between its two accounts and an attachment linked to the settlement.
-async fn seed_beta(conn: &mut Conn, now: Option<&str>) -> Result<(), crate::storage::Error> {
-    let ws = Some(DEMO_WORKSPACE_BETA);
-    let company = Some(BETA);
-    insert(
-        conn,
-        "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, opening_balance_cents,
-                                         created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, 'Caixa Beta', 'cash', 10000, $4, $4, 'system', 'system')",
-        &[Some(BETA_CASH_ACCOUNT), ws, company, now],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO categories (id, workspace_id, company_id, name, level, category_type, created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, 'Infraestrutura em nuvem', 1, 'debit', $4, $4, 'system', 'system')",
-        &[Some(BETA_CATEGORY), ws, company, now],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO classification_centers (id, workspace_id, company_id, name, center_type, created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, 'Engenharia Beta', 'cost', $4, $4, 'system', 'system')",
-        &[Some(BETA_COST_CENTER), ws, company, now],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO people (id, workspace_id, company_id, name, kind, document_type, document_number, is_supplier, is_customer,
-                             emails, phones, created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, 'Nuvem Sul Hospedagem Ltda', 'juridical', 'cnpj', '60456789000111', 1, 1, '[]', '[]', $4, $4, 'system', 'system')",
-        &[Some(BETA_PERSON), ws, company, now],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO taxes (id, workspace_id, name, default_rate_bp, created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, 'PIS Beta', 65, $3, $3, 'system', 'system')",
-        &[Some(BETA_TAX), ws, now],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type, status,
-                               person_id, financial_account_id, payment_date, created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, 'receivable', 'Consultoria Beta NF-77', 777700, '2026-11-28', '2026-11-28', 'normal', 'received',
-                 $4, $5, '2026-11-28', $6, $6, 'system', 'system')",
-        &[Some(BETA_RECEIVABLE), ws, company, Some(BETA_PERSON), Some(BETA_ACCOUNT), now],
-    )
-    .await?;
-    insert(
-        conn,
-        "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents, occurred_at,
-                                             competence_date, transaction_type, person_id, classified, auto_created, billing_id,
-                                             created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, $4, 'Consultoria Beta NF-77', 777700, '2026-11-28', '2026-11-28', 'credit', $5, 1, 1, $6, $7, $7, 'system', 'system')",
-        &[Some(BETA_SETTLEMENT_TRANSACTION), ws, company, Some(BETA_ACCOUNT), Some(BETA_PERSON), Some(BETA_RECEIVABLE), now],
-    )
-    .await?;
-    insert(
-        conn,
-        "UPDATE billings SET transaction_id = $1 WHERE id = $2",
-        &[Some(BETA_SETTLEMENT_TRANSACTION), Some(BETA_RECEIVABLE)],
-    )
-    .await?;
-    // The transfer: a debit in the checking account and a credit in the cash account.
-    for (id, account, direction) in [
-        ("7e000000-0001-4000-8000-000000000022", BETA_ACCOUNT, "debit"),
-        ("7e000000-0001-4000-8000-000000000023", BETA_CASH_ACCOUNT, "credit"),
-    ] {
-        insert(
-            conn,
-            "INSERT INTO financial_transactions (id, workspace_id, company_id, financial_account_id, description, amount_cents, occurred_at,
-                                                 transaction_type, classified, auto_created, transfer_id, created_at, updated_at, created_via, updated_via)
-             VALUES ($1, $2, $3, $4, 'Suprimento do caixa Beta', 33300, '2026-11-29', $5, 1, 0, $6, $7, $7, 'system', 'system')",
-            &[Some(id), ws, company, Some(account), Some(direction), Some(BETA_TRANSFER), now],
-        )
-        .await?;
-    }
-    let xml: &[u8] = b"<?xml version=\"1.0\"?><nfse><numero>77</numero></nfse>\n";
-    let invoice = DemoFile {
-        id: BETA_ATTACHMENT,
-        workspace_id: DEMO_WORKSPACE_BETA,
-        file_name: "nfse-beta-77.xml",
-        title: "NFS-e Beta 77",
-        mime_type: "application/xml",
-        content: xml,
-    };
-    attach(conn, &invoice, Some(("transaction", BETA_SETTLEMENT_TRANSACTION)), now).await?;
-    insert(
-        conn,
-        "INSERT INTO automatic_rules (id, workspace_id, company_id, scope, position, description_contains, set_category_id,
-                                      created_at, updated_at, created_via, updated_via)
-         VALUES ($1, $2, $3, 'billings', 1, 'hospedagem', $4, $5, $5, 'system', 'system')",
-        &[Some(BETA_RULE), ws, company, Some(BETA_CATEGORY), now],
-    )
-    .await?;
-    Ok(())
-}
