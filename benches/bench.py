@@ -21,14 +21,18 @@ BENCH_ROUNDS (2) times interleaved. CPU per request is the server process's
 utime + stime (/proc/PID/stat) over the run divided by the requests wrk completed;
 the figures are the medians of the rounds. On PostgreSQL the database's CPU per request
 is measured the same way over every `postgres` process of the machine (so run it on a
-database server nothing else uses), and its transactions per request from
-pg_stat_database (each a round trip at least; read after the backends' counts are
-flushed, 11 s after each run). Prints a Markdown table.
+database server nothing else uses), its transactions per request from
+pg_stat_database (read after the backends' counts are flushed, 11 s after each run),
+its statements per request from pg_stat_statements (when the server preloads it), and
+the round trips per request from the TCP segments carrying data the server sent to it
+(`ss -ti`). The list also runs with 64 clients of one user and 64 clients of 64 users
+(USERS, members of the demo workspace). Prints Markdown tables, the last one PostgreSQL's
+product + database CPU over SQLite's product CPU, request by request.
 Before the load, the owner's tools/list bytes (wire and model-visible) on /mcp and in find
 mode, and a few summary searches' bytes, are printed (first backend only).
 BENCH_ONLY ("finance_payables_list|aging") keeps the requests whose label holds one of
 its words (all by default).
-Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql.
+Loopback only; everything it starts stops by itself. Needs wrk, taskset, sqlite3, psql, ss.
 """
 import http.client
 import json
@@ -41,9 +45,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 OWNER = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a01"
 WS = "2b93f876-769a-4bdc-b23e-304957f313b4"
+# The users of the run "64 clients of 64 users": one rate-limit counter each.
+USERS = [str(uuid.UUID(int=0xB0 << 120 | i)) for i in range(64)]
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -127,11 +134,13 @@ def capture(port, script, token):
     return head.encode() + b"\r\n" + payload, len(payload)
 
 
-def wrk(port, script, connections, duration, token):
+def wrk(port, script, connections, duration, token, tokens=None):
+    """A wrk run; with `tokens`, its requests take them in turn (one user each)."""
     out = subprocess.run(
         ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency",
          "-s", os.path.join(HERE, script), f"http://127.0.0.1:{port}/"],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, KFIN_BENCH_TOKEN=token), check=True,
+        capture_output=True, text=True, timeout=300, check=True,
+        env=dict(os.environ, KFIN_BENCH_TOKEN=token, KFIN_BENCH_TOKENS=" ".join(tokens or [])),
     ).stdout
     line = next(l for l in out.splitlines() if l.startswith("RESULT"))
     values = dict(kv.split("=") for kv in line.split()[1:])
@@ -150,18 +159,53 @@ def transactions(url):
     return int(out.strip())
 
 
-def measure(pid, port, script, connections, duration, token, database=None):
+def statements(url):
+    """The statements PostgreSQL has run for the database at `url` (pg_stat_statements'
+    calls, the counting query's own included), or None when the extension is not loaded
+    (`shared_preload_libraries`)."""
+    out = subprocess.run(["psql", "-Atq", url, "-c",
+                          "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements "
+                          "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"],
+                         capture_output=True, text=True, timeout=60)
+    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def segments_to_database(pid, port):
+    """TCP segments carrying data that process `pid` has sent to PostgreSQL (port `port`)
+    on its open connections (`ss -ti`'s data_segs_out): one per message it flushed, so
+    one per round trip — statements and the pool's checks alike."""
+    out = subprocess.run(["ss", "-tinpH", "state", "established", f"( dport = :{port} )"],
+                         capture_output=True, text=True, timeout=30).stdout
+    total, mine = 0, False
+    for line in out.splitlines():
+        if line and not line[0].isspace():
+            mine = f"pid={pid}," in line
+        elif mine:
+            found = re.search(r"data_segs_out:(\d+)", line)
+            total += int(found.group(1)) if found else 0
+    return total
+
+
+def measure(pid, port, script, connections, duration, token, database=None, tokens=None):
     """One load run: the server's CPU per request and, with `database` (its URL), the
-    database's CPU and transactions per request (the counting query's own is taken out)."""
+    database's CPU, transactions, statements and round trips per request (the counting
+    queries' own are taken out)."""
     xacts_before = transactions(database) if database else 0
+    statements_before = statements(database) if database else None
+    db_port = int(re.search(r":(\d+)/", database).group(1)) if database else 0
+    segments_before = segments_to_database(pid, db_port) if database else 0
     before, db_before = cpu_seconds(pid), database_cpu_seconds() if database else 0.0
-    values = wrk(port, script, connections, duration, token)
+    values = wrk(port, script, connections, duration, token, tokens)
     spent = cpu_seconds(pid) - before
     db_spent = database_cpu_seconds() - db_before if database else 0.0
+    segments = segments_to_database(pid, db_port) - segments_before if database else 0
     requests = int(values["requests"])
     xacts = (transactions(database) - xacts_before - 1) if database else 0
+    statements_after = statements(database) if database else None
+    ran = (statements_after - statements_before - 1) if statements_before is not None and statements_after else None
     return {"cpu_us": spent * 1e6 / requests, "db_us": db_spent * 1e6 / requests, "rps": float(values["rps"]),
-            "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"]), "xacts": xacts / requests}
+            "p50": float(values["p50_ms"]), "p99": float(values["p99_ms"]), "xacts": xacts / requests,
+            "statements": ran / requests if ran is not None else None, "round_trips": segments / requests}
 
 
 def post_json(port, path, token, method, params, version="2026-07-28"):
@@ -225,6 +269,18 @@ class Backend:
     def fill(self, binary, payables, transactions):
         for command in ("migrate", "seed"):
             subprocess.run([binary, command, "--database-url", self.url], check=True, capture_output=True, timeout=300)
+        # USERS more members of the demo workspace (the `finance` role), for the run of
+        # one user each.
+        values = ", ".join(f"('{u}', 'bench-{i}@example.com', 'Bench {i}', '2026-01-01T00:00:00Z')" for i, u in enumerate(USERS))
+        members = ", ".join(f"('{WS}', '{u}', 'finance', '2026-01-01T00:00:00Z')" for u in USERS)
+        sql = (f"INSERT INTO users (id, email, name, created_at) VALUES {values};\n"
+               f"INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES {members};\n")
+        if self.name == "sqlite":
+            subprocess.run(["sqlite3", self.file], input=sql, text=True, check=True, capture_output=True, timeout=60)
+        else:
+            # Statements per request come from pg_stat_statements where the server loads it.
+            sql += "CREATE EXTENSION IF NOT EXISTS pg_stat_statements;\n"
+            subprocess.run(["psql", "-q", self.url, "-v", "ON_ERROR_STOP=1"], input=sql, text=True, check=True, capture_output=True, timeout=60)
         if self.name == "sqlite":
             sql = f"CREATE TEMP TABLE bench_params AS SELECT {payables} AS n;\n" + open(os.path.join(HERE, "payables_seed_sqlite.sql")).read()
             subprocess.run(["sqlite3", self.file], input=sql, text=True, check=True, capture_output=True, timeout=1800)
@@ -292,14 +348,20 @@ def main():
             rss_start = rss_kib(server_pid, "VmRSS")
             if name == backends[0]:
                 catalogue_bytes(port, token)
-            requests = (("tools/list (owner)", "tools_list.lua"), ("tools/call finance_payables_list", "tools_call.lua"),
-                        ("tools/call finance_cash_flow_get (366 days)", "cash_flow.lua"),
-                        ("tools/call finance_reconciliations_suggest", "suggest.lua"),
-                        ("tools/call finance_reports_aging (100,000 pending, by person)", "reports_aging.lua"),
-                        ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua"),
-                        ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua"))
+            users = [subprocess.run([binary, "token", "--user", u], capture_output=True, text=True, check=True,
+                                    env=dict(os.environ, **server_env)).stdout.strip() for u in USERS]
+            # (label, script, tokens taken in turn, connections when not BENCH_CONNECTIONS)
+            requests = (("tools/list (owner)", "tools_list.lua", None, None),
+                        ("tools/call finance_payables_list", "tools_call.lua", None, None),
+                        ("tools/call finance_payables_list, 64 clients of one user", "tools_call.lua", None, [64]),
+                        ("tools/call finance_payables_list, 64 clients of 64 users", "tools_call.lua", users, [64]),
+                        ("tools/call finance_cash_flow_get (366 days)", "cash_flow.lua", None, None),
+                        ("tools/call finance_reconciliations_suggest", "suggest.lua", None, None),
+                        ("tools/call finance_reports_aging (100,000 pending, by person)", "reports_aging.lua", None, None),
+                        ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua", None, None),
+                        ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua", None, None))
             only = env("BENCH_ONLY", "")
-            for label, script in [r for r in requests if not only or any(w in r[0] for w in only.split("|"))]:
+            for label, script, tokens, fixed in [r for r in requests if not only or any(w in r[0] for w in only.split("|"))]:
                 raw, size = capture(port, script, token)
                 answer = os.path.join(work, script + ".http")
                 open(answer, "wb").write(raw)
@@ -308,14 +370,16 @@ def main():
                 procs.append(ceiling_proc)
                 wait_port(cport, ceiling_proc, "ceiling")
                 ceiling_pid = leaf_pid(ceiling_proc)
-                for c in connections:
+                for c in fixed or connections:
                     product, bare = [], []
                     for _ in range(rounds):
-                        product.append(measure(server_pid, port, script, c, duration, token, backend.url if name == "postgres" else None))
+                        product.append(measure(server_pid, port, script, c, duration, token, backend.url if name == "postgres" else None, tokens))
                         bare.append(measure(ceiling_pid, cport, script, c, duration, token))
                     med = lambda runs, key: statistics.median(r[key] for r in runs)
+                    counted = [r["statements"] for r in product if r["statements"] is not None]
                     rows.append((name, label, size, c, med(product, "cpu_us"), med(bare, "cpu_us"), med(product, "rps"), med(bare, "rps"),
-                                 med(product, "p50"), med(product, "p99"), med(product, "db_us"), med(product, "xacts")))
+                                 med(product, "p50"), med(product, "p99"), med(product, "db_us"), med(product, "xacts"),
+                                 statistics.median(counted) if counted else None, med(product, "round_trips")))
                     print(f"  {name} {label} c={c}: {rows[-1][4]:.0f} µs vs {rows[-1][5]:.1f} µs", file=sys.stderr)
                 ceiling_proc.terminate()
             rows_rss = (rss_start, rss_kib(server_pid, "VmHWM"))
@@ -330,11 +394,26 @@ def main():
             backend.drop()
             subprocess.run(["rm", "-rf", work])
     print()
-    print("| backend | request | answer bytes | connections | product CPU/req µs | database CPU/req µs | database transactions/req | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
+    print("| backend | request | answer bytes | connections | product CPU/req µs | database CPU/req µs | database transactions / statements / round trips per req | ceiling CPU/req µs | product ÷ ceiling | product req/s | ceiling req/s | product p50 ms | product p99 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99, dbcpu, xacts) in rows:
-        database, per = (f"{dbcpu:,.0f}", f"{xacts:.2f}") if name == "postgres" else ("—", "—")
+    for (name, label, size, c, pcpu, ccpu, prps, crps, p50, p99, dbcpu, xacts, ran, trips) in rows:
+        if name == "postgres":
+            database = f"{dbcpu:,.0f}"
+            per = f"{xacts:.2f} / {'—' if ran is None else f'{ran:.2f}'} / {trips:.2f}"
+        else:
+            database, per = "—", "—"
         print(f"| {name} | {label} | {size:,} | {c} | {pcpu:,.0f} | {database} | {per} | {ccpu:,.1f} | **{pcpu / ccpu:.1f}×** | {prps:,.0f} | {crps:,.0f} | {p50:.2f} | {p99:.2f} |")
+    # What production pays against the embedded database, request by request: PostgreSQL's
+    # product and database CPU over SQLite's product CPU, and the throughputs.
+    lite = {(r[1], r[3]): r for r in rows if r[0] == "sqlite"}
+    pg = [r for r in rows if r[0] == "postgres" and (r[1], r[3]) in lite]
+    if pg:
+        print()
+        print("| request | connections | PostgreSQL total CPU/req ÷ SQLite's | PostgreSQL req/s ÷ SQLite's |")
+        print("|---|---|---|---|")
+        for r in pg:
+            other = lite[(r[1], r[3])]
+            print(f"| {r[1]} | {r[3]} | **{(r[4] + r[10]) / other[4]:.2f}×** ({r[4]:,.0f} + {r[10]:,.0f} µs ÷ {other[4]:,.0f}) | {r[6] / other[6]:.2f} |")
 
 
 if __name__ == "__main__":
