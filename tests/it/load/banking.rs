@@ -1,9 +1,10 @@
-//! Money through the bank under load, with faults: clients send payables to the bank,
-//! charge receivables by Pix and cancel both, concurrently, for a bounded time, while
-//! the stand-in of the banking API fails a share of its calls — before acting, or after
-//! acting with its answer lost, as a timeout loses it — and moves every payment and
-//! charge on its own, delivering its events late and in no particular order to the
-//! server over TCP (loopback). Then, once the bank is done:
+//! Money through the bank under load, with faults: clients send payables (boletos, TEDs
+//! and tax guides by their data) to the bank, charge receivables by Pix and cancel
+//! both, concurrently, for a bounded time, while the stand-in of the banking API fails
+//! a share of its calls — before acting, or after acting with its answer lost, as a
+//! timeout loses it — and moves every payment and charge on its own, delivering its
+//! events late and in no particular order to the server over TCP (loopback). Then, once
+//! the bank is done:
 //!
 //! * nothing paid twice: per payable at most one confirmed payment at the bank, per
 //!   receivable at most one paid charge;
@@ -66,9 +67,16 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
     let mut receivables = Vec::new();
     for i in 0..records {
         let amount = format!("{}.{:02}", 100 + i, i % 100);
-        let payable = json!({"company_id": ACME_COMPANY, "description": format!("Boleto {i}"), "amount": amount,
-            "due_date": "2026-12-20", "person_id": ACME_LANDLORD, "payment_method_kind": "bank_billet",
-            "barcode": BARCODE, "expected_account_id": ACME_CHECKING_ACCOUNT});
+        // A boleto, a TED and a DARF by its data in turn: every kind of payment the
+        // bank makes through its own path.
+        let mut payable = json!({"company_id": ACME_COMPANY, "description": format!("Payable {i}"), "amount": amount,
+            "due_date": "2026-12-20", "person_id": ACME_LANDLORD, "expected_account_id": ACME_CHECKING_ACCOUNT});
+        let coordinates = match i % 3 {
+            0 => json!({"payment_method_kind": "bank_billet", "barcode": BARCODE}),
+            1 => crate::dispatch::ted_coordinates(),
+            _ => crate::dispatch::darf_coordinates(),
+        };
+        payable.as_object_mut().unwrap().extend(coordinates.as_object().unwrap().clone());
         payables.push(id(&create_at(&h, "/v1/payables", &token, payable).await));
         let receivable = json!({"company_id": ACME_COMPANY, "description": format!("Venda {i}"), "amount": amount,
             "due_date": "2026-12-20", "person_id": ACME_CUSTOMER_MARIA, "expected_account_id": ACME_CHECKING_ACCOUNT});
