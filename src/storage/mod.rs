@@ -24,8 +24,9 @@ pub mod sql;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use self::credentials::DatabaseCredentials;
 use self::lite::Lite;
@@ -119,13 +120,75 @@ impl Db {
     }
 }
 
-/// The PostgreSQL pool. An idle connection that the server dropped is found before a
-/// request uses it.
+/// The PostgreSQL pool. A connection is checked with a round trip before a request uses
+/// it only when it sat idle for [`CHECK_WHEN_IDLE_FOR`] or more, or when a connection
+/// was found gone in the last [`CHECK_ALL_AFTER_LOSS`]: a connection in steady use goes
+/// out unchecked (sqlx checks every one by default, a round trip per request). One that
+/// turns out gone all the same fails its first statement; the admission step and
+/// `BEGIN`, the first statements of every request, are then sent again on a checked
+/// connection ([`retry_if_lost`]), so the caller does not see it.
 fn pool_options(max_connections: u32) -> PgPoolOptions {
     PgPoolOptions::new()
         .max_connections(max_connections.max(1))
         .acquire_timeout(Duration::from_secs(5))
-        .test_before_acquire(true)
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= CHECK_WHEN_IDLE_FOR || lost_recently() {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+}
+
+/// How long a pooled connection may sit idle and still be handed out unchecked.
+pub const CHECK_WHEN_IDLE_FOR: Duration = Duration::from_secs(1);
+
+/// How long after a connection was found gone every pooled connection is checked before
+/// use (a restart or a failover ends them all at once). Past it, a connection handed out
+/// unchecked has served since: as it is no longer than [`CHECK_WHEN_IDLE_FOR`], none
+/// that the same event ended is.
+pub const CHECK_ALL_AFTER_LOSS: Duration = Duration::from_secs(2);
+
+/// When a connection was last found gone: milliseconds since [`EPOCH`], plus one (0:
+/// never). Process-wide, as the server has one pool (a test process's several pools
+/// only check a little more).
+static LOST_AT_MS: AtomicU64 = AtomicU64::new(0);
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+fn millis_since_epoch() -> u64 {
+    u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
+}
+
+/// Called when a connection was found gone: the pool checks the connections it hands
+/// out for the next [`CHECK_ALL_AFTER_LOSS`].
+pub(crate) fn note_lost() {
+    LOST_AT_MS.store(millis_since_epoch(), Ordering::Relaxed);
+}
+
+fn lost_recently() -> bool {
+    let at = LOST_AT_MS.load(Ordering::Relaxed);
+    at != 0 && millis_since_epoch().saturating_sub(at) < CHECK_ALL_AFTER_LOSS.as_millis() as u64
+}
+
+/// Runs `attempt`, and once more when it failed because its connection was found gone
+/// (after [`note_lost`], so the pool checks the connection it hands out then). Only for
+/// statements that may run twice: `BEGIN`, and the rate-limit count (a count committed
+/// just before its connection dropped is counted once more: one hit of the budget, never
+/// a refused good request).
+pub(crate) async fn retry_if_lost<T, Fut>(attempt: impl Fn() -> Fut) -> Result<T, Error>
+where
+    Fut: std::future::Future<Output = Result<T, Error>>,
+{
+    match attempt().await {
+        Err(err) if err.is_connection_lost() => {
+            tracing::info!(error = %err, "a pooled connection was gone: sent again on a checked one");
+            note_lost();
+            attempt().await
+        }
+        other => other,
+    }
 }
 
 /// PostgreSQL SQLSTATEs of a server that cannot serve now (SQLite's codes are numbers
@@ -155,6 +218,9 @@ impl From<Error> for ApiError {
 pub fn db_error(err: Error) -> ApiError {
     if err.sqlstate().is_some_and(|code| is_refused_credentials(&code)) {
         credentials::note_refused();
+    }
+    if err.is_connection_lost() {
+        note_lost();
     }
     if err.is_unavailable() {
         tracing::warn!(error = %err, "database unavailable");

@@ -1,5 +1,7 @@
 //! Rate-limit counters, shared by every replica through the database: one atomic
-//! upsert per request returns the new count of the caller's current window.
+//! upsert per request returns the new count of the caller's current window. The count is
+//! a request's first statement: on a pooled connection found gone it is sent again
+//! ([`retry_if_lost`](super::retry_if_lost)).
 
 use std::sync::LazyLock;
 
@@ -40,13 +42,15 @@ pub async fn hit_unless_revoked(
     window_start: i64,
     jti: Option<&str>,
 ) -> Result<Option<i64>, crate::storage::Error> {
-    sql::query(HIT_UNLESS_REVOKED)
-        .bind(user_id)
-        .bind(bucket)
-        .bind(window_start)
-        .bind(jti)
-        .map_optional(db, |r| r.try_get(0))
-        .await
+    let hit = || {
+        sql::query(HIT_UNLESS_REVOKED)
+            .bind(user_id)
+            .bind(bucket)
+            .bind(window_start)
+            .bind(jti)
+            .map_optional(db, |r| r.try_get(0))
+    };
+    super::retry_if_lost(hit).await
 }
 
 /// The hits so far, the caller's memberships, and on PostgreSQL the connection they were
@@ -66,14 +70,18 @@ pub async fn hit_with_memberships(
 ) -> Result<Option<Hit>, crate::storage::Error> {
     match db.backend {
         Backend::Postgres => {
-            let mut conn = db.acquire().await?;
-            let rows = sql::query(HIT_WITH_MEMBERSHIPS.as_str())
-                .bind(user_id)
-                .bind(bucket)
-                .bind(window_start)
-                .bind(jti)
-                .map_all(&mut conn, |row| Ok((row.try_get::<i64, _>(0)?, identity::membership(row, 1)?)))
-                .await?;
+            let hit = || async {
+                let mut conn = db.acquire().await?;
+                let rows = sql::query(HIT_WITH_MEMBERSHIPS.as_str())
+                    .bind(user_id)
+                    .bind(bucket)
+                    .bind(window_start)
+                    .bind(jti)
+                    .map_all(&mut conn, |row| Ok((row.try_get::<i64, _>(0)?, identity::membership(row, 1)?)))
+                    .await?;
+                Ok((rows, conn))
+            };
+            let (rows, conn) = super::retry_if_lost(hit).await?;
             let Some(&(hits, _)) = rows.first() else { return Ok(None) };
             Ok(Some((hits, rows.into_iter().filter_map(|(_, m)| m).collect(), keep.then_some(conn))))
         }

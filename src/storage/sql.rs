@@ -425,7 +425,8 @@ impl Tx {
 /// A request's connection: the one its admission step (the rate-limit count, on
 /// PostgreSQL) took from the pool, kept for the read that follows, so that a request
 /// takes one connection from the pool, not two — sqlx checks a connection with a round
-/// trip to the server each time it leaves and each time it comes back. Taken at most
+/// trip to the server each time it comes back (and the pool, when it leaves after a
+/// second idle: `storage::pool_options`). Taken at most
 /// once; given back to the pool when the request ends or [`Held::release`]s it, which a
 /// request does before it asks the pool for any other connection (a request holding
 /// one while it waits for another could wait on itself when the pool is small).
@@ -469,7 +470,12 @@ impl Db {
     pub async fn begin(&self) -> Result<Tx, Error> {
         match &self.pool {
             super::Pool::Lite(lite) => Ok(Tx::new(Conn::Lite(Lite::begin(lite).await?))),
-            super::Pool::Pg(pool) => Ok(Tx::new(Conn::PgTx(pool.begin().await.map_err(Error::Pg)?))),
+            super::Pool::Pg(pool) => {
+                let begin = || async { pool.begin().await.map_err(Error::Pg) };
+                // `BEGIN` changes nothing: on a connection found gone it is sent again,
+                // on one the pool checks first (`storage::retry_if_lost`).
+                Ok(Tx::new(Conn::PgTx(super::retry_if_lost(begin).await?)))
+            }
         }
     }
 
@@ -609,6 +615,20 @@ impl Error {
                 }
                 _ => false,
             },
+            _ => false,
+        }
+    }
+
+    /// Whether PostgreSQL's connection was found gone (the server ended it, restarted,
+    /// or the network dropped it) rather than the statement refused: a statement that
+    /// failed so was not committed, except that an I/O failure while its answer was on
+    /// its way may follow a commit.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            Error::Pg(sqlx::Error::Io(_)) => true,
+            Error::Pg(sqlx::Error::Database(db)) => {
+                db.code().is_some_and(|code| code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03"))
+            }
             _ => false,
         }
     }

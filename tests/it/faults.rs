@@ -8,7 +8,11 @@
 //!   settles it exactly once;
 //! * the database becomes unreachable between requests (a loopback TCP proxy in front
 //!   of it is cut): both doors answer 503 + `Retry-After`, and once it is back the same
-//!   server serves again.
+//!   server serves again;
+//! * the server ends every connection of the pool between requests (as a restart or a
+//!   failover does), right after they served: the next request of each kind, read or
+//!   write, through either door, is served (its first statement finds its connection
+//!   gone and is sent again on a checked one).
 
 use crate::common;
 
@@ -17,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use http::Method;
+use kobana_finance_mcp::storage::Db;
 use serde_json::{json, Value};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
@@ -197,6 +202,70 @@ impl Drop for Proxy {
         if let Some(task) = self.accepting.take() {
             task.abort();
         }
+    }
+}
+
+/// A request of one kind, built anew for each send, and what it is called in a failure.
+type Kind<'a> = (&'a str, Box<dyn Fn() -> http::Request<axum::body::Body> + 'a>);
+
+/// Ends every other connection to the test database, and waits until they are gone.
+async fn end_every_connection(admin: &Db) {
+    let others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    AND backend_type = 'client backend'";
+    sql::query(format!("SELECT COUNT(pg_terminate_backend(pid)) {others}")).fetch_one(admin).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: i64 =
+            sql::query(format!("SELECT COUNT(*) {others}")).fetch_one(admin).await.unwrap().try_get(0).unwrap();
+        if left == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{left} connections outlived pg_terminate_backend");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_the_server_ended_are_replaced_without_the_caller_seeing_it() {
+    if !postgres_only("the ended-connections test") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let admin = Db::connect(&h.db.url, 1).await.unwrap();
+    let (mcp, api) = (h.token(DEMO_OWNER), h.api_token(DEMO_OWNER));
+    let requests: Vec<Kind> = vec![
+        ("REST list", Box::new(|| rest(Method::GET, "/v1/payables?limit=5", &api, None).build())),
+        (
+            "REST record",
+            Box::new(|| rest(Method::GET, &format!("/v1/payables/{ACME_RENT_DECEMBER}"), &api, None).build()),
+        ),
+        (
+            "REST create",
+            Box::new(|| {
+                let body = json!({"company_id": ACME_COMPANY, "description": "After the failover", "amount": "1.00",
+                                  "due_date": "2026-12-20", "person_name": "Failover Ltda"});
+                rest(Method::POST, "/v1/payables", &api, Some(body)).build()
+            }),
+        ),
+        ("tools/call read", Box::new(|| call("finance_payables_list", json!({"limit": 5})).bearer(&mcp).build())),
+        (
+            "tools/call write",
+            Box::new(|| {
+                let arguments = json!({"company_id": ACME_COMPANY, "name": "Failover", "type": "debit"});
+                call("finance_categories_create", arguments).bearer(&mcp).build()
+            }),
+        ),
+        ("server/discover", Box::new(|| Mcp::modern("server/discover", json!({})).bearer(&mcp).build())),
+    ];
+    for (what, request) in &requests {
+        // The pool's connections have just served: the pool hands them out unchecked.
+        tokio::time::sleep(kobana_finance_mcp::storage::CHECK_ALL_AFTER_LOSS).await;
+        let (a, b) = tokio::join!(h.send(request()), h.send(request()));
+        assert!(a.status.is_success() && b.status.is_success(), "{what} before: {} {}", text(&a), text(&b));
+        end_every_connection(&admin).await;
+        let reply = h.send(request()).await;
+        assert!(reply.status.is_success(), "{what} after the server ended the connections: {}", text(&reply));
+        assert!(!text(&reply).contains("\"isError\":true"), "{what}: {}", text(&reply));
     }
 }
 
