@@ -192,15 +192,17 @@ where
 }
 
 /// PostgreSQL SQLSTATEs of a server that cannot serve now (SQLite's codes are numbers
-/// and never look like these): class 08 (connection exception), 53300 (too many
-/// connections), 57P01–57P03 (shut down, crashed, starting up), and a refused password
-/// (28P01, 28000), which is what a rotation looks like until the credentials refresh.
+/// and never look like these): a lost connection ([`is_lost_connection_sqlstate`]),
+/// 53300 (too many connections), and a refused password (28P01, 28000), which is what a
+/// rotation looks like until the credentials refresh.
 pub(crate) fn is_unavailable_sqlstate(code: &str) -> bool {
-    code.len() == 5
-        && (code.starts_with("08")
-            || code == "53300"
-            || matches!(code, "57P01" | "57P02" | "57P03")
-            || is_refused_credentials(code))
+    code.len() == 5 && (is_lost_connection_sqlstate(code) || code == "53300" || is_refused_credentials(code))
+}
+
+/// SQLSTATEs of a connection the server ended or lost: class 08 (connection exception)
+/// and 57P01–57P03 (shut down, crashed, starting up).
+pub(crate) fn is_lost_connection_sqlstate(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
 }
 
 fn is_refused_credentials(code: &str) -> bool {
@@ -228,5 +230,60 @@ pub fn db_error(err: Error) -> ApiError {
     } else {
         tracing::error!(error = %err, "database error");
         ApiError::internal()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn lost() -> Error {
+        Error::Pg(sqlx::Error::Io(std::io::ErrorKind::ConnectionReset.into()))
+    }
+
+    /// Runs `retry_if_lost` on an attempt that fails with `failures` in turn, then
+    /// succeeds; returns the outcome and the attempts made.
+    async fn attempts(failures: Vec<fn() -> Error>) -> (Result<u8, Error>, usize) {
+        let tries = AtomicUsize::new(0);
+        let attempt = || async {
+            let n = tries.fetch_add(1, Ordering::SeqCst);
+            failures.get(n).map_or(Ok(7), |failure| Err(failure()))
+        };
+        let outcome = retry_if_lost(attempt).await;
+        (outcome, tries.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn a_statement_whose_connection_was_gone_is_sent_once_more_on_a_checked_one() {
+        let ended = || Error::Pg(sqlx::Error::Protocol("closed".into()));
+        assert!(!ended().is_connection_lost(), "only I/O and the lost-connection SQLSTATEs count");
+
+        let (outcome, tries) = attempts(vec![lost]).await;
+        assert_eq!((outcome.unwrap(), tries), (7, 2));
+        assert!(lost_recently(), "the pool checks its connections after a loss");
+
+        let (outcome, tries) = attempts(vec![lost, lost]).await;
+        assert!(outcome.unwrap_err().is_connection_lost(), "sent once more, not twice");
+        assert_eq!(tries, 2);
+
+        for refused in [(|| Error::RowNotFound) as fn() -> Error, || Error::PoolTimedOut, || Error::Closed] {
+            let (outcome, tries) = attempts(vec![refused]).await;
+            assert!(outcome.is_err());
+            assert_eq!(tries, 1, "a failure other than a lost connection is not sent again");
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_is_one_of_the_unavailable_sqlstates() {
+        for code in ["08006", "08003", "57P01", "57P02", "57P03"] {
+            assert!(is_lost_connection_sqlstate(code) && is_unavailable_sqlstate(code), "{code}");
+        }
+        for code in ["53300", "28P01", "28000"] {
+            assert!(!is_lost_connection_sqlstate(code) && is_unavailable_sqlstate(code), "{code}");
+        }
+        for code in ["23505", "40001", "57014"] {
+            assert!(!is_lost_connection_sqlstate(code) && !is_unavailable_sqlstate(code), "{code}");
+        }
     }
 }

@@ -425,9 +425,8 @@ impl Tx {
 /// A request's connection: the one its admission step (the rate-limit count, on
 /// PostgreSQL) took from the pool, kept for the read that follows, so that a request
 /// takes one connection from the pool, not two — sqlx checks a connection with a round
-/// trip to the server each time it comes back (and the pool, when it leaves after a
-/// second idle: `storage::pool_options`). Taken at most
-/// once; given back to the pool when the request ends or [`Held::release`]s it, which a
+/// trip to the server each time it comes back to the pool (and `storage::pool_options`
+/// each time one leaves it after a second idle). Taken at most once; given back to the pool when the request ends or [`Held::release`]s it, which a
 /// request does before it asks the pool for any other connection (a request holding
 /// one while it waits for another could wait on itself when the pool is small).
 #[derive(Default)]
@@ -627,7 +626,7 @@ impl Error {
         match self {
             Error::Pg(sqlx::Error::Io(_)) => true,
             Error::Pg(sqlx::Error::Database(db)) => {
-                db.code().is_some_and(|code| code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03"))
+                db.code().is_some_and(|code| super::is_lost_connection_sqlstate(&code))
             }
             _ => false,
         }

@@ -32,25 +32,9 @@ fn secret(cluster: &Cluster, password: &str) -> String {
     json!({"engine": "postgres", "username": "kfin_app", "password": password, "host": "127.0.0.1", "port": cluster.port, "dbname": "kfin"}).to_string()
 }
 
-/// Ends every connection of the app's user, and waits until they are gone. A
-/// connection a background task (housekeeping, say) opens meanwhile is ended too.
+/// Ends every connection of the app's user, and waits until they are gone.
 async fn terminate_app_connections(admin: &Db) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        admin
-            .execute_script("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'kfin_app'")
-            .await
-            .unwrap();
-        let left: i64 = sql::query("SELECT COUNT(*) FROM pg_stat_activity WHERE usename = 'kfin_app'")
-            .scalar::<i64>(&admin)
-            .await
-            .unwrap();
-        if left == 0 {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the app's connections did not go");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    end_connections(admin, "usename = 'kfin_app'").await;
 }
 
 async fn alter_password(admin: &Db, password: &str) {

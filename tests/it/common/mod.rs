@@ -53,6 +53,23 @@ pub fn backend() -> &'static str {
 
 /// For a test that needs PostgreSQL: true on PostgreSQL; on SQLite it says loudly that
 /// the test did not run (the PostgreSQL pass of `make test` and CI runs it).
+/// PostgreSQL: ends, from `admin`'s connection, every other connection that `whose` (a
+/// condition on `pg_stat_activity`) picks, and waits until none is left; one a
+/// background task opens meanwhile is ended too.
+pub async fn end_connections(admin: &Db, whose: &str) {
+    let others = format!("FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND {whose}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        admin.execute_script(&format!("SELECT pg_terminate_backend(pid) {others}")).await.unwrap();
+        let left: i64 = sql::query(format!("SELECT COUNT(*) {others}")).scalar::<i64>(admin).await.unwrap();
+        if left == 0 {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{left} connections outlived pg_terminate_backend");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 pub fn postgres_only(what: &str) -> bool {
     if backend() == "postgres" {
         return true;
