@@ -151,7 +151,7 @@ impl DatabaseCredentials {
 
     /// Fetches the secret and hands the options to `pool` (future connections); a
     /// failure keeps the options in force and schedules a retry.
-    pub(crate) async fn refresh(&self, pool: &sqlx::PgPool) {
+    pub(crate) async fn refresh(&self, pool: &super::pool::PgPool) {
         CREDENTIALS_REFUSED.store(false, Ordering::Relaxed);
         let outcome = self.fetch().await;
         let now = Instant::now();

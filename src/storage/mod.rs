@@ -17,19 +17,21 @@ pub mod housekeeping;
 pub mod identity;
 pub mod lite;
 pub mod migrate;
+pub mod pool;
 pub mod rate_limit;
 pub mod row;
 pub mod seed;
 pub mod sql;
 
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use self::credentials::DatabaseCredentials;
 use self::lite::Lite;
+use self::pool::{PgPool, CHECK_ALL_AFTER_LOSS};
 
 pub use self::sql::{query, Conn, Error, Held, OwnedRow, Row, Tx};
 
@@ -84,7 +86,9 @@ impl Db {
             Ok(Db { pool: Pool::Lite(lite), backend: Backend::Sqlite, credentials: None })
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url).map_err(Error::Pg)?;
-            let pool = pool_options(max_connections).connect_with(options).await.map_err(Error::Pg)?;
+            let pool = PgPool::new(options, max_connections)?;
+            // Connects now: a wrong URL or a database that is down fails the start.
+            drop(pool.get().await?);
             Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: None })
         } else {
             Err(Error::Pg(sqlx::Error::Configuration(
@@ -103,7 +107,7 @@ impl Db {
         max_connections: u32,
     ) -> Result<Db, String> {
         let options = credentials.fetch().await?;
-        let pool = pool_options(max_connections).connect_lazy_with(options);
+        let pool = PgPool::new(options, max_connections).map_err(|e| e.to_string())?;
         Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: Some(credentials) })
     }
 
@@ -120,37 +124,6 @@ impl Db {
     }
 }
 
-/// The PostgreSQL pool. A connection is checked with a round trip before a request uses
-/// it only when it sat idle for [`CHECK_WHEN_IDLE_FOR`] or more, or when a connection
-/// was found gone in the last [`CHECK_ALL_AFTER_LOSS`]: a connection in steady use goes
-/// out unchecked (sqlx checks every one by default, a round trip per request). One that
-/// turns out gone all the same fails its first statement; the admission step and
-/// `BEGIN`, the first statements of every request, are then sent again on a checked
-/// connection ([`retry_if_lost`]), so the caller does not see it.
-fn pool_options(max_connections: u32) -> PgPoolOptions {
-    PgPoolOptions::new()
-        .max_connections(max_connections.max(1))
-        .acquire_timeout(Duration::from_secs(5))
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for >= CHECK_WHEN_IDLE_FOR || lost_recently() {
-                    sqlx::Connection::ping(conn).await?;
-                }
-                Ok(true)
-            })
-        })
-}
-
-/// How long a pooled connection may sit idle and still be handed out unchecked.
-pub const CHECK_WHEN_IDLE_FOR: Duration = Duration::from_secs(1);
-
-/// How long after a connection was found gone every pooled connection is checked before
-/// use (a restart or a failover ends them all at once). Past it, a connection handed out
-/// unchecked has served since: as it is no longer than [`CHECK_WHEN_IDLE_FOR`], none
-/// that the same event ended is.
-pub const CHECK_ALL_AFTER_LOSS: Duration = Duration::from_secs(2);
-
 /// When a connection was last found gone: milliseconds since [`EPOCH`], plus one (0:
 /// never). Process-wide, as the server has one pool (a test process's several pools
 /// only check a little more).
@@ -162,7 +135,7 @@ fn millis_since_epoch() -> u64 {
 }
 
 /// Called when a connection was found gone: the pool checks the connections it hands
-/// out for the next [`CHECK_ALL_AFTER_LOSS`].
+/// out for the next [`CHECK_ALL_AFTER_LOSS`] ([`pool`]).
 pub(crate) fn note_lost() {
     LOST_AT_MS.store(millis_since_epoch(), Ordering::Relaxed);
 }

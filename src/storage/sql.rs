@@ -20,11 +20,12 @@ use std::borrow::Cow;
 use std::fmt;
 
 use rusqlite::types::ValueRef;
-use sqlx::postgres::{PgArguments, Postgres};
+use sqlx::postgres::{PgArguments, PgConnection, Postgres};
 
 pub use super::row::{ColumnIndex, Decode, OwnedRow, Row};
 
 use super::lite::{Lite, LiteConn};
+use super::pool::PgConn;
 use super::Db;
 use crate::domain::dates::{Date, Timestamp};
 
@@ -285,12 +286,11 @@ impl<'q> Query<'q> {
         match on {
             Target::Db(db) => match &db.pool {
                 super::Pool::Lite(lite) => lite.run(&self.sql, &self.args, want, sink).await,
-                super::Pool::Pg(pool) => pg_run(self.pg(), pool, want, sink).await,
+                super::Pool::Pg(pool) => pg_run(self.pg(), &mut pool.get().await?, want, sink).await,
             },
             Target::Conn(conn) => match conn {
                 Conn::Lite(lite) => lite.run(&self.sql, &self.args, want, sink).await,
-                Conn::Pg(c) => pg_run(self.pg(), &mut **c, want, sink).await,
-                Conn::PgTx(tx) => pg_run(self.pg(), &mut **tx, want, sink).await,
+                Conn::Pg(c) | Conn::PgTx(c) => pg_run(self.pg(), c, want, sink).await,
             },
         }
     }
@@ -332,15 +332,27 @@ fn summary(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-async fn pg_run<'e, E>(
+/// Runs a statement on a pooled connection, recording how it ended ([`PgConn::settle`]).
+async fn pg_run(
     q: sqlx::query::Query<'_, Postgres, PgArguments>,
-    on: E,
+    conn: &mut PgConn,
     want: Want<'_>,
     sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
-) -> Result<(), Error>
-where
-    E: sqlx::Executor<'e, Database = Postgres>,
-{
+) -> Result<(), Error> {
+    let outcome = pg_statement(q, conn.start(), want, sink).await;
+    conn.settle(match &outcome {
+        Err(Error::Pg(e)) => Some(e),
+        _ => None,
+    });
+    outcome
+}
+
+async fn pg_statement(
+    q: sqlx::query::Query<'_, Postgres, PgArguments>,
+    on: &mut PgConnection,
+    want: Want<'_>,
+    sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
+) -> Result<(), Error> {
     match want {
         Want::Changes(changed) => {
             *changed = q.execute(on).await.map_err(Error::Pg)?.rows_affected();
@@ -373,8 +385,9 @@ where
 /// A connection a caller holds for several statements: given back when dropped.
 pub enum Conn {
     Lite(LiteConn),
-    Pg(sqlx::pool::PoolConnection<Postgres>),
-    PgTx(sqlx::Transaction<'static, Postgres>),
+    Pg(PgConn),
+    /// In a transaction: rolled back when dropped before [`Tx::commit`].
+    PgTx(PgConn),
 }
 
 /// A transaction: committed by [`Tx::commit`], rolled back when dropped without it.
@@ -403,7 +416,7 @@ impl Tx {
     pub async fn commit(self) -> Result<(), Error> {
         match self.conn {
             Conn::Lite(mut lite) => lite.commit(),
-            Conn::PgTx(tx) => tx.commit().await.map_err(Error::Pg),
+            Conn::PgTx(mut c) => c.commit().await.map_err(Error::Pg),
             Conn::Pg(_) => Ok(()),
         }
     }
@@ -412,23 +425,19 @@ impl Tx {
     pub async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
         match &mut self.conn {
             Conn::Lite(lite) => lite.execute_script(sql).await,
-            Conn::PgTx(tx) => {
-                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **tx).await.map(|_| ()).map_err(Error::Pg)
-            }
-            Conn::Pg(c) => {
-                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut **c).await.map(|_| ()).map_err(Error::Pg)
-            }
+            Conn::PgTx(c) | Conn::Pg(c) => pg_script(c, sql).await,
         }
     }
 }
 
 /// A request's connection: the one its admission step (the rate-limit count, on
 /// PostgreSQL) took from the pool, kept for the read that follows, so that a request
-/// takes one connection from the pool, not two — sqlx checks a connection with a round
-/// trip to the server each time it comes back to the pool (and `storage::pool_options`
-/// each time one leaves it after a second idle). Taken at most once; given back to the pool when the request ends or [`Held::release`]s it, which a
-/// request does before it asks the pool for any other connection (a request holding
-/// one while it waits for another could wait on itself when the pool is small).
+/// takes one connection from the pool, not two (each hand-over costs the pool's
+/// bookkeeping, and a round trip to the server when the next connection was unused for
+/// a second: `storage::pool`). Taken at most once; given back to the pool when the
+/// request ends or [`Held::release`]s it, which a request does before it asks the pool
+/// for any other connection (a request holding one while it waits for another could
+/// wait on itself when the pool is small).
 #[derive(Default)]
 pub struct Held(std::sync::Mutex<Option<Conn>>);
 
@@ -461,7 +470,7 @@ impl Db {
     pub async fn acquire(&self) -> Result<Conn, Error> {
         match &self.pool {
             super::Pool::Lite(lite) => Ok(Conn::Lite(Lite::handle(lite))),
-            super::Pool::Pg(pool) => Ok(Conn::Pg(pool.acquire().await.map_err(Error::Pg)?)),
+            super::Pool::Pg(pool) => Ok(Conn::Pg(pool.get().await?)),
         }
     }
 
@@ -470,7 +479,11 @@ impl Db {
         match &self.pool {
             super::Pool::Lite(lite) => Ok(Tx::new(Conn::Lite(Lite::begin(lite).await?))),
             super::Pool::Pg(pool) => {
-                let begin = || async { pool.begin().await.map_err(Error::Pg) };
+                let begin = || async {
+                    let mut conn = pool.get().await?;
+                    conn.begin().await.map_err(Error::Pg)?;
+                    Ok(conn)
+                };
                 // `BEGIN` changes nothing: on a connection found gone it is sent again,
                 // on one the pool checks first (`storage::retry_if_lost`).
                 Ok(Tx::new(Conn::PgTx(super::retry_if_lost(begin).await?)))
@@ -482,9 +495,7 @@ impl Db {
     pub async fn execute_script(&self, sql: &str) -> Result<(), Error> {
         match &self.pool {
             super::Pool::Lite(lite) => lite.execute_script(sql).await,
-            super::Pool::Pg(pool) => {
-                sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.map(|_| ()).map_err(Error::Pg)
-            }
+            super::Pool::Pg(pool) => pg_script(&mut pool.get().await?, sql).await,
         }
     }
 
@@ -496,6 +507,13 @@ impl Db {
             super::Pool::Pg(pool) => pool.close().await,
         }
     }
+}
+
+/// Runs a script of several statements on a pooled connection.
+async fn pg_script(conn: &mut PgConn, sql: &str) -> Result<(), Error> {
+    let outcome = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn.start()).await.map(|_| ());
+    conn.settle(outcome.as_ref().err());
+    outcome.map_err(Error::Pg)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -624,11 +642,17 @@ impl Error {
     /// its way may follow a commit.
     pub fn is_connection_lost(&self) -> bool {
         match self {
-            Error::Pg(sqlx::Error::Io(_)) => true,
-            Error::Pg(sqlx::Error::Database(db)) => {
-                db.code().is_some_and(|code| super::is_lost_connection_sqlstate(&code))
-            }
+            Error::Pg(e) => is_lost_connection(e),
             _ => false,
         }
+    }
+}
+
+/// [`Error::is_connection_lost`] of a PostgreSQL failure.
+pub(super) fn is_lost_connection(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| super::is_lost_connection_sqlstate(&code)),
+        _ => false,
     }
 }

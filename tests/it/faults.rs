@@ -12,7 +12,13 @@
 //! * the server ends every connection of the pool between requests (as a restart or a
 //!   failover does), right after they served: the next request of each kind, read or
 //!   write, through either door, is served (its first statement finds its connection
-//!   gone and is sent again on a checked one).
+//!   gone and is sent again on a checked one);
+//! * the database refuses connections for a moment (a restart): a request sent then
+//!   waits for it and is served;
+//! * a transaction dropped without its commit frees the rows it locked at once, not when
+//!   its connection is next used; a connection whose statement was cut short is drained
+//!   (answer read, transaction rolled back) or, when that takes long, closed: never
+//!   handed to the next caller busy.
 
 use crate::common;
 
@@ -250,7 +256,7 @@ async fn connections_the_server_ended_are_replaced_without_the_caller_seeing_it(
         // Past the previous round's loss, the pool checks only connections idle for a
         // second; two requests at once make it hold two that have just served, which it
         // then hands out unchecked.
-        tokio::time::sleep(kobana_finance_mcp::storage::CHECK_ALL_AFTER_LOSS).await;
+        tokio::time::sleep(kobana_finance_mcp::storage::pool::CHECK_ALL_AFTER_LOSS).await;
         let (a, b) = tokio::join!(h.send(request()), h.send(request()));
         assert!(a.status.is_success() && b.status.is_success(), "{what} before: {} {}", text(&a), text(&b));
         end_every_connection(&admin).await;
@@ -258,6 +264,114 @@ async fn connections_the_server_ended_are_replaced_without_the_caller_seeing_it(
         assert!(reply.status.is_success(), "{what} after the server ended the connections: {}", text(&reply));
         assert!(!text(&reply).contains("\"isError\":true"), "{what}: {}", text(&reply));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_dropped_uncommitted_frees_its_rows_at_once() {
+    if !postgres_only("the dropped-transaction test") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let other = Db::connect(&h.db.url, 1).await.unwrap();
+    let description = "SELECT description FROM billings WHERE id = $1";
+    let before: String = sql::query(description).bind(ACME_RENT_DECEMBER).scalar(&other).await.unwrap();
+    {
+        let mut tx = h.state.db.begin().await.unwrap();
+        let changed = sql::query("UPDATE billings SET description = 'never committed' WHERE id = $1")
+            .bind(ACME_RENT_DECEMBER)
+            .execute(&mut tx)
+            .await
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+    // The pool sits idle from here on: only the rollback sent when the transaction was
+    // dropped frees the row.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lock = "SELECT description FROM billings WHERE id = $1 FOR UPDATE NOWAIT";
+        match sql::query(lock).bind(ACME_RENT_DECEMBER).scalar::<String>(&other).await {
+            Ok(now) => {
+                assert_eq!(now, before, "the dropped transaction's change was not rolled back");
+                break;
+            }
+            Err(e) => assert!(Instant::now() < deadline, "the row is still locked: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let open = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'";
+    assert_eq!(sql::query(open).scalar::<i64>(&other).await.unwrap(), 0);
+    // Its connection serves the next caller.
+    assert_eq!(sql::query(description).bind(ACME_RENT_DECEMBER).scalar::<String>(&h.state.db).await.unwrap(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_whose_statement_was_cut_short_is_drained_or_closed_never_handed_over_busy() {
+    if !postgres_only("the cut-short statement test") {
+        return;
+    }
+    let h = Harness::new().await;
+    let db = Db::connect(&h.db.url, 1).await.unwrap();
+    db.execute_script(
+        "CREATE TABLE kfin_test_drain (id int PRIMARY KEY, v text); INSERT INTO kfin_test_drain VALUES (1, 'before')",
+    )
+    .await
+    .unwrap();
+    let pid = "SELECT pg_backend_pid()::bigint";
+    let first: i64 = sql::query(pid).scalar(&db).await.unwrap();
+    assert_eq!(sql::query(pid).scalar::<i64>(&db).await.unwrap(), first, "a settled connection is reused");
+
+    // A short statement in a transaction, cut short: its connection is drained (the
+    // answer read, the transaction rolled back) and serves again.
+    let mut tx = db.begin().await.unwrap();
+    sql::query("UPDATE kfin_test_drain SET v = 'never committed' WHERE id = 1").execute(&mut tx).await.unwrap();
+    let short = sql::query("SELECT pg_sleep(0.3)::text").scalar::<String>(&mut tx);
+    assert!(tokio::time::timeout(Duration::from_millis(50), short).await.is_err(), "the statement was cut short");
+    drop(tx);
+    let mut conn = db.acquire().await.unwrap();
+    assert_eq!(sql::query(pid).scalar::<i64>(&mut conn).await.unwrap(), first, "a drained connection serves again");
+    let value = "SELECT v FROM kfin_test_drain WHERE id = 1 FOR UPDATE NOWAIT";
+    assert_eq!(sql::query(value).scalar::<String>(&mut conn).await.unwrap(), "before", "rolled back, lock freed");
+
+    // A long one: past `DRAIN_WITHIN` its connection is closed, and the next caller
+    // (the pool holds one) gets a new one, not the one whose answer is still to come.
+    let long = sql::query("SELECT pg_sleep(30)::text").scalar::<String>(&mut conn);
+    assert!(tokio::time::timeout(Duration::from_millis(200), long).await.is_err(), "the statement was cut short");
+    drop(conn);
+    let mut conn = db.acquire().await.unwrap();
+    let next: i64 = sql::query(pid).scalar(&mut conn).await.unwrap();
+    assert_ne!(next, first, "the connection whose statement was cut short was handed out again");
+    assert_eq!(sql::query("SELECT (1 + 1)::bigint").scalar::<i64>(&mut conn).await.unwrap(), 2);
+    drop(conn);
+    end_connections(&db, &format!("pid = {first}")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_refuses_connections_for_a_moment_is_waited_out() {
+    if !postgres_only("the brief-refusal test") {
+        return;
+    }
+    let (h, mut proxy) = behind_proxy().await;
+    let token = h.api_token(DEMO_OWNER);
+    assert_eq!(h.send(rest(Method::GET, "/v1/workspaces", &token, None).build()).await.status, 200);
+
+    // As a restart looks: connections refused for a few hundred milliseconds. The
+    // request sent meanwhile waits for the database rather than answer 503.
+    proxy.cut().await;
+    let (reply, ()) = tokio::join!(h.send(rest(Method::GET, "/v1/workspaces", &token, None).build()), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        proxy.restore().await;
+    });
+    assert_eq!(reply.status, 200, "{}", text(&reply));
+}
+
+/// A server whose database is reached through a [`Proxy`], and the proxy.
+async fn behind_proxy() -> (Harness, Proxy) {
+    let upstream = host_port(&postgres_admin_url());
+    let proxy = Proxy::start(upstream.clone()).await;
+    let through_proxy = proxy.addr.to_string();
+    let h = Harness::with(|c| c.database_url = c.database_url.replacen(&upstream, &through_proxy, 1)).await;
+    assert!(h.state.config.database_url.contains(&through_proxy));
+    (h, proxy)
 }
 
 /// `host:port` of a `postgres://user@host:port/db` URL.
@@ -272,11 +386,7 @@ async fn an_unreachable_database_is_503_on_both_doors_and_the_server_recovers() 
     if !postgres_only("the unreachable-database test") {
         return;
     }
-    let upstream = host_port(&postgres_admin_url());
-    let mut proxy = Proxy::start(upstream.clone()).await;
-    let through_proxy = proxy.addr.to_string();
-    let h = Harness::with(|c| c.database_url = c.database_url.replacen(&upstream, &through_proxy, 1)).await;
-    assert!(h.state.config.database_url.contains(&through_proxy));
+    let (h, mut proxy) = behind_proxy().await;
     let (mcp_token, api_token) = (h.token(DEMO_OWNER), h.api_token(DEMO_OWNER));
     let mcp = || Mcp::modern("tools/list", json!({})).bearer(&mcp_token).build();
     let rest_call = || rest(Method::GET, "/v1/workspaces", &api_token, None).build();
