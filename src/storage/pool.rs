@@ -208,10 +208,10 @@ impl PgConn {
 
     /// Records how the statement [`PgConn::start`] began ended (`failure`: how it
     /// failed, if it did): a server's refusal leaves the connection fit for the next
-    /// one, an I/O or protocol failure does not.
+    /// one, an I/O or protocol failure does not — for good, whatever follows.
     pub(super) fn settle(&mut self, failure: Option<&sqlx::Error>) {
         self.under_way = false;
-        self.broken = failure.is_some_and(leaves_connection_unusable);
+        self.broken |= failure.is_some_and(leaves_connection_unusable);
         if failure.is_some_and(super::sql::is_lost_connection) {
             note_lost();
         }
