@@ -191,7 +191,7 @@ impl PgPool {
 /// for when it is rolled back first or closed instead).
 pub struct PgConn {
     object: Option<managed::Object<Connector>>,
-    /// A statement was sent and its answer not all read ([`PgConn::start`]).
+    /// A statement was sent and its answer not all read ([`PgConn::run`]).
     under_way: bool,
     /// A statement failed in a way that leaves the connection unusable.
     broken: bool,
@@ -200,37 +200,47 @@ pub struct PgConn {
 }
 
 impl PgConn {
-    /// The connection, for one statement; [`PgConn::settle`] with its outcome after.
-    pub(super) fn start(&mut self) -> &mut PgConnection {
+    /// Runs `statement` on the connection, recording how it ended: a server's refusal
+    /// leaves the connection fit for the next one; an I/O or protocol failure does not,
+    /// for good, whatever follows; a statement cut short (this future dropped) leaves
+    /// it to be drained when it is dropped.
+    pub(super) async fn run<T>(
+        &mut self,
+        statement: impl AsyncFnOnce(&mut PgConnection) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let Some(conn) = self.object.as_deref_mut() else { return Err(Error::Closed) };
         self.under_way = true;
-        self.object.as_mut().expect("a PgConn holds its connection until dropped")
+        let outcome = statement(conn).await;
+        self.under_way = false;
+        if let Err(Error::Pg(e)) = &outcome {
+            self.broken |= leaves_connection_unusable(e);
+            if super::sql::is_lost_connection(e) {
+                note_lost();
+            }
+        }
+        outcome
     }
 
-    /// Records how the statement [`PgConn::start`] began ended (`failure`: how it
-    /// failed, if it did): a server's refusal leaves the connection fit for the next
-    /// one, an I/O or protocol failure does not — for good, whatever follows.
-    pub(super) fn settle(&mut self, failure: Option<&sqlx::Error>) {
-        self.under_way = false;
-        self.broken |= failure.is_some_and(leaves_connection_unusable);
-        if failure.is_some_and(super::sql::is_lost_connection) {
-            note_lost();
-        }
+    /// Runs `sql`, one statement or several, without parameters.
+    pub(super) async fn script(&mut self, sql: &str) -> Result<(), Error> {
+        self.run(async |conn| {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await.map(|_| ()).map_err(Error::Pg)
+        })
+        .await
     }
 
     /// `BEGIN`.
-    pub(super) async fn begin(&mut self) -> Result<(), sqlx::Error> {
+    pub(super) async fn begin(&mut self) -> Result<(), Error> {
         self.in_transaction = true;
-        let outcome = self.start().execute("BEGIN").await.map(|_| ());
-        self.settle(outcome.as_ref().err());
+        let outcome = self.script("BEGIN").await;
         self.in_transaction = outcome.is_ok();
         outcome
     }
 
     /// `COMMIT` of the transaction [`PgConn::begin`] opened (a `COMMIT` the server
     /// refused ended it all the same).
-    pub(super) async fn commit(&mut self) -> Result<(), sqlx::Error> {
-        let outcome = self.start().execute("COMMIT").await.map(|_| ());
-        self.settle(outcome.as_ref().err());
+    pub(super) async fn commit(&mut self) -> Result<(), Error> {
+        let outcome = self.script("COMMIT").await;
         self.in_transaction = false;
         outcome
     }

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use rusqlite::types::ValueRef;
-use sqlx::postgres::{PgArguments, PgConnection, Postgres};
+use sqlx::postgres::{PgArguments, Postgres};
 
 pub use super::row::{ColumnIndex, Decode, OwnedRow, Row};
 
@@ -332,50 +332,39 @@ fn summary(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Runs a statement on a pooled connection, recording how it ended ([`PgConn::settle`]).
+/// Runs a statement on a pooled connection ([`PgConn::run`] records how it ended).
 async fn pg_run(
     q: sqlx::query::Query<'_, Postgres, PgArguments>,
     conn: &mut PgConn,
     want: Want<'_>,
     sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
 ) -> Result<(), Error> {
-    let outcome = pg_statement(q, conn.start(), want, sink).await;
-    conn.settle(match &outcome {
-        Err(Error::Pg(e)) => Some(e),
-        _ => None,
-    });
-    outcome
-}
-
-async fn pg_statement(
-    q: sqlx::query::Query<'_, Postgres, PgArguments>,
-    on: &mut PgConnection,
-    want: Want<'_>,
-    sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
-) -> Result<(), Error> {
-    match want {
-        Want::Changes(changed) => {
-            *changed = q.execute(on).await.map_err(Error::Pg)?.rows_affected();
-        }
-        Want::Owned(out, 1) => out.extend(q.fetch_optional(on).await.map_err(Error::Pg)?.map(OwnedRow::pg)),
-        Want::Owned(out, at_most) => {
-            let rows = q.fetch_all(on).await.map_err(Error::Pg)?;
-            out.extend(rows.into_iter().take(at_most).map(OwnedRow::pg));
-        }
-        Want::First => {
-            if let Some(row) = q.fetch_optional(on).await.map_err(Error::Pg)? {
-                sink(&Row::pg(&row))?;
+    conn.run(async |on| {
+        match want {
+            Want::Changes(changed) => {
+                *changed = q.execute(on).await.map_err(Error::Pg)?.rows_affected();
             }
-        }
-        Want::Rows => {
-            for row in q.fetch_all(on).await.map_err(Error::Pg)? {
-                if !sink(&Row::pg(&row))? {
-                    break;
+            Want::Owned(out, 1) => out.extend(q.fetch_optional(on).await.map_err(Error::Pg)?.map(OwnedRow::pg)),
+            Want::Owned(out, at_most) => {
+                let rows = q.fetch_all(on).await.map_err(Error::Pg)?;
+                out.extend(rows.into_iter().take(at_most).map(OwnedRow::pg));
+            }
+            Want::First => {
+                if let Some(row) = q.fetch_optional(on).await.map_err(Error::Pg)? {
+                    sink(&Row::pg(&row))?;
+                }
+            }
+            Want::Rows => {
+                for row in q.fetch_all(on).await.map_err(Error::Pg)? {
+                    if !sink(&Row::pg(&row))? {
+                        break;
+                    }
                 }
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
+    .await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -416,7 +405,7 @@ impl Tx {
     pub async fn commit(self) -> Result<(), Error> {
         match self.conn {
             Conn::Lite(mut lite) => lite.commit(),
-            Conn::PgTx(mut c) => c.commit().await.map_err(Error::Pg),
+            Conn::PgTx(mut c) => c.commit().await,
             Conn::Pg(_) => Ok(()),
         }
     }
@@ -425,7 +414,7 @@ impl Tx {
     pub async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
         match &mut self.conn {
             Conn::Lite(lite) => lite.execute_script(sql).await,
-            Conn::PgTx(c) | Conn::Pg(c) => pg_script(c, sql).await,
+            Conn::PgTx(c) | Conn::Pg(c) => c.script(sql).await,
         }
     }
 }
@@ -481,7 +470,7 @@ impl Db {
             super::Pool::Pg(pool) => {
                 let begin = || async {
                     let mut conn = pool.get().await?;
-                    conn.begin().await.map_err(Error::Pg)?;
+                    conn.begin().await?;
                     Ok(conn)
                 };
                 // `BEGIN` changes nothing: on a connection found gone it is sent again,
@@ -495,7 +484,7 @@ impl Db {
     pub async fn execute_script(&self, sql: &str) -> Result<(), Error> {
         match &self.pool {
             super::Pool::Lite(lite) => lite.execute_script(sql).await,
-            super::Pool::Pg(pool) => pg_script(&mut pool.get().await?, sql).await,
+            super::Pool::Pg(pool) => pool.get().await?.script(sql).await,
         }
     }
 
@@ -507,13 +496,6 @@ impl Db {
             super::Pool::Pg(pool) => pool.close().await,
         }
     }
-}
-
-/// Runs a script of several statements on a pooled connection.
-async fn pg_script(conn: &mut PgConn, sql: &str) -> Result<(), Error> {
-    let outcome = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn.start()).await.map(|_| ());
-    conn.settle(outcome.as_ref().err());
-    outcome.map_err(Error::Pg)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -618,12 +600,9 @@ impl Error {
                 )
             }),
             Error::Pg(e) => match e {
-                sqlx::Error::Io(_)
-                | sqlx::Error::Tls(_)
-                | sqlx::Error::Protocol(_)
-                | sqlx::Error::PoolTimedOut
-                | sqlx::Error::PoolClosed
-                | sqlx::Error::WorkerCrashed => true,
+                sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => {
+                    true
+                }
                 sqlx::Error::Database(db) => {
                     let msg = db.message().to_ascii_lowercase();
                     db.code().is_some_and(|code| super::is_unavailable_sqlstate(&code))
