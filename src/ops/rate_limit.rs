@@ -5,7 +5,8 @@ use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
-use crate::storage::Conn;
+use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships, Counting, Outcome, Slot};
+use crate::storage::{Backend, Conn};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
@@ -54,6 +55,96 @@ pub enum Counted {
     Revoked,
 }
 
+/// A request's count, counted or riding on its read ([`count_or_ride`]).
+pub enum Admission {
+    Counted(Counted),
+    /// Not counted yet: the count rides on the first statement of the connection
+    /// given, and the request acts on the memberships given (this process's last read of
+    /// them). The request computes its answer, then [`Riding::settle`]s the count, which
+    /// says whether that answer stands.
+    Riding(Vec<Membership>, Conn, Riding),
+}
+
+/// A count riding on a request's first statement ([`Admission::Riding`]).
+pub struct Riding {
+    slot: Slot,
+    expected: Vec<Membership>,
+    budget: Budget,
+    limit: i64,
+    window_start: i64,
+    reset: i64,
+}
+
+/// What a riding count says of the answer the request computed.
+pub enum Settled {
+    /// It stands.
+    Stands,
+    /// It is computed again, on these memberships (they changed since this process last
+    /// read them, or the read's connection was found gone).
+    Again(Vec<Membership>),
+    /// Over budget: `rate_limited` with the status for the headers.
+    Limited(ApiError, RateStatus),
+    /// The token is revoked: nothing was counted.
+    Revoked,
+}
+
+impl Riding {
+    /// The count's outcome: as the request's first statement found it, else (no
+    /// statement carried it, or its connection was found gone) counted now.
+    pub async fn settle(self, state: Services<'_>, identity: &Identity) -> Result<Settled, ApiError> {
+        let found = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let (hits, memberships, again) = match found {
+            Some(Outcome::Revoked) => return Ok(Settled::Revoked),
+            Some(Outcome::Counted(hits, memberships)) => (hits, memberships, false),
+            None | Some(Outcome::Lost) => {
+                let hit = hit_with_memberships(
+                    state.db,
+                    &identity.user_id,
+                    self.budget.as_str(),
+                    self.window_start,
+                    identity.jti.as_deref(),
+                    false,
+                )
+                .await?;
+                let Some((hits, memberships, _)) = hit else { return Ok(Settled::Revoked) };
+                (hits, memberships, found.is_some())
+            }
+        };
+        let again = again || memberships != self.expected;
+        state.db.recent_memberships.remember(&identity.user_id, &memberships);
+        if let Err((err, status)) = judge(self.limit, self.reset, hits, self.budget) {
+            return Ok(Settled::Limited(err, status));
+        }
+        Ok(if again { Settled::Again(memberships) } else { Settled::Stands })
+    }
+}
+
+/// As [`count_unless_revoked`]; but a request that `needs` the memberships and the
+/// connection, on PostgreSQL, by a caller whose memberships this process has read
+/// before, is not counted yet: its count rides on the connection's first statement
+/// ([`Counting`]) — one round trip for the count and the read, where they took two.
+pub async fn count_or_ride(
+    state: Services<'_>,
+    identity: &Identity,
+    budget: Budget,
+    needs: Needs,
+) -> Result<Admission, ApiError> {
+    let db = state.db;
+    let known = (needs == Needs::MembershipsAndConnection && db.backend == Backend::Postgres)
+        .then(|| db.recent_memberships.get(&identity.user_id))
+        .flatten();
+    let Some(expected) = known else {
+        return count_unless_revoked(state, identity, budget, needs).await.map(Admission::Counted);
+    };
+    let (limit, window_start, reset) = window(state, budget);
+    let jti = identity.jti.as_deref();
+    let (counting, slot) =
+        Counting::new(&identity.user_id, budget.as_str(), window_start, jti, limit, expected.clone());
+    let conn = db.acquire().await?.counting(counting);
+    let riding = Riding { slot, expected: expected.clone(), budget, limit, window_start, reset };
+    Ok(Admission::Riding(expected, conn, riding))
+}
+
 /// The window of a counted request.
 fn window(state: Services<'_>, budget: Budget) -> (i64, i64, i64) {
     let limits = state.config.rate_limits;
@@ -90,18 +181,22 @@ pub async fn count_unless_revoked(
     budget: Budget,
     needs: Needs,
 ) -> Result<Counted, ApiError> {
-    use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships};
     let (limit, window_start, reset) = window(state, budget);
     let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
+    let db = state.db;
     let counted = match needs {
-        Needs::Nothing => hit_unless_revoked(state.db, user, bucket, window_start, jti)
-            .await
-            .map(|hit| hit.map(|hits| (hits, None, None))),
+        Needs::Nothing => {
+            hit_unless_revoked(db, user, bucket, window_start, jti).await.map(|hit| hit.map(|hits| (hits, None, None)))
+        }
         Needs::Memberships | Needs::MembershipsAndConnection => {
-            let keep = needs == Needs::MembershipsAndConnection;
-            hit_with_memberships(state.db, user, bucket, window_start, jti, keep)
-                .await
-                .map(|hit| hit.map(|(hits, m, conn)| (hits, Some(m), conn)))
+            let keep = needs != Needs::Memberships;
+            let hit = hit_with_memberships(db, user, bucket, window_start, jti, keep).await?;
+            if let Some((_, memberships, _)) = &hit {
+                if db.backend == Backend::Postgres {
+                    db.recent_memberships.remember(user, memberships);
+                }
+            }
+            Ok(hit.map(|(hits, m, conn)| (hits, Some(m), conn)))
         }
     }?;
     Ok(match counted {

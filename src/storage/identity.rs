@@ -1,14 +1,15 @@
 //! Identity queries: who belongs to which workspace with which role, and which token
 //! ids are revoked.
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use crate::storage::{sql, Row};
 
 use super::Db;
 use crate::domain::roles::Role;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Membership {
     pub workspace_id: String,
     pub workspace_name: String,
@@ -33,6 +34,32 @@ pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>,
         return Ok(None);
     };
     Ok(Some(Membership { workspace_id: row.try_get(at)?, workspace_name: row.try_get(at + 1)?, role }))
+}
+
+/// The memberships this process last read of each user, in [`MEMBERSHIPS`]' order: what
+/// a request whose count rides on its first read ([`Counting`](super::rate_limit::Counting))
+/// acts on — and finds checked against the database's in that same statement. A hint,
+/// never an authority: at most [`Recent::USERS`] users are kept, then it starts over.
+#[derive(Debug, Default)]
+pub struct Recent(Mutex<HashMap<String, Vec<Membership>>>);
+
+impl Recent {
+    const USERS: usize = 10_000;
+
+    pub fn get(&self, user_id: &str) -> Option<Vec<Membership>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(user_id).cloned()
+    }
+
+    pub fn remember(&self, user_id: &str, memberships: &[Membership]) {
+        let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.get(user_id).is_some_and(|known| known == memberships) {
+            return;
+        }
+        if recent.len() >= Self::USERS {
+            recent.clear();
+        }
+        recent.insert(user_id.to_string(), memberships.to_vec());
+    }
 }
 
 /// The user's memberships, in a stable order (workspace name, then id).

@@ -50,6 +50,8 @@ pub struct Db {
     pub backend: Backend,
     /// Where the credentials come from when a secret supplies them (refreshed on a TTL).
     pub credentials: Option<Arc<DatabaseCredentials>>,
+    /// The memberships this process last read of each user (PostgreSQL).
+    pub recent_memberships: Arc<identity::Recent>,
 }
 
 #[derive(Clone, Debug)]
@@ -83,13 +85,23 @@ impl Db {
                 }
             }
             let lite = Lite::open(path)?;
-            Ok(Db { pool: Pool::Lite(lite), backend: Backend::Sqlite, credentials: None })
+            Ok(Db {
+                pool: Pool::Lite(lite),
+                backend: Backend::Sqlite,
+                credentials: None,
+                recent_memberships: Arc::default(),
+            })
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url).map_err(Error::Pg)?;
             let pool = PgPool::new(options, max_connections)?;
             // Connects now: a wrong URL or a database that is down fails the start.
             drop(pool.get().await?);
-            Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: None })
+            Ok(Db {
+                pool: Pool::Pg(pool),
+                backend: Backend::Postgres,
+                credentials: None,
+                recent_memberships: Arc::default(),
+            })
         } else {
             Err(Error::Pg(sqlx::Error::Configuration(
                 "KFIN_DATABASE_URL must start with sqlite: or postgres://".into(),
@@ -108,7 +120,12 @@ impl Db {
     ) -> Result<Db, String> {
         let options = credentials.fetch().await?;
         let pool = PgPool::new(options, max_connections).map_err(|e| e.to_string())?;
-        Ok(Db { pool: Pool::Pg(pool), backend: Backend::Postgres, credentials: Some(credentials) })
+        Ok(Db {
+            pool: Pool::Pg(pool),
+            backend: Backend::Postgres,
+            credentials: Some(credentials),
+            recent_memberships: Arc::default(),
+        })
     }
 
     /// Starts a refresh of the secret's credentials on its own task when one is due
@@ -196,6 +213,10 @@ pub fn db_error(err: Error) -> ApiError {
     }
     if err.is_connection_lost() {
         note_lost();
+    }
+    if matches!(err, Error::NotAdmitted) {
+        // Not a failure: the request is answered from its count.
+        return ApiError::internal();
     }
     if err.is_unavailable() {
         tracing::warn!(error = %err, "database unavailable");

@@ -1,34 +1,44 @@
 //! Rate-limit counters, shared by every replica through the database: one atomic
 //! upsert per request returns the new count of the caller's current window. The count is
 //! a request's first statement: on a pooled connection found gone it is sent again
-//! ([`retry_if_lost`](super::retry_if_lost)).
+//! ([`retry_if_lost`](super::retry_if_lost)). On PostgreSQL a read's count can ride on
+//! the read itself, in one statement ([`Counting`]).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex};
 
-use crate::storage::sql;
+use crate::domain::roles::Role;
+use crate::storage::sql::{self, Arg, NullOf};
 
 use super::identity::{self, Membership};
-use super::{Backend, Conn, Db};
+use super::{Backend, Conn, Db, Error, OwnedRow};
 
-/// One hit for user `$1` in bucket `$2` (`read`/`write`) in the window starting at
-/// `$3`, returning the hits so far including this one — unless the token `$4` is on the
-/// deny list: then nothing is counted and no row returned. (`$4` is NULL for a token
-/// without an id, which cannot be revoked.)
-const HIT_UNLESS_REVOKED: &str = "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
-     SELECT $1, $2, $3, 1 WHERE NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $4)
+/// One hit for user `$user` in bucket `$bucket` (`read`/`write`) in the window starting
+/// at `$window`, returning the hits so far including this one — unless the token `$jti`
+/// is on the deny list: then nothing is counted and no row returned. (`$jti` is NULL for
+/// a token without an id, which cannot be revoked.) The parameters' positions are given.
+fn hit_sql(user: usize, bucket: usize, window: usize, jti: usize) -> String {
+    format!(
+        "INSERT INTO rate_limit_counters (user_id, bucket, window_start, hits)
+     SELECT ${user}, ${bucket}, ${window}, 1 WHERE NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ${jti})
      ON CONFLICT (user_id, bucket, window_start)
      DO UPDATE SET hits = rate_limit_counters.hits + 1
-     RETURNING hits";
+     RETURNING hits"
+    )
+}
+
+/// [`hit_sql`] with the parameters `$1` to `$4`.
+static HIT_UNLESS_REVOKED: LazyLock<String> = LazyLock::new(|| hit_sql(1, 2, 3, 4));
 
 /// PostgreSQL: the hit and the user's memberships in one statement, a row per
 /// membership (one row with NULL membership columns for a user with none); no row when
 /// the token is revoked. Composed once per process from the two statements it joins.
 static HIT_WITH_MEMBERSHIPS: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "WITH hit AS ({HIT_UNLESS_REVOKED})
+        "WITH hit AS ({})
      SELECT hit.hits, mine.workspace_id, mine.workspace_name, mine.role
        FROM hit LEFT JOIN ({}) mine ON TRUE
       ORDER BY mine.workspace_name, mine.workspace_id",
+        HIT_UNLESS_REVOKED.as_str(),
         identity::MEMBERSHIPS_OF_USER
     )
 });
@@ -43,7 +53,7 @@ pub async fn hit_unless_revoked(
     jti: Option<&str>,
 ) -> Result<Option<i64>, crate::storage::Error> {
     let hit = || {
-        sql::query(HIT_UNLESS_REVOKED)
+        sql::query(HIT_UNLESS_REVOKED.as_str())
             .bind(user_id)
             .bind(bucket)
             .bind(window_start)
@@ -87,7 +97,7 @@ pub async fn hit_with_memberships(
         }
         Backend::Sqlite => {
             let mut tx = db.begin().await?;
-            let Some(hits) = sql::query(HIT_UNLESS_REVOKED)
+            let Some(hits) = sql::query(HIT_UNLESS_REVOKED.as_str())
                 .bind(user_id)
                 .bind(bucket)
                 .bind(window_start)
@@ -105,6 +115,140 @@ pub async fn hit_with_memberships(
             Ok(Some((hits, memberships.into_iter().flatten().collect(), None)))
         }
     }
+}
+
+/// What the count that rode on a request's first statement found ([`Counting`]).
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The token is revoked: nothing was counted.
+    Revoked,
+    /// Counted: the hits so far, and the caller's memberships as they stand.
+    Counted(i64, Vec<Membership>),
+    /// The connection was found gone: whether the hit was counted is not known.
+    Lost,
+}
+
+/// Where a [`Counting`] leaves its [`Outcome`] for the request to read once its answer
+/// is computed; empty when no statement carried the count.
+pub type Slot = Arc<Mutex<Option<Outcome>>>;
+
+/// A request's count that rides on the first statement of its connection (PostgreSQL,
+/// see [`Conn::counting`]): a read is sent with the hit and the caller's memberships in
+/// front, in one statement — one round trip where the count and the read took two;
+/// anything else is sent after the count has been sent alone. The read's rows are let
+/// through only when the token is not revoked, the hit is within `limit` and the
+/// memberships are the ones the request acted on (`expected`); otherwise its statement
+/// fails with [`Error::NotAdmitted`] and the request answers from the [`Outcome`].
+pub struct Counting {
+    user_id: String,
+    bucket: &'static str,
+    window_start: i64,
+    jti: Option<String>,
+    limit: i64,
+    expected: Vec<Membership>,
+    slot: Slot,
+}
+
+/// What a first statement that is not a read is preceded by: the count, with a read of
+/// nothing.
+const NOTHING: &str = "SELECT 1 WHERE FALSE";
+
+impl Counting {
+    /// The columns [`Counting::statement`] adds after the read's.
+    pub(super) const ADDED_COLUMNS: usize = 3;
+
+    pub fn new(
+        user_id: &str,
+        bucket: &'static str,
+        window_start: i64,
+        jti: Option<&str>,
+        limit: i64,
+        expected: Vec<Membership>,
+    ) -> (Counting, Slot) {
+        let slot = Slot::default();
+        let counting = Counting {
+            user_id: user_id.to_string(),
+            bucket,
+            window_start,
+            jti: jti.map(str::to_string),
+            limit,
+            expected,
+            slot: Arc::clone(&slot),
+        };
+        (counting, slot)
+    }
+
+    /// The statement `read` (a `SELECT` of `params` parameters; a read of nothing when
+    /// `None`) with the count in front, and the count's four parameters to bind after
+    /// the read's: the read's columns come first, at their indices, then `kfin_row`
+    /// (NULL on the one row of a read that found nothing), `kfin_hits` and
+    /// `kfin_memberships` (JSON, in [`identity::MEMBERSHIPS`]' order). No row at all
+    /// when the token is revoked (the read is then not run).
+    pub(super) fn statement(&self, read: Option<(&str, usize)>) -> (String, [Arg<'_>; 4]) {
+        let (read, params) = read.unwrap_or((NOTHING, 0));
+        let user = params + 1;
+        let sql = format!(
+            "WITH kfin_hit AS ({hit})
+     SELECT kfin_read.*, kfin_hit.hits AS kfin_hits,
+            (SELECT COALESCE(json_agg(json_build_array(mine.workspace_id, mine.workspace_name, mine.role)
+                                      ORDER BY mine.workspace_name, mine.workspace_id), '[]')::text
+               FROM ({memberships}) mine) AS kfin_memberships
+       FROM kfin_hit LEFT JOIN (SELECT kfin_rows.*, TRUE AS kfin_row FROM ({read}) kfin_rows) kfin_read ON TRUE",
+            hit = hit_sql(user, user + 1, user + 2, user + 3),
+            memberships = identity::MEMBERSHIPS_OF_USER.replace("$1", &format!("${user}")),
+        );
+        let args = [
+            Arg::Text(self.user_id.as_str().into()),
+            Arg::Text(self.bucket.into()),
+            Arg::Int(self.window_start),
+            self.jti.as_deref().map_or(Arg::Null(NullOf::Text), |jti| Arg::Text(jti.into())),
+        ];
+        (sql, args)
+    }
+
+    /// Records what [`Counting::statement`] answered (all its `rows`) and whether the
+    /// read's rows may be used: [`Error::NotAdmitted`] when not.
+    pub(super) fn settle(&self, rows: &[OwnedRow]) -> Result<(), Error> {
+        let outcome = match rows.first() {
+            None => Outcome::Revoked,
+            Some(first) => {
+                let row = first.row();
+                let memberships: String = row.try_get("kfin_memberships")?;
+                Outcome::Counted(row.try_get("kfin_hits")?, memberships_of_json(&memberships)?)
+            }
+        };
+        let admitted =
+            matches!(&outcome, Outcome::Counted(hits, mine) if *hits <= self.limit && *mine == self.expected);
+        self.record(outcome);
+        if admitted {
+            Ok(())
+        } else {
+            Err(Error::NotAdmitted)
+        }
+    }
+
+    /// Records that the connection was found gone before the count was known.
+    pub(super) fn lost(&self) {
+        self.record(Outcome::Lost);
+    }
+
+    fn record(&self, outcome: Outcome) {
+        *self.slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+    }
+}
+
+/// The memberships of [`Counting::statement`]'s `kfin_memberships`: `[id, name, role]`
+/// triples; a role this version does not know is left out, as [`identity::membership`]
+/// does.
+fn memberships_of_json(json: &str) -> Result<Vec<Membership>, Error> {
+    let triples: Vec<(String, String, String)> = serde_json::from_str(json)
+        .map_err(|e| Error::Decode { column: "kfin_memberships".into(), message: e.to_string() })?;
+    Ok(triples
+        .into_iter()
+        .filter_map(|(workspace_id, workspace_name, role)| {
+            Some(Membership { workspace_id, workspace_name, role: Role::parse(&role)? })
+        })
+        .collect())
 }
 
 /// Drops counters of windows that started before `before` (see `housekeeping`).

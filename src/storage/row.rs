@@ -22,7 +22,9 @@ pub struct Row<'r>(Inner<'r>);
 enum Inner<'r> {
     Lite(&'r rusqlite::Row<'r>, &'r Columns),
     LiteOwned(Columns, &'r [LiteValue]),
-    Pg(&'r PgRow),
+    /// A PostgreSQL row, of which the first so many columns are shown (the rest carry
+    /// what a statement sent with the read answered: `sql`'s counted reads).
+    Pg(&'r PgRow, usize),
 }
 
 /// The column names of a SQLite result, read once per statement. A row is read by name
@@ -57,19 +59,28 @@ pub struct OwnedRow(Owned);
 
 enum Owned {
     Lite { names: Arc<[Box<str>]>, values: Vec<LiteValue> },
-    Pg(PgRow),
+    Pg(PgRow, usize),
 }
 
 impl OwnedRow {
     pub(super) fn pg(row: PgRow) -> OwnedRow {
-        OwnedRow(Owned::Pg(row))
+        let width = row.len();
+        OwnedRow(Owned::Pg(row, width))
+    }
+
+    /// The row showing only its first `width` columns (fewer, never more).
+    pub(super) fn first_columns(self, width: usize) -> OwnedRow {
+        match self.0 {
+            Owned::Pg(row, shown) => OwnedRow(Owned::Pg(row, width.min(shown))),
+            lite => OwnedRow(lite),
+        }
     }
 
     /// The row to read.
     pub fn row(&self) -> Row<'_> {
         Row(match &self.0 {
             Owned::Lite { names, values } => Inner::LiteOwned(Columns::shared(names), values),
-            Owned::Pg(row) => Inner::Pg(row),
+            Owned::Pg(row, width) => Inner::Pg(row, *width),
         })
     }
 
@@ -91,7 +102,7 @@ impl<'r> Row<'r> {
     }
 
     pub(super) fn pg(row: &'r PgRow) -> Row<'r> {
-        Row(Inner::Pg(row))
+        Row(Inner::Pg(row, row.len()))
     }
 
     /// The value of column `index` (its name or position) as a `T`.
@@ -100,7 +111,7 @@ impl<'r> Row<'r> {
         let decoded = match &self.0 {
             Inner::Lite(row, _) => T::lite(row.get_ref(at).map_err(Error::Sqlite)?),
             Inner::LiteOwned(_, values) => T::lite(ValueRef::from(&values[at])),
-            Inner::Pg(row) => T::pg(row, at),
+            Inner::Pg(row, _) => T::pg(row, at),
         };
         decoded.map_err(|message| Error::Decode { column: index.describe(), message })
     }
@@ -122,7 +133,7 @@ impl<'r> Row<'r> {
                 LiteValue::Text(text) => Ok(Some(text)),
                 other => Err(decode(unexpected(ValueRef::from(other), "text"))),
             },
-            Inner::Pg(row) => row.try_get::<Option<&str>, _>(at).map_err(|e| decode(e.to_string())),
+            Inner::Pg(row, _) => row.try_get::<Option<&str>, _>(at).map_err(|e| decode(e.to_string())),
         }
     }
 
@@ -131,7 +142,7 @@ impl<'r> Row<'r> {
         match &self.0 {
             Inner::Lite(_, columns) => columns.names.get(at).map_or("", |n| n),
             Inner::LiteOwned(columns, _) => columns.names.get(at).map_or("", |n| n),
-            Inner::Pg(row) => row.columns().get(at).map_or("", |c| c.name()),
+            Inner::Pg(row, width) => row.columns()[..*width].get(at).map_or("", |c| c.name()),
         }
     }
 
@@ -144,7 +155,7 @@ impl<'r> Row<'r> {
         match &self.0 {
             Inner::Lite(_, columns) => columns.position(name),
             Inner::LiteOwned(columns, _) => columns.position(name),
-            Inner::Pg(row) => sqlx::ColumnIndex::<PgRow>::index(&name, row).ok(),
+            Inner::Pg(row, width) => sqlx::ColumnIndex::<PgRow>::index(&name, *row).ok().filter(|at| at < width),
         }
     }
 
@@ -153,7 +164,7 @@ impl<'r> Row<'r> {
         match &self.0 {
             Inner::Lite(_, columns) => columns.names.len(),
             Inner::LiteOwned(_, values) => values.len(),
-            Inner::Pg(row) => row.len(),
+            Inner::Pg(_, width) => *width,
         }
     }
 

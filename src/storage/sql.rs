@@ -26,6 +26,7 @@ pub use super::row::{ColumnIndex, Decode, OwnedRow, Row};
 
 use super::lite::{Lite, LiteConn};
 use super::pool::PgConn;
+use super::rate_limit::Counting;
 use super::Db;
 use crate::domain::dates::{Date, Timestamp};
 
@@ -291,8 +292,65 @@ impl<'q> Query<'q> {
             Target::Conn(conn) => match conn {
                 Conn::Lite(lite) => lite.run(&self.sql, &self.args, want, sink).await,
                 Conn::Pg(c) | Conn::PgTx(c) => pg_run(self.pg(), c, want, sink).await,
+                Conn::PgCounting(c, counting) => match counting.take() {
+                    Some(counting) => self.run_counted(c, &counting, want, sink).await,
+                    None => pg_run(self.pg(), c, want, sink).await,
+                },
             },
         }
+    }
+
+    /// Runs the statement as the first of a connection whose request's count rides on it
+    /// ([`Counting`]): a `SELECT` in one statement with the count, anything else after
+    /// the count was sent alone. Its rows are let through only when the count admits them.
+    async fn run_counted(
+        &self,
+        conn: &mut PgConn,
+        counting: &Counting,
+        want: Want<'_>,
+        sink: &mut (dyn FnMut(&Row<'_>) -> Result<bool, Error> + Send),
+    ) -> Result<(), Error> {
+        let read = is_read(&self.sql);
+        let (sql, count_args) = counting.statement(read.then_some((&*self.sql, self.args.len())));
+        let args = if read { &self.args[..] } else { &[] };
+        let q = args.iter().chain(&count_args).fold(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), bind);
+        let mut rows = Vec::new();
+        if let Err(e) = pg_run(q, conn, Want::Owned(&mut rows, usize::MAX), &mut |_| Ok(true)).await {
+            if e.is_connection_lost() {
+                counting.lost();
+            }
+            return Err(e);
+        }
+        counting.settle(&rows)?;
+        if !read {
+            return pg_run(self.pg(), conn, want, sink).await;
+        }
+        // The one row of a read that found nothing carries the count alone; the read's
+        // rows show the read's columns only.
+        let mut found = Vec::with_capacity(rows.len());
+        for row in rows {
+            if row.try_get::<Option<bool>, _>("kfin_row")?.is_some() {
+                let width = row.row().column_count() - Counting::ADDED_COLUMNS;
+                found.push(row.first_columns(width));
+            }
+        }
+        match want {
+            Want::Changes(changed) => *changed = found.len() as u64,
+            Want::Owned(out, at_most) => out.extend(found.into_iter().take(at_most)),
+            Want::First => {
+                if let Some(row) = found.first() {
+                    sink(&row.row())?;
+                }
+            }
+            Want::Rows => {
+                for row in &found {
+                    if !sink(&row.row())? {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn pg(&self) -> sqlx::query::Query<'_, Postgres, PgArguments> {
@@ -300,20 +358,34 @@ impl<'q> Query<'q> {
             Cow::Borrowed(s) => sqlx::query(*s),
             Cow::Owned(s) => sqlx::query(sqlx::AssertSqlSafe(s.as_str())),
         };
-        self.args.iter().fold(sql, |q, arg| match arg {
-            Arg::Null(NullOf::Int) => q.bind(None::<i64>),
-            Arg::Null(NullOf::Int4) => q.bind(None::<i32>),
-            Arg::Null(NullOf::Bool) => q.bind(None::<bool>),
-            Arg::Null(NullOf::Real) => q.bind(None::<f64>),
-            Arg::Null(NullOf::Text) => q.bind(None::<&str>),
-            Arg::Null(NullOf::Blob) => q.bind(None::<&[u8]>),
-            Arg::Int(v) => q.bind(*v),
-            Arg::Int4(v) => q.bind(*v),
-            Arg::Bool(v) => q.bind(*v),
-            Arg::Real(v) => q.bind(*v),
-            Arg::Text(v) => q.bind(v.as_ref()),
-            Arg::Blob(v) => q.bind(v.as_ref()),
-        })
+        self.args.iter().fold(sql, bind)
+    }
+}
+
+/// Whether a statement only reads (a `SELECT`), so that it can be sent with a request's
+/// count ([`Counting`]).
+fn is_read(sql: &str) -> bool {
+    sql.trim_start().get(..7).is_some_and(|start| start.eq_ignore_ascii_case("SELECT "))
+}
+
+/// Binds `arg` to a PostgreSQL statement.
+fn bind<'q>(
+    q: sqlx::query::Query<'q, Postgres, PgArguments>,
+    arg: &'q Arg<'q>,
+) -> sqlx::query::Query<'q, Postgres, PgArguments> {
+    match arg {
+        Arg::Null(NullOf::Int) => q.bind(None::<i64>),
+        Arg::Null(NullOf::Int4) => q.bind(None::<i32>),
+        Arg::Null(NullOf::Bool) => q.bind(None::<bool>),
+        Arg::Null(NullOf::Real) => q.bind(None::<f64>),
+        Arg::Null(NullOf::Text) => q.bind(None::<&str>),
+        Arg::Null(NullOf::Blob) => q.bind(None::<&[u8]>),
+        Arg::Int(v) => q.bind(*v),
+        Arg::Int4(v) => q.bind(*v),
+        Arg::Bool(v) => q.bind(*v),
+        Arg::Real(v) => q.bind(*v),
+        Arg::Text(v) => q.bind(v.as_ref()),
+        Arg::Blob(v) => q.bind(v.as_ref()),
     }
 }
 
@@ -377,6 +449,21 @@ pub enum Conn {
     Pg(PgConn),
     /// In a transaction: rolled back when dropped before [`Tx::commit`].
     PgTx(PgConn),
+    /// A request's connection whose count rides on its first statement, until that
+    /// statement is sent ([`Conn::counting`]).
+    PgCounting(PgConn, Option<Box<Counting>>),
+}
+
+impl Conn {
+    /// The connection, with the request's count to be sent with its first statement:
+    /// PostgreSQL's outside a transaction. Any other is given back as it is, and the
+    /// count left to the request ([`Counting`]'s slot stays empty).
+    pub fn counting(self, counting: Counting) -> Conn {
+        match self {
+            Conn::Pg(c) => Conn::PgCounting(c, Some(Box::new(counting))),
+            other => other,
+        }
+    }
 }
 
 /// A transaction: committed by [`Tx::commit`], rolled back when dropped without it.
@@ -406,7 +493,7 @@ impl Tx {
         match self.conn {
             Conn::Lite(mut lite) => lite.commit(),
             Conn::PgTx(mut c) => c.commit().await,
-            Conn::Pg(_) => Ok(()),
+            Conn::Pg(_) | Conn::PgCounting(..) => Ok(()),
         }
     }
 
@@ -414,13 +501,14 @@ impl Tx {
     pub async fn execute_script(&mut self, sql: &str) -> Result<(), Error> {
         match &mut self.conn {
             Conn::Lite(lite) => lite.execute_script(sql).await,
-            Conn::PgTx(c) | Conn::Pg(c) => c.script(sql).await,
+            Conn::PgTx(c) | Conn::Pg(c) | Conn::PgCounting(c, _) => c.script(sql).await,
         }
     }
 }
 
 /// A request's connection: the one its admission step (the rate-limit count, on
-/// PostgreSQL) took from the pool, kept for the read that follows, so that a request
+/// PostgreSQL) took from the pool, kept for the read that follows (or carrying the count
+/// to that read: [`Conn::counting`]), so that a request
 /// takes one connection from the pool, not two (each hand-over costs the pool's
 /// bookkeeping, and a round trip to the server when the next connection was unused for
 /// a second: `storage::pool`). Taken at most once; given back to the pool when the
@@ -522,6 +610,10 @@ pub enum Error {
     Corrupt(String),
     /// The database file or its directory could not be reached.
     Io(std::io::Error),
+    /// The request's count, sent with this statement, does not let its rows through
+    /// (revoked, over the limit, or the caller's memberships changed): the request
+    /// answers from the count ([`Counting`]).
+    NotAdmitted,
 }
 
 impl fmt::Display for Error {
@@ -535,6 +627,7 @@ impl fmt::Display for Error {
             Error::Closed => f.write_str("the database is closed"),
             Error::Corrupt(message) => f.write_str(message),
             Error::Io(e) => write!(f, "i/o: {e}"),
+            Error::NotAdmitted => f.write_str("the request's count did not admit this read"),
         }
     }
 }

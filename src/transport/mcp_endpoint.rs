@@ -31,7 +31,7 @@ use crate::auth::{self, AuthFailure, Surface, WorkspaceHint};
 use crate::mcp;
 use crate::mcp::context::Admitted;
 use crate::mcp::view::View;
-use crate::ops::rate_limit::{self, Budget, Counted};
+use crate::ops::rate_limit::{self, Admission, Budget, Counted, Settled};
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
 use crate::storage::Held;
@@ -170,7 +170,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     let writes = tool.is_some_and(|name| mcp::tools::spends_write_budget(name, view.as_ref().unwrap_or(&View::ALL)));
     let budget = if writes { Budget::Write } else { Budget::Read };
     state.upkeep_if_due();
-    let admitted = match rate_limit::count_unless_revoked(
+    let (admitted, riding) = match rate_limit::count_or_ride(
         state.services(),
         &identity,
         budget,
@@ -178,13 +178,45 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     )
     .await
     {
-        Ok(Counted::Allowed(_, memberships, conn)) => Admitted { memberships, held: Held::new(conn) },
-        Ok(Counted::Revoked) => return unauthorized(state, resource_path, true),
-        Ok(Counted::Limited(error, status)) => return rate_limited(&request.id, &error, Some(status)),
+        Ok(Admission::Counted(Counted::Allowed(_, memberships, conn))) => {
+            (Admitted { memberships, held: Held::new(conn) }, None)
+        }
+        Ok(Admission::Counted(Counted::Revoked)) => return unauthorized(state, resource_path, true),
+        Ok(Admission::Counted(Counted::Limited(error, status))) => {
+            return rate_limited(&request.id, &error, Some(status))
+        }
+        Ok(Admission::Riding(memberships, conn, riding)) => {
+            (Admitted { memberships: Some(memberships), held: Held::new(Some(conn)) }, Some(riding))
+        }
         Err(error) => return rate_limited(&request.id, &error, None),
     };
+    let answered = answer(state, parts, &identity, &request, admitted, log).await;
+    let Some(riding) = riding else { return answered };
+    // The count rode on the request's first statement: the answer stands only as the
+    // count says (the request only read, so an answer set aside changed nothing).
+    match riding.settle(state.services(), &identity).await {
+        Ok(Settled::Stands) => answered,
+        Ok(Settled::Again(memberships)) => {
+            let admitted = Admitted { memberships: Some(memberships), held: Held::default() };
+            answer(state, parts, &identity, &request, admitted, log).await
+        }
+        Ok(Settled::Revoked) => unauthorized(state, resource_path, true),
+        Ok(Settled::Limited(error, status)) => rate_limited(&request.id, &error, Some(status)),
+        Err(error) => rate_limited(&request.id, &error, None),
+    }
+}
+
+/// Steps 10 and 11 of a counted request: its era, then its dispatch.
+async fn answer(
+    state: &AppState,
+    parts: &Parts,
+    identity: &auth::Identity,
+    request: &rpc::Request,
+    admitted: Admitted,
+    log: &mut RequestLog,
+) -> Response {
     // 10. Era and version checks.
-    let era = match era::decide(&parts.headers, &request) {
+    let era = match era::decide(&parts.headers, request) {
         Ok(era) => era,
         Err(error) => return response::rpc_error(&request.id, &error, None),
     };
@@ -195,7 +227,8 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()),
     );
     log.workspace = hint.named().map(str::to_string);
-    match mcp::dispatch(state, &identity, &era, &request, hint, view, admitted).await {
+    let view = View::of_request(parts.uri.path(), &parts.headers);
+    match mcp::dispatch(state, identity, &era, request, hint, view, admitted).await {
         Ok(done) => {
             log.era = Some(done.version);
             response::json_pieces(

@@ -44,6 +44,7 @@ mod reconciliations;
 mod records;
 mod reports;
 mod resources_prompts;
+mod riding_count;
 mod secrets_manager;
 mod security;
 mod shared_budget;

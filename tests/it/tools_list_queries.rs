@@ -2,7 +2,9 @@
 //! the size of the catalogue: the caller's memberships (the visibility of all 85 tools
 //! is computed from them), besides the rate-limit statement every authenticated request
 //! makes (SPEC §8). A list tool reads a bill's apportionment and taxes only when the
-//! `fields` it was asked for include them: each is one more round trip.
+//! `fields` it was asked for include them: each is one more round trip. On PostgreSQL
+//! a read's count is sent in the read's own statement once the process knows the
+//! caller's memberships.
 
 use crate::common;
 
@@ -108,7 +110,9 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
         })
         .await;
         assert_eq!(reads(&ran), (allocations, taxes), "fields {fields:?}: {ran:#?}");
-        let counted = if backend() == "postgres" { 1 } else { 2 };
+        // The count: on PostgreSQL it rides on the page's own statement (the process
+        // has read the caller's memberships by now), on SQLite two statements before it.
+        let counted = if backend() == "postgres" { 0 } else { 2 };
         assert_eq!(ran.len(), counted + 1 + allocations as usize + taxes as usize, "fields {fields:?}: {ran:#?}");
     }
 }

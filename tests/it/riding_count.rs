@@ -1,0 +1,167 @@
+//! A read's rate-limit count sent with the read itself (PostgreSQL, once the process has
+//! read the caller's memberships): the token's revocation, the budget and the caller's
+//! memberships still decide every request, in the same statement as its rows. On SQLite
+//! the same requests are answered the same way (the count goes first there).
+
+use crate::common;
+
+use common::*;
+use kobana_finance_mcp::storage::identity::{self, Membership};
+use kobana_finance_mcp::storage::rate_limit::{Counting, Outcome, Slot};
+use kobana_finance_mcp::storage::{query, Backend, Error};
+use serde_json::{json, Value};
+
+fn list(token: &str) -> http::Request<axum::body::Body> {
+    let arguments = json!({"workspace_id": DEMO_WORKSPACE_ACME, "limit": 3, "fields": ["id", "description"]});
+    Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments})).bearer(token).build()
+}
+
+/// The rows of a list answer.
+fn rows(reply: &Reply) -> Vec<Value> {
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
+    let result = reply.result();
+    assert_ne!(result["isError"], true, "{result}");
+    result["structuredContent"]["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// On PostgreSQL the process now knows `user`'s memberships: their next read carries
+/// its count.
+fn rides_next(h: &Harness, user: &str) {
+    if h.state.db.backend == Backend::Postgres {
+        assert!(h.state.db.recent_memberships.get(user).is_some(), "the next read's count rides on it");
+    }
+}
+
+#[tokio::test]
+async fn a_token_revoked_between_two_reads_gets_nothing_from_the_second() {
+    let h = Harness::with_demo().await;
+    let token = h.token_with(DEMO_OWNER, None, |c| c.jti = Some("revoked-between-reads".into()));
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_OWNER);
+    assert!(identity::revoke(&h.state.db, "revoked-between-reads").await.unwrap());
+    let reply = h.send(list(&token)).await;
+    assert_eq!(reply.status, 401, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert!(reply.header("www-authenticate").unwrap().contains("invalid_token"));
+    assert!(!String::from_utf8_lossy(&reply.bytes).contains("description"), "no row in the answer");
+    // Nothing was counted for it: a fresh token has the rest of the budget.
+    let fresh = h.token(DEMO_OWNER);
+    assert_eq!(rows(&h.send(list(&fresh)).await).len(), 3);
+}
+
+#[tokio::test]
+async fn the_read_past_the_budget_is_429_with_no_rows() {
+    let h = Harness::with_demo_and(|c| c.rate_limits.reads = 2).await;
+    let token = h.token(DEMO_OWNER);
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_OWNER);
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    let reply = h.send(list(&token)).await;
+    assert_eq!(reply.status, 429, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(reply.rpc_code(), Some(-31429));
+    assert!(reply.header("retry-after").is_some());
+    assert_eq!(reply.header("ratelimit-limit"), Some("2"));
+    assert_eq!(reply.header("ratelimit-remaining"), Some("0"));
+    assert!(!String::from_utf8_lossy(&reply.bytes).contains("description"), "no row in the answer");
+}
+
+/// The process's memory of the caller's memberships is checked in the read's own
+/// statement: a membership removed (or a role changed) since counts from the next read.
+#[tokio::test]
+async fn a_membership_removed_between_two_reads_is_gone_for_the_second() {
+    let h = Harness::with_demo().await;
+    let token = h.token(DEMO_VIEWER);
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_VIEWER);
+    let removed = query("DELETE FROM memberships WHERE user_id = $1 AND workspace_id = $2")
+        .bind(DEMO_VIEWER)
+        .bind(DEMO_WORKSPACE_ACME)
+        .execute(&h.state.db)
+        .await
+        .unwrap();
+    assert_eq!(removed, 1);
+    let reply = h.send(list(&token)).await;
+    assert_eq!(reply.status, 200);
+    let result = reply.result();
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["error"]["code"], "not_found", "as to any non-member: {result}");
+    assert!(!result.to_string().contains("description"), "no row in the answer: {result}");
+    // And what the process remembers follows.
+    if h.state.db.backend == Backend::Postgres {
+        let now = h.state.db.recent_memberships.get(DEMO_VIEWER).unwrap();
+        assert!(now.iter().all(|m| m.workspace_id != DEMO_WORKSPACE_ACME), "{now:?}");
+    }
+}
+
+/// The count and the read in one statement, at the storage layer: the read's rows, in
+/// their order, only when the count admits them; the outcome left for the request.
+#[tokio::test]
+async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits_them() {
+    if !postgres_only("the riding count") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let db = &h.state.db;
+    let mine = identity::memberships(db, DEMO_OWNER).await.unwrap();
+    assert!(!mine.is_empty());
+    let counted = |jti: Option<&str>, limit: i64, expected: Vec<Membership>| {
+        Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected)
+    };
+    let outcome = |slot: &Slot| slot.lock().unwrap().clone();
+    let numbers = "SELECT n FROM generate_series(1, $1) n ORDER BY n DESC";
+
+    // Admitted: every row, in the read's order, and the count's outcome.
+    let (counting, slot) = counted(None, 10, mine.clone());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let read: Vec<i64> = query(numbers).bind(40_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
+    assert_eq!(read, (1..=40).rev().collect::<Vec<i64>>());
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(1, ref m)) if *m == mine), "{:?}", outcome(&slot));
+    // Only the first statement carries it.
+    let again: Vec<i64> = query(numbers).bind(2_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
+    assert_eq!(again, [2, 1]);
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(1, _))));
+    drop(conn);
+
+    // A read that finds nothing is counted all the same.
+    let (counting, slot) = counted(None, 10, mine.clone());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let none: Vec<i64> = query(numbers).bind(0_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
+    assert!(none.is_empty());
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(2, _))));
+    drop(conn);
+
+    // Over the limit, or memberships other than the request acted on: no row.
+    for (limit, expected) in [(2, mine.clone()), (10, Vec::new())] {
+        let (counting, slot) = counted(None, limit, expected);
+        let mut conn = db.acquire().await.unwrap().counting(counting);
+        let refused = query(numbers).bind(3_i64).map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
+        assert!(matches!(refused, Err(Error::NotAdmitted)), "{refused:?}");
+        assert!(matches!(outcome(&slot), Some(Outcome::Counted(_, ref m)) if *m == mine));
+    }
+
+    // Revoked: nothing counted, the read not run.
+    identity::revoke(db, "riding-revoked").await.unwrap();
+    let (counting, slot) = counted(Some("riding-revoked"), 10, mine.clone());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let refused =
+        query("SELECT 1 / (n - n) FROM generate_series(1, 1) n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
+    assert!(matches!(refused, Err(Error::NotAdmitted)), "{refused:?}");
+    assert!(matches!(outcome(&slot), Some(Outcome::Revoked)));
+    drop(conn);
+
+    // A first statement that is not a read runs only after the count, and not at all
+    // when the count refuses it.
+    let rename = "UPDATE workspaces SET name = name || '!' WHERE id = $1";
+    let (counting, slot) = counted(None, 10, mine.clone());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let changed = query(rename).bind(DEMO_WORKSPACE_ACME).execute(&mut conn).await.unwrap();
+    assert_eq!(changed, 1);
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(5, _))), "{:?}", outcome(&slot));
+    drop(conn);
+    let (counting, _) = counted(None, 1, mine.clone());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    assert!(matches!(query(rename).bind(DEMO_WORKSPACE_ACME).execute(&mut conn).await, Err(Error::NotAdmitted)));
+    drop(conn);
+    let name: String =
+        query("SELECT name FROM workspaces WHERE id = $1").bind(DEMO_WORKSPACE_ACME).scalar(db).await.unwrap();
+    assert!(name.ends_with('!') && !name.ends_with("!!"), "{name}");
+}
