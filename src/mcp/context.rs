@@ -3,6 +3,8 @@
 //! the catalogue — and the rule of which workspaces allow what, which `tools/list`,
 //! resources and completion share.
 
+use std::sync::Arc;
+
 use tokio::sync::OnceCell;
 
 use super::view::View;
@@ -16,11 +18,12 @@ use crate::storage::identity::Membership;
 use crate::storage::{Conn, Held};
 
 /// What a request's admission step (its rate-limit count) read on the way: the
-/// caller's memberships, when it read them, and the connection it kept.
+/// caller's memberships, when it read them, and the connection it kept (shared with the
+/// endpoint, which sends a count riding on it that no statement carried).
 #[derive(Default)]
 pub struct Admitted {
     pub memberships: Option<Vec<Membership>>,
-    pub held: Held,
+    pub held: Arc<Held>,
 }
 
 /// One MCP request's view of its caller and era.
@@ -34,7 +37,7 @@ pub struct McpContext<'a> {
     pub view: View,
     memberships: OnceCell<Vec<Membership>>,
     /// The connection the rate-limit count took, for a read.
-    held: Held,
+    held: Arc<Held>,
 }
 
 impl<'a> McpContext<'a> {

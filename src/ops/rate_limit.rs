@@ -6,7 +6,7 @@ use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
 use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships, Counting, Outcome, Slot};
-use crate::storage::{Backend, Conn};
+use crate::storage::{Backend, Conn, Held};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
@@ -89,9 +89,14 @@ pub enum Settled {
 }
 
 impl Riding {
-    /// The count's outcome: as the request's first statement found it, else (no
-    /// statement carried it, or its connection was found gone) counted now.
-    pub async fn settle(self, state: Services<'_>, identity: &Identity) -> Result<Settled, ApiError> {
+    /// The count's outcome: as the request's first statement found it; else sent now on
+    /// the request's connection (`held`), when the request did not use it; else (no
+    /// connection, or it was found gone) counted now on the pool's.
+    pub async fn settle(self, state: Services<'_>, identity: &Identity, held: &Held) -> Result<Settled, ApiError> {
+        if let Some(mut unused) = held.take() {
+            // A failure leaves the slot empty (or `Lost`): the count is sent below.
+            let _ = unused.send_count().await;
+        }
         let found = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
         let (hits, memberships, again) = match found {
             Some(Outcome::Revoked) => return Ok(Settled::Revoked),

@@ -149,11 +149,11 @@ pub struct Counting {
     slot: Slot,
 }
 
-/// What a first statement that is not a read is preceded by: the count, with a read of
-/// nothing.
-const NOTHING: &str = "SELECT 1 WHERE FALSE";
-
 impl Counting {
+    /// What a first statement that is not a read is preceded by: the count, with a read
+    /// of nothing.
+    pub(super) const NOTHING: &str = "SELECT 1 WHERE FALSE";
+
     /// The columns [`Counting::statement`] adds after the read's.
     pub(super) const ADDED_COLUMNS: usize = 3;
 
@@ -185,7 +185,7 @@ impl Counting {
     /// `kfin_memberships` (JSON, in [`identity::MEMBERSHIPS`]' order). No row at all
     /// when the token is revoked (the read is then not run).
     pub(super) fn statement(&self, read: Option<(&str, usize)>) -> (String, [Arg<'_>; 4]) {
-        let (read, params) = read.unwrap_or((NOTHING, 0));
+        let (read, params) = read.unwrap_or((Self::NOTHING, 0));
         let user = params + 1;
         let sql = format!(
             "WITH kfin_hit AS ({hit})

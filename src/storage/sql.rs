@@ -455,6 +455,14 @@ pub enum Conn {
 }
 
 impl Conn {
+    /// Sends the count the connection carries, alone, if no statement has carried it
+    /// (a request that did not read on its connection); nothing otherwise.
+    pub async fn send_count(&mut self) -> Result<(), Error> {
+        let Conn::PgCounting(c, carried) = self else { return Ok(()) };
+        let Some(counting) = carried.take() else { return Ok(()) };
+        query(Counting::NOTHING).run_counted(c, &counting, Want::Changes(&mut 0), &mut |_| Ok(true)).await
+    }
+
     /// The connection, with the request's count to be sent with its first statement:
     /// PostgreSQL's outside a transaction. Any other is given back as it is, and the
     /// count left to the request ([`Counting`]'s slot stays empty).
@@ -523,7 +531,8 @@ impl Held {
         Held(std::sync::Mutex::new(conn))
     }
 
-    fn take(&self) -> Option<Conn> {
+    /// The held connection, if it has not been taken.
+    pub fn take(&self) -> Option<Conn> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 

@@ -14,6 +14,7 @@
 //! | 10 | era and version checks → 400 | [`crate::protocol::era`] |
 //! | 11 | method dispatch (first the connection's metadata: workspace hint, view) | [`crate::mcp`] |
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
@@ -179,25 +180,26 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     .await
     {
         Ok(Admission::Counted(Counted::Allowed(_, memberships, conn))) => {
-            (Admitted { memberships, held: Held::new(conn) }, None)
+            (Admitted { memberships, held: Arc::new(Held::new(conn)) }, None)
         }
         Ok(Admission::Counted(Counted::Revoked)) => return unauthorized(state, resource_path, true),
         Ok(Admission::Counted(Counted::Limited(error, status))) => {
             return rate_limited(&request.id, &error, Some(status))
         }
         Ok(Admission::Riding(memberships, conn, riding)) => {
-            (Admitted { memberships: Some(memberships), held: Held::new(Some(conn)) }, Some(riding))
+            let held = Arc::new(Held::new(Some(conn)));
+            (Admitted { memberships: Some(memberships), held: Arc::clone(&held) }, Some((riding, held)))
         }
         Err(error) => return rate_limited(&request.id, &error, None),
     };
     let answered = answer(state, parts, &identity, &request, admitted, log).await;
-    let Some(riding) = riding else { return answered };
+    let Some((riding, held)) = riding else { return answered };
     // The count rode on the request's first statement: the answer stands only as the
     // count says (the request only read, so an answer set aside changed nothing).
-    match riding.settle(state.services(), &identity).await {
+    match riding.settle(state.services(), &identity, &held).await {
         Ok(Settled::Stands) => answered,
         Ok(Settled::Again(memberships)) => {
-            let admitted = Admitted { memberships: Some(memberships), held: Held::default() };
+            let admitted = Admitted { memberships: Some(memberships), held: Arc::default() };
             answer(state, parts, &identity, &request, admitted, log).await
         }
         Ok(Settled::Revoked) => unauthorized(state, resource_path, true),

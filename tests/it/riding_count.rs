@@ -165,3 +165,36 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
         query("SELECT name FROM workspaces WHERE id = $1").bind(DEMO_WORKSPACE_ACME).scalar(db).await.unwrap();
     assert!(name.ends_with('!') && !name.ends_with("!!"), "{name}");
 }
+
+/// A read that answers without a statement of its own (the workspaces list comes from
+/// the memberships) still has its count sent — once — and still answers 401 once its
+/// token is revoked.
+#[tokio::test]
+async fn a_read_that_runs_no_statement_is_counted_once_all_the_same() {
+    let h = Harness::with_demo_and(|c| c.rate_limits.reads = 3).await;
+    let token = h.token_with(DEMO_OWNER, None, |c| c.jti = Some("no-statement".into()));
+    let workspaces = || {
+        Mcp::modern("tools/call", json!({"name": "finance_workspaces_list", "arguments": {}})).bearer(&token).build()
+    };
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_OWNER);
+    for _ in 0..2 {
+        let reply = h.send(workspaces()).await;
+        assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
+        assert!(reply.result()["structuredContent"].to_string().contains(DEMO_WORKSPACE_ACME));
+    }
+    let over = h.send(workspaces()).await;
+    assert_eq!(over.status, 429, "the fourth read of a budget of three: {}", String::from_utf8_lossy(&over.bytes));
+    assert_eq!(over.header("ratelimit-remaining"), Some("0"));
+    assert!(!String::from_utf8_lossy(&over.bytes).contains(DEMO_WORKSPACE_ACME));
+
+    let h = Harness::with_demo().await;
+    let token = h.token_with(DEMO_OWNER, None, |c| c.jti = Some("no-statement-revoked".into()));
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    assert!(identity::revoke(&h.state.db, "no-statement-revoked").await.unwrap());
+    let workspaces =
+        Mcp::modern("tools/call", json!({"name": "finance_workspaces_list", "arguments": {}})).bearer(&token).build();
+    let reply = h.send(workspaces).await;
+    assert_eq!(reply.status, 401, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert!(!String::from_utf8_lossy(&reply.bytes).contains(DEMO_WORKSPACE_ACME));
+}
