@@ -1,6 +1,8 @@
 //! Per-user rate limits (SPEC §8): separate read and write budgets per fixed window,
 //! counted in the database so every replica shares them.
 
+use std::sync::Arc;
+
 use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
@@ -68,7 +70,7 @@ pub enum Admission {
 /// A count riding on a request's first statement ([`Admission::Riding`]).
 pub struct Riding {
     slot: Slot,
-    expected: Vec<Membership>,
+    expected: Arc<[Membership]>,
     budget: Budget,
     limit: i64,
     window_start: i64,
@@ -115,7 +117,7 @@ impl Riding {
                 (hits, memberships, found.is_some())
             }
         };
-        let again = again || memberships != self.expected;
+        let again = again || *memberships != *self.expected;
         state.db.recent_memberships.remember(&identity.user_id, &memberships);
         if let Err((err, status)) = judge(self.limit, self.reset, hits, self.budget) {
             return Ok(Settled::Limited(err, status));
@@ -144,10 +146,11 @@ pub async fn count_or_ride(
     let (limit, window_start, reset) = window(state, budget);
     let jti = identity.jti.as_deref();
     let (counting, slot) =
-        Counting::new(&identity.user_id, budget.as_str(), window_start, jti, limit, expected.clone());
+        Counting::new(&identity.user_id, budget.as_str(), window_start, jti, limit, Arc::clone(&expected));
     let conn = db.acquire().await?.counting(counting);
-    let riding = Riding { slot, expected: expected.clone(), budget, limit, window_start, reset };
-    Ok(Admission::Riding(expected, conn, riding))
+    let acting_on = expected.to_vec();
+    let riding = Riding { slot, expected, budget, limit, window_start, reset };
+    Ok(Admission::Riding(acting_on, conn, riding))
 }
 
 /// The window of a counted request.

@@ -2,7 +2,7 @@
 //! ids are revoked.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::storage::{sql, Row};
 
@@ -41,24 +41,24 @@ pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>,
 /// acts on — and finds checked against the database's in that same statement. A hint,
 /// never an authority: at most [`Recent::USERS`] users are kept, then it starts over.
 #[derive(Debug, Default)]
-pub struct Recent(Mutex<HashMap<String, Vec<Membership>>>);
+pub struct Recent(Mutex<HashMap<String, Arc<[Membership]>>>);
 
 impl Recent {
     const USERS: usize = 10_000;
 
-    pub fn get(&self, user_id: &str) -> Option<Vec<Membership>> {
+    pub fn get(&self, user_id: &str) -> Option<Arc<[Membership]>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).get(user_id).cloned()
     }
 
     pub fn remember(&self, user_id: &str, memberships: &[Membership]) {
         let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if recent.get(user_id).is_some_and(|known| known == memberships) {
+        if recent.get(user_id).is_some_and(|known| **known == *memberships) {
             return;
         }
         if recent.len() >= Self::USERS {
             recent.clear();
         }
-        recent.insert(user_id.to_string(), memberships.to_vec());
+        recent.insert(user_id.to_string(), Arc::from(memberships));
     }
 }
 

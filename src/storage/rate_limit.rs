@@ -145,7 +145,7 @@ pub struct Counting {
     window_start: i64,
     jti: Option<String>,
     limit: i64,
-    expected: Vec<Membership>,
+    expected: Arc<[Membership]>,
     slot: Slot,
 }
 
@@ -163,7 +163,7 @@ impl Counting {
         window_start: i64,
         jti: Option<&str>,
         limit: i64,
-        expected: Vec<Membership>,
+        expected: Arc<[Membership]>,
     ) -> (Counting, Slot) {
         let slot = Slot::default();
         let counting = Counting {
@@ -218,7 +218,7 @@ impl Counting {
             }
         };
         let admitted =
-            matches!(&outcome, Outcome::Counted(hits, mine) if *hits <= self.limit && *mine == self.expected);
+            matches!(&outcome, Outcome::Counted(hits, mine) if *hits <= self.limit && **mine == *self.expected);
         self.record(outcome);
         if admitted {
             Ok(())

@@ -192,7 +192,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         }
         Err(error) => return rate_limited(&request.id, &error, None),
     };
-    let answered = answer(state, parts, &identity, &request, admitted, log).await;
+    let answered = answer(state, parts, &identity, &request, &view, admitted, log).await;
     let Some((riding, held)) = riding else { return answered };
     // The count rode on the request's first statement: the answer stands only as the
     // count says (the request only read, so an answer set aside changed nothing).
@@ -200,7 +200,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         Ok(Settled::Stands) => answered,
         Ok(Settled::Again(memberships)) => {
             let admitted = Admitted { memberships: Some(memberships), held: Arc::default() };
-            answer(state, parts, &identity, &request, admitted, log).await
+            answer(state, parts, &identity, &request, &view, admitted, log).await
         }
         Ok(Settled::Revoked) => unauthorized(state, resource_path, true),
         Ok(Settled::Limited(error, status)) => rate_limited(&request.id, &error, Some(status)),
@@ -208,12 +208,14 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     }
 }
 
-/// Steps 10 and 11 of a counted request: its era, then its dispatch.
+/// Steps 10 and 11 of a counted request: its era, then its dispatch in the view the
+/// connection asked for.
 async fn answer(
     state: &AppState,
     parts: &Parts,
     identity: &auth::Identity,
     request: &rpc::Request,
+    view: &Result<View, RpcError>,
     admitted: Admitted,
     log: &mut RequestLog,
 ) -> Response {
@@ -229,8 +231,7 @@ async fn answer(
         url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()),
     );
     log.workspace = hint.named().map(str::to_string);
-    let view = View::of_request(parts.uri.path(), &parts.headers);
-    match mcp::dispatch(state, identity, &era, request, hint, view, admitted).await {
+    match mcp::dispatch(state, identity, &era, request, hint, view.clone(), admitted).await {
         Ok(done) => {
             log.era = Some(done.version);
             response::json_pieces(

@@ -104,7 +104,7 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     let mine = identity::memberships(db, DEMO_OWNER).await.unwrap();
     assert!(!mine.is_empty());
     let counted = |jti: Option<&str>, limit: i64, expected: Vec<Membership>| {
-        Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected)
+        Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected.into())
     };
     let outcome = |slot: &Slot| slot.lock().unwrap().clone();
     let numbers = "SELECT n FROM generate_series(1, $1) n ORDER BY n DESC";
