@@ -101,7 +101,7 @@ impl Riding {
         }
         let found = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
         let (hits, memberships, again) = match found {
-            Some(Outcome::Revoked) => return Ok(Settled::Revoked),
+            Some(Outcome::Revoked) => return Ok(refused(state, identity, Settled::Revoked)),
             Some(Outcome::Counted(hits, memberships)) => (hits, memberships, false),
             None | Some(Outcome::Lost) => {
                 let hit = hit_with_memberships(
@@ -113,17 +113,26 @@ impl Riding {
                     false,
                 )
                 .await?;
-                let Some((hits, memberships, _)) = hit else { return Ok(Settled::Revoked) };
-                (hits, memberships, found.is_some())
+                match hit {
+                    Some((hits, memberships, _)) => (hits, memberships, found.is_some()),
+                    None => return Ok(refused(state, identity, Settled::Revoked)),
+                }
             }
         };
+        if let Err((err, status)) = judge(self.limit, self.reset, hits, self.budget) {
+            return Ok(refused(state, identity, Settled::Limited(err, status)));
+        }
         let again = again || *memberships != *self.expected;
         state.db.recent_memberships.remember(&identity.user_id, &memberships);
-        if let Err((err, status)) = judge(self.limit, self.reset, hits, self.budget) {
-            return Ok(Settled::Limited(err, status));
-        }
         Ok(if again { Settled::Again(memberships) } else { Settled::Stands })
     }
+}
+
+/// A riding count that refused its request: the read it rode on ran all the same (its
+/// rows were dropped), so the caller's next requests are counted before they read.
+fn refused(state: Services<'_>, identity: &Identity, settled: Settled) -> Settled {
+    state.db.recent_memberships.forget(&identity.user_id);
+    settled
 }
 
 /// As [`count_unless_revoked`]; but a request that `needs` the memberships and the
@@ -199,9 +208,12 @@ pub async fn count_unless_revoked(
         Needs::Memberships | Needs::MembershipsAndConnection => {
             let keep = needs != Needs::Memberships;
             let hit = hit_with_memberships(db, user, bucket, window_start, jti, keep).await?;
-            if let Some((_, memberships, _)) = &hit {
-                if db.backend == Backend::Postgres {
-                    db.recent_memberships.remember(user, memberships);
+            // A caller refused (revoked, past the budget) is counted first next time
+            // too: only a caller admitted has their next read's count ride on it.
+            if db.backend == Backend::Postgres {
+                match &hit {
+                    Some((hits, memberships, _)) if *hits <= limit => db.recent_memberships.remember(user, memberships),
+                    _ => db.recent_memberships.forget(user),
                 }
             }
             Ok(hit.map(|(hits, m, conn)| (hits, Some(m), conn)))

@@ -40,6 +40,8 @@ pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>,
 /// a request whose count rides on its first read ([`Counting`](super::rate_limit::Counting))
 /// acts on — and finds checked against the database's in that same statement. A hint,
 /// never an authority: at most [`Recent::USERS`] users are kept, then it starts over.
+/// A user whose last count refused a request (revoked, past the budget) is not kept, so
+/// that a refused caller's requests run no read.
 #[derive(Debug, Default)]
 pub struct Recent(Mutex<HashMap<String, Arc<[Membership]>>>);
 
@@ -59,6 +61,11 @@ impl Recent {
             recent.clear();
         }
         recent.insert(user_id.to_string(), Arc::from(memberships));
+    }
+
+    /// Forgets the user: their next request is counted before it reads.
+    pub fn forget(&self, user_id: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(user_id);
     }
 }
 

@@ -133,8 +133,8 @@ pub enum Outcome {
 pub type Slot = Arc<Mutex<Option<Outcome>>>;
 
 /// A request's count that rides on the first statement of its connection (PostgreSQL,
-/// see [`Conn::counting`]): a read is sent with the hit and the caller's memberships in
-/// front, in one statement — one round trip where the count and the read took two;
+/// see [`Conn::counting`]): a read is sent with the hit and the caller's memberships after
+/// it, in one statement — one round trip where the count and the read took two;
 /// anything else is sent after the count has been sent alone. The read's rows are let
 /// through only when the token is not revoked, the hit is within `limit` and the
 /// memberships are the ones the request acted on (`expected`); otherwise its statement
@@ -155,7 +155,7 @@ impl Counting {
     pub(super) const NOTHING: &str = "SELECT 1 WHERE FALSE";
 
     /// The columns [`Counting::statement`] adds after the read's.
-    pub(super) const ADDED_COLUMNS: usize = 3;
+    const ADDED_COLUMNS: usize = 2;
 
     pub fn new(
         user_id: &str,
@@ -179,21 +179,29 @@ impl Counting {
     }
 
     /// The statement `read` (a `SELECT` of `params` parameters; a read of nothing when
-    /// `None`) with the count in front, and the count's four parameters to bind after
-    /// the read's: the read's columns come first, at their indices, then `kfin_row`
-    /// (NULL on the one row of a read that found nothing), `kfin_hits` and
-    /// `kfin_memberships` (JSON, in [`identity::MEMBERSHIPS`]' order). No row at all
-    /// when the token is revoked (the read is then not run).
+    /// `None`) with the count after it, and the count's four parameters to bind after the
+    /// read's. The read's rows come first, their columns at their indices, then two NULL
+    /// columns; then one row more, the count's: NULL read columns, `kfin_memberships`
+    /// (JSON, in [`identity::MEMBERSHIPS`]' order) and `kfin_hits` (NULL when the token
+    /// is revoked: nothing was counted).
+    ///
+    /// The two are an `Append`, run in turn: the count's upsert runs after the read, so
+    /// the caller's counter row stays locked only from the upsert to the commit — a
+    /// user's concurrent requests would otherwise wait for each other's reads.
     pub(super) fn statement(&self, read: Option<(&str, usize)>) -> (String, [Arg<'_>; 4]) {
         let (read, params) = read.unwrap_or((Self::NOTHING, 0));
         let user = params + 1;
         let sql = format!(
             "WITH kfin_hit AS ({hit})
-     SELECT kfin_read.*, kfin_hit.hits AS kfin_hits,
+     SELECT kfin_rows.*, NULL::text AS kfin_memberships, NULL::bigint AS kfin_hits FROM ({read}) kfin_rows
+     UNION ALL
+     SELECT kfin_none.*,
             (SELECT COALESCE(json_agg(json_build_array(mine.workspace_id, mine.workspace_name, mine.role)
                                       ORDER BY mine.workspace_name, mine.workspace_id), '[]')::text
-               FROM ({memberships}) mine) AS kfin_memberships
-       FROM kfin_hit LEFT JOIN (SELECT kfin_rows.*, TRUE AS kfin_row FROM ({read}) kfin_rows) kfin_read ON TRUE",
+               FROM ({memberships}) mine),
+            (SELECT hits FROM kfin_hit)
+       FROM (VALUES (TRUE)) kfin_count (last)
+            LEFT JOIN (SELECT * FROM ({read}) kfin_rows WHERE FALSE) kfin_none ON FALSE",
             hit = hit_sql(user, user + 1, user + 2, user + 3),
             memberships = identity::MEMBERSHIPS_OF_USER.replace("$1", &format!("${user}")),
         );
@@ -206,25 +214,32 @@ impl Counting {
         (sql, args)
     }
 
-    /// Records what [`Counting::statement`] answered (all its `rows`) and whether the
-    /// read's rows may be used: [`Error::NotAdmitted`] when not.
-    pub(super) fn settle(&self, rows: &[OwnedRow]) -> Result<(), Error> {
-        let outcome = match rows.first() {
+    /// Records what [`Counting::statement`] answered (all its `rows`) and gives back the
+    /// read's rows, its columns only — when the count admits them: else
+    /// [`Error::NotAdmitted`].
+    pub(super) fn settle(&self, mut rows: Vec<OwnedRow>) -> Result<Vec<OwnedRow>, Error> {
+        let missing = || Error::Decode { column: "kfin_memberships".into(), message: "no count row".into() };
+        let count = rows.pop().ok_or_else(missing)?;
+        let count = count.row();
+        let memberships: Option<String> = count.try_get("kfin_memberships")?;
+        let memberships = memberships.ok_or_else(missing)?;
+        let outcome = match count.try_get::<Option<i64>, _>("kfin_hits")? {
             None => Outcome::Revoked,
-            Some(first) => {
-                let row = first.row();
-                let memberships: String = row.try_get("kfin_memberships")?;
-                Outcome::Counted(row.try_get("kfin_hits")?, memberships_of_json(&memberships)?)
-            }
+            Some(hits) => Outcome::Counted(hits, memberships_of_json(&memberships)?),
         };
         let admitted =
             matches!(&outcome, Outcome::Counted(hits, mine) if *hits <= self.limit && **mine == *self.expected);
         self.record(outcome);
-        if admitted {
-            Ok(())
-        } else {
-            Err(Error::NotAdmitted)
+        if !admitted {
+            return Err(Error::NotAdmitted);
         }
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let width = row.row().column_count().saturating_sub(Self::ADDED_COLUMNS);
+                row.first_columns(width)
+            })
+            .collect())
     }
 
     /// Records that the connection was found gone before the count was known.

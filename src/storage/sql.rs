@@ -321,18 +321,9 @@ impl<'q> Query<'q> {
             }
             return Err(e);
         }
-        counting.settle(&rows)?;
+        let found = counting.settle(rows)?;
         if !read {
             return pg_run(self.pg(), conn, want, sink).await;
-        }
-        // The one row of a read that found nothing carries the count alone; the read's
-        // rows show the read's columns only.
-        let mut found = Vec::with_capacity(rows.len());
-        for row in rows {
-            if row.try_get::<Option<bool>, _>("kfin_row")?.is_some() {
-                let width = row.row().column_count() - Counting::ADDED_COLUMNS;
-                found.push(row.first_columns(width));
-            }
         }
         match want {
             Want::Changes(changed) => *changed = found.len() as u64,

@@ -138,14 +138,23 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
         assert!(matches!(outcome(&slot), Some(Outcome::Counted(_, ref m)) if *m == mine));
     }
 
-    // Revoked: nothing counted, the read not run.
+    // Revoked: nothing counted, no row let through.
     identity::revoke(db, "riding-revoked").await.unwrap();
     let (counting, slot) = counted(Some("riding-revoked"), 10, mine.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
-    let refused =
-        query("SELECT 1 / (n - n) FROM generate_series(1, 1) n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
+    let refused = query(numbers).bind(3_i64).map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
     assert!(matches!(refused, Err(Error::NotAdmitted)), "{refused:?}");
     assert!(matches!(outcome(&slot), Some(Outcome::Revoked)));
+    drop(conn);
+
+    // A read that fails is not counted with it: the outcome stays unknown, for the
+    // request to count on its own.
+    let (counting, slot) = counted(None, 10, mine.clone());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let failed =
+        query("SELECT 1 / (n - n) FROM generate_series(1, 1) n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
+    assert!(matches!(failed, Err(Error::Pg(_))), "{failed:?}");
+    assert!(outcome(&slot).is_none(), "{:?}", outcome(&slot));
     drop(conn);
 
     // A first statement that is not a read runs only after the count, and not at all
@@ -197,4 +206,105 @@ async fn a_read_that_runs_no_statement_is_counted_once_all_the_same() {
     let reply = h.send(workspaces).await;
     assert_eq!(reply.status, 401, "{}", String::from_utf8_lossy(&reply.bytes));
     assert!(!String::from_utf8_lossy(&reply.bytes).contains(DEMO_WORKSPACE_ACME));
+}
+
+/// The count comes after the read in their statement: the caller's counter row is
+/// locked from the count to the commit only, not while the read runs — a user's
+/// concurrent reads do not wait for each other's. Shown with the counter row held by
+/// another transaction: the read (which advances a sequence, outside any transaction)
+/// runs while its count waits; once the row is free, the count admits it.
+#[tokio::test]
+async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
+    if !postgres_only("the riding count") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let db = h.state.db.clone();
+    let mine = identity::memberships(&db, DEMO_OWNER).await.unwrap();
+    query("CREATE SEQUENCE riding_probe").execute(&db).await.unwrap();
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, mine.into());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let read = query("SELECT nextval('riding_probe') AS n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
+    assert_eq!(read.unwrap(), [1], "the first read makes the counter row");
+    assert!(matches!(slot.lock().unwrap().clone(), Some(Outcome::Counted(1, _))));
+    drop(conn);
+
+    let mut holder = db.begin().await.unwrap();
+    let held = query("UPDATE rate_limit_counters SET hits = hits WHERE user_id = $1 AND window_start = 2000")
+        .bind(DEMO_OWNER)
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    assert_eq!(held, 1);
+    let mine = identity::memberships(&db, DEMO_OWNER).await.unwrap();
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, mine.into());
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let riding = tokio::spawn(async move {
+        query("SELECT nextval('riding_probe') AS n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await
+    });
+    let probed = async {
+        loop {
+            let last: i64 = query("SELECT last_value FROM riding_probe").scalar(&db).await.unwrap();
+            if last == 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), probed)
+        .await
+        .expect("the read ran while its count waited for the counter row");
+    assert!(!riding.is_finished(), "the count waits for the row");
+    assert!(slot.lock().unwrap().is_none());
+    drop(holder);
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), riding).await.unwrap().unwrap();
+    assert_eq!(read.unwrap(), [2]);
+    assert!(matches!(slot.lock().unwrap().clone(), Some(Outcome::Counted(2, _))), "{:?}", slot.lock().unwrap());
+}
+
+/// The statements the storage layer traces (`kobana_finance_mcp::sql`) while `f` runs on
+/// this thread.
+async fn statements_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<String> {
+    let captured = Captured::default();
+    let guard = tracing::subscriber::set_default(captured.subscriber());
+    f.await;
+    drop(guard);
+    captured
+        .text()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["target"] == "kobana_finance_mcp::sql")
+        .map(|l| l["fields"]["statement"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A read whose count rode on it ran before its count refused it (its rows dropped):
+/// from then on that caller's requests are counted first, and a refused one — past the
+/// budget, or with a revoked token — runs no read at all.
+#[tokio::test(flavor = "current_thread")]
+async fn after_a_refusal_the_callers_reads_are_counted_before_they_run() {
+    let h = Harness::with_demo_and(|c| c.rate_limits.reads = 1).await;
+    let token = h.token(DEMO_OWNER);
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_OWNER);
+    assert_eq!(h.send(list(&token)).await.status, 429);
+    assert!(h.state.db.recent_memberships.get(DEMO_OWNER).is_none(), "not remembered once refused");
+    for _ in 0..2 {
+        let ran = statements_of(async { assert_eq!(h.send(list(&token)).await.status, 429) }).await;
+        assert!(ran.iter().any(|s| s.contains("INSERT INTO rate_limit_counters")), "counted: {ran:#?}");
+        assert!(!ran.iter().any(|s| s.contains("FROM billings")), "no read past the budget: {ran:#?}");
+    }
+
+    let viewer = h.token_with(DEMO_VIEWER, None, |c| c.jti = Some("refused-then-counted-first".into()));
+    assert_eq!(h.send(list(&viewer)).await.status, 200);
+    assert!(identity::revoke(&h.state.db, "refused-then-counted-first").await.unwrap());
+    let mut statuses = Vec::new();
+    for _ in 0..2 {
+        let ran = statements_of(async { statuses.push(h.send(list(&viewer)).await.status) }).await;
+        if statuses.len() == 2 {
+            assert!(!ran.iter().any(|s| s.contains("FROM billings")), "no read for a revoked token: {ran:#?}");
+        }
+    }
+    assert_eq!(statuses, [401, 401]);
+    assert!(h.state.db.recent_memberships.get(DEMO_VIEWER).is_none(), "not remembered once refused");
 }

@@ -35,13 +35,7 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
         return;
     }
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .json()
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::set_global_default(subscriber).unwrap();
+    tracing::subscriber::set_global_default(captured.subscriber()).unwrap();
     let h = Harness::with_demo().await;
     let token = h.token(DEMO_OWNER);
     // Warm up: signing keys, schema cache.

@@ -527,6 +527,17 @@ impl Captured {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
     }
+
+    /// A subscriber writing every event, down to `TRACE`, here as JSON lines (the
+    /// storage layer traces each statement it runs at that level).
+    pub fn subscriber(&self) -> impl tracing::Subscriber + Send + Sync + 'static {
+        let writer = self.clone();
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .json()
+            .with_writer(move || writer.clone())
+            .finish()
+    }
 }
 
 impl std::io::Write for Captured {
