@@ -269,13 +269,7 @@ async fn statements_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<String>
     let guard = tracing::subscriber::set_default(captured.subscriber());
     f.await;
     drop(guard);
-    captured
-        .text()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["target"] == "kobana_finance_mcp::sql")
-        .map(|l| l["fields"]["statement"].as_str().unwrap_or_default().to_string())
-        .collect()
+    captured.statements()
 }
 
 /// A read whose count rode on it ran before its count refused it (its rows dropped):

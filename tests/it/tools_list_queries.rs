@@ -18,11 +18,9 @@ use serde_json::json;
 async fn statements<F: std::future::Future<Output = ()>>(captured: &Captured, f: F) -> Vec<String> {
     captured.0.lock().unwrap().clear();
     f.await;
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    logs.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|l| l["target"] == "kobana_finance_mcp::sql")
-        .map(|l| l["fields"]["statement"].as_str().unwrap_or_default().to_string())
+    captured
+        .statements()
+        .into_iter()
         // Housekeeping (pruning counters, removing deleted blobs) runs on a task of its
         // own, at most once per window, off the request's path: not the request's work.
         .filter(|s| !s.contains("blob_deletions") && !s.starts_with("DELETE FROM rate_limit_counters"))

@@ -528,6 +528,17 @@ impl Captured {
         String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
     }
 
+    /// The SQL statements the storage layer traced here (`kobana_finance_mcp::sql`, one
+    /// event per statement, on either backend; values are bound, never in them).
+    pub fn statements(&self) -> Vec<String> {
+        self.text()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|l| l["target"] == "kobana_finance_mcp::sql")
+            .map(|l| l["fields"]["statement"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     /// A subscriber writing every event, down to `TRACE`, here as JSON lines (the
     /// storage layer traces each statement it runs at that level).
     pub fn subscriber(&self) -> impl tracing::Subscriber + Send + Sync + 'static {
