@@ -208,22 +208,33 @@ pub async fn count_unless_revoked(
         Needs::Memberships | Needs::MembershipsAndConnection => {
             let keep = needs != Needs::Memberships;
             let hit = hit_with_memberships(db, user, bucket, window_start, jti, keep).await?;
-            // A caller refused (revoked, past the budget) is counted first next time
-            // too: only a caller admitted has their next read's count ride on it.
-            if db.backend == Backend::Postgres {
-                match &hit {
-                    Some((hits, memberships, _)) if *hits <= limit => db.recent_memberships.remember(user, memberships),
-                    _ => db.recent_memberships.forget(user),
-                }
-            }
             Ok(hit.map(|(hits, m, conn)| (hits, Some(m), conn)))
         }
     }?;
+    // On PostgreSQL the memberships of a caller admitted are remembered, for their next
+    // read's count to ride on it; a caller refused (revoked, past the budget) is counted
+    // first next time too.
+    let recent = (db.backend == Backend::Postgres).then_some(&db.recent_memberships);
     Ok(match counted {
-        None => Counted::Revoked,
+        None => {
+            if let Some(recent) = recent {
+                recent.forget(user);
+            }
+            Counted::Revoked
+        }
         Some((hits, memberships, conn)) => match judge(limit, reset, hits, budget) {
-            Ok(status) => Counted::Allowed(status, memberships, conn),
-            Err((err, status)) => Counted::Limited(err, status),
+            Ok(status) => {
+                if let (Some(recent), Some(memberships)) = (recent, &memberships) {
+                    recent.remember(user, memberships);
+                }
+                Counted::Allowed(status, memberships, conn)
+            }
+            Err((err, status)) => {
+                if let Some(recent) = recent {
+                    recent.forget(user);
+                }
+                Counted::Limited(err, status)
+            }
         },
     })
 }
