@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::ops::{Channel, OpContext};
 use crate::protocol::era::Era;
 use crate::storage::identity::Membership;
-use crate::storage::{Conn, Held};
+use crate::storage::{Held, Lent};
 
 /// What a request's admission step (its rate-limit count) read on the way: the
 /// caller's memberships, when it read them, and the connection it kept (shared with the
@@ -56,7 +56,7 @@ impl<'a> McpContext<'a> {
     }
 
     /// A connection for the request's read: the one its count took, else the pool's.
-    pub async fn connection(&self) -> Result<Conn, ApiError> {
+    pub async fn connection(&self) -> Result<Lent<'_>, ApiError> {
         Ok(self.held.acquire(&self.state.db).await?)
     }
 

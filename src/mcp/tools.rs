@@ -567,12 +567,7 @@ async fn member_of(ctx: &McpContext<'_>, id: &str) -> Result<(), ApiError> {
 async fn execute(call: &ToolCall<'_>, tool: &ToolSpec) -> Result<Answer, ApiError> {
     if tool.annotations.read_only {
         let mut conn = call.ctx.connection().await?;
-        let answer = (tool.handler)(call, &mut conn).await;
-        // A read that ran no statement on its connection (its answer comes from the
-        // memberships) sends the request's count on it now, while it holds it: a failure
-        // leaves the count to the endpoint.
-        let _ = conn.send_count().await;
-        return answer;
+        return (tool.handler)(call, &mut conn).await;
     }
     call.ctx.release_connection();
     let mut tx = call.ctx.state.db.begin().await?;

@@ -92,8 +92,9 @@ pub enum Settled {
 
 impl Riding {
     /// The count's outcome: as the request's first statement found it; else sent now on
-    /// the request's connection (`held`), when the request did not use it; else (no
-    /// connection, or it was found gone) counted now on the pool's.
+    /// the request's connection, back in `held` when no statement carried the count
+    /// ([`Lent`](crate::storage::Lent)); else (it was found gone) counted now on the
+    /// pool's.
     pub async fn settle(self, state: Services<'_>, identity: &Identity, held: &Held) -> Result<Settled, ApiError> {
         if let Some(mut unused) = held.take() {
             // A failure leaves the slot empty (or `Lost`): the count is sent below.

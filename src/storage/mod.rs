@@ -33,7 +33,7 @@ use self::credentials::DatabaseCredentials;
 use self::lite::Lite;
 use self::pool::{PgPool, CHECK_ALL_AFTER_LOSS};
 
-pub use self::sql::{query, Conn, Error, Held, OwnedRow, Row, Tx};
+pub use self::sql::{query, Conn, Error, Held, Lent, OwnedRow, Row, Tx};
 
 use crate::error::ApiError;
 

@@ -446,6 +446,11 @@ pub enum Conn {
 }
 
 impl Conn {
+    /// Whether the connection still carries its request's count: no statement sent it.
+    fn carries_count(&self) -> bool {
+        matches!(self, Conn::PgCounting(_, Some(_)))
+    }
+
     /// Sends the count the connection carries, alone, if no statement has carried it
     /// (a request that did not read on its connection); nothing otherwise.
     pub async fn send_count(&mut self) -> Result<(), Error> {
@@ -527,17 +532,51 @@ impl Held {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    /// The held connection, else one from the pool.
-    pub async fn acquire(&self, db: &Db) -> Result<Conn, Error> {
-        match self.take() {
-            Some(conn) => Ok(conn),
-            None => db.acquire().await,
-        }
+    /// The held connection, else one from the pool: lent ([`Lent`]).
+    pub async fn acquire(&self, db: &Db) -> Result<Lent<'_>, Error> {
+        let conn = match self.take() {
+            Some(conn) => conn,
+            None => db.acquire().await?,
+        };
+        Ok(Lent { conn: Some(conn), home: self })
     }
 
     /// Gives the held connection back to the pool, if there is one.
     pub fn release(&self) {
         drop(self.take());
+    }
+}
+
+/// A connection lent by a [`Held`], used as a [`Conn`]. Dropped, it goes back to the
+/// pool — unless it still carries its request's count (no statement was sent on it,
+/// [`Conn::counting`]): then back to the `Held`, where the request sends that count on
+/// it, whatever the operation that borrowed it did.
+pub struct Lent<'a> {
+    /// Present until dropped.
+    conn: Option<Conn>,
+    home: &'a Held,
+}
+
+impl std::ops::Deref for Lent<'_> {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        self.conn.as_ref().expect("a lent connection is present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Lent<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        self.conn.as_mut().expect("a lent connection is present until dropped")
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take().filter(Conn::carries_count) else { return };
+        let mut slot = self.home.0.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(conn);
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use crate::common;
 use common::*;
 use kobana_finance_mcp::storage::identity::{self, Membership};
 use kobana_finance_mcp::storage::rate_limit::{Counting, Outcome, Slot};
-use kobana_finance_mcp::storage::{query, Backend, Error};
+use kobana_finance_mcp::storage::{query, Backend, Error, Held};
 use serde_json::{json, Value};
 
 fn list(token: &str) -> http::Request<axum::body::Body> {
@@ -297,4 +297,37 @@ async fn after_a_refusal_the_callers_reads_are_counted_before_they_run() {
     assert!(h.state.db.recent_memberships.get(DEMO_VIEWER).is_none(), "not remembered once refused");
     let ran = statements_of(async { assert_eq!(h.send(list(&viewer)).await.status, 401) }).await;
     assert!(!ran.iter().any(|s| s.contains("FROM billings")), "no read for a revoked token: {ran:#?}");
+}
+
+/// The connection a request's count took is lent to its read ([`Held::acquire`]): dropped
+/// still carrying the count (the read sent no statement on it, or failed before one), it
+/// comes back to the request, which sends the count on it — not on a second connection
+/// from the pool; once a statement carried the count, it goes back to the pool.
+#[tokio::test]
+async fn a_lent_connection_still_carrying_the_count_comes_back_to_the_request() {
+    if !postgres_only("the riding count") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let db = &h.state.db;
+    let mine: std::sync::Arc<[Membership]> = identity::memberships(db, DEMO_OWNER).await.unwrap().into();
+    let outcome = |slot: &Slot| slot.lock().unwrap().clone();
+
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine.clone());
+    let held = Held::new(Some(db.acquire().await.unwrap().counting(counting)));
+    drop(held.acquire(db).await.unwrap());
+    let mut back = held.take().expect("the connection is back with the request");
+    assert!(outcome(&slot).is_none(), "nothing sent yet");
+    back.send_count().await.unwrap();
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(1, _))), "{:?}", outcome(&slot));
+    drop(back);
+
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine);
+    let held = Held::new(Some(db.acquire().await.unwrap().counting(counting)));
+    let mut lent = held.acquire(db).await.unwrap();
+    let one: Vec<i64> = query("SELECT 1 AS one").map_all(&mut *lent, |r| r.try_get(0)).await.unwrap();
+    assert_eq!(one, [1]);
+    drop(lent);
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(2, _))), "{:?}", outcome(&slot));
+    assert!(held.take().is_none(), "a connection whose count was sent goes back to the pool");
 }

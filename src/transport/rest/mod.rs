@@ -22,7 +22,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::ops::rate_limit::{self, Budget, Counted, Needs};
 use crate::ops::{idempotency, Channel, OpContext};
 use crate::storage::identity::Membership;
-use crate::storage::{Conn, Held};
+use crate::storage::{Conn, Held, Lent};
 
 pub async fn protected_resource(State(state): State<AppState>) -> Response {
     response::json(StatusCode::OK, &auth::protected_resource_metadata(&state.config, ""), None)
@@ -204,7 +204,7 @@ impl Caller {
     }
 
     /// A connection for the call's read: the one its count took, else the pool's.
-    pub(crate) async fn connection(&self) -> Result<Conn, ApiError> {
+    pub(crate) async fn connection(&self) -> Result<Lent<'_>, ApiError> {
         Ok(self.held.acquire(&self.state.db).await?)
     }
 }
