@@ -1,13 +1,11 @@
 //! Per-user rate limits (SPEC §8): separate read and write budgets per fixed window,
 //! counted in the database so every replica shares them.
 
-use std::sync::Arc;
-
 use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
-use crate::storage::identity::Membership;
-use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships, Counting, Outcome, Slot};
+use crate::storage::identity::{Known, Membership};
+use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships, same_memberships, Counting, Outcome, Slot};
 use crate::storage::{Backend, Conn, Held};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +68,7 @@ pub enum Admission {
 /// A count riding on a request's first statement ([`Admission::Riding`]).
 pub struct Riding {
     slot: Slot,
-    expected: Arc<[Membership]>,
+    expected: Known,
     budget: Budget,
     limit: i64,
     window_start: i64,
@@ -101,9 +99,9 @@ impl Riding {
             let _ = unused.send_count().await;
         }
         let found = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let (hits, memberships, again) = match found {
+        let (hits, known, again) = match found {
             Some(Outcome::Revoked) => return Ok(refused(state, identity, Settled::Revoked)),
-            Some(Outcome::Counted(hits, memberships)) => (hits, memberships, false),
+            Some(Outcome::Counted(hits, known)) => (hits, known, false),
             None | Some(Outcome::Lost) => {
                 let hit = hit_with_memberships(
                     state.db,
@@ -115,7 +113,7 @@ impl Riding {
                 )
                 .await?;
                 match hit {
-                    Some((hits, memberships, _)) => (hits, memberships, found.is_some()),
+                    Some(hit) => (hit.hits, hit.known(), found.is_some()),
                     None => return Ok(refused(state, identity, Settled::Revoked)),
                 }
             }
@@ -123,9 +121,10 @@ impl Riding {
         if let Err((err, status)) = judge(self.limit, self.reset, hits, self.budget) {
             return Ok(refused(state, identity, Settled::Limited(err, status)));
         }
-        let again = again || *memberships != *self.expected;
-        state.db.recent_memberships.remember(&identity.user_id, &memberships);
-        Ok(if again { Settled::Again(memberships) } else { Settled::Stands })
+        let again = again || !same_memberships(&known.memberships, &self.expected.memberships);
+        let acting_on = again.then(|| known.memberships.to_vec());
+        state.db.recent_memberships.remember(&identity.user_id, known);
+        Ok(acting_on.map_or(Settled::Stands, Settled::Again))
     }
 }
 
@@ -156,9 +155,9 @@ pub async fn count_or_ride(
     let (limit, window_start, reset) = window(state, budget);
     let jti = identity.jti.as_deref();
     let (counting, slot) =
-        Counting::new(&identity.user_id, budget.as_str(), window_start, jti, limit, Arc::clone(&expected));
+        Counting::new(&identity.user_id, budget.as_str(), window_start, jti, limit, expected.clone());
     let conn = db.acquire().await?.counting(counting);
-    let acting_on = expected.to_vec();
+    let acting_on = expected.memberships.to_vec();
     let riding = Riding { slot, expected, budget, limit, window_start, reset };
     Ok(Admission::Riding(acting_on, conn, riding))
 }
@@ -203,13 +202,13 @@ pub async fn count_unless_revoked(
     let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
     let db = state.db;
     let counted = match needs {
-        Needs::Nothing => {
-            hit_unless_revoked(db, user, bucket, window_start, jti).await.map(|hit| hit.map(|hits| (hits, None, None)))
-        }
+        Needs::Nothing => hit_unless_revoked(db, user, bucket, window_start, jti)
+            .await
+            .map(|hit| hit.map(|hits| (hits, None, None, None))),
         Needs::Memberships | Needs::MembershipsAndConnection => {
             let keep = needs != Needs::Memberships;
             let hit = hit_with_memberships(db, user, bucket, window_start, jti, keep).await?;
-            Ok(hit.map(|(hits, m, conn)| (hits, Some(m), conn)))
+            Ok(hit.map(|hit| (hit.hits, hit.version.is_some().then(|| hit.known()), Some(hit.memberships), hit.conn)))
         }
     }?;
     // On PostgreSQL the memberships of a caller admitted are remembered, for their next
@@ -223,10 +222,10 @@ pub async fn count_unless_revoked(
             }
             Counted::Revoked
         }
-        Some((hits, memberships, conn)) => match judge(limit, reset, hits, budget) {
+        Some((hits, known, memberships, conn)) => match judge(limit, reset, hits, budget) {
             Ok(status) => {
-                if let (Some(recent), Some(memberships)) = (recent, &memberships) {
-                    recent.remember(user, memberships);
+                if let (Some(recent), Some(known)) = (recent, known) {
+                    recent.remember(user, known);
                 }
                 Counted::Allowed(status, memberships, conn)
             }

@@ -36,31 +36,52 @@ pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>,
     Ok(Some(Membership { workspace_id: row.try_get(at)?, workspace_name: row.try_get(at + 1)?, role }))
 }
 
-/// The memberships this process last read of each user, in [`MEMBERSHIPS`]' order: what
-/// a request whose count rides on its first read ([`Counting`](super::rate_limit::Counting))
-/// acts on — and finds checked against the database's in that same statement. A hint,
-/// never an authority: at most [`Recent::USERS`] users are kept, then it starts over.
-/// A user whose last count refused a request (revoked, past the budget) is not kept, so
-/// that a refused caller's requests run no read.
+/// A user's memberships as of their `users.memberships_version`, which the database
+/// moves in the same transaction as any change to them (migration 16; -1 for a user with
+/// no row, who has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Known {
+    pub version: i64,
+    pub memberships: Arc<[Membership]>,
+}
+
+impl Known {
+    /// A version no user row has: a statement that checks it reads the memberships.
+    pub const UNSURE: i64 = i64::MIN;
+}
+
+/// The version of `users.memberships_version` a statement reads with a user's
+/// memberships (`$n` the user's id): -1 when the user has no row.
+pub(super) fn version_of_user(user: usize) -> String {
+    format!("COALESCE((SELECT memberships_version FROM users WHERE id = ${user}), -1)")
+}
+
+/// The memberships this process last read of each user, in [`MEMBERSHIPS`]' order, with
+/// their version: what a request whose count rides on its first read
+/// ([`Counting`](super::rate_limit::Counting)) acts on — and finds checked against the
+/// database's version in that same statement. A hint, never an authority: at most
+/// [`Recent::USERS`] users are kept, then it starts over. A user whose last count
+/// refused a request (revoked, past the budget) is not kept, so that a refused caller's
+/// requests run no read.
 #[derive(Debug, Default)]
-pub struct Recent(Mutex<HashMap<String, Arc<[Membership]>>>);
+pub struct Recent(Mutex<HashMap<String, Known>>);
 
 impl Recent {
     const USERS: usize = 10_000;
 
-    pub fn get(&self, user_id: &str) -> Option<Arc<[Membership]>> {
+    pub fn get(&self, user_id: &str) -> Option<Known> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).get(user_id).cloned()
     }
 
-    pub fn remember(&self, user_id: &str, memberships: &[Membership]) {
+    pub fn remember(&self, user_id: &str, known: Known) {
         let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if recent.get(user_id).is_some_and(|known| **known == *memberships) {
+        if recent.get(user_id).is_some_and(|was| *was == known) {
             return;
         }
         if recent.len() >= Self::USERS {
             recent.clear();
         }
-        recent.insert(user_id.to_string(), Arc::from(memberships));
+        recent.insert(user_id.to_string(), known);
     }
 
     /// Forgets the user: their next request is counted before it reads.

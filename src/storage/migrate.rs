@@ -57,6 +57,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0015_ted_and_tax_payments.sqlite.sql"),
         postgres: include_str!("../../migrations/0015_ted_and_tax_payments.postgres.sql"),
     },
+    Migration {
+        version: 16,
+        name: "memberships_version",
+        sqlite: include_str!("../../migrations/0016_memberships_version.sqlite.sql"),
+        postgres: include_str!("../../migrations/0016_memberships_version.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use kobana_finance_mcp::storage::identity::{self, Membership};
+use kobana_finance_mcp::storage::identity::{self, Known, Membership};
 use kobana_finance_mcp::storage::rate_limit::{Counting, Outcome, Slot};
 use kobana_finance_mcp::storage::{query, Backend, Error, Held};
 use serde_json::{json, Value};
@@ -22,6 +22,13 @@ fn rows(reply: &Reply) -> Vec<Value> {
     let result = reply.result();
     assert_ne!(result["isError"], true, "{result}");
     result["structuredContent"]["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// `user`'s memberships with their version, as the database has them now.
+async fn known(h: &Harness, user: &str) -> Known {
+    let memberships = identity::memberships(&h.state.db, user).await.unwrap();
+    let version = query("SELECT memberships_version FROM users WHERE id = $1").bind(user).scalar(&h.state.db).await;
+    Known { version: version.unwrap(), memberships: memberships.into() }
 }
 
 /// On PostgreSQL the process now knows `user`'s memberships: their next read carries
@@ -88,7 +95,8 @@ async fn a_membership_removed_between_two_reads_is_gone_for_the_second() {
     // And what the process remembers follows.
     if h.state.db.backend == Backend::Postgres {
         let now = h.state.db.recent_memberships.get(DEMO_VIEWER).unwrap();
-        assert!(now.iter().all(|m| m.workspace_id != DEMO_WORKSPACE_ACME), "{now:?}");
+        assert!(now.memberships.iter().all(|m| m.workspace_id != DEMO_WORKSPACE_ACME), "{now:?}");
+        assert_eq!(now, known(&h, DEMO_VIEWER).await, "with the version that goes with them");
     }
 }
 
@@ -101,20 +109,27 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     }
     let h = Harness::with_demo().await;
     let db = &h.state.db;
-    let mine = identity::memberships(db, DEMO_OWNER).await.unwrap();
+    let now = known(&h, DEMO_OWNER).await;
+    let mine = now.memberships.to_vec();
     assert!(!mine.is_empty());
-    let counted = |jti: Option<&str>, limit: i64, expected: Vec<Membership>| {
-        Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected.into())
-    };
+    let counted =
+        |jti: Option<&str>, limit: i64, expected: Known| Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected);
     let outcome = |slot: &Slot| slot.lock().unwrap().clone();
     let numbers = "SELECT n FROM generate_series(1, $1) n ORDER BY n DESC";
 
-    // Admitted: every row, in the read's order, and the count's outcome.
-    let (counting, slot) = counted(None, 10, mine.clone());
+    // Admitted: every row, in the read's order, and the count's outcome — the
+    // memberships not read again, their version being the one expected.
+    let (counting, slot) = counted(None, 10, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let read: Vec<i64> = query(numbers).bind(40_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
     assert_eq!(read, (1..=40).rev().collect::<Vec<i64>>());
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(1, ref m)) if *m == mine), "{:?}", outcome(&slot));
+    let counted_with = |slot: &Slot| match outcome(slot) {
+        Some(Outcome::Counted(hits, known)) => (hits, known),
+        other => panic!("{other:?}"),
+    };
+    let (hits, found) = counted_with(&slot);
+    assert_eq!(hits, 1);
+    assert!(std::sync::Arc::ptr_eq(&found.memberships, &now.memberships), "not read again: {found:?}");
     // Only the first statement carries it.
     let again: Vec<i64> = query(numbers).bind(2_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
     assert_eq!(again, [2, 1]);
@@ -122,25 +137,35 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     drop(conn);
 
     // A read that finds nothing is counted all the same.
-    let (counting, slot) = counted(None, 10, mine.clone());
+    let (counting, slot) = counted(None, 10, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let none: Vec<i64> = query(numbers).bind(0_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
     assert!(none.is_empty());
     assert!(matches!(outcome(&slot), Some(Outcome::Counted(2, _))));
     drop(conn);
 
-    // Over the limit, or memberships other than the request acted on: no row.
-    for (limit, expected) in [(2, mine.clone()), (10, Vec::new())] {
+    // Over the limit, or memberships other than the request acted on (an older
+    // version): no row; the memberships as they stand, with their version.
+    let older = |memberships: Vec<Membership>| Known { version: now.version - 1, memberships: memberships.into() };
+    for (limit, expected) in [(2, now.clone()), (10, older(Vec::new())), (10, older(mine[1..].to_vec()))] {
         let (counting, slot) = counted(None, limit, expected);
         let mut conn = db.acquire().await.unwrap().counting(counting);
         let refused = query(numbers).bind(3_i64).map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
         assert!(matches!(refused, Err(Error::NotAdmitted)), "{refused:?}");
-        assert!(matches!(outcome(&slot), Some(Outcome::Counted(_, ref m)) if *m == mine));
+        assert_eq!(counted_with(&slot).1, now);
     }
+    // Another version with the same memberships (a role changed and changed back):
+    // read again, found the same, admitted.
+    let (counting, slot) = counted(None, 10, older(mine.clone()));
+    let mut conn = db.acquire().await.unwrap().counting(counting);
+    let read: Vec<i64> = query(numbers).bind(2_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
+    assert_eq!(read, [2, 1]);
+    assert_eq!(counted_with(&slot).1, now);
+    drop(conn);
 
     // Revoked: nothing counted, no row let through.
     identity::revoke(db, "riding-revoked").await.unwrap();
-    let (counting, slot) = counted(Some("riding-revoked"), 10, mine.clone());
+    let (counting, slot) = counted(Some("riding-revoked"), 10, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let refused = query(numbers).bind(3_i64).map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
     assert!(matches!(refused, Err(Error::NotAdmitted)), "{refused:?}");
@@ -149,7 +174,7 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
 
     // A read that fails is not counted with it: the outcome stays unknown, for the
     // request to count on its own.
-    let (counting, slot) = counted(None, 10, mine.clone());
+    let (counting, slot) = counted(None, 10, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let failed =
         query("SELECT 1 / (n - n) FROM generate_series(1, 1) n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
@@ -160,13 +185,13 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     // A first statement that is not a read runs only after the count, and not at all
     // when the count refuses it.
     let rename = "UPDATE workspaces SET name = name || '!' WHERE id = $1";
-    let (counting, slot) = counted(None, 10, mine.clone());
+    let (counting, slot) = counted(None, 10, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let changed = query(rename).bind(DEMO_WORKSPACE_ACME).execute(&mut conn).await.unwrap();
     assert_eq!(changed, 1);
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(5, _))), "{:?}", outcome(&slot));
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(7, _))), "{:?}", outcome(&slot));
     drop(conn);
-    let (counting, _) = counted(None, 1, mine.clone());
+    let (counting, _) = counted(None, 1, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
     assert!(matches!(query(rename).bind(DEMO_WORKSPACE_ACME).execute(&mut conn).await, Err(Error::NotAdmitted)));
     drop(conn);
@@ -220,9 +245,8 @@ async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
     }
     let h = Harness::with_demo().await;
     let db = h.state.db.clone();
-    let mine = identity::memberships(&db, DEMO_OWNER).await.unwrap();
     query("CREATE SEQUENCE riding_probe").execute(&db).await.unwrap();
-    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, mine.into());
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, known(&h, DEMO_OWNER).await);
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let read = query("SELECT nextval('riding_probe') AS n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
     assert_eq!(read.unwrap(), [1], "the first read makes the counter row");
@@ -236,8 +260,7 @@ async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
         .await
         .unwrap();
     assert_eq!(held, 1);
-    let mine = identity::memberships(&db, DEMO_OWNER).await.unwrap();
-    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, mine.into());
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, known(&h, DEMO_OWNER).await);
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let riding = tokio::spawn(async move {
         query("SELECT nextval('riding_probe') AS n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await
@@ -310,7 +333,7 @@ async fn a_lent_connection_still_carrying_the_count_comes_back_to_the_request() 
     }
     let h = Harness::with_demo().await;
     let db = &h.state.db;
-    let mine: std::sync::Arc<[Membership]> = identity::memberships(db, DEMO_OWNER).await.unwrap().into();
+    let mine = known(&h, DEMO_OWNER).await;
     let outcome = |slot: &Slot| slot.lock().unwrap().clone();
 
     let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine.clone());
@@ -330,4 +353,86 @@ async fn a_lent_connection_still_carrying_the_count_comes_back_to_the_request() 
     drop(lent);
     assert!(matches!(outcome(&slot), Some(Outcome::Counted(2, _))), "{:?}", outcome(&slot));
     assert!(held.take().is_none(), "a connection whose count was sent goes back to the pool");
+}
+
+/// The version of a user's memberships (what a riding count checks instead of reading
+/// them) moves with every change to what they are, in the same transaction, on both
+/// backends: a membership added, given another role or removed, a workspace of theirs
+/// renamed. A workspace's other changes and other users' memberships leave it.
+#[tokio::test]
+async fn the_version_of_a_users_memberships_moves_with_every_change_to_them() {
+    let h = Harness::with_demo().await;
+    let db = &h.state.db;
+    let version = |user: &'static str| async move {
+        query("SELECT memberships_version FROM users WHERE id = $1").bind(user).scalar::<i64>(db).await.unwrap()
+    };
+    let (viewer, owner) = (version(DEMO_VIEWER).await, version(DEMO_OWNER).await);
+    let changes = [
+        "INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', '2026-12-06T00:00:00Z')",
+        "UPDATE memberships SET role = 'finance' WHERE workspace_id = $1 AND user_id = $2",
+        "UPDATE memberships SET role = 'finance' WHERE workspace_id = $1 AND user_id = $2",
+        "DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2",
+    ];
+    for (i, change) in changes.iter().enumerate() {
+        let mut tx = db.begin().await.unwrap();
+        let changed = query(*change).bind(DEMO_WORKSPACE_BETA).bind(DEMO_VIEWER).execute(&mut tx).await.unwrap();
+        assert_eq!(changed, 1, "{change}");
+        tx.commit().await.unwrap();
+        assert_eq!(version(DEMO_VIEWER).await, viewer + i as i64 + 1, "{change}");
+    }
+    // A change rolled back moves nothing.
+    let viewer = version(DEMO_VIEWER).await;
+    let mut tx = db.begin().await.unwrap();
+    query(changes[0]).bind(DEMO_WORKSPACE_BETA).bind(DEMO_VIEWER).execute(&mut tx).await.unwrap();
+    drop(tx);
+    assert_eq!(version(DEMO_VIEWER).await, viewer);
+    assert!(identity::memberships(db, DEMO_VIEWER)
+        .await
+        .unwrap()
+        .iter()
+        .all(|m| m.workspace_id != DEMO_WORKSPACE_BETA));
+
+    // Renaming Acme moves its members' versions (the owner's, the viewer's), not Beta's
+    // owner's; an update that keeps the name, or changes something else, moves none.
+    let beta_owner = version(DEMO_BETA_OWNER).await;
+    let rename = "UPDATE workspaces SET name = $1 WHERE id = $2";
+    query(rename).bind("Acme Comércio S.A.").bind(DEMO_WORKSPACE_ACME).execute(db).await.unwrap();
+    assert_eq!((version(DEMO_OWNER).await, version(DEMO_VIEWER).await), (owner + 1, viewer + 1));
+    assert_eq!(version(DEMO_BETA_OWNER).await, beta_owner);
+    query(rename).bind("Acme Comércio S.A.").bind(DEMO_WORKSPACE_ACME).execute(db).await.unwrap();
+    query("UPDATE workspaces SET payment_approval_gate = payment_approval_gate WHERE id = $1")
+        .bind(DEMO_WORKSPACE_ACME)
+        .execute(db)
+        .await
+        .unwrap();
+    assert_eq!((version(DEMO_OWNER).await, version(DEMO_VIEWER).await), (owner + 1, viewer + 1));
+}
+
+/// A membership added since the process read the caller's memberships counts from the
+/// caller's next read: its version moved, so the read's statement reads them again and
+/// the request is answered on them.
+#[tokio::test]
+async fn a_membership_added_between_two_reads_counts_for_the_second() {
+    let h = Harness::with_demo().await;
+    let token = h.token(DEMO_VIEWER);
+    let beta = || {
+        let arguments = json!({"workspace_id": DEMO_WORKSPACE_BETA, "limit": 3, "fields": ["id", "description"]});
+        Mcp::modern("tools/call", json!({"name": "finance_payables_list", "arguments": arguments}))
+            .bearer(&token)
+            .build()
+    };
+    let reply = h.send(beta()).await;
+    assert_eq!(reply.result()["structuredContent"]["error"]["code"], "not_found", "not a member yet");
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_VIEWER);
+    query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', '2026-12-06T00:00:00Z')")
+        .bind(DEMO_WORKSPACE_BETA)
+        .bind(DEMO_VIEWER)
+        .execute(&h.state.db)
+        .await
+        .unwrap();
+    assert!(!rows(&h.send(beta()).await).is_empty(), "a member now");
+    if h.state.db.backend == Backend::Postgres {
+        assert_eq!(h.state.db.recent_memberships.get(DEMO_VIEWER).unwrap(), known(&h, DEMO_VIEWER).await);
+    }
 }
