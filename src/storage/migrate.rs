@@ -63,6 +63,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0016_memberships_version.sqlite.sql"),
         postgres: include_str!("../../migrations/0016_memberships_version.postgres.sql"),
     },
+    Migration {
+        version: 17,
+        name: "counter_bucket_unchecked",
+        sqlite: include_str!("../../migrations/0017_counter_bucket_unchecked.sqlite.sql"),
+        postgres: include_str!("../../migrations/0017_counter_bucket_unchecked.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.
