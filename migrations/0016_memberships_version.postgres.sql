@@ -1,23 +1,25 @@
--- A user's memberships carry a version, moved by the database itself in the same
+-- A user's memberships carry a version, set anew by the database itself in the same
 -- transaction as any change to what they are: a membership added, removed or given
 -- another role, or one of its workspaces renamed. A process that remembers a user's
 -- memberships with their version checks the version alone in a read's statement (one
 -- index lookup) instead of reading the memberships again, and reads them only when it
--- moved.
-ALTER TABLE users ADD COLUMN memberships_version BIGINT NOT NULL DEFAULT 0;
+-- changed. A version is a random value, not a count: a database taken back in time (a
+-- restore to an earlier point, a failover that lost its last commits) never hands out
+-- again a version a process may remember for other memberships.
+ALTER TABLE users ADD COLUMN memberships_version TEXT NOT NULL DEFAULT 'initial';
 
 CREATE FUNCTION memberships_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_TABLE_NAME = 'workspaces' THEN
-        UPDATE users SET memberships_version = memberships_version + 1
+        UPDATE users SET memberships_version = gen_random_uuid()::text
          WHERE id IN (SELECT user_id FROM memberships WHERE workspace_id = NEW.id);
         RETURN NULL;
     END IF;
     IF TG_OP <> 'INSERT' THEN
-        UPDATE users SET memberships_version = memberships_version + 1 WHERE id = OLD.user_id;
+        UPDATE users SET memberships_version = gen_random_uuid()::text WHERE id = OLD.user_id;
     END IF;
     IF TG_OP <> 'DELETE' AND (TG_OP = 'INSERT' OR NEW.user_id <> OLD.user_id) THEN
-        UPDATE users SET memberships_version = memberships_version + 1 WHERE id = NEW.user_id;
+        UPDATE users SET memberships_version = gen_random_uuid()::text WHERE id = NEW.user_id;
     END IF;
     RETURN NULL;
 END $$;

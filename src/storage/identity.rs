@@ -36,24 +36,26 @@ pub(super) fn membership(row: &Row<'_>, at: usize) -> Result<Option<Membership>,
     Ok(Some(Membership { workspace_id: row.try_get(at)?, workspace_name: row.try_get(at + 1)?, role }))
 }
 
-/// A user's memberships as of their `users.memberships_version`, which the database
-/// moves in the same transaction as any change to them (migration 16; -1 for a user with
-/// no row, who has none).
+/// A user's memberships as of their `users.memberships_version`: a random value the
+/// database sets anew in the same transaction as any change to them (migration 16;
+/// [`Known::NO_USER`] for a user with no row, who has none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {
-    pub version: i64,
+    pub version: Arc<str>,
     pub memberships: Arc<[Membership]>,
 }
 
 impl Known {
+    /// The version of a user with no row.
+    pub const NO_USER: &str = "none";
     /// A version no user row has: a statement that checks it reads the memberships.
-    pub const UNSURE: i64 = i64::MIN;
+    pub const UNSURE: &str = "";
 }
 
 /// The version of `users.memberships_version` a statement reads with a user's
-/// memberships (`$n` the user's id): -1 when the user has no row.
+/// memberships (`$n` the user's id): [`Known::NO_USER`] when the user has no row.
 pub(super) fn version_of_user(user: usize) -> String {
-    format!("COALESCE((SELECT memberships_version FROM users WHERE id = ${user}), -1)")
+    format!("COALESCE((SELECT memberships_version FROM users WHERE id = ${user}), '{}')", Known::NO_USER)
 }
 
 /// The memberships this process last read of each user, in [`MEMBERSHIPS`]' order, with

@@ -72,7 +72,7 @@ pub struct Hit {
     /// The caller's memberships, in [`identity::MEMBERSHIPS`]' order.
     pub memberships: Vec<Membership>,
     /// PostgreSQL: the version of those memberships ([`Known`]); `None` on SQLite.
-    pub version: Option<i64>,
+    pub version: Option<Arc<str>>,
     /// PostgreSQL, when asked for: the connection they were read on, for the request to
     /// go on with ([`Held`](super::Held)).
     pub conn: Option<Conn>,
@@ -82,7 +82,8 @@ impl Hit {
     /// The memberships with their version, for the process to remember (PostgreSQL;
     /// without one, [`Known::UNSURE`]).
     pub fn known(&self) -> Known {
-        Known { version: self.version.unwrap_or(Known::UNSURE), memberships: self.memberships.as_slice().into() }
+        let version = self.version.clone().unwrap_or_else(|| Known::UNSURE.into());
+        Known { version, memberships: self.memberships.as_slice().into() }
     }
 }
 
@@ -107,15 +108,16 @@ pub async fn hit_with_memberships(
                     .bind(window_start)
                     .bind(jti)
                     .map_all(&mut conn, |row| {
-                        Ok((row.try_get::<i64, _>(0)?, row.try_get::<i64, _>(1)?, identity::membership(row, 2)?))
+                        Ok((row.try_get::<i64, _>(0)?, row.try_get::<String, _>(1)?, identity::membership(row, 2)?))
                     })
                     .await?;
                 Ok((rows, conn))
             };
             let (rows, conn) = super::retry_if_lost(hit).await?;
-            let Some(&(hits, version, _)) = rows.first() else { return Ok(None) };
+            let Some((hits, version, _)) = rows.first() else { return Ok(None) };
+            let (hits, version) = (*hits, Some(version.as_str().into()));
             let memberships = rows.into_iter().filter_map(|(_, _, m)| m).collect();
-            Ok(Some(Hit { hits, memberships, version: Some(version), conn: keep.then_some(conn) }))
+            Ok(Some(Hit { hits, memberships, version, conn: keep.then_some(conn) }))
         }
         Backend::Sqlite => {
             let mut tx = db.begin().await?;
@@ -218,7 +220,7 @@ impl Counting {
         let user = params + 1;
         let sql = format!(
             "WITH kfin_hit AS ({hit})
-     SELECT kfin_rows.*, NULL::text AS kfin_memberships, NULL::bigint AS kfin_version, NULL::bigint AS kfin_hits
+     SELECT kfin_rows.*, NULL::text AS kfin_memberships, NULL::text AS kfin_version, NULL::bigint AS kfin_hits
        FROM ({read}) kfin_rows
      UNION ALL
      SELECT kfin_none.*,
@@ -241,7 +243,7 @@ impl Counting {
             Arg::Text(self.bucket.into()),
             Arg::Int(self.window_start),
             self.jti.as_deref().map_or(Arg::Null(NullOf::Text), |jti| Arg::Text(jti.into())),
-            Arg::Int(self.expected.version),
+            Arg::Text(self.expected.version.as_ref().into()),
         ];
         (sql, args)
     }
@@ -253,7 +255,7 @@ impl Counting {
         let missing = || Error::Decode { column: "kfin_version".into(), message: "no count row".into() };
         let count = rows.pop().ok_or_else(missing)?;
         let count = count.row();
-        let version: Option<i64> = count.try_get("kfin_version")?;
+        let version: Option<String> = count.try_get("kfin_version")?;
         let version = version.ok_or_else(missing)?;
         let memberships: Option<String> = count.try_get("kfin_memberships")?;
         let outcome = match count.try_get::<Option<i64>, _>("kfin_hits")? {
@@ -263,7 +265,7 @@ impl Counting {
                 match memberships {
                     // Their version is the one the request acted on: they are too.
                     None => self.expected.clone(),
-                    Some(json) => Known { version, memberships: memberships_of_json(&json)?.into() },
+                    Some(json) => Known { version: version.into(), memberships: memberships_of_json(&json)?.into() },
                 },
             ),
         };
