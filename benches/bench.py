@@ -135,9 +135,12 @@ def capture(port, script, token):
 
 
 def wrk(port, script, connections, duration, token, tokens=None):
-    """A wrk run; with `tokens`, its requests take them in turn (one user each)."""
+    """A wrk run; with `tokens`, its requests take them in turn (one user each). A
+    request waits up to 30 s for its answer (wrk's own default, 2 s, is shorter than 64
+    cash-flow requests queued on one core take), so a slow answer is a latency, never
+    an error."""
     out = subprocess.run(
-        ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency",
+        ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}", "--timeout", "30s", "--latency",
          "-s", os.path.join(HERE, script), f"http://127.0.0.1:{port}/"],
         capture_output=True, text=True, timeout=300, check=True,
         env=dict(os.environ, KFIN_BENCH_TOKEN=token, KFIN_BENCH_TOKENS=" ".join(tokens or [])),
