@@ -384,10 +384,14 @@ async fn the_version_of_a_users_memberships_changes_with_every_change_to_them() 
         assert!(seen.insert(version(DEMO_VIEWER).await), "a version not seen before: {change}");
     }
     assert_eq!(version(DEMO_OWNER).await, owner, "another user's memberships changed");
-    // A change rolled back moves nothing.
+    // The version changes inside the change's own transaction, and a change rolled
+    // back takes its version with it.
     let viewer = version(DEMO_VIEWER).await;
     let mut tx = db.begin().await.unwrap();
     query(changes[0]).bind(DEMO_WORKSPACE_BETA).bind(DEMO_VIEWER).execute(&mut tx).await.unwrap();
+    let inside: String =
+        query("SELECT memberships_version FROM users WHERE id = $1").bind(DEMO_VIEWER).scalar(&mut tx).await.unwrap();
+    assert!(!seen.contains(&inside), "changed within the transaction");
     drop(tx);
     assert_eq!(version(DEMO_VIEWER).await, viewer);
     assert!(identity::memberships(db, DEMO_VIEWER)
@@ -441,4 +445,34 @@ async fn a_membership_added_between_two_reads_counts_for_the_second() {
     if h.state.db.backend == Backend::Postgres {
         assert_eq!(h.state.db.recent_memberships.get(DEMO_VIEWER).unwrap(), known(&h, DEMO_VIEWER).await);
     }
+}
+
+/// A role changed since the process read the caller's memberships is the role the
+/// caller's next read is answered on (SPEC §6: every operation checks the role): the
+/// workspaces list, which answers from the memberships themselves, shows the new one.
+#[tokio::test]
+async fn a_role_changed_between_two_reads_is_the_role_of_the_second() {
+    let h = Harness::with_demo().await;
+    let token = h.token(DEMO_VIEWER);
+    let role_in_acme = |reply: &Reply| {
+        assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.bytes));
+        let result = reply.result();
+        let data = result["structuredContent"]["data"].as_array().cloned().unwrap_or_default();
+        let acme = data.iter().find(|w| w["id"] == DEMO_WORKSPACE_ACME).cloned();
+        acme.unwrap_or_else(|| panic!("{result}"))["role"].clone()
+    };
+    let workspaces = || {
+        Mcp::modern("tools/call", json!({"name": "finance_workspaces_list", "arguments": {}})).bearer(&token).build()
+    };
+    assert_eq!(role_in_acme(&h.send(workspaces()).await), "viewer");
+    assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    rides_next(&h, DEMO_VIEWER);
+    let changed = query("UPDATE memberships SET role = 'finance' WHERE workspace_id = $1 AND user_id = $2")
+        .bind(DEMO_WORKSPACE_ACME)
+        .bind(DEMO_VIEWER)
+        .execute(&h.state.db)
+        .await
+        .unwrap();
+    assert_eq!(changed, 1);
+    assert_eq!(role_in_acme(&h.send(workspaces()).await), "finance");
 }
