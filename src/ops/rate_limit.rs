@@ -5,7 +5,9 @@ use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::{Known, Membership};
-use crate::storage::rate_limit::{hit_unless_revoked, hit_with_memberships, same_memberships, Counting, Outcome, Slot};
+use crate::storage::rate_limit::{
+    hit_unless_revoked, hit_with_memberships, same_memberships, Counting, Outcome, Slot, Take,
+};
 use crate::storage::{Backend, Conn, Held};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +70,7 @@ pub enum Admission {
 /// A count riding on a request's first statement ([`Admission::Riding`]).
 pub struct Riding {
     slot: Slot,
+    take: Take,
     expected: Known,
     budget: Budget,
     limit: i64,
@@ -99,9 +102,19 @@ impl Riding {
             let _ = unused.send_count().await;
         }
         let found = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let (Take::Held(number), None | Some(Outcome::Revoked | Outcome::Lost)) = (self.take, &found) {
+            let (user, bucket) = (&identity.user_id, self.budget.as_str());
+            state.db.reserved_hits.give_back(user, bucket, self.window_start, number);
+        }
         let (hits, known, again) = match found {
             Some(Outcome::Revoked) => return Ok(refused(state, identity, Settled::Revoked)),
-            Some(Outcome::Counted(hits, known)) => (hits, known, false),
+            Some(Outcome::Counted(numbers, known)) => {
+                if let Take::Reserve(_) = self.take {
+                    let (user, bucket) = (&identity.user_id, self.budget.as_str());
+                    state.db.reserved_hits.keep(user, bucket, self.window_start, numbers, self.limit);
+                }
+                (numbers.first, known, false)
+            }
             None | Some(Outcome::Lost) => {
                 let hit = hit_with_memberships(
                     state.db,
@@ -153,12 +166,12 @@ pub async fn count_or_ride(
         return count_unless_revoked(state, identity, budget, needs).await.map(Admission::Counted);
     };
     let (limit, window_start, reset) = window(state, budget);
-    let jti = identity.jti.as_deref();
-    let (counting, slot) =
-        Counting::new(&identity.user_id, budget.as_str(), window_start, jti, limit, expected.clone());
+    let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
+    let take = db.reserved_hits.take(user, bucket, window_start);
+    let (counting, slot) = Counting::new(user, bucket, window_start, jti, limit, expected.clone(), take);
     let conn = db.acquire().await?.counting(counting);
     let acting_on = expected.memberships.to_vec();
-    let riding = Riding { slot, expected, budget, limit, window_start, reset };
+    let riding = Riding { slot, take, expected, budget, limit, window_start, reset };
     Ok(Admission::Riding(acting_on, conn, riding))
 }
 

@@ -52,6 +52,8 @@ pub struct Db {
     pub credentials: Option<Arc<DatabaseCredentials>>,
     /// The memberships this process last read of each user (PostgreSQL).
     pub recent_memberships: Arc<identity::Recent>,
+    /// The numbers of the shared rate-limit counters this process reserved (PostgreSQL).
+    pub reserved_hits: Arc<rate_limit::Reserved>,
 }
 
 #[derive(Clone, Debug)]
@@ -90,6 +92,7 @@ impl Db {
                 backend: Backend::Sqlite,
                 credentials: None,
                 recent_memberships: Arc::default(),
+                reserved_hits: Arc::default(),
             })
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url).map_err(Error::Pg)?;
@@ -101,6 +104,7 @@ impl Db {
                 backend: Backend::Postgres,
                 credentials: None,
                 recent_memberships: Arc::default(),
+                reserved_hits: Arc::default(),
             })
         } else {
             Err(Error::Pg(sqlx::Error::Configuration(
@@ -125,6 +129,7 @@ impl Db {
             backend: Backend::Postgres,
             credentials: Some(credentials),
             recent_memberships: Arc::default(),
+            reserved_hits: Arc::default(),
         })
     }
 

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::*;
 use kobana_finance_mcp::storage::identity::{self, Known, Membership};
-use kobana_finance_mcp::storage::rate_limit::{Counting, Outcome, Slot};
+use kobana_finance_mcp::storage::rate_limit::{Counting, Numbers, Outcome, Slot, Take};
 use kobana_finance_mcp::storage::{query, Backend, Error, Held};
 use serde_json::{json, Value};
 
@@ -113,8 +113,10 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     let now = known(&h, DEMO_OWNER).await;
     let mine = now.memberships.to_vec();
     assert!(!mine.is_empty());
-    let counted =
-        |jti: Option<&str>, limit: i64, expected: Known| Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected);
+    let counted = |jti: Option<&str>, limit: i64, expected: Known| {
+        Counting::new(DEMO_OWNER, "read", 1_000, jti, limit, expected, Take::Reserve(1))
+    };
+    let one = |n: i64| Numbers { first: n, last: n };
     let outcome = |slot: &Slot| slot.lock().unwrap().clone();
     let numbers = "SELECT n FROM generate_series(1, $1) n ORDER BY n DESC";
 
@@ -129,12 +131,12 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
         other => panic!("{other:?}"),
     };
     let (hits, found) = counted_with(&slot);
-    assert_eq!(hits, 1);
+    assert_eq!(hits, one(1));
     assert!(std::sync::Arc::ptr_eq(&found.memberships, &now.memberships), "not read again: {found:?}");
     // Only the first statement carries it.
     let again: Vec<i64> = query(numbers).bind(2_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
     assert_eq!(again, [2, 1]);
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(1, _))));
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(n, _)) if n == one(1)));
     drop(conn);
 
     // A read that finds nothing is counted all the same.
@@ -142,7 +144,7 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let none: Vec<i64> = query(numbers).bind(0_i64).map_all(&mut conn, |r| r.try_get(0)).await.unwrap();
     assert!(none.is_empty());
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(2, _))));
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(n, _)) if n == one(2)));
     drop(conn);
 
     // Over the limit, or memberships other than the request acted on (another
@@ -190,7 +192,7 @@ async fn a_count_riding_on_a_statement_lets_its_rows_through_only_when_it_admits
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let changed = query(rename).bind(DEMO_WORKSPACE_ACME).execute(&mut conn).await.unwrap();
     assert_eq!(changed, 1);
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(7, _))), "{:?}", outcome(&slot));
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(n, _)) if n == one(7)), "{:?}", outcome(&slot));
     drop(conn);
     let (counting, _) = counted(None, 1, now.clone());
     let mut conn = db.acquire().await.unwrap().counting(counting);
@@ -247,11 +249,12 @@ async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
     let h = Harness::with_demo().await;
     let db = h.state.db.clone();
     query("CREATE SEQUENCE riding_probe").execute(&db).await.unwrap();
-    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, known(&h, DEMO_OWNER).await);
+    let (counting, slot) =
+        Counting::new(DEMO_OWNER, "read", 2_000, None, 10, known(&h, DEMO_OWNER).await, Take::Reserve(1));
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let read = query("SELECT nextval('riding_probe') AS n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
     assert_eq!(read.unwrap(), [1], "the first read makes the counter row");
-    assert!(matches!(slot.lock().unwrap().clone(), Some(Outcome::Counted(1, _))));
+    assert!(matches!(slot.lock().unwrap().clone(), Some(Outcome::Counted(Numbers { first: 1, last: 1 }, _))));
     drop(conn);
 
     let mut holder = db.begin().await.unwrap();
@@ -261,7 +264,8 @@ async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
         .await
         .unwrap();
     assert_eq!(held, 1);
-    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 2_000, None, 10, known(&h, DEMO_OWNER).await);
+    let (counting, slot) =
+        Counting::new(DEMO_OWNER, "read", 2_000, None, 10, known(&h, DEMO_OWNER).await, Take::Reserve(1));
     let mut conn = db.acquire().await.unwrap().counting(counting);
     let riding = tokio::spawn(async move {
         query("SELECT nextval('riding_probe') AS n").map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await
@@ -283,7 +287,11 @@ async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
     drop(holder);
     let read = tokio::time::timeout(std::time::Duration::from_secs(20), riding).await.unwrap().unwrap();
     assert_eq!(read.unwrap(), [2]);
-    assert!(matches!(slot.lock().unwrap().clone(), Some(Outcome::Counted(2, _))), "{:?}", slot.lock().unwrap());
+    assert!(
+        matches!(slot.lock().unwrap().clone(), Some(Outcome::Counted(Numbers { first: 2, last: 2 }, _))),
+        "{:?}",
+        slot.lock().unwrap()
+    );
 }
 
 /// The statements the storage layer traces (`kobana_finance_mcp::sql`) while `f` runs on
@@ -337,22 +345,22 @@ async fn a_lent_connection_still_carrying_the_count_comes_back_to_the_request() 
     let mine = known(&h, DEMO_OWNER).await;
     let outcome = |slot: &Slot| slot.lock().unwrap().clone();
 
-    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine.clone());
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine.clone(), Take::Reserve(1));
     let held = Held::new(Some(db.acquire().await.unwrap().counting(counting)));
     drop(held.acquire(db).await.unwrap());
     let mut back = held.take().expect("the connection is back with the request");
     assert!(outcome(&slot).is_none(), "nothing sent yet");
     back.send_count().await.unwrap();
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(1, _))), "{:?}", outcome(&slot));
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(Numbers { first: 1, last: 1 }, _))), "{:?}", outcome(&slot));
     drop(back);
 
-    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine);
+    let (counting, slot) = Counting::new(DEMO_OWNER, "read", 3_000, None, 10, mine, Take::Reserve(1));
     let held = Held::new(Some(db.acquire().await.unwrap().counting(counting)));
     let mut lent = held.acquire(db).await.unwrap();
     let one: Vec<i64> = query("SELECT 1 AS one").map_all(&mut *lent, |r| r.try_get(0)).await.unwrap();
     assert_eq!(one, [1]);
     drop(lent);
-    assert!(matches!(outcome(&slot), Some(Outcome::Counted(2, _))), "{:?}", outcome(&slot));
+    assert!(matches!(outcome(&slot), Some(Outcome::Counted(Numbers { first: 2, last: 2 }, _))), "{:?}", outcome(&slot));
     assert!(held.take().is_none(), "a connection whose count was sent goes back to the pool");
 }
 
@@ -475,4 +483,106 @@ async fn a_role_changed_between_two_reads_is_the_role_of_the_second() {
         .unwrap();
     assert_eq!(changed, 1);
     assert_eq!(role_in_acme(&h.send(workspaces()).await), "finance");
+}
+
+/// A riding count that reserves a block adds it to the counter at once and takes its
+/// first number; one that holds a number writes nothing and still reads the token's
+/// revocation and the budget.
+#[tokio::test]
+async fn a_reserved_block_is_counted_at_once_and_a_held_number_writes_nothing() {
+    if !postgres_only("the riding count") {
+        return;
+    }
+    let h = Harness::with_demo().await;
+    let db = &h.state.db;
+    let now = known(&h, DEMO_OWNER).await;
+    let outcome = |slot: &Slot| slot.lock().unwrap().clone();
+    let numbers = "SELECT n FROM generate_series(1, $1) n ORDER BY n DESC";
+    let hits = || async {
+        query("SELECT hits FROM rate_limit_counters WHERE user_id = $1 AND window_start = 5000")
+            .bind(DEMO_OWNER)
+            .scalar::<i64>(db)
+            .await
+            .unwrap()
+    };
+    let ride = |jti: Option<&str>, limit: i64, take: Take| {
+        let (counting, slot) = Counting::new(DEMO_OWNER, "read", 5_000, jti, limit, now.clone(), take);
+        async move {
+            let mut conn = db.acquire().await.unwrap().counting(counting);
+            let read = query(numbers).bind(2_i64).map_all(&mut conn, |r| r.try_get::<i64, _>(0)).await;
+            (read, outcome(&slot))
+        }
+    };
+
+    let (read, found) = ride(None, 10, Take::Reserve(4)).await;
+    assert_eq!(read.unwrap(), [2, 1]);
+    assert!(matches!(found, Some(Outcome::Counted(Numbers { first: 1, last: 4 }, _))), "{found:?}");
+    assert_eq!(hits().await, 4, "the block counted at once");
+
+    let (read, found) = ride(None, 10, Take::Held(2)).await;
+    assert_eq!(read.unwrap(), [2, 1]);
+    assert!(matches!(found, Some(Outcome::Counted(Numbers { first: 2, last: 2 }, _))), "{found:?}");
+    assert_eq!(hits().await, 4, "a held number writes nothing");
+
+    // A held number past the budget admits nothing; a revoked token gets nothing either.
+    let (read, found) = ride(None, 10, Take::Held(11)).await;
+    assert!(matches!(read, Err(Error::NotAdmitted)), "{read:?}");
+    assert!(matches!(found, Some(Outcome::Counted(Numbers { first: 11, last: 11 }, _))), "{found:?}");
+    identity::revoke(db, "held-revoked").await.unwrap();
+    let (read, found) = ride(Some("held-revoked"), 10, Take::Held(3)).await;
+    assert!(matches!(read, Err(Error::NotAdmitted)), "{read:?}");
+    assert!(matches!(found, Some(Outcome::Revoked)), "{found:?}");
+    let (read, found) = ride(Some("held-revoked"), 10, Take::Reserve(4)).await;
+    assert!(matches!(read, Err(Error::NotAdmitted)), "{read:?}");
+    assert!(matches!(found, Some(Outcome::Revoked)), "{found:?}");
+    assert_eq!(hits().await, 4, "nothing counted for a revoked token");
+
+    // A block that crosses the limit: its first number decides.
+    let (read, found) = ride(None, 6, Take::Reserve(4)).await;
+    assert_eq!(read.unwrap(), [2, 1]);
+    assert!(matches!(found, Some(Outcome::Counted(Numbers { first: 5, last: 8 }, _))), "{found:?}");
+    let (read, _) = ride(None, 8, Take::Reserve(4)).await;
+    assert!(matches!(read, Err(Error::NotAdmitted)), "{read:?}");
+    assert_eq!(hits().await, 12);
+}
+
+/// A caller's reads on one process, on PostgreSQL riding on their statements: the
+/// counter is written once per block (1, 2, 4, 8, 16, 16 numbers…), and the budget
+/// still admits exactly its limit — the read after it is 429, with no rows. A read of a
+/// token revoked meanwhile spends nothing of it, held numbers or not.
+#[tokio::test]
+async fn a_callers_riding_reads_are_counted_in_blocks_and_admitted_to_the_limit() {
+    const READS: i64 = 600;
+    let h = Harness::with_demo_and(|c| c.rate_limits.reads = READS).await;
+    let token = h.token_with(DEMO_OWNER, None, |c| c.jti = Some("blocks-revoked".into()));
+    let hits = || async {
+        query("SELECT CAST(SUM(hits) AS BIGINT) FROM rate_limit_counters WHERE user_id = $1")
+            .bind(DEMO_OWNER)
+            .scalar::<i64>(&h.state.db)
+            .await
+            .unwrap()
+    };
+    for _ in 0..41 {
+        assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    }
+    // The first read is counted before it runs (one hit); on PostgreSQL the others ride,
+    // reserving blocks. On SQLite each is counted.
+    let expected = match h.state.db.backend {
+        Backend::Postgres => 1 + (1 + 2 + 4 + 8 + 16 + 16),
+        Backend::Sqlite => 41,
+    };
+    assert_eq!(hits().await, expected);
+    assert!(identity::revoke(&h.state.db, "blocks-revoked").await.unwrap());
+    assert_eq!(h.send(list(&token)).await.status, 401);
+    let token = h.token(DEMO_OWNER);
+    for n in 42..=READS {
+        let reply = h.send(list(&token)).await;
+        assert_eq!(reply.status, 200, "read {n} of {READS}: {}", String::from_utf8_lossy(&reply.bytes));
+        assert_eq!(rows(&reply).len(), 3);
+    }
+    let reply = h.send(list(&token)).await;
+    assert_eq!(reply.status, 429, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(reply.header("ratelimit-remaining"), Some("0"));
+    assert!(!String::from_utf8_lossy(&reply.bytes).contains("description"), "no row in the answer");
+    assert_eq!(hits().await, READS + 1, "no number reserved near the limit is left unused");
 }

@@ -26,7 +26,7 @@ struct Server {
 }
 
 impl Server {
-    async fn start(database_url: &str) -> Server {
+    async fn start(database_url: &str, reads: i64) -> Server {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new("timeout")
             .args([
@@ -40,7 +40,7 @@ impl Server {
             ])
             .env("KFIN_JWT_SECRET", SECRET)
             .env("KFIN_PUBLIC_URL", PUBLIC_URL)
-            .env("KFIN_RATE_LIMIT_READS", READS.to_string())
+            .env("KFIN_RATE_LIMIT_READS", reads.to_string())
             .env("KFIN_RATE_LIMIT_WINDOW_SECONDS", "86400")
             .env("KFIN_LOG", "warn")
             .env_remove("KFIN_BLOB_URL")
@@ -118,7 +118,7 @@ async fn two_processes_on_one_database_share_one_budget() {
         return;
     }
     let h = Harness::new().await;
-    let servers = [Server::start(&h.db.url).await, Server::start(&h.db.url).await];
+    let servers = [Server::start(&h.db.url, READS).await, Server::start(&h.db.url, READS).await];
     let api = h.api_token(DEMO_OWNER);
 
     for n in 1..=READS {
@@ -148,4 +148,42 @@ async fn two_processes_on_one_database_share_one_budget() {
     assert_eq!(status, 429);
     assert_eq!(body["error"]["code"], -31429);
     assert!(header(&headers, "retry-after").is_some());
+}
+
+/// Reads whose counts ride on them take their numbers in blocks (PostgreSQL): two
+/// processes reading in turn until both refuse still admit exactly the budget: each
+/// number handed out once, none lost.
+#[tokio::test]
+async fn two_processes_reading_in_blocks_admit_exactly_the_budget() {
+    let _env = common::environment().await;
+    if !postgres_only("the two-process budget test") {
+        return;
+    }
+    const BLOCK_READS: i64 = 300;
+    let h = Harness::new().await;
+    let servers = [Server::start(&h.db.url, BLOCK_READS).await, Server::start(&h.db.url, BLOCK_READS).await];
+    let token = h.token(DEMO_OWNER);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "finance_payables_list",
+        "arguments": {"workspace_id": DEMO_WORKSPACE_ACME, "limit": 1, "fields": ["id"]}}});
+    let mut admitted = 0;
+    let mut refused = [0; 2];
+    for n in 0..2 * BLOCK_READS + 40 {
+        let at = (n % 2) as usize;
+        let (status, headers, body) = servers[at].send("POST", "/", &token, Some(&list)).await;
+        match status {
+            200 => {
+                assert_ne!(body["result"]["isError"], true, "{body}");
+                assert_eq!(refused[at], 0, "port {} admitted a read after refusing one", servers[at].port);
+                admitted += 1;
+            }
+            429 => {
+                assert_eq!(body["error"]["code"], -31429, "{body}");
+                assert_eq!(header(&headers, "ratelimit-remaining"), Some("0"));
+                refused[at] += 1;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    assert_eq!(admitted, BLOCK_READS, "every number of the budget handed out once");
+    assert!(refused.iter().all(|&r| r > 0), "{refused:?}");
 }
