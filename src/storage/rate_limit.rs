@@ -339,15 +339,17 @@ impl Counting {
 /// The numbers of the shared counters this process reserved ([`Take::Reserve`]) and has
 /// not handed out yet, per user and bucket, for the current window: a riding read that
 /// finds one takes it ([`Take::Held`]) and writes nothing — the counter's write, and
-/// its transaction's commit, were two thirds of PostgreSQL's work for a list.
+/// its transaction's commit, were a third of PostgreSQL's work for a list.
 ///
 /// Every number is handed out once, by one process, so the requests admitted in a
 /// window across every replica never exceed the limit. A block starts at one number and
 /// doubles with each one reserved in the window, up to [`Reserved::MOST`] and never
 /// past 1/[`Reserved::SHARE`] of what the budget had left: near the limit each request
 /// counts its own. What a process stops holding — it stops, or the window ends, or it
-/// starts over past [`Reserved::USERS`] — is spent unused: a caller may be refused up
-/// to `MOST - 1` requests early per process that served them ≥ 31 reads in the window.
+/// starts over past [`Reserved::USERS`] users — is spent unused: at most the rest of
+/// its last block, `MOST - 1` numbers of a caller's window (fewer when it served them
+/// fewer than 31 reads in it), which the caller's last requests of the window may then
+/// find refused.
 #[derive(Debug, Default)]
 pub struct Reserved(Mutex<HashMap<String, Vec<Block>>>);
 
