@@ -167,9 +167,11 @@ pub async fn count_or_ride(
     };
     let (limit, window_start, reset) = window(state, budget);
     let (user, bucket, jti) = (&identity.user_id, budget.as_str(), identity.jti.as_deref());
+    // The connection first: a number taken would be lost with a request that gets none.
+    let conn = db.acquire().await?;
     let take = db.reserved_hits.take(user, bucket, window_start);
     let (counting, slot) = Counting::new(user, bucket, window_start, jti, limit, expected.clone(), take);
-    let conn = db.acquire().await?.counting(counting);
+    let conn = conn.counting(counting);
     let acting_on = expected.memberships.to_vec();
     let riding = Riding { slot, take, expected, budget, limit, window_start, reset };
     Ok(Admission::Riding(acting_on, conn, riding))

@@ -586,3 +586,25 @@ async fn a_callers_riding_reads_are_counted_in_blocks_and_admitted_to_the_limit(
     assert!(!String::from_utf8_lossy(&reply.bytes).contains("description"), "no row in the answer");
     assert_eq!(hits().await, READS + 1, "no number reserved near the limit is left unused");
 }
+
+/// A read that gets no connection (the database is gone: 503) takes no number: the
+/// numbers its process holds are still there, in order, for the reads after it.
+#[tokio::test]
+async fn a_read_that_gets_no_connection_leaves_the_held_numbers_as_they_were() {
+    if !postgres_only("the riding count") {
+        return;
+    }
+    let h = Harness::with_demo_and(|c| c.rate_limits.window_seconds = 86_400).await;
+    let token = h.token(DEMO_OWNER);
+    // Counted first (1), then blocks of 1 (2), 2 (3, 4) and 4 (5 to 8): 6, 7, 8 held.
+    for _ in 0..5 {
+        assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
+    }
+    let reserved = std::sync::Arc::clone(&h.state.db.reserved_hits);
+    h.state.db.close().await;
+    let reply = h.send(list(&token)).await;
+    assert_eq!(reply.status, 503, "{}", String::from_utf8_lossy(&reply.bytes));
+    let now = kobana_finance_mcp::clock::now_unix();
+    let window = now - now.rem_euclid(86_400);
+    assert_eq!(reserved.take(DEMO_OWNER, "read", window), Take::Held(6));
+}
