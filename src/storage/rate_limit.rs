@@ -371,14 +371,22 @@ impl Reserved {
     pub const SHARE: i64 = 32;
     const USERS: usize = 10_000;
 
+    /// The user's block in `bucket` for the window starting at `window_start`, if any.
+    fn block<'a>(
+        reserved: &'a mut HashMap<String, Vec<Block>>,
+        user_id: &str,
+        bucket: &str,
+        window_start: i64,
+    ) -> Option<&'a mut Block> {
+        let blocks = reserved.get_mut(user_id)?;
+        blocks.iter_mut().find(|b| b.bucket == bucket && b.window_start == window_start)
+    }
+
     /// How the user's next request in `bucket` and the window starting at `window_start`
     /// takes its number: a held one, else a reservation of the next block's size.
     pub fn take(&self, user_id: &str, bucket: &'static str, window_start: i64) -> Take {
         let mut reserved = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(block) = reserved
-            .get_mut(user_id)
-            .and_then(|blocks| blocks.iter_mut().find(|b| b.bucket == bucket && b.window_start == window_start))
-        else {
+        let Some(block) = Self::block(&mut reserved, user_id, bucket, window_start) else {
             return Take::Reserve(1);
         };
         match block.unused.front_mut() {
@@ -399,10 +407,7 @@ impl Reserved {
     /// the number was not used either way). It is the next one handed out.
     pub fn give_back(&self, user_id: &str, bucket: &'static str, window_start: i64, number: i64) {
         let mut reserved = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let block = reserved
-            .get_mut(user_id)
-            .and_then(|blocks| blocks.iter_mut().find(|b| b.bucket == bucket && b.window_start == window_start));
-        if let Some(block) = block {
+        if let Some(block) = Self::block(&mut reserved, user_id, bucket, window_start) {
             block.unused.push_front((number, number));
         }
     }
