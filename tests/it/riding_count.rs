@@ -582,7 +582,11 @@ async fn a_callers_riding_reads_are_counted_in_blocks_and_admitted_to_the_limit(
     }
     let reply = h.send(list(&token)).await;
     assert_eq!(reply.status, 429, "{}", String::from_utf8_lossy(&reply.bytes));
+    assert_eq!(reply.rpc_code(), Some(-31429));
+    assert_eq!(reply.header("ratelimit-limit"), Some(READS.to_string().as_str()));
     assert_eq!(reply.header("ratelimit-remaining"), Some("0"));
+    let retry = reply.header("retry-after").expect("Retry-After on a 429").to_string();
+    assert_eq!(reply.json()["error"]["data"]["retryAfterSeconds"].to_string(), retry);
     assert!(!String::from_utf8_lossy(&reply.bytes).contains("description"), "no row in the answer");
     assert_eq!(hits().await, READS + 1, "no number reserved near the limit is left unused");
 }
