@@ -127,6 +127,22 @@ impl ApiError {
         Self::new(ErrorCode::InternalError, "Internal error")
     }
 
+    /// 409 `concurrent_update`: what the request read was changed by another at the same
+    /// time, and nothing it did stays; the same request again sees the change.
+    pub fn changed_meanwhile() -> Self {
+        Self::new(
+            ErrorCode::Conflict,
+            "The record was changed by another request at the same time; nothing changed, try again",
+        )
+        .with_details(serde_json::json!({ "reason": "concurrent_update" }))
+    }
+
+    /// Whether this is [`ApiError::changed_meanwhile`].
+    pub fn is_changed_meanwhile(&self) -> bool {
+        self.code == ErrorCode::Conflict
+            && self.details.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str) == Some("concurrent_update")
+    }
+
     pub fn status(&self) -> StatusCode {
         self.code.status()
     }

@@ -69,6 +69,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../../migrations/0017_counter_bucket_unchecked.sqlite.sql"),
         postgres: include_str!("../../migrations/0017_counter_bucket_unchecked.postgres.sql"),
     },
+    Migration {
+        version: 18,
+        name: "workspace_volume",
+        sqlite: include_str!("../../migrations/0018_workspace_volume.sqlite.sql"),
+        postgres: include_str!("../../migrations/0018_workspace_volume.postgres.sql"),
+    },
 ];
 
 /// Applies the pending migrations; returns how many ran.

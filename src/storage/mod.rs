@@ -223,6 +223,18 @@ pub fn db_error(err: Error) -> ApiError {
         // Not a failure: the request is answered from its count.
         return ApiError::internal();
     }
+    if err.is_volume_exceeded() {
+        return ApiError::new(
+            crate::error::ErrorCode::UnprocessableEntity,
+            "This would take the workspace's books past the most money they can hold (R$ 1.000.000.000.000.000,00 \
+             in all amounts together)",
+        )
+        .with_details(serde_json::json!({ "field": "amount", "reason": "total_out_of_range" }));
+    }
+    if err.is_serialization_failure() {
+        tracing::info!(error = %err, "a transaction met a concurrent change");
+        return ApiError::changed_meanwhile();
+    }
     if err.is_unavailable() {
         tracing::warn!(error = %err, "database unavailable");
         ApiError::unavailable("database")

@@ -229,10 +229,10 @@ impl PgConn {
         .await
     }
 
-    /// `BEGIN`.
-    pub(super) async fn begin(&mut self) -> Result<(), Error> {
+    /// `BEGIN`, or `begin` (`BEGIN ISOLATION LEVEL …`).
+    pub(super) async fn begin(&mut self, begin: &str) -> Result<(), Error> {
         self.in_transaction = true;
-        let outcome = self.script("BEGIN").await;
+        let outcome = self.script(begin).await;
         self.in_transaction = outcome.is_ok();
         outcome
     }

@@ -592,12 +592,25 @@ impl Db {
 
     /// A transaction (on SQLite: the connection, held from `BEGIN IMMEDIATE` on).
     pub async fn begin(&self) -> Result<Tx, Error> {
+        self.begin_as("BEGIN").await
+    }
+
+    /// A transaction whose every read sees the database as it was at its first statement,
+    /// and whose write of a row another transaction changed since fails as a
+    /// serialization failure ([`Error::is_serialization_failure`]) instead of writing over
+    /// it: what a confirmed action needs, so that it acts on exactly the values it checked
+    /// (PostgreSQL's `REPEATABLE READ`; on SQLite every transaction is serialised already).
+    pub async fn begin_consistent(&self) -> Result<Tx, Error> {
+        self.begin_as("BEGIN ISOLATION LEVEL REPEATABLE READ").await
+    }
+
+    async fn begin_as(&self, statement: &'static str) -> Result<Tx, Error> {
         match &self.pool {
             super::Pool::Lite(lite) => Ok(Tx::new(Conn::Lite(Lite::begin(lite).await?))),
             super::Pool::Pg(pool) => {
                 let begin = || async {
                     let mut conn = pool.get().await?;
-                    conn.begin().await?;
+                    conn.begin(statement).await?;
                     Ok(conn)
                 };
                 // `BEGIN` changes nothing: on a connection found gone it is sent again,
@@ -700,6 +713,24 @@ impl Error {
         const PRIMARY_KEY: i32 = 1555;
         self.lite_code().is_some_and(|(_, ext)| ext == UNIQUE || ext == PRIMARY_KEY)
             || self.pg_database().is_some_and(|db| db.is_unique_violation())
+    }
+
+    /// The transaction met another's change of what it read (PostgreSQL's
+    /// serialization failure or deadlock): nothing it did stays, and it may be run again
+    /// from the start.
+    pub fn is_serialization_failure(&self) -> bool {
+        self.sqlstate().is_some_and(|code| code == "40001" || code == "40P01")
+    }
+
+    /// The write would take its workspace's books past the most money they hold
+    /// (migration 0018: `kfin:volume_exceeded`).
+    pub fn is_volume_exceeded(&self) -> bool {
+        const MARK: &str = "kfin:volume_exceeded";
+        match self {
+            Error::Sqlite(e) => e.to_string().contains(MARK),
+            Error::Pg(_) => self.pg_database().is_some_and(|db| db.message().contains(MARK)),
+            _ => false,
+        }
     }
 
     /// A `FOREIGN KEY` constraint refused the write.
