@@ -39,4 +39,6 @@ pub mod names;
 pub mod payment;
 pub mod percent;
 pub mod roles;
+pub mod shown;
 pub mod statement;
+pub mod text;

@@ -6,7 +6,8 @@ use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
-/// A name that finds or creates a record: 1 to 255 characters.
+/// A name that finds or creates a record: 1 to 255 characters of one plain line
+/// ([`super::text::is_plain`]).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(transparent)]
 pub struct Name(String);
@@ -19,4 +20,4 @@ impl Deref for Name {
     }
 }
 
-string_schema!(Name, { "type": "string", "minLength": 1, "maxLength": 255 });
+string_schema!(Name, { "type": "string", "minLength": 1, "maxLength": 255, "pattern": super::text::PLAIN_PATTERN });

@@ -19,6 +19,7 @@
 //! a rule never makes a create fail. A bill's direction is its kind (payables are
 //! `debit`, receivables `credit`). Text criteria match case-insensitively.
 
+use crate::domain::text::quoted;
 use std::collections::BTreeSet;
 
 use schemars::JsonSchema;
@@ -98,7 +99,7 @@ pub struct AutomaticRuleCreate {
     pub notes_contains: Option<String>,
     /// Action: the description (only of rows whose request set none: imports).
     #[serde(default)]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub set_description: Option<String>,
     #[serde(default)]
     pub set_person_id: Option<String>,
@@ -185,7 +186,7 @@ pub struct AutomaticRuleUpdate {
     #[schemars(length(max = 255))]
     pub notes_contains: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub set_description: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
     pub set_person_id: Option<Option<String>>,
@@ -279,10 +280,10 @@ impl Records for AutomaticRules {
     }
     fn label(rule: &AutomaticRule) -> String {
         let what = match &rule.description_contains {
-            Some(text) if !text.is_empty() => format!(" (description contains “{text}”)"),
+            Some(text) if !text.is_empty() => format!(" (description contains {})", quoted(text)),
             _ => String::new(),
         };
-        format!("rule #{} of the {}{what}", rule.position, rule.scope.as_str())
+        format!("#{} of the {}{what}", rule.position, rule.scope.as_str())
     }
 }
 

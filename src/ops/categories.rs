@@ -9,6 +9,7 @@
 //! category of the other direction. Deleting needs a leaf (422 `has_children`) that no
 //! transaction, payable or receivable uses (422 `in_use` with the usage).
 
+use crate::domain::text::quoted;
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
 use crate::storage::{sql, Conn};
@@ -65,7 +66,7 @@ impl CategoryType {
 pub struct CategoryCreate {
     #[schemars(length(min = 36, max = 36))]
     pub company_id: String,
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
     /// `debit` (costs) or `credit` (revenue); a child has its parent's type.
     #[serde(rename = "type")]
@@ -82,7 +83,7 @@ pub struct CategoryCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CategoryUpdate {
-    #[schemars(with = "String", length(min = 1, max = 255))]
+    #[schemars(with = "String", pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: Option<String>,
     #[serde(rename = "type")]
     #[schemars(with = "CategoryType")]
@@ -126,7 +127,7 @@ impl Records for Categories {
         crud::get::<Self>(ctx, conn, ws, id).await
     }
     fn label(c: &Category) -> String {
-        format!("“{}” ({} category, level {})", c.name, c.category_type.as_str(), c.level)
+        format!("{} ({} category, level {})", quoted(&c.name), c.category_type.as_str(), c.level)
     }
 }
 

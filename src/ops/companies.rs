@@ -7,6 +7,7 @@
 //! for the records of the company. Deleting needs the delete permission (not the
 //! `finance` role).
 
+use crate::domain::text::quoted;
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
 use crate::storage::{sql, Conn};
@@ -72,14 +73,14 @@ pub struct Address {
 #[serde(deny_unknown_fields)]
 pub struct CompanyCreate {
     /// Legal name (razão social).
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
     /// CNPJ: 14 characters, digits or the alphanumeric format; punctuation is ignored.
     /// Check digits are validated. Immutable.
     #[schemars(length(min = 14, max = 18))]
     pub cnpj: String,
     #[serde(default)]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub trade_name: Option<String>,
     #[serde(default)]
     #[schemars(length(max = 50))]
@@ -100,11 +101,11 @@ pub struct CompanyCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CompanyUpdate {
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: Option<String>,
     pub active: Option<bool>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub trade_name: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 50))]
@@ -161,7 +162,7 @@ impl Records for Companies {
         crud::get::<Self>(ctx, conn, ws, id).await
     }
     fn label(c: &Company) -> String {
-        format!("{} (CNPJ {})", c.name, c.cnpj)
+        format!("{} ({})", quoted(&c.name), crate::domain::shown::document(&c.cnpj))
     }
 }
 

@@ -8,6 +8,7 @@
 //! refused (422 `in_use` with those records). Deleting a center any apportionment still
 //! uses is 422 `in_use` with the usage; deactivating it is the way to retire it.
 
+use crate::domain::text::quoted;
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
 use crate::storage::{sql, Conn};
@@ -66,14 +67,14 @@ pub struct CenterCreate {
     /// Immutable.
     #[schemars(length(min = 36, max = 36))]
     pub company_id: String,
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
     /// `cost` (payables, debit transactions), `revenue` (receivables, credit
     /// transactions) or `both`.
     #[serde(rename = "type")]
     pub center_type: CenterType,
     #[serde(default)]
-    #[schemars(length(max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 500))]
     pub description: Option<String>,
     /// Default true.
     #[serde(default)]
@@ -85,13 +86,13 @@ pub struct CenterCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CenterUpdate {
-    #[schemars(with = "String", length(min = 1, max = 255))]
+    #[schemars(with = "String", pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: Option<String>,
     #[serde(rename = "type")]
     #[schemars(with = "CenterType")]
     pub center_type: Option<CenterType>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(length(max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 500))]
     pub description: Option<Option<String>>,
     #[schemars(with = "bool")]
     pub active: Option<bool>,
@@ -133,7 +134,7 @@ impl Records for CostCenters {
         crud::get::<Self>(ctx, conn, ws, id).await
     }
     fn label(c: &Center) -> String {
-        format!("“{}” ({})", c.name, c.center_type.as_str())
+        format!("{} ({})", quoted(&c.name), c.center_type.as_str())
     }
 }
 

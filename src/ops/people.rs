@@ -7,6 +7,7 @@
 //! `conflict`). Deleting is a soft delete: the person disappears from reads, lists and
 //! the id sweep, and its document may be used again. E-mails and phones are read-only.
 
+use crate::domain::text::quoted;
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
 use crate::storage::{sql, Conn};
@@ -103,13 +104,13 @@ impl DocumentType {
 pub struct PersonCreate {
     #[schemars(extend("format" = "uuid"))]
     pub company_id: String,
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
     #[serde(default)]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub legal_name: Option<String>,
     #[serde(default)]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub nickname: Option<String>,
     /// Inferred from the document when absent (CPF → natural, CNPJ → juridical).
     #[serde(default)]
@@ -142,11 +143,11 @@ pub struct PersonCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PersonUpdate {
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: Option<String>,
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub legal_name: Option<String>,
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub nickname: Option<String>,
     #[serde(deserialize_with = "nullable")]
     pub kind: Option<Option<PersonKind>>,
@@ -212,8 +213,8 @@ impl Records for People {
     }
     fn label(p: &Person) -> String {
         match &p.document_number {
-            Some(document) => format!("{} ({document})", p.name),
-            None => p.name.clone(),
+            Some(document) => format!("{} ({})", quoted(&p.name), crate::domain::shown::document(document)),
+            None => quoted(&p.name),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! handled as a float; `default_withholding` defaults to true. A tax that billings
 //! charge cannot be deleted (422 `in_use`, with the usage and the billing ids).
 
+use crate::domain::text::quoted;
 use crate::ops::stamps::Stamp;
 use crate::ops::stamps::Stamps;
 use crate::storage::{sql, Conn};
@@ -36,7 +37,7 @@ const MAX_BILLING_IDS: i64 = 100;
 #[serde(deny_unknown_fields)]
 pub struct TaxCreate {
     /// Unique in the workspace, e.g. `IRRF`, `INSS`, `ISS`.
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
     /// Percentage with 1–2 decimals, 0–100 (`"1.50"` = 1.5 %), or null.
     #[serde(default)]
@@ -54,7 +55,7 @@ pub struct TaxCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TaxUpdate {
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: Option<String>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", regex(pattern = RATE_PATTERN))]
@@ -99,8 +100,8 @@ impl Records for Taxes {
     }
     fn label(t: &Tax) -> String {
         match &t.default_rate {
-            Some(rate) => format!("{} ({rate} %)", t.name),
-            None => t.name.clone(),
+            Some(rate) => format!("{} ({rate} %)", quoted(&t.name)),
+            None => quoted(&t.name),
         }
     }
 }

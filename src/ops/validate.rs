@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use crate::domain::{money, percent};
+use crate::domain::{money, percent, text};
 use crate::error::ApiError;
 
 /// The JSON Schema (2020-12, sub-schemas inlined) of a request type.
@@ -211,8 +211,11 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
             Some(Pattern::Rate) if !percent::fits_rate_pattern(text) => {
                 return Err(field_error(path, "invalid_format", percent::RATE_FORMAT.to_string()))
             }
+            Some(Pattern::Plain) if !text::is_plain(text) => {
+                return Err(field_error(path, "invalid_characters", format!("Field {path} {}", text::PLAIN_RULE)))
+            }
             // No schema carries another pattern (`unenforced` is pinned empty for all).
-            Some(Pattern::Rate) | None => {}
+            Some(Pattern::Rate | Pattern::Plain) | None => {}
         }
     }
     if let Some((min, max)) = schema.get("format").and_then(Value::as_str).and_then(integer_bounds) {
@@ -269,6 +272,8 @@ enum Pattern {
     Amount,
     /// [`percent::RATE_PATTERN`].
     Rate,
+    /// [`text::PLAIN_PATTERN`]: a name or a description.
+    Plain,
 }
 
 impl Pattern {
@@ -276,6 +281,7 @@ impl Pattern {
         match pattern {
             money::AMOUNT_PATTERN | money::SIGNED_AMOUNT_PATTERN => Some(Pattern::Amount),
             percent::RATE_PATTERN => Some(Pattern::Rate),
+            text::PLAIN_PATTERN => Some(Pattern::Plain),
             _ => None,
         }
     }

@@ -114,7 +114,7 @@ pub struct CoordinatesInput {
     #[serde(deserialize_with = "nullable")]
     pub tax_data: Option<Option<TaxData>>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(length(max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 255))]
     pub beneficiary_name: Option<Option<String>>,
     /// CPF or CNPJ; check digits verified.
     #[serde(deserialize_with = "nullable")]

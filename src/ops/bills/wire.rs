@@ -48,7 +48,7 @@ pub struct TaxCharge {
 #[serde(deny_unknown_fields)]
 pub struct BillingCreate {
     pub company_id: String,
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 500))]
     pub description: String,
     /// Amount in BRL (> 0), e.g. "1500.00". For installments: the series total.
     pub amount: Amount,
@@ -118,7 +118,7 @@ pub struct BillingCreate {
 #[serde(default)]
 #[schemars(deny_unknown_fields)]
 pub struct BillingUpdate {
-    #[schemars(with = "String", length(min = 1, max = 500))]
+    #[schemars(with = "String", pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 500))]
     pub description: Option<String>,
     #[schemars(with = "Amount")]
     pub amount: Option<Amount>,

@@ -50,7 +50,7 @@ pub struct TransactionCreate {
     pub company_id: String,
     /// An account of the same company.
     pub financial_account_id: String,
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 500))]
     pub description: String,
     /// Positive; the direction is `transaction_type`.
     pub amount: Amount,
@@ -60,7 +60,7 @@ pub struct TransactionCreate {
     pub transaction_type: TransactionType,
     /// Raw bank statement text.
     #[serde(default)]
-    #[schemars(length(max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 500))]
     pub bank_description: Option<String>,
     #[serde(default)]
     #[schemars(length(max = 100))]
@@ -99,14 +99,14 @@ pub struct TransactionCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TransactionUpdate {
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 500))]
     pub description: Option<String>,
     pub amount: Option<Amount>,
     pub occurred_at: Option<Date>,
     #[serde(rename = "type")]
     pub transaction_type: Option<TransactionType>,
     #[serde(deserialize_with = "nullable")]
-    #[schemars(length(max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(max = 500))]
     pub bank_description: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 100))]
@@ -202,7 +202,7 @@ pub struct TransferCreate {
     pub to_account_id: String,
     pub amount: Amount,
     pub occurred_at: Date,
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 500))]
     pub description: String,
     #[serde(default)]
     pub is_pending: Option<bool>,
