@@ -110,10 +110,17 @@ pub fn request_state(data: &[u8]) {
     if let Some(state) = confirm::verify(KEY, &text) {
         assert_eq!(confirm::sign(KEY, &state), text, "a token verified that the key did not sign");
     }
-    let f = fields(data, 6);
+    let f = fields(data, 7);
     let get = |i: usize| f.get(i).cloned().unwrap_or_default();
-    let state =
-        State { u: get(0), w: get(1), t: get(2), d: get(3), n: get(4), e: get(5).parse().unwrap_or(data.len() as i64) };
+    let state = State {
+        u: get(0),
+        w: get(1),
+        t: get(2),
+        d: get(3),
+        q: get(4),
+        n: get(5),
+        e: get(6).parse().unwrap_or(data.len() as i64),
+    };
     let token = confirm::sign(KEY, &state);
     assert_eq!(confirm::verify(KEY, &token), Some(state.clone()), "a signed state did not verify");
     assert_eq!(confirm::verify(b"another-key", &token), None, "verified with the wrong key");

@@ -2,13 +2,18 @@
 //!
 //! A destructive tool never runs on the first call. On protocol 2026-07-28 with form
 //! elicitation, the first call answers `input_required` with a form asking the user to
-//! confirm (the message says what will happen, in the user's terms) and a
-//! `requestState`: an HMAC-signed token, valid 5 minutes, bound to the user, the
-//! workspace, the tool, a digest of the arguments and a nonce. The retry that carries
-//! that state and an accepting answer runs the tool — exactly once: the nonce is claimed
-//! in the same database transaction as the operation, and a replay returns the first
-//! outcome. Without form elicitation the call is refused (-32021); on the 2025 era,
-//! which cannot ask, it is an `isError` result and nothing changes.
+//! confirm — the question says what will happen, in the user's terms, built from the
+//! records as they are (`ops::resource::Question`) — and a `requestState`: an
+//! HMAC-signed token, valid 5 minutes, bound to the user, the workspace, the tool, a
+//! digest of the arguments, the question's digest (what it showed and every value the
+//! operation depends on) and a nonce. The retry that carries that state and an accepting
+//! answer runs the tool — exactly as asked and exactly once: in one transaction whose
+//! reads all see one moment of the database, the nonce is claimed (a replay answers the
+//! first outcome), the question is built again from the records as they are now, and
+//! only if its digest is the one the user answered does the operation run; anything
+//! changed in between is asked again, nothing done. Without form elicitation the call is
+//! refused (-32021); on the 2025 era, which cannot ask, it is an `isError` result and
+//! nothing changes.
 
 use aws_lc_rs::{digest, hmac};
 use base64::Engine;
@@ -19,6 +24,7 @@ use super::catalogue::split;
 use super::tools::{outcome_result, tool_result, ToolCall, ToolSpec};
 use super::unavailable;
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::resource::Question;
 use crate::ops::Channel;
 use crate::protocol::rpc::RpcError;
 use crate::storage::audit::{self, AuditEvent};
@@ -27,17 +33,24 @@ use crate::storage::{confirmations, db_error};
 /// How long a confirmation request stays valid.
 pub const STATE_TTL_SECONDS: i64 = 300;
 
-/// What a `requestState` binds: user, workspace, tool, arguments digest, nonce and
-/// expiry (Unix seconds). Short field names keep the token small.
+/// What a `requestState` binds: user, workspace, tool, arguments digest, the question's
+/// digest (`ops::resource::Question::digest`), nonce and expiry (Unix seconds). Short
+/// field names keep the token small.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct State {
     pub u: String,
     pub w: String,
     pub t: String,
     pub d: String,
+    pub q: String,
     pub n: String,
     pub e: i64,
 }
+
+/// How many times a confirmed action is run again when its transaction met a
+/// concurrent change (PostgreSQL's serialization failure): each run sees the change, so
+/// it asks again or answers the replay.
+const RUNS: usize = 3;
 
 fn b64() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -127,7 +140,13 @@ pub async fn run_confirmed(
         Err(e) => return outcome_result(Err(e)),
     };
     let keys = call.ctx.state.keys.current().await.map_err(|e| unavailable(&e))?;
-    let digest = arguments_digest(call.arguments);
+    let asking = Asking {
+        call,
+        tool,
+        workspace_id: &ws.workspace_id,
+        key: &keys.state,
+        digest: arguments_digest(call.arguments),
+    };
     let now = crate::clock::now_unix();
     if let Some(token) = params.get("requestState") {
         let state = token
@@ -137,7 +156,7 @@ pub async fn run_confirmed(
                 s.u == call.ctx.identity.user_id
                     && s.w == ws.workspace_id
                     && s.t == tool.name
-                    && s.d == digest
+                    && s.d == asking.digest
                     && s.e >= now
             })
             .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
@@ -148,90 +167,148 @@ pub async fn run_confirmed(
                 record(call, Some(&ws.workspace_id), tool, "declined").await;
                 return Ok(not_confirmed("The user did not confirm; nothing changed.", "not_confirmed"));
             }
-            return execute_once(call, tool, &ws.workspace_id, &state.n, &digest).await;
+            return execute_once(&asking, &state).await;
         }
     }
     // First call (or a retry without an answer): ask.
-    let message = {
+    let question = {
         let mut conn = call.ctx.state.db.acquire().await.map_err(|e| unavailable(&db_error(e)))?;
-        let describe = tool.describe.ok_or_else(RpcError::internal)?;
-        match describe(call, &mut conn).await {
-            Ok(message) => message,
+        match asking.question(&mut conn).await {
+            Ok(question) => question,
             Err(e) => return outcome_result(Err(e)),
         }
     };
-    let state = State {
-        u: call.ctx.identity.user_id.clone(),
-        w: ws.workspace_id.clone(),
-        t: tool.name.to_string(),
-        d: digest,
-        n: uuid::Uuid::new_v4().to_string(),
-        e: now + STATE_TTL_SECONDS,
-    };
     record(call, Some(&ws.workspace_id), tool, "requested").await;
-    let mut result = Map::new();
-    result.insert("resultType".into(), json!("input_required"));
-    result.insert(
-        "inputRequests".into(),
-        json!({ "confirm": { "method": "elicitation/create", "params": {
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": { "confirm": { "type": "boolean", "title": "Confirm" } },
-                "required": ["confirm"],
-            },
-        }}}),
-    );
-    result.insert("requestState".into(), json!(sign(&keys.state, &state)));
-    Ok(result)
+    Ok(asking.ask(&question))
 }
 
-/// Runs the confirmed call once per nonce: the nonce row and the operation commit
-/// together; a replay answers the stored outcome.
-async fn execute_once(
-    call: &ToolCall<'_>,
-    tool: &ToolSpec,
-    workspace_id: &str,
-    nonce: &str,
-    digest: &str,
-) -> Result<Map<String, Value>, RpcError> {
+/// A confirmed call, and what its questions are signed with.
+struct Asking<'a> {
+    call: &'a ToolCall<'a>,
+    tool: &'a ToolSpec,
+    workspace_id: &'a str,
+    key: &'a [u8],
+    /// The arguments' digest.
+    digest: String,
+}
+
+impl Asking<'_> {
+    /// The tool's question, built from the records as `conn` reads them.
+    async fn question(&self, conn: &mut crate::storage::Conn) -> Result<Question, ApiError> {
+        let describe = self.tool.describe.ok_or_else(ApiError::internal)?;
+        describe(self.call, conn).await
+    }
+
+    /// The `input_required` result asking `question`, with a fresh `requestState`.
+    fn ask(&self, question: &Question) -> Map<String, Value> {
+        let state = State {
+            u: self.call.ctx.identity.user_id.clone(),
+            w: self.workspace_id.to_string(),
+            t: self.tool.name.to_string(),
+            d: self.digest.clone(),
+            q: question.digest(),
+            n: uuid::Uuid::new_v4().to_string(),
+            e: crate::clock::now_unix() + STATE_TTL_SECONDS,
+        };
+        let mut result = Map::new();
+        result.insert("resultType".into(), json!("input_required"));
+        result.insert(
+            "inputRequests".into(),
+            json!({ "confirm": { "method": "elicitation/create", "params": {
+                "mode": "form",
+                "message": question.text,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": { "confirm": { "type": "boolean", "title": "Confirm" } },
+                    "required": ["confirm"],
+                },
+            }}}),
+        );
+        result.insert("requestState".into(), json!(sign(self.key, &state)));
+        result
+    }
+}
+
+/// What one run of a confirmed call came to.
+enum Run {
+    Done(Map<String, Value>),
+    /// What the question read changed since the user was asked: asked again.
+    Changed(Question),
+    /// The run met a concurrent change: nothing of it stays.
+    Again,
+}
+
+/// Runs the confirmed call once per nonce and only as asked: the nonce row and the
+/// operation commit together (a replay answers the stored outcome), after the question,
+/// built again in the operation's transaction, proves the same as the one the user
+/// answered. A transaction that met a concurrent change runs again from the start.
+async fn execute_once(asking: &Asking<'_>, state: &State) -> Result<Map<String, Value>, RpcError> {
+    for _ in 0..RUNS {
+        match run_once(asking, state).await? {
+            Run::Done(result) => return Ok(result),
+            Run::Changed(question) => {
+                record(asking.call, Some(asking.workspace_id), asking.tool, "changed").await;
+                return Ok(asking.ask(&question));
+            }
+            Run::Again => continue,
+        }
+    }
+    Ok(tool_result(&ApiError::changed_meanwhile().envelope(), true))
+}
+
+async fn run_once(asking: &Asking<'_>, state: &State) -> Result<Run, RpcError> {
+    let Asking { call, tool, workspace_id, .. } = *asking;
     let db = &call.ctx.state.db;
     let fail = |e: crate::storage::Error| unavailable(&db_error(e));
     let now = crate::clock::now_unix();
     let claim = confirmations::Nonce {
-        nonce,
+        nonce: &state.n,
         workspace_id,
         user_id: &call.ctx.identity.user_id,
         tool: tool.name,
-        args_digest: digest,
+        args_digest: &state.d,
         created_at: now,
         expires_at: now + STATE_TTL_SECONDS,
     };
-    let mut tx = db.begin().await.map_err(fail)?;
-    if !confirmations::claim(&mut tx, &claim, None).await.map_err(fail)? {
-        let outcome = confirmations::outcome(&mut tx, nonce).await.map_err(fail)?;
+    let mut tx = db.begin_consistent().await.map_err(fail)?;
+    let claimed = match confirmations::claim(&mut tx, &claim, None).await {
+        Err(e) if e.is_serialization_failure() => return Ok(Run::Again),
+        claimed => claimed.map_err(fail)?,
+    };
+    if !claimed {
+        let outcome = confirmations::outcome(&mut tx, &state.n).await.map_err(fail)?;
         drop(tx);
         record(call, Some(workspace_id), tool, "replayed").await;
-        return match outcome.and_then(|o| serde_json::from_str::<Map<String, Value>>(&o).ok()) {
-            Some(first) => Ok(first),
-            None => Ok(tool_result(
+        return Ok(Run::Done(match outcome.and_then(|o| serde_json::from_str::<Map<String, Value>>(&o).ok()) {
+            Some(first) => first,
+            None => tool_result(
                 &ApiError::new(ErrorCode::Conflict, "This confirmation is still being carried out").envelope(),
                 true,
-            )),
-        };
+            ),
+        }));
     }
-    match (tool.handler)(call, &mut tx).await.and_then(super::tools::Answer::into_value) {
+    let ran = match asking.question(&mut tx).await {
+        Ok(question) if question.digest() != state.q => return Ok(Run::Changed(question)),
+        Ok(_) => (tool.handler)(call, &mut tx).await.and_then(super::tools::Answer::into_value),
+        Err(e) => Err(e),
+    };
+    match ran {
         Ok(value) => {
             let result = tool_result(&value, false);
-            confirmations::store_outcome(&mut tx, nonce, &Value::Object(result.clone()).to_string())
-                .await
-                .map_err(fail)?;
-            tx.commit().await.map_err(fail)?;
+            let stored = Value::Object(result.clone()).to_string();
+            let committed = async {
+                confirmations::store_outcome(&mut tx, &state.n, &stored).await?;
+                tx.commit().await
+            };
+            match committed.await {
+                Err(e) if e.is_serialization_failure() => return Ok(Run::Again),
+                committed => committed.map_err(fail)?,
+            }
             record(call, Some(workspace_id), tool, "executed").await;
-            Ok(result)
+            Ok(Run::Done(result))
         }
         Err(e) if e.code == ErrorCode::ServiceUnavailable => Err(unavailable(&e)),
+        Err(e) if e.is_changed_meanwhile() => Ok(Run::Again),
         Err(e) => {
             // The operation's writes are rolled back; the refusal itself is the outcome
             // a replay will see.
@@ -243,7 +320,7 @@ async fn execute_once(
                 .map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             record(call, Some(workspace_id), tool, "failed").await;
-            Ok(result)
+            Ok(Run::Done(result))
         }
     }
 }
@@ -254,12 +331,13 @@ mod tests {
 
     #[test]
     fn request_state_is_signed() {
-        let state = State { u: "u".into(), w: "w".into(), t: "t".into(), d: "d".into(), n: "n".into(), e: 1 };
+        let state =
+            State { u: "u".into(), w: "w".into(), t: "t".into(), d: "d".into(), q: "q".into(), n: "n".into(), e: 1 };
         let token = sign(b"key", &state);
         assert_eq!(verify(b"key", &token), Some(state));
         assert_eq!(verify(b"other", &token), None);
         let (payload, tag) = token.split_once('.').unwrap();
-        let forged = b64().encode(br#"{"u":"x","w":"w","t":"t","d":"d","n":"n","e":1}"#);
+        let forged = b64().encode(br#"{"u":"x","w":"w","t":"t","d":"d","q":"q","n":"n","e":1}"#);
         assert_eq!(verify(b"key", &format!("{forged}.{tag}")), None);
         assert_eq!(verify(b"key", payload), None);
     }

@@ -22,13 +22,16 @@ use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
 use super::list::{list_spec, ListSpec};
 use super::refs::{self, Polarity};
-use super::resource::{parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Records, Running, Writable};
+use super::resource::{
+    parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Writable,
+};
 use super::validate::{nullable, schema_of};
 use super::OpContext;
 use super::Page;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Cents, SignedAmount};
 use crate::domain::roles::{Access, Resource};
+use crate::domain::text::quoted;
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;
@@ -61,7 +64,7 @@ impl AccountType {
 #[serde(deny_unknown_fields)]
 pub struct AccountCreate {
     pub company_id: String,
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
     #[serde(rename = "type")]
     pub account_type: AccountType,
@@ -95,7 +98,7 @@ pub struct AccountCreate {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AccountUpdate {
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: Option<String>,
     #[serde(rename = "type")]
     pub account_type: Option<AccountType>,
@@ -133,7 +136,7 @@ pub struct AdjustBalance {
     pub occurred_at: Option<Date>,
     /// Default "Ajuste de saldo".
     #[serde(default)]
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 500))]
     pub description: Option<String>,
 }
 
@@ -212,7 +215,7 @@ impl Records for Accounts {
         get(ctx, conn, ws, id).await
     }
     fn label(a: &AccountDetail) -> String {
-        format!("“{}” (balance {})", a.account.name, a.balance.brl())
+        format!("{} (balance {})", quoted(&a.account.name), a.balance.brl())
     }
 }
 
@@ -327,31 +330,48 @@ fn run_adjust_balance(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(adjust_balance(c.ctx, c.conn, c.ws, c.id, parse(c.body)?).await?) })
 }
 
+/// "Set the balance of the account … from R$ … to R$ …?": the account's balance as it is
+/// (a movement posted meanwhile asks again), the movement recorded and its day.
 fn confirm_adjust_balance(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, id, body, .. } = c;
         let input: AdjustBalance = parse(body)?;
         let target = input.target_balance.cents();
-        let when = input.occurred_at.map_or_else(|| "today".to_string(), |d| d.to_string());
-        match peek::<Accounts>(ctx, conn, ws, id).await? {
-            Some(account) => {
-                let difference = Cents(target.0 - account.balance.0);
-                let movement = if difference.0 >= 0 { "credit" } else { "debit" };
-                Ok(format!(
-                    "Set the balance of the account “{}” from {} to {}? This records a {movement} of {} dated {when}.",
-                    account.account.name,
-                    account.balance.brl(),
-                    target.brl(),
-                    Cents(difference.0.abs()).brl(),
-                ))
-            }
-            None => Ok(format!(
-                "Set the balance of the account {} to {} with a transaction dated {when}?",
-                id,
+        let occurred_at = input.occurred_at.unwrap_or_else(Date::today);
+        let account = peek::<Accounts>(ctx, conn, ws, id).await?;
+        let question = Question::binding().binds(&account);
+        let Some(account) = account else {
+            return Ok(question.asks(format!(
+                "Set the balance of the account {id} to {} with a transaction dated {occurred_at}?",
                 target.brl()
-            )),
-        }
+            )));
+        };
+        let company = refs::company(conn, ws, "company_id", &account.account.company_id).await?;
+        refs::check_period(&company, "occurred_at", occurred_at)?;
+        let difference = difference(account.balance, target)?;
+        let movement = if difference.0 >= 0 { "credit" } else { "debit" };
+        Ok(question.asks(format!(
+            "Set the balance of the account {} from {} to {}? This records a {movement} of {} dated {occurred_at}.",
+            quoted(&account.account.name),
+            account.balance.brl(),
+            target.brl(),
+            Cents(difference.0.abs()).brl(),
+        )))
     })
+}
+
+/// What an adjustment from `previous` to `target` records: their difference, never zero
+/// (422 `no_change`).
+fn difference(previous: Cents, target: Cents) -> Result<Cents, ApiError> {
+    let difference = target.0.checked_sub(previous.0).ok_or_else(|| {
+        ApiError::new(ErrorCode::UnprocessableEntity, "The adjustment is out of range")
+            .with_details(json!({ "field": "target_balance", "reason": "out_of_range" }))
+    })?;
+    if difference == 0 {
+        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The account already has this balance")
+            .with_details(json!({ "field": "target_balance", "reason": "no_change" })));
+    }
+    Ok(Cents(difference))
 }
 
 pub static OPERATIONS: Declaration = Declaration::of::<Accounts>(&[
@@ -504,11 +524,7 @@ pub async fn adjust_balance(
     let company = refs::company(conn, ws, "company_id", &account.company_id).await?;
     refs::check_period(&company, "occurred_at", occurred_at)?;
     let previous = ledger::balance(conn, ws, &account.id).await?;
-    let difference = Cents(target.0 - previous.0);
-    if difference.0 == 0 {
-        return Err(ApiError::new(ErrorCode::UnprocessableEntity, "The account already has this balance")
-            .with_details(json!({ "field": "target_balance", "reason": "no_change" })));
-    }
+    let difference = difference(previous, target)?;
     let polarity = if difference.0 > 0 { Polarity::Credit } else { Polarity::Debit };
     let category =
         refs::Owner { ctx, ws, company: &company, polarity }.category(conn, Some(&category_id), None).await?;

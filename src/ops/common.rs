@@ -107,6 +107,21 @@ pub fn brl(amount: &str) -> String {
     }
 }
 
+/// A bill in the user's terms, for a confirmation: “description” to (a vendor) or from (a
+/// customer, `counterparty`) “person” (R$ amount, due date), the texts quoted safely.
+/// Every question that names a bill names it so.
+pub fn bill_label(
+    counterparty: &str,
+    description: &str,
+    person: Option<&str>,
+    amount: crate::domain::money::Cents,
+    due: crate::domain::dates::Date,
+) -> String {
+    use crate::domain::text::quoted;
+    let person = person.map(|name| format!(" {counterparty} {}", quoted(name))).unwrap_or_default();
+    format!("{}{person} ({}, due {due})", quoted(description), amount.brl())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

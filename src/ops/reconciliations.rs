@@ -25,9 +25,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{audit_write, body_id, conflict_on_unique, unprocessable};
+use super::common::{audit_write, bill_label, body_id, conflict_on_unique, unprocessable};
 use super::refs;
-use super::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Running};
+use super::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Question, Running};
 use super::stamps::{Stamp, Stamps};
 use super::suggestions::{SuggestQuery, Suggestions};
 use super::validate::schema_of;
@@ -35,6 +35,7 @@ use super::OpContext;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
+use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};
@@ -195,6 +196,7 @@ pub async fn refuse_if_reconciled(
 }
 
 /// A bill of the request, as the checks need it.
+#[derive(Serialize)]
 struct Bill {
     id: String,
     company_id: String,
@@ -204,9 +206,11 @@ struct Bill {
     account: Option<String>,
     description: String,
     person: Option<String>,
+    competence_date: Date,
 }
 
 /// A transaction of the request, as the checks need it.
+#[derive(Serialize)]
 struct Paid {
     id: String,
     company_id: String,
@@ -224,7 +228,7 @@ struct Paid {
 /// open and of the right polarity.
 struct Checked {
     kind: BillingKind,
-    company_id: String,
+    company: refs::CompanyRef,
     bills: Vec<Bill>,
     paid: Vec<Paid>,
 }
@@ -252,7 +256,7 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
         }
         let row = sql::query(
             "SELECT b.id, b.company_id, b.status, b.due_date, b.amount_cents, b.financial_account_id, b.description, p.name,
-                    b.payment_approval
+                    b.payment_approval, b.competence_date
                FROM billings b LEFT JOIN people p ON p.id = b.person_id
               WHERE b.workspace_id = $1 AND b.kind = $2 AND b.id = $3",
         )
@@ -271,6 +275,7 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
             account: row.try_get(5)?,
             description: row.try_get(6)?,
             person: row.try_get(7)?,
+            competence_date: row.try_get(9)?,
         };
         let approval: Option<String> = row.try_get(8)?;
         if !crate::ops::bills::approval::is_official(approval.as_deref()) {
@@ -355,7 +360,16 @@ async fn check(conn: &mut Conn, ws: &Membership, input: &ReconciliationCreate) -
         }
         paid.push(t);
     }
-    Ok(Checked { kind, company_id, bills, paid })
+    // The books of every date a member is booked by are open.
+    let company = refs::company(conn, ws, "company_id", &company_id).await?;
+    for (i, bill) in bills.iter().enumerate() {
+        refs::check_period(&company, &format!("billings[{i}].due_date"), bill.due_date)?;
+        refs::check_period(&company, &format!("billings[{i}].competence_date"), bill.competence_date)?;
+    }
+    for (i, t) in paid.iter().enumerate() {
+        refs::check_period(&company, &format!("transaction_ids[{i}]"), t.occurred_at)?;
+    }
+    Ok(Checked { kind, company, bills, paid })
 }
 
 /// The last of the transactions, by date then id: its date and account settle the bills.
@@ -373,14 +387,7 @@ pub async fn create(
 ) -> Result<Reconciliation, ApiError> {
     ctx.authorize(ws, Resource::Reconciliations, Access::Write)?;
     let checked = check(conn, ws, &input).await?;
-    let company = refs::company(conn, ws, "company_id", &checked.company_id).await?;
-    for (i, bill) in checked.bills.iter().enumerate() {
-        refs::check_period(&company, &format!("billings[{i}].due_date"), bill.due_date)?;
-    }
     let closing = last(&checked.paid)?;
-    for (i, t) in checked.paid.iter().enumerate() {
-        refs::check_period(&company, &format!("transaction_ids[{i}]"), t.occurred_at)?;
-    }
     let total: i64 = checked.paid.iter().map(|t| t.amount.0).sum();
     let ticket = (checked.bills.len() == 1).then_some(total);
     let id = uuid::Uuid::new_v4().to_string();
@@ -392,7 +399,7 @@ pub async fn create(
     )
     .bind(&id)
     .bind(&ws.workspace_id)
-    .bind(&checked.company_id)
+    .bind(&checked.company.id)
     .bind(checked.kind.as_str())
     .stamp(ctx, &now)
     .execute(&mut *conn)
@@ -449,9 +456,27 @@ pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str
     find(conn, ws, id).await
 }
 
-/// Dissolves a manual group: every bill back to pending, its account as before.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::Reconciliations, Access::Delete)?;
+/// A bill of a group, as its dissolution reads it.
+#[derive(Serialize)]
+struct Member {
+    id: String,
+    description: String,
+    person: Option<String>,
+    amount: Cents,
+    due_date: Date,
+    competence_date: Date,
+    payment_date: Option<Date>,
+    previous_account_id: Option<String>,
+}
+
+/// A manual group and its bills, once a delete may dissolve it: imported groups are
+/// read-only, and every bill's dates lie in an open period.
+struct Dissolvable {
+    group: Reconciliation,
+    bills: Vec<Member>,
+}
+
+async fn dissolvable(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Dissolvable, ApiError> {
     let group = find(conn, ws, id).await?;
     if group.source != "manual" {
         return Err(refused("id", "read_only", "An imported reconciliation is read-only"));
@@ -459,37 +484,56 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     let company_id = company_of(conn, ws, &group.id).await?;
     let company = refs::company(conn, ws, "company_id", &company_id).await?;
     let bills = sql::query(
-        "SELECT b.id, b.due_date, b.payment_date, m.previous_account_id
+        "SELECT b.id, b.description, p.name, b.amount_cents, b.due_date, b.competence_date, b.payment_date,
+                m.previous_account_id
            FROM reconciliation_members m JOIN billings b ON b.id = m.member_id
+           LEFT JOIN people p ON p.workspace_id = b.workspace_id AND p.id = b.person_id
           WHERE m.workspace_id = $1 AND m.reconciliation_id = $2 AND m.member_type = 'billing' ORDER BY m.position",
     )
     .bind(&ws.workspace_id)
     .bind(&group.id)
-    .fetch_all(&mut *conn)
+    .map_all(&mut *conn, |row| {
+        Ok(Member {
+            id: row.try_get(0)?,
+            description: row.try_get(1)?,
+            person: row.try_get(2)?,
+            amount: row.try_get(3)?,
+            due_date: row.try_get(4)?,
+            competence_date: row.try_get(5)?,
+            payment_date: row.try_get(6)?,
+            previous_account_id: row.try_get(7)?,
+        })
+    })
     .await?;
+    for bill in &bills {
+        refs::check_period(&company, "due_date", bill.due_date)?;
+        refs::check_period(&company, "competence_date", bill.competence_date)?;
+        if let Some(paid) = bill.payment_date {
+            refs::check_period(&company, "payment_date", paid)?;
+        }
+    }
+    Ok(Dissolvable { group, bills })
+}
+
+/// Dissolves a manual group: every bill back to pending, its account as before.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Reconciliations, Access::Delete)?;
+    let Dissolvable { group, bills } = dissolvable(conn, ws, id).await?;
     let now = Timestamp::now();
     let plural = if group.kind == "payable" { "payables" } else { "receivables" };
     for bill in bills {
-        let bill_id: String = bill.try_get(0)?;
-        let due: Date = bill.try_get(1)?;
-        let paid: Option<Date> = bill.try_get(2)?;
-        let previous: Option<String> = bill.try_get(3)?;
-        refs::check_period(&company, "due_date", due)?;
-        if let Some(paid) = paid {
-            refs::check_period(&company, "payment_date", paid)?;
-        }
         sql::query(
             "UPDATE billings SET status = 'pending', payment_date = NULL, ticket_cents = NULL, financial_account_id = $1,
                     updated_at = $2, updated_via = $3, updated_by = $4
               WHERE workspace_id = $5 AND id = $6",
         )
-        .bind(previous)
+        .bind(bill.previous_account_id)
         .stamp(ctx, &now)
         .bind(&ws.workspace_id)
-        .bind(&bill_id)
+        .bind(&bill.id)
         .execute(&mut *conn)
         .await?;
-        audit_write(ctx, conn, ws, &format!("{plural}.reopen"), &group.kind, &bill_id).await?;
+        audit_write(ctx, conn, ws, &format!("{plural}.reopen"), &group.kind, &bill.id).await?;
     }
     for statement in [
         "DELETE FROM reconciliation_members WHERE workspace_id = $1 AND reconciliation_id = $2",
@@ -524,27 +568,26 @@ fn run_delete(c: Call<'_>) -> Running<'_> {
     })
 }
 
-/// A bill in the user's terms: “description” to/from the person (R$ amount, due date).
-fn bill_label(kind: BillingKind, bill: &Bill) -> String {
-    let counterparty = match (&bill.person, kind) {
-        (Some(name), BillingKind::Payable) => format!(" to {name}"),
-        (Some(name), BillingKind::Receivable) => format!(" from {name}"),
-        (None, _) => String::new(),
-    };
-    format!("“{}”{counterparty} ({}, due {})", bill.description, bill.amount.brl(), bill.due_date)
+/// A bill in the user's terms ([`bill_label`]).
+fn bill_label_of(kind: BillingKind, bill: &Bill) -> String {
+    let counterparty = if kind == BillingKind::Payable { "to" } else { "from" };
+    bill_label(counterparty, &bill.description, bill.person.as_deref(), bill.amount, bill.due_date)
 }
 
+/// "Reconcile and mark as paid …, paid by the transaction …?": every bill and
+/// transaction as checked, the totals.
 fn confirm_create(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, body, .. } = c;
         ctx.authorize(ws, Resource::Reconciliations, Access::Write)?;
         let input: ReconciliationCreate = parse(body)?;
         let checked = check(conn, ws, &input).await?;
-        let bills: Vec<String> = checked.bills.iter().map(|b| bill_label(checked.kind, b)).collect();
+        let question = Question::binding().binds(&checked.bills).binds(&checked.paid);
+        let bills: Vec<String> = checked.bills.iter().map(|b| bill_label_of(checked.kind, b)).collect();
         let paid: Vec<String> = checked
             .paid
             .iter()
-            .map(|t| format!("“{}” of {} on {}", t.description, t.amount.brl(), t.occurred_at))
+            .map(|t| format!("{} of {} on {}", quoted(&t.description), t.amount.brl(), t.occurred_at))
             .collect();
         let owed = Cents(checked.bills.iter().map(|b| b.amount.0).sum());
         let moved = Cents(checked.paid.iter().map(|t| t.amount.0).sum());
@@ -553,7 +596,7 @@ fn confirm_create(c: Call<'_>) -> Asking<'_> {
         } else {
             format!(" The bills total {} and the transactions {}.", owed.brl(), moved.brl())
         };
-        Ok(format!(
+        Ok(question.asks(format!(
             "Reconcile and mark as {} the {} {}, paid by the transaction{} {}? Total {}.{difference}",
             checked.kind.settled(),
             checked.kind.as_str(),
@@ -561,37 +604,33 @@ fn confirm_create(c: Call<'_>) -> Asking<'_> {
             if paid.len() == 1 { "" } else { "s" },
             paid.join(", "),
             moved.brl(),
-        ))
+        )))
     })
 }
 
+/// "Delete the reconciliation …? The payables … become pending again": its bills as
+/// they are, after the checks the delete makes.
 fn confirm_delete(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, id, .. } = c;
         ctx.authorize(ws, Resource::Reconciliations, Access::Delete)?;
-        let group = find(conn, ws, id).await?;
-        let mut labels = Vec::new();
-        for bill in &group.billing_ids {
-            let row = sql::query(
-                "SELECT b.description, b.amount_cents, b.due_date FROM billings b WHERE b.workspace_id = $1 AND b.id = $2",
-            )
-            .bind(&ws.workspace_id)
-            .bind(bill)
-            .fetch_one(&mut *conn)
-            .await?;
-            let description: String = row.try_get(0)?;
-            let amount: Cents = row.try_get(1)?;
-            let due: Date = row.try_get(2)?;
-            labels.push(format!("“{description}” ({}, due {due})", amount.brl()));
-        }
-        Ok(format!(
-            "Delete the reconciliation {}? The {} {} become pending again; its {} transaction{} stay in the ledger.",
-            group.id,
-            group.kind,
+        let group = dissolvable(conn, ws, id).await?;
+        let counterparty = if group.group.kind == "payable" { "to" } else { "from" };
+        let labels: Vec<String> = group
+            .bills
+            .iter()
+            .map(|b| bill_label(counterparty, &b.description, b.person.as_deref(), b.amount, b.due_date))
+            .collect();
+        let transactions = group.group.transaction_ids.len();
+        let question = Question::binding().binds(&group.bills).binds(&group.group.transaction_ids);
+        Ok(question.asks(format!(
+            "Delete the reconciliation {}? The {} {} become pending again; its {transactions} transaction{} stay in the \
+             ledger.",
+            group.group.id,
+            group.group.kind,
             labels.join(", "),
-            group.transaction_ids.len(),
-            if group.transaction_ids.len() == 1 { "" } else { "s" },
-        ))
+            if transactions == 1 { "" } else { "s" },
+        )))
     })
 }
 

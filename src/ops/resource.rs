@@ -131,11 +131,64 @@ pub type Running<'a> = BoxFuture<'a, Result<Value, ApiError>>;
 
 /// The question a user confirms before a confirmed own row runs (SPEC §5.2), in their
 /// terms: the record, the counterparty, the amount in R$, the date and the account. It
-/// reads what it names but changes nothing.
+/// reads what it names but changes nothing; what cannot happen whatever the user says
+/// (a missing account, a wrong status, a lock) it refuses instead of asking.
 pub type Confirm = for<'a> fn(Call<'a>) -> Asking<'a>;
 
 /// What a [`Confirm`] answers: the question, once it has read what it names.
-pub type Asking<'a> = BoxFuture<'a, Result<String, ApiError>>;
+pub type Asking<'a> = BoxFuture<'a, Result<Question, ApiError>>;
+
+/// A question put to the user, and every value the operation it asks about depends on:
+/// the records it read (whole, their version included) and what it will send (a
+/// payment's destination). The confirmation carries its [`Question::digest`]; when the
+/// user answers, the question is built again from the records as they are then, in the
+/// operation's own transaction, and the operation runs only if the digest is the same.
+/// Anything changed in between — an amount, a payee, a bank account, a status — is
+/// asked again instead of carried out.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// What the user reads.
+    pub text: String,
+    /// The bound values, serialised one after another.
+    bound: Vec<u8>,
+}
+
+impl Question {
+    /// A question whose text is yet to be written ([`Question::asks`]), its values
+    /// bound as they are read.
+    pub fn binding() -> Question {
+        Question { text: String::new(), bound: Vec::new() }
+    }
+
+    /// Binds `value`: the operation runs only if it is the same when the user answers.
+    pub fn bind<T: Serialize + ?Sized>(&mut self, value: &T) {
+        // A value that does not serialise binds its absence; the text still binds.
+        let _ = serde_json::to_writer(&mut self.bound, value);
+        self.bound.push(b'\n');
+    }
+
+    /// [`Question::bind`], by value.
+    pub fn binds<T: Serialize + ?Sized>(mut self, value: &T) -> Question {
+        self.bind(value);
+        self
+    }
+
+    /// The question's text.
+    pub fn asks(mut self, text: impl Into<String>) -> Question {
+        self.text = text.into();
+        self
+    }
+
+    /// The digest of the text and every bound value (SHA-256, base64url).
+    pub fn digest(&self) -> String {
+        use base64::Engine;
+        let mut context = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+        context.update(self.text.as_bytes());
+        context.update(&[0]);
+        context.update(&self.bound);
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(context.finish().as_ref())
+    }
+}
 
 /// The record `id` of `R` as a confirmation names it: `None` when the caller may
 /// change it but not read it (the question then names it by id; the operation checks
@@ -154,14 +207,17 @@ pub async fn peek<R: Records>(
 }
 
 /// The record's label for a confirmation ([`Records::label`]), or its id when the
-/// caller cannot read it.
+/// caller cannot read it; the record is bound to `question` ([`Question::bind`]).
 pub async fn label_of<R: Records>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
     id: &str,
+    question: &mut Question,
 ) -> Result<String, ApiError> {
-    Ok(peek::<R>(ctx, conn, ws, id).await?.map_or_else(|| id.to_string(), |record| R::label(&record)))
+    let record = peek::<R>(ctx, conn, ws, id).await?;
+    question.bind(&record);
+    Ok(record.map_or_else(|| id.to_string(), |record| R::label(&record)))
 }
 
 /// The answer of a runner: its result as JSON.

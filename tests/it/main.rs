@@ -21,6 +21,7 @@ mod categories;
 mod charges;
 mod companies;
 mod concurrency;
+mod confirmations;
 mod cost_centers;
 mod database_secret;
 mod demo_data;

@@ -183,7 +183,7 @@ async fn confirmed_delete_runs_exactly_once() {
     assert_eq!(request["method"], "elicitation/create");
     assert_eq!(request["params"]["mode"], "form");
     let message = request["params"]["message"].as_str().unwrap();
-    assert!(message.contains("Acme Serviços Ltda") && message.contains("11444777000161"), "{message}");
+    assert!(message.contains("Acme Serviços Ltda") && message.contains("CNPJ 11.444.777/0001-61"), "{message}");
     assert_eq!(request["params"]["requestedSchema"]["required"], json!(["confirm"]));
     assert!(company_exists(&h, ACME_SERVICES).await, "asking changes nothing");
     let state = ask["requestState"].clone();

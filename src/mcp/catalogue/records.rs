@@ -15,12 +15,13 @@ use super::{
     Route, Scope, CREATE, DESTRUCTIVE, READ, UPDATE,
 };
 use crate::domain::roles::Access;
+use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::mcp::tools::{
     answer, Annotations, Answer, Answering, Asking, Describe, Handler, Schemas, ToolCall, ToolSpec,
 };
 use crate::ops::openapi::page_of;
-use crate::ops::resource::{label_of, Call, Declaration, Deletable, Op, Records, Shape, Tool, Writable};
+use crate::ops::resource::{label_of, Call, Declaration, Deletable, Op, Question, Records, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
@@ -102,9 +103,14 @@ fn delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answe
 fn describe_delete<'a, R: Deletable>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Asking<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
-        let label = label_of::<R>(&s.ctx, conn, s.ws, s.id()).await?;
+        let mut question = Question::binding();
+        let label = label_of::<R>(&s.ctx, conn, s.ws, s.id(), &mut question).await?;
         R::refused(conn, s.ws, s.id()).await?;
-        Ok(format!("Delete the {} {label} from the workspace {}? This cannot be undone.", R::NOUN, s.ws.workspace_name))
+        Ok(question.asks(format!(
+            "Delete the {} {label} from the workspace {}? This cannot be undone.",
+            R::NOUN,
+            quoted(&s.ws.workspace_name)
+        )))
     })
 }
 

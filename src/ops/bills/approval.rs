@@ -6,6 +6,12 @@
 //! (`creation_rejected`) in the dashboard: no route and no tool does, here the `approve`
 //! command stands in for the dashboard ([`decide`]). Seeded and imported payables, and
 //! those created where the gate is off, are official bills (null).
+//!
+//! The gate covers the payee too: a change, through a door of a gated workspace, of
+//! what an official or approved payable pays — its amount, its due date, its person, its
+//! payment method or coordinates (the beneficiary among them) — sends it back to
+//! `pending_approval` ([`again`], [`send_back`], audited), so a changed destination
+//! needs a person again before the bank pays it.
 
 use crate::domain::channel::Channel;
 use crate::domain::dates::Timestamp;
@@ -40,6 +46,83 @@ pub async fn at_creation(conn: &mut Conn, ws: &Membership, channel: Channel) -> 
         .map_optional(&mut *conn, |row| row.try_get(0))
         .await?;
     Ok((gated == Some(1)).then_some("pending_approval"))
+}
+
+/// What a change of a bill touches of what its payment depends on.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PayeeChange {
+    pub amount: bool,
+    pub due_date: bool,
+    pub competence_date: bool,
+    pub person: bool,
+    /// The payment method or coordinates (the beneficiary among them).
+    pub coordinates: bool,
+    /// The account it is paid from.
+    pub accounts: bool,
+}
+
+impl PayeeChange {
+    /// Whether anything the bank would act on changes.
+    pub fn any(&self) -> bool {
+        self.amount || self.due_date || self.competence_date || self.person || self.coordinates || self.accounts
+    }
+
+    /// What of whom and how much is paid changes, by field: what the gate approves again.
+    fn of_the_payee(&self) -> Vec<&'static str> {
+        [
+            (self.amount, "amount"),
+            (self.due_date, "due_date"),
+            (self.person, "person_id"),
+            (self.coordinates, "payment_coordinates"),
+        ]
+        .into_iter()
+        .filter_map(|(changed, field)| changed.then_some(field))
+        .collect()
+    }
+}
+
+/// Whether changing `current` by `change` through `channel` sends the payable back to
+/// the gate: it is official or approved, the change touches whom or how much it pays,
+/// and the workspace's gate holds what `channel` makes. Answers the fields that changed.
+pub async fn again(
+    conn: &mut Conn,
+    ws: &Membership,
+    channel: Channel,
+    current: &super::Billing,
+    change: &PayeeChange,
+) -> Result<Option<Vec<&'static str>>, ApiError> {
+    let changed = change.of_the_payee();
+    if changed.is_empty() || !is_official(current.row.payment_approval()) {
+        return Ok(None);
+    }
+    Ok(at_creation(conn, ws, channel).await?.map(|_| changed))
+}
+
+/// Sends the payable `id` back to the gate (`pending_approval`, its approval cleared),
+/// audited with what changed: a person approves it again.
+pub async fn send_back(
+    ctx: &crate::ops::OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    changed: &[&str],
+) -> Result<(), ApiError> {
+    sql::query(
+        "UPDATE billings SET payment_approval = 'pending_approval', approved_at = NULL
+          WHERE workspace_id = $1 AND kind = 'payable' AND id = $2",
+    )
+    .bind(&ws.workspace_id)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    crate::ops::common::audit_write_with(
+        ctx,
+        conn,
+        ws,
+        ("payables.approval_reset", "payable", id),
+        Some(serde_json::json!({ "changed": changed, "payment_approval": "pending_approval" })),
+    )
+    .await
 }
 
 /// The approval's trail of a payable: `approved_at`, `rejected_at`, `rejection_reason`.

@@ -155,6 +155,32 @@ pub async fn current(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Optio
     read(conn, query.bind(&ws.workspace_id).bind(id)).await
 }
 
+/// The receivable's live charge: what a cancellation stops (409 when there is none).
+pub async fn live(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Charge, ApiError> {
+    current(conn, ws, id).await?.filter(Charge::is_live).ok_or_else(|| {
+        ApiError::new(ErrorCode::Conflict, "The receivable has no live charge to cancel")
+            .with_details(json!({ "reason": "no_live_charge" }))
+    })
+}
+
+/// 409 `paid_by_bank` when the customer paid the receivable's charge at the bank: the
+/// money arrived, so reopening it (which removes its receipt from the books) would make
+/// the books disagree with the bank.
+pub async fn refuse_if_paid_by_the_bank(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    match current(conn, ws, id).await? {
+        Some(charge) if charge.status == "paid" => Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!(
+                "The customer paid this receivable at the bank (charge {}): reopening it would remove money the bank \
+                 received from the books; record its reversal instead",
+                charge.uid
+            ),
+        )
+        .with_details(json!({ "reason": "paid_by_bank", "kobana_charge_uid": charge.uid }))),
+        _ => Ok(()),
+    }
+}
+
 /// The receivable whose charge is `uid`, and who charged it: (workspace, receivable, user).
 pub async fn owner(conn: &mut Conn, uid: &str) -> Result<Option<(String, String, Option<String>)>, ApiError> {
     Ok(sql::query("SELECT workspace_id, billing_id, charged_by FROM receivable_charges WHERE charge_uid = $1")
@@ -348,16 +374,39 @@ impl Snapshot {
     }
 }
 
-/// `POST /v1/receivables/{id}/charge`
-pub async fn charge(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    request: ChargeRequest,
-) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, Resource::Receivables, Access::Bank)?;
-    let bill = find::<Receivable>(conn, ws, id).await?;
+/// What a charge of a receivable asks the bank to issue, decided from its record as
+/// read: a Pix charge or a boleto (amount, payer, due day), the account it is received
+/// in and the attempt. Its confirmation shows it and binds it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Invoice {
+    pub issue: Issue,
+    /// The receivable's account the charge is received in.
+    pub account_id: String,
+    pub attempt: i64,
+}
+
+/// What the bank is asked to issue.
+#[derive(Debug, Clone, serde::Serialize)]
+pub enum Issue {
+    Pix(NewPixCharge),
+    BankBillet(NewBankBillet),
+}
+
+impl Issue {
+    pub fn kind(&self) -> ChargeKind {
+        match self {
+            Issue::Pix(_) => ChargeKind::Pix,
+            Issue::BankBillet(_) => ChargeKind::BankBillet,
+        }
+    }
+}
+
+/// The charge of `kind` a charge of `bill` asks for, after every check a charge makes
+/// before it calls the bank (a pending receivable not already charged, its payer's
+/// document and, for a boleto, address, an account with the gateway handle the kind
+/// needs): what the confirmation asks about, so nothing it can check is refused after
+/// the user's yes.
+pub async fn invoice(conn: &mut Conn, ws: &Membership, bill: &Billing, kind: ChargeKind) -> Result<Invoice, ApiError> {
     let status = bill.row.status.as_str();
     if status != "pending" {
         return Err(ApiError::new(
@@ -378,8 +427,8 @@ pub async fn charge(
         return Err(ApiError::new(ErrorCode::Conflict, message)
             .with_details(json!({ "reason": "already_charged", "kobana_charge_uid": live.uid })));
     }
-    let payer = payer(conn, ws, &bill).await?;
-    let (account, pix_account, billet_account) = receiving_account(conn, ws, &bill).await?;
+    let payer = payer(conn, ws, bill).await?;
+    let (account_id, pix_account, billet_account) = receiving_account(conn, ws, bill).await?;
     let amount = gateway::amount_of(bill.row.nominal_amount.0);
     // The attempt (and the gateway's idempotency key) follows the current charge, read
     // in the same statement as the check above: of two requests at once, either the
@@ -388,8 +437,7 @@ pub async fn charge(
     // in a statement of its own, the second could see the first's charge recorded after
     // its check and ask for another.)
     let attempt = earlier.as_ref().map_or(0, |c| c.attempt + 1);
-    let key = format!("kfin-charge-{}-{attempt}", bill.row.id);
-    let snapshot = match request.kind {
+    let issue = match kind {
         ChargeKind::Pix => {
             let Some(pix_account) = pix_account else {
                 return Err(unprocessable(
@@ -398,14 +446,13 @@ pub async fn charge(
                     "The receiving account has no Pix account at the banking gateway",
                 ));
             };
-            let new = NewPixCharge {
+            Issue::Pix(NewPixCharge {
                 amount,
                 pix_account_uid: pix_account,
                 expire_at: format!("{}T23:59:59-03:00", bill.row.due_date),
                 payer: Payer { document_number: payer.document, name: payer.name },
                 external_id: Some(bill.row.id.clone()),
-            };
-            Snapshot::of_pix(&ctx.state.gateway.create_pix_charge(&new, &key).await.map_err(gateway_error)?)
+            })
         }
         ChargeKind::BankBillet => {
             let Some(billet_account) = billet_account else {
@@ -422,7 +469,7 @@ pub async fn charge(
                     "A boleto needs the payer's full address: add it to the person in the dashboard",
                 ));
             };
-            let new = NewBankBillet {
+            Issue::BankBillet(NewBankBillet {
                 amount,
                 expire_at: bill.row.due_date.to_string(),
                 bank_billet_account_id: billet_account,
@@ -435,8 +482,30 @@ pub async fn charge(
                 customer_city_name: text(&address, "city"),
                 customer_state: text(&address, "state"),
                 description: Some(bill.row.description.clone()),
-            };
-            Snapshot::of_billet(&ctx.state.gateway.create_bank_billet(&new, &key).await.map_err(gateway_error)?)
+            })
+        }
+    };
+    Ok(Invoice { issue, account_id, attempt })
+}
+
+/// `POST /v1/receivables/{id}/charge`
+pub async fn charge(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    request: ChargeRequest,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, Resource::Receivables, Access::Bank)?;
+    let bill = find::<Receivable>(conn, ws, id).await?;
+    let Invoice { issue, account_id: account, attempt } = invoice(conn, ws, &bill, request.kind).await?;
+    let key = format!("kfin-charge-{}-{attempt}", bill.row.id);
+    let snapshot = match &issue {
+        Issue::Pix(new) => {
+            Snapshot::of_pix(&ctx.state.gateway.create_pix_charge(new, &key).await.map_err(gateway_error)?)
+        }
+        Issue::BankBillet(new) => {
+            Snapshot::of_billet(&ctx.state.gateway.create_bank_billet(new, &key).await.map_err(gateway_error)?)
         }
     };
     let now = Timestamp::now();
@@ -498,10 +567,7 @@ pub async fn cancel_charge(
 ) -> Result<Billing, ApiError> {
     ctx.authorize(ws, Resource::Receivables, Access::Bank)?;
     let bill = find::<Receivable>(conn, ws, id).await?;
-    let Some(charge) = current(conn, ws, &bill.row.id).await?.filter(Charge::is_live) else {
-        return Err(ApiError::new(ErrorCode::Conflict, "The receivable has no live charge to cancel")
-            .with_details(json!({ "reason": "no_live_charge" })));
-    };
+    let charge = live(conn, ws, &bill.row.id).await?;
     let key = format!("kfin-charge-cancel-{}-{}", bill.row.id, charge.attempt);
     match charge.kind.as_str() {
         "bank_billet" => {

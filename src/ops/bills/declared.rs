@@ -6,20 +6,18 @@
 
 use crate::storage::Conn;
 
-use super::charges::{ChargeKind, ChargeRequest};
-use super::{
-    check_transition, settlement_account, BillKind, Billing, BillingPatch, BillingRow, For, Of, Payable, Receivable,
-    SettleRequest, Transition,
-};
-use crate::domain::money::Cents;
+use super::charges::{ChargeRequest, Issue};
+use super::{BillKind, Billing, BillingPatch, BillingRow, For, Of, Payable, Receivable, SettleRequest, Transition};
 use crate::domain::roles::Resource;
+use crate::domain::shown;
+use crate::domain::text::quoted;
 use crate::error::ApiError;
-use crate::gateway::PaymentKind;
 use crate::ops::accounts::Accounts;
+use crate::ops::common::bill_label;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
 use crate::ops::resource::{
-    joined, label_of, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Records, Running, Tool,
+    joined, label_of, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Tool,
 };
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
@@ -67,23 +65,21 @@ impl<B: BillKind> Deletable for Bills<B> {
         super::delete::<B>(ctx, conn, ws, id).await
     }
     async fn refused(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        let id = crate::ops::common::path_id(id, B::NOUN)?;
-        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &id, "deleted").await?;
-        match B::KIND {
-            "payable" => super::dispatch::refuse_if_dispatched(conn, ws, &id, "deleted").await?,
-            _ => super::charges::refuse_if_charged(conn, ws, &id, "deleted").await?,
-        }
-        Ok(())
+        let bill = super::rows::find::<B>(conn, ws, id).await?;
+        super::check_delete::<B>(conn, ws, &bill).await
     }
 }
 
-/// A bill in the user's terms, for a confirmation.
+/// A bill in the user's terms, for a confirmation: “description” to (or from) “person”
+/// (R$ amount, due date); the texts quoted safely ([`quoted`]).
 fn label<B: BillKind>(bill: &Billing) -> String {
-    let counterparty = match &bill.row.person_name {
-        Some(name) => format!(" {} {name}", B::COUNTERPARTY),
-        None => String::new(),
-    };
-    format!("“{}”{counterparty} ({}, due {})", bill.row.description, bill.row.amount.brl(), bill.row.due_date)
+    bill_label(
+        B::COUNTERPARTY,
+        &bill.row.description,
+        bill.row.person_name.as_deref(),
+        bill.row.amount,
+        bill.row.due_date,
+    )
 }
 
 fn aggregates<B: BillKind>() -> serde_json::Value {
@@ -118,69 +114,85 @@ fn run_reopen<B: BillKind>(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(super::reopen::<B>(c.ctx, c.conn, c.ws, c.id).await?) })
 }
 
-fn confirm_settle<B: BillKind>(c: Call<'_>) -> Asking<'_> {
+/// The bill `id` a confirmation names, bound to its question; `None` when the caller may
+/// change it but not read it.
+async fn shown<B: BillKind>(c: &mut Call<'_>, question: &mut Question) -> Result<Option<Billing>, ApiError> {
+    let bill = peek::<Bills<B>>(c.ctx, c.conn, c.ws, c.id).await?.map(|of| of.0);
+    question.bind(&bill);
+    Ok(bill)
+}
+
+/// "Record the payment of … made outside Kobana?": the bill, what moved, when and in which
+/// account; it moves no money.
+fn confirm_settle<B: BillKind>(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, body, .. } = c;
-        let input: SettleRequest = parse(body)?;
-        let (label, amount, account) = match peek::<Bills<B>>(ctx, conn, ws, id).await?.map(|of| of.0) {
-            Some(bill) => {
-                check_transition(bill.row.status, Transition::Settle)?;
-                let moved = match input.amounts.ticket_amount {
-                    Some(ticket) => ticket.cents(),
-                    None => Cents::nominal(
-                        bill.row.amount,
-                        input.amounts.interest_amount.map(|a| a.cents()),
-                        input.amounts.discount_amount.map(|a| a.cents()),
-                    ),
-                };
-                let account = settlement_account(
-                    input.financial_account_id.as_deref(),
-                    bill.row.financial_account_id.as_deref(),
-                )?;
-                (label::<B>(&bill), Some(moved.brl()), Some(account.to_string()))
-            }
-            None => (
-                id.to_string(),
-                input.amounts.ticket_amount.map(|a| a.cents().brl()),
-                input.financial_account_id.clone(),
-            ),
+        let input: SettleRequest = parse(c.body.clone())?;
+        let mut question = Question::binding();
+        let Some(bill) = shown::<B>(&mut c, &mut question).await? else {
+            // Named by what the request says: the caller may not read the bill.
+            let amount = input.amounts.ticket_amount.map(|a| format!(" of {}", a.cents().brl())).unwrap_or_default();
+            let account = match &input.financial_account_id {
+                Some(id) => format!(
+                    " {} the account {}",
+                    B::ACCOUNT,
+                    label_of::<Accounts>(c.ctx, c.conn, c.ws, id, &mut question).await?
+                ),
+                None => String::new(),
+            };
+            return Ok(question.asks(format!(
+                "Record a {}{amount} for the {} {}, made on {}{account}? No money moves: this records in the books a {} made \
+                 outside Kobana.",
+                B::SETTLEMENT,
+                B::KIND,
+                c.id,
+                input.payment_date,
+                B::SETTLEMENT,
+            )));
         };
-        let account = match account {
-            Some(id) => format!(" {} the account {}", B::ACCOUNT, label_of::<Accounts>(ctx, conn, ws, &id).await?),
-            None => String::new(),
-        };
-        let amount = amount.map(|a| format!(" of {a}")).unwrap_or_default();
-        Ok(format!(
-            "Settle the {} {label}? This records a {}{amount} on {}{account}.",
-            B::KIND,
+        let Call { ctx, conn, ws, .. } = c;
+        let settlement = super::status::settlement::<B>(conn, ws, &bill, &input).await?;
+        question.bind(&settlement);
+        let account = label_of::<Accounts>(ctx, conn, ws, &settlement.account_id, &mut question).await?;
+        Ok(question.asks(format!(
+            "Record a {} of {} for the {} {}, made on {} {} the account {account}? No money moves: this records in the \
+             books a {} made outside Kobana.",
             B::SETTLEMENT,
-            input.payment_date
-        ))
+            settlement.ticket.brl(),
+            B::KIND,
+            label::<B>(&bill),
+            settlement.payment_date,
+            B::ACCOUNT,
+            B::SETTLEMENT,
+        )))
     })
 }
 
-fn confirm_cancel<B: BillKind>(c: Call<'_>) -> Asking<'_> {
+fn confirm_cancel<B: BillKind>(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, .. } = c;
-        let label = match peek::<Bills<B>>(ctx, conn, ws, id).await?.map(|of| of.0) {
+        let mut question = Question::binding();
+        let label = match shown::<B>(&mut c, &mut question).await? {
             Some(bill) => {
-                check_transition(bill.row.status, Transition::Cancel)?;
+                super::status::check_move::<B>(c.conn, c.ws, &bill, Transition::Cancel).await?;
                 label::<B>(&bill)
             }
-            None => id.to_string(),
+            None => c.id.to_string(),
         };
-        Ok(format!("Cancel the {} {label}? It will no longer be expected to be {}.", B::KIND, B::SETTLED.as_str()))
+        Ok(question.asks(format!(
+            "Cancel the {} {label}? It will no longer be expected to be {}.",
+            B::KIND,
+            B::SETTLED.as_str()
+        )))
     })
 }
 
-fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
+fn confirm_reopen<B: BillKind>(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, .. } = c;
-        let Some(bill) = peek::<Bills<B>>(ctx, conn, ws, id).await?.map(|of| of.0) else {
-            return Ok(format!("Reopen the {} {}? It becomes pending again.", B::KIND, id));
+        let mut question = Question::binding();
+        let Some(bill) = shown::<B>(&mut c, &mut question).await? else {
+            return Ok(question.asks(format!("Reopen the {} {}? It becomes pending again.", B::KIND, c.id)));
         };
-        check_transition(bill.row.status, Transition::Reopen)?;
-        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "billing", &bill.row.id, "reopened").await?;
+        let Call { ctx, conn, ws, .. } = c;
+        super::status::check_move::<B>(conn, ws, &bill, Transition::Reopen).await?;
         let label = label::<B>(&bill);
         let settlement = match (&bill.row.payment_date, &bill.row.financial_account_id) {
             (Some(date), Some(account)) if bill.row.status == B::SETTLED => {
@@ -189,16 +201,16 @@ fn confirm_reopen<B: BillKind>(c: Call<'_>) -> Asking<'_> {
                     " Its {} of {} on {date} is removed from the account {}.",
                     B::SETTLEMENT,
                     moved.brl(),
-                    label_of::<Accounts>(ctx, conn, ws, account).await?
+                    label_of::<Accounts>(ctx, conn, ws, account, &mut question).await?
                 )
             }
             _ => String::new(),
         };
-        Ok(format!(
+        Ok(question.asks(format!(
             "Reopen the {} {} {label}? It becomes pending again.{settlement}",
             bill.row.status.as_str(),
             B::KIND
-        ))
+        )))
     })
 }
 
@@ -239,8 +251,9 @@ For totals use finance_payables_aggregates.",
             name: "finance_payables_create",
             title: "Create a payable",
             description: "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
-monthly parcels, recurring repeats it. Pay it with finance_payables_settle. Where the approval gate is on it waits for a \
-person's approval (payment_approval pending_approval: listed only with that filter).",
+monthly parcels, recurring repeats it. To pay it through the bank: finance_payables_send_to_bank; to record a payment made \
+elsewhere: finance_payables_settle. Where the approval gate is on it waits for a person's approval (payment_approval \
+pending_approval: listed only with that filter).",
         },
         update: Tool {
             name: "finance_payables_update",
@@ -261,9 +274,10 @@ Use it when the question is how much.",
         },
         settle: Tool {
             name: "finance_payables_settle",
-            title: "Pay a payable",
-            description: "Pays a pending payable: records the debit in the ledger from financial_account_id (unless the payable names \
-one). Moves money: asks the user to confirm.",
+            title: "Record a payment made elsewhere",
+            description: "Records that a pending payable was paid outside Kobana (cash, another bank's app): marks it paid and adds the \
+debit to the ledger of financial_account_id (unless the payable names one). It moves no money: to pay through the bank use \
+finance_payables_send_to_bank. Asks the user to confirm.",
         },
         cancel: Tool {
             name: "finance_payables_cancel",
@@ -320,9 +334,10 @@ time.",
         },
         settle: Tool {
             name: "finance_receivables_settle",
-            title: "Receive a receivable",
-            description: "Records a receipt: the credit in the ledger into financial_account_id (unless the receivable names one). \
-Moves money: asks the user to confirm.",
+            title: "Record a receipt",
+            description: "Records that a customer paid a pending receivable: marks it received and adds the credit to the ledger of \
+financial_account_id (unless the receivable names one). It moves no money: to bill the customer use \
+finance_receivables_charge. Asks the user to confirm.",
         },
         cancel: Tool {
             name: "finance_receivables_cancel",
@@ -461,44 +476,59 @@ fn run_cancel_charge(c: Call<'_>) -> Running<'_> {
     )
 }
 
-/// "Charge … by Pix?": the customer, the amount in R$, how, due when, into which account.
-fn confirm_charge(c: Call<'_>) -> Asking<'_> {
+/// A receivable the bank acts on, bound to its question: read with the operation's own
+/// permission (a bank order's question shows what the bank will do, whatever the caller
+/// may read).
+async fn ordered<B: BillKind>(c: &mut Call<'_>, question: &mut Question) -> Result<Billing, ApiError> {
+    c.ctx.authorize(c.ws, B::RESOURCE, crate::domain::roles::Access::Bank)?;
+    let bill = super::rows::find::<B>(c.conn, c.ws, c.id).await?;
+    question.bind(&bill);
+    Ok(bill)
+}
+
+/// "Send “Maria” (CPF ***.456.789-**) a Pix charge of R$ … for the receivable …, received
+/// in the account …?": the payer, the amount in R$, how, due when, into which account.
+fn confirm_charge(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, body, .. } = c;
-        let request: ChargeRequest = parse(body)?;
-        let how = match request.kind {
-            ChargeKind::Pix => "a Pix charge",
-            ChargeKind::BankBillet => "a boleto",
-        };
-        let Some(bill) = peek::<Receivables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
-            return Ok(format!("Send the customer {how} for the receivable {id}?"));
-        };
-        let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
-            Some(account) => {
-                format!(", received in the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?)
+        let request: ChargeRequest = parse(c.body.clone())?;
+        let mut question = Question::binding();
+        let bill = ordered::<Receivable>(&mut c, &mut question).await?;
+        let Call { ctx, conn, ws, .. } = c;
+        let invoice = super::charges::invoice(conn, ws, &bill, request.kind).await?;
+        question.bind(&invoice);
+        let account = label_of::<Accounts>(ctx, conn, ws, &invoice.account_id, &mut question).await?;
+        let (how, payer, document, due) = match &invoice.issue {
+            Issue::Pix(pix) => ("a Pix charge", &pix.payer.name, &pix.payer.document_number, &pix.expire_at[..10]),
+            Issue::BankBillet(billet) => {
+                ("a boleto", &billet.customer_person_name, &billet.customer_cnpj_cpf, billet.expire_at.as_str())
             }
-            None => String::new(),
         };
-        Ok(format!(
-            "Send the customer {how} of {} for the receivable {}{account}?",
+        Ok(question.asks(format!(
+            "Send {} ({}) {how} of {} due {due} for the receivable {}, received in the account {account}?",
+            quoted(payer),
+            shown::document(document),
             bill.row.nominal_amount.brl(),
-            label::<Receivable>(&bill)
-        ))
+            label::<Receivable>(&bill),
+        )))
     })
 }
 
 /// "Cancel the charge …?": the receivable and what the customer was billed.
-fn confirm_cancel_charge(c: Call<'_>) -> Asking<'_> {
+fn confirm_cancel_charge(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, .. } = c;
-        let Some(bill) = peek::<Receivables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
-            return Ok(format!("Cancel the charge of the receivable {id}? It stays pending."));
-        };
-        Ok(format!(
-            "Cancel the charge of {} for the receivable {}? The customer can no longer pay it; the receivable stays pending.",
+        let mut question = Question::binding();
+        let bill = ordered::<Receivable>(&mut c, &mut question).await?;
+        let charge = super::charges::live(c.conn, c.ws, &bill.row.id).await?;
+        question.bind(&charge.uid);
+        Ok(question.asks(format!(
+            "Cancel the {} of {} for the receivable {}? The customer can no longer pay it; the receivable stays pending.",
+            match charge.kind.as_str() {
+                "bank_billet" => "boleto",
+                _ => "Pix charge",
+            },
             bill.row.nominal_amount.brl(),
             label::<Receivable>(&bill)
-        ))
+        )))
     })
 }
 
@@ -514,46 +544,41 @@ fn run_cancel_dispatch(c: Call<'_>) -> Running<'_> {
     )
 }
 
-/// "Pay … through the bank?": the payee, the amount in R$, how and from which account.
-fn confirm_send_to_bank(c: Call<'_>) -> Asking<'_> {
+/// "Pay … through the bank? The bank pays R$ … by TED to “…” (CNPJ …), bank 341, branch
+/// 0912, account ***871-3, from the account …": the payable, the exact destination the
+/// bank is sent, the amount and the source account.
+fn confirm_send_to_bank(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, .. } = c;
-        let Some(bill) = peek::<Payables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
-            return Ok(format!("Send the payable {id} to the bank? The bank pays it from its account."));
-        };
-        // How the bank will pay it, as the dispatch decides (what it lacks is refused
-        // before the user is asked).
-        let method = match super::dispatch::kind_of(&bill)? {
-            PaymentKind::Pix => "by Pix (its copia-e-cola code)",
-            PaymentKind::PixTransfer => "by Pix to its key",
-            PaymentKind::Utility => "by its slip's barcode",
-            PaymentKind::BankBillet => "by boleto",
-            PaymentKind::Ted => "by TED to its bank account",
-            PaymentKind::Tax => "by its tax guide's data",
-        };
-        let account = match bill.row.financial_account_id.as_ref().or(bill.row.expected_account_id.as_ref()) {
-            Some(account) => format!(" from the account {}", label_of::<Accounts>(ctx, conn, ws, account).await?),
+        let mut question = Question::binding();
+        let bill = ordered::<Payable>(&mut c, &mut question).await?;
+        let Call { ctx, conn, ws, .. } = c;
+        let order = super::dispatch::order(conn, ws, &bill).await?;
+        question.bind(&order);
+        let account = label_of::<Accounts>(ctx, conn, ws, &order.account_id, &mut question).await?;
+        let when = match &order.payment.scheduled_to {
+            Some(day) => format!(" on {day}"),
             None => String::new(),
         };
-        Ok(format!(
-            "Pay the payable {} through the bank? The bank pays {} {method}{account}.",
+        Ok(question.asks(format!(
+            "Pay the payable {} through the bank? The bank pays {} {} from the account {account}{when}.",
             label::<Payable>(&bill),
-            bill.row.nominal_amount.brl()
-        ))
+            bill.row.nominal_amount.brl(),
+            super::dispatch::destination(&order),
+        )))
     })
 }
 
 /// "Stop the payment …?": the payable and what the bank was to pay.
-fn confirm_cancel_dispatch(c: Call<'_>) -> Asking<'_> {
+fn confirm_cancel_dispatch(mut c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
-        let Call { ctx, conn, ws, id, .. } = c;
-        let Some(bill) = peek::<Payables>(ctx, conn, ws, id).await?.map(|of| of.0) else {
-            return Ok(format!("Stop the bank's payment of the payable {id}? It stays pending."));
-        };
-        Ok(format!(
+        let mut question = Question::binding();
+        let bill = ordered::<Payable>(&mut c, &mut question).await?;
+        let dispatch = super::dispatch::live(c.conn, c.ws, &bill.row.id).await?;
+        question.bind(&dispatch.payment_uid);
+        Ok(question.asks(format!(
             "Stop the bank's payment of {} for the payable {}? The payable stays pending.",
             bill.row.nominal_amount.brl(),
             label::<Payable>(&bill)
-        ))
+        )))
     })
 }

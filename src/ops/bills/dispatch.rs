@@ -31,6 +31,8 @@ use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
+use crate::domain::shown;
+use crate::domain::text::quoted;
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, TERMINAL};
 use crate::ops::common::{audit_write, audit_write_with, conflict_on_unique, unprocessable};
@@ -121,6 +123,120 @@ pub async fn refuse_if_dispatched(conn: &mut Conn, ws: &Membership, id: &str, wh
         )
         .with_details(json!({ "reason": "dispatched", "kobana_payment_uid": dispatch.payment_uid, "kobana_status": dispatch.status }))),
         _ => Ok(()),
+    }
+}
+
+/// The dispatch the bank still holds for payable `id`: what a cancellation stops (422
+/// naming why there is none).
+pub async fn live(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Dispatch, ApiError> {
+    let Some(dispatch) = of(conn, ws, id).await? else {
+        return Err(unprocessable("id", "not_dispatched", "The payable was never sent to the bank"));
+    };
+    if !dispatch.is_live() {
+        return Err(unprocessable(
+            "id",
+            "dispatch_terminal",
+            &format!("The bank's payment is already {}: nothing to cancel", dispatch.status),
+        ));
+    }
+    Ok(dispatch)
+}
+
+/// Where an order's money goes, as the person confirming it reads it ([`shown`]): how
+/// the bank pays and to whom — a TED's payee, bank, branch and account, a Pix key and
+/// whose it is, the payee a Pix code names, a slip's digitable line, a tax guide's data.
+pub fn destination(order: &Order) -> String {
+    let payment = &order.payment;
+    let payee = |beneficiary: &Option<gateway::Beneficiary>| match beneficiary {
+        Some(gateway::Beneficiary { name, document_number }) => {
+            let name = name.as_deref().map(quoted).unwrap_or_else(|| "the payee".into());
+            match document_number {
+                Some(document) => format!("{name} ({})", shown::document(document)),
+                None => name,
+            }
+        }
+        None => "the payee".into(),
+    };
+    match order.kind {
+        PaymentKind::Ted => {
+            let account = payment.bank_account.clone().unwrap_or_default();
+            let bank = match (account.compe_number, account.ispb_number) {
+                (Some(compe), _) => format!("bank {compe:03}"),
+                (None, Some(ispb)) => format!("bank ISPB {ispb:08}"),
+                (None, None) => "bank ?".into(),
+            };
+            let branch = match (account.agency_number.as_deref(), account.agency_digit.as_deref()) {
+                (Some(agency), Some(digit)) => format!("{agency}-{digit}"),
+                (agency, _) => agency.unwrap_or_default().to_string(),
+            };
+            format!(
+                "by TED to {}, {bank}, branch {branch}, account {}",
+                payee(&payment.beneficiary),
+                shown::account(account.account_number.as_deref().unwrap_or_default(), account.account_digit.as_deref())
+            )
+        }
+        PaymentKind::PixTransfer => format!(
+            "by Pix to the {} of {}",
+            shown::pix_key(payment.key_type.as_deref(), payment.key.as_deref().unwrap_or_default()),
+            payee(&payment.beneficiary)
+        ),
+        PaymentKind::Pix => {
+            let code = shown::br_code_payee(payment.qrcode.as_deref().unwrap_or_default());
+            let name = code.name.as_deref().map_or_else(|| "a payee it does not name".to_string(), quoted);
+            let key = code.key.as_deref().map(|key| format!(", key {}", quoted(key))).unwrap_or_default();
+            let city = code.city.as_deref().map(|city| format!(", {}", quoted(city))).unwrap_or_default();
+            format!("by Pix, its copia-e-cola code naming {name}{key}{city}")
+        }
+        PaymentKind::BankBillet => {
+            format!("by boleto, digitable line {}", shown::barcode(payment.code.as_deref().unwrap_or_default()))
+        }
+        PaymentKind::Utility => {
+            format!("by the slip's barcode {}", shown::barcode(payment.code.as_deref().unwrap_or_default()))
+        }
+        PaymentKind::Tax => {
+            let kind = payment.tax_kind.as_deref().unwrap_or("tax").to_uppercase();
+            let data = serde_json::to_value(&payment.data).unwrap_or_default();
+            let field = |name: &str| data.get(name).and_then(serde_json::Value::as_str).map(str::to_string);
+            let code = field("tax_code").map(|c| format!(", revenue code {}", quoted(&c))).unwrap_or_default();
+            let taxpayer =
+                field("taxpayer_number").map(|n| format!(", taxpayer {}", shown::document(&n))).unwrap_or_default();
+            format!("by its tax guide's {kind} data{code}{taxpayer}")
+        }
+    }
+}
+
+/// 409 `paid_by_bank` when the bank paid the payable: its money left the account, so
+/// reopening it (which removes its settlement from the books) would make the books
+/// disagree with the bank. Undoing a real payment is a reversal the books record.
+pub async fn refuse_if_paid_by_the_bank(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    let paid: Option<(Option<String>, String)> = sql::query(
+        "SELECT (SELECT r.id FROM receipts r WHERE r.workspace_id = d.workspace_id AND r.external_uid = d.payment_uid),
+                d.payment_uid
+           FROM payment_dispatches d
+          WHERE d.workspace_id = $1 AND d.billing_id = $2 AND d.status = 'confirmed'
+          ORDER BY d.attempt DESC LIMIT 1",
+    )
+    .bind(&ws.workspace_id)
+    .bind(id)
+    .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+    .await?;
+    match paid {
+        None => Ok(()),
+        Some((receipt, uid)) => Err(ApiError::new(
+            ErrorCode::Conflict,
+            match &receipt {
+                Some(receipt) => format!(
+                    "The bank paid this payable (receipt {receipt}): reopening it would remove a payment the bank made \
+                     from the books; record its reversal instead"
+                ),
+                None => {
+                    "The bank paid this payable: reopening it would remove a payment the bank made from the books; \
+                         record its reversal instead"
+                        .to_string()
+                }
+            },
+        )
+        .with_details(json!({ "reason": "paid_by_bank", "receipt_id": receipt, "kobana_payment_uid": uid }))),
     }
 }
 
@@ -313,15 +429,23 @@ fn check_official(bill: &Billing) -> Result<(), ApiError> {
     }
 }
 
-/// `POST /v1/payables/{id}/send-to-bank`
-pub async fn send_to_bank(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, Resource::Payables, Access::Bank)?;
-    let bill = find::<Payable>(conn, ws, id).await?;
+/// What a dispatch of a payable sends to the bank, decided from its record as read: how
+/// it pays (its kind), the gateway's payment (destination, amount, source account, day),
+/// the account it is paid from and the attempt. Its confirmation shows it and binds it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Order {
+    pub kind: PaymentKind,
+    pub payment: NewPayment,
+    /// The payable's account it is paid from (a gateway account).
+    pub account_id: String,
+    pub attempt: i64,
+}
+
+/// The order a dispatch of `bill` sends, after every check a dispatch makes before it
+/// calls the bank (a pending, official payable not already with the bank, its method's
+/// coordinates, an account connected to the gateway): what the confirmation asks about,
+/// so nothing it can check is refused after the user's yes.
+pub async fn order(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Result<Order, ApiError> {
     if bill.row.status.as_str() != "pending" {
         return Err(ApiError::new(
             ErrorCode::Conflict,
@@ -337,19 +461,31 @@ pub async fn send_to_bank(
         )
         .with_details(json!({ "reason": "already_dispatched", "kobana_payment_uid": dispatch.payment_uid })));
     }
-    check_official(&bill)?;
-    let coordinates = coordinates_of(&bill);
-    let (kind, paid) = payment_of(&bill, &coordinates)?;
-    let (account_id, account_uid) = source_account(conn, ws, &bill).await?;
-    let amount = bill.row.nominal_amount;
-    let attempt = earlier.map_or(0, |d| d.attempt + 1);
-    let new = NewPayment {
-        amount: gateway::amount_of(amount.0),
+    check_official(bill)?;
+    let coordinates = coordinates_of(bill);
+    let (kind, paid) = payment_of(bill, &coordinates)?;
+    let (account_id, account_uid) = source_account(conn, ws, bill).await?;
+    let payment = NewPayment {
+        amount: gateway::amount_of(bill.row.nominal_amount.0),
         financial_account_uid: account_uid,
         scheduled_to: coordinates.scheduled_to.map(|t| t.date().to_string()),
         external_id: Some(bill.row.id.clone()),
         ..paid
     };
+    Ok(Order { kind, payment, account_id, attempt: earlier.map_or(0, |d| d.attempt + 1) })
+}
+
+/// `POST /v1/payables/{id}/send-to-bank`
+pub async fn send_to_bank(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, Resource::Payables, Access::Bank)?;
+    let bill = find::<Payable>(conn, ws, id).await?;
+    let Order { kind, payment: new, account_id, attempt } = order(conn, ws, &bill).await?;
+    let amount = bill.row.nominal_amount;
     let key = format!("kfin-dispatch-{}-{attempt}", bill.row.id);
     let payment = ctx.state.gateway.create_payment(kind, &new, &key).await.map_err(gateway_error)?;
     let now = Timestamp::now();
@@ -398,16 +534,7 @@ pub async fn cancel_dispatch(
 ) -> Result<Billing, ApiError> {
     ctx.authorize(ws, Resource::Payables, Access::Bank)?;
     let bill = find::<Payable>(conn, ws, id).await?;
-    let Some(dispatch) = of(conn, ws, &bill.row.id).await? else {
-        return Err(unprocessable("id", "not_dispatched", "The payable was never sent to the bank"));
-    };
-    if !dispatch.is_live() {
-        return Err(unprocessable(
-            "id",
-            "dispatch_terminal",
-            &format!("The bank's payment is already {}: nothing to cancel", dispatch.status),
-        ));
-    }
+    let dispatch = live(conn, ws, &bill.row.id).await?;
     let key = format!("kfin-cancel-{}-{}", bill.row.id, dispatch.attempt);
     ctx.state.gateway.cancel_payment(dispatch.kind, &dispatch.payment_uid, &key).await.map_err(gateway_error)?;
     let now = Timestamp::now().to_string();

@@ -58,6 +58,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use self::approval::PayeeChange;
 use self::coordinates::PaymentCoordinates;
 use self::rows::{find, from_row, replace_taxes, requested_taxes, stored_allocations};
 pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
@@ -212,6 +213,19 @@ pub async fn get<B: BillKind>(
     find::<B>(conn, ws, id).await
 }
 
+/// What refuses deleting `current` whatever the user says: a reconciliation holds it,
+/// the bank holds it (a payable's dispatch, a receivable's charge), or a date it is
+/// booked by lies in a closed period. Its confirmation asks it first.
+pub async fn check_delete<B: BillKind>(conn: &mut Conn, ws: &Membership, current: &Billing) -> Result<(), ApiError> {
+    super::reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "deleted").await?;
+    match B::KIND {
+        "payable" => dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "deleted").await?,
+        _ => charges::refuse_if_charged(conn, ws, &current.row.id, "deleted").await?,
+    }
+    let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
+    status::check_booked(&company, current)
+}
+
 /// Deletes one record (never the rest of its series) with its settlement transaction,
 /// apportionment, tax charges and attachment links.
 pub async fn delete<B: BillKind>(
@@ -222,16 +236,7 @@ pub async fn delete<B: BillKind>(
 ) -> Result<(), ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Delete)?;
     let current = find::<B>(conn, ws, id).await?;
-    super::reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "deleted").await?;
-    match B::KIND {
-        "payable" => dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "deleted").await?,
-        _ => charges::refuse_if_charged(conn, ws, &current.row.id, "deleted").await?,
-    }
-    let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
-    refs::check_period(&company, "due_date", current.row.due_date)?;
-    if let Some(paid) = current.row.payment_date {
-        refs::check_period(&company, "payment_date", paid)?;
-    }
+    check_delete::<B>(conn, ws, &current).await?;
     if ledger::remove_settlement(conn, ws, &current.row.id).await? > 0 {
         if let Some(tx) = &current.row.transaction_id {
             audit_write(ctx, conn, ws, "transactions.delete", "transaction", tx).await?;
@@ -348,6 +353,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let shape = series::shape(&input, billing_type, amount)?;
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
         refs::check_period(&company, "due_date", input.due_date)?;
+        refs::check_period(&company, "competence_date", input.competence_date.unwrap_or(input.due_date))?;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };
         let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
         // The company's billing rules fill what the request left empty (every record of a
@@ -466,7 +472,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let polarity = B::POLARITY;
         let current = find::<B>(conn, ws, id).await?;
         let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
-        refs::check_period(&company, "due_date", current.row.due_date)?;
+        status::check_booked(&company, &current)?;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };
         check_open(&current)?;
         let changes_what_is_billed = input.amount.is_some_and(|a| a.cents() != current.row.amount)
@@ -489,6 +495,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let due_date = input.due_date.unwrap_or(current.row.due_date);
         refs::check_period(&company, "due_date", due_date)?;
         let competence_date = input.competence_date.unwrap_or(current.row.competence_date);
+        refs::check_period(&company, "competence_date", competence_date)?;
         let person = if input.person_id.is_some() || input.person_name.is_some() {
             owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?
         } else {
@@ -535,6 +542,25 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         };
         let coordinates = stored.with(input.coordinates)?;
         let coordinates = (coordinates != *stored).then_some(coordinates);
+        // Where and how much the bank pays: held while the bank holds the payable, and
+        // a person approves it again once changed (the approval gate covers the payee).
+        let payee = PayeeChange {
+            amount: amount != current.row.amount,
+            due_date: due_date != current.row.due_date,
+            competence_date: competence_date != current.row.competence_date,
+            person: person != current.row.person_id,
+            coordinates: coordinates.is_some() || method != current.row.payment_method_kind,
+            accounts: financial_account != current.row.financial_account_id
+                || expected_account != current.row.expected_account_id,
+        };
+        let reapproval = match B::KIND {
+            "payable" if payee.any() => {
+                dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "changed in amount, dates, payee or payment")
+                    .await?;
+                approval::again(conn, ws, ctx.channel, &current, &payee).await?
+            }
+            _ => None,
+        };
         let document_date = input.document_date.unwrap_or(current.row.document_date);
         let pick = |new: &Option<Option<String>>, old: &Option<String>| match new {
             None => old.clone(),
@@ -566,6 +592,9 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             None => current.row.operation_kind(),
         });
         status::changed_if::<B>(ctx, conn, ws, update, &current.row.id, BillStatus::Pending, refused_change).await?;
+        if let Some(changed) = &reapproval {
+            approval::send_back(ctx, conn, ws, &current.row.id, changed).await?;
+        }
         if let Some(allocations) = &allocations {
             apportionment::replace(conn, ws, "billing", &current.row.id, allocations).await?;
         }

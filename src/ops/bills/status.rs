@@ -12,6 +12,7 @@ use super::wire::{Billing, BillingPatch, BillingUpdate, For, SettleRequest};
 use super::BillKind;
 use crate::domain::apportionment::spread;
 use crate::domain::bills::{BillStatus, Transition};
+use crate::domain::dates::Date;
 use crate::domain::money::Cents;
 use crate::domain::roles::Access;
 use crate::error::{ApiError, ErrorCode};
@@ -58,15 +59,29 @@ pub fn settlement_account<'a>(requested: Option<&'a str>, on_record: Option<&'a 
     })
 }
 
-pub async fn settle<B: BillKind>(
-    ctx: &OpContext<'_>,
+/// What a settle of `current` with `input` writes, after every check a settle makes:
+/// the status allows it, the bank does not hold the payable, its dates lie in an open
+/// period, the account is the company's. Its confirmation shows it and binds it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Settlement {
+    #[serde(skip)]
+    pub company: refs::CompanyRef,
+    /// The account the money moved in.
+    pub account_id: String,
+    pub payment_date: Date,
+    pub interest: Option<Cents>,
+    pub discount: Option<Cents>,
+    /// What moved: the ticket sent, else the nominal amount.
+    pub ticket: Cents,
+}
+
+/// The settlement a settle of `current` with `input` records ([`Settlement`]).
+pub async fn settlement<B: BillKind>(
     conn: &mut Conn,
     ws: &Membership,
-    id: &str,
-    input: SettleRequest,
-) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
-    let current = find::<B>(conn, ws, id).await?;
+    current: &Billing,
+    input: &SettleRequest,
+) -> Result<Settlement, ApiError> {
     let interest = input.amounts.interest_amount.map(|a| a.cents());
     let discount = input.amounts.discount_amount.map(|a| a.cents());
     let ticket = input.amounts.ticket_amount.map(|a| ledger::positive("ticket_amount", a)).transpose()?;
@@ -76,11 +91,11 @@ pub async fn settle<B: BillKind>(
     }
     let payment_date = input.payment_date;
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
-    refs::check_period(&company, "due_date", current.row.due_date)?;
+    check_booked(&company, current)?;
     refs::check_period(&company, "payment_date", payment_date)?;
     let account_id =
         settlement_account(input.financial_account_id.as_deref(), current.row.financial_account_id.as_deref())?;
-    let account = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
+    let account_id = refs::account(conn, ws, &company, "financial_account_id", account_id).await?;
     let nominal = Cents::nominal(current.row.amount, interest, discount);
     let ticket = match ticket {
         Some(t) => t,
@@ -89,6 +104,32 @@ pub async fn settle<B: BillKind>(
             return Err(unprocessable("discount_amount", "invalid_amount", "The discount leaves nothing to settle"))
         }
     };
+    Ok(Settlement { company, account_id, payment_date, interest, discount, ticket })
+}
+
+/// The dates a bill is booked by lie in an open period of its company: its due date,
+/// its competence date and, once settled, its payment date (422 `period_closed` naming
+/// the first that does not).
+pub fn check_booked(company: &refs::CompanyRef, bill: &Billing) -> Result<(), ApiError> {
+    refs::check_period(company, "due_date", bill.row.due_date)?;
+    refs::check_period(company, "competence_date", bill.row.competence_date)?;
+    if let Some(paid) = bill.row.payment_date {
+        refs::check_period(company, "payment_date", paid)?;
+    }
+    Ok(())
+}
+
+pub async fn settle<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    input: SettleRequest,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let current = find::<B>(conn, ws, id).await?;
+    let Settlement { company, account_id: account, payment_date, interest, discount, ticket } =
+        settlement::<B>(conn, ws, &current, &input).await?;
     // Conditional on the status: a concurrent settle finds nothing to change.
     let update = sql::query(
         "UPDATE billings SET status = $1, payment_date = $2, financial_account_id = $3, interest_cents = $4, discount_cents = $5,
@@ -256,9 +297,8 @@ pub async fn reopen<B: BillKind>(
     find::<B>(conn, ws, &current.row.id).await
 }
 
-/// Cancels or reopens the bill `id`: the caller may write, the transition is allowed
-/// from its status, and its due date (and payment date, once settled) lies in an open
-/// period. Answers the bill as it was before the move.
+/// Cancels or reopens the bill `id`: the caller may write and [`check_move`] lets it.
+/// Answers the bill as it was before the move.
 async fn moved<B: BillKind>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -268,20 +308,33 @@ async fn moved<B: BillKind>(
 ) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Write)?;
     let current = find::<B>(conn, ws, id).await?;
+    check_move::<B>(conn, ws, &current, to).await?;
+    transition::<B>(ctx, conn, ws, &current, to).await?;
+    Ok(current)
+}
+
+/// Whether `current` may be cancelled or reopened: the transition is allowed from its
+/// status, the bank does not hold it, a reopen undoes no reconciliation and no payment
+/// the bank made, and its dates lie in an open period. Its confirmation asks it first.
+pub async fn check_move<B: BillKind>(
+    conn: &mut Conn,
+    ws: &Membership,
+    current: &Billing,
+    to: Transition,
+) -> Result<(), ApiError> {
     check_transition(current.row.status, to)?;
     if to == Transition::Cancel && B::KIND == "payable" {
         super::dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "cancelled").await?;
     }
     if to == Transition::Reopen {
         reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "reopened").await?;
+        match B::KIND {
+            "payable" => super::dispatch::refuse_if_paid_by_the_bank(conn, ws, &current.row.id).await?,
+            _ => super::charges::refuse_if_paid_by_the_bank(conn, ws, &current.row.id).await?,
+        }
     }
     let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
-    refs::check_period(&company, "due_date", current.row.due_date)?;
-    if let Some(paid) = current.row.payment_date {
-        refs::check_period(&company, "payment_date", paid)?;
-    }
-    transition::<B>(ctx, conn, ws, &current, to).await?;
-    Ok(current)
+    check_booked(&company, current)
 }
 
 /// Moves a record from its status through `transition`, conditionally: a concurrent

@@ -8,11 +8,14 @@
 use super as transactions;
 use super::{Aggregates, Transaction, Transfer, TransferCreate};
 use crate::domain::roles::Resource;
+use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::ops::accounts::Accounts;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{label_of, parse, reply, Asking, Call, Declaration, Deletable, Op, Records, Running};
+use crate::ops::resource::{
+    label_of, parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running,
+};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
@@ -41,7 +44,7 @@ impl Records for Transactions {
         transactions::get(ctx, conn, ws, id).await
     }
     fn label(t: &Transaction) -> String {
-        format!("“{}” ({} of {} on {})", t.description, t.transaction_type, t.amount.brl(), t.occurred_at)
+        format!("{} ({} of {} on {})", quoted(&t.description), t.transaction_type, t.amount.brl(), t.occurred_at)
     }
 }
 
@@ -50,8 +53,7 @@ impl Deletable for Transactions {
         transactions::delete(ctx, conn, ws, id).await
     }
     async fn refused(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-        let id = crate::ops::common::path_id(id, "Financial transaction")?;
-        crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "transaction", &id, "deleted").await
+        transactions::deletable(conn, ws, id).await.map(drop)
     }
 }
 
@@ -120,19 +122,23 @@ fn run_create_transfer(c: Call<'_>) -> Running<'_> {
     Box::pin(async move { reply(transactions::create_transfer(c.ctx, c.conn, c.ws, parse(c.body)?).await?) })
 }
 
+/// "Transfer R$ … from the account … to the account … on …?": both accounts as they are,
+/// after the checks the transfer makes.
 fn confirm_transfer(c: Call<'_>) -> Asking<'_> {
     Box::pin(async move {
         let Call { ctx, conn, ws, body, .. } = c;
         let input: TransferCreate = parse(body)?;
-        let from = label_of::<Accounts>(ctx, conn, ws, &input.from_account_id).await?;
-        let to = label_of::<Accounts>(ctx, conn, ws, &input.to_account_id).await?;
+        transactions::legs(conn, ws, &input).await?;
+        let mut question = Question::binding();
+        let from = label_of::<Accounts>(ctx, conn, ws, &input.from_account_id, &mut question).await?;
+        let to = label_of::<Accounts>(ctx, conn, ws, &input.to_account_id, &mut question).await?;
         let planned = if input.is_pending == Some(true) { " as a planned (pending) transfer" } else { "" };
-        Ok(format!(
-            "Transfer {} from the account {from} to the account {to} on {}{planned} (“{}”)?",
+        Ok(question.asks(format!(
+            "Transfer {} from the account {from} to the account {to} on {}{planned} ({})?",
             input.amount.cents().brl(),
             input.occurred_at,
-            input.description,
-        ))
+            quoted(&input.description),
+        )))
     })
 }
 

@@ -156,26 +156,38 @@ async fn transfer_legs(
     conn: &mut Conn,
     ws: &Membership,
     transfer_id: &str,
-) -> Result<Vec<(String, String, Date)>, ApiError> {
-    let rows = sql::query("SELECT id, company_id, occurred_at FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY id")
+) -> Result<Vec<(String, String, Date, Option<Date>)>, ApiError> {
+    let rows = sql::query("SELECT id, company_id, occurred_at, competence_date FROM financial_transactions WHERE workspace_id = $1 AND transfer_id = $2 ORDER BY financial_account_id, id")
         .bind(&ws.workspace_id)
         .bind(transfer_id)
         .fetch_all(&mut *conn)
         .await
         ?;
     rows.iter()
-        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
         .collect::<Result<Vec<_>, crate::storage::Error>>()
         .map_err(ApiError::from)
 }
 
-/// Deletes a transaction (hard), with its apportionment and attachment links.
-/// Auto-created transactions (settlements, balance adjustments) are refused (422
-/// `auto_created`: reopen or delete the bill instead). A transfer leg is deleted
-/// together with its pair, so a transfer never stays half-recorded. Every deleted row
-/// must be outside its company's closed period.
-pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
-    ctx.authorize(ws, Resource::Transactions, Access::Delete)?;
+/// The dates a movement is booked by lie in an open period of its company: the day it
+/// happened and, when it has one, its competence date (422 `period_closed` naming the
+/// first that does not).
+fn check_booked(company: &CompanyRef, occurred_at: Date, competence_date: Option<Date>) -> Result<(), ApiError> {
+    refs::check_period(company, "occurred_at", occurred_at)?;
+    match competence_date {
+        Some(competence) => refs::check_period(company, "competence_date", competence),
+        None => Ok(()),
+    }
+}
+
+/// The rows a delete of transaction `id` removes (it, or both legs of its transfer),
+/// once nothing refuses it: a reconciliation holds it, it is auto-created, or a date a
+/// row is booked by lies in a closed period. Its confirmation asks it first.
+pub async fn deletable(
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+) -> Result<Vec<(String, String, Date, Option<Date>)>, ApiError> {
     let current = find(conn, ws, id).await?;
     crate::ops::reconciliations::refuse_if_reconciled(conn, ws, "transaction", &current.id, "deleted").await?;
     if current.auto_created {
@@ -187,13 +199,24 @@ pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &
     }
     let legs = match &current.transfer_id {
         Some(transfer_id) => transfer_legs(conn, ws, transfer_id).await?,
-        None => vec![(current.id.clone(), current.company_id.clone(), current.occurred_at)],
+        None => vec![(current.id.clone(), current.company_id.clone(), current.occurred_at, current.competence_date)],
     };
-    for (_, company_id, occurred_at) in &legs {
+    for (_, company_id, occurred_at, competence_date) in &legs {
         let company = refs::company(conn, ws, "company_id", company_id).await?;
-        refs::check_period(&company, "occurred_at", *occurred_at)?;
+        check_booked(&company, *occurred_at, *competence_date)?;
     }
-    for (leg_id, _, _) in &legs {
+    Ok(legs)
+}
+
+/// Deletes a transaction (hard), with its apportionment and attachment links.
+/// Auto-created transactions (settlements, balance adjustments) are refused (422
+/// `auto_created`: reopen or delete the bill instead). A transfer leg is deleted
+/// together with its pair, so a transfer never stays half-recorded. Every deleted row
+/// must be outside its company's closed period.
+pub async fn delete(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
+    ctx.authorize(ws, Resource::Transactions, Access::Delete)?;
+    let legs = deletable(conn, ws, id).await?;
+    for (leg_id, _, _, _) in &legs {
         apportionment::replace(conn, ws, "transaction", leg_id, &[]).await?;
         sql::query(
             "DELETE FROM attachment_links WHERE workspace_id = $1 AND target_type = 'transaction' AND target_id = $2",
@@ -261,6 +284,36 @@ pub async fn aggregates(
     Ok(Aggregates { count, credit: Cents(credit), debit: Cents(debit), net: Cents(credit - debit) })
 }
 
+/// The two accounts of a transfer and their companies.
+pub struct Legs {
+    pub from: String,
+    pub from_company: CompanyRef,
+    pub to: String,
+    pub to_company: CompanyRef,
+}
+
+/// The accounts a transfer moves money between, after every check a transfer makes on
+/// them and its days: two different accounts of the workspace, each company's period
+/// open on its day and its competence date. Its confirmation asks it first.
+pub async fn legs(conn: &mut Conn, ws: &Membership, input: &TransferCreate) -> Result<Legs, ApiError> {
+    required("description", &input.description)?;
+    positive("amount", input.amount)?;
+    let from = body_id("from_account_id", &input.from_account_id)?;
+    let to = body_id("to_account_id", &input.to_account_id)?;
+    if from == to {
+        return Err(unprocessable("to_account_id", "same_account", "A transfer needs two different accounts"));
+    }
+    let (from, from_company) = refs::account_anywhere(conn, ws, "from_account_id", &from).await?;
+    let (to, to_company) = refs::account_anywhere(conn, ws, "to_account_id", &to).await?;
+    for company in [&from_company, &to_company] {
+        refs::check_period(company, "occurred_at", input.occurred_at)?;
+        if let Some(competence) = input.competence_date {
+            refs::check_period(company, "competence_date", competence)?;
+        }
+    }
+    Ok(Legs { from, from_company, to, to_company })
+}
+
 /// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
 /// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
 /// company and is subject to that company's closed period.
@@ -271,19 +324,11 @@ pub async fn create_transfer(
     input: TransferCreate,
 ) -> Result<Transfer, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Write)?;
+    let Legs { from, from_company, to, to_company } = legs(conn, ws, &input).await?;
     let description = required("description", &input.description)?.to_string();
     let amount = positive("amount", input.amount)?;
     let occurred_at = input.occurred_at;
     let competence_date = input.competence_date;
-    let from = body_id("from_account_id", &input.from_account_id)?;
-    let to = body_id("to_account_id", &input.to_account_id)?;
-    if from == to {
-        return Err(unprocessable("to_account_id", "same_account", "A transfer needs two different accounts"));
-    }
-    let (from, from_company) = refs::account_anywhere(conn, ws, "from_account_id", &from).await?;
-    let (to, to_company) = refs::account_anywhere(conn, ws, "to_account_id", &to).await?;
-    refs::check_period(&from_company, "occurred_at", occurred_at)?;
-    refs::check_period(&to_company, "occurred_at", occurred_at)?;
     let transfer_id = uuid::Uuid::new_v4().to_string();
     let notes = optional(input.notes.as_deref());
     let is_pending = input.is_pending.unwrap_or(false);
@@ -300,8 +345,17 @@ pub async fn create_transfer(
         transfer_id: Some(transfer_id.clone()),
         ..NewTransaction::default()
     };
-    let from_transaction_id = ledger::insert(ctx, conn, ws, &leg(&from_company, &from, Polarity::Debit)).await?;
-    let to_transaction_id = ledger::insert(ctx, conn, ws, &leg(&to_company, &to, Polarity::Credit)).await?;
+    // The legs in the order of their accounts' ids, whatever the direction: each insert
+    // takes its account's share of the workspace's volume (migration 0018), and two
+    // transfers between the same accounts in opposite directions take them in one order.
+    let (debit, credit) = (leg(&from_company, &from, Polarity::Debit), leg(&to_company, &to, Polarity::Credit));
+    let (from_transaction_id, to_transaction_id) = if from < to {
+        let debit = ledger::insert(ctx, conn, ws, &debit).await?;
+        (debit, ledger::insert(ctx, conn, ws, &credit).await?)
+    } else {
+        let credit = ledger::insert(ctx, conn, ws, &credit).await?;
+        (ledger::insert(ctx, conn, ws, &debit).await?, credit)
+    };
     audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &from_transaction_id).await?;
     audit_write(ctx, conn, ws, "financial_transactions.create", "financial_transaction", &to_transaction_id).await?;
     audit_write(ctx, conn, ws, "transfers.create", "transfer", &transfer_id).await?;
@@ -382,7 +436,7 @@ impl Writable for declared::Transactions {
         };
         let polarity = input.transaction_type.polarity();
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
-        refs::check_period(&company, "occurred_at", occurred_at)?;
+        check_booked(&company, occurred_at, input.competence_date)?;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };
         let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
         let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
@@ -510,10 +564,8 @@ impl Writable for declared::Transactions {
             return Err(unprocessable("id", "transfer_leg", "A transfer leg's amount, type, date and pending flag cannot change; delete the transfer and create it again"));
         }
         let company = refs::company(conn, ws, "company_id", &current.company_id).await?;
-        refs::check_period(&company, "occurred_at", current.occurred_at)?;
-        if occurred_at != current.occurred_at {
-            refs::check_period(&company, "occurred_at", occurred_at)?;
-        }
+        check_booked(&company, current.occurred_at, current.competence_date)?;
+        check_booked(&company, occurred_at, input.competence_date.unwrap_or(current.competence_date))?;
         let polarity = polarity_of(&transaction_type);
         let type_changed = transaction_type != current.transaction_type;
         let owner = refs::Owner { ctx, ws, company: &company, polarity };

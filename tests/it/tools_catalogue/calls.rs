@@ -42,7 +42,7 @@ async fn every_tool_runs(find: bool) {
             "Acme Comércio Ltda",
             json!({"name": "Filial Norte Ltda", "cnpj": "11444777000242", "workspace_id": DEMO_WORKSPACE_ACME}),
             json!({"trade_name": "Filial Norte"}),
-            &["Filial Norte Ltda", "11444777000242", "Acme Comércio"],
+            &["Filial Norte Ltda", "CNPJ 11.444.777/0002-42", "Acme Comércio"],
         ),
         (
             "accounts",
@@ -440,8 +440,9 @@ async fn settling_the_rent_asks_in_the_users_terms_and_moves_the_money_once() {
     let (message, state) = a.ask("finance_payables_settle", args.clone()).await;
     assert_eq!(
         message,
-        "Settle the payable “Aluguel de dezembro” to Imobiliária Central Ltda (R$ 4.500,00, due 2026-12-10)? \
-This records a payment of R$ 4.500,00 on 2026-12-10 out of the account “Conta corrente Itaú” (balance R$ 13.500,00)."
+        "Record a payment of R$ 4.500,00 for the payable “Aluguel de dezembro” to “Imobiliária Central Ltda” \
+(R$ 4.500,00, due 2026-12-10), made on 2026-12-10 out of the account “Conta corrente Itaú” (balance R$ 13.500,00)? \
+No money moves: this records in the books a payment made outside Kobana."
     );
     assert_eq!(
         a.ok("finance_payables_get", json!({"id": ACME_RENT_DECEMBER})).await["status"],

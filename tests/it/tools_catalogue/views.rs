@@ -220,12 +220,13 @@ pub(super) fn model_visible(tools: &[Value]) -> usize {
 }
 
 /// The catalogue's cost in an agent's context, pinned: a test fails if it grows. The
-/// figures (bytes ≈ tokens × 4) are those of BENCHMARKS.md.
+/// figures (bytes ≈ tokens × 4) are those of BENCHMARKS.md. (Names and descriptions
+/// carry the pattern that refuses control and override characters: +4.0 KB.)
 #[tokio::test]
 async fn the_catalogue_stays_within_its_byte_budget() {
-    const MODEL_VISIBLE_OWNER: usize = 90_000;
-    const WIRE_OWNER: usize = 210_000;
-    const WIRE_PAYABLES_VIEW: usize = 56_000;
+    const MODEL_VISIBLE_OWNER: usize = 93_500;
+    const WIRE_OWNER: usize = 214_500;
+    const WIRE_PAYABLES_VIEW: usize = 57_000;
     let h = Harness::new().await;
     let owner = h.token(DEMO_OWNER);
     for version in ["2026-07-28", "2025-06-18"] {
