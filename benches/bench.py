@@ -341,7 +341,7 @@ def main():
             backend.fill(binary, payables, transactions)
             port = free_port()
             server_env = {"KFIN_JWT_SECRET": "bench-secret-not-for-production", "KFIN_PUBLIC_URL": f"http://127.0.0.1:{port}",
-                          "KFIN_RATE_LIMIT_READS": "1000000000", "KFIN_LOG": "off"}
+                          "KFIN_RATE_LIMIT_READS": "1000000000", "KFIN_RATE_LIMIT_WRITES": "1000000000", "KFIN_LOG": "off"}
             server = spawn([binary, "serve", "--addr", f"127.0.0.1:{port}", "--database-url", backend.url], server_env)
             procs.append(server)
             wait_port(port, server, "server")
@@ -362,7 +362,8 @@ def main():
                         ("tools/call finance_reconciliations_suggest", "suggest.lua", None, None),
                         ("tools/call finance_reports_aging (100,000 pending, by person)", "reports_aging.lua", None, None),
                         ("tools/call finance_reports_income_statement (a month against the one before)", "income_statement.lua", None, None),
-                        ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua", None, None))
+                        ("tools/call finance_tools_search (find mode, summary of 8)", "find_search.lua", None, None),
+                        ("tools/call finance_payables_send_to_bank, the question (confirm)", "confirm_ask.lua", None, None))
             only = env("BENCH_ONLY", "")
             for label, script, tokens, fixed in [r for r in requests if not only or any(w in r[0] for w in only.split("|"))]:
                 raw, size = capture(port, script, token)

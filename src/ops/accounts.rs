@@ -461,6 +461,26 @@ fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
 }
 
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
+/// The account `id` as a question names it where money leaves or enters it: its name, read
+/// without its balance and bound to `question` (what the question depends on is the
+/// account, not every movement in it — and a balance is a sum over all of them); its id
+/// when the caller may not read accounts.
+pub async fn named(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    question: &mut Question,
+) -> Result<String, ApiError> {
+    let account = match ctx.authorize(ws, Resource::Accounts, Access::Read) {
+        Ok(()) => Some(find(conn, ws, id).await?),
+        Err(e) if matches!(e.code, ErrorCode::InsufficientScope | ErrorCode::Forbidden) => None,
+        Err(e) => return Err(e),
+    };
+    question.bind(&account);
+    Ok(account.map_or_else(|| id.to_string(), |account| quoted(&account.name)))
+}
+
 pub(crate) async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Account, ApiError> {
     crud::find::<Accounts>(conn, ws, id).await
 }

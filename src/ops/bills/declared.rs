@@ -12,12 +12,11 @@ use crate::domain::roles::Resource;
 use crate::domain::shown;
 use crate::domain::text::quoted;
 use crate::error::ApiError;
-use crate::ops::accounts::Accounts;
 use crate::ops::common::bill_label;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
 use crate::ops::resource::{
-    joined, label_of, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Tool,
+    joined, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Tool,
 };
 use crate::ops::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
@@ -135,7 +134,7 @@ fn confirm_settle<B: BillKind>(mut c: Call<'_>) -> Asking<'_> {
                 Some(id) => format!(
                     " {} the account {}",
                     B::ACCOUNT,
-                    label_of::<Accounts>(c.ctx, c.conn, c.ws, id, &mut question).await?
+                    crate::ops::accounts::named(c.ctx, c.conn, c.ws, id, &mut question).await?
                 ),
                 None => String::new(),
             };
@@ -152,7 +151,7 @@ fn confirm_settle<B: BillKind>(mut c: Call<'_>) -> Asking<'_> {
         let Call { ctx, conn, ws, .. } = c;
         let settlement = super::status::settlement::<B>(conn, ws, &bill, &input).await?;
         question.bind(&settlement);
-        let account = label_of::<Accounts>(ctx, conn, ws, &settlement.account_id, &mut question).await?;
+        let account = crate::ops::accounts::named(ctx, conn, ws, &settlement.account_id, &mut question).await?;
         Ok(question.asks(format!(
             "Record a {} of {} for the {} {}, made on {} {} the account {account}? No money moves: this records in the \
              books a {} made outside Kobana.",
@@ -201,7 +200,7 @@ fn confirm_reopen<B: BillKind>(mut c: Call<'_>) -> Asking<'_> {
                     " Its {} of {} on {date} is removed from the account {}.",
                     B::SETTLEMENT,
                     moved.brl(),
-                    label_of::<Accounts>(ctx, conn, ws, account, &mut question).await?
+                    crate::ops::accounts::named(ctx, conn, ws, account, &mut question).await?
                 )
             }
             _ => String::new(),
@@ -496,7 +495,7 @@ fn confirm_charge(mut c: Call<'_>) -> Asking<'_> {
         let Call { ctx, conn, ws, .. } = c;
         let invoice = super::charges::invoice(conn, ws, &bill, request.kind).await?;
         question.bind(&invoice);
-        let account = label_of::<Accounts>(ctx, conn, ws, &invoice.account_id, &mut question).await?;
+        let account = crate::ops::accounts::named(ctx, conn, ws, &invoice.account_id, &mut question).await?;
         let (how, payer, document, due) = match &invoice.issue {
             Issue::Pix(pix) => ("a Pix charge", &pix.payer.name, &pix.payer.document_number, &pix.expire_at[..10]),
             Issue::BankBillet(billet) => {
@@ -554,7 +553,7 @@ fn confirm_send_to_bank(mut c: Call<'_>) -> Asking<'_> {
         let Call { ctx, conn, ws, .. } = c;
         let order = super::dispatch::order(conn, ws, &bill).await?;
         question.bind(&order);
-        let account = label_of::<Accounts>(ctx, conn, ws, &order.account_id, &mut question).await?;
+        let account = crate::ops::accounts::named(ctx, conn, ws, &order.account_id, &mut question).await?;
         let when = match &order.payment.scheduled_to {
             Some(day) => format!(" on {day}"),
             None => String::new(),

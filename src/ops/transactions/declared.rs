@@ -10,12 +10,9 @@ use super::{Aggregates, Transaction, Transfer, TransferCreate};
 use crate::domain::roles::Resource;
 use crate::domain::text::quoted;
 use crate::error::ApiError;
-use crate::ops::accounts::Accounts;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
-use crate::ops::resource::{
-    label_of, parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running,
-};
+use crate::ops::resource::{parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
@@ -130,8 +127,8 @@ fn confirm_transfer(c: Call<'_>) -> Asking<'_> {
         let input: TransferCreate = parse(body)?;
         transactions::legs(conn, ws, &input).await?;
         let mut question = Question::binding();
-        let from = label_of::<Accounts>(ctx, conn, ws, &input.from_account_id, &mut question).await?;
-        let to = label_of::<Accounts>(ctx, conn, ws, &input.to_account_id, &mut question).await?;
+        let from = crate::ops::accounts::named(ctx, conn, ws, &input.from_account_id, &mut question).await?;
+        let to = crate::ops::accounts::named(ctx, conn, ws, &input.to_account_id, &mut question).await?;
         let planned = if input.is_pending == Some(true) { " as a planned (pending) transfer" } else { "" };
         Ok(question.asks(format!(
             "Transfer {} from the account {from} to the account {to} on {}{planned} ({})?",

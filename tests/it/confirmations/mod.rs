@@ -342,3 +342,20 @@ async fn a_transfer_and_a_balance_adjustment_move_money_between_the_accounts_the
         assert!(!second.contains(&format!("from {}", start.brl())), "{second}");
     }
 }
+
+/// What a question binds is what the operation depends on, no more: a movement posted in
+/// the source account meanwhile (its balance moves) does not ask a payment again.
+#[tokio::test]
+async fn a_movement_elsewhere_in_the_source_account_does_not_ask_again() {
+    let (h, standin) = with_gateway().await;
+    let api = h.api_token(DEMO_OWNER);
+    let mcp = h.token(DEMO_OWNER);
+    let arguments = json!({"id": ACME_SERVICE_CHARGE_DECEMBER});
+    let (_, state) = ask(&h, &mcp, Door::Tool, "finance_payables_send_to_bank", &arguments).await;
+    let body = json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CHECKING_ACCOUNT,
+        "description": "Tarifa bancária", "amount": "12.00", "occurred_at": "2026-12-03", "type": "debit"});
+    create_at(&h, "/v1/financial-transactions", &api, body).await;
+    let done = accept(&h, &mcp, Door::Tool, "finance_payables_send_to_bank", &arguments, &state).await;
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(standin.payments_made(), 1);
+}
