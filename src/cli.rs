@@ -203,7 +203,7 @@ async fn run(command: Command) -> CliResult {
         }
         Command::Token { user, scope, audience, ttl, database_url } => {
             let config = Config::from_env(database_url).map_err(|e| e.to_string())?;
-            let keys = crate::auth::keys::KeyStore::from_config(&config.keys).await?;
+            let keys = crate::auth::keys::KeyStore::from_config(&config.keys, &crate::aws::Aws::default()).await?;
             let keys = keys.current().await.map_err(|e| e.message)?;
             println!("{}", mint(&config, &keys, &user, scope, audience, ttl)?);
             Ok(())

@@ -242,7 +242,7 @@ mod tests {
         seed::run(&db).await.unwrap();
         let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
         let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
-        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none());
+        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none(), &crate::aws::Aws::default());
         let identity =
             Identity { user_id: seed::DEMO_OWNER.into(), scopes: ScopeSet::parse(&all_scopes().join(" ")), jti: None };
         let ws = Membership {

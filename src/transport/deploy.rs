@@ -21,7 +21,7 @@ use http_body_util::Full;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::aws::Https;
+use crate::https::Https;
 use crate::storage::{migrate, Db};
 
 /// What an invocation is, from its top-level fields.
@@ -163,7 +163,7 @@ fn response_url(url: &str) -> Result<url::Url, String> {
 }
 
 /// How long the response PUT may take in all, its connection being set up within the
-/// client's connect timeout (`aws::CONNECT_TIMEOUT`, 3 s). One attempt: a failure fails
+/// client's connect timeout (`https::CONNECT_TIMEOUT`, 3 s). One attempt: a failure fails
 /// the invocation, and Lambda retries an asynchronous one.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
