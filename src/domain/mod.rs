@@ -32,6 +32,7 @@ pub mod bills;
 pub mod buckets;
 pub mod channel;
 pub mod coordinates;
+pub mod csv;
 pub mod dates;
 pub mod documents;
 pub mod money;
