@@ -28,6 +28,7 @@ macro_rules! string_schema {
 }
 
 pub mod apportionment;
+pub mod banks;
 pub mod bills;
 pub mod buckets;
 pub mod channel;
