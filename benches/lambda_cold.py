@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+from cold_start import rss_kib  # beside this script
+
 FIXTURE_KEY = "kobana-finance-replay-fixtures"
 
 
@@ -96,17 +98,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
         server.done.set()
-
-
-def rss_kib(pid):
-    """The process's resident set (VmRSS) and its peak (VmHWM), in KiB."""
-    fields = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                fields[name] = int(value.split()[0])
-    return fields["VmRSS"], fields["VmHWM"]
 
 
 def one_run(binary, database_url, event):
