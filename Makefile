@@ -1,5 +1,5 @@
 # The two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench lambda replay build release fmt lint bench-lists bench-tools fuzz load
+.PHONY: run test bench bench-compare lambda replay build release fmt lint bench-lists bench-tools fuzz load
 
 ARCH ?= arm64
 EVENT ?= events/v2/tools-list.json
@@ -16,6 +16,10 @@ test:
 ## tools/call against a bare hyper ceiling at 1/8/64 connections (SQLite; PostgreSQL when one answers), memory.
 bench:
 	scripts/bench.sh
+
+## Cold starts (serve, Lambda, Lambda with keys from Secrets Manager), sizes and RSS of two release binaries, in pairs.
+bench-compare:
+	scripts/bench-compare.sh $(BEFORE) $(AFTER)
 
 ## Build the Lambda deployable with cargo-lambda (ARCH=arm64 or ARCH=x86_64).
 lambda:

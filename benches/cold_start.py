@@ -39,6 +39,17 @@ def request(token):
     return head + body
 
 
+def rss_kib(pid):
+    """The process's resident set (VmRSS) and its peak (VmHWM), in KiB."""
+    fields = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = int(value.split()[0])
+    return fields["VmRSS"], fields["VmHWM"]
+
+
 def one_run(binary, database_url, token):
     port = free_port()
     env = dict(os.environ, KFIN_LOG="off", KFIN_PUBLIC_URL="http://127.0.0.1:8080")
@@ -69,7 +80,7 @@ def one_run(binary, database_url, token):
             elapsed = time.perf_counter() - start
             if not data.startswith(b"HTTP/1.1 200"):
                 raise RuntimeError(f"unexpected answer: {data[:200]!r}")
-            return elapsed * 1000
+            return elapsed * 1000, rss_kib(proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -79,13 +90,16 @@ def main():
     binary, database_url, token = sys.argv[1:4]
     runs = int(sys.argv[4]) if len(sys.argv) > 4 else 30
     one_run(binary, database_url, token)  # page in the binary once
-    samples = sorted(one_run(binary, database_url, token) for _ in range(runs))
+    runs_and_rss = [one_run(binary, database_url, token) for _ in range(runs)]
+    samples = sorted(ms for ms, _ in runs_and_rss)
     print(json.dumps({
         "runs": runs,
         "median_ms": round(statistics.median(samples), 2),
         "p90_ms": round(samples[int(0.9 * (runs - 1))], 2),
         "min_ms": round(samples[0], 2),
         "max_ms": round(samples[-1], 2),
+        "rss_after_first_answer_kib": int(statistics.median(rss for _, (rss, _) in runs_and_rss)),
+        "rss_peak_kib": int(statistics.median(peak for _, (_, peak) in runs_and_rss)),
     }))
 
 

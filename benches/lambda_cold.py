@@ -10,7 +10,10 @@ loopback port and records:
     `POST /2018-06-01/runtime/invocation/{id}/response` (a POST to `/error` or
     `/init/error` fails the run).
 The database must be migrated and seeded; the event's token is the fixture token, so
-KFIN_JWT_SECRET is the fixture key. Sockets run with TCP_NODELAY (delayed ACKs would add
+KFIN_JWT_SECRET is the fixture key — or, with BENCH_SECRET_ID set, the signing keys come
+from that Secrets Manager secret (which must hold the fixture key), fetched at init as
+in production, through the AWS environment of this process (AWS_ENDPOINT_URL, …). Also
+records the function's resident set after its first answer (VmRSS, VmHWM). Sockets run with TCP_NODELAY (delayed ACKs would add
 40 ms to each exchange). Prints JSON medians in milliseconds. Stdlib only.
 """
 import http.server
@@ -22,6 +25,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from cold_start import rss_kib  # beside this script
 
 FIXTURE_KEY = "kobana-finance-replay-fixtures"
 
@@ -37,6 +42,9 @@ class StandIn(http.server.ThreadingHTTPServer):
         self.answered = None
         self.failure = None
         self.done = threading.Event()
+        # Set when the run ends: until then a second poll is held (answering it, or
+        # closing it, would end the function before its resident set is read).
+        self.release = threading.Event()
 
     def handle_error(self, request, client_address):
         pass  # the function was stopped mid-poll: expected at the end of each run
@@ -58,7 +66,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
             return
         if server.served:
-            server.done.wait(30)  # a second poll: held, unanswered, until the run ends
+            server.release.wait(30)  # a second poll: held, unanswered, until the run ends
             self.close_connection = True
             return
         server.served = True
@@ -102,6 +110,9 @@ def one_run(binary, database_url, event):
                KFIN_DATABASE_URL=database_url, KFIN_JWT_SECRET=FIXTURE_KEY, KFIN_LOG="off")
     for name in ("KFIN_PUBLIC_URL", "KFIN_AUTH_SERVER", "KFIN_ALLOWED_ORIGINS", "KFIN_SECRET_ID", "KFIN_DATABASE_SECRET_ID"):
         env.pop(name, None)
+    if os.environ.get("BENCH_SECRET_ID"):
+        env.pop("KFIN_JWT_SECRET")
+        env["KFIN_SECRET_ID"] = os.environ["BENCH_SECRET_ID"]
     start = time.perf_counter()
     proc = subprocess.Popen([binary], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
@@ -112,10 +123,12 @@ def one_run(binary, database_url, event):
         answer = json.loads(standin.response)
         if answer.get("statusCode") != 200:
             raise RuntimeError(f"unexpected answer: {standin.response[:300]!r}")
-        return (standin.first_next - start) * 1000, (standin.answered - standin.first_next) * 1000
+        rss = rss_kib(proc.pid)
+        return (standin.first_next - start) * 1000, (standin.answered - standin.first_next) * 1000, rss
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        standin.release.set()
         standin.shutdown()
         standin.server_close()
 
@@ -135,6 +148,8 @@ def main():
         "first_invocation_median_ms": round(statistics.median(first), 2),
         "total_median_ms": round(statistics.median(total), 2),
         "total_p90_ms": round(total[int(0.9 * (runs - 1))], 2),
+        "rss_after_first_answer_kib": int(statistics.median(s[2][0] for s in samples)),
+        "rss_peak_kib": int(statistics.median(s[2][1] for s in samples)),
     }))
 
 

@@ -13,6 +13,9 @@ use crate::storage::Db;
 
 pub struct App {
     pub config: Config,
+    /// The AWS clients (Secrets Manager, S3) the stores below share: one configuration,
+    /// loaded on the first call.
+    pub aws: crate::aws::Aws,
     pub db: Db,
     pub keys: KeyStore,
     pub blobs: BlobStore,
@@ -69,11 +72,12 @@ impl App {
     }
 
     async fn open(config: Config, warm_keys: bool) -> Result<AppState, String> {
-        let blobs = BlobStore::from_url(config.blob_url.as_deref())?;
+        let aws = crate::aws::Aws::default();
+        let blobs = BlobStore::from_url(config.blob_url.as_deref(), &aws)?;
         let database = async {
             match &config.database_secret {
                 Some(secret) => {
-                    let credentials = Arc::new(DatabaseCredentials::from_config(secret).await);
+                    let credentials = Arc::new(DatabaseCredentials::new(aws.clone(), secret.clone()));
                     Db::connect_with_secret(credentials, config.db_max_connections).await
                 }
                 None => Db::connect(&config.database_url, config.db_max_connections).await.map_err(|e| e.to_string()),
@@ -81,7 +85,7 @@ impl App {
             .map_err(|e| format!("cannot open the database: {e}"))
         };
         let keys = async {
-            let keys = KeyStore::from_config(&config.keys).await?;
+            let keys = KeyStore::from_config(&config.keys, &aws).await?;
             if warm_keys {
                 keys.warm().await;
             }
@@ -90,9 +94,10 @@ impl App {
         let (db, keys) = tokio::try_join!(database, keys)?;
         let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
         let token_rules = crate::auth::TokenRules::new(&config);
-        let gateway = crate::gateway::Gateway::new(&config.gateway);
+        let gateway = crate::gateway::Gateway::new(&config.gateway, &aws);
         Ok(Arc::new(App {
             config,
+            aws,
             db,
             keys,
             blobs,

@@ -47,7 +47,7 @@ pub enum Command {
         /// The user id (the token's `sub`).
         #[arg(long)]
         user: String,
-        /// Space-separated scopes (default: the 29 read, write and bank scopes).
+        /// Space-separated scopes (default: the 30 read, write and bank scopes).
         #[arg(long)]
         scope: Option<String>,
         /// Which surface the token is for.
@@ -87,10 +87,28 @@ pub enum Command {
         #[arg(long)]
         database_url: Option<String>,
     },
+    /// The bank list (`GET /v1/banks`).
+    Banks {
+        #[command(subcommand)]
+        command: BanksCommand,
+    },
     /// Run an API Gateway / Function URL / ALB event through the Lambda handler and
     /// print the Lambda response.
     Replay {
         event: PathBuf,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BanksCommand {
+    /// Refresh the list from the Central Bank's ParticipantesSTR.csv (as published: UTF-8
+    /// or Windows-1252), upserting by ISPB; a participant that left stays for the accounts
+    /// that name it. Prints what was added, renamed and dropped, as JSON. A bad file is
+    /// refused with its line, and changes nothing.
+    Import {
+        file: PathBuf,
         #[arg(long)]
         database_url: Option<String>,
     },
@@ -203,7 +221,7 @@ async fn run(command: Command) -> CliResult {
         }
         Command::Token { user, scope, audience, ttl, database_url } => {
             let config = Config::from_env(database_url).map_err(|e| e.to_string())?;
-            let keys = crate::auth::keys::KeyStore::from_config(&config.keys).await?;
+            let keys = crate::auth::keys::KeyStore::from_config(&config.keys, &crate::aws::Aws::default()).await?;
             let keys = keys.current().await.map_err(|e| e.message)?;
             println!("{}", mint(&config, &keys, &user, scope, audience, ttl)?);
             Ok(())
@@ -232,6 +250,13 @@ async fn run(command: Command) -> CliResult {
             migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
             crate::ops::bills::approval::set_gate(&state.db, &workspace, on == "on").await?;
             println!("approval gate {on}");
+            Ok(())
+        }
+        Command::Banks { command: BanksCommand::Import { file, database_url } } => {
+            let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let state = open(database_url).await?;
+            let answer = crate::transport::deploy::banks_import(&state.db, &bytes).await?;
+            println!("{}", serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())?);
             Ok(())
         }
         Command::Replay { event, database_url } => replay(event, database_url).await,

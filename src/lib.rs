@@ -14,6 +14,7 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod gateway;
+pub mod https;
 pub mod kept;
 #[cfg(test)]
 mod layering;

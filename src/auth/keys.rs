@@ -73,7 +73,7 @@ fn parse_secret(text: &str) -> Result<Keys, String> {
 }
 
 struct Remote {
-    client: crate::aws::SecretsManager,
+    aws: crate::aws::Aws,
     secret_id: String,
     ttl: Duration,
     cache: RwLock<Option<(Arc<Keys>, Instant)>>,
@@ -103,12 +103,12 @@ impl KeyStore {
         KeyStore { source: Source::Fixed(Arc::new(keys)) }
     }
 
-    /// A store reading `secret_id` through `client`; nothing is fetched until
+    /// A store reading `secret_id` through `aws`; nothing is fetched until
     /// [`KeyStore::current`] (or [`KeyStore::warm`]) is called.
-    pub fn secrets_manager(client: crate::aws::SecretsManager, secret_id: String, ttl: Duration) -> KeyStore {
+    pub fn secrets_manager(aws: crate::aws::Aws, secret_id: String, ttl: Duration) -> KeyStore {
         KeyStore {
             source: Source::SecretsManager(Box::new(Remote {
-                client,
+                aws,
                 secret_id,
                 ttl,
                 cache: RwLock::new(None),
@@ -118,9 +118,9 @@ impl KeyStore {
         }
     }
 
-    /// Builds the store the configuration asks for. The Secrets Manager client reads the
-    /// AWS environment (region, credentials, endpoint: see [`crate::aws`]).
-    pub async fn from_config(config: &KeySourceConfig) -> Result<KeyStore, String> {
+    /// Builds the store the configuration asks for; a secret is read through `aws` (the
+    /// AWS environment: region, credentials, endpoint, see [`crate::aws`]).
+    pub async fn from_config(config: &KeySourceConfig, aws: &crate::aws::Aws) -> Result<KeyStore, String> {
         match config {
             KeySourceConfig::Static { jwt_secret, state_key } => {
                 Ok(KeyStore::fixed(Keys::from_secret(jwt_secret, state_key.as_deref())))
@@ -131,8 +131,7 @@ impl KeyStore {
                 Ok(KeyStore::fixed(Keys::from_secret(&secret, state_key.as_deref())))
             }
             KeySourceConfig::SecretsManager { secret_id, ttl } => {
-                let client = crate::aws::secrets_manager();
-                Ok(KeyStore::secrets_manager(client, secret_id.clone(), *ttl))
+                Ok(KeyStore::secrets_manager(aws.clone(), secret_id.clone(), *ttl))
             }
         }
     }
@@ -195,7 +194,7 @@ impl Remote {
     }
 
     async fn fetch(&self) -> Result<Keys, ApiError> {
-        let text = self.client.get_secret_string(&self.secret_id).await.map_err(|e| {
+        let text = self.aws.get_secret_string(&self.secret_id).await.map_err(|e| {
             tracing::warn!(error = %e, "secret store unavailable");
             ApiError::unavailable("secret store")
         })?;

@@ -400,7 +400,17 @@ impl<'de> serde::Deserialize<'de> for Date {
     }
 }
 
-string_schema!(Date, { "type": "string", "format": "date" });
+// A date's schema: `format: date`, and the note that says so where the real API's
+// document declares its dates as date-times (`x-kobana-difference`, read by `/v1`'s
+// OpenAPI; the tools' schemas leave `x-` keys out).
+string_schema!(Date, {
+    "type": "string",
+    "format": "date",
+    "x-kobana-difference": DATE_DIFFERENCE
+});
+
+/// What the OpenAPI document says of every date it declares.
+pub const DATE_DIFFERENCE: &str = "Deliberate difference: a calendar date, answered as YYYY-MM-DD (the real API's document declares its dates as date-times). A date-time is accepted on input and stands for its calendar date in São Paulo.";
 
 #[cfg(test)]
 mod tests {

@@ -28,10 +28,12 @@ macro_rules! string_schema {
 }
 
 pub mod apportionment;
+pub mod banks;
 pub mod bills;
 pub mod buckets;
 pub mod channel;
 pub mod coordinates;
+pub mod csv;
 pub mod dates;
 pub mod documents;
 pub mod money;

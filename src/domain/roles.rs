@@ -20,10 +20,11 @@ pub enum Resource {
     AutomaticRules,
     Receipts,
     Reports,
+    Banks,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 15] = [
+    pub const ALL: [Resource; 16] = [
         Resource::Companies,
         Resource::Accounts,
         Resource::Transactions,
@@ -39,6 +40,7 @@ impl Resource {
         Resource::AutomaticRules,
         Resource::Receipts,
         Resource::Reports,
+        Resource::Banks,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +60,7 @@ impl Resource {
             Resource::AutomaticRules => "automatic_rules",
             Resource::Receipts => "receipts",
             Resource::Reports => "reports",
+            Resource::Banks => "banks",
         }
     }
 
@@ -67,7 +70,7 @@ impl Resource {
 
     /// Whether it is only read (a report): it has no write scope.
     pub fn is_read_only(self) -> bool {
-        matches!(self, Resource::CashFlow | Resource::Receipts | Resource::Reports)
+        matches!(self, Resource::CashFlow | Resource::Receipts | Resource::Reports | Resource::Banks)
     }
 
     /// The scope of its orders to the bank (action-only: a payable's dispatch, a
@@ -236,7 +239,7 @@ pub fn permission(scopes: &ScopeSet, role: Option<Role>, resource: Resource, acc
     }
 }
 
-/// The 29 read, write and bank scopes (not `finance.all`; a report has no write
+/// The 30 read, write and bank scopes (not `finance.all`; a report has no write
 /// scope): what a dev token gets by default.
 pub fn all_scopes() -> Vec<String> {
     Resource::ALL
@@ -331,7 +334,7 @@ mod tests {
 
     #[test]
     fn twenty_nine_default_scopes() {
-        assert_eq!(all_scopes().len(), 29);
+        assert_eq!(all_scopes().len(), 30);
         assert!(all_scopes().contains(&"finance.cash_flow".to_string()));
         assert!(all_scopes().contains(&"finance.reports".to_string()));
         assert!(!all_scopes().contains(&"finance.reports.write".to_string()), "a report is only read");

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use super::csv::{clean, decode, fold, record};
 use super::dates::Date;
 use super::money::Cents;
 
@@ -128,40 +129,10 @@ pub fn parse(bytes: &[u8]) -> Result<Statement, StatementError> {
     }
 }
 
-/// Windows-1252's bytes 0x80–0x9F (the rest is Latin-1); its five unassigned bytes are
-/// U+FFFD, so a stray byte shows as one instead of an invisible C1 control.
-const CP1252_80_9F: [char; 32] = [
-    '€', '\u{FFFD}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{FFFD}', 'Ž', '\u{FFFD}', '\u{FFFD}',
-    '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{FFFD}', 'ž', 'Ÿ',
-];
-
-/// The text of a file (see the module's documentation), with `\n` line breaks.
-fn decode(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let text = std::str::from_utf8(bytes).map_or_else(|_| bytes.iter().map(|&b| cp1252(b)).collect(), str::to_owned);
-    text.replace("\r\n", "\n").replace('\r', "\n")
-}
-
-fn cp1252(byte: u8) -> char {
-    usize::from(byte).checked_sub(0x80).and_then(|i| CP1252_80_9F.get(i)).copied().unwrap_or(char::from(byte))
-}
-
 /// OFX when it starts with the 1.x header or holds an `<OFX>` element anywhere.
 fn is_ofx(text: &str) -> bool {
     let head = text.trim_start().get(..9).is_some_and(|head| head.eq_ignore_ascii_case("OFXHEADER"));
     head || text.as_bytes().windows(5).any(|w| w.eq_ignore_ascii_case(b"<OFX>"))
-}
-
-/// Trimmed, every run of whitespace or control characters one space, cut to `max`
-/// characters on a character boundary.
-fn clean(text: &str, max: usize) -> String {
-    let words: Vec<_> = text.split(|c: char| c.is_whitespace() || c.is_control()).filter(|w| !w.is_empty()).collect();
-    let mut out = words.join(" ");
-    if let Some((at, _)) = out.char_indices().nth(max) {
-        out.truncate(at);
-        out.truncate(out.trim_end().len());
-    }
-    out
 }
 
 /// The description — the first of `texts` not empty once cleaned, else "Movimento" —
@@ -386,20 +357,6 @@ const HEADERS: [(Role, &str); 10] = [
     (Role::Sign, "deb cred|debito credito|credito debito|d c|c d|dc|natureza"),
 ];
 
-/// The accented letters of Portuguese, by the letter without accent.
-const ACCENTS: [(&str, char); 6] = [("áàâã", 'a'), ("éê", 'e'), ("í", 'i'), ("óôõ", 'o'), ("úü", 'u'), ("ç", 'c')];
-
-/// A header cell as compared: lower case, accents dropped, every run of other
-/// characters one space.
-fn fold(text: &str) -> String {
-    let plain = text.chars().flat_map(char::to_lowercase).map(|c| match ACCENTS.iter().find(|(a, _)| a.contains(c)) {
-        Some(&(_, plain)) => plain,
-        None if c.is_ascii_alphanumeric() => c,
-        None => ' ',
-    });
-    clean(&plain.collect::<String>(), usize::MAX)
-}
-
 /// A CSV's header: its separator, how many cells it names (empty ones after the last
 /// name do not count: a trailing separator), and the column of each role (the first
 /// column of that name).
@@ -429,36 +386,6 @@ impl Columns {
     fn cell<'a>(&self, cells: &'a [String], role: Role) -> Option<&'a str> {
         cells.get(self.roles[role as usize]?).map(String::as_str).filter(|c| !c.is_empty() && *c != "-")
     }
-}
-
-/// One record from `pos`: its cells, trimmed. A quoted cell may hold the separator, `""`
-/// for a quote and line breaks. Moves `pos` past the record and `line` past its lines.
-fn record(text: &str, pos: &mut usize, line: &mut usize, separator: char) -> Vec<String> {
-    let (start, mut cells, mut cell, mut quoted, mut was_quoted) = (*pos, Vec::new(), String::new(), false, false);
-    let mut chars = text[start..].char_indices().peekable();
-    *pos = text.len();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '"' if quoted => match chars.next_if(|&(_, c)| c == '"') {
-                Some(_) => cell.push('"'),
-                None => quoted = false,
-            },
-            '"' if !was_quoted && cell.trim().is_empty() => (quoted, was_quoted) = (true, true),
-            '\n' if !quoted => {
-                *pos = start + i + 1;
-                break;
-            }
-            c if c == separator && !quoted => {
-                cells.push(cell.trim().to_owned());
-                (cell, was_quoted) = (String::new(), false);
-            }
-            c => cell.push(c),
-        }
-        *line += usize::from(c == '\n');
-    }
-    *line += 1;
-    cells.push(cell.trim().to_owned());
-    cells
 }
 
 /// Reads a CSV: `None` when no header is found. The header is the first of the first

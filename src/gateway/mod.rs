@@ -33,9 +33,9 @@ use http::{Method, StatusCode};
 use http_body_util::Full;
 use serde::{Deserialize, Serialize};
 
-use crate::aws::Https;
 use crate::config::{GatewayConfig, GatewayCredentials};
 use crate::domain::coordinates::TaxData;
+use crate::https::Https;
 
 /// How long one call to the gateway may take, answer included.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -509,7 +509,7 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
@@ -523,11 +523,14 @@ pub struct Gateway {
     /// Made on the first call: a server that never calls the gateway never loads the
     /// TLS roots for it (cold start).
     http: std::sync::OnceLock<Https>,
+    /// Where its secret is read (`GatewayCredentials::Secret`).
+    aws: crate::aws::Aws,
 }
 
 impl Gateway {
-    pub fn new(config: &GatewayConfig) -> Gateway {
+    pub fn new(config: &GatewayConfig, aws: &crate::aws::Aws) -> Gateway {
         Gateway {
+            aws: aws.clone(),
             base_url: config.url.clone(),
             credentials: config.credentials.clone(),
             secret: tokio::sync::OnceCell::new(),
@@ -543,7 +546,8 @@ impl Gateway {
             GatewayCredentials::Secret { secret_id } => {
                 self.secret
                     .get_or_try_init(|| async {
-                        let text = crate::aws::secrets_manager()
+                        let text = self
+                            .aws
                             .get_secret_string(secret_id)
                             .await
                             .map_err(|e| GatewayError::Unavailable(format!("the gateway's secret: {e}")))?

@@ -194,7 +194,7 @@ workspace_id to the other tools when you have more than one.",
 /// The catalogue, in the order `tools/list` returns it (SPEC §5): `finance_workspaces_list`
 /// first, then the money flow — reports, cash flow, payables, receivables, reconciliations, transactions and transfers,
 /// accounts, receipts, attachments — then the registers: companies, people, categories, cost
-/// centers, taxes, automatic rules. A client that shows an agent only the first tools of a server
+/// centers, taxes, automatic rules, banks. A client that shows an agent only the first tools of a server
 /// (Cursor: 40) still shows every payables and receivables tool.
 ///
 /// Every tool but the workspace list and the attachment ones is a declared operation's
@@ -221,6 +221,7 @@ fn build_catalogue() -> Vec<ToolSpec> {
     tools.extend(records::tools::<cost_centers::CostCenters>(&cost_centers::OPERATIONS));
     tools.extend(records::tools::<taxes::Taxes>(&taxes::OPERATIONS));
     tools.extend(records::tools::<AutomaticRules>(&automatic_rules::OPERATIONS));
+    tools.extend(records::read_tools::<crate::ops::banks::Banks>(&crate::ops::banks::OPERATIONS));
     tools
 }
 
@@ -687,7 +688,7 @@ mod tests {
         }
         assert_eq!(destructive.len(), 12 + 3 * 2 + 3 + 4, "{destructive:?}");
         assert!(catalogue().all(|t| t.annotations.destructive == t.describe.is_some()));
-        assert_eq!(catalogue().count(), 85);
+        assert_eq!(catalogue().count(), 86);
     }
 
     /// What `tools/call` checks is what the tool's schema always said: resolving the

@@ -35,11 +35,12 @@ pub enum Toolset {
     CostCenters,
     Taxes,
     AutomaticRules,
+    Banks,
 }
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 16] = [
+    pub const ALL: [Toolset; 17] = [
         Toolset::Reports,
         Toolset::CashFlow,
         Toolset::Payables,
@@ -56,6 +57,7 @@ impl Toolset {
         Toolset::CostCenters,
         Toolset::Taxes,
         Toolset::AutomaticRules,
+        Toolset::Banks,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +78,7 @@ impl Toolset {
             Toolset::CostCenters => "cost_centers",
             Toolset::Taxes => "taxes",
             Toolset::AutomaticRules => "automatic_rules",
+            Toolset::Banks => "banks",
         }
     }
 
@@ -109,6 +112,7 @@ impl Toolset {
             Resource::AutomaticRules => Toolset::AutomaticRules,
             Resource::Receipts => Toolset::Receipts,
             Resource::Reports => Toolset::Reports,
+            Resource::Banks => Toolset::Banks,
         }
     }
 

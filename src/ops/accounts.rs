@@ -4,7 +4,9 @@
 //! Rules: the balance is never stored — it is the opening balance (`balance` on create,
 //! never updatable) plus the realised credits minus the realised debits of the account
 //! (pending transactions do not count); only the detail answers (get, create, update,
-//! adjust) carry it, never the list. `bank_code` is the 3-digit COMPE code. An account
+//! adjust) carry it, never the list. The bank is one of the bank list (`/v1/banks`), named
+//! on a write by `bank_id` or by its COMPE code (`bank_code`), and answered as `bank_id`
+//! and `bank {code, name}` (the list's, as it is now). An account
 //! that transactions, payables or receivables use cannot be deleted (422 `in_use` with
 //! the usage; deactivate it instead), and the `finance` role may not delete accounts.
 //! Adjusting the balance records one auto-created transaction for the difference.
@@ -16,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, optional, path_id, required, required_if_sent, unprocessable};
+use super::common::{audit_write, body_id, optional, path_id, required, required_if_sent};
 use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
 use super::list::ListRequest;
@@ -68,10 +70,13 @@ pub struct AccountCreate {
     pub name: String,
     #[serde(rename = "type")]
     pub account_type: AccountType,
-    /// COMPE bank code, 3 digits with leading zeros (e.g. "001", "341").
+    /// The bank, a bank of the bank list (GET /v1/banks); or bank_code.
+    #[serde(default)]
+    pub bank_id: Option<String>,
+    /// The bank by its COMPE code, 3 digits with leading zeros (e.g. "001", "341"); or
+    /// bank_id.
     #[serde(default)]
     #[schemars(length(min = 3, max = 3))]
-    #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
     pub bank_code: Option<String>,
     #[serde(default)]
     #[schemars(length(max = 50))]
@@ -102,9 +107,12 @@ pub struct AccountUpdate {
     pub name: Option<String>,
     #[serde(rename = "type")]
     pub account_type: Option<AccountType>,
+    /// The bank, a bank of the bank list; null: none.
+    #[serde(deserialize_with = "nullable")]
+    pub bank_id: Option<Option<String>>,
+    /// The bank by its COMPE code; null: none.
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(min = 3, max = 3))]
-    #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
     pub bank_code: Option<Option<String>>,
     #[serde(deserialize_with = "nullable")]
     #[schemars(length(max = 50))]
@@ -149,8 +157,9 @@ pub struct Account {
     #[serde(rename = "type")]
     #[schemars(with = "AccountType")]
     pub account_type: String,
-    #[schemars(extend("x-kobana-extension" = "bank by COMPE code"))]
-    pub bank_code: Option<String>,
+    pub bank_id: Option<String>,
+    /// The bank's COMPE code and name, as the bank list has them now.
+    pub bank: Option<AccountBank>,
     pub agency: Option<String>,
     pub agency_digit: Option<String>,
     pub account_number: Option<String>,
@@ -159,6 +168,30 @@ pub struct Account {
     pub disable_reconcile: bool,
     #[serde(flatten)]
     pub stamps: Stamps,
+}
+
+/// An account's bank as its rows show it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AccountBank {
+    /// The COMPE code, 3 digits.
+    pub code: String,
+    pub name: String,
+}
+
+impl AccountBank {
+    /// The bank of a row that names one (`bank_code`, `bank_name` read from the list).
+    fn of(row: &crate::storage::Row<'_>) -> Result<Option<AccountBank>, crate::storage::Error> {
+        let name: Option<String> = row.try_get("bank_name")?;
+        let code: Option<String> = row.try_get("bank_code")?;
+        Ok(name.map(|name| AccountBank { code: code.unwrap_or_default(), name }))
+    }
+}
+
+impl Account {
+    /// The COMPE code of its bank.
+    pub fn bank_code(&self) -> Option<&str> {
+        self.bank.as_ref().map(|b| b.code.as_str()).filter(|c| !c.is_empty())
+    }
 }
 
 /// An account with its balance (get, create, update).
@@ -231,13 +264,13 @@ impl Writable for Accounts {
     ) -> Result<AccountDetail, ApiError> {
         ctx.authorize(ws, Resource::Accounts, Access::Write)?;
         let name = required("name", &input.name)?;
-        check_bank_code(input.bank_code.as_deref())?;
+        let bank_id = refs::bank(conn, input.bank_id.as_deref(), input.bank_code.as_deref(), None).await?;
         let opening = input.balance.map_or(Cents(0), SignedAmount::cents);
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
         let id = uuid::Uuid::new_v4().to_string();
         let now = Timestamp::now();
         sql::query(
-            "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, agency, agency_digit,
+            "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_id, agency, agency_digit,
                                              account_number, account_digit, active, disable_reconcile, opening_balance_cents,
                                              created_at, updated_at, created_via, updated_via, created_by, updated_by)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $12, $13, $13, $14, $14, $15, $15)",
@@ -247,7 +280,7 @@ impl Writable for Accounts {
         .bind(&company.id)
         .bind(name)
         .bind(input.account_type.as_str())
-        .bind(input.bank_code.as_deref())
+        .bind(bank_id.as_deref())
         .bind(optional(input.agency.as_deref()))
         .bind(optional(input.agency_digit.as_deref()))
         .bind(optional(input.account_number.as_deref()))
@@ -271,16 +304,26 @@ impl Writable for Accounts {
         ctx.authorize(ws, Resource::Accounts, Access::Write)?;
         let current = find(conn, ws, id).await?;
         let name = required_if_sent("name", input.name.as_deref())?;
-        if let Some(code) = &input.bank_code {
-            check_bank_code(code.as_deref())?;
-        }
+        // A bank sent (by id or code) replaces the account's; null for either clears it.
+        let bank_id = match (&input.bank_id, &input.bank_code) {
+            (None, None) => current.bank_id.clone(),
+            (id, code) => {
+                let (id, code) = (id.clone().flatten(), code.clone().flatten());
+                refs::bank(
+                    conn,
+                    optional(id.as_deref()).as_deref(),
+                    optional(code.as_deref()).as_deref(),
+                    current.bank_id.as_deref(),
+                )
+                .await?
+            }
+        };
         let name = name.unwrap_or(&current.name).to_string();
         let account_type = input.account_type.map(|t| t.as_str().to_string()).unwrap_or(current.account_type);
         let pick = |sent: Option<Option<String>>, kept: Option<String>| match sent {
             Some(value) => optional(value.as_deref()),
             None => kept,
         };
-        let bank_code = pick(input.bank_code, current.bank_code);
         let agency = pick(input.agency, current.agency);
         let agency_digit = pick(input.agency_digit, current.agency_digit);
         let account_number = pick(input.account_number, current.account_number);
@@ -288,14 +331,14 @@ impl Writable for Accounts {
         let active = input.active.unwrap_or(current.active);
         let disable_reconcile = input.disable_reconcile.unwrap_or(current.disable_reconcile);
         let update = sql::query(
-            "UPDATE financial_accounts SET name = $1, account_type = $2, bank_code = $3, agency = $4, agency_digit = $5,
+            "UPDATE financial_accounts SET name = $1, account_type = $2, bank_id = $3, agency = $4, agency_digit = $5,
                     account_number = $6, account_digit = $7, active = $8, disable_reconcile = $9, updated_at = $10,
                     updated_via = $11, updated_by = $12
               WHERE workspace_id = $13 AND id = $14",
         )
         .bind(&name)
         .bind(&account_type)
-        .bind(bank_code.as_deref())
+        .bind(bank_id.as_deref())
         .bind(agency.as_deref())
         .bind(agency_digit.as_deref())
         .bind(account_number.as_deref())
@@ -440,7 +483,8 @@ fill each row. Answers the counts and the refused lines with their numbers.",
 
 pub static LIST: ListSpec = list_spec!(financial_accounts;
     filters: company_id: Uuid, type = account_type: Enum(&["checking", "savings", "cash", "investment", "credit"]),
-        bank_code: Text @ "bank by COMPE code", active: Bool, name: Text, created_at: Timestamp @ "creation time";
+        bank_id: Uuid, bank_code = "(SELECT banks.code FROM banks WHERE banks.id = financial_accounts.bank_id)": Text
+        @ "bank by COMPE code", active: Bool, name: Text, created_at: Timestamp @ "creation time";
     sorts: name, created_at, type = account_type;
     default: name);
 
@@ -448,17 +492,11 @@ pub static LIST: ListSpec = list_spec!(financial_accounts;
 pub const ADJUSTMENT_DESCRIPTION: &str = "Ajuste de saldo";
 
 record_table!(impl Table for Accounts as "Financial account", audited as "financial_account"; financial_accounts => Account |row| {
-    id, company_id, name, account_type, bank_code, agency, agency_digit, account_number, account_digit, active, disable_reconcile
+    id, company_id, name, account_type, bank_id, agency, agency_digit, account_number, account_digit, active, disable_reconcile;
+    bank = AccountBank::of(row)?;
+    selects bank_code = "(SELECT banks.code FROM banks WHERE banks.id = financial_accounts.bank_id)",
+        bank_name = "(SELECT banks.name FROM banks WHERE banks.id = financial_accounts.bank_id)"
 });
-
-fn check_bank_code(code: Option<&str>) -> Result<(), ApiError> {
-    match code {
-        Some(c) if !crate::domain::coordinates::is_compe(c) => {
-            Err(unprocessable("bank_code", "invalid_value", "bank_code must be the 3-digit COMPE code"))
-        }
-        _ => Ok(()),
-    }
-}
 
 /// The account `id` of the workspace (404 otherwise, also for a malformed id).
 /// The account `id` as a question names it where money leaves or enters it: its name, read

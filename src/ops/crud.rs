@@ -34,7 +34,8 @@ pub trait Table: Records {
 /// Declares how a record is read from its table, naming each column once: `COLUMNS`,
 /// the `SELECT` list (qualified by the table), and `from_row`, which reads each plain
 /// field from the column of its name ([`Decode`](crate::storage::row::Decode)), computes
-/// each `field = expr` from `row` (reading the columns named after `reads`), and ends
+/// each `field = expr` from `row` (reading the columns named after `reads`, and the
+/// values `selects` names, each `name = "SQL expression"`, read as `name`), and ends
 /// with the six [`Stamps`](crate::ops::stamps::Stamps). With `impl Table for T as
 /// "What", audited as "what";` first, it also implements [`Table`] with them.
 ///
@@ -72,12 +73,15 @@ macro_rules! record_table {
     };
     ($table:ident => $record:ident |$row:ident| {
         $($field:ident),* $(,)?
-        $(; $($computed:ident = $value:expr),+ $(,)? $(; reads $($read:ident),+)?)?
+        $(; $($computed:ident = $value:expr),+ $(,)?
+          $(; reads $($read:ident),+)?
+          $(; selects $($alias:ident = $select:literal),+)?)?
     }) => {
         /// The `SELECT` list of a record, qualified by the table.
         const COLUMNS: &str = concat!(
             $(stringify!($table), ".", stringify!($field), ", ",)*
             $($($(stringify!($table), ".", stringify!($read), ", ",)+)?)?
+            $($($($select, " AS ", stringify!($alias), ", ",)+)?)?
             $crate::ops::crud::record_table!(@stamps $table)
         );
 
@@ -100,11 +104,7 @@ pub async fn list<T: Table>(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<Page<T::Row>, ApiError> {
-    ctx.authorize(ws, T::RESOURCE, Access::Read)?;
-    let keys = ctx.state.keys.current().await?;
-    let compiled = T::LIST.compile(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {} FROM {} {}", T::COLUMNS, T::LIST.table, compiled.sql);
-    page::fetch(conn, sql, &compiled, &keys.state, T::from_row).await
+    page::list(ctx, conn, ws, T::RESOURCE, T::LIST, request, T::COLUMNS, T::from_row).await
 }
 
 /// `GET /v1/{collection}/ids`: every live id, ascending (see [`page::ids`]).
@@ -242,7 +242,7 @@ mod tests {
         seed::run(&db).await.unwrap();
         let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
         let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
-        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none());
+        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none(), &crate::aws::Aws::default());
         let identity =
             Identity { user_id: seed::DEMO_OWNER.into(), scopes: ScopeSet::parse(&all_scopes().join(" ")), jti: None };
         let ws = Membership {

@@ -103,6 +103,9 @@ pub struct ListSpec {
     /// condition the rows it shows meet): the payables at the approval gate. The id
     /// sweep leaves them out always.
     pub unless_filtered: Option<(&'static str, &'static str)>,
+    /// Whether the table's rows are a workspace's (`workspace_id`, bind `$1`), or
+    /// everyone's (the bank list: [`ListSpec::global`]).
+    pub per_workspace: bool,
 }
 
 /// Declares a [`ListSpec`], each fact once: a filter or sort reads the column of its own
@@ -120,6 +123,11 @@ pub struct ListSpec {
 /// real API does not have (OpenAPI `x-kobana-extension`). A macro because the qualified columns
 /// are `'static` text made at compile time (`concat!`), which no `const fn` can join.
 impl ListSpec {
+    /// The same list over a table every workspace shares: no `workspace_id` condition.
+    pub const fn global(self) -> ListSpec {
+        ListSpec { per_workspace: false, ..self }
+    }
+
     /// Every filter: the list's, then its kind's own.
     pub fn fields(&self) -> impl Iterator<Item = &'static Field> {
         self.filters.iter().chain(self.own)
@@ -155,6 +163,7 @@ macro_rules! list_spec {
             default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
             scope: $crate::ops::list::list_spec!(@scope $($scope)?),
             unless_filtered: None,
+            per_workspace: true,
         }
     };
     // The pieces: a field's column, the default direction, the scope.
@@ -408,11 +417,18 @@ fn page_limit(limit: Option<&str>, default: i64, max: i64) -> Result<i64, ApiErr
 
 impl ListSpec {
     /// The conditions every statement of this list starts with: the workspace (bind
-    /// `$1`) and the list's fixed scope.
+    /// `$1`) where the rows are a workspace's, and the list's fixed scope.
     fn confined(&self, workspace_id: &str) -> (Vec<Bind>, Vec<String>) {
-        let mut clauses = vec![format!("{}.workspace_id = $1", self.table)];
+        let (mut binds, mut clauses) = (Vec::new(), Vec::new());
+        if self.per_workspace {
+            binds.push(Bind::Text(workspace_id.to_string()));
+            clauses.push(format!("{}.workspace_id = $1", self.table));
+        }
         clauses.extend(self.scope.map(str::to_string));
-        (vec![Bind::Text(workspace_id.to_string())], clauses)
+        if clauses.is_empty() {
+            clauses.push("1 = 1".to_string());
+        }
+        (binds, clauses)
     }
 
     /// Checks `request` against this resource and compiles the statement's tail.

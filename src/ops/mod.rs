@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod apportionment;
 pub mod attachments;
 pub mod automatic_rules;
+pub mod banks;
 pub mod bills;
 pub mod cash_flow;
 pub mod categories;

@@ -59,6 +59,7 @@ static DECLARED: &[&Declaration] = &[
     &super::bills::declared::RECEIVABLES,
     &super::reconciliations::OPERATIONS,
     &super::automatic_rules::OPERATIONS,
+    &super::banks::OPERATIONS,
 ];
 
 /// The operations written out in full, after the declared ones.

@@ -85,6 +85,27 @@ pub async fn fetch<T: Send>(
     Ok(Page::new(data, cut.next_cursor(state_key)))
 }
 
+/// A list read as every plain one is: the caller's read permission on `resource`, the
+/// request compiled against `spec`, then `SELECT {columns} FROM {table}` and its page,
+/// each row made a `T` by `map`.
+#[allow(clippy::too_many_arguments)]
+pub async fn list<T: Send>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    resource: Resource,
+    spec: &'static ListSpec,
+    request: &ListRequest,
+    columns: &str,
+    map: impl Fn(&Row<'_>) -> Result<T, crate::storage::Error> + Send + Sync,
+) -> Result<Page<T>, ApiError> {
+    ctx.authorize(ws, resource, Access::Read)?;
+    let keys = ctx.state.keys.current().await?;
+    let compiled = spec.compile(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {columns} FROM {} {}", spec.table, compiled.sql);
+    fetch(conn, sql, &compiled, &keys.state, map).await
+}
+
 /// `GET …/ids` of every resource: every id of the live records of `spec` in the
 /// workspace, ascending, `limit` and `cursor` only (see [`ListSpec::compile_ids`]).
 pub async fn ids(

@@ -105,12 +105,8 @@ impl Records for Receipts {
         ws: &Membership,
         request: &ListRequest,
     ) -> Result<Page<Receipt>, ApiError> {
-        ctx.authorize(ws, Resource::Receipts, Access::Read)?;
-        let keys = ctx.state.keys.current().await?;
-        let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
-        let sql = format!("SELECT {COLUMNS} FROM receipts {}", compiled.sql);
         let base = ctx.state.config.api_base_url.as_str();
-        page::fetch(conn, sql, &compiled, &keys.state, |row| from_row(row, base)).await
+        page::list(ctx, conn, ws, Resource::Receipts, &LIST, request, COLUMNS, |row| from_row(row, base)).await
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Receipt, ApiError> {
         ctx.authorize(ws, Resource::Receipts, Access::Read)?;

@@ -1,6 +1,7 @@
 //! References between finance records, checked once for every door and every record:
 //! the company of a record (and its closed period), the account (same company, or any
-//! for a transfer's legs), the tax of a charge, and the category,
+//! for a transfer's legs), the bank of an account or a payee (on the bank list), the tax
+//! of a charge, and the category,
 //! classification center and person of a transaction or a bill — by id, or found or
 //! created by name (`*_name`, mutually exclusive with `*_id`), always with the polarity
 //! of the record (debit: debit category, cost center, supplier; credit: credit
@@ -71,6 +72,58 @@ pub async fn company(conn: &mut Conn, ws: &Membership, field: &str, company_id: 
             .await?
             .ok_or_else(|| not_in_workspace(field, "Company"))?;
     Ok(CompanyRef { id: row.try_get(0)?, locked_until: row.try_get(1)? })
+}
+
+/// 422 `invalid_reference`: `field` names no bank of the bank list.
+fn not_a_bank(field: &str, value: &str) -> ApiError {
+    unprocessable(field, "invalid_reference", &format!("{value:?} is not a bank of the bank list (GET /v1/banks)"))
+}
+
+/// The bank of an account, as a write names it: by id (`bank_id`) or by COMPE code
+/// (`bank_code`), not both (400). Its id, when it is one the bank list offers — or
+/// `keep`, the account's bank, which stays its bank after it left the list; 422
+/// `invalid_reference` naming the field otherwise.
+pub async fn bank(conn: &mut Conn, id: Option<&str>, code: Option<&str>, keep: Option<&str>) -> Found {
+    match (id, code) {
+        (Some(_), Some(_)) => Err(ApiError::bad_request("bank_id and bank_code are mutually exclusive")
+            .with_details(json!({ "field": "bank_code", "reason": "mutually_exclusive" }))),
+        (Some(id), None) => {
+            let id = body_id("bank_id", id)?;
+            if keep == Some(id.as_str()) || crate::storage::banks::is_offered(conn, &id).await? {
+                Ok(Some(id))
+            } else {
+                Err(not_a_bank("bank_id", &id))
+            }
+        }
+        (None, Some(code)) => {
+            if !crate::domain::coordinates::is_compe(code) {
+                return Err(unprocessable("bank_code", "invalid_value", "bank_code must be the 3-digit COMPE code"));
+            }
+            crate::storage::banks::by_code(conn, code).await?.map(Some).ok_or_else(|| not_a_bank("bank_code", code))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// A payee's bank, by COMPE code and by ISPB, each checked against the bank list when it
+/// is new (a payee's bank that left the list since it was recorded stays): 422
+/// `invalid_reference` naming the field.
+pub async fn payee_bank(
+    conn: &mut Conn,
+    (code, ispb): (Option<&str>, Option<&str>),
+    (kept_code, kept_ispb): (Option<&str>, Option<&str>),
+) -> Result<(), ApiError> {
+    if let Some(code) = code.filter(|c| Some(*c) != kept_code) {
+        if crate::storage::banks::by_code(conn, code).await?.is_none() {
+            return Err(not_a_bank("bank_code", code));
+        }
+    }
+    if let Some(ispb) = ispb.filter(|i| Some(*i) != kept_ispb) {
+        if !crate::storage::banks::is_listed_ispb(conn, ispb).await? {
+            return Err(not_a_bank("bank_ispb", ispb));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a write touching a record dated on or before the company's `locked_until`

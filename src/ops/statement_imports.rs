@@ -163,7 +163,7 @@ pub async fn import(
 fn same_account(account: &Account, statement: &Statement) -> Result<(), ApiError> {
     let digits = |text: &str| text.chars().filter(char::is_ascii_digit).collect::<String>();
     let number = |text: &str| digits(text).trim_start_matches('0').to_string();
-    let bank = match (&account.bank_code, &statement.bank_id) {
+    let bank = match (account.bank_code(), &statement.bank_id) {
         (Some(ours), Some(theirs)) => number(ours) == number(theirs),
         _ => true,
     };
@@ -184,7 +184,7 @@ fn same_account(account: &Account, statement: &Statement) -> Result<(), ApiError
         .with_details(json!({
             "field": "attachment_id", "reason": "account_mismatch",
             "statement": {"bank_id": statement.bank_id, "account_id": statement.account_id},
-            "account": {"bank_code": account.bank_code, "account_number": account.account_number},
+            "account": {"bank_code": account.bank_code(), "account_number": account.account_number},
         })))
 }
 

@@ -6,20 +6,18 @@
 //! today: rows written before S3 was configured keep their bytes in the database, and
 //! objects written under another bucket or prefix stay readable.
 //!
-//! The S3 client ([`crate::aws::S3`]) is built on first use from the AWS environment
-//! (region, credentials, `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`), so a process that
-//! never touches an object never pays for it at cold start. A custom endpoint (a local
-//! stand-in such as moto or MinIO) is addressed path-style (`http://host/bucket/key`),
-//! since such endpoints do not resolve bucket subdomains.
+//! The S3 client is the process's ([`crate::aws::Aws`]), built on first use from the AWS
+//! environment (region, credentials, `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`), so a
+//! process that never touches an object never pays for it at cold start. A custom
+//! endpoint (a local stand-in such as moto or MinIO) is addressed path-style
+//! (`http://host/bucket/key`), since such endpoints do not resolve bucket subdomains.
 //!
 //! Every failure of the store is 503 `service_unavailable` with `Retry-After`; the cause
 //! is logged for operators and never shown to the caller.
 
-use std::sync::OnceLock;
-
 use bytes::Bytes;
 
-use crate::aws::{AwsError, S3};
+use crate::aws::{Aws, AwsError};
 use crate::error::ApiError;
 
 /// Where new uploads go.
@@ -41,7 +39,7 @@ pub enum Placement {
 /// The process's blob store. Cheap to share behind the application's `Arc`.
 pub struct BlobStore {
     target: Target,
-    s3: OnceLock<S3>,
+    aws: Aws,
 }
 
 impl std::fmt::Debug for BlobStore {
@@ -75,14 +73,16 @@ fn store_unavailable(what: &'static str, error: &AwsError) -> ApiError {
 impl BlobStore {
     /// Bytes in the database.
     pub fn database() -> BlobStore {
-        BlobStore { target: Target::Database, s3: OnceLock::new() }
+        BlobStore { target: Target::Database, aws: Aws::default() }
     }
 
     /// The store `KFIN_BLOB_URL` names: none (or empty) is the database; otherwise
-    /// `s3://bucket` or `s3://bucket/prefix`.
-    pub fn from_url(url: Option<&str>) -> Result<BlobStore, String> {
-        let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
-            return Ok(BlobStore::database());
+    /// `s3://bucket` or `s3://bucket/prefix`. Objects (also those rows name when new
+    /// bytes go to the database) are read and written through `aws`.
+    pub fn from_url(url: Option<&str>, aws: &Aws) -> Result<BlobStore, String> {
+        let url = url.map(str::trim).filter(|u| !u.is_empty());
+        let Some(url) = url else {
+            return Ok(BlobStore { target: Target::Database, aws: aws.clone() });
         };
         let (bucket, prefix) = split_s3_url(url)
             .ok_or_else(|| format!("KFIN_BLOB_URL must be s3://bucket or s3://bucket/prefix, got {url:?}"))?;
@@ -93,7 +93,7 @@ impl BlobStore {
         }
         Ok(BlobStore {
             target: Target::S3 { bucket: bucket.to_string(), prefix: prefix.to_string() },
-            s3: OnceLock::new(),
+            aws: aws.clone(),
         })
     }
 
@@ -104,12 +104,6 @@ impl BlobStore {
             Target::S3 { bucket, prefix } if prefix.is_empty() => format!("s3://{bucket}"),
             Target::S3 { bucket, prefix } => format!("s3://{bucket}/{prefix}"),
         }
-    }
-
-    /// The S3 client, built from the AWS environment on first use (its timeouts and
-    /// retries: [`crate::aws`]).
-    fn client(&self) -> &S3 {
-        self.s3.get_or_init(S3::from_env)
     }
 
     /// Puts the bytes of attachment `id` of `workspace_id` where new uploads go. With
@@ -128,7 +122,7 @@ impl BlobStore {
         };
         let key =
             if prefix.is_empty() { format!("{workspace_id}/{id}") } else { format!("{prefix}/{workspace_id}/{id}") };
-        self.client()
+        self.aws
             .put_object(bucket, &key, content.clone(), content_type)
             .await
             .map_err(|e| store_unavailable("put", &e))?;
@@ -139,7 +133,7 @@ impl BlobStore {
     /// gone is `not_found` (a download racing the attachment's delete).
     pub async fn get(&self, location: &str) -> Result<Bytes, ApiError> {
         let (bucket, key) = parse_location(location)?;
-        match self.client().get_object(bucket, key).await {
+        match self.aws.get_object(bucket, key).await {
             Ok(Some(data)) => Ok(data),
             Ok(None) => {
                 tracing::warn!(location, "attachment object not found");
@@ -152,7 +146,7 @@ impl BlobStore {
     /// Removes the object at `location`; removing one that is already gone succeeds.
     pub async fn remove(&self, location: &str) -> Result<(), ApiError> {
         let (bucket, key) = parse_location(location)?;
-        self.client().delete_object(bucket, key).await.map_err(|e| store_unavailable("delete", &e))?;
+        self.aws.delete_object(bucket, key).await.map_err(|e| store_unavailable("delete", &e))?;
         Ok(())
     }
 }
@@ -172,14 +166,18 @@ fn parse_location(location: &str) -> Result<(&str, &str), ApiError> {
 mod tests {
     use super::*;
 
+    fn store(url: Option<&str>) -> Result<BlobStore, String> {
+        BlobStore::from_url(url, &Aws::default())
+    }
+
     #[test]
     fn blob_url_names_the_database_or_a_bucket_and_prefix() {
-        assert_eq!(BlobStore::from_url(None).unwrap().describe(), "database");
-        assert_eq!(BlobStore::from_url(Some("  ")).unwrap().describe(), "database");
-        assert_eq!(BlobStore::from_url(Some("s3://kfin-files")).unwrap().describe(), "s3://kfin-files");
-        assert_eq!(BlobStore::from_url(Some("s3://kfin-files/")).unwrap().describe(), "s3://kfin-files");
+        assert_eq!(store(None).unwrap().describe(), "database");
+        assert_eq!(store(Some("  ")).unwrap().describe(), "database");
+        assert_eq!(store(Some("s3://kfin-files")).unwrap().describe(), "s3://kfin-files");
+        assert_eq!(store(Some("s3://kfin-files/")).unwrap().describe(), "s3://kfin-files");
         assert_eq!(
-            BlobStore::from_url(Some("s3://kfin.files/prod/attachments/")).unwrap().describe(),
+            store(Some("s3://kfin.files/prod/attachments/")).unwrap().describe(),
             "s3://kfin.files/prod/attachments"
         );
         for bad in [
@@ -192,7 +190,7 @@ mod tests {
             "s3://kfin/a//b",
             "s3://kfin/../x",
         ] {
-            assert!(BlobStore::from_url(Some(bad)).is_err(), "{bad}");
+            assert!(store(Some(bad)).is_err(), "{bad}");
         }
     }
 

@@ -96,7 +96,7 @@ fn connect_options(text: &str, config: &DatabaseSecretConfig) -> Result<PgConnec
 
 /// The database secret of this process and when it is next due for a refresh.
 pub struct DatabaseCredentials {
-    client: crate::aws::SecretsManager,
+    aws: crate::aws::Aws,
     config: DatabaseSecretConfig,
     next_refresh: Mutex<Instant>,
     last_refresh: Mutex<Instant>,
@@ -110,16 +110,11 @@ impl std::fmt::Debug for DatabaseCredentials {
 }
 
 impl DatabaseCredentials {
-    /// A source reading `config.secret_id` through [`crate::aws::secrets_manager`];
-    /// nothing is fetched yet.
-    pub async fn from_config(config: &DatabaseSecretConfig) -> DatabaseCredentials {
-        DatabaseCredentials::new(crate::aws::secrets_manager(), config.clone())
-    }
-
-    pub fn new(client: crate::aws::SecretsManager, config: DatabaseSecretConfig) -> DatabaseCredentials {
+    /// A source reading `config.secret_id` through `aws`; nothing is fetched yet.
+    pub fn new(aws: crate::aws::Aws, config: DatabaseSecretConfig) -> DatabaseCredentials {
         let now = Instant::now();
         DatabaseCredentials {
-            client,
+            aws,
             next_refresh: Mutex::new(now + config.ttl),
             // A password refused right after the start is refreshed at once.
             last_refresh: Mutex::new(now.checked_sub(MIN_INTERVAL).unwrap_or(now)),
@@ -131,7 +126,7 @@ impl DatabaseCredentials {
     /// Fetches the secret and builds the connect options from it.
     pub async fn fetch(&self) -> Result<PgConnectOptions, String> {
         let text = self
-            .client
+            .aws
             .get_secret_string(&self.config.secret_id)
             .await
             .map_err(|e| format!("cannot read the database secret: {e}"))?

@@ -11,12 +11,31 @@ struct Migration {
     name: &'static str,
     sqlite: &'static str,
     postgres: &'static str,
+    /// Data it loads after its SQL, in the same transaction.
+    data: Option<Data>,
+}
+
+/// Data a migration loads from files the binary ships.
+#[derive(Clone, Copy)]
+enum Data {
+    /// The bank list, `data/banks/banks.csv` ([`super::banks::load_shipped`]).
+    Banks,
 }
 
 impl Migration {
     /// A migration whose SQL is portable: one file for both backends.
     const fn portable(version: i64, name: &'static str, sql: &'static str) -> Migration {
-        Migration { version, name, sqlite: sql, postgres: sql }
+        Migration { version, name, sqlite: sql, postgres: sql, data: None }
+    }
+
+    /// A migration with one file per backend.
+    const fn per_backend(version: i64, name: &'static str, sqlite: &'static str, postgres: &'static str) -> Migration {
+        Migration { version, name, sqlite, postgres, data: None }
+    }
+
+    /// Then loads `data`.
+    const fn loading(self, data: Data) -> Migration {
+        Migration { data: Some(data), ..self }
     }
 }
 
@@ -25,12 +44,12 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(1, "foundation", include_str!("../../migrations/0001_foundation.sql")),
     Migration::portable(2, "companies", include_str!("../../migrations/0002_companies.sql")),
     Migration::portable(3, "finance", include_str!("../../migrations/0003_finance.sql")),
-    Migration {
-        version: 4,
-        name: "attachments",
-        sqlite: include_str!("../../migrations/0004_attachments.sqlite.sql"),
-        postgres: include_str!("../../migrations/0004_attachments.postgres.sql"),
-    },
+    Migration::per_backend(
+        4,
+        "attachments",
+        include_str!("../../migrations/0004_attachments.sqlite.sql"),
+        include_str!("../../migrations/0004_attachments.postgres.sql"),
+    ),
     Migration::portable(5, "blob_deletions", include_str!("../../migrations/0005_blob_deletions.sql")),
     Migration::portable(6, "billing_fields", include_str!("../../migrations/0006_billing_fields.sql")),
     Migration::portable(7, "payment_coordinates", include_str!("../../migrations/0007_payment_coordinates.sql")),
@@ -39,42 +58,44 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(10, "automatic_rules", include_str!("../../migrations/0010_automatic_rules.sql")),
     Migration::portable(11, "statement_imports", include_str!("../../migrations/0011_statement_imports.sql")),
     Migration::portable(12, "banking_gateway", include_str!("../../migrations/0012_banking_gateway.sql")),
-    Migration {
-        version: 13,
-        name: "unlogged_counters",
-        sqlite: include_str!("../../migrations/0013_unlogged_counters.sqlite.sql"),
-        postgres: include_str!("../../migrations/0013_unlogged_counters.postgres.sql"),
-    },
-    Migration {
-        version: 14,
-        name: "report_totals",
-        sqlite: include_str!("../../migrations/0014_report_totals.sqlite.sql"),
-        postgres: include_str!("../../migrations/0014_report_totals.postgres.sql"),
-    },
-    Migration {
-        version: 15,
-        name: "ted_and_tax_payments",
-        sqlite: include_str!("../../migrations/0015_ted_and_tax_payments.sqlite.sql"),
-        postgres: include_str!("../../migrations/0015_ted_and_tax_payments.postgres.sql"),
-    },
-    Migration {
-        version: 16,
-        name: "memberships_version",
-        sqlite: include_str!("../../migrations/0016_memberships_version.sqlite.sql"),
-        postgres: include_str!("../../migrations/0016_memberships_version.postgres.sql"),
-    },
-    Migration {
-        version: 17,
-        name: "counter_bucket_unchecked",
-        sqlite: include_str!("../../migrations/0017_counter_bucket_unchecked.sqlite.sql"),
-        postgres: include_str!("../../migrations/0017_counter_bucket_unchecked.postgres.sql"),
-    },
-    Migration {
-        version: 18,
-        name: "workspace_volume",
-        sqlite: include_str!("../../migrations/0018_workspace_volume.sqlite.sql"),
-        postgres: include_str!("../../migrations/0018_workspace_volume.postgres.sql"),
-    },
+    Migration::per_backend(
+        13,
+        "unlogged_counters",
+        include_str!("../../migrations/0013_unlogged_counters.sqlite.sql"),
+        include_str!("../../migrations/0013_unlogged_counters.postgres.sql"),
+    ),
+    Migration::per_backend(
+        14,
+        "report_totals",
+        include_str!("../../migrations/0014_report_totals.sqlite.sql"),
+        include_str!("../../migrations/0014_report_totals.postgres.sql"),
+    ),
+    Migration::per_backend(
+        15,
+        "ted_and_tax_payments",
+        include_str!("../../migrations/0015_ted_and_tax_payments.sqlite.sql"),
+        include_str!("../../migrations/0015_ted_and_tax_payments.postgres.sql"),
+    ),
+    Migration::per_backend(
+        16,
+        "memberships_version",
+        include_str!("../../migrations/0016_memberships_version.sqlite.sql"),
+        include_str!("../../migrations/0016_memberships_version.postgres.sql"),
+    ),
+    Migration::per_backend(
+        17,
+        "counter_bucket_unchecked",
+        include_str!("../../migrations/0017_counter_bucket_unchecked.sqlite.sql"),
+        include_str!("../../migrations/0017_counter_bucket_unchecked.postgres.sql"),
+    ),
+    Migration::per_backend(
+        18,
+        "workspace_volume",
+        include_str!("../../migrations/0018_workspace_volume.sqlite.sql"),
+        include_str!("../../migrations/0018_workspace_volume.postgres.sql"),
+    ),
+    Migration::portable(19, "banks", include_str!("../../migrations/0019_banks.sql")).loading(Data::Banks),
+    Migration::portable(20, "account_banks", include_str!("../../migrations/0020_account_banks.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.
@@ -106,6 +127,10 @@ pub async fn run(db: &Db) -> Result<usize, crate::storage::Error> {
             .execute(&mut *tx)
             .await?;
         tx.execute_script(sql).await?;
+        match migration.data {
+            Some(Data::Banks) => super::banks::load_shipped(&mut tx).await?,
+            None => {}
+        }
         tx.commit().await?;
         tracing::info!(version = migration.version, name = migration.name, "migration applied");
         count += 1;

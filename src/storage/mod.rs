@@ -10,6 +10,7 @@
 //! error. Neither leaks SQL or connection details to the caller.
 
 pub mod audit;
+pub mod banks;
 pub mod blob;
 pub mod confirmations;
 pub mod credentials;

@@ -1,9 +1,15 @@
-//! Migrations on deploy: the invocations of the Lambda function that are not HTTP.
+//! Migrations on deploy, and the other invocations of the Lambda function that are not
+//! HTTP.
 //!
 //! * A direct invoke (`aws lambda invoke`, IAM `lambda:InvokeFunction`) with the payload
 //!   `{"kfin":"migrate"}` applies the pending migrations and answers
 //!   `{"kfin":"migrate","applied":N}` (0 when the schema is current); a failure is a
 //!   function error.
+//! * `{"kfin":"banks-import","file_base64":"…"}`, invoked directly, refreshes the bank
+//!   list from the Central Bank's `ParticipantesSTR.csv` (its bytes, base64: the file
+//!   may be Windows-1252), as `kobana-finance-mcp banks import FILE` does, and answers
+//!   what was added, renamed and dropped; a bad file is a function error naming its line,
+//!   and changes nothing.
 //! * A CloudFormation custom-resource request (the template's `MigrateOnDeploy`, sent on
 //!   every deploy): `Create` and `Update` apply the migrations, `Delete` does nothing
 //!   (the data outlives the stack); the outcome is PUT to the request's presigned
@@ -21,7 +27,7 @@ use http_body_util::Full;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::aws::Https;
+use crate::https::Https;
 use crate::storage::{migrate, Db};
 
 /// What an invocation is, from its top-level fields.
@@ -31,6 +37,8 @@ pub enum Invocation {
     Http,
     /// `{"kfin":"migrate"}`, invoked directly.
     Migrate,
+    /// `{"kfin":"banks-import","file_base64":"…"}`, invoked directly: the file's bytes.
+    BanksImport(Vec<u8>),
     /// A CloudFormation custom-resource request.
     CustomResource(CustomResourceRequest),
     /// `{"kfin": <anything else>}`.
@@ -73,6 +81,7 @@ pub fn classify(payload: &str) -> Result<Invocation, String> {
     if let Some(command) = probe.kfin {
         return Ok(match command.as_str() {
             Some("migrate") => Invocation::Migrate,
+            Some("banks-import") => Invocation::BanksImport(banks_file(payload)?),
             _ => Invocation::UnknownCommand(command.to_string()),
         });
     }
@@ -82,6 +91,37 @@ pub fn classify(payload: &str) -> Result<Invocation, String> {
         return Ok(Invocation::CustomResource(request));
     }
     Ok(Invocation::Http)
+}
+
+/// The file of a `banks-import` invocation.
+fn banks_file(payload: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine;
+    #[derive(Deserialize)]
+    struct BanksImport {
+        file_base64: Option<String>,
+    }
+    let command: BanksImport = serde_json::from_str(payload).map_err(|e| format!("banks-import: {e}"))?;
+    let encoded = command.file_base64.ok_or("banks-import needs file_base64: the bytes of ParticipantesSTR.csv")?;
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| "banks-import: file_base64 is not base64".to_string())
+}
+
+/// Refreshes the bank list (pending migrations applied first, so the list exists); the
+/// answer of a direct `banks-import`, and of `kobana-finance-mcp banks import`.
+pub async fn banks_import(db: &Db, file: &[u8]) -> Result<Value, String> {
+    migrate::run(db).await.map_err(|e| format!("migration failed: {e}"))?;
+    let outcome = crate::storage::banks::import(db, file).await.map_err(|e| e.to_string())?;
+    tracing::info!(
+        listed = outcome.listed,
+        added = outcome.added.len(),
+        renamed = outcome.renamed.len(),
+        dropped = outcome.dropped.len(),
+        "bank list refreshed"
+    );
+    let mut answer = serde_json::to_value(&outcome).map_err(|e| e.to_string())?;
+    answer["kfin"] = json!("banks-import");
+    Ok(answer)
 }
 
 /// Applies the pending migrations; the answer of a direct `{"kfin":"migrate"}`.
@@ -163,7 +203,7 @@ fn response_url(url: &str) -> Result<url::Url, String> {
 }
 
 /// How long the response PUT may take in all, its connection being set up within the
-/// client's connect timeout (`aws::CONNECT_TIMEOUT`, 3 s). One attempt: a failure fails
+/// client's connect timeout (`https::CONNECT_TIMEOUT`, 3 s). One attempt: a failure fails
 /// the invocation, and Lambda retries an asynchronous one.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -199,6 +239,11 @@ mod tests {
     fn direct_commands_and_custom_resources_are_recognised() {
         assert!(matches!(classify(r#"{"kfin":"migrate"}"#).unwrap(), Invocation::Migrate));
         assert!(matches!(classify(r#"{"kfin":"drop"}"#).unwrap(), Invocation::UnknownCommand(_)));
+        match classify(r#"{"kfin":"banks-import","file_base64":"aXNwYg=="}"#).unwrap() {
+            Invocation::BanksImport(file) => assert_eq!(file, b"ispb"),
+            other => panic!("{other:?}"),
+        }
+        assert!(classify(r#"{"kfin":"banks-import"}"#).unwrap_err().contains("file_base64"));
         let cfn = r#"{"RequestType":"Create","ResponseURL":"https://example.com/x","StackId":"s","RequestId":"r","LogicalResourceId":"M","ResourceType":"Custom::Migrations","ResourceProperties":{"Command":"migrate"}}"#;
         match classify(cfn).unwrap() {
             Invocation::CustomResource(r) => assert_eq!(r.request_type, "Create"),

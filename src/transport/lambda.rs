@@ -58,13 +58,18 @@ pub async fn invoke(state: AppState, app: Router, event: LambdaEvent<Box<RawValu
         Invocation::Migrate => {
             deploy::migrate(&state.db).await.map(Answer::Deploy).map_err(|e| failure("MigrationFailed", e))
         }
+        Invocation::BanksImport(file) => deploy::banks_import(&state.db, &file)
+            .await
+            .map(Answer::Deploy)
+            .map_err(|e| failure("BanksImportFailed", e)),
         Invocation::CustomResource(request) => deploy::custom_resource(&state.db, &request)
             .await
             .map(Answer::Deploy)
             .map_err(|e| failure("CustomResourceResponseFailed", e)),
-        Invocation::UnknownCommand(command) => {
-            Err(failure("UnknownCommand", format!("unknown kfin command {command}; the one there is: \"migrate\"")))
-        }
+        Invocation::UnknownCommand(command) => Err(failure(
+            "UnknownCommand",
+            format!("unknown kfin command {command}; the ones there are: \"migrate\", \"banks-import\""),
+        )),
     }
 }
 

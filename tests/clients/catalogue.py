@@ -110,6 +110,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "cost_centers": ("list", "get", "create", "update", "delete"),
     "taxes": ("list", "get", "create", "update", "delete"),
     "automatic_rules": ("list", "get", "create", "update", "delete", "reorder"),
+    "banks": ("list",),
 }
 TOOLSETS = tuple(r for r in CATALOGUE if r != "workspaces")
 READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest", "aging", "income_statement"})

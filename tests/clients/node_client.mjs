@@ -87,6 +87,7 @@ const CATALOGUE = {
   cost_centers: ['list', 'get', 'create', 'update', 'delete'],
   taxes: ['list', 'get', 'create', 'update', 'delete'],
   automatic_rules: ['list', 'get', 'create', 'update', 'delete', 'reorder'],
+  banks: ['list'],
 };
 const RESOURCES = Object.keys(CATALOGUE);
 const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download', 'suggest', 'aging', 'income_statement']);

@@ -170,7 +170,8 @@ async fn opening_balance_and_company_are_never_updatable() {
     let updated = reply.json();
     assert_eq!(updated["name"], "Itaú PJ");
     assert_eq!(updated["type"], "savings");
-    assert_eq!(updated["bank_code"], "341");
+    assert_eq!(updated["bank_id"], ITAU);
+    assert_eq!(updated["bank"], json!({"code": "341", "name": "ITAÚ UNIBANCO S.A."}));
     assert_eq!(updated["active"], false);
     assert_eq!(updated["balance"], "100.00", "the opening balance stays");
     assert_eq!(updated["updated_via"], "api");

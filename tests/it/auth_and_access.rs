@@ -165,7 +165,7 @@ async fn protected_resource_metadata_needs_no_token() {
     assert_eq!(body["resource"], PUBLIC_URL);
     assert_eq!(body["authorization_servers"], json!([PUBLIC_URL]));
     assert_eq!(body["bearer_methods_supported"], json!(["header"]));
-    assert_eq!(body["scopes_supported"].as_array().unwrap().len(), 30);
+    assert_eq!(body["scopes_supported"].as_array().unwrap().len(), 31);
     assert!(body["resource_name"].is_string());
     let mcp = h.send(Mcp::raw("").method(Method::GET).path("/.well-known/oauth-protected-resource/mcp").build()).await;
     assert_eq!(mcp.json()["resource"], format!("{PUBLIC_URL}/mcp"));

@@ -622,14 +622,17 @@ async fn the_banking_stand_in_names_each_field_a_ted_or_a_tax_body_lacks() {
     use kobana_finance_mcp::gateway::{BankAccount, Credentials, Gateway, GatewayError, NewPayment, PaymentKind};
 
     let (_h, standin) = with_gateway().await;
-    let client = Gateway::new(&GatewayConfig {
-        url: Some(standin.url.clone()),
-        credentials: GatewayCredentials::Static(Credentials {
-            api_token: API_TOKEN.into(),
-            webhook_secret: WEBHOOK_SECRET.into(),
-        }),
-        embedded: false,
-    });
+    let client = Gateway::new(
+        &GatewayConfig {
+            url: Some(standin.url.clone()),
+            credentials: GatewayCredentials::Static(Credentials {
+                api_token: API_TOKEN.into(),
+                webhook_secret: WEBHOOK_SECRET.into(),
+            }),
+            embedded: false,
+        },
+        &kobana_finance_mcp::aws::Aws::default(),
+    );
     let base =
         NewPayment { amount: 10.0, financial_account_uid: ACME_CHECKING_KOBANA_UID.into(), ..NewPayment::default() };
     let refused = |kind, new: NewPayment| {

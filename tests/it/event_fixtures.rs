@@ -453,5 +453,5 @@ fn the_fixture_token_carries_the_documented_claims() {
     assert_eq!(claims.sub, DEMO_OWNER);
     assert_eq!(claims.exp, EXPIRES_AT);
     assert_eq!(claims.jti.as_deref(), Some(FIXTURE_JTI));
-    assert_eq!(claims.scope.split(' ').count(), 29);
+    assert_eq!(claims.scope.split(' ').count(), 30);
 }

@@ -15,6 +15,7 @@ mod approval_gate;
 mod attachments;
 mod auth_and_access;
 mod automatic_rules;
+mod banks;
 mod blob_store;
 mod cash_flow;
 mod categories;

@@ -181,7 +181,7 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-03-26"));
                 let tools = r.result()["tools"].as_array().unwrap().clone();
-                assert_eq!(tools.len(), 85);
+                assert_eq!(tools.len(), catalogue_size());
                 for tool in &tools {
                     assert!(tool.get("title").is_none() && tool.get("outputSchema").is_none(), "2025-03-26 omits title/outputSchema: {tool}");
                     assert!(tool["inputSchema"].is_object() && tool["annotations"].is_object(), "{tool}");
@@ -194,7 +194,7 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
                 assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
                 let result = r.result();
                 let tools = result["tools"].as_array().unwrap();
-                assert_eq!(tools.len(), 85);
+                assert_eq!(tools.len(), catalogue_size());
                 assert!(tools.iter().all(|t| t.get("title").is_some() && t.get("outputSchema").is_some()), "every tool keeps title and outputSchema");
                 for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
                     assert!(result.get(key).is_none(), "2025 result carries {key}");

@@ -1,5 +1,5 @@
 //! How many statements a request costs. `tools/list` reads the database once, whatever
-//! the size of the catalogue: the caller's memberships (the visibility of all 85 tools
+//! the size of the catalogue: the caller's memberships (the visibility of every tool
 //! is computed from them), besides the rate-limit statement every authenticated request
 //! makes (SPEC §8). A list tool reads a bill's apportionment and taxes only when the
 //! `fields` it was asked for include them: each is one more round trip. On PostgreSQL
@@ -38,11 +38,11 @@ async fn tools_list_reads_the_memberships_once_for_the_whole_catalogue() {
     let token = h.token(DEMO_OWNER);
     // Warm up: signing keys, schema cache.
     let first = h.send(Mcp::modern("tools/list", json!({})).bearer(&token).build()).await;
-    assert_eq!(first.result()["tools"].as_array().unwrap().len(), 85);
+    assert_eq!(first.result()["tools"].as_array().unwrap().len(), catalogue_size());
 
     let ran = statements(&captured, async {
         let reply = h.send(Mcp::modern("tools/list", json!({})).bearer(&token).build()).await;
-        assert_eq!(reply.result()["tools"].as_array().unwrap().len(), 85);
+        assert_eq!(reply.result()["tools"].as_array().unwrap().len(), catalogue_size());
     })
     .await;
     // The memberships are read with the rate-limit count: in its statement on

@@ -310,7 +310,7 @@ fn is_document(text: &str) -> bool {
 /// Moves each live payment one step per `step` and delivers the events.
 async fn run_auto(shared: Arc<Shared>, auto: Auto) {
     // The client that delivers the events, made with the first one (not at start).
-    let mut http: Option<Arc<crate::aws::Https>> = None;
+    let mut http: Option<Arc<crate::https::Https>> = None;
     let mut tick = tokio::time::interval(auto.step.min(Duration::from_millis(500)));
     loop {
         tick.tick().await;
@@ -372,7 +372,7 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
             std::mem::take(&mut book.events)
         };
         if !due.is_empty() && http.is_none() {
-            http = Some(Arc::new(crate::aws::Https::new()));
+            http = Some(Arc::new(crate::https::Https::new()));
         }
         let Some(client) = &http else { continue };
         for event in due {
@@ -392,7 +392,7 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
 /// Posts one event to the product until it is taken (2xx) or refused (4xx), as a
 /// gateway does: for as long as the stand-in runs, at most every 2 s once it has failed
 /// a few times.
-async fn deliver(http: &crate::aws::Https, url: &str, body: Vec<u8>, signature: &str, id: i64) {
+async fn deliver(http: &crate::https::Https, url: &str, body: Vec<u8>, signature: &str, id: i64) {
     for attempt in 0u64.. {
         let request = http::Request::builder()
             .method("POST")

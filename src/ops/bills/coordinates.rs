@@ -318,18 +318,25 @@ pub async fn read(conn: &mut Conn, ws: &Membership, billing_id: &str) -> Result<
     Ok(found.unwrap_or_default())
 }
 
-/// Replaces the stored coordinates of the payable `billing_id` (empty: removes them).
+/// Replaces the stored coordinates of the payable `billing_id` (empty: removes them); a
+/// payee's bank it did not have is checked against the bank list first
+/// ([`refs::payee_bank`](crate::ops::refs::payee_bank)).
 pub async fn write(
     conn: &mut Conn,
     ws: &Membership,
     billing_id: &str,
     coordinates: &PaymentCoordinates,
 ) -> Result<(), ApiError> {
-    sql::query("DELETE FROM payment_coordinates WHERE workspace_id = $1 AND billing_id = $2")
-        .bind(&ws.workspace_id)
-        .bind(billing_id)
-        .execute(&mut *conn)
-        .await?;
+    let kept: Option<(Option<String>, Option<String>)> = sql::query(
+        "DELETE FROM payment_coordinates WHERE workspace_id = $1 AND billing_id = $2 RETURNING bank_code, bank_ispb",
+    )
+    .bind(&ws.workspace_id)
+    .bind(billing_id)
+    .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
+    .await?;
+    let (kept_code, kept_ispb) = kept.unwrap_or_default();
+    let sent = (coordinates.bank_code.as_deref(), coordinates.bank_ispb.as_deref());
+    crate::ops::refs::payee_bank(conn, sent, (kept_code.as_deref(), kept_ispb.as_deref())).await?;
     if coordinates.is_empty() {
         return Ok(());
     }

@@ -316,7 +316,8 @@ pub async fn legs(conn: &mut Conn, ws: &Membership, input: &TransferCreate) -> R
 
 /// Records a transfer: a debit in `from_account_id` and a credit in `to_account_id`
 /// sharing a new `transfer_id`, both or neither. Each leg belongs to its account's
-/// company and is subject to that company's closed period.
+/// company and is subject to that company's closed period. Its competence date is the
+/// transfer's date unless one is sent.
 pub async fn create_transfer(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -328,7 +329,7 @@ pub async fn create_transfer(
     let description = required("description", &input.description)?.to_string();
     let amount = positive("amount", input.amount)?;
     let occurred_at = input.occurred_at;
-    let competence_date = input.competence_date;
+    let competence_date = input.competence_date.unwrap_or(occurred_at);
     let transfer_id = uuid::Uuid::new_v4().to_string();
     let notes = optional(input.notes.as_deref());
     let is_pending = input.is_pending.unwrap_or(false);
@@ -338,7 +339,7 @@ pub async fn create_transfer(
         description: description.clone(),
         amount,
         occurred_at,
-        competence_date,
+        competence_date: Some(competence_date),
         polarity: Some(polarity),
         notes: notes.clone(),
         is_pending,
@@ -403,7 +404,8 @@ pub async fn get_transfer(
         to_transaction_id: to.id.clone(),
         amount: from.amount,
         occurred_at: from.occurred_at,
-        competence_date: from.competence_date,
+        // A transfer recorded without one (before it defaulted) is of its date's period.
+        competence_date: from.competence_date.unwrap_or(from.occurred_at),
         description: from.description.clone(),
         notes: from.notes.clone(),
         is_pending: from.is_pending,

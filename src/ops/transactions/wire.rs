@@ -206,6 +206,7 @@ pub struct TransferCreate {
     pub description: String,
     #[serde(default)]
     pub is_pending: Option<bool>,
+    /// The period the transfer belongs to (default: occurred_at).
     #[serde(default)]
     pub competence_date: Option<Date>,
     #[serde(default)]
@@ -224,7 +225,8 @@ pub struct Transfer {
     #[schemars(with = "String")]
     pub amount: Cents,
     pub occurred_at: Date,
-    pub competence_date: Option<Date>,
+    /// The period it belongs to: the one sent, else its date.
+    pub competence_date: Date,
     pub description: String,
     pub notes: Option<String>,
     pub is_pending: bool,

@@ -204,7 +204,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     let acme_ws = Some(DEMO_WORKSPACE_ACME);
     let beta_ws = Some(DEMO_WORKSPACE_BETA);
     let now = Some(now);
-    // Accounts: (id, workspace, company, name, type, bank, opening cents)
+    // Accounts: (id, workspace, company, name, type, its bank's COMPE code, opening cents)
     for (id, ws, company, name, kind, bank, opening) in [
         (
             "a1b2c3d4-0001-4000-8000-000000000001",
@@ -228,9 +228,10 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
     ] {
         insert(
             conn,
-            "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_code, opening_balance_cents,
+            "INSERT INTO financial_accounts (id, workspace_id, company_id, name, account_type, bank_id, opening_balance_cents,
                                              created_at, updated_at, created_via, updated_via)
-             VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS BIGINT), $8, $8, 'system', 'system')",
+             VALUES ($1, $2, $3, $4, $5, (SELECT id FROM banks WHERE code = $6 AND listed = 1), CAST($7 AS BIGINT), $8, $8,
+                     'system', 'system')",
             &[Some(id), ws, Some(company), Some(name), Some(kind), bank, Some(opening), now],
         )
         .await?;

@@ -35,6 +35,7 @@ pub fn declared() -> Router<AppState> {
         .merge(routes::<crate::ops::automatic_rules::AutomaticRules>(&crate::ops::automatic_rules::OPERATIONS))
         .merge(routes::<accounts::Accounts>(&accounts::OPERATIONS))
         .merge(read_routes::<crate::ops::receipts::Receipts>(&crate::ops::receipts::OPERATIONS))
+        .merge(read_routes::<crate::ops::banks::Banks>(&crate::ops::banks::OPERATIONS))
         .merge(routes::<Transactions>(&TRANSACTIONS))
         .merge(own(&TRANSFERS))
         .merge(own(&crate::ops::reports::OPERATIONS))

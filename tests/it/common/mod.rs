@@ -43,6 +43,9 @@ pub use kobana_finance_mcp::storage::seed::{
 };
 /// An id no record has.
 pub const MISSING: &str = "7f000000-0000-4000-8000-000000000000";
+/// Banks' ids: name-based UUIDs of their ISPB, the same on every deployment.
+pub const BANCO_DO_BRASIL: &str = "c55139a6-47a1-51f6-bb60-5b0fe717e54c";
+pub const ITAU: &str = "8b0573a0-ff9c-557e-ba0a-3147e039288a";
 
 pub fn backend() -> &'static str {
     match std::env::var("KFIN_TEST_DATABASE").as_deref() {
@@ -353,6 +356,11 @@ pub async fn close_period(h: &Harness, token: &str, company: &str, until: &str) 
     let body = json!({"locked_until": until});
     let reply = send(h, http::Method::PATCH, &format!("/v1/companies/{company}"), token, Some(body)).await;
     assert_eq!(reply.status, 200, "{}", text(&reply));
+}
+
+/// How many tools the whole catalogue has (what the owner's `tools/list` answers).
+pub fn catalogue_size() -> usize {
+    kobana_finance_mcp::mcp::tools::catalogue().count()
 }
 
 /// The body as text, for assertion messages.

@@ -293,8 +293,9 @@ fn accounts() -> Row {
                      "agency": "1234", "agency_digit": "5", "account_number": "98765", "account_digit": "0", "balance": "1500.00"}),
         beta: json!({"company_id": BETA_COMPANY, "name": "Conta Beta", "type": "checking", "balance": "1.00"}),
         // Leading zeros kept.
-        created: json!({"type": "checking", "bank_code": "001", "balance": "1500.00", "active": true, "disable_reconcile": false}),
-        absent: &["bank_id"],
+        created: json!({"type": "checking", "bank_id": BANCO_DO_BRASIL, "bank": {"code": "001", "name": "Banco do Brasil S.A."},
+                        "balance": "1500.00", "active": true, "disable_reconcile": false}),
+        absent: &["bank_code"],
         patch: json!({"name": "Renomeada"}),
         company: true,
         finance_deletes: false,
@@ -306,7 +307,8 @@ fn accounts() -> Row {
         violations: vec![
             (json!({"company_id": c, "name": "Conta"}), "type", "required"),
             (with("type", json!("gold")), "type", "invalid_value"),
-            (with("bank_id", json!("x")), "bank_id", "unknown_field"),
+            (with("bank_id", json!("x")), "bank_id", "invalid_uuid"),
+            (with("bank_code", json!("999")), "bank_code", "invalid_reference"),
             (with("bank_code", json!("1")), "bank_code", "too_short"),
             (with("bank_code", json!("0001")), "bank_code", "too_long"),
             (with("bank_code", json!("0a1")), "bank_code", "invalid_value"),

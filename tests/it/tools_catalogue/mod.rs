@@ -64,6 +64,7 @@ const CONTRACT: &[(&str, &[&str])] = &[
     ("cost_centers", &["list", "get", "create", "update", "delete"]),
     ("taxes", &["list", "get", "create", "update", "delete"]),
     ("automatic_rules", &["list", "get", "create", "update", "delete", "reorder"]),
+    ("banks", &["list"]),
 ];
 
 fn contract_names() -> Vec<String> {
@@ -288,7 +289,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 85);
+    assert_eq!(names.len(), 86);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 

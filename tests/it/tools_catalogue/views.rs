@@ -224,8 +224,8 @@ pub(super) fn model_visible(tools: &[Value]) -> usize {
 /// carry the pattern that refuses control and override characters: +4.0 KB.)
 #[tokio::test]
 async fn the_catalogue_stays_within_its_byte_budget() {
-    const MODEL_VISIBLE_OWNER: usize = 93_500;
-    const WIRE_OWNER: usize = 214_500;
+    const MODEL_VISIBLE_OWNER: usize = 95_000;
+    const WIRE_OWNER: usize = 217_000;
     const WIRE_PAYABLES_VIEW: usize = 57_000;
     let h = Harness::new().await;
     let owner = h.token(DEMO_OWNER);
@@ -237,7 +237,7 @@ async fn the_catalogue_stays_within_its_byte_budget() {
         };
         let reply = h.send(request.bearer(&owner).build()).await;
         let tools = reply.result()["tools"].as_array().unwrap().clone();
-        assert_eq!(tools.len(), 85);
+        assert_eq!(tools.len(), catalogue_size());
         assert!(
             reply.bytes.len() <= WIRE_OWNER,
             "{version}: tools/list is {} bytes (pinned at {WIRE_OWNER})",
