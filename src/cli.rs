@@ -59,10 +59,14 @@ pub enum Command {
         #[arg(long)]
         database_url: Option<String>,
     },
-    /// Add a token id (`jti`) to the deny list.
+    /// Add a token id (`jti`) to the deny list, or revoke an OAuth grant (`--grant`: a
+    /// person's consent to a client; its refresh tokens end at once, its access tokens at
+    /// their next request).
     Revoke {
+        #[arg(long, required_unless_present = "grant", conflicts_with = "grant")]
+        jti: Option<String>,
         #[arg(long)]
-        jti: String,
+        grant: Option<String>,
         #[arg(long)]
         database_url: Option<String>,
     },
@@ -226,11 +230,21 @@ async fn run(command: Command) -> CliResult {
             println!("{}", mint(&config, &keys, &user, scope, audience, ttl)?);
             Ok(())
         }
-        Command::Revoke { jti, database_url } => {
+        Command::Revoke { jti, grant, database_url } => {
             let state = open(database_url).await?;
             migrate::run(&state.db).await.map_err(|e| format!("migration failed: {e}"))?;
-            let fresh =
-                crate::storage::identity::revoke(&state.db, &jti).await.map_err(|e| format!("cannot revoke: {e}"))?;
+            let fresh = match (jti, grant) {
+                (Some(jti), _) => crate::storage::identity::revoke(&state.db, &jti)
+                    .await
+                    .map_err(|e| format!("cannot revoke: {e}"))?,
+                (None, Some(grant)) => {
+                    let oauth = crate::oauth::Oauth { config: &state.config, db: &state.db, keys: &state.keys };
+                    crate::oauth::tokens::revoke_grant(oauth, &grant)
+                        .await
+                        .map_err(|e| format!("cannot revoke: {}", e.description))?
+                }
+                (None, None) => return Err("revoke needs --jti or --grant".into()),
+            };
             println!("{}", if fresh { "revoked" } else { "already revoked" });
             Ok(())
         }
@@ -303,6 +317,8 @@ pub fn mint(
         iat: Some(now),
         nbf: None,
         jti: Some(uuid::Uuid::new_v4().to_string()),
+        client_id: None,
+        gid: None,
     };
     jwt::mint(&claims, keys)
 }

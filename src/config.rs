@@ -132,6 +132,36 @@ pub struct Config {
     pub rate_limits: RateLimits,
     pub blob_url: Option<String>,
     pub gateway: GatewayConfig,
+    pub oauth: OAuthConfig,
+}
+
+/// The authorization server's switches (`src/oauth`).
+#[derive(Debug, Clone, Default)]
+pub struct OAuthConfig {
+    /// `KFIN_OAUTH_DEV_CLIENT_METADATA=1`: a client metadata document may be fetched from a
+    /// loopback address (a test's or a developer's own client), over `http` too. Never in
+    /// Lambda: the configuration refuses it there.
+    pub dev_client_metadata: bool,
+    /// `KFIN_OAUTH_DEV_CA`: a PEM file of certificates trusted, beside the system's, for
+    /// those loopback documents (a test's self-signed certificate). Only with the switch.
+    pub dev_ca: Option<PathBuf>,
+}
+
+impl OAuthConfig {
+    fn from_env(mode: Mode) -> Result<OAuthConfig, ConfigError> {
+        let dev_client_metadata = env("KFIN_OAUTH_DEV_CLIENT_METADATA").is_some_and(|v| v != "0");
+        let dev_ca = env("KFIN_OAUTH_DEV_CA").map(PathBuf::from);
+        if mode == Mode::Lambda && (dev_client_metadata || dev_ca.is_some()) {
+            return Err(ConfigError(
+                "KFIN_OAUTH_DEV_CLIENT_METADATA and KFIN_OAUTH_DEV_CA are for local development and tests, never Lambda"
+                    .into(),
+            ));
+        }
+        if dev_ca.is_some() && !dev_client_metadata {
+            return Err(ConfigError("KFIN_OAUTH_DEV_CA goes with KFIN_OAUTH_DEV_CLIENT_METADATA=1".into()));
+        }
+        Ok(OAuthConfig { dev_client_metadata, dev_ca })
+    }
 }
 
 pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:8080";
@@ -270,7 +300,29 @@ impl Config {
             rate_limits,
             blob_url: env("KFIN_BLOB_URL"),
             gateway: GatewayConfig::from_env(mode)?,
+            oauth: OAuthConfig::from_env(mode)?,
         })
+    }
+
+    /// Whether this process is the authorization server of its tokens (SPEC §6): the
+    /// default, unless `KFIN_AUTH_SERVER` names another.
+    pub fn serves_authorization(&self) -> bool {
+        self.auth_server == self.public_url
+    }
+
+    /// Whether the development login may sign people in: only locally, and only while the
+    /// server runs on its generated development secret (never with a configured secret,
+    /// never on Lambda).
+    pub fn development_login(&self) -> bool {
+        self.mode == Mode::Local && matches!(self.keys, KeySourceConfig::DevFile { .. })
+    }
+
+    /// The resources a token may be issued for (RFC 8707): this server's MCP audiences
+    /// and its REST API's.
+    pub fn resources(&self) -> Vec<String> {
+        let mut resources = self.mcp_audiences().to_vec();
+        resources.push(self.api_audience());
+        resources
     }
 
     /// The audiences an MCP token may carry: the public URL, or it + `/mcp`.

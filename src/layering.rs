@@ -13,6 +13,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("ops", &["mcp", "transport", "app"]),
     ("gateway", &["storage", "ops", "mcp", "transport", "app"]),
     ("mcp", &["transport"]),
+    ("oauth", &["ops", "mcp", "transport", "app"]),
 ];
 
 /// Known crossings, as (file under `src/`, module named), each to be removed with the

@@ -119,6 +119,8 @@ pub struct Identity {
     pub user_id: String,
     pub scopes: ScopeSet,
     pub jti: Option<String>,
+    /// The OAuth client its token was issued to (the audit trail records it).
+    pub client_id: Option<String>,
 }
 
 /// Why authentication failed.
@@ -162,7 +164,12 @@ pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) 
     if claims.sub.trim().is_empty() {
         return Err(AuthFailure::Invalid);
     }
-    let identity = Identity { user_id: claims.sub, scopes: ScopeSet::parse(&claims.scope), jti: claims.jti };
+    let identity = Identity {
+        user_id: claims.sub,
+        scopes: ScopeSet::parse(&claims.scope),
+        jti: claims.jti,
+        client_id: claims.client_id,
+    };
     state.verified.keep(surface, token, &keys, &identity, claims.exp);
     Ok(identity)
 }
@@ -185,9 +192,15 @@ pub fn metadata_url(public_url: &str, resource_path: &str) -> String {
     format!("{public_url}/.well-known/oauth-protected-resource{resource_path}")
 }
 
-/// The `WWW-Authenticate` value of a 401.
+/// The `WWW-Authenticate` value of a 401: where the metadata is, and the scopes a client
+/// asks for (MCP: `scope` beside `resource_metadata`; every read, write and bank scope —
+/// the person's role still decides each request).
 pub fn challenge(public_url: &str, resource_path: &str, token_sent: bool) -> String {
-    let mut value = format!("Bearer resource_metadata=\"{}\"", metadata_url(public_url, resource_path));
+    let mut value = format!(
+        "Bearer resource_metadata=\"{}\", scope=\"{}\"",
+        metadata_url(public_url, resource_path),
+        all_scopes().join(" ")
+    );
     if token_sent {
         value.push_str(", error=\"invalid_token\"");
     }
@@ -223,8 +236,12 @@ mod tests {
     fn a_verified_token_is_kept_for_its_door_and_keys_until_it_expires() {
         let verified = VerifiedTokens::default();
         let keys = Arc::new(keys::Keys::from_secret("secret", None));
-        let identity =
-            Identity { user_id: "u1".into(), scopes: ScopeSet::parse("finance.payables"), jti: Some("j1".into()) };
+        let identity = Identity {
+            user_id: "u1".into(),
+            scopes: ScopeSet::parse("finance.payables"),
+            jti: Some("j1".into()),
+            client_id: None,
+        };
         assert!(verified.get(Surface::Mcp, "t1", &keys, 900).is_none());
         verified.keep(Surface::Mcp, "t1", &keys, &identity, 1_000);
         assert_eq!(verified.get(Surface::Mcp, "t1", &keys, 900).map(|i| i.user_id), Some("u1".into()));

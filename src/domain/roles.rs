@@ -64,6 +64,42 @@ impl Resource {
         }
     }
 
+    /// What a person calls it, in Portuguese and in English (the consent page).
+    pub fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Resource::Companies => ("Empresas", "Companies"),
+            Resource::Accounts => ("Contas financeiras", "Financial accounts"),
+            Resource::Transactions => ("Lançamentos e transferências", "Transactions and transfers"),
+            Resource::Payables => ("Contas a pagar", "Payables"),
+            Resource::Receivables => ("Contas a receber", "Receivables"),
+            Resource::Categories => ("Categorias", "Categories"),
+            Resource::CostCenters => ("Centros de custo", "Cost centers"),
+            Resource::People => ("Pessoas (fornecedores e clientes)", "People (vendors and customers)"),
+            Resource::Taxes => ("Impostos", "Taxes"),
+            Resource::Attachments => ("Anexos", "Attachments"),
+            Resource::CashFlow => ("Fluxo de caixa", "Cash flow"),
+            Resource::Reconciliations => ("Conciliações", "Reconciliations"),
+            Resource::AutomaticRules => ("Regras automáticas", "Automatic rules"),
+            Resource::Receipts => ("Comprovantes", "Receipts"),
+            Resource::Reports => ("Relatórios", "Reports"),
+            Resource::Banks => ("Bancos", "Banks"),
+        }
+    }
+
+    /// The resource and access a scope names (`None` for `finance.all` and unknown ones).
+    pub fn of_scope(scope: &str) -> Option<(Resource, Access)> {
+        if let Some(resource) = Resource::ALL.iter().find(|r| r.bank_scope() == Some(scope)) {
+            return Some((*resource, Access::Bank));
+        }
+        let rest = scope.strip_prefix("finance.")?;
+        let (name, access) = match rest.strip_suffix(".write") {
+            Some(name) => (name, Access::Write),
+            None => (rest, Access::Read),
+        };
+        let resource = Resource::ALL.iter().find(|r| r.as_str() == name)?;
+        (access == Access::Read || !resource.is_read_only()).then_some((*resource, access))
+    }
+
     fn bit(self) -> u16 {
         1 << (self as u16)
     }

@@ -88,6 +88,7 @@ async fn record(call: &ToolCall<'_>, workspace_id: Option<&str>, tool: &ToolSpec
         target_id: Some(tool.name),
         outcome,
         details: None,
+        client_id: call.ctx.identity.client_id.as_deref(),
     };
     if let Err(e) = audit::record(&call.ctx.state.db, Channel::Mcp, &event).await {
         tracing::warn!(error = %e, "could not record a confirmation outcome");

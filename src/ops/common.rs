@@ -93,6 +93,7 @@ pub async fn audit_write_with(
             target_id: Some(target_id),
             outcome: "ok",
             details: details.map(|d| d.to_string()),
+            client_id: ctx.identity.client_id.as_deref(),
         },
     )
     .await

@@ -243,8 +243,12 @@ mod tests {
         let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
         let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
         let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none(), &crate::aws::Aws::default());
-        let identity =
-            Identity { user_id: seed::DEMO_OWNER.into(), scopes: ScopeSet::parse(&all_scopes().join(" ")), jti: None };
+        let identity = Identity {
+            user_id: seed::DEMO_OWNER.into(),
+            scopes: ScopeSet::parse(&all_scopes().join(" ")),
+            jti: None,
+            client_id: None,
+        };
         let ws = Membership {
             workspace_id: seed::DEMO_WORKSPACE_ACME.into(),
             workspace_name: "Acme".into(),

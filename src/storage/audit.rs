@@ -14,6 +14,8 @@ pub struct AuditEvent<'a> {
     pub target_id: Option<&'a str>,
     pub outcome: &'a str,
     pub details: Option<String>,
+    /// The OAuth client the write was made with (its token's `client_id`).
+    pub client_id: Option<&'a str>,
 }
 
 /// Appends one event, inside the caller's transaction when given one.
@@ -24,8 +26,8 @@ pub async fn append<'c>(
 ) -> Result<(), crate::storage::Error> {
     sql::query(
         "INSERT INTO audit_events
-           (id, occurred_at, workspace_id, user_id, channel, action, target_type, target_id, outcome, details)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+           (id, occurred_at, workspace_id, user_id, channel, action, target_type, target_id, outcome, details, client_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(uuid::Uuid::new_v4().to_string())
     .bind(crate::clock::now_rfc3339())
@@ -37,6 +39,7 @@ pub async fn append<'c>(
     .bind(event.target_id)
     .bind(event.outcome)
     .bind(event.details.as_deref())
+    .bind(event.client_id)
     .execute(on)
     .await?;
     Ok(())

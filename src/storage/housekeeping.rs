@@ -1,6 +1,7 @@
 //! Housekeeping that every replica does now and then, in any mode (a Lambda instance
 //! never runs `serve`'s start-up steps): dropping rate-limit counters of past windows,
-//! and removing the S3 objects of deleted attachments.
+//! removing the S3 objects of deleted attachments, and sweeping the authorization
+//! server's expired codes, tokens, documents and grants.
 //!
 //! It is piggy-backed on requests: the first request a process counts, and then at most
 //! one per interval, starts a run on a task of its own, off that request's latency path.
@@ -49,6 +50,9 @@ pub struct Report {
     pub counters_pruned: u64,
     /// Objects of deleted attachments removed from the blob store.
     pub blobs_removed: usize,
+    /// The authorization server's rows that expired (codes, refresh tokens, access
+    /// tokens' ids, cached client documents, ended grants, unused registrations).
+    pub oauth_swept: u64,
 }
 
 /// One run: counters of windows that started before `counters_before` are dropped, and
@@ -64,8 +68,17 @@ pub async fn run(db: &Db, blobs: &BlobStore, counters_before: i64) -> Report {
         Ok(n) => report.blobs_removed = n,
         Err(e) => tracing::warn!(error = %e, "could not read the pending object removals"),
     }
+    match super::oauth::sweep(db, crate::clock::now_unix()).await {
+        Ok(n) => report.oauth_swept = n,
+        Err(e) => tracing::warn!(error = %e, "could not sweep the authorization server's expired rows"),
+    }
     if report != Report::default() {
-        tracing::info!(counters_pruned = report.counters_pruned, blobs_removed = report.blobs_removed, "housekeeping");
+        tracing::info!(
+            counters_pruned = report.counters_pruned,
+            blobs_removed = report.blobs_removed,
+            oauth_swept = report.oauth_swept,
+            "housekeeping"
+        );
     }
     report
 }

@@ -18,6 +18,7 @@ pub mod housekeeping;
 pub mod identity;
 pub mod lite;
 pub mod migrate;
+pub mod oauth;
 pub mod pool;
 pub mod rate_limit;
 pub mod row;

@@ -12,6 +12,7 @@ pub mod lambda;
 pub mod local;
 pub mod mcp_endpoint;
 pub mod multipart;
+pub mod oauth;
 pub mod origin;
 pub mod response;
 pub mod rest;
@@ -44,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/mcp/find/readonly", any(mcp_endpoint::handle))
         .route("/mcp/x/{toolsets}", any(mcp_endpoint::handle))
         .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
+        .merge(oauth::routes(state.config.serves_authorization()).layer(axum::middleware::from_fn(log_rest)))
         .merge(rest)
         .layer(axum::middleware::map_response(response::no_store))
         .layer(axum::middleware::from_fn(request_id))

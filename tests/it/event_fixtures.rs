@@ -55,6 +55,8 @@ pub fn fixture_token() -> String {
         iat: Some(ISSUED_AT),
         nbf: None,
         jti: Some(FIXTURE_JTI.into()),
+        client_id: None,
+        gid: None,
     };
     jwt::mint(&claims, &Keys::from_secret(FIXTURE_KEY, None)).expect("mint the fixture token")
 }

@@ -37,6 +37,7 @@ mod lambda_events;
 mod load;
 mod local_server;
 mod logs;
+mod oauth;
 mod payables;
 mod people;
 mod protocol_matrix;

@@ -46,6 +46,15 @@ const BROKEN_VIEW: &str = "/mcp/x/wages";
 
 const CALL_WORKSPACES: &str = "finance_workspaces_list";
 
+/// The 401 challenge of the resource at `path` (`""` or `"/mcp"`): its metadata, and the
+/// scopes a client asks for.
+fn challenge(path: &str) -> String {
+    format!(
+        "Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource{path}\", scope=\"{}\"",
+        kobana_finance_mcp::domain::roles::all_scopes().join(" ")
+    )
+}
+
 fn call_params() -> Value {
     json!({"name": CALL_WORKSPACES, "arguments": {}})
 }
@@ -97,6 +106,8 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
                 iat: None,
                 nbf: None,
                 jti: None,
+                client_id: None,
+                gid: None,
             },
             &keys,
         )
@@ -126,10 +137,10 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("2: an allow-listed Origin passes", discover().header("origin", "https://app.kobana.com.br"), 200, None),
         row("2: a loopback Origin passes locally", discover().header("origin", "http://localhost:6274"), 200, None),
         row("3: no token is 401 with the resource metadata challenge", Mcp::modern("server/discover", json!({})), 401, None)
-            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\"")))
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some(challenge("")).as_deref()))
             .whole_server(),
         row("3: on /mcp the challenge names the /mcp metadata", Mcp::modern("server/discover", json!({})).path("/mcp"), 401, None)
-            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some(challenge("/mcp")).as_deref())),
         row("3: a garbage token is 401 invalid_token", Mcp::modern("server/discover", json!({})).bearer("not-a-jwt"), 401, None)
             .check(|r| assert!(r.header("www-authenticate").unwrap().ends_with(", error=\"invalid_token\""))),
         row("3: a non-Bearer scheme is 401 invalid_token", Mcp::modern("server/discover", json!({})).header("authorization", "Basic dXNlcjpwYXNz"), 401, None)
@@ -385,9 +396,9 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| assert_eq!(r.header("allow"), Some("POST"))),
         row("view: DELETE on /mcp/readonly is 405", Mcp::raw("").method(Method::DELETE).path("/mcp/readonly"), 405, None),
         row("view: on a view the challenge names the /mcp metadata", Mcp::modern("server/discover", json!({})).path("/mcp/x/payables"), 401, None)
-            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some(challenge("/mcp")).as_deref())),
         row("view: on /mcp/readonly too", Mcp::modern("server/discover", json!({})).path("/mcp/readonly"), 401, None)
-            .check(|r| assert_eq!(r.header("www-authenticate"), Some("Bearer resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp\""))),
+            .check(|r| assert_eq!(r.header("www-authenticate"), Some(challenge("/mcp")).as_deref())),
         row("view: an unknown toolset is 400 -32602 naming the valid ones", auth(Mcp::modern("tools/list", json!({}))).path("/mcp/x/payables,wages"), 400, Some(-32602))
             .check(|r| assert!(r.json()["error"]["message"].as_str().unwrap().contains("reports, cash_flow, payables, receivables, reconciliations, transactions, transfers, accounts, receipts, attachments, companies, people, categories, cost_centers, taxes"))),
         row("view: /mcp/x/readonly names no toolset", auth(Mcp::modern("tools/list", json!({}))).path("/mcp/x/readonly"), 400, Some(-32602)),

@@ -26,6 +26,8 @@ fn token(secret: &str) -> String {
         iat: Some(now),
         nbf: None,
         jti: Some(uuid::Uuid::new_v4().to_string()),
+        client_id: None,
+        gid: None,
     };
     jwt::mint(&claims, &Keys::from_secret(secret, None)).unwrap()
 }

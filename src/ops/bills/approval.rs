@@ -196,6 +196,7 @@ pub async fn decide(db: &Db, id: &str, decision: &Decision) -> Result<&'static s
             target_id: Some(id),
             outcome: "ok",
             details: reason.map(|r| serde_json::json!({ "reason": r }).to_string()),
+            client_id: None,
         },
     )
     .await

@@ -39,6 +39,7 @@ pub(super) fn system_identity(user_id: Option<String>) -> Identity {
              finance.transactions.write",
         ),
         jti: None,
+        client_id: None,
     }
 }
 

@@ -159,6 +159,7 @@ async fn uploaded_by_names_the_channel_of_the_upload() {
         user_id: DEMO_OWNER.into(),
         scopes: ScopeSet::parse("finance.attachments finance.attachments.write"),
         jti: None,
+        client_id: None,
     };
     let memberships = kobana_finance_mcp::storage::identity::memberships(&h.state.db, DEMO_OWNER).await.unwrap();
     let ctx =

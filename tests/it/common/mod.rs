@@ -98,6 +98,7 @@ pub fn config(database_url: String) -> Config {
         rate_limits: RateLimits { reads: 100_000, writes: 100_000, window_seconds: 3600 },
         blob_url: None,
         gateway: kobana_finance_mcp::config::GatewayConfig::none(),
+        oauth: Default::default(),
     }
 }
 
@@ -276,6 +277,8 @@ impl Harness {
             iat: Some(now),
             nbf: None,
             jti: Some(uuid::Uuid::new_v4().to_string()),
+            client_id: None,
+            gid: None,
         };
         edit(&mut claims);
         jwt::mint(&claims, &Keys::from_secret(SECRET, None)).expect("mint")

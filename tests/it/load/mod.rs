@@ -551,6 +551,8 @@ fn demo_owner_tokens(secret: &str, public_url: &str) -> (String, String) {
             iat: Some(now),
             nbf: None,
             jti: None,
+            client_id: None,
+            gid: None,
         };
         jwt::mint(&claims, &keys).expect("mint")
     };
