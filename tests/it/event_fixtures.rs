@@ -77,6 +77,8 @@ enum Body {
 struct Request {
     method: Method,
     path: &'static str,
+    /// The query string, without its `?` (empty: none).
+    query: String,
     headers: Vec<(&'static str, String)>,
     body: Body,
     auth: bool,
@@ -89,6 +91,7 @@ impl Request {
         Request {
             method: Method::POST,
             path: "/",
+            query: String::new(),
             headers: vec![],
             body: Body::Text(body),
             auth: true,
@@ -147,7 +150,9 @@ impl Request {
             ("x-forwarded-proto", "https".into()),
         ];
         if self.method == Method::POST {
-            headers.push(("content-type", "application/json".into()));
+            if !self.headers.iter().any(|(n, _)| *n == "content-type") {
+                headers.push(("content-type", "application/json".into()));
+            }
             headers.push(("content-length", self.content_length.unwrap_or(self.wire_body().2).to_string()));
         }
         if self.auth {
@@ -236,7 +241,105 @@ fn requests() -> Vec<(&'static str, Request)> {
             "malformed-base64",
             Request { body: Body::Malformed("eyJqc29ucnBjIjoiMi4wIiw*not-base64*"), ..list() }.answers(400),
         ),
+        ("oauth-consent", oauth::consent()),
+        ("oauth-approve", oauth::approve()),
+        ("oauth-token", oauth::token("a-code-of-another-run").answers(400)),
     ]
+}
+
+/// The sign-in's steps as a browser and a client send them: the consent page of a
+/// checked authorization request (sealed, as `/authorize` seals it, with the fixture key)
+/// in a signed-in session, the person's approval, and the code's exchange. The first two
+/// replay alone; the exchange needs the code the approval issued in the same database
+/// (its fixture carries one of another run: `invalid_grant`), which the chained replay of
+/// `lambda_events.rs` puts in.
+pub mod oauth {
+    use kobana_finance_mcp::auth::keys::Keys;
+    use kobana_finance_mcp::oauth::authorize::Request as Authorization;
+    use kobana_finance_mcp::oauth::clients::Client;
+    use kobana_finance_mcp::oauth::session::{seal, Purpose, Session};
+    use lambda_http::http::Method;
+
+    use super::{Body, Request, EXPIRES_AT};
+    use crate::common::{DEMO_OWNER, FIXTURE_KEY};
+
+    pub const CLIENT_ID: &str = "kfin-fixture-client";
+    pub const CALLBACK: &str = "http://127.0.0.1:7777/callback";
+    /// The PKCE verifier whose challenge the sealed request carries.
+    pub const VERIFIER: &str = "fixture-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
+    const SESSION_ID: &str = "fixture-session";
+
+    fn state_key() -> Vec<u8> {
+        Keys::from_secret(FIXTURE_KEY, None).state
+    }
+
+    /// The checked request, sealed until the fixture token's expiry.
+    pub fn sealed_request() -> String {
+        let request = Authorization {
+            client: Client {
+                client_id: CLIENT_ID.into(),
+                client_name: Some("Fixture client".into()),
+                redirect_uris: vec![CALLBACK.into()],
+                by_document: false,
+            },
+            redirect_uri: CALLBACK.into(),
+            state: Some("fixture-state".into()),
+            code_challenge: kobana_finance_mcp::oauth::s256(VERIFIER),
+            scope: kobana_finance_mcp::oauth::metadata::default_scope(),
+            resource: format!("{}/mcp", crate::common::PUBLIC_URL),
+        };
+        seal(&state_key(), Purpose::Request, &request, EXPIRES_AT as i64)
+    }
+
+    fn session() -> Session {
+        Session { sub: DEMO_OWNER.into(), sid: SESSION_ID.into() }
+    }
+
+    fn cookie() -> String {
+        format!("kfin_session={}", seal(&state_key(), Purpose::Session, &session(), EXPIRES_AT as i64))
+    }
+
+    fn form(pairs: &[(&str, &str)]) -> String {
+        let mut body = url::form_urlencoded::Serializer::new(String::new());
+        for (name, value) in pairs {
+            body.append_pair(name, value);
+        }
+        body.finish()
+    }
+
+    /// `GET /authorize?request=…` in the demo owner's session: the consent page.
+    pub(super) fn consent() -> Request {
+        let query = form(&[("request", &sealed_request())]);
+        Request { method: Method::GET, body: Body::None, query, ..Request::post(String::new()) }
+            .at("/authorize")
+            .header("cookie", &cookie())
+            .anonymous()
+    }
+
+    /// The consent page's form, approved: a redirect with the code.
+    pub(super) fn approve() -> Request {
+        let sealed = sealed_request();
+        let csrf = session().csrf(&state_key(), &sealed);
+        let body = form(&[("request", &sealed), ("csrf", &csrf), ("decision", "approve")]);
+        Request::post(body)
+            .at("/authorize")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", &cookie())
+            .anonymous()
+            .answers(302)
+    }
+
+    /// `POST /token` exchanging `code`.
+    pub(super) fn token(code: &str) -> Request {
+        let body = form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", CALLBACK),
+            ("code_verifier", VERIFIER),
+            ("client_id", CLIENT_ID),
+        ]);
+        Request::post(body).at("/token").header("content-type", "application/x-www-form-urlencoded").anonymous()
+    }
 }
 
 /// Where and when one event arrives: its request id and epoch seconds.
@@ -280,6 +383,7 @@ fn rest_api(request: &Request, at: &Arrival, token: &str) -> Value {
     event.path_parameters = proxy.map(|p| HashMap::from([("proxy".to_string(), p)])).unwrap_or_default();
     event.body = body;
     event.is_base64_encoded = encoded;
+    let query = query_pairs(&request.query);
     let context = &mut event.request_context;
     context.account_id = Some(ACCOUNT_ID.into());
     context.resource_id = Some(if resource == "/" { "rootid1" } else { "a1b2c3" }.into());
@@ -296,7 +400,17 @@ fn rest_api(request: &Request, at: &Arrival, token: &str) -> Value {
     context.apiid = Some(REST_API_ID.into());
     context.identity.source_ip = Some(SOURCE_IP.into());
     context.identity.user_agent = Some(USER_AGENT.into());
-    serde_json::to_value(&event).unwrap()
+    let mut value = serde_json::to_value(&event).unwrap();
+    if !query.is_empty() {
+        value["queryStringParameters"] = query.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        value["multiValueQueryStringParameters"] = query.iter().map(|(k, v)| (k.clone(), json!([v]))).collect();
+    }
+    value
+}
+
+/// The pairs of a query string, decoded (what a front door hands over as parameters).
+fn query_pairs(query: &str) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
 /// Payload 2.0: the HTTP API (stage `$default`, routes `ANY /` and `ANY /{proxy+}`) and
@@ -313,7 +427,7 @@ fn payload_2(request: &Request, at: &Arrival, token: &str, function_url: bool) -
     event.version = Some("2.0".into());
     event.route_key = Some(route.into());
     event.raw_path = Some(request.path.into());
-    event.raw_query_string = Some(String::new());
+    event.raw_query_string = Some(request.query.clone());
     event.headers = request.header_map(&host, token);
     if !function_url {
         event.path_parameters =
@@ -341,6 +455,10 @@ fn payload_2(request: &Request, at: &Arrival, token: &str, function_url: bool) -
     // their fields (and a top-level `httpMethod` would make it look like a REST event).
     for authorizer_only in ["type", "methodArn", "httpMethod", "identitySource", "authorizationToken", "resource"] {
         value.as_object_mut().unwrap().remove(authorizer_only);
+    }
+    let query = query_pairs(&request.query);
+    if !query.is_empty() {
+        value["queryStringParameters"] = query.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     }
     value
 }
@@ -456,4 +574,16 @@ fn the_fixture_token_carries_the_documented_claims() {
     assert_eq!(claims.exp, EXPIRES_AT);
     assert_eq!(claims.jti.as_deref(), Some(FIXTURE_JTI));
     assert_eq!(claims.scope.split(' ').count(), 30);
+}
+
+/// The HTTP API (2.0) event of the code's exchange, with `code` (a step of the chained
+/// replay: the code the approval issued in that run).
+pub fn token_event(code: &str) -> Value {
+    payload_2(&oauth::token(code), &Arrival::nth(900), &fixture_token(), false)
+}
+
+/// The HTTP API (2.0) event of a `tools/list` on `/mcp` with the bearer `token`.
+pub fn tools_list_event(token: &str) -> Value {
+    let request = Request::post(rpc_2026("tools/list", json!({}))).at("/mcp").mcp("tools/list", None);
+    payload_2(&request, &Arrival::nth(901), token, false)
 }

@@ -216,3 +216,53 @@ async fn the_binary_in_lambda_mode_answers_every_fixture_and_survives_bad_invoca
     }
     assert!(runtime.init_error(std::time::Duration::from_millis(10)).await.is_none());
 }
+
+/// The sign-in through the Lambda handler, each step a fresh process on one database
+/// (as each request may land on another Lambda instance): the consent page of a sealed
+/// request in a signed-in session, the approval (a redirect with the code), the code's
+/// exchange (the token fixture with that code), and the access token's `tools/list`.
+#[test]
+fn the_sign_in_replays_step_by_step_in_fresh_processes() {
+    use crate::event_fixtures::{oauth, token_event, tools_list_event};
+    let _env = common::environment_blocking();
+    let dir = TempDir::new();
+    let database = format!("sqlite:{}", dir.0.join("replay.db").display());
+    let replay = |event: &str| -> Value {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"))
+            .args(["replay", event])
+            .env("KFIN_JWT_SECRET", FIXTURE_KEY)
+            .env("KFIN_DATABASE_URL", &database)
+            .env_remove("KFIN_PUBLIC_URL")
+            .env_remove("KFIN_AUTH_SERVER")
+            .env_remove("KFIN_SECRET_ID")
+            .env_remove("AWS_LAMBDA_RUNTIME_API")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let root = env!("CARGO_MANIFEST_DIR");
+    let consent = replay(&format!("{root}/events/v2/oauth-consent.json"));
+    assert_eq!(consent["statusCode"], 200, "{consent}");
+    assert!(consent["body"].as_str().unwrap().contains("Fixture client"));
+    let approved = replay(&format!("{root}/events/v2/oauth-approve.json"));
+    assert_eq!(approved["statusCode"], 302, "{approved}");
+    let location = header(&approved, "location").unwrap();
+    assert!(location.starts_with(oauth::CALLBACK), "{location}");
+    let query = location.split_once('?').unwrap().1;
+    let code = url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "code").unwrap().1.into_owned();
+    let write = |name: &str, event: Value| {
+        let path = dir.0.join(name);
+        std::fs::write(&path, event.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let tokens = replay(&write("token.json", token_event(&code)));
+    assert_eq!(tokens["statusCode"], 200, "{tokens}");
+    let body: Value = serde_json::from_str(tokens["body"].as_str().unwrap()).unwrap();
+    let access = body["access_token"].as_str().unwrap();
+    let listed = replay(&write("tools-list.json", tools_list_event(access)));
+    assert_eq!(listed["statusCode"], 200, "{listed}");
+    // The code is spent: the same exchange again is refused.
+    let again = replay(&write("token.json", token_event(&code)));
+    assert_eq!(again["statusCode"], 400, "{again}");
+}
