@@ -315,6 +315,16 @@ def spawn(argv, extra_env=None):
                             env=dict(os.environ, **(extra_env or {})))
 
 
+def stop(procs):
+    """Ends what `spawn` started: terminated, killed after 10 s."""
+    for p in procs:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def leaf_pid(proc):
     """The pid of the server itself under `timeout taskset …` (taskset execs; timeout forks)."""
     out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
@@ -389,12 +399,7 @@ def main():
             rows_rss = (rss_start, rss_kib(server_pid, "VmHWM"))
             print(f"{name}: RSS after start {rows_rss[0] / 1024:.1f} MiB, peak {rows_rss[1] / 1024:.1f} MiB")
         finally:
-            for p in procs:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop(procs)
             backend.drop()
             subprocess.run(["rm", "-rf", work])
     print()

@@ -43,3 +43,5 @@ unset KFIN_PUBLIC_URL
 echo "cold start, Lambda mode -> first tools/list ($RUNS runs): $(python3 benches/lambda_cold.py "$BIN" "$DB" events/v2/tools-list.json "$RUNS")"
 echo
 python3 benches/bench.py "$BIN" "$CEILING"
+echo
+python3 benches/token.py "$BIN" "$CEILING"

@@ -345,6 +345,17 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
         (None, Some(url)) => println!("Banking gateway: {url}"),
         (None, None) => println!("Banking gateway: not connected"),
     }
+    if state.config.development_login() {
+        println!(
+            "Sign-in: OAuth clients (Claude Code, Cursor, the Inspector) add {}/mcp and sign in through the \
+             development login",
+            state.config.public_url
+        );
+    } else if state.config.serves_authorization() {
+        println!(
+            "Sign-in: no identity source here (the development login needs the development secret and a loopback URL)"
+        );
+    }
     println!("Dev token for the demo owner (ana.souza@demo.kobana.com.br, valid 24 h):\n{token}");
     use std::io::Write;
     let _ = std::io::stdout().flush();

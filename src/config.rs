@@ -145,22 +145,29 @@ pub struct OAuthConfig {
     /// `KFIN_OAUTH_DEV_CA`: a PEM file of certificates trusted, beside the system's, for
     /// those loopback documents (a test's self-signed certificate). Only with the switch.
     pub dev_ca: Option<PathBuf>,
+    /// `KFIN_OAUTH_DEV_LOGIN_PUBLIC=1`: the development login also signs people in when
+    /// the public URL is not a loopback one (a tunnel to `make run`, for a connector that
+    /// calls from its cloud): whoever reaches that URL may then sign in as any person of
+    /// the database, without a password. Never in Lambda.
+    pub dev_login_public: bool,
 }
 
 impl OAuthConfig {
     fn from_env(mode: Mode) -> Result<OAuthConfig, ConfigError> {
         let dev_client_metadata = env("KFIN_OAUTH_DEV_CLIENT_METADATA").is_some_and(|v| v != "0");
         let dev_ca = env("KFIN_OAUTH_DEV_CA").map(PathBuf::from);
-        if mode == Mode::Lambda && (dev_client_metadata || dev_ca.is_some()) {
+        let dev_login_public = env("KFIN_OAUTH_DEV_LOGIN_PUBLIC").is_some_and(|v| v != "0");
+        if mode == Mode::Lambda && (dev_client_metadata || dev_ca.is_some() || dev_login_public) {
             return Err(ConfigError(
-                "KFIN_OAUTH_DEV_CLIENT_METADATA and KFIN_OAUTH_DEV_CA are for local development and tests, never Lambda"
+                "KFIN_OAUTH_DEV_CLIENT_METADATA, KFIN_OAUTH_DEV_CA and KFIN_OAUTH_DEV_LOGIN_PUBLIC are for local \
+                 development and tests, never Lambda"
                     .into(),
             ));
         }
         if dev_ca.is_some() && !dev_client_metadata {
             return Err(ConfigError("KFIN_OAUTH_DEV_CA goes with KFIN_OAUTH_DEV_CLIENT_METADATA=1".into()));
         }
-        Ok(OAuthConfig { dev_client_metadata, dev_ca })
+        Ok(OAuthConfig { dev_client_metadata, dev_ca, dev_login_public })
     }
 }
 
@@ -310,11 +317,14 @@ impl Config {
         self.auth_server == self.public_url
     }
 
-    /// Whether the development login may sign people in: only locally, and only while the
+    /// Whether the development login may sign people in: only locally, only while the
     /// server runs on its generated development secret (never with a configured secret,
-    /// never on Lambda).
+    /// never on Lambda), and only on a loopback public URL unless
+    /// `KFIN_OAUTH_DEV_LOGIN_PUBLIC` says the wider reach is meant.
     pub fn development_login(&self) -> bool {
-        self.mode == Mode::Local && matches!(self.keys, KeySourceConfig::DevFile { .. })
+        self.mode == Mode::Local
+            && matches!(self.keys, KeySourceConfig::DevFile { .. })
+            && (self.oauth.dev_login_public || is_loopback_url(&self.public_url))
     }
 
     /// The resources a token may be issued for (RFC 8707): this server's MCP audiences
@@ -333,6 +343,17 @@ impl Config {
     /// The audience of REST API tokens.
     pub fn api_audience(&self) -> String {
         format!("{}/v1", self.api_base_url)
+    }
+}
+
+/// Whether `url`'s host is this machine: `localhost`, a 127/8 or `::1` address.
+fn is_loopback_url(url: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(url) else { return false };
+    match parsed.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
     }
 }
 

@@ -316,3 +316,38 @@ async fn the_development_login_is_refused_without_the_development_secret() {
     assert_eq!(login.status, 400);
     assert!(login.header("set-cookie").is_none());
 }
+
+#[tokio::test]
+async fn the_development_login_stays_on_this_machine_unless_its_wider_reach_is_meant() {
+    // `make run` behind a tunnel: anyone who reaches the URL would sign in as anyone.
+    let tunnel = "https://demo-kobana.trycloudflare.com";
+    let query = |client: &str, challenge: &str| {
+        authorize_query(client, CALLBACK, challenge, &[]).replace(
+            &url::form_urlencoded::byte_serialize(RESOURCE.as_bytes()).collect::<String>(),
+            &url::form_urlencoded::byte_serialize(format!("{tunnel}/mcp").as_bytes()).collect::<String>(),
+        )
+    };
+    let behind_tunnel = |public: bool| {
+        move |c: &mut kobana_finance_mcp::config::Config| {
+            c.public_url = tunnel.into();
+            c.api_base_url = tunnel.into();
+            c.auth_server = tunnel.into();
+            c.oauth.dev_login_public = public;
+        }
+    };
+    let h = development_with(behind_tunnel(false)).await;
+    let client = register(&h, &[CALLBACK]).await;
+    let (_, challenge) = pkce();
+    let reply = h.send(to(Method::GET, &format!("/authorize?{}", query(&client, &challenge))).build()).await;
+    assert_eq!(reply.status, StatusCode::FOUND, "{}", text(&reply));
+    assert_eq!(value_of(&query_of(&location(&reply)), "error").as_deref(), Some("temporarily_unavailable"));
+    let login = h.send(form("/oauth/login", &[("request", "x"), ("csrf", "y"), ("user_id", DEMO_OWNER)]).build()).await;
+    assert_eq!(login.status, 400);
+    assert!(login.header("set-cookie").is_none());
+
+    let h = development_with(behind_tunnel(true)).await;
+    let client = register(&h, &[CALLBACK]).await;
+    let reply = h.send(to(Method::GET, &format!("/authorize?{}", query(&client, &challenge))).build()).await;
+    assert_eq!(reply.status, 200, "{}", text(&reply));
+    assert!(text(&reply).contains(DEMO_OWNER), "the development login lists the demo people");
+}
