@@ -7,9 +7,11 @@
 #   3. the end-to-end suites, which need the tools of scripts/ensure-tools.sh (Python
 #      venv with moto, the mcp client and Selenium, Node 22, the conformance CLI, the
 #      TypeScript SDK): the official MCP conformance suite, and the official Python and
-#      TypeScript clients against a real local server; the conformance suite's
-#      authorization scenarios (in tests/conformance/run.sh) also need a headless
-#      browser (Debian's chromium and chromium-driver, which .ci/run installs);
+#      TypeScript clients against a real local server; then the sign-in through the
+#      server's authorization server, which also needs a headless browser (Debian's
+#      chromium and chromium-driver, which .ci/run installs): the conformance suite's
+#      authorization scenarios (in tests/conformance/run.sh) and the clients' OAuth
+#      flows (tests/clients/oauth.sh);
 #   4. the SAM template lint (scripts/sam-validate.sh).
 # Before them all, rustfmt's check of every crate (the server, fuzz/, benches/ceiling/):
 # a file not in rustfmt's style fails the run (`make fmt` writes the style).
@@ -81,9 +83,10 @@ banner "end-to-end suites"
 if [[ $tools != ok ]]; then
   skip "conformance" "scripts/ensure-tools.sh could not install Node 22 / the conformance CLI"
   skip "clients" "scripts/ensure-tools.sh could not install the MCP clients"
+  skip "oauth-clients" "scripts/ensure-tools.sh could not install the MCP clients"
 else
   cargo build --quiet || failed+=("build")
-  # The sign-in suite drives a headless browser: without one it is skipped (and
+  # The sign-in suites drive a headless browser: without one they are skipped (and
   # required in CI, where .ci/run installs it).
   browser=ok
   no_browser=$(target/tools/venv/bin/python tests/support/oauth_browser.py --check) || browser=missing
@@ -95,6 +98,12 @@ else
     tests/conformance/run.sh "$BIN" || failed+=("conformance")
   banner "real MCP clients (Python mcp, fastmcp, TypeScript SDK, Inspector CLI)"
   tests/clients/run.sh "$BIN" || failed+=("clients")
+  banner "real MCP clients signing in by OAuth (Python mcp, TypeScript SDK, Inspector CLI; headless browser)"
+  if [[ $browser == ok ]]; then
+    tests/clients/oauth.sh "$BIN" || failed+=("oauth-clients")
+  else
+    skip "oauth-clients" "no headless browser: $no_browser"
+  fi
 fi
 
 banner "SAM template lint"
