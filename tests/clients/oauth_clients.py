@@ -34,6 +34,10 @@ client's own token handling:
     stored access token made invalid the same way. The refresh goes to /token with
     grant_type=refresh_token and rotates the refresh token;
   * tools/call with the refreshed token (the request is seen carrying it).
+The Python client's document lists its redirect URIs as Claude Code's does, loopback
+without a port (http://localhost/callback, http://127.0.0.1/callback), while the client
+listens on a free port: the server's any-port rule for loopback URIs (RFC 8252 §7.3)
+is what lets it in. The TypeScript and Inspector documents name their exact callback.
 What each flow checks on the way: the authorize URL asks for code with PKCE S256 and
 resource ISSUER/mcp; the login page offered the owner and the consent page named the
 client (its client_name); the callback carried one code, the state sent and
@@ -94,13 +98,13 @@ def contains_value(node: Any, wanted: str) -> bool:
     return False
 
 
-def document(url: str, name: str, redirect_uri: str) -> dict[str, Any]:
+def document(url: str, name: str, redirect_uris: list[str]) -> dict[str, Any]:
     """A client ID metadata document for `url` (CIMD §4.1: client_id is its own URL)."""
     return {
         "client_id": url,
         "client_name": name,
         "client_uri": url.rsplit("/", 1)[0] + "/",
-        "redirect_uris": [redirect_uri],
+        "redirect_uris": redirect_uris,
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
@@ -238,7 +242,10 @@ async def python_flow(issuer: str, browser: Browser, docs: DocumentServer | None
         if docs is not None:
             path = "/clients/python-mcp.json"
             metadata_url = docs.url(path)
-            docs.documents[path] = document(metadata_url, name, callback.url)
+            # Shaped as Claude Code's: loopback redirect URIs without a port (the client
+            # binds a free one; RFC 8252 §7.3), no application_type.
+            loopback = ["http://localhost/callback", "http://127.0.0.1/callback"]
+            docs.documents[path] = document(metadata_url, name, loopback)
         storage = MemoryStorage()
         sent_state: list[str | None] = []
 
@@ -377,7 +384,7 @@ def node_flow(issuer: str, browser: Browser, docs: DocumentServer | None, checks
         # The document names the callback the script will listen on: a port chosen here.
         port = free_port()
         path = "/clients/typescript-sdk.json"
-        docs.documents[path] = document(docs.url(path), name, f"http://127.0.0.1:{port}/callback")
+        docs.documents[path] = document(docs.url(path), name, [f"http://127.0.0.1:{port}/callback"])
         argv += ["--client-metadata-url", docs.url(path), "--callback-port", str(port)]
     status, stdout, stderr, _ = drive_process(
         argv, dict(os.environ), browser, re.compile(r"^AUTHORIZE (\S+)"), "stdout",
@@ -426,7 +433,7 @@ def inspector_flow(issuer: str, browser: Browser, docs: DocumentServer | None, c
         name = "Kobana test: MCP Inspector (CIMD)"
         path = "/clients/inspector.json"
         metadata_url = docs.url(path)
-        docs.documents[path] = document(metadata_url, name, INSPECTOR_CALLBACK)
+        docs.documents[path] = document(metadata_url, name, [INSPECTOR_CALLBACK])
     scratch = tempfile.mkdtemp(prefix="kfin-inspector-oauth-")
     try:
         env = {
