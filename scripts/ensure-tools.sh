@@ -3,8 +3,9 @@
 # into target/tools/ (ignored by git along with the rest of target/):
 #
 #   target/tools/venv         Python venv: moto[server] (the Secrets Manager/S3 stand-in),
-#                             the official `mcp` Python client library and the fastmcp
-#                             client (built on it)
+#                             the official `mcp` Python client library, the fastmcp
+#                             client (built on it) and Selenium (drives the headless
+#                             browser of the sign-in tests, tests/support/oauth_browser.py)
 #   target/tools/node22       Node.js 22 from the npm registry (the machine's Node may be
 #                             older; the conformance CLI needs fs.globSync, Node >= 22)
 #   target/tools/conformance  the official MCP conformance suite CLI
@@ -16,7 +17,10 @@
 # naming the step and the tail of its log.
 #
 # Needs python3 (with pip or the venv module), node and npm; nothing else. Everything
-# comes from PyPI and the npm registry by package name, at pinned versions.
+# comes from PyPI and the npm registry by package name, at pinned versions. The browser
+# Selenium drives is not installed here: it is Debian's chromium and chromium-driver
+# (apt), which .ci/run installs on a CI machine; without them the sign-in suites are
+# skipped locally (scripts/test.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +29,7 @@ TOOLS="$ROOT/target/tools"
 MOTO_VERSION=5.2.5
 MCP_PY_VERSION=2.3.0
 FASTMCP_VERSION=4.1.6
+SELENIUM_VERSION=4.51.0
 NODE22_VERSION=22.23.5
 CONFORMANCE_VERSION=0.2.0-alpha.12
 SDK_VERSION=1.32.2
@@ -33,7 +38,7 @@ INSPECTOR_VERSION=2.12.0
 
 # Bump STAMP_FORMAT when the layout changes so old installs are redone.
 STAMP_FORMAT=1
-WANT="format=$STAMP_FORMAT moto=$MOTO_VERSION mcp=$MCP_PY_VERSION node=$NODE22_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION fastmcp=$FASTMCP_VERSION inspector=$INSPECTOR_VERSION"
+WANT="format=$STAMP_FORMAT moto=$MOTO_VERSION mcp=$MCP_PY_VERSION node=$NODE22_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION fastmcp=$FASTMCP_VERSION inspector=$INSPECTOR_VERSION selenium=$SELENIUM_VERSION"
 STAMP="$TOOLS/.installed"
 
 VENV_PY="$TOOLS/venv/bin/python"
@@ -88,20 +93,22 @@ command -v python3 >/dev/null 2>&1 || die "python3 is not installed (needed for 
 command -v npm >/dev/null 2>&1 || die "npm is not installed (needed for Node 22, the conformance CLI, the TypeScript SDK and the Inspector)"
 
 # --- Python venv -------------------------------------------------------------------------
-pip_pkgs=("moto[server]==$MOTO_VERSION" "mcp==$MCP_PY_VERSION" "fastmcp==$FASTMCP_VERSION")
+pip_pkgs=("moto[server]==$MOTO_VERSION" "mcp==$MCP_PY_VERSION" "fastmcp==$FASTMCP_VERSION" "selenium==$SELENIUM_VERSION")
 venv_ok() {
-  [[ -x "$VENV_PY" ]] && "$VENV_PY" - "$MOTO_VERSION" "$MCP_PY_VERSION" "$FASTMCP_VERSION" <<'PY' >/dev/null 2>&1
+  [[ -x "$VENV_PY" ]] && "$VENV_PY" - "$MOTO_VERSION" "$MCP_PY_VERSION" "$FASTMCP_VERSION" "$SELENIUM_VERSION" <<'PY' >/dev/null 2>&1
 import sys
 from importlib.metadata import version
 assert version("moto") == sys.argv[1], "moto"
 assert version("mcp") == sys.argv[2], "mcp"
 assert version("fastmcp") == sys.argv[3], "fastmcp"
+assert version("selenium") == sys.argv[4], "selenium"
 import flask, moto.server, mcp.client.streamable_http  # noqa: F401  (server extra + client)
 import fastmcp.client.transports  # noqa: F401
+import selenium.webdriver  # noqa: F401
 PY
 }
 if ! venv_ok; then
-  step "creating Python venv in target/tools/venv (moto[server]==$MOTO_VERSION, mcp==$MCP_PY_VERSION, fastmcp==$FASTMCP_VERSION)"
+  step "creating Python venv in target/tools/venv (moto[server]==$MOTO_VERSION, mcp==$MCP_PY_VERSION, fastmcp==$FASTMCP_VERSION, selenium==$SELENIUM_VERSION)"
   rm -rf "$TOOLS/venv"
   if python3 -m venv "$TOOLS/venv" >>"$LOG" 2>&1 && "$VENV_PY" -m pip --version >>"$LOG" 2>&1; then
     run "pip install into the venv" "$VENV_PY" -m pip install --disable-pip-version-check --no-input "${pip_pkgs[@]}"
@@ -116,7 +123,7 @@ if ! venv_ok; then
     run "pip install into the venv (system pip, --python)" \
       python3 -m pip --python "$VENV_PY" install --disable-pip-version-check --no-input "${pip_pkgs[@]}"
   fi
-  venv_ok || die "the venv was installed but moto $MOTO_VERSION / mcp $MCP_PY_VERSION / fastmcp $FASTMCP_VERSION do not import"
+  venv_ok || die "the venv was installed but moto $MOTO_VERSION / mcp $MCP_PY_VERSION / fastmcp $FASTMCP_VERSION / selenium $SELENIUM_VERSION do not import"
 fi
 
 # --- npm packages ------------------------------------------------------------------------

@@ -5,9 +5,13 @@
 #   2. the same suite on PostgreSQL when one answers at KFIN_TEST_POSTGRES_URL
 #      (default postgres://postgres@127.0.0.1:5432/test) — required when CI=true;
 #   3. the end-to-end suites, which need the tools of scripts/ensure-tools.sh (Python
-#      venv with moto and the mcp client, Node 22, the conformance CLI, the TypeScript
-#      SDK): the official MCP conformance suite, and the official Python and TypeScript
-#      clients against a real local server;
+#      venv with moto, the mcp client and Selenium, Node 22, the conformance CLI, the
+#      TypeScript SDK): the official MCP conformance suite, and the official Python and
+#      TypeScript clients against a real local server; then the sign-in through the
+#      server's authorization server, which also needs a headless browser (Debian's
+#      chromium and chromium-driver, which .ci/run installs): the conformance suite's
+#      authorization scenarios (in tests/conformance/run.sh) and the clients' OAuth
+#      flows (tests/clients/oauth.sh);
 #   4. the SAM template lint (scripts/sam-validate.sh).
 # Before them all, rustfmt's check of every crate (the server, fuzz/, benches/ceiling/):
 # a file not in rustfmt's style fails the run (`make fmt` writes the style).
@@ -79,12 +83,27 @@ banner "end-to-end suites"
 if [[ $tools != ok ]]; then
   skip "conformance" "scripts/ensure-tools.sh could not install Node 22 / the conformance CLI"
   skip "clients" "scripts/ensure-tools.sh could not install the MCP clients"
+  skip "oauth-clients" "scripts/ensure-tools.sh could not install the MCP clients"
 else
   cargo build --quiet || failed+=("build")
+  # The sign-in suites drive a headless browser: without one they are skipped (and
+  # required in CI, where .ci/run installs it).
+  browser=ok
+  no_browser=$(target/tools/venv/bin/python tests/support/oauth_browser.py --check) || browser=missing
+  if [[ $browser != ok ]]; then
+    skip "conformance-authorization" "no headless browser: $no_browser"
+  fi
   banner "official MCP conformance suite"
-  tests/conformance/run.sh "$BIN" || failed+=("conformance")
+  KFIN_CONFORMANCE_AUTHORIZATION=$([[ $browser == ok ]] && echo 1 || echo 0) \
+    tests/conformance/run.sh "$BIN" || failed+=("conformance")
   banner "real MCP clients (Python mcp, fastmcp, TypeScript SDK, Inspector CLI)"
   tests/clients/run.sh "$BIN" || failed+=("clients")
+  banner "real MCP clients signing in by OAuth (Python mcp, TypeScript SDK, Inspector CLI; headless browser)"
+  if [[ $browser == ok ]]; then
+    tests/clients/oauth.sh "$BIN" || failed+=("oauth-clients")
+  else
+    skip "oauth-clients" "no headless browser: $no_browser"
+  fi
 fi
 
 banner "SAM template lint"

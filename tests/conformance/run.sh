@@ -32,6 +32,17 @@
 #      finance_workspaces_list, finance_tools_search and the three runners, and the
 #      suite's fixture tools are as unknown as on the other URLs). The proxy forwards the
 #      request line, path included, unchanged.
+#   5. the authorization-server scenarios (`conformance authorization`, both in one run:
+#      authorization-server-metadata-endpoint and authorization-code-grant) against the
+#      issuer of a second fresh server, started as `make run` starts one (its generated
+#      development secret, so the development login is offered): authorization.py
+#      registers the suite's client (POST /register, redirect URI
+#      http://127.0.0.1:<port>/callback), runs the CLI with --client-id, --resource
+#      <issuer>/mcp and -p <port>, and a headless browser (tests/support/oauth_browser.py:
+#      Debian's chromium and chromium-driver through Selenium) signs in as the demo owner
+#      and approves; every check must be SUCCESS. KFIN_CONFORMANCE_AUTHORIZATION=0 leaves
+#      this pass out (scripts/test.sh sets it, and reports the suite skipped, when the
+#      browser is missing outside CI).
 # Exit status: non-zero if any pass fails (or the server cannot be started).
 # Everything listens on 127.0.0.1 only and stops when this script exits.
 set -uo pipefail
@@ -121,10 +132,37 @@ run_passes "" /
 run_passes mcp. /mcp
 run_passes view. /mcp/x/payables,receivables
 run_passes find. /mcp/find
+MCP_SERVER_LOG=$KFIN_SERVER_LOG
+
+# The authorization server's scenarios, on a server of its own (development login).
+if [[ ${KFIN_CONFORMANCE_AUTHORIZATION:-1} != 0 ]]; then
+  echo
+  echo "=== conformance pass authorization: conformance authorization (both scenarios), browser sign-in"
+  mkdir -p "$OUT/authorization"
+  if ! why=$("$TOOLS_DIR/venv/bin/python" "$REPO_ROOT/tests/support/oauth_browser.py" --check); then
+    echo "--- authorization: FAIL (no headless browser: $why)"
+    failed=$((failed + 1))
+    failed_names+=("authorization")
+  elif ! start_dev_login_server "$BIN" "$OUT/authorization/server"; then
+    echo "--- authorization: FAIL (the server did not start)"
+    failed=$((failed + 1))
+    failed_names+=("authorization")
+  elif timeout 300 "$TOOLS_DIR/venv/bin/python" "$HERE/authorization.py" "$NODE22" "$CLI" "$KFIN_URL" \
+    "$OUT/authorization" >"$OUT/authorization.log" 2>&1; then
+    grep -e '^PASS ' -e '^FAIL ' "$OUT/authorization.log"
+    echo "--- authorization: PASS"
+    passed=$((passed + 1))
+  else
+    cat "$OUT/authorization.log"
+    echo "--- authorization: FAIL (full log $OUT/authorization.log; server log $KFIN_SERVER_LOG)"
+    failed=$((failed + 1))
+    failed_names+=("authorization")
+  fi
+fi
 
 echo
 if [[ ${#failed_names[@]} -gt 0 ]]; then
-  echo "failed passes: ${failed_names[*]} (server log: $KFIN_SERVER_LOG)"
+  echo "failed passes: ${failed_names[*]} (server log: $MCP_SERVER_LOG)"
 fi
 echo "results in $OUT"
 echo "conformance: $passed passed, $failed failed"

@@ -6,6 +6,9 @@
 #   make_temp_workdir kfin-e2e          # or pick a directory of your own
 #   start_local_server BIN "$KFIN_WORKDIR"   # WORKDIR: a fresh directory for the DB and logs
 #
+# or, for the sign-in through the server's own authorization server (SPEC section 6):
+#   start_dev_login_server BIN "$KFIN_WORKDIR"
+#
 # After start_local_server returns:
 #   KFIN_PORT        the server's port on 127.0.0.1
 #   KFIN_URL         http://127.0.0.1:KFIN_PORT (also exported as KFIN_PUBLIC_URL)
@@ -133,6 +136,41 @@ start_local_server() {
   fi
   printf '%s\n' "$KFIN_TOKEN" >"$KFIN_TOKEN_FILE"
   echo "server: $KFIN_URL (pid $pid, log $KFIN_SERVER_LOG)"
+}
+
+# start_dev_login_server BIN WORKDIR: a server as `make run` starts one, on its generated
+# development secret (no KFIN_JWT_SECRET, the secret file beside the database in
+# WORKDIR, KFIN_DATA_DIR=WORKDIR), so its authorization server offers the development
+# login (SPEC section 6). Sets KFIN_PORT, KFIN_URL (= KFIN_PUBLIC_URL, the issuer),
+# KFIN_DB_URL and KFIN_SERVER_LOG; mints no token (the clients sign in). The caller's
+# KFIN_OAUTH_DEV_CLIENT_METADATA and KFIN_OAUTH_DEV_CA pass through.
+start_dev_login_server() {
+  local bin=$1 workdir=$2
+  if [[ ! -x "$bin" ]]; then
+    echo "error: server binary not found or not executable: $bin" >&2
+    return 1
+  fi
+  mkdir -p "$workdir"
+  unset AWS_LAMBDA_RUNTIME_API KFIN_SECRET_ID KFIN_AUTH_SERVER KFIN_API_BASE_URL \
+    KFIN_ALLOWED_ORIGINS KFIN_STATE_KEY KFIN_BLOB_URL KFIN_DATABASE_URL KFIN_JWT_SECRET
+
+  KFIN_PORT=$(free_loopback_port)
+  KFIN_URL="http://127.0.0.1:$KFIN_PORT"
+  KFIN_DB_URL="sqlite:$workdir/kfin.db"
+  KFIN_SERVER_LOG="$workdir/server.log"
+  export KFIN_PUBLIC_URL="$KFIN_URL"
+
+  KFIN_DATA_DIR="$workdir" timeout 900 "$bin" serve --addr "127.0.0.1:$KFIN_PORT" --database-url "$KFIN_DB_URL" \
+    >"$KFIN_SERVER_LOG" 2>&1 </dev/null &
+  local pid=$!
+  register_cleanup_pid "$pid"
+
+  if ! wait_http_ok "$KFIN_URL/.well-known/oauth-authorization-server" 120 "$pid"; then
+    echo "error: the server did not come up; last lines of its log:" >&2
+    tail -n 40 "$KFIN_SERVER_LOG" | sed 's/^/    /' >&2
+    return 1
+  fi
+  echo "server: $KFIN_URL (pid $pid, development login, log $KFIN_SERVER_LOG)"
 }
 
 # make_temp_workdir PREFIX: set KFIN_WORKDIR to a fresh temporary directory that is
