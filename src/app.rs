@@ -23,6 +23,9 @@ pub struct App {
     pub housekeeping: Housekeeping,
     pub token_rules: crate::auth::TokenRules,
     pub verified_tokens: crate::auth::VerifiedTokens,
+    /// The company's OpenID provider people sign in with, when configured (nothing is
+    /// fetched of it until the first sign-in).
+    pub oidc: Option<crate::oauth::oidc::Provider>,
 }
 
 pub type AppState = Arc<App>;
@@ -95,6 +98,7 @@ impl App {
         let housekeeping = Housekeeping::new(config.rate_limits.window_seconds);
         let token_rules = crate::auth::TokenRules::new(&config);
         let gateway = crate::gateway::Gateway::new(&config.gateway, &aws);
+        let oidc = config.oauth.oidc.clone().map(|oidc| crate::oauth::oidc::Provider::new(oidc, aws.clone()));
         Ok(Arc::new(App {
             config,
             aws,
@@ -105,6 +109,7 @@ impl App {
             housekeeping,
             token_rules,
             verified_tokens: Default::default(),
+            oidc,
         }))
     }
 

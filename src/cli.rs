@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod people;
+
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::app::{App, AppState};
@@ -90,6 +92,21 @@ pub enum Command {
         state: String,
         #[arg(long)]
         database_url: Option<String>,
+    },
+    /// Workspaces: create one with its first owner.
+    Workspace {
+        #[command(subcommand)]
+        command: people::WorkspaceCommand,
+    },
+    /// A workspace's members and invitations.
+    Members {
+        #[command(subcommand)]
+        command: people::MembersCommand,
+    },
+    /// The apps signed in as people (OAuth grants).
+    Apps {
+        #[command(subcommand)]
+        command: people::AppsCommand,
     },
     /// The bank list (`GET /v1/banks`).
     Banks {
@@ -238,7 +255,12 @@ async fn run(command: Command) -> CliResult {
                     .await
                     .map_err(|e| format!("cannot revoke: {e}"))?,
                 (None, Some(grant)) => {
-                    let oauth = crate::oauth::Oauth { config: &state.config, db: &state.db, keys: &state.keys };
+                    let oauth = crate::oauth::Oauth {
+                        config: &state.config,
+                        db: &state.db,
+                        keys: &state.keys,
+                        provider: state.oidc.as_ref(),
+                    };
                     crate::oauth::tokens::revoke_grant(oauth, &grant)
                         .await
                         .map_err(|e| format!("cannot revoke: {}", e.description))?
@@ -273,6 +295,9 @@ async fn run(command: Command) -> CliResult {
             println!("{}", serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())?);
             Ok(())
         }
+        Command::Workspace { command } => people::workspace(command).await,
+        Command::Members { command } => people::members(command).await,
+        Command::Apps { command } => people::apps(command).await,
         Command::Replay { event, database_url } => replay(event, database_url).await,
     }
 }

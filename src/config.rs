@@ -150,10 +150,80 @@ pub struct OAuthConfig {
     /// calls from its cloud): whoever reaches that URL may then sign in as any person of
     /// the database, without a password. Never in Lambda.
     pub dev_login_public: bool,
+    /// The company's OpenID Connect provider people sign in with, when configured: the
+    /// identity source of a deployment (`src/oauth/oidc.rs`).
+    pub oidc: Option<OidcConfig>,
+}
+
+/// The company's OpenID Connect provider: its issuer, this product's client there, and
+/// where the client's secret is kept (never a parameter or an environment value).
+#[derive(Debug, Clone)]
+pub struct OidcConfig {
+    /// `KFIN_OIDC_ISSUER`: the provider's issuer, as its discovery document states it.
+    pub issuer: String,
+    /// `KFIN_OIDC_CLIENT_ID`.
+    pub client_id: String,
+    pub secret: OidcSecret,
+    /// How long a fetched secret is used before it is read again.
+    pub secret_ttl: Duration,
+}
+
+/// Where the OpenID client's secret comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OidcSecret {
+    /// A public client (PKCE only): the provider's app client has no secret.
+    None,
+    /// `KFIN_OIDC_SECRET_ID`: a Secrets Manager secret `{"client_secret": "…"}`, read at
+    /// the first sign-in and again after `KFIN_SECRET_TTL_SECONDS`.
+    SecretsManager { secret_id: String },
+    /// `KFIN_OIDC_CLIENT_SECRET_FILE`: a file holding it (local use; never Lambda).
+    File(PathBuf),
+}
+
+impl OidcConfig {
+    fn from_env(mode: Mode, secret_ttl: Duration) -> Result<Option<OidcConfig>, ConfigError> {
+        let (issuer, client_id) = match (env("KFIN_OIDC_ISSUER"), env("KFIN_OIDC_CLIENT_ID")) {
+            (None, None) => {
+                if env("KFIN_OIDC_SECRET_ID").is_some() || env("KFIN_OIDC_CLIENT_SECRET_FILE").is_some() {
+                    return Err(ConfigError(
+                        "an OpenID client secret needs KFIN_OIDC_ISSUER and KFIN_OIDC_CLIENT_ID".into(),
+                    ));
+                }
+                return Ok(None);
+            }
+            (Some(issuer), Some(client_id)) => (issuer.trim().to_string(), client_id.trim().to_string()),
+            _ => return Err(ConfigError("KFIN_OIDC_ISSUER and KFIN_OIDC_CLIENT_ID go together".into())),
+        };
+        let parsed = url::Url::parse(&issuer)
+            .map_err(|_| ConfigError(format!("KFIN_OIDC_ISSUER must be a URL, got {issuer:?}")))?;
+        let secure = parsed.scheme() == "https";
+        let local = parsed.scheme() == "http" && mode == Mode::Local && is_loopback_url(&issuer);
+        if !(secure || local) || parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(ConfigError(format!(
+                "KFIN_OIDC_ISSUER must be an https URL without query or fragment (http only for a provider on this \
+                 machine, locally), got {issuer:?}"
+            )));
+        }
+        let secret = match (env("KFIN_OIDC_SECRET_ID"), env("KFIN_OIDC_CLIENT_SECRET_FILE")) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError("set KFIN_OIDC_SECRET_ID or KFIN_OIDC_CLIENT_SECRET_FILE, not both".into()))
+            }
+            (Some(secret_id), None) => OidcSecret::SecretsManager { secret_id },
+            (None, Some(_)) if mode == Mode::Lambda => {
+                return Err(ConfigError(
+                    "KFIN_OIDC_CLIENT_SECRET_FILE is for local use; in Lambda the secret is KFIN_OIDC_SECRET_ID's"
+                        .into(),
+                ))
+            }
+            (None, Some(path)) => OidcSecret::File(PathBuf::from(path)),
+            (None, None) => OidcSecret::None,
+        };
+        Ok(Some(OidcConfig { issuer, client_id, secret, secret_ttl }))
+    }
 }
 
 impl OAuthConfig {
-    fn from_env(mode: Mode) -> Result<OAuthConfig, ConfigError> {
+    fn from_env(mode: Mode, secret_ttl: Duration) -> Result<OAuthConfig, ConfigError> {
         let dev_client_metadata = env("KFIN_OAUTH_DEV_CLIENT_METADATA").is_some_and(|v| v != "0");
         let dev_ca = env("KFIN_OAUTH_DEV_CA").map(PathBuf::from);
         let dev_login_public = env("KFIN_OAUTH_DEV_LOGIN_PUBLIC").is_some_and(|v| v != "0");
@@ -167,7 +237,7 @@ impl OAuthConfig {
         if dev_ca.is_some() && !dev_client_metadata {
             return Err(ConfigError("KFIN_OAUTH_DEV_CA goes with KFIN_OAUTH_DEV_CLIENT_METADATA=1".into()));
         }
-        Ok(OAuthConfig { dev_client_metadata, dev_ca, dev_login_public })
+        Ok(OAuthConfig { dev_client_metadata, dev_ca, dev_login_public, oidc: OidcConfig::from_env(mode, secret_ttl)? })
     }
 }
 
@@ -307,7 +377,7 @@ impl Config {
             rate_limits,
             blob_url: env("KFIN_BLOB_URL"),
             gateway: GatewayConfig::from_env(mode)?,
-            oauth: OAuthConfig::from_env(mode)?,
+            oauth: OAuthConfig::from_env(mode, secret_ttl)?,
         })
     }
 
@@ -320,9 +390,11 @@ impl Config {
     /// Whether the development login may sign people in: only locally, only while the
     /// server runs on its generated development secret (never with a configured secret,
     /// never on Lambda), and only on a loopback public URL unless
-    /// `KFIN_OAUTH_DEV_LOGIN_PUBLIC` says the wider reach is meant.
+    /// `KFIN_OAUTH_DEV_LOGIN_PUBLIC` says the wider reach is meant; never beside the
+    /// company's OpenID provider.
     pub fn development_login(&self) -> bool {
         self.mode == Mode::Local
+            && self.oauth.oidc.is_none()
             && matches!(self.keys, KeySourceConfig::DevFile { .. })
             && (self.oauth.dev_login_public || is_loopback_url(&self.public_url))
     }

@@ -156,17 +156,7 @@ pub fn pix_key(key_type: &str, text: &str) -> Result<String, Refusal> {
     match key_type {
         "cpf" => Some(normalize(text)).filter(|cpf| is_valid_cpf(cpf)),
         "cnpj" => Some(normalize(text)).filter(|cnpj| is_valid_cnpj(cnpj)),
-        "email" => {
-            let valid = text.len() <= 77
-                && !text.contains(char::is_whitespace)
-                && text.split_once('@').is_some_and(|(user, host)| {
-                    !user.is_empty()
-                        && !host.contains('@')
-                        && host.split('.').count() >= 2
-                        && !host.split('.').any(str::is_empty)
-                });
-            valid.then(|| text.to_string())
-        }
+        "email" => (text.len() <= 77 && super::email::is_address(text)).then(|| text.to_string()),
         "phone" => {
             let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')')).collect();
             let (plus, number) = digits.strip_prefix('+').map_or((false, digits.as_str()), |rest| (true, rest));

@@ -36,6 +36,7 @@ pub mod coordinates;
 pub mod csv;
 pub mod dates;
 pub mod documents;
+pub mod email;
 pub mod money;
 pub mod names;
 pub mod payment;

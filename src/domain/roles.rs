@@ -21,6 +21,10 @@ pub enum Resource {
     Receipts,
     Reports,
     Banks,
+    /// Who has access to a workspace: its members, their roles, its invitations, and the
+    /// apps signed in as its people. Not a finance resource: no tool reaches it, no
+    /// default scope names it, `finance.all` does not read it.
+    Access,
 }
 
 impl Resource {
@@ -61,6 +65,7 @@ impl Resource {
             Resource::Receipts => "receipts",
             Resource::Reports => "reports",
             Resource::Banks => "banks",
+            Resource::Access => "access",
         }
     }
 
@@ -83,8 +88,20 @@ impl Resource {
             Resource::Receipts => ("Comprovantes", "Receipts"),
             Resource::Reports => ("Relatórios", "Reports"),
             Resource::Banks => ("Bancos", "Banks"),
+            Resource::Access => ("Pessoas com acesso e apps conectados", "People with access and connected apps"),
         }
     }
+
+    /// The finance resources and [`Resource::Access`]: every resource a scope may name.
+    pub const EVERY: [Resource; 17] = {
+        let mut every = [Resource::Access; 17];
+        let mut i = 0;
+        while i < Resource::ALL.len() {
+            every[i] = Resource::ALL[i];
+            i += 1;
+        }
+        every
+    };
 
     /// The resource and access a scope names (`None` for `finance.all` and unknown ones).
     pub fn of_scope(scope: &str) -> Option<(Resource, Access)> {
@@ -96,12 +113,12 @@ impl Resource {
             Some(name) => (name, Access::Write),
             None => (rest, Access::Read),
         };
-        let resource = Resource::ALL.iter().find(|r| r.as_str() == name)?;
+        let resource = Resource::EVERY.iter().find(|r| r.as_str() == name)?;
         (access == Access::Read || !resource.is_read_only()).then_some((*resource, access))
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 
     /// Whether it is only read (a report): it has no write scope.
@@ -175,6 +192,8 @@ impl Role {
     pub fn allows(self, resource: Resource, access: Access) -> bool {
         match (self, access) {
             (Role::Owner | Role::Admin, _) => true,
+            // Who has access: seen by every member, changed by owners and admins.
+            (_, _) if resource == Resource::Access => access == Access::Read,
             (Role::Finance, Access::Delete) => !matches!(resource, Resource::Companies | Resource::Accounts),
             (Role::Finance, _) => true,
             (Role::Viewer, Access::Read) => true,
@@ -189,9 +208,9 @@ impl Role {
 /// error details) but grant nothing.
 #[derive(Debug, Clone, Default)]
 pub struct ScopeSet {
-    reads: u16,
-    writes: u16,
-    banks: u16,
+    reads: u32,
+    writes: u32,
+    banks: u32,
     granted: Vec<String>,
 }
 
@@ -205,7 +224,7 @@ impl ScopeSet {
                 set.granted.push(scope.to_string());
             }
             if scope == ALL_READS_SCOPE {
-                set.reads = u16::MAX;
+                set.reads |= Resource::ALL.iter().fold(0, |bits, r| bits | r.bit());
                 continue;
             }
             if let Some(resource) = Resource::ALL.iter().find(|r| r.bank_scope() == Some(scope)) {
@@ -217,7 +236,7 @@ impl ScopeSet {
                 Some(name) => (name, true),
                 None => (rest, false),
             };
-            if let Some(resource) = Resource::ALL.iter().find(|r| r.as_str() == name) {
+            if let Some(resource) = Resource::EVERY.iter().find(|r| r.as_str() == name) {
                 if write && resource.is_read_only() {
                     // `finance.cash_flow.write` names nothing: kept, granting nothing.
                 } else if write {
@@ -324,6 +343,23 @@ mod tests {
         assert_eq!(ScopeSet::required(Resource::Payables, Access::Bank), "finance.payables.dispatch");
         assert_eq!(permission(&banks, Some(Role::Viewer), Resource::Payables, Access::Bank), Err(Refusal::Role));
         assert_eq!(permission(&banks, Some(Role::Finance), Resource::Payables, Access::Bank), Ok(()));
+    }
+
+    #[test]
+    fn who_has_access_is_its_own_scope_seen_by_members_changed_by_owners_and_admins() {
+        assert!(!ScopeSet::parse("finance.all").allows(Resource::Access, Access::Read));
+        assert!(!all_scopes().iter().any(|s| s.starts_with("finance.access")), "no default scope names it");
+        let access = ScopeSet::parse("finance.access finance.access.write");
+        assert!(access.allows(Resource::Access, Access::Read) && access.allows(Resource::Access, Access::Write));
+        assert_eq!(Resource::of_scope("finance.access.write"), Some((Resource::Access, Access::Write)));
+        for role in [Role::Owner, Role::Admin] {
+            assert_eq!(permission(&access, Some(role), Resource::Access, Access::Write), Ok(()));
+        }
+        for role in [Role::Finance, Role::Viewer] {
+            assert_eq!(permission(&access, Some(role), Resource::Access, Access::Read), Ok(()));
+            assert_eq!(permission(&access, Some(role), Resource::Access, Access::Write), Err(Refusal::Role));
+            assert_eq!(permission(&access, Some(role), Resource::Access, Access::Delete), Err(Refusal::Role));
+        }
     }
 
     #[test]

@@ -94,9 +94,10 @@ impl Toolset {
     }
 
     /// The toolset whose tools act on `resource` (transfers share the transactions
-    /// scope, but are a toolset of their own).
-    pub fn of_resource(resource: Resource) -> Toolset {
-        match resource {
+    /// scope, but are a toolset of their own); none for who has access, which no tool
+    /// reaches.
+    pub fn of_resource(resource: Resource) -> Option<Toolset> {
+        Some(match resource {
             Resource::Companies => Toolset::Companies,
             Resource::Accounts => Toolset::Accounts,
             Resource::Transactions => Toolset::Transactions,
@@ -113,7 +114,8 @@ impl Toolset {
             Resource::Receipts => Toolset::Receipts,
             Resource::Reports => Toolset::Reports,
             Resource::Banks => Toolset::Banks,
-        }
+            Resource::Access => return None,
+        })
     }
 
     fn bit(self) -> u32 {
@@ -209,7 +211,7 @@ impl View {
     /// Whether the view offers the records of `resource` (record templates, their
     /// completion).
     pub fn offers_resource(&self, resource: Resource) -> bool {
-        self.has(Toolset::of_resource(resource))
+        Toolset::of_resource(resource).is_some_and(|t| self.has(t))
     }
 
     /// Whether the view offers a prompt that needs `needs`: every resource it works on

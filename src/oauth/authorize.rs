@@ -134,6 +134,7 @@ async fn check(oauth: Oauth<'_>, params: &Params) -> Result<Request, Refusal> {
         }
         let resource = metadata::resource(oauth.config, once("resource")?)?;
         let scope = metadata::requested_scope(once("scope")?)?;
+        metadata::scope_fits(oauth.config, &scope, &resource)?;
         Ok((challenge.to_string(), scope, resource))
     })();
     match checked {
@@ -192,7 +193,7 @@ pub async fn start(oauth: Oauth<'_>, params: &Params, cookie: Option<&str>, lang
             };
             match source.begin(oauth, &sealed, lang).await {
                 Ok(Step::Page(html)) => (Outcome::Page { status: 200, html }, None),
-                Ok(Step::Redirect(to)) => (Outcome::Redirect(to), None),
+                Ok(Step::Redirect { to, cookie }) => (Outcome::Redirect(to), cookie),
                 Err(e) => (page(lang, &e), None),
             }
         }
@@ -301,28 +302,38 @@ async fn approve(oauth: Oauth<'_>, request: &Request, user_id: &str, now: i64) -
     Ok(code)
 }
 
-/// `POST /oauth/login` (and a provider's callback): completes the sign-in with the
-/// deployment's identity source, sets the session cookie, and resumes the request.
-pub async fn signed_in(oauth: Oauth<'_>, answer: &Params, lang: Lang) -> (Outcome, Option<String>) {
+/// `POST /oauth/login` and `GET /oauth/callback` (the provider's answer): completes the
+/// sign-in with the deployment's identity source, sets the session cookie, and resumes
+/// what the sign-in was for. Answers the cookies to set: the session's, and the
+/// provider sign-in's binding ended.
+pub async fn signed_in(oauth: Oauth<'_>, answer: &Params, cookie: Option<&str>, lang: Lang) -> (Outcome, Vec<String>) {
+    let secure = oauth.config.public_url.starts_with("https://");
+    let spent = if oauth.provider.is_some() { vec![super::oidc::spent_cookie(secure)] } else { Vec::new() };
     let Some(source) = identity::source(oauth) else {
-        return (page(lang, &OauthError::new("access_denied", "Sign-in is not offered on this server")), None);
+        return (page(lang, &OauthError::new("access_denied", "Sign-in is not offered on this server")), spent);
     };
     let keys = match oauth.keys.current().await {
         Ok(keys) => keys,
-        Err(_) => return (page(lang, &OauthError::unavailable()), None),
+        Err(_) => return (page(lang, &OauthError::unavailable()), spent),
     };
-    match source.complete(oauth, answer).await {
+    match source.complete(oauth, answer, cookie, lang).await {
         Ok(signed_in) => {
             let now = crate::clock::now_unix();
-            let cookie = Session::new(&signed_in.user_id).cookie(
-                &keys.state,
-                now,
-                oauth.config.public_url.starts_with("https://"),
-            );
-            let mut resume = url::form_urlencoded::Serializer::new(format!("{PATH}?"));
-            resume.append_pair("request", &signed_in.request);
-            (Outcome::Redirect(resume.finish()), Some(cookie))
+            let mut cookies = spent;
+            cookies.push(Session::new(&signed_in.user_id).cookie(&keys.state, now, secure));
+            (Outcome::Redirect(resume(&signed_in.request)), cookies)
         }
-        Err(e) => (page(lang, &e), None),
+        Err(e) => (page(lang, &e), spent),
     }
+}
+
+/// Where a completed sign-in goes: the connected apps page, or the authorization
+/// request it was for.
+fn resume(request: &str) -> String {
+    if super::apps::resumes_apps(request) {
+        return super::apps::PATH.to_string();
+    }
+    let mut resume = url::form_urlencoded::Serializer::new(format!("{PATH}?"));
+    resume.append_pair("request", request);
+    resume.finish()
 }

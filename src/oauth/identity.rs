@@ -6,7 +6,7 @@
 //! One source here: the **development login** of `make run` — a page listing the demo
 //! people, no password, marked as development, offered only while the server runs locally
 //! on its generated development secret (never with a configured secret, never on
-//! Lambda). The company's OpenID Connect provider comes behind the same trait.
+//! Lambda); and the company's OpenID Connect provider ([`super::oidc`]), a deployment's.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -30,8 +30,8 @@ pub fn param<'a>(params: &'a Params, name: &str) -> Option<&'a str> {
 pub enum Step {
     /// A page of this server's (HTML).
     Page(String),
-    /// The provider's own page.
-    Redirect(String),
+    /// The provider's own page, with the cookie that binds the sign-in to this browser.
+    Redirect { to: String, cookie: Option<String> },
 }
 
 /// A sign-in completed: the person, and the authorization request it resumes.
@@ -47,8 +47,15 @@ pub trait IdentitySource: Send + Sync {
     /// person is known.
     fn begin<'a>(&'a self, oauth: Oauth<'a>, request: &'a str, lang: Lang) -> BoxFuture<'a, Result<Step, OauthError>>;
 
-    /// Completes a sign-in from what the browser brought back.
-    fn complete<'a>(&'a self, oauth: Oauth<'a>, answer: &'a Params) -> BoxFuture<'a, Result<SignedIn, OauthError>>;
+    /// Completes a sign-in from what the browser brought back (a form, a callback's
+    /// query) and the cookies it carries.
+    fn complete<'a>(
+        &'a self,
+        oauth: Oauth<'a>,
+        answer: &'a Params,
+        cookie: Option<&'a str>,
+        lang: Lang,
+    ) -> BoxFuture<'a, Result<SignedIn, OauthError>>;
 }
 
 /// The development login.
@@ -83,7 +90,13 @@ impl IdentitySource for Development {
         })
     }
 
-    fn complete<'a>(&'a self, oauth: Oauth<'a>, answer: &'a Params) -> BoxFuture<'a, Result<SignedIn, OauthError>> {
+    fn complete<'a>(
+        &'a self,
+        oauth: Oauth<'a>,
+        answer: &'a Params,
+        _cookie: Option<&'a str>,
+        _lang: Lang,
+    ) -> BoxFuture<'a, Result<SignedIn, OauthError>> {
         Box::pin(async move {
             let keys = oauth.keys.current().await.map_err(|_| OauthError::unavailable())?;
             let request = param(answer, "request").unwrap_or_default();
@@ -100,9 +113,13 @@ impl IdentitySource for Development {
     }
 }
 
-/// The identity source of this deployment: the development login locally on the
-/// generated secret; none otherwise (sign-in is then not offered).
-pub fn source(oauth: Oauth<'_>) -> Option<&'static dyn IdentitySource> {
+/// The identity source of this deployment: the company's OpenID provider when one is
+/// configured; else the development login locally on the generated secret; else none
+/// (sign-in is then not offered).
+pub fn source<'a>(oauth: Oauth<'a>) -> Option<&'a dyn IdentitySource> {
     static DEVELOPMENT: Development = Development;
+    if let Some(provider) = oauth.provider {
+        return Some(provider as &dyn IdentitySource);
+    }
     oauth.config.development_login().then_some(&DEVELOPMENT as &dyn IdentitySource)
 }

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::domain::roles::{all_scopes, ALL_READS_SCOPE};
+use crate::domain::roles::{all_scopes, Resource, ALL_READS_SCOPE};
 
 use super::OauthError;
 
@@ -17,11 +17,28 @@ use super::OauthError;
 /// to a public client, rotated): accepted and left out of the token's scopes.
 pub const OFFLINE_ACCESS: &str = "offline_access";
 
-/// The scopes this server grants: every read, write and bank scope, and `finance.all`.
+/// The scopes this server grants: every read, write and bank scope, `finance.all`, and
+/// the scopes of who has access (for the REST API only: [`scope_fits`]).
 pub fn scopes_supported() -> Vec<String> {
     let mut scopes = all_scopes();
     scopes.push(ALL_READS_SCOPE.to_string());
+    scopes.push(Resource::Access.read_scope());
+    scopes.push(Resource::Access.write_scope());
     scopes
+}
+
+/// Whether `scope` may be granted for `resource`: who has access is managed through the
+/// REST API only (no tool reaches it), so an MCP token never carries its scopes.
+pub fn scope_fits(config: &Config, scope: &str, resource: &str) -> Result<(), OauthError> {
+    let access =
+        scope.split_ascii_whitespace().any(|s| Resource::of_scope(s).is_some_and(|(r, _)| r == Resource::Access));
+    if access && resource != config.api_audience() {
+        return Err(OauthError::new(
+            "invalid_scope",
+            "finance.access and finance.access.write are for the REST API (resource …/v1) only",
+        ));
+    }
+    Ok(())
 }
 
 /// The scopes granted when a client asks for none (and the ones the 401 challenge names):

@@ -23,11 +23,14 @@
 //! an ordinary token of this server, and a revoked grant's tokens are on the deny list
 //! every request already reads.
 
+pub mod apps;
 pub mod authorize;
 pub mod clients;
 pub mod fetch;
+pub mod id_token;
 pub mod identity;
 pub mod metadata;
+pub mod oidc;
 pub mod pages;
 pub mod session;
 pub mod tokens;
@@ -44,6 +47,8 @@ pub struct Oauth<'a> {
     pub config: &'a Config,
     pub db: &'a Db,
     pub keys: &'a KeyStore,
+    /// The company's OpenID provider, when one is configured.
+    pub provider: Option<&'a oidc::Provider>,
 }
 
 /// How long an authorization code may wait for its exchange (OAuth 2.1 recommends at

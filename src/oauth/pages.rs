@@ -62,6 +62,12 @@ impl Lang {
 
     fn access(self, resource: Resource, access: Access) -> &'static str {
         match (self, access) {
+            (Lang::Pt, Access::Write | Access::Delete) if resource == Resource::Access => {
+                "convidar pessoas, mudar papéis, remover pessoas e revogar apps"
+            }
+            (Lang::En, Access::Write | Access::Delete) if resource == Resource::Access => {
+                "invite people, change roles, remove people and revoke apps"
+            }
             (Lang::Pt, Access::Read) => "ver",
             (Lang::En, Access::Read) => "see",
             (Lang::Pt, Access::Write | Access::Delete) => "criar, alterar e excluir",
@@ -107,6 +113,16 @@ pub struct Texts {
     pub development_banner: &'static str,
     pub all_reads: &'static str,
     pub error_title: &'static str,
+    pub apps_title: &'static str,
+    pub apps_yours: &'static str,
+    pub apps_none: &'static str,
+    pub apps_since: &'static str,
+    pub apps_used: &'static str,
+    pub apps_workspaces: &'static str,
+    pub apps_revoke: &'static str,
+    pub apps_workspace: &'static str,
+    pub apps_of: &'static str,
+    pub apps_revoked: &'static str,
 }
 
 static PT: Texts = Texts {
@@ -127,6 +143,16 @@ static PT: Texts = Texts {
     development_banner: "Login de desenvolvimento: sem senha, só existe num servidor local com a sua chave de desenvolvimento gerada. Nunca em produção.",
     all_reads: "Tudo (somente leitura)",
     error_title: "Não foi possível continuar",
+    apps_title: "Apps conectados",
+    apps_yours: "Os seus",
+    apps_none: "Nenhum app tem acesso em seu nome.",
+    apps_since: "Autorizado em",
+    apps_used: "último uso",
+    apps_workspaces: "Alcança:",
+    apps_revoke: "Revogar o acesso",
+    apps_workspace: "Das pessoas dos espaços de trabalho de que você é proprietário",
+    apps_of: "Em nome de",
+    apps_revoked: "Acesso revogado: o app não renova mais o acesso e o próximo pedido dele é recusado.",
 };
 
 static EN: Texts = Texts {
@@ -147,6 +173,16 @@ static EN: Texts = Texts {
     development_banner: "Development login: no password, only on a local server running with its generated development secret. Never in production.",
     all_reads: "Everything (read only)",
     error_title: "This cannot continue",
+    apps_title: "Connected apps",
+    apps_yours: "Yours",
+    apps_none: "No app has access on your behalf.",
+    apps_since: "Authorized on",
+    apps_used: "last used",
+    apps_workspaces: "Reaches:",
+    apps_revoke: "Revoke access",
+    apps_workspace: "Of the people of the workspaces you own",
+    apps_of: "On behalf of",
+    apps_revoked: "Access revoked: the app can no longer renew it and its next request is refused.",
 };
 
 /// One line of what a client may do: a resource and its accesses.
@@ -171,7 +207,7 @@ pub fn scope_lines(scope: &str, lang: Lang) -> Vec<ScopeLine> {
             accesses: lang.access(Resource::Reports, Access::Read).into(),
         });
     }
-    for resource in Resource::ALL {
+    for resource in Resource::EVERY {
         let accesses: Vec<&str> = [Access::Read, Access::Write, Access::Bank]
             .into_iter()
             .filter(|access| scope.split_ascii_whitespace().any(|s| Resource::of_scope(s) == Some((resource, *access))))
@@ -187,7 +223,7 @@ pub fn scope_lines(scope: &str, lang: Lang) -> Vec<ScopeLine> {
 /// A workspace's line: what of `scope` the person's `role` does not allow there.
 pub fn workspace_line(name: &str, role: Role, scope: &str, lang: Lang) -> WorkspaceLine {
     let mut refused: Vec<String> = Vec::new();
-    for resource in Resource::ALL {
+    for resource in Resource::EVERY {
         for access in [Access::Read, Access::Write, Access::Bank] {
             let asked = scope.split_ascii_whitespace().any(|s| Resource::of_scope(s) == Some((resource, access)));
             if asked && !role.allows(resource, access) {
@@ -233,6 +269,31 @@ pub struct DevelopmentLogin<'a> {
     pub action: &'a str,
     pub request: &'a str,
     pub csrf: &'a str,
+}
+
+/// One connected app on its page.
+pub struct AppLine {
+    pub grant_id: String,
+    pub client_name: String,
+    pub client_host: String,
+    pub person: String,
+    pub created: String,
+    pub used: String,
+    pub scopes: Vec<ScopeLine>,
+    pub workspaces: String,
+    pub csrf: String,
+}
+
+#[derive(Template)]
+#[template(path = "oauth/apps.html")]
+pub struct Apps<'a> {
+    pub t: &'a Texts,
+    pub lang: &'a str,
+    pub person: &'a str,
+    pub notice: &'a str,
+    pub mine: Vec<AppLine>,
+    pub others: Vec<AppLine>,
+    pub action: &'a str,
 }
 
 #[derive(Template)]

@@ -4,6 +4,7 @@
 //! what both doors share beyond one operation: idempotency keys ([`idempotency::run`]),
 //! rate limits, id completion. SQL lives here and in `storage`, never in a door.
 
+pub mod access;
 pub mod accounts;
 pub mod apportionment;
 pub mod attachments;

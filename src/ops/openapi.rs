@@ -62,8 +62,12 @@ static DECLARED: &[&Declaration] = &[
     &super::banks::OPERATIONS,
 ];
 
-/// The operations written out in full, after the declared ones.
-const WRITTEN: &[&[Operation]] = &[super::attachments::DOCS];
+/// The operations written out in full, after the declared ones, each group with why it
+/// is this product's own, if it is.
+const WRITTEN: &[(&[Operation], Option<&str>)] = &[
+    (super::attachments::DOCS, None),
+    (super::access::DOCS, Some("who has access: members, invitations, connected apps")),
+];
 
 /// An operation as the document shows it.
 struct Row {
@@ -173,7 +177,7 @@ fn rows() -> impl Iterator<Item = Row> {
             extension: op.extension,
         })
     });
-    let written = WRITTEN.iter().flat_map(|ops| ops.iter()).map(|op| Row {
+    let written = WRITTEN.iter().flat_map(|(ops, why)| ops.iter().map(move |op| (op, *why))).map(|(op, why)| Row {
         method: op.method,
         path: op.path.to_string(),
         id: op.id.to_string(),
@@ -183,7 +187,7 @@ fn rows() -> impl Iterator<Item = Row> {
         success: op.success,
         response: op.response,
         query: op.list.map_or(Query::None, |spec| Query::List(spec, op.id_filters)),
-        extension: None,
+        extension: why,
     });
     declared.chain(written)
 }

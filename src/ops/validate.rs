@@ -187,6 +187,13 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
                     format!("Field {path} must be a date YYYY-MM-DD or an RFC 3339 date-time"),
                 ))
             }
+            "email" if !crate::domain::email::is_address(text.trim()) => {
+                return Err(field_error(
+                    path,
+                    "invalid_email",
+                    format!("Field {path} must be an e-mail address (name@example.com)"),
+                ))
+            }
             "date-time" if crate::domain::dates::Timestamp::parse_input(text).is_none() => {
                 return Err(field_error(
                     path,
@@ -358,9 +365,9 @@ fn walk(schema: &Value, path: &str, found: &mut Vec<String>) {
             // `false` is enforced (unknown fields refused); `true` allows what it says.
             "additionalProperties" if value.is_boolean() => {}
             "format"
-                if value
-                    .as_str()
-                    .is_some_and(|f| matches!(f, "uuid" | "date" | "date-time") || integer_bounds(f).is_some()) => {}
+                if value.as_str().is_some_and(|f| {
+                    matches!(f, "uuid" | "date" | "date-time" | "email") || integer_bounds(f).is_some()
+                }) => {}
             "pattern" if value.as_str().and_then(Pattern::of).is_some() => {}
             _ => found.push(at),
         }
@@ -409,7 +416,7 @@ mod tests {
             "type": "object",
             "description": "d",
             "properties": {
-                "a": { "type": "array", "uniqueItems": true, "minItems": 1, "items": { "type": "string", "format": "email" } },
+                "a": { "type": "array", "uniqueItems": true, "minItems": 1, "items": { "type": "string", "format": "hostname" } },
                 "b": { "anyOf": [{ "type": "string", "pattern": "^[a-z]+$" }, { "type": "null" }] },
                 "c": { "type": "object", "additionalProperties": { "type": "string" } },
                 "d": { "type": "string", "format": "uuid", "pattern": money::SIGNED_AMOUNT_PATTERN, "x-note": 1 }

@@ -97,6 +97,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(19, "banks", include_str!("../../migrations/0019_banks.sql")).loading(Data::Banks),
     Migration::portable(20, "account_banks", include_str!("../../migrations/0020_account_banks.sql")),
     Migration::portable(21, "oauth", include_str!("../../migrations/0021_oauth.sql")),
+    Migration::portable(22, "people", include_str!("../../migrations/0022_people.sql")),
 ];
 
 /// Applies the pending migrations; returns how many ran.

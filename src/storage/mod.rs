@@ -19,6 +19,7 @@ pub mod identity;
 pub mod lite;
 pub mod migrate;
 pub mod oauth;
+pub mod people;
 pub mod pool;
 pub mod rate_limit;
 pub mod row;

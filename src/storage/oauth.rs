@@ -128,6 +128,52 @@ pub async fn grants_of_user(db: &Db, user_id: &str) -> Result<Vec<GrantRow>, Err
         .await
 }
 
+/// A live grant as a person sees it on the connected apps page: whose it is, and the
+/// client's redirect URIs (JSON) when the client is still known.
+#[derive(Debug, Clone)]
+pub struct SeenGrant {
+    pub grant: GrantRow,
+    pub user_name: String,
+    pub user_email: String,
+    pub redirect_uris: Option<String>,
+}
+
+/// The grants `user_id` may see and revoke, alive at `now` (exchanged, neither revoked
+/// nor expired): their own, and those of the people of each workspace they own. One
+/// rule for the connected apps page, `/v1/connected-apps` and the CLI. With `only`, that
+/// grant alone, if it is one of them. Most recently used first.
+pub async fn visible_grants(
+    conn: &mut Conn,
+    user_id: &str,
+    only: Option<&str>,
+    now: i64,
+) -> Result<Vec<SeenGrant>, Error> {
+    sql::query(
+        "SELECT g.id, g.user_id, g.client_id, g.client_name, g.scope, g.resource, g.created_at, g.used_at, g.expires_at,
+                g.revoked_at, u.name, u.email, c.redirect_uris
+           FROM oauth_grants g JOIN users u ON u.id = g.user_id
+           LEFT JOIN oauth_clients c ON c.client_id = g.client_id
+          WHERE g.revoked_at IS NULL AND g.used_at IS NOT NULL AND g.expires_at > $2
+            AND ($3 = '' OR g.id = $3)
+            AND (g.user_id = $1 OR g.user_id IN (
+                   SELECT m.user_id FROM memberships m
+                    WHERE m.workspace_id IN (SELECT o.workspace_id FROM memberships o WHERE o.user_id = $1 AND o.role = 'owner')))
+          ORDER BY g.used_at DESC, g.id",
+    )
+    .bind(user_id)
+    .bind(now)
+    .bind(only.unwrap_or_default())
+    .map_all(conn, |row| {
+        Ok(SeenGrant {
+            grant: grant_of(row)?,
+            user_name: row.try_get(10)?,
+            user_email: row.try_get(11)?,
+            redirect_uris: row.try_get(12)?,
+        })
+    })
+    .await
+}
+
 /// Marks a grant used now and moves its end (a refresh keeps it alive).
 pub async fn touch_grant(conn: &mut Conn, id: &str, now: i64, expires_at: i64) -> Result<(), Error> {
     sql::query("UPDATE oauth_grants SET used_at = $1, expires_at = $2 WHERE id = $3 AND revoked_at IS NULL")
@@ -303,6 +349,7 @@ pub async fn sweep(db: &Db, now: i64) -> Result<u64, Error> {
     let mut swept = 0;
     for (statement, before) in [
         ("DELETE FROM oauth_codes WHERE expires_at < $1", now),
+        ("DELETE FROM oauth_sign_ins WHERE expires_at < $1", now),
         ("DELETE FROM oauth_refresh_tokens WHERE expires_at < $1", now),
         ("DELETE FROM oauth_access_tokens WHERE expires_at < $1", now),
         ("DELETE FROM oauth_clients WHERE kind = 'metadata_document' AND expires_at < $1", now),
@@ -316,6 +363,51 @@ pub async fn sweep(db: &Db, now: i64) -> Result<u64, Error> {
         swept += sql::query(statement).bind(before).execute(db).await?;
     }
     Ok(swept)
+}
+
+/// A sign-in waiting for the identity provider's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInRow {
+    /// The sealed authorization request (or the page) it resumes.
+    pub request: String,
+    pub nonce: String,
+    pub verifier: String,
+    pub expires_at: i64,
+}
+
+pub async fn insert_sign_in(db: &Db, state_hash: &str, row: &SignInRow) -> Result<(), Error> {
+    sql::query(
+        "INSERT INTO oauth_sign_ins (state_hash, request, nonce, verifier, expires_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(state_hash)
+    .bind(&row.request)
+    .bind(&row.nonce)
+    .bind(&row.verifier)
+    .bind(row.expires_at)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Takes the sign-in of a state (its row deleted: a state is answered once), if it is
+/// there and alive at `now`.
+pub async fn take_sign_in(db: &Db, state_hash: &str, now: i64) -> Result<Option<SignInRow>, Error> {
+    let mut tx = db.begin().await?;
+    let row = sql::query("SELECT request, nonce, verifier, expires_at FROM oauth_sign_ins WHERE state_hash = $1")
+        .bind(state_hash)
+        .map_optional(&mut tx, |r| {
+            Ok(SignInRow {
+                request: r.try_get(0)?,
+                nonce: r.try_get(1)?,
+                verifier: r.try_get(2)?,
+                expires_at: r.try_get(3)?,
+            })
+        })
+        .await?;
+    let taken =
+        sql::query("DELETE FROM oauth_sign_ins WHERE state_hash = $1").bind(state_hash).execute(&mut tx).await?;
+    tx.commit().await?;
+    Ok(row.filter(|r| taken == 1 && r.expires_at >= now))
 }
 
 /// A person the development login lists.

@@ -10,6 +10,10 @@
 //!   may be Windows-1252), as `kobana-finance-mcp banks import FILE` does, and answers
 //!   what was added, renamed and dropped; a bad file is a function error naming its line,
 //!   and changes nothing.
+//! * `{"kfin":"workspace-create","name":"…","owner_email":"…"}`, invoked directly,
+//!   creates a workspace and invites its first owner (the person who signs in with that
+//!   address, verified by the company's identity provider), as `kobana-finance-mcp
+//!   workspace create` does; it answers the workspace and the invitation.
 //! * A CloudFormation custom-resource request (the template's `MigrateOnDeploy`, sent on
 //!   every deploy): `Create` and `Update` apply the migrations, `Delete` does nothing
 //!   (the data outlives the stack); the outcome is PUT to the request's presigned
@@ -39,6 +43,8 @@ pub enum Invocation {
     Migrate,
     /// `{"kfin":"banks-import","file_base64":"…"}`, invoked directly: the file's bytes.
     BanksImport(Vec<u8>),
+    /// `{"kfin":"workspace-create","name":"…","owner_email":"…"}`, invoked directly.
+    WorkspaceCreate { name: String, owner_email: String },
     /// A CloudFormation custom-resource request.
     CustomResource(CustomResourceRequest),
     /// `{"kfin": <anything else>}`.
@@ -82,6 +88,19 @@ pub fn classify(payload: &str) -> Result<Invocation, String> {
         return Ok(match command.as_str() {
             Some("migrate") => Invocation::Migrate,
             Some("banks-import") => Invocation::BanksImport(banks_file(payload)?),
+            Some("workspace-create") => {
+                #[derive(Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Create {
+                    #[serde(rename = "kfin")]
+                    _kfin: Value,
+                    name: String,
+                    owner_email: String,
+                }
+                let create: Create = serde_json::from_str(payload)
+                    .map_err(|e| format!("workspace-create needs name and owner_email: {e}"))?;
+                Invocation::WorkspaceCreate { name: create.name, owner_email: create.owner_email }
+            }
             _ => Invocation::UnknownCommand(command.to_string()),
         });
     }
@@ -121,6 +140,44 @@ pub async fn banks_import(db: &Db, file: &[u8]) -> Result<Value, String> {
     );
     let mut answer = serde_json::to_value(&outcome).map_err(|e| e.to_string())?;
     answer["kfin"] = json!("banks-import");
+    Ok(answer)
+}
+
+/// Creates a workspace named `name` (one line, 1–120 characters) with the invitation of
+/// its first owner, `owner_email` (pending migrations applied first); the answer of a
+/// direct `workspace-create`, and of `kobana-finance-mcp workspace create`.
+pub async fn workspace_create(db: &Db, name: &str, owner_email: &str) -> Result<Value, String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 120 || !crate::domain::text::is_plain(name) {
+        return Err("the workspace's name must be one line of 1 to 120 characters".into());
+    }
+    let email = crate::domain::email::normalized(owner_email)
+        .ok_or_else(|| format!("{owner_email:?} is not an e-mail address (name@example.com)"))?;
+    migrate::run(db).await.map_err(|e| format!("migration failed: {e}"))?;
+    let fail = |e: crate::storage::Error| format!("cannot create the workspace: {e}");
+    let mut tx = db.begin().await.map_err(fail)?;
+    let created = crate::storage::people::create_workspace(&mut tx, name, &email, crate::clock::now_unix())
+        .await
+        .map_err(fail)?;
+    crate::storage::audit::append(
+        &mut tx,
+        crate::domain::channel::Channel::System,
+        &crate::storage::audit::AuditEvent {
+            workspace_id: Some(&created.workspace_id),
+            action: "workspaces.created",
+            target_type: Some("invitation"),
+            target_id: Some(&created.owner_invitation.id),
+            outcome: "success",
+            details: Some(json!({"owner_email": email}).to_string()),
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(fail)?;
+    tx.commit().await.map_err(fail)?;
+    tracing::info!(workspace = %created.workspace_id, "workspace created");
+    let mut answer = serde_json::to_value(&created).map_err(|e| e.to_string())?;
+    answer["kfin"] = json!("workspace-create");
     Ok(answer)
 }
 

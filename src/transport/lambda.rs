@@ -62,13 +62,17 @@ pub async fn invoke(state: AppState, app: Router, event: LambdaEvent<Box<RawValu
             .await
             .map(Answer::Deploy)
             .map_err(|e| failure("BanksImportFailed", e)),
+        Invocation::WorkspaceCreate { name, owner_email } => deploy::workspace_create(&state.db, &name, &owner_email)
+            .await
+            .map(Answer::Deploy)
+            .map_err(|e| failure("WorkspaceCreateFailed", e)),
         Invocation::CustomResource(request) => deploy::custom_resource(&state.db, &request)
             .await
             .map(Answer::Deploy)
             .map_err(|e| failure("CustomResourceResponseFailed", e)),
         Invocation::UnknownCommand(command) => Err(failure(
             "UnknownCommand",
-            format!("unknown kfin command {command}; the ones there are: \"migrate\", \"banks-import\""),
+            format!("unknown kfin command {command}; the ones there are: \"migrate\", \"banks-import\", \"workspace-create\""),
         )),
     }
 }

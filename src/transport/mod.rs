@@ -33,6 +33,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/webhooks/kobana", axum::routing::post(rest::webhooks::kobana))
         .merge(rest::records::declared())
         .merge(rest::attachments::routes())
+        .merge(rest::access::routes())
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn(conditional::reads))
         .layer(axum::middleware::from_fn(rest::envelope_rejections))

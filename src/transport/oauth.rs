@@ -15,6 +15,7 @@ use crate::app::AppState;
 use crate::oauth::authorize::{self, Outcome};
 use crate::oauth::identity::LOGIN_PATH;
 use crate::oauth::pages::Lang;
+use crate::oauth::{apps, oidc};
 use crate::oauth::{clients, metadata, tokens, Oauth, OauthError};
 
 /// The largest form or registration a request may carry.
@@ -31,13 +32,15 @@ pub fn routes(serves: bool) -> Router<AppState> {
         .route("/.well-known/oauth-authorization-server/mcp", get(metadata_document))
         .route(authorize::PATH, get(authorize_get).post(authorize_post))
         .route(LOGIN_PATH, post(login))
+        .route(oidc::CALLBACK_PATH, get(callback))
+        .route(apps::PATH, get(apps_page).post(apps_revoke))
         .route("/token", post(token))
         .route("/register", post(register))
         .route("/revoke", post(revoke))
 }
 
 fn oauth(state: &AppState) -> Oauth<'_> {
-    Oauth { config: &state.config, db: &state.db, keys: &state.keys }
+    Oauth { config: &state.config, db: &state.db, keys: &state.keys, provider: state.oidc.as_ref() }
 }
 
 /// Pairs of a query string or a form body, in order.
@@ -65,7 +68,7 @@ async fn body(request: Request) -> Result<(HeaderMap, bytes::Bytes), Response> {
 }
 
 /// A page: HTML nobody may frame, which loads nothing from elsewhere.
-fn page(status: u16, html: String, set_cookie: Option<String>) -> Response {
+fn page(status: u16, html: String, set_cookies: Vec<String>) -> Response {
     let mut response = (StatusCode::from_u16(status).unwrap_or(StatusCode::OK), html).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
@@ -77,23 +80,26 @@ fn page(status: u16, html: String, set_cookie: Option<String>) -> Response {
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    if let Some(cookie) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-        headers.insert(header::SET_COOKIE, cookie);
-    }
+    set_cookies_on(headers, set_cookies);
     response
 }
 
-fn outcome(outcome: Outcome, set_cookie: Option<String>) -> Response {
+fn set_cookies_on(headers: &mut HeaderMap, cookies: Vec<String>) {
+    for cookie in cookies.into_iter().filter_map(|c| HeaderValue::from_str(&c).ok()) {
+        headers.append(header::SET_COOKIE, cookie);
+    }
+}
+
+fn outcome(outcome: Outcome, set_cookies: impl IntoIterator<Item = String>) -> Response {
+    let set_cookies: Vec<String> = set_cookies.into_iter().collect();
     match outcome {
-        Outcome::Page { status, html } => page(status, html, set_cookie),
+        Outcome::Page { status, html } => page(status, html, set_cookies),
         Outcome::Redirect(to) => {
             let mut response = Response::builder().status(StatusCode::FOUND).body(Body::empty()).unwrap_or_default();
             if let Ok(location) = HeaderValue::from_str(&to) {
                 response.headers_mut().insert(header::LOCATION, location);
             }
-            if let Some(cookie) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-                response.headers_mut().insert(header::SET_COOKIE, cookie);
-            }
+            set_cookies_on(response.headers_mut(), set_cookies);
             response.headers_mut().insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
             response
         }
@@ -138,13 +144,37 @@ async fn authorize_post(State(state): State<AppState>, request: Request) -> Resp
     outcome(authorize::decide(oauth(&state), &pairs(&body), cookie(&headers), lang(&headers)).await, None)
 }
 
+/// `GET /oauth/callback`: the company's identity provider sends the browser back.
+async fn callback(State(state): State<AppState>, request: Request) -> Response {
+    let params = pairs(request.uri().query().unwrap_or_default().as_bytes());
+    let (result, set_cookies) =
+        authorize::signed_in(oauth(&state), &params, cookie(request.headers()), lang(request.headers())).await;
+    outcome(result, set_cookies)
+}
+
+async fn apps_page(State(state): State<AppState>, request: Request) -> Response {
+    let revoked = pairs(request.uri().query().unwrap_or_default().as_bytes()).iter().any(|(n, _)| n == "revoked");
+    let (result, set_cookie) =
+        apps::page(oauth(&state), cookie(request.headers()), lang(request.headers()), revoked).await;
+    outcome(result, set_cookie)
+}
+
+async fn apps_revoke(State(state): State<AppState>, request: Request) -> Response {
+    let (headers, body) = match body(request).await {
+        Ok(read) => read,
+        Err(response) => return response,
+    };
+    outcome(apps::revoke_form(oauth(&state), &pairs(&body), cookie(&headers), lang(&headers)).await, None)
+}
+
 async fn login(State(state): State<AppState>, request: Request) -> Response {
     let (headers, body) = match body(request).await {
         Ok(read) => read,
         Err(response) => return response,
     };
-    let (result, set_cookie) = authorize::signed_in(oauth(&state), &pairs(&body), lang(&headers)).await;
-    outcome(result, set_cookie)
+    let (result, set_cookies) =
+        authorize::signed_in(oauth(&state), &pairs(&body), cookie(&headers), lang(&headers)).await;
+    outcome(result, set_cookies)
 }
 
 async fn token(State(state): State<AppState>, request: Request) -> Response {

@@ -245,3 +245,39 @@ async fn the_binary_reports_a_failed_migration_as_an_invocation_error_and_to_clo
     assert_eq!(put["Status"], "FAILED", "{put}");
     assert!(put["Reason"].as_str().is_some_and(|r| r.contains("migration failed")), "{put}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_creates_a_workspace_and_invites_its_owner_on_a_direct_invoke_under_the_runtime_api() {
+    let runtime = RuntimeApi::start().await;
+    let dir = TempDir::new();
+    let url = format!("sqlite:{}", dir.0.join("lambda.db").display());
+    let _function = start_function(&runtime, &url);
+
+    // An empty deployment: the invocation migrates first.
+    let created = runtime
+        .invoke(
+            json!({"kfin": "workspace-create", "name": "Gama Serviços", "owner_email": " Dona@Gama.com.br "}),
+            WITHIN,
+        )
+        .await
+        .response();
+    assert_eq!(created["kfin"], "workspace-create", "{created}");
+    assert_eq!(created["name"], "Gama Serviços");
+    let invitation = &created["owner_invitation"];
+    assert_eq!((invitation["email"].as_str(), invitation["role"].as_str()), (Some("dona@gama.com.br"), Some("owner")));
+    assert_eq!(invitation["workspace_id"], created["workspace_id"]);
+
+    for (bad, error) in [
+        (json!({"kfin": "workspace-create", "name": "Gama", "owner_email": "not an address"}), "e-mail address"),
+        (json!({"kfin": "workspace-create", "name": " ", "owner_email": "dona@gama.com.br"}), "1 to 120"),
+        (json!({"kfin": "workspace-create", "name": "Gama"}), "owner_email"),
+    ] {
+        let refused = runtime.invoke(bad, WITHIN).await.error();
+        assert!(refused["errorMessage"].as_str().is_some_and(|m| m.contains(error)), "{refused}");
+    }
+    drop(_function);
+    let db = kobana_finance_mcp::storage::Db::connect(&url, 1).await.unwrap();
+    let workspaces =
+        sql::query("SELECT COUNT(*) FROM workspaces").fetch_one(&db).await.unwrap().try_get::<i64, _>(0).unwrap();
+    assert_eq!(workspaces, 1, "the refused ones created nothing");
+}

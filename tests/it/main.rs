@@ -38,6 +38,7 @@ mod load;
 mod local_server;
 mod logs;
 mod oauth;
+mod oidc;
 mod payables;
 mod people;
 mod protocol_matrix;

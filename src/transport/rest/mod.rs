@@ -7,6 +7,7 @@
 //! from their declaration rows ([`records::declared`]); the attachments, whose upload
 //! and download are not JSON, have a module of their own.
 
+pub mod access;
 pub mod attachments;
 pub mod records;
 pub mod webhooks;

@@ -349,7 +349,12 @@ async fn revoking_a_grant_ends_its_refresh_tokens_and_its_access_tokens_next_req
         .unwrap()
         .try_get(0)
         .unwrap();
-    let oauth = kobana_finance_mcp::oauth::Oauth { config: &h.state.config, db: &h.state.db, keys: &h.state.keys };
+    let oauth = kobana_finance_mcp::oauth::Oauth {
+        config: &h.state.config,
+        db: &h.state.db,
+        keys: &h.state.keys,
+        provider: None,
+    };
     assert!(kobana_finance_mcp::oauth::tokens::revoke_grant(oauth, &grant).await.unwrap());
     assert_eq!(tools_list_status(&h, &access).await, 401);
 }

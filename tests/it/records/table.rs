@@ -52,9 +52,9 @@ pub struct Row {
 }
 
 /// Collections with a create and a delete by id that other tests sweep instead: the
-/// bills (`billing_tests!`) and the reconciliations (`reconciliations.rs`: no list, no
-/// update).
-pub const SWEPT_ELSEWHERE: &[&str] = &["/v1/payables", "/v1/receivables", "/v1/reconciliations"];
+/// bills (`billing_tests!`), the reconciliations (`reconciliations.rs`: no list, no
+/// update) and the invitations (`oidc/access.rs`: no get, no update).
+pub const SWEPT_ELSEWHERE: &[&str] = &["/v1/payables", "/v1/receivables", "/v1/reconciliations", "/v1/invitations"];
 
 /// The company the companies tests start from.
 pub fn new_company() -> Value {
