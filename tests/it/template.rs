@@ -4,8 +4,10 @@
 //!   parameter, no database URL, no dynamic reference to a secret's value);
 //! * the function runs in the database's VPC (`VpcConfig` from the `SubnetIds` and
 //!   `SecurityGroupIds` parameters), with its concurrency bounded by a parameter;
-//! * its Secrets Manager permissions name exactly its two secrets (keys and database
-//!   credentials), read-only;
+//! * its Secrets Manager permissions name exactly its secrets (keys, database
+//!   credentials, the sign-in client's), read-only;
+//! * people sign in at a Cognito user pool nobody signs up to (or the company's own
+//!   provider), whose client secret is kept in Secrets Manager;
 //! * the database certificate is verified (`verify-full`) against a bundle the
 //!   deployment ships;
 //! * a custom resource invokes the function's migrate path on every deploy.
@@ -105,16 +107,11 @@ fn the_function_runs_in_the_databases_vpc_with_bounded_concurrency() {
 }
 
 #[test]
-fn the_secret_policies_name_only_the_two_secrets() {
+fn the_secret_policies_name_only_its_secrets() {
     let t = template();
     let mut statements = Vec::new();
     for policy in function(&t)["Policies"].as_sequence().expect("policies") {
-        // A policy may sit inside `!If [cond, policy, !Ref AWS::NoValue]`.
-        let candidates: Vec<&Value> = match tagged(policy) {
-            Some((tag, Value::Sequence(branches))) if tag == "!If" => branches.iter().skip(1).collect(),
-            _ => vec![policy],
-        };
-        for candidate in candidates {
+        for candidate in branches_of(policy) {
             if let Some(list) = candidate["Statement"].as_sequence() {
                 statements.extend(list.iter());
             }
@@ -128,7 +125,7 @@ fn the_secret_policies_name_only_the_two_secrets() {
             actions.iter().any(|a| a.to_ascii_lowercase().starts_with("secretsmanager:") || a == "*")
         })
         .collect();
-    assert_eq!(secrets.len(), 2, "one statement per secret: {secrets:?}");
+    assert_eq!(secrets.len(), 4, "one statement per secret: {secrets:?}");
     for statement in &secrets {
         assert_eq!(statement["Effect"].as_str(), Some("Allow"));
         assert_eq!(statement["Action"].as_str(), Some("secretsmanager:GetSecretValue"), "read only: {statement:?}");
@@ -150,6 +147,82 @@ fn the_secret_policies_name_only_the_two_secrets() {
         &secrets.iter().find(|s| s["Sid"].as_str() == Some("ReadDatabaseCredentials")).expect("database statement")
             ["Resource"];
     assert!(is_ref(database, "DatabaseSecretArn"), "{database:?}");
+    // The sign-in client's secret: the stack's own, or the one the deployer names.
+    let sign_in: Vec<&Value> = secrets
+        .iter()
+        .filter(|s| s["Sid"].as_str() == Some("ReadSignInClientSecret"))
+        .map(|s| &s["Resource"])
+        .collect();
+    assert_eq!(sign_in.len(), 2, "{sign_in:?}");
+    assert!(is_ref(sign_in[0], "SignInClientSecret"), "{sign_in:?}");
+    assert!(is_ref(sign_in[1], "OidcSecretArn"), "{sign_in:?}");
+}
+
+/// The policies a `Policies` entry may grant: itself, or every branch of an
+/// `!If [cond, policy, other]` (nested `!If`s included; `!Ref AWS::NoValue` grants none).
+fn branches_of(policy: &Value) -> Vec<&Value> {
+    match tagged(policy) {
+        Some((tag, Value::Sequence(branches))) if tag == "!If" => {
+            branches.iter().skip(1).flat_map(branches_of).collect()
+        }
+        _ => vec![policy],
+    }
+}
+
+#[test]
+fn people_sign_in_at_a_user_pool_nobody_signs_up_to_and_its_secret_stays_in_secrets_manager() {
+    let t = template();
+    let resources = &t["Resources"];
+    let pool = &resources["SignInUserPool"];
+    assert_eq!(pool["Type"].as_str(), Some("AWS::Cognito::UserPool"));
+    assert_eq!(pool["Condition"].as_str(), Some("CreateUserPool"));
+    assert_eq!(pool["DeletionPolicy"].as_str(), Some("Retain"), "people keep their accounts");
+    assert_eq!(
+        pool["Properties"]["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"].as_bool(),
+        Some(true),
+        "nobody signs up: an administrator creates each person"
+    );
+    assert!(pool["Properties"]["AutoVerifiedAttributes"].as_sequence().unwrap().contains(&Value::from("email")));
+
+    let client = &resources["SignInClient"]["Properties"];
+    assert_eq!(client["GenerateSecret"].as_bool(), Some(true));
+    assert_eq!(client["AllowedOAuthFlows"].as_sequence().unwrap(), &vec![Value::from("code")], "code flow only");
+    let scopes = client["AllowedOAuthScopes"].as_sequence().unwrap();
+    assert!(scopes.contains(&Value::from("openid")) && scopes.contains(&Value::from("email")), "{scopes:?}");
+    let callbacks = client["CallbackURLs"].as_sequence().expect("callback URLs");
+    assert_eq!(callbacks.len(), 1);
+    let (tag, callback) = tagged(&callbacks[0]).expect("!Sub");
+    assert_eq!((tag.as_str(), callback.as_str()), ("!Sub", Some("${PublicUrl}/oauth/callback")));
+
+    // The client secret goes from the app client into a secret, never into the environment.
+    let secret = &resources["SignInClientSecret"];
+    assert_eq!(secret["Type"].as_str(), Some("AWS::SecretsManager::Secret"));
+    let (tag, body) = tagged(&secret["Properties"]["SecretString"]).expect("!Sub");
+    assert_eq!(tag, "!Sub");
+    assert_eq!(body.as_str(), Some(r#"{"client_secret":"${SignInClient.ClientSecret}"}"#));
+
+    let env = &function(&t)["Environment"]["Variables"];
+    let mut texts = Vec::new();
+    strings(env, &mut texts);
+    assert!(!texts.iter().any(|t| t.contains(".ClientSecret")), "no client secret in the environment: {texts:?}");
+    let issuer = branches_of(&env["KFIN_OIDC_ISSUER"]);
+    let (tag, own) = tagged(issuer[0]).expect("!Sub");
+    assert_eq!((tag.as_str(), own.as_str()), ("!Sub", Some("https://${SignInUserPool.ProviderURL}")));
+    assert!(is_ref(issuer[1], "OidcIssuer"), "{issuer:?}");
+    let secret_id = branches_of(&env["KFIN_OIDC_SECRET_ID"]);
+    assert!(is_ref(secret_id[0], "SignInClientSecret") && is_ref(secret_id[1], "OidcSecretArn"), "{secret_id:?}");
+    let client_id = branches_of(&env["KFIN_OIDC_CLIENT_ID"]);
+    assert!(is_ref(client_id[0], "SignInClient") && is_ref(client_id[1], "OidcClientId"), "{client_id:?}");
+
+    // Another authorization server (AuthServerUrl) means no sign-in here at all.
+    let conditions = &t["Conditions"];
+    let mut create = Vec::new();
+    strings(&conditions["CreateUserPool"], &mut create);
+    assert!(create.contains(&"HasAuthServer".to_string()), "{create:?}");
+    let mut bring = Vec::new();
+    strings(&conditions["HasOidcIssuer"], &mut bring);
+    assert!(bring.contains(&"HasAuthServer".to_string()), "{bring:?}");
+    assert!(t["Outputs"]["McpUrl"].get("Value").is_some(), "the URL to paste into a client");
 }
 
 #[test]
