@@ -9,7 +9,9 @@
 #     and tools/call finance_payables_list with 100k payables, at 1, 8 and 64
 #     connections, on SQLite and PostgreSQL (when one answers), CPU per request and
 #     req/s of the product and of a bare hyper server answering the same bytes
-#     (benches/ceiling), server on CPU 0 and wrk on CPU 1; RSS after start and peak.
+#     (benches/ceiling), server on CPU 0 and wrk on CPU 1; RSS after start and peak;
+#   * the authorization server's /token against its ceiling (benches/token.py) and a
+#     person's whole sign-in through a company's OpenID provider (benches/sign_in.py).
 # Knobs: BENCH_DURATION (10s), BENCH_ROUNDS (2), BENCH_CONNECTIONS ("1 8 64"),
 # BENCH_PAYABLES (100000), BENCH_BACKENDS ("sqlite postgres"), BENCH_COLD_RUNS (30),
 # BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_ONLY (requests whose label holds
@@ -45,3 +47,5 @@ echo
 python3 benches/bench.py "$BIN" "$CEILING"
 echo
 python3 benches/token.py "$BIN" "$CEILING"
+echo
+python3 benches/sign_in.py "$BIN"
