@@ -7,6 +7,7 @@
 
 pub mod body;
 pub mod conditional;
+pub mod cors;
 pub mod deploy;
 pub mod lambda;
 pub mod local;
@@ -25,9 +26,12 @@ use crate::app::AppState;
 pub fn router(state: AppState) -> Router {
     // The REST door and everything that is not the MCP endpoint: its refusals get the
     // REST envelope, and each request one log line. The MCP endpoint does both itself.
-    let rest = Router::new()
+    let metadata = Router::new()
         .route("/.well-known/oauth-protected-resource", get(rest::protected_resource))
         .route("/.well-known/oauth-protected-resource/mcp", get(rest::protected_resource_mcp))
+        .layer(axum::middleware::from_fn(cors::open));
+    let rest = Router::new()
+        .merge(metadata)
         .route("/v1/workspaces", get(rest::list_workspaces))
         .route("/v1/openapi.json", get(rest::openapi))
         .route("/v1/webhooks/kobana", axum::routing::post(rest::webhooks::kobana))

@@ -27,16 +27,21 @@ pub fn routes(serves: bool) -> Router<AppState> {
     if !serves {
         return Router::new();
     }
-    Router::new()
+    // What a client program calls, from a web page too (`cors::open`).
+    let endpoints = Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata_document))
         .route("/.well-known/oauth-authorization-server/mcp", get(metadata_document))
+        .route("/token", post(token))
+        .route("/register", post(register))
+        .route("/revoke", post(revoke))
+        .layer(axum::middleware::from_fn(super::cors::open));
+    // The pages a person's browser visits.
+    Router::new()
         .route(authorize::PATH, get(authorize_get).post(authorize_post))
         .route(LOGIN_PATH, post(login))
         .route(oidc::CALLBACK_PATH, get(callback))
         .route(apps::PATH, get(apps_page).post(apps_revoke))
-        .route("/token", post(token))
-        .route("/register", post(register))
-        .route("/revoke", post(revoke))
+        .merge(endpoints)
 }
 
 fn oauth(state: &AppState) -> Oauth<'_> {

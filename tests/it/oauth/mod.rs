@@ -221,6 +221,72 @@ async fn the_metadata_says_what_mcp_clients_need() {
     assert!(challenge.header("www-authenticate").unwrap().contains("scope=\"finance.companies "));
 }
 
+/// A client running in a web page (the Inspector's, a web app) reads the metadata,
+/// registers and exchanges its code: those answers open to any origin, without
+/// credentials; the pages a person signs in on and the MCP endpoint stay closed.
+#[tokio::test]
+async fn a_client_in_a_web_page_reaches_the_endpoints_but_not_the_sign_in_pages() {
+    let h = development().await;
+    let page = "http://localhost:6274";
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+        "/register",
+        "/token",
+        "/revoke",
+    ] {
+        let preflight = h
+            .send(
+                to(Method::OPTIONS, path)
+                    .header("origin", page)
+                    .header("access-control-request-method", "POST")
+                    .header("access-control-request-headers", "content-type")
+                    .build(),
+            )
+            .await;
+        assert_eq!(preflight.status, 204, "{path}");
+        assert_eq!(preflight.header("access-control-allow-origin"), Some("*"), "{path}");
+        assert!(preflight.header("access-control-allow-methods").unwrap().contains("POST"), "{path}");
+        assert!(preflight.header("access-control-allow-headers").unwrap().contains("Content-Type"), "{path}");
+        assert!(preflight.header("access-control-allow-credentials").is_none(), "{path}: never with credentials");
+    }
+    let metadata =
+        h.send(to(Method::GET, "/.well-known/oauth-authorization-server").header("origin", page).build()).await;
+    assert_eq!((metadata.status.as_u16(), metadata.header("access-control-allow-origin")), (200, Some("*")));
+    let client = register(&h, &["http://localhost:6274/oauth/callback"]).await;
+    let refused = token(&h, &[("grant_type", "authorization_code"), ("code", "nope"), ("client_id", &client)]).await;
+    assert_eq!((refused.status.as_u16(), refused.header("access-control-allow-origin")), (400, Some("*")));
+    // The sign-in pages and the MCP endpoint answer no web page.
+    let (_, challenge) = pkce();
+    let authorize = h
+        .send(
+            to(
+                Method::GET,
+                &format!(
+                    "/authorize?{}",
+                    authorize_query(&client, "http://localhost:6274/oauth/callback", &challenge, &[])
+                ),
+            )
+            .header("origin", page)
+            .build(),
+        )
+        .await;
+    assert_eq!(authorize.status, 200);
+    assert!(authorize.header("access-control-allow-origin").is_none());
+    let preflight = h
+        .send(
+            to(Method::OPTIONS, "/authorize")
+                .header("origin", page)
+                .header("access-control-request-method", "POST")
+                .build(),
+        )
+        .await;
+    assert!(preflight.header("access-control-allow-origin").is_none(), "{}", preflight.status);
+    let mcp = h.send(Mcp::modern("tools/list", json!({})).path("/mcp").header("origin", page).build()).await;
+    assert!(mcp.header("access-control-allow-origin").is_none());
+}
+
 #[tokio::test]
 async fn a_person_signs_in_consents_and_the_client_calls_tools_then_refreshes() {
     let h = development().await;
