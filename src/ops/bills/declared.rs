@@ -249,10 +249,10 @@ For totals use finance_payables_aggregates.",
         create: Tool {
             name: "finance_payables_create",
             title: "Create a payable",
-            description: "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
-monthly parcels, recurring repeats it. To pay it through the bank: finance_payables_send_to_bank; to record a payment made \
-elsewhere: finance_payables_settle. Where the approval gate is on it waits for a person's approval (payment_approval \
-pending_approval: listed only with that filter).",
+            description: "Records a bill to pay, pending; where the approval gate is on it waits for a person's approval \
+(payment_approval pending_approval: listed only with that filter). person_name/category_name find or create; type installment \
+splits it into monthly parcels, recurring repeats it. To pay it through the bank: finance_payables_send_to_bank; to record a \
+payment made elsewhere: finance_payables_settle.",
         },
         update: Tool {
             name: "finance_payables_update",
