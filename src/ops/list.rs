@@ -247,6 +247,7 @@ impl ListRequest {
                 "sort" => request.sort = Some(value.clone()),
                 "limit" => request.limit = Some(value.clone()),
                 "cursor" => request.cursor = Some(value.clone()),
+                "fields" => request.fields = Some(super::pick::from_query(value)),
                 "workspace_id" => {}
                 _ => {
                     let (field, op) = match key.split_once('[') {
@@ -528,6 +529,9 @@ impl ListSpec {
         }
         if request.sort.is_some() {
             return Err(bad("The id sweep takes no sort", json!({"field": "sort", "reason": "unknown_sort"})));
+        }
+        if request.fields.is_some() {
+            return Err(bad("The id sweep takes no fields", json!({"field": "fields", "reason": "unknown_filter"})));
         }
         let limit = page_limit(request.limit.as_deref(), IDS_DEFAULT_LIMIT, IDS_MAX_LIMIT)?;
         let (mut binds, mut clauses) = self.confined(workspace_id);

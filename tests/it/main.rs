@@ -40,6 +40,7 @@ mod logs;
 mod oauth;
 mod payables;
 mod people;
+mod projection;
 mod protocol_matrix;
 mod real_api;
 mod receivables;

@@ -5,7 +5,6 @@
 //! `id`/`fields`. Tools dispatch in-process to the operation with channel `mcp`.
 
 pub mod attachments;
-pub mod pick;
 pub mod records;
 
 use crate::storage::Conn;
@@ -15,6 +14,7 @@ use crate::error::ApiError;
 use crate::mcp::tools::{Annotations, Answer, ToolCall};
 use crate::ops::idempotency;
 use crate::ops::list::{Kind, ListRequest, ListSpec};
+use crate::ops::pick;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 
@@ -296,9 +296,7 @@ pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiEr
 /// A record as a tool answers it, serialised: with `fields`, only those fields (picked
 /// while writing, [`pick`]), else whole.
 pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Result<Answer, ApiError> {
-    let mut out = Vec::with_capacity(1024);
-    pick::write(&mut out, record, fields).map_err(|_| ApiError::internal())?;
-    Ok(Answer::Json(out))
+    pick::record(record, fields).map(Answer::Json)
 }
 
 /// A `{data, meta}` page, serialised, with `fields` applied to each row.
@@ -306,17 +304,5 @@ pub fn project_page<T: serde::Serialize>(
     page: &crate::ops::Page<T>,
     fields: Option<&[String]>,
 ) -> Result<Answer, ApiError> {
-    let mut out = Vec::with_capacity(256 + page.data.len() * 512);
-    out.extend_from_slice(b"{\"data\":[");
-    let mut memo = pick::Memo::default();
-    for (i, row) in page.data.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        pick::write_with(&mut out, row, fields, &mut memo).map_err(|_| ApiError::internal())?;
-    }
-    out.extend_from_slice(b"],\"meta\":");
-    serde_json::to_writer(&mut out, &page.meta).map_err(|_| ApiError::internal())?;
-    out.push(b'}');
-    Ok(Answer::Json(out))
+    pick::page(page, fields).map(Answer::Json)
 }
