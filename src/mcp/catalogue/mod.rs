@@ -162,11 +162,18 @@ fn filter_schema(kind: Kind, scalar: Value) -> Value {
 /// kind's value-or-operators schema is defined once in `$defs` (named after the kind:
 /// `uuid`, `date`, `money`, …) and referenced by every field of that kind.
 pub fn list_schema(spec: &ListSpec) -> Value {
+    list_schema_with(spec, &[])
+}
+
+/// [`list_schema`] with filters by id the list reads itself (`id_filters`, each a UUID
+/// or `{in}`), as its `/v1` route takes them: an attachment's linked record.
+pub fn list_schema_with(spec: &ListSpec, id_filters: &[&str]) -> Value {
     let mut defs = Map::new();
     let mut filters = Map::new();
-    for field in spec.fields() {
-        let (name, scalar) = filter_value(field.kind);
-        let schema = filter_schema(field.kind, scalar);
+    let by_id = id_filters.iter().map(|name| (*name, Kind::Uuid));
+    for (field, kind) in spec.fields().map(|f| (f.name, f.kind)).chain(by_id) {
+        let (name, scalar) = filter_value(kind);
+        let schema = filter_schema(kind, scalar);
         let property = match name {
             Some(name) => {
                 defs.entry(name).or_insert(schema);
@@ -174,7 +181,7 @@ pub fn list_schema(spec: &ListSpec) -> Value {
             }
             None => schema,
         };
-        filters.insert(field.name.to_string(), property);
+        filters.insert(field.to_string(), property);
     }
     let sorts: Vec<String> = spec.sorts.iter().flat_map(|(name, _)| [name.to_string(), format!("-{name}")]).collect();
     let mut schema = json!({
