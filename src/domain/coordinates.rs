@@ -109,6 +109,19 @@ pub fn barcode(text: &str) -> Result<String, Refusal> {
     Ok(code)
 }
 
+/// The 44-digit barcode a checked barcode or digitable line ([`barcode`]'s answer)
+/// stands for: both forms name one slip, so two bills are the same slip when their
+/// keys are equal. A bank boleto's line moves the barcode's general check digit, due
+/// factor and amount to its end; a collection line adds a check digit to each block of
+/// eleven.
+pub fn barcode_key(code: &str) -> String {
+    match code.len() {
+        47 => [&code[0..4], &code[32..33], &code[33..47], &code[4..9], &code[10..20], &code[21..31]].concat(),
+        48 => (0..4).map(|block| &code[block * 12..block * 12 + 11]).collect(),
+        _ => code.to_string(),
+    }
+}
+
 /// CRC-16/CCITT-FALSE (polynomial 0x1021, initial 0xFFFF), the BR Code's checksum.
 fn crc16(bytes: &[u8]) -> u16 {
     bytes.iter().fold(0xFFFF, |crc, &byte| {
@@ -359,6 +372,18 @@ impl TaxData {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_line_and_its_barcode_have_one_key() {
+        let line = "34191090080000000000000000000018316560000450000";
+        let key = barcode_key(line);
+        assert_eq!(key, "34193165600004500001090000000000000000000001");
+        assert_eq!(barcode(&key).as_deref(), Ok(key.as_str()), "the key is a valid barcode");
+        assert_eq!(barcode_key(&key), key);
+        let other = barcode("00190.50095 40144.816069 06809.350314 3 37370000000100").unwrap();
+        assert_eq!(barcode(&barcode_key(&other)).map(|b| barcode_key(&b)), Ok(barcode_key(&other)));
+    }
+
     use super::*;
 
     #[test]

@@ -22,6 +22,8 @@
 use crate::domain::text::quoted;
 use std::collections::BTreeSet;
 
+mod overlap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -238,6 +240,20 @@ impl AutomaticRule {
     }
 }
 
+/// What a create answers: the rule, and the earlier rule that already fires first on
+/// rows it matches, if one does.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AutomaticRuleCreated {
+    #[serde(flatten)]
+    pub rule: AutomaticRule,
+    /// The first earlier active rule of the company and scope that can match the same
+    /// rows: it fires on them first (`every_row`: on every row this one matches).
+    /// Absent when none does: the answer is then the rule as a get reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kobana-extension" = "the earlier rule that fires first on the same rows"))]
+    pub overlapped_by: Option<overlap::Overlap>,
+}
+
 /// `POST /v1/automatic-rules/reorder`: the complete set of the company's rules of the
 /// scope, in their new order.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -283,20 +299,21 @@ impl Records for AutomaticRules {
             Some(text) if !text.is_empty() => format!(" (description contains {})", quoted(text)),
             _ => String::new(),
         };
-        format!("#{} of the {}{what}", rule.position, rule.scope.as_str())
+        let scope = rule.scope.as_str().trim_end_matches('s');
+        format!("#{} of the {scope} rules{what}", rule.position)
     }
 }
 
 impl Writable for AutomaticRules {
     type Create = AutomaticRuleCreate;
-    type Created = AutomaticRule;
+    type Created = AutomaticRuleCreated;
     type Update = AutomaticRuleUpdate;
     async fn create(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
         ws: &Membership,
         input: AutomaticRuleCreate,
-    ) -> Result<AutomaticRule, ApiError> {
+    ) -> Result<AutomaticRuleCreated, ApiError> {
         ctx.authorize(ws, Resource::AutomaticRules, Access::Write)?;
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
         let (scope, active) = (input.scope, input.active.unwrap_or(true));
@@ -331,7 +348,10 @@ impl Writable for AutomaticRules {
         .await
         // Two creates racing for the same last position: the second is told to retry.
         .map_err(|e| conflict_on_unique(e, "position", "Another rule took this position; retry"))?;
-        crud::created::<AutomaticRules>(ctx, conn, ws, &id).await
+        let rule = crud::created::<AutomaticRules>(ctx, conn, ws, &id).await?;
+        let earlier = Rules::of(conn, ws, &company, scope).await?;
+        let overlapped_by = overlap::first(&earlier.0, &rule);
+        Ok(AutomaticRuleCreated { rule, overlapped_by })
     }
     async fn update(
         ctx: &OpContext<'_>,
@@ -678,7 +698,8 @@ new rows' empty fields.",
         "Create an automatic rule",
         "Adds a rule at the end of its company and scope (transactions or billings): at least one criterion \
 (account_id, transaction_type, match_person_id, description_contains, notes_contains) and one action (set_*). \
-It fills the empty fields of rows created afterwards.",
+It fills the empty fields of rows created afterwards; overlapped_by names an earlier rule that fires first on the same \
+rows.",
     ),
     Op::update::<AutomaticRules>("Update an automatic rule").tool(
         "finance_automatic_rules_update",

@@ -179,7 +179,7 @@ struct Scope {
 impl Scope {
     fn of(query: &CashFlowQuery) -> Scope {
         let mut accounts = vec!["a.workspace_id = $1".to_string()];
-        let mut bills = vec!["b.workspace_id = $1".to_string(), crate::ops::bills::approval::official("b")];
+        let mut bills = vec!["b.workspace_id = $1".to_string(), crate::ops::bills::approval::owed("b")];
         let mut binds = Vec::new();
         // The transactions (alias `t`) of the counted accounts, but for a transfer leg
         // whose other leg is counted too: every transfer of the workspace, a company's

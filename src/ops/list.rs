@@ -99,10 +99,9 @@ pub struct ListSpec {
     pub default_sort: (&'static str, bool),
     /// Extra fixed condition (e.g. `deleted_at IS NULL`).
     pub scope: Option<&'static str>,
-    /// Rows a list leaves out unless it filters on the named field, as (field, the
-    /// condition the rows it shows meet): the payables at the approval gate. The id
-    /// sweep leaves them out always.
-    pub unless_filtered: Option<(&'static str, &'static str)>,
+    /// Rows a list leaves out unless it asks for them by a filter ([`Shown`]): the
+    /// payables at the approval gate.
+    pub unless_filtered: Option<Shown>,
     /// Whether the table's rows are a workspace's (`workspace_id`, bind `$1`), or
     /// everyone's (the bank list: [`ListSpec::global`]).
     pub per_workspace: bool,
@@ -197,6 +196,17 @@ macro_rules! list_spec {
 }
 pub(crate) use list_spec;
 
+/// The rows a list shows unless it filters by one of `asked_by` (those meeting
+/// `shown`), and the rows its id sweep covers (`swept`): a payable waiting at the
+/// approval gate is listed when asked for by `payment_approval` or by `id`, and swept
+/// until a person rejects it.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown {
+    pub asked_by: &'static [&'static str],
+    pub shown: &'static str,
+    pub swept: &'static str,
+}
+
 /// A parsed list request, before it is checked against a [`ListSpec`].
 #[derive(Debug, Default, Clone)]
 pub struct ListRequest {
@@ -247,6 +257,7 @@ impl ListRequest {
                 "sort" => request.sort = Some(value.clone()),
                 "limit" => request.limit = Some(value.clone()),
                 "cursor" => request.cursor = Some(value.clone()),
+                "fields" => request.fields = Some(super::pick::from_query(value)),
                 "workspace_id" => {}
                 _ => {
                     let (field, op) = match key.split_once('[') {
@@ -440,9 +451,9 @@ impl ListSpec {
         state_key: &[u8],
     ) -> Result<Compiled, ApiError> {
         let (mut binds, mut clauses) = self.confined(workspace_id);
-        if let Some((field, shown)) = self.unless_filtered {
-            if !request.filters.iter().any(|(name, _, _)| name == field) {
-                clauses.push(shown.to_string());
+        if let Some(shown) = self.unless_filtered {
+            if !request.filters.iter().any(|(name, _, _)| shown.asked_by.contains(&name.as_str())) {
+                clauses.push(shown.shown.to_string());
             }
         }
         for (name, op, values) in &request.filters {
@@ -529,9 +540,12 @@ impl ListSpec {
         if request.sort.is_some() {
             return Err(bad("The id sweep takes no sort", json!({"field": "sort", "reason": "unknown_sort"})));
         }
+        if request.fields.is_some() {
+            return Err(bad("The id sweep takes no fields", json!({"field": "fields", "reason": "unknown_filter"})));
+        }
         let limit = page_limit(request.limit.as_deref(), IDS_DEFAULT_LIMIT, IDS_MAX_LIMIT)?;
         let (mut binds, mut clauses) = self.confined(workspace_id);
-        clauses.extend(self.unless_filtered.map(|(_, shown)| shown.to_string()));
+        clauses.extend(self.unless_filtered.map(|shown| shown.swept.to_string()));
         if let Some(cursor) = &request.cursor {
             let body = continued(state_key, cursor, "id", false)?;
             binds.push(Bind::Text(body.id));

@@ -25,6 +25,7 @@ pub mod openapi;
 pub mod page;
 pub mod people;
 pub mod period;
+pub mod pick;
 pub mod rate_limit;
 pub mod receipts;
 pub mod reconciliations;

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::list::{Kind, ListSpec};
-use super::resource::Declaration;
+use super::resource::{Declaration, Shape};
 use crate::domain::roles::ScopeSet;
 
 /// One documented operation written out in full, scope included: the form of the
@@ -95,6 +95,21 @@ enum Query {
     Schema(fn() -> Value),
     /// An id sweep's page: `limit` (up to 10,000) and `cursor`.
     Sweep,
+    /// A record by id: `fields`.
+    Record,
+}
+
+/// `fields=a,b`: only these fields of each record (an unknown name is 400, as an
+/// unknown filter is).
+fn fields_parameter() -> Value {
+    json!({
+        "name": "fields",
+        "in": "query",
+        "required": false,
+        "schema": { "type": "string" },
+        "description": "Comma-separated: only these fields of each record; an unknown one is 400 bad_request",
+        "x-kobana-extension": "projection, as the tools' fields",
+    })
 }
 
 impl Query {
@@ -120,8 +135,10 @@ impl Query {
                 parameters.push(parameter("sort", json!({ "type": "string", "enum": sorts })));
                 parameters.push(parameter("limit", json!({ "type": "integer", "minimum": 1, "maximum": 100 })));
                 parameters.push(parameter("cursor", json!({ "type": "string" })));
+                parameters.push(fields_parameter());
                 parameters
             }
+            Query::Record => vec![fields_parameter()],
             Query::Schema(schema) => {
                 let schema = schema();
                 let properties = schema["properties"].as_object().cloned().unwrap_or_default();
@@ -172,6 +189,7 @@ fn rows() -> impl Iterator<Item = Row> {
                 (Some(spec), _) => Query::List(spec, &[]),
                 (None, Some(schema)) => Query::Schema(schema),
                 (None, None) if op.action == "ids" => Query::Sweep,
+                (None, None) if op.shape == Shape::Get => Query::Record,
                 (None, None) => Query::None,
             },
             extension: op.extension,
@@ -186,7 +204,11 @@ fn rows() -> impl Iterator<Item = Row> {
         request: op.request,
         success: op.success,
         response: op.response,
-        query: op.list.map_or(Query::None, |spec| Query::List(spec, op.id_filters)),
+        query: match op.list {
+            Some(spec) => Query::List(spec, op.id_filters),
+            None if op.method == "get" && op.path.ends_with("/{id}") => Query::Record,
+            None => Query::None,
+        },
         extension: why,
     });
     declared.chain(written)

@@ -679,8 +679,9 @@ receivables: credits) and settles the bills from them; no ledger transaction is 
             .tool(
                 "finance_reconciliations_suggest",
                 "Suggest reconciliations",
-                "For an account's unreconciled transactions from `from` to `to`: the pending bills of the same amount due within \
-10 days, ranked, each with why (same person, document). Changes nothing; then finance_reconciliations_create.",
+                "For each of an account's unreconciled transactions from `from` to `to`: the pending bills of the same amount due \
+within 10 days, ranked, each with why (same person, document), or matches []. Changes nothing; then \
+finance_reconciliations_create.",
             ),
     ],
 };

@@ -15,7 +15,9 @@
 //!   transaction names the bill's person) and `document_in_transaction` (15: the bill's
 //!   document or number appears in the transaction's description, bank description or
 //!   document). A transaction's matches come best first (then by due date and id), five
-//!   at most; the transactions come by date and id, those without a match left out.
+//!   at most; every transaction looked at comes, by date and id, with `matches: []`
+//!   when nothing matches it ("checked, nothing matches" is not "not checked"), and
+//!   the answer counts them: `examined`, `matched`, `unmatched`.
 //!
 //! Two statements: the period's candidate transactions (bounded by `limit`), then the
 //! pending bills of their amounts in the widened period.
@@ -135,9 +137,13 @@ pub struct Suggestion {
 /// `GET /v1/reconciliations/suggestions`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Suggestions {
+    /// Every transaction looked at, each with its matches (`[]` when none).
     pub data: Vec<Suggestion>,
     /// How many transactions were looked at, and whether the period holds more.
     pub examined: i64,
+    /// How many of them have a match, and how many none.
+    pub matched: i64,
+    pub unmatched: i64,
     pub more: bool,
 }
 
@@ -279,17 +285,19 @@ pub async fn suggest(
             }
         }
     }
-    let data = candidates
+    let data: Vec<Suggestion> = candidates
         .into_iter()
-        .filter_map(|mut c| {
+        .map(|mut c| {
             c.suggestion.matches.sort_by(|a, b| {
                 b.score.cmp(&a.score).then(a.due_date.cmp(&b.due_date)).then(a.billing_id.cmp(&b.billing_id))
             });
             c.suggestion.matches.truncate(MAX_MATCHES);
-            (!c.suggestion.matches.is_empty()).then_some(c.suggestion)
+            c.suggestion
         })
         .collect();
-    Ok(Suggestions { data, examined: (rows.len() as i64).min(query.limit), more })
+    let examined = data.len() as i64;
+    let matched = data.iter().filter(|s| !s.matches.is_empty()).count() as i64;
+    Ok(Suggestions { data, examined, matched, unmatched: examined - matched, more })
 }
 
 #[cfg(test)]

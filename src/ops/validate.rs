@@ -26,7 +26,7 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 /// `T`'s schema, generated on the first request of that type and kept for the life of
 /// the process (a handful of request types, a few kilobytes each): no request pays for
 /// schema generation but the first.
-fn cached_schema<T: JsonSchema + 'static>() -> &'static Value {
+pub(crate) fn cached_schema<T: JsonSchema + 'static>() -> &'static Value {
     static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, &'static Value>>> = OnceLock::new();
     let schemas = SCHEMAS.get_or_init(Default::default);
     let id = TypeId::of::<T>();

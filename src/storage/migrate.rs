@@ -98,6 +98,12 @@ const MIGRATIONS: &[Migration] = &[
     Migration::portable(20, "account_banks", include_str!("../../migrations/0020_account_banks.sql")),
     Migration::portable(21, "oauth", include_str!("../../migrations/0021_oauth.sql")),
     Migration::portable(22, "people", include_str!("../../migrations/0022_people.sql")),
+    Migration::per_backend(
+        23,
+        "waiting_bills_owed",
+        include_str!("../../migrations/0023_waiting_bills_owed.sqlite.sql"),
+        include_str!("../../migrations/0023_waiting_bills_owed.postgres.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

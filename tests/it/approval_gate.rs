@@ -1,6 +1,9 @@
 //! The approval gate (on by default): a payable made through the API or a tool waits
-//! for a person's approval, hidden from every list path and total, readable by id,
-//! never sent to the bank; no route and no tool approves it. Both doors, both backends.
+//! for a person's approval; no route and no tool approves it. One rule for every read: a
+//! bill waiting there is owed — every figure counts it (totals, aging, cash flow, income
+//! statement, the id sweep) — and a list shows it when asked for it (by
+//! `payment_approval` or `id`); it is never sent to the bank nor reconciled, so the
+//! suggestions leave it out. Both doors, both backends.
 
 use http::Method;
 use serde_json::{json, Value};
@@ -71,8 +74,8 @@ async fn a_payable_made_through_a_door_waits_hidden_until_a_person_approves_it()
     let got = tool(&h, &mcp, "finance_payables_get", json!({"id": id(&by_tool)})).await;
     assert_eq!(got["structuredContent"]["payment_approval"], "pending_approval");
 
-    // Hidden from every list path and total: the list (whole and projected, both doors),
-    // the id sweep, the totals, the cash flow.
+    // Left out of the default list (whole and projected, both doors); in the id sweep;
+    // counted by the totals and the cash flow.
     let listed = ids_of(&get_json(&h, &api, "/v1/payables?limit=100").await);
     let swept = ids_of(&get_json(&h, &api, "/v1/payables/ids?limit=1000").await);
     let projected = tool(&h, &mcp, "finance_payables_list", json!({"limit": 100, "fields": ["id"]})).await;
@@ -80,15 +83,15 @@ async fn a_payable_made_through_a_door_waits_hidden_until_a_person_approves_it()
     let whole = tool(&h, &mcp, "finance_payables_list", json!({"limit": 100})).await;
     let whole = ids_of(&whole["structuredContent"]);
     for payable in &waiting {
-        for (path, ids) in
-            [("list", &listed), ("ids", &swept), ("projected tool list", &projected), ("tool list", &whole)]
-        {
+        for (path, ids) in [("list", &listed), ("projected tool list", &projected), ("tool list", &whole)] {
             assert!(!ids.contains(payable), "{payable} is in the {path}");
         }
+        assert!(swept.contains(payable), "{payable} is not in the id sweep");
     }
     assert_eq!(listed.len(), 6, "the demo's six payables");
-    assert_eq!(get_json(&h, &api, "/v1/payables/aggregates").await, totals_before);
-    assert_eq!(get_json(&h, &api, flow).await, flow_before);
+    let totals = get_json(&h, &api, "/v1/payables/aggregates").await;
+    assert_eq!(totals["count"].as_i64(), totals_before["count"].as_i64().map(|c| c + 5), "{totals}");
+    assert_ne!(get_json(&h, &api, flow).await, flow_before, "the cash flow projects them");
 
     // Listed when asked for by their place at the gate.
     let asked = ids_of(&get_json(&h, &api, "/v1/payables?payment_approval=pending_approval&limit=100").await);
@@ -177,7 +180,7 @@ async fn a_payable_made_through_a_door_waits_hidden_until_a_person_approves_it()
     let asked = ids_of(&get_json(&h, &api, "/v1/payables?payment_approval=creation_rejected").await);
     assert_eq!(asked, vec![id(&by_tool)]);
     let totals = get_json(&h, &api, "/v1/payables/aggregates").await;
-    assert_eq!(totals["count"].as_i64(), totals_before["count"].as_i64().map(|c| c + 1));
+    assert_eq!(totals["count"].as_i64(), totals_before["count"].as_i64().map(|c| c + 4), "all but the rejected");
     // The approved one joins the reports' totals, the rejected one never does.
     assert_report_totals_agree(&h).await;
 }
@@ -216,4 +219,136 @@ async fn with_the_gate_off_a_payable_is_official_from_its_creation() {
     let gated = create_at(&h, "/v1/payables", &api, bill("Consultoria", "800.00")).await;
     assert_eq!(gated["payment_approval"], "pending_approval");
     assert!(set_gate(&h.state.db, MISSING, false).await.is_err());
+}
+
+/// Cents of a 2-decimal money string.
+fn cents(amount: &Value) -> i64 {
+    let text = amount.as_str().unwrap_or_else(|| panic!("not money: {amount}"));
+    let (units, decimals) = text.split_once('.').unwrap_or((text, "00"));
+    let sign = if units.starts_with('-') { -1 } else { 1 };
+    sign * (units.trim_start_matches('-').parse::<i64>().unwrap() * 100 + decimals.parse::<i64>().unwrap())
+}
+
+/// Every figure a read answers of what is owed: the totals' pending, the aging's total,
+/// the cash flow's projected expenses, the income statement's expenses (competence).
+async fn figures(h: &Harness, api: &str, from: &str, to: &str) -> [i64; 4] {
+    let totals = get_json(h, api, "/v1/payables/aggregates").await;
+    let aging = get_json(h, api, "/v1/reports/aging?kind=payable").await;
+    let flow = get_json(h, api, &format!("/v1/cash-flow?from={from}&to={to}&granularity=day")).await;
+    let projected: i64 = flow["buckets"].as_array().unwrap().iter().map(|b| cents(&b["projected_expenses"])).sum();
+    let statement = get_json(h, api, &format!("/v1/reports/income-statement?from={from}&to={to}")).await;
+    [
+        cents(&totals["pending"]),
+        cents(&aging["total"]["amount"]),
+        projected,
+        cents(&statement["expenses"]["total"]["amount"]),
+    ]
+}
+
+/// One rule, every read: a payable waiting for approval is owed — the totals, the aging,
+/// the cash flow's projections and the income statement count it, the id sweep covers
+/// it — and a list shows it when asked for it by `id` or `payment_approval` (both
+/// doors), not by default; the suggestions leave it out until it is approved. Rejected,
+/// it leaves every figure and the sweep.
+#[tokio::test]
+async fn a_payable_waiting_for_approval_is_owed_by_every_read_and_listed_when_asked_for() {
+    use kobana_finance_mcp::domain::dates::{Date, Zone};
+    let h = Harness::with_demo().await;
+    let api = h.api_token(DEMO_OWNER);
+    let mcp = h.token(DEMO_OWNER);
+    let today = Date::today_in(Zone::SaoPaulo);
+    let (from, due, to) =
+        (today.to_string(), today.add_days(10).unwrap().to_string(), today.add_days(40).unwrap().to_string());
+    let before = figures(&h, &api, &from, &to).await;
+    let body = |description: &str| {
+        json!({"company_id": ACME_COMPANY, "description": description, "amount": "777.00", "due_date": due,
+               "person_name": "Fornecedor Novo", "category_id": ACME_RENT_CATEGORY})
+    };
+    let waiting = create_at(&h, "/v1/payables", &api, body("Consultoria")).await;
+    assert_eq!(waiting["payment_approval"], "pending_approval");
+    let made = tool(&h, &mcp, "finance_payables_create", body("Licença")).await;
+    let by_tool = made["structuredContent"].clone();
+    assert_eq!(by_tool["payment_approval"], "pending_approval", "{made}");
+    let after = figures(&h, &api, &from, &to).await;
+    for (at, figure) in
+        ["aggregates pending", "aging total", "cash flow projected expenses", "income statement expenses"]
+            .iter()
+            .enumerate()
+    {
+        assert_eq!(after[at] - before[at], 2 * 77_700, "{figure}: {before:?} → {after:?}");
+    }
+    // Lists: left out by default, shown when asked for by id or by payment_approval, on
+    // both doors; the id sweep covers them.
+    for payable in [id(&waiting), id(&by_tool)] {
+        let default = ids_of(&get_json(&h, &api, "/v1/payables?limit=100").await);
+        assert!(!default.contains(&payable));
+        let by_id = ids_of(&get_json(&h, &api, &format!("/v1/payables?id={payable}")).await);
+        assert_eq!(by_id, vec![payable.clone()]);
+        let by_id = tool(&h, &mcp, "finance_payables_list", json!({"filters": {"id": payable}})).await;
+        assert_eq!(ids_of(&by_id["structuredContent"]), vec![payable.clone()], "{by_id}");
+        let by_id =
+            tool(&h, &mcp, "finance_payables_list", json!({"filters": {"id": payable}, "fields": ["id"]})).await;
+        assert_eq!(ids_of(&by_id["structuredContent"]), vec![payable.clone()], "{by_id}");
+        let asked = ids_of(&get_json(&h, &api, "/v1/payables?payment_approval=pending_approval&limit=100").await);
+        assert!(asked.contains(&payable));
+        let swept = ids_of(&get_json(&h, &api, "/v1/payables/ids?limit=1000").await);
+        assert!(swept.contains(&payable));
+    }
+    // The suggestions leave a waiting bill out (it cannot be reconciled yet), and find it
+    // once approved.
+    let debit = create_at(
+        &h,
+        "/v1/financial-transactions",
+        &api,
+        json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CHECKING_ACCOUNT, "description": "Consultoria",
+               "amount": "777.00", "occurred_at": due, "type": "debit"}),
+    )
+    .await;
+    let suggestions = format!("/v1/reconciliations/suggestions?account_id={ACME_CHECKING_ACCOUNT}&from={from}&to={to}");
+    let suggested = get_json(&h, &api, &suggestions).await;
+    assert!(!suggested.to_string().contains(&id(&waiting)), "{suggested}");
+    assert!(suggested.to_string().contains(&id(&debit)), "the transaction is looked at: {suggested}");
+    let with_debit = figures(&h, &api, &from, &to).await;
+    assert_eq!(decide(&h.state.db, &id(&waiting), &Decision::Approve).await, Ok("creation_approved"));
+    assert!(get_json(&h, &api, &suggestions).await.to_string().contains(&id(&waiting)));
+    assert_eq!(figures(&h, &api, &from, &to).await, with_debit, "approved: counted as it was");
+    // Rejected: out of every figure and the sweep; still listed when asked for.
+    let reason = Decision::Reject { reason: "Fornecedor desconhecido".into() };
+    assert_eq!(decide(&h.state.db, &id(&by_tool), &reason).await, Ok("creation_rejected"));
+    let rejected = figures(&h, &api, &from, &to).await;
+    for at in 0..4 {
+        assert_eq!(with_debit[at] - rejected[at], 77_700, "{at}: {with_debit:?} → {rejected:?}");
+    }
+    assert!(!ids_of(&get_json(&h, &api, "/v1/payables/ids?limit=1000").await).contains(&id(&by_tool)));
+    let by_id = ids_of(&get_json(&h, &api, &format!("/v1/payables?id={}", id(&by_tool))).await);
+    assert_eq!(by_id, vec![id(&by_tool)]);
+    assert_report_totals_agree(&h).await;
+}
+
+/// The rule is said where an agent reads: the create and list tools' descriptions (their
+/// first sentence, which find mode's summary keeps).
+#[tokio::test]
+async fn the_create_and_list_tools_say_where_a_waiting_payable_counts_and_how_to_list_it() {
+    let h = Harness::new().await;
+    let listed = h.send(Mcp::modern("tools/list", json!({})).bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    let description = |name: &str| {
+        let tools = listed["tools"].as_array().unwrap();
+        tools.iter().find(|t| t["name"] == name).unwrap()["description"].as_str().unwrap().to_string()
+    };
+    let create = description("finance_payables_create");
+    let first = create.split(". ").next().unwrap();
+    for said in [
+        "approval",
+        "pending_approval",
+        "totals and reports count it",
+        "{\"id\":…}",
+        "{\"payment_approval\":\"pending_approval\"}",
+    ] {
+        assert!(first.contains(said), "{said:?} not in {first:?}");
+    }
+    let list = description("finance_payables_list");
+    let first = list.split(". ").next().unwrap();
+    for said in ["waiting for approval", "filtered by id or payment_approval", "totals and reports count it"] {
+        assert!(first.contains(said), "{said:?} not in {first:?}");
+    }
 }

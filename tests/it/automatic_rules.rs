@@ -344,3 +344,91 @@ async fn a_rule_whose_person_was_deleted_still_fires_its_other_actions_and_can_b
     let again = send(&h, Method::PATCH, &path, &token, Some(json!({"set_person_id": person["id"]}))).await;
     assert_eq!((again.status.as_u16(), details(&again)), (422, pair("set_person_id", "invalid_reference")));
 }
+
+/// The delete question names the rule once ("the automatic rule #2 of the transaction
+/// rules"), never "rule rule".
+#[tokio::test]
+async fn the_delete_question_names_the_rule_once() {
+    let h = Harness::with_demo().await;
+    without_demo_rules(&h).await;
+    rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "uber",
+                    "set_category_id": "ca7e0000-0001-4000-8000-000000000005"}),
+    )
+    .await;
+    let second = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "ifood",
+               "set_category_id": "ca7e0000-0001-4000-8000-000000000005"}),
+    )
+    .await;
+    let request =
+        crate::tools_catalogue::confirmable("finance_automatic_rules_delete", json!({"id": id(&second)}), json!({}));
+    let result = h.send(request.bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    let message = result["inputRequests"]["confirm"]["params"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "Delete the automatic rule #2 of the transaction rules (description contains “ifood”) from the workspace"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("rule rule"), "{message}");
+}
+
+/// A rule created behind an earlier active rule of its company and scope that matches
+/// the same rows says so: `overlapped_by` names the earlier rule (it fires first), with
+/// `every_row` when it matches every row the new one does; none when nothing overlaps.
+#[tokio::test]
+async fn a_rule_created_behind_an_overlapping_one_names_the_rule_that_fires_first() {
+    let h = Harness::with_demo().await;
+    without_demo_rules(&h).await;
+    let category = "ca7e0000-0001-4000-8000-000000000005";
+    let uber = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "uber",
+               "set_category_id": category}),
+    )
+    .await;
+    assert!(uber["overlapped_by"].is_null(), "{uber}");
+    // Every "uber eats" row is an "uber" row: the first rule always fires first.
+    let eats = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "Uber Eats",
+               "set_category_id": category}),
+    )
+    .await;
+    assert_eq!(eats["overlapped_by"], json!({"id": id(&uber), "position": 1, "every_row": true}), "{eats}");
+    // Some rows of a debit rule are "uber" rows: it fires first on those.
+    let debits = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "transactions", "transaction_type": "debit",
+               "set_category_id": category}),
+    )
+    .await;
+    assert_eq!(debits["overlapped_by"], json!({"id": id(&uber), "position": 1, "every_row": false}), "{debits}");
+    // Another account than a rule that names one, another scope, a paused rule: no overlap.
+    let paused = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "billings", "active": false, "description_contains": "aluguel",
+               "set_category_id": category}),
+    )
+    .await;
+    assert!(paused["overlapped_by"].is_null(), "{paused}");
+    let billing = rule(
+        &h,
+        json!({"company_id": ACME_COMPANY, "scope": "billings", "description_contains": "aluguel",
+               "set_category_id": category}),
+    )
+    .await;
+    assert!(billing["overlapped_by"].is_null(), "a paused rule fires on nothing: {billing}");
+    // The tool answers the same.
+    let arguments = json!({"company_id": ACME_COMPANY, "scope": "transactions", "description_contains": "uber pool",
+                           "set_category_id": category});
+    let made =
+        h.send(call("finance_automatic_rules_create", arguments).bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    assert_eq!(made["structuredContent"]["overlapped_by"]["id"], id(&uber), "{made}");
+    // The stored rule answers no overlap of its own (only the create does).
+    assert!(get(&h, &format!("/v1/automatic-rules/{}", id(&eats))).await.get("overlapped_by").is_none());
+}

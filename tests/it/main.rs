@@ -41,6 +41,7 @@ mod oauth;
 mod oidc;
 mod payables;
 mod people;
+mod projection;
 mod protocol_matrix;
 mod real_api;
 mod receivables;

@@ -344,6 +344,12 @@ async fn suggest(h: &Harness, query: &str) -> Value {
     get(h, &format!("/v1/reconciliations/suggestions?{query}")).await
 }
 
+/// The transactions of a suggestions answer that found a match.
+fn with_matches(answer: &Value) -> Vec<Value> {
+    let data = answer["data"].as_array().unwrap();
+    data.iter().filter(|s| !s["matches"].as_array().unwrap().is_empty()).cloned().collect()
+}
+
 /// The planted matches are found and ranked with their reasons; the decoys — another
 /// amount, due too far, the other polarity, cancelled, a forecast — are not; the demo's
 /// own ledger suggests nothing.
@@ -351,7 +357,7 @@ async fn suggest(h: &Harness, query: &str) -> Value {
 async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     let h = Harness::with_demo().await;
     let range = format!("account_id={ACME_CHECKING_ACCOUNT}&from=2026-10-01&to=2026-12-31");
-    assert_eq!(suggest(&h, &range).await["data"], json!([]), "the demo holds no unreconciled pair");
+    assert_eq!(with_matches(&suggest(&h, &range).await), Vec::<Value>::new(), "the demo holds no unreconciled pair");
     // A debit of 321.00 on 10 October: two bills of that amount, one of them the same
     // person's and naming its document in the statement line.
     let debit = movement(&h, "debit", 32_100, "2026-10-10", ACME_CHECKING_ACCOUNT, false).await;
@@ -372,7 +378,7 @@ async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     bill(&h, "payable", "cancelled", 32_100, "2026-10-10", None).await;
     movement(&h, "debit", 32_100, "2026-10-11", ACME_CHECKING_ACCOUNT, true).await;
     let answer = suggest(&h, &range).await;
-    let data = answer["data"].as_array().unwrap();
+    let data = with_matches(&answer);
     assert_eq!(data.len(), 1, "{answer}");
     assert_eq!(
         (data[0]["transaction_id"].as_str(), data[0]["amount"].as_str()),
@@ -390,7 +396,7 @@ async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     // Reconciled, the debit is suggested no more.
     let made = post(&h, json!({"billings": payables(&[&best]), "transaction_ids": [debit]})).await;
     assert_eq!(made.status, 201);
-    assert_eq!(suggest(&h, &range).await["data"], json!([]));
+    assert_eq!(with_matches(&suggest(&h, &range).await), Vec::<Value>::new());
     // The tool answers the same, and refuses what the route refuses.
     let token = h.token(DEMO_OWNER);
     let arguments = json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-10-01", "to": "2026-12-31"});
@@ -401,6 +407,33 @@ async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     assert_eq!(tool["structuredContent"]["error"]["details"]["field"], "to", "{tool}");
     let elsewhere = format!("/v1/reconciliations/suggestions?account_id={BETA_ACCOUNT}&from=2026-10-01&to=2026-10-31");
     assert_eq!(send(&h, Method::GET, &elsewhere, &h.api_token(DEMO_OWNER), None).await.status, 404);
+}
+
+/// Every transaction looked at is answered, with its matches or `matches: []` ("checked,
+/// nothing matches"), and the answer counts them; the tool answers the same.
+#[tokio::test]
+async fn suggestions_answer_every_transaction_looked_at_with_its_matches_or_none() {
+    let h = Harness::with_demo().await;
+    let range = format!("account_id={ACME_CHECKING_ACCOUNT}&from=2026-10-01&to=2026-10-31");
+    let before = suggest(&h, &range).await;
+    let matching = movement(&h, "debit", 32_100, "2026-10-10", ACME_CHECKING_ACCOUNT, false).await;
+    bill(&h, "payable", "pending", 32_100, "2026-10-12", None).await;
+    let lonely = movement(&h, "debit", 77_700, "2026-10-15", ACME_CHECKING_ACCOUNT, false).await;
+    let answer = suggest(&h, &range).await;
+    let data = answer["data"].as_array().unwrap();
+    let row = |id: &str| data.iter().find(|s| s["transaction_id"] == id).cloned();
+    assert_eq!(row(&matching).unwrap()["matches"].as_array().unwrap().len(), 1, "{answer}");
+    assert_eq!(row(&lonely).expect("a transaction without a match is answered")["matches"], json!([]), "{answer}");
+    let examined = answer["examined"].as_i64().unwrap();
+    assert_eq!(examined, data.len() as i64, "{answer}");
+    assert_eq!(examined, before["examined"].as_i64().unwrap() + 2, "{answer}");
+    assert_eq!(answer["matched"], json!(with_matches(&answer).len()), "{answer}");
+    assert_eq!(answer["matched"].as_i64().unwrap() + answer["unmatched"].as_i64().unwrap(), examined, "{answer}");
+    assert_eq!(answer["more"], false);
+    let token = h.token(DEMO_OWNER);
+    let arguments = json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-10-01", "to": "2026-10-31"});
+    let tool = h.send(call("finance_reconciliations_suggest", arguments).bearer(&token).build()).await.result();
+    assert_eq!(tool["structuredContent"], answer);
 }
 
 /// Two groups racing for one transaction: one is made, the other refused (409 when the

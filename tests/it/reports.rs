@@ -1,8 +1,9 @@
 //! `GET /v1/reports/aging`, `GET /v1/reports/income-statement` and their tools: bills and
 //! transactions written by hand around fixed days, the answers computed here by hand —
 //! the aging's bucket edges, the chart's subtotals, the period before — and compared with
-//! what `…/aggregates` says of the same records; what is cancelled, paid, waiting for
-//! approval or another workspace's is never counted; both doors answer alike.
+//! what `…/aggregates` says of the same records; what is cancelled, paid, rejected at the
+//! approval gate or another workspace's is never counted (a bill waiting there is owed and
+//! counted); both doors answer alike.
 
 use http::Method;
 use serde_json::{json, Value};
@@ -216,8 +217,9 @@ fn buckets(answer: &Value) -> Vec<(i64, i64)> {
 }
 
 /// Pending payables due 0, 1, 30, 31, 60, 61, 90 and 91 days before `AS_OF` and 5 days
-/// after it, each of its own amount, and what must not count: paid, cancelled, waiting
-/// for approval, rejected, a receivable, another workspace's. Answers the buckets by hand.
+/// after it, each of its own amount, one approved and one waiting for approval (both
+/// owed), and what must not count: paid, cancelled, rejected, a receivable, another
+/// workspace's. Answers the buckets by hand.
 async fn aging_facts(h: &Harness) -> Vec<(i64, i64)> {
     for (id, name) in [(ANA, "Ana"), (BRUNO, "Bruno"), (CARLA, "Carla")] {
         person(h, id, name).await;
@@ -239,10 +241,11 @@ async fn aging_facts(h: &Harness) -> Vec<(i64, i64)> {
         },
     )
     .await;
+    // Waiting for approval: owed, counted too (10 days late, no person).
+    bill(h, Bill { approval: Some("pending_approval"), ..Bill::payable("pending", 90_003, day(AS_OF, -10)) }).await;
     for excluded in [
         Bill::payable("paid", 90_001, day(AS_OF, -10)),
         Bill::payable("cancelled", 90_002, day(AS_OF, -10)),
-        Bill { approval: Some("pending_approval"), ..Bill::payable("pending", 90_003, day(AS_OF, -10)) },
         Bill { approval: Some("creation_rejected"), ..Bill::payable("pending", 90_004, day(AS_OF, -10)) },
         Bill { kind: "receivable", ..Bill::payable("pending", 90_005, day(AS_OF, -10)) },
         Bill {
@@ -255,7 +258,7 @@ async fn aging_facts(h: &Harness) -> Vec<(i64, i64)> {
     }
     // Acme Serviços owes one too: counted for the workspace, not for Acme Comércio.
     bill(h, Bill { company: ACME_SERVICES, ..Bill::payable("pending", 102_400, day(AS_OF, -100)) }).await;
-    vec![(2, 300), (3, 400 + 800 + 51_200), (2, 1_600 + 3_200), (2, 6_400 + 12_800), (2, 25_600 + 102_400)]
+    vec![(2, 300), (4, 400 + 800 + 51_200 + 90_003), (2, 1_600 + 3_200), (2, 6_400 + 12_800), (2, 25_600 + 102_400)]
 }
 
 #[tokio::test]
@@ -283,7 +286,13 @@ async fn aging_puts_each_pending_bill_in_its_bucket_at_the_edges_and_counts_noth
     let later = get(&h, &format!("/v1/reports/aging?kind=payable&as_of={}", day(AS_OF, 1))).await;
     assert_eq!(
         buckets(&later),
-        vec![(1, 100), (3, 200 + 400 + 51_200), (2, 800 + 1_600), (2, 3_200 + 6_400), (3, 12_800 + 25_600 + 102_400)]
+        vec![
+            (1, 100),
+            (4, 200 + 400 + 51_200 + 90_003),
+            (2, 800 + 1_600),
+            (2, 3_200 + 6_400),
+            (3, 12_800 + 25_600 + 102_400)
+        ]
     );
 
     // The receivable side has its one pending receivable of Acme.
@@ -311,14 +320,15 @@ async fn aging_by_person_lists_the_largest_and_the_rest_adds_up() {
     let h = Harness::new().await;
     let expected = aging_facts(&h).await;
     // Per person by hand: Carla 800 + 25,600 + 51,200; Bruno 400 + 6,400 + 12,800; Ana
-    // 100 + 200 + 3,200; no person: 1,600 (Acme Comércio) and 102,400 (Acme Serviços).
+    // 100 + 200 + 3,200; no person: 1,600 and 90,003 waiting for approval (Acme Comércio)
+    // and 102,400 (Acme Serviços).
     let answer = get(&h, &format!("/v1/reports/aging?kind=payable&as_of={AS_OF}&group_by=person&limit=2")).await;
     let people = answer["people"].as_array().unwrap();
     let listed: Vec<(Option<&str>, Option<&str>, i64)> = people
         .iter()
         .map(|p| (p["person_id"].as_str(), p["person_name"].as_str(), cents(&p["total"]["amount"])))
         .collect();
-    assert_eq!(listed, vec![(None, None, 104_000), (Some(CARLA), Some("Carla"), 77_600)], "{answer}");
+    assert_eq!(listed, vec![(None, None, 194_003), (Some(CARLA), Some("Carla"), 77_600)], "{answer}");
     assert_eq!(buckets(&people[1]), vec![(0, 0), (2, 52_000), (0, 0), (0, 0), (1, 25_600)]);
     let others = &answer["others"];
     assert_eq!(others["people"], 2, "Ana and Bruno");
@@ -334,12 +344,13 @@ async fn aging_by_person_lists_the_largest_and_the_rest_adds_up() {
     assert_eq!(sum, expected);
     assert_eq!(buckets(&answer), expected);
 
-    // The default limit lists everyone here, largest first, and leaves no one out.
+    // The default limit lists everyone here, largest first (no person: 1,600 and 90,003
+    // waiting for approval), and leaves no one out.
     let all =
         get(&h, &format!("/v1/reports/aging?kind=payable&as_of={AS_OF}&group_by=person&company_id={ACME_COMPANY}"))
             .await;
     let order: Vec<Option<&str>> = all["people"].as_array().unwrap().iter().map(|p| p["person_id"].as_str()).collect();
-    assert_eq!(order, vec![Some(CARLA), Some(BRUNO), Some(ANA), None]);
+    assert_eq!(order, vec![None, Some(CARLA), Some(BRUNO), Some(ANA)]);
     assert_eq!((all["others"]["people"].as_i64(), all["others"]["total"]["amount"].as_str()), (Some(0), Some("0.00")));
 }
 
@@ -376,8 +387,8 @@ async fn statement_facts(h: &Harness) {
     // February's rent (300.00), paid on 2 March.
     let rent = bill(h, payable("paid", 30_000, "2026-02-28", ALUGUEL)).await;
     movement(h, Movement { billing: Some(rent), ..Movement::posted(-30_000, "2026-03-02", Some(ALUGUEL)) }).await;
-    // A payable waiting for approval: not owed yet.
-    bill(h, Bill { approval: Some("pending_approval"), ..payable("pending", 77_777, "2026-03-03", ALUGUEL) }).await;
+    // A payable a person rejected at the approval gate: not owed (one waiting there is).
+    bill(h, Bill { approval: Some("creation_rejected"), ..payable("pending", 77_777, "2026-03-03", ALUGUEL) }).await;
     // March's rent (400.00), paid by a bank debit of 12 March that a reconciliation matched.
     let march_rent = bill(h, payable("paid", 40_000, "2026-03-01", ALUGUEL)).await;
     let debit = movement(h, Movement::posted(-40_000, "2026-03-12", Some(ALUGUEL))).await;

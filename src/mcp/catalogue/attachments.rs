@@ -8,7 +8,7 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use super::records::{delete_tool, get_tool, list_tool, to_value};
-use super::{write_schema, Route, Scope, CREATE, READ, UPDATE};
+use super::{list_schema_with, write_schema, Route, Scope, CREATE, READ, UPDATE};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{answer, Answering, Schemas, ToolCall, ToolSpec};
@@ -106,13 +106,31 @@ fn unlinked_output() -> Value {
     })
 }
 
+/// `tool` with another input schema, its output kept.
+const fn with_input(tool: ToolSpec, input: fn() -> Value) -> ToolSpec {
+    let output = match tool.schemas {
+        Schemas::Given { output, .. } => output,
+        Schemas::Row(_) => None,
+    };
+    ToolSpec { schemas: Schemas::Given { input, output }, ..tool }
+}
+
+/// The list tool's input: the list's filters and the link filters `/v1` takes.
+fn list_input() -> Value {
+    list_schema_with(&attachments::LIST, &attachments::LINKED_TO)
+}
+
 pub static TOOLS: &[ToolSpec] = &[
-    list_tool::<Attachments>(Tool {
-        name: "finance_attachments_list",
-        title: "List attachments",
-        description:
-            "Lists stored documents (invoices, boletos, receipts, statements) and how many records each is linked to.",
-    }),
+    with_input(
+        list_tool::<Attachments>(Tool {
+            name: "finance_attachments_list",
+            title: "List attachments",
+            description:
+                "Lists stored documents (invoices, boletos, receipts, statements) and how many records each is \
+linked to; a record's documents: filters linked_to_payable_id, linked_to_receivable_id or linked_to_transaction_id.",
+        }),
+        list_input,
+    ),
     get_tool::<Attachments>(Tool {
         name: "finance_attachments_get",
         title: "Get an attachment",

@@ -5,7 +5,6 @@
 //! `id`/`fields`. Tools dispatch in-process to the operation with channel `mcp`.
 
 pub mod attachments;
-pub mod pick;
 pub mod records;
 
 use crate::storage::Conn;
@@ -15,6 +14,7 @@ use crate::error::ApiError;
 use crate::mcp::tools::{Annotations, Answer, ToolCall};
 use crate::ops::idempotency;
 use crate::ops::list::{Kind, ListRequest, ListSpec};
+use crate::ops::pick;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 
@@ -162,11 +162,18 @@ fn filter_schema(kind: Kind, scalar: Value) -> Value {
 /// kind's value-or-operators schema is defined once in `$defs` (named after the kind:
 /// `uuid`, `date`, `money`, …) and referenced by every field of that kind.
 pub fn list_schema(spec: &ListSpec) -> Value {
+    list_schema_with(spec, &[])
+}
+
+/// [`list_schema`] with filters by id the list reads itself (`id_filters`, each a UUID
+/// or `{in}`), as its `/v1` route takes them: an attachment's linked record.
+pub fn list_schema_with(spec: &ListSpec, id_filters: &[&str]) -> Value {
     let mut defs = Map::new();
     let mut filters = Map::new();
-    for field in spec.fields() {
-        let (name, scalar) = filter_value(field.kind);
-        let schema = filter_schema(field.kind, scalar);
+    let by_id = id_filters.iter().map(|name| (*name, Kind::Uuid));
+    for (field, kind) in spec.fields().map(|f| (f.name, f.kind)).chain(by_id) {
+        let (name, scalar) = filter_value(kind);
+        let schema = filter_schema(kind, scalar);
         let property = match name {
             Some(name) => {
                 defs.entry(name).or_insert(schema);
@@ -174,7 +181,7 @@ pub fn list_schema(spec: &ListSpec) -> Value {
             }
             None => schema,
         };
-        filters.insert(field.name.to_string(), property);
+        filters.insert(field.to_string(), property);
     }
     let sorts: Vec<String> = spec.sorts.iter().flat_map(|(name, _)| [name.to_string(), format!("-{name}")]).collect();
     let mut schema = json!({
@@ -296,9 +303,7 @@ pub fn list_request(arguments: &Map<String, Value>) -> Result<ListRequest, ApiEr
 /// A record as a tool answers it, serialised: with `fields`, only those fields (picked
 /// while writing, [`pick`]), else whole.
 pub fn project<T: serde::Serialize>(record: &T, fields: Option<&[String]>) -> Result<Answer, ApiError> {
-    let mut out = Vec::with_capacity(1024);
-    pick::write(&mut out, record, fields).map_err(|_| ApiError::internal())?;
-    Ok(Answer::Json(out))
+    pick::record(record, fields).map(Answer::Json)
 }
 
 /// A `{data, meta}` page, serialised, with `fields` applied to each row.
@@ -306,17 +311,5 @@ pub fn project_page<T: serde::Serialize>(
     page: &crate::ops::Page<T>,
     fields: Option<&[String]>,
 ) -> Result<Answer, ApiError> {
-    let mut out = Vec::with_capacity(256 + page.data.len() * 512);
-    out.extend_from_slice(b"{\"data\":[");
-    let mut memo = pick::Memo::default();
-    for (i, row) in page.data.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        pick::write_with(&mut out, row, fields, &mut memo).map_err(|_| ApiError::internal())?;
-    }
-    out.extend_from_slice(b"],\"meta\":");
-    serde_json::to_writer(&mut out, &page.meta).map_err(|_| ApiError::internal())?;
-    out.push(b'}');
-    Ok(Answer::Json(out))
+    pick::page(page, fields).map(Answer::Json)
 }

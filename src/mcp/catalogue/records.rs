@@ -21,6 +21,7 @@ use crate::mcp::tools::{
     answer, Annotations, Answer, Answering, Asking, Describe, Handler, Schemas, ToolCall, ToolSpec,
 };
 use crate::ops::openapi::page_of;
+use crate::ops::pick;
 use crate::ops::resource::{label_of, Call, Declaration, Deletable, Op, Question, Records, Shape, Tool, Writable};
 use crate::ops::validate::{parse, schema_of};
 
@@ -60,6 +61,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering
     Box::pin(async move {
         let s = Scope::of(call).await?;
         let request = list_request(call.arguments)?;
+        pick::check::<R::Row>(request.fields.as_deref())?;
         if let Some(json) = R::list_written(&s.ctx, conn, s.ws, &request).await? {
             return Ok(Answer::Json(json));
         }
@@ -71,6 +73,7 @@ fn list<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering
 fn get<'a, R: Records>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
     Box::pin(async move {
         let s = Scope::of(call).await?;
+        pick::check::<R::Record>(s.args.fields.as_deref())?;
         let record = R::get(&s.ctx, conn, s.ws, s.id()).await?;
         project(&record, s.args.fields.as_deref())
     })
@@ -289,6 +292,9 @@ fn own<'a>(call: &'a ToolCall<'a>, conn: &'a mut Conn) -> Answering<'a> {
         let s = Scope::of(call).await?;
         if op.method == "get" {
             if op.has_id() {
+                if let Some(response) = op.response {
+                    pick::check_in(&response(), s.args.fields.as_deref())?;
+                }
                 let record =
                     run(Call { ctx: &s.ctx, conn, ws: s.ws, id: s.id(), query: &[], body: Value::Null }).await?;
                 return project(&record, s.args.fields.as_deref());

@@ -129,7 +129,7 @@ struct SearchRequest {
     #[serde(default)]
     #[schemars(with = "Vec<String>", length(max = 100))]
     names: Option<Vec<String>>,
-    /// summary (default), or full: with schemas.
+    /// summary (default), or full: as tools/list has it.
     #[serde(default)]
     #[schemars(with = "Detail")]
     detail: Option<Detail>,
@@ -161,8 +161,8 @@ struct RunRequest {
 const SEARCH_TITLE: &str = "Find finance tools";
 const SEARCH_DESCRIPTION: &str = "Finds this server's finance tools for a task: payables, receivables, bank, \
 ledger, reports, registers. query in Portuguese, Spanish or English (\"contas a pagar vencidas\", \"dar baixa\", \
-\"overdue receivables\"). Answers each tool's name, title, one line and the runner that runs it with {tool, \
-arguments}; detail full adds its schemas. Call it first.";
+\"overdue receivables\"). Answers each tool's name, title, first sentence and the runner that runs it with {tool, \
+arguments}; detail full: the tool as tools/list has it. Call it first.";
 
 fn search_input() -> Value {
     schema::compact(schema_of::<SearchRequest>(), Side::Input)
@@ -307,27 +307,28 @@ async fn search(ctx: &McpContext<'_>, arguments: &Map<String, Value>) -> Result<
         None => candidates.iter().map(|(at, _)| *at).collect(),
     };
     let full = request.detail == Some(Detail::Full);
+    let era_form = !ctx.era.is_2025_03_26();
     let listed = listing::all();
     let found: Vec<Value> = ranked
         .into_iter()
         .take(limit)
         .filter_map(|at| {
             let tool = tools::catalogue().nth(at)?;
-            let parts = listed.get(at)?;
-            let mut entry = Map::new();
-            entry.insert("name".into(), json!(tool.name));
-            entry.insert("title".into(), json!(tool.title));
-            entry.insert("description".into(), json!(search::one_line(tool.description)));
-            entry.insert("runner".into(), json!(Class::of(tool).runner()));
+            let runner = json!(Class::of(tool).runner());
             if full {
-                let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
-                entry.insert("inputSchema".into(), parse(parts.input));
-                if let Some(output) = parts.output {
-                    entry.insert("outputSchema".into(), parse(output));
-                }
-                entry.insert("annotations".into(), parse(parts.annotations));
+                // The tool exactly as this era's `tools/list` has it, and its runner.
+                let mut text = String::new();
+                listed.get(at)?.write(&mut text, era_form);
+                let mut entry = serde_json::from_str::<Value>(&text).ok()?;
+                entry.as_object_mut()?.insert("runner".into(), runner);
+                return Some(entry);
             }
-            Some(Value::Object(entry))
+            Some(json!({
+                "name": tool.name,
+                "title": tool.title,
+                "description": search::summary(tool.description),
+                "runner": runner,
+            }))
         })
         .collect();
     Ok(tool_result(&json!({ "tools": found }), false))

@@ -226,32 +226,32 @@ pub fn rank(query: &str, candidates: &[usize]) -> Vec<usize> {
     scored.into_iter().map(|(_, at)| at).collect()
 }
 
-/// A description's first sentence without its remarks in parentheses, at most
-/// [`ONE_LINE`] characters (cut at a word).
-pub fn one_line(description: &str) -> String {
-    let first = description.split(". ").next().unwrap_or(description).trim_end_matches('.');
-    let mut plain = String::with_capacity(first.len());
+/// A description's summary: its first sentence, whole (a period outside parentheses,
+/// brackets, braces and quotes, followed by a space or the end, and not an abbreviation
+/// such as "e.g."). A description is written so that its first sentence carries what
+/// changes an agent's next step (a gate a record waits at, the token a download needs):
+/// a summary never cuts a clause or a remark out of a sentence.
+pub fn summary(description: &str) -> &str {
     let mut depth = 0usize;
-    for c in first.chars() {
+    let mut quoted = false;
+    for (at, c) in description.char_indices() {
         match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            c if depth == 0 => plain.push(c),
+            '"' | '`' => quoted = !quoted,
+            '(' | '[' | '{' if !quoted => depth += 1,
+            ')' | ']' | '}' if !quoted => depth = depth.saturating_sub(1),
+            '.' if depth == 0 && !quoted => {
+                let ends = description[at + 1..].starts_with(' ');
+                let before = &description[..at];
+                let abbreviation = ["e.g", "i.e"].iter().any(|a| before.ends_with(a));
+                if ends && !abbreviation {
+                    return &description[..=at];
+                }
+            }
             _ => {}
         }
     }
-    let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
-    let plain = plain.trim_end_matches([',', ';', ':']);
-    if plain.chars().count() <= ONE_LINE {
-        return plain.to_string();
-    }
-    let cut: String = plain.chars().take(ONE_LINE - 1).collect();
-    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(kept, _)| kept).trim_end_matches([',', ';', ':']);
-    format!("{cut}…")
+    description
 }
-
-/// The longest one-line description a search answers.
-pub const ONE_LINE: usize = 64;
 
 #[cfg(test)]
 mod tests {
@@ -275,15 +275,16 @@ mod tests {
     }
 
     #[test]
-    fn one_line_is_the_first_sentence_cut_at_a_word() {
-        assert_eq!(one_line("Lists bills to pay. Filters: status."), "Lists bills to pay");
+    fn a_summary_is_the_first_sentence_whole() {
+        assert_eq!(summary("Lists bills to pay. Filters: status."), "Lists bills to pay.");
         assert_eq!(
-            one_line("Deletes a company nothing uses (else the error lists what does)."),
-            "Deletes a company nothing uses"
+            summary("Deletes a company nothing uses (else the error lists what does). Asks first."),
+            "Deletes a company nothing uses (else the error lists what does)."
         );
-        assert_eq!(one_line("Moves money (both legs, at once) between accounts."), "Moves money between accounts");
-        let long = one_line(&"word ".repeat(40));
-        assert!(long.chars().count() <= ONE_LINE && long.ends_with('…'), "{long}");
+        assert_eq!(summary("Stops it (status a. b) here; it stays. More."), "Stops it (status a. b) here; it stays.");
+        assert_eq!(summary("Filters, e.g. {\"a\": \"b. c\"}. Then more."), "Filters, e.g. {\"a\": \"b. c\"}.");
+        assert_eq!(summary("For \"how late. is it\". Next."), "For \"how late. is it\".");
+        assert_eq!(summary("No period at the end"), "No period at the end");
     }
 
     #[test]

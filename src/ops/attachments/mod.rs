@@ -187,7 +187,7 @@ pub const DOCS: &[Operation] = &[
         success: 200,
         response: Some(|| page_of(schema_of::<Attachment>())),
         list: Some(&LIST),
-        id_filters: &[LINK_FILTERS[0].0, LINK_FILTERS[1].0, LINK_FILTERS[2].0],
+        id_filters: &LINKED_TO,
     },
     Operation {
         method: "post",
@@ -267,6 +267,9 @@ pub static LIST: ListSpec = list_spec!(attachments;
     filters: mime_type: Text, file_name: Text, uploaded_by: Text, uploaded_at: Timestamp;
     sorts: uploaded_at, file_name, file_size;
     default: uploaded_at desc);
+
+/// The filters on links, by name: a record's documents (both doors take them).
+pub const LINKED_TO: [&str; 3] = [LINK_FILTERS[0].0, LINK_FILTERS[1].0, LINK_FILTERS[2].0];
 
 /// Filters on links, applied as a condition on `attachment_links` (name, link type).
 const LINK_FILTERS: [(&str, LinkType); 3] = [

@@ -1,11 +1,18 @@
 //! The approval gate: a workspace setting, on by default. A payable created through the
-//! API or a tool in a gated workspace starts `pending_approval`: readable by id, left
-//! out of the lists, the id sweep, the totals, the cash flow and the reconciliation
-//! suggestions (listed only when a list asks for it by `payment_approval`), and never
-//! sent to the bank. A person approves it (`creation_approved`) or rejects it for good
-//! (`creation_rejected`) in the dashboard: no route and no tool does, here the `approve`
-//! command stands in for the dashboard ([`decide`]). Seeded and imported payables, and
-//! those created where the gate is off, are official bills (null).
+//! API or a tool in a gated workspace starts `pending_approval`. A person approves it
+//! (`creation_approved`) or rejects it for good (`creation_rejected`) in the dashboard:
+//! no route and no tool does, here the `approve` command stands in for the dashboard
+//! ([`decide`]). Seeded and imported payables, and those created where the gate is off,
+//! are official bills (null).
+//!
+//! One rule for every read: a payable waiting for approval is a real obligation, so
+//! every figure counts it as it counts an official bill ([`OWED`]: the totals, the
+//! aging, the cash flow's projections, the income statement, the id sweep); a list
+//! shows it when asked for it, by `payment_approval` or by `id`, and otherwise leaves it
+//! out as the real API does ([`OFFICIAL`]: the list's default); a get reads it. What acts
+//! on it waits for the approval: it is not sent to the bank nor reconciled, so the
+//! reconciliation suggestions leave it out. A rejected payable is in no figure and no
+//! sweep, only in a list that asks for it.
 //!
 //! The gate covers the payee too: a change, through a door of a gated workspace, of
 //! what an official or approved payable pays — its amount, its due date, its person, its
@@ -21,9 +28,15 @@ use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Db};
 
 /// The condition the bills the gate lets through meet (official or approved): a
-/// payable list's default, and every total and view of what is owed. [`official`]
-/// writes it for another name of the table.
+/// payable list's default, what may be sent to the bank or reconciled (the suggestions).
+/// [`official`] writes it for another name of the table.
 pub const OFFICIAL: &str = "(billings.payment_approval IS NULL OR billings.payment_approval = 'creation_approved')";
+
+/// The condition the bills owed meet: every one but those a person rejected (a bill
+/// waiting for approval is owed). Every figure asks it — the totals, the cash flow, the
+/// id sweep; the reports' running totals (migration 23) keep the same condition.
+/// [`owed`] writes it for another name of the table.
+pub const OWED: &str = "COALESCE(billings.payment_approval, '') <> 'creation_rejected'";
 
 /// Whether a payable at `approval` is one the gate lets through ([`OFFICIAL`], read from
 /// a row already fetched).
@@ -34,6 +47,11 @@ pub fn is_official(approval: Option<&str>) -> bool {
 /// [`OFFICIAL`] for the table named `table` in a statement (`b`).
 pub fn official(table: &str) -> String {
     OFFICIAL.replace("billings.", &format!("{table}."))
+}
+
+/// [`OWED`] for the table named `table` in a statement (`b`).
+pub fn owed(table: &str) -> String {
+    OWED.replace("billings.", &format!("{table}."))
 }
 
 /// Where a payable created now by `channel` in the workspace starts at the gate.

@@ -9,6 +9,10 @@
 //! In a series, the payee's coordinates go on every record, and what identifies one
 //! payment document — the barcode, the copy-and-paste code, the tax slip's data and the
 //! scheduled day — on the first only, as the tax charges do: a slip is never paid twice.
+//! For the same reason a slip is on one open payable of a workspace at a time: a
+//! barcode (in either form, [`rules::barcode_key`]) or a Pix copy-and-paste code that
+//! another pending payable not rejected at the gate already has is refused, 409
+//! `duplicate_bill` naming it ([`refuse_duplicate`]), whichever door writes it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::domain::coordinates::{self as rules, Refusal, TaxData, TaxKind};
 use crate::domain::dates::Timestamp;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::ops::common::unprocessable;
 use crate::ops::validate::nullable;
 use crate::storage::identity::Membership;
@@ -334,6 +338,7 @@ pub async fn write(
     .bind(billing_id)
     .map_optional(&mut *conn, |row| Ok((row.try_get(0)?, row.try_get(1)?)))
     .await?;
+    refuse_duplicate(conn, ws, billing_id, coordinates).await?;
     let (kept_code, kept_ispb) = kept.unwrap_or_default();
     let sent = (coordinates.bank_code.as_deref(), coordinates.bank_ispb.as_deref());
     crate::ops::refs::payee_bank(conn, sent, (kept_code.as_deref(), kept_ispb.as_deref())).await?;
@@ -369,6 +374,65 @@ pub async fn write(
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+/// Refuses the coordinates of the payable `billing_id` when their barcode or Pix
+/// copy-and-paste code is another open payable's (pending, not rejected at the gate): 409
+/// `duplicate_bill`, naming the field and the other payable. A barcode stored in the
+/// other form (a line for a barcode) is the same slip: the candidates in another form are
+/// compared by their key.
+async fn refuse_duplicate(
+    conn: &mut Conn,
+    ws: &Membership,
+    billing_id: &str,
+    coordinates: &PaymentCoordinates,
+) -> Result<(), ApiError> {
+    let open = format!(
+        "FROM payment_coordinates c JOIN billings b ON b.workspace_id = c.workspace_id AND b.id = c.billing_id
+         WHERE c.workspace_id = $1 AND c.billing_id <> $2 AND b.kind = 'payable' AND b.status = 'pending' AND {}",
+        crate::ops::bills::approval::owed("b")
+    );
+    if let Some(code) = &coordinates.barcode {
+        let key = rules::barcode_key(code);
+        let found = sql::query(format!(
+            "SELECT b.id, b.description, c.barcode {open} AND (c.barcode = $3 OR LENGTH(c.barcode) <> $4) ORDER BY b.id"
+        ))
+        .bind(&ws.workspace_id)
+        .bind(billing_id)
+        .bind(code)
+        .bind(code.len() as i64)
+        .map_all(&mut *conn, |row| {
+            Ok((row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?, row.try_get::<String, _>(2)?))
+        })
+        .await?;
+        if let Some((id, description, _)) = found.into_iter().find(|(_, _, other)| rules::barcode_key(other) == key) {
+            return Err(duplicate("barcode", &id, &description));
+        }
+    }
+    if let Some(code) = &coordinates.pix_copia_e_cola {
+        let found =
+            sql::query(format!("SELECT b.id, b.description {open} AND c.pix_copia_e_cola = $3 ORDER BY b.id LIMIT 1"))
+                .bind(&ws.workspace_id)
+                .bind(billing_id)
+                .bind(code)
+                .map_optional(&mut *conn, |row| Ok((row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?)))
+                .await?;
+        if let Some((id, description)) = found {
+            return Err(duplicate("pix_copia_e_cola", &id, &description));
+        }
+    }
+    Ok(())
+}
+
+fn duplicate(field: &str, id: &str, description: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!(
+            "The open payable {} ({id}) already has this {field}: the same slip is not paid twice",
+            crate::domain::text::quoted(description)
+        ),
+    )
+    .with_details(serde_json::json!({ "field": field, "reason": "duplicate_bill", "payable_id": id }))
 }
 
 #[cfg(test)]

@@ -237,7 +237,8 @@ impl Declared for Payable {
         list: Tool {
             name: "finance_payables_list",
             title: "List payables",
-            description: "Lists bills to pay. Filters: a value or operators, e.g. overdue: \
+            description: "Lists bills to pay; one waiting for approval only when filtered by id or payment_approval (totals \
+and reports count it). Filters: a value or operators, e.g. overdue: \
 {\"status\":\"pending\",\"due_date\":{\"lt\":\"2026-11-30\"}}; person_id is the vendor, group_id a series. \
 For totals use finance_payables_aggregates.",
         },
@@ -249,10 +250,11 @@ For totals use finance_payables_aggregates.",
         create: Tool {
             name: "finance_payables_create",
             title: "Create a payable",
-            description: "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
-monthly parcels, recurring repeats it. To pay it through the bank: finance_payables_send_to_bank; to record a payment made \
-elsewhere: finance_payables_settle. Where the approval gate is on it waits for a person's approval (payment_approval \
-pending_approval: listed only with that filter).",
+            description: "Records a bill to pay, pending; where the approval gate is on it waits for a person's approval \
+(payment_approval pending_approval): totals and reports count it, lists show it only with filters {\"id\":…} or \
+{\"payment_approval\":\"pending_approval\"}. person_name/category_name find or create; type installment \
+splits it into monthly parcels, recurring repeats it. To pay it through the bank: finance_payables_send_to_bank; to record a \
+payment made elsewhere: finance_payables_settle.",
         },
         update: Tool {
             name: "finance_payables_update",

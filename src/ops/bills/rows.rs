@@ -23,7 +23,7 @@ use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id};
-use crate::ops::list::{list_spec, Field, Kind, ListRequest, ListSpec};
+use crate::ops::list::{list_spec, Field, Kind, ListRequest, ListSpec, Shown};
 use crate::ops::refs;
 use crate::storage::identity::Membership;
 
@@ -33,7 +33,7 @@ trait Listed: BillKind {
     /// The filters of the kind's own fields.
     const OWN: &'static [Field];
     /// The rows a list shows unless it asks for others ([`ListSpec::unless_filtered`]).
-    const SHOWN: Option<(&'static str, &'static str)>;
+    const SHOWN: Option<Shown>;
 }
 
 impl Listed for Payable {
@@ -44,7 +44,11 @@ impl Listed for Payable {
         kind: Kind::Enum(&["pending_approval", "approving", "creation_approved", "creation_rejected"]),
         extension: None,
     }];
-    const SHOWN: Option<(&'static str, &'static str)> = Some(("payment_approval", super::approval::OFFICIAL));
+    const SHOWN: Option<Shown> = Some(Shown {
+        asked_by: &["payment_approval", "id"],
+        shown: super::approval::OFFICIAL,
+        swept: super::approval::OWED,
+    });
 }
 
 /// A receivable's current charge's kind, status and registration, for a filter.
@@ -68,7 +72,7 @@ impl Listed for Receivable {
         Field { name: "kobana_status", column: CHARGE_STATUS, kind: Kind::Text, extension: None },
         Field { name: "kobana_registration_status", column: CHARGE_REGISTRATION, kind: Kind::Text, extension: None },
     ];
-    const SHOWN: Option<(&'static str, &'static str)> = None;
+    const SHOWN: Option<Shown> = None;
 }
 
 /// A kind's list: the filters and sorts both kinds share, on the kind's own rows.

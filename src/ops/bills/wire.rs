@@ -341,6 +341,9 @@ impl OperationKind {
 pub struct PayableRowFields {
     #[schemars(extend("enum" = ["payment", "transfer", null]))]
     pub operation_kind: Option<String>,
+    /// Where a payable stands at the approval gate (null: official). One waiting
+    /// (`pending_approval`) is owed: the totals and reports count it; a list shows it when
+    /// filtered by `payment_approval=pending_approval` or by `id`.
     #[schemars(extend("enum" = ["pending_approval", "approving", "creation_approved", "creation_rejected", null]))]
     pub payment_approval: Option<String>,
 }

@@ -5,8 +5,8 @@
 //!   measured from, by default today in `tz` (default `America/Sao_Paulo`, as the cash
 //!   flow's today).
 //! * What counts is what `…/aggregates` sums as `pending`: the bills of the kind whose
-//!   status is pending — never paid, received or cancelled ones — that the approval gate
-//!   lets through (a payable waiting for approval, or rejected, is not yet owed), each
+//!   status is pending — never paid, received or cancelled ones — that are owed (a
+//!   payable waiting for approval is; a rejected one is not: `approval::OWED`), each
 //!   for its `amount` (interest and discount are known only when it is settled). So the
 //!   report's `total` is the aggregates' `pending` for the same `company_id`, whatever
 //!   the day. `as_of` moves only the day lateness is measured from: the bills are those

@@ -4,7 +4,8 @@
 //! * `from`..=`to` (inclusive, at most [`MAX_DAYS`] days: a year, leap or not).
 //! * `basis=competence` (the default) counts what the period earned and incurred, by
 //!   competence date: the bills (payables and receivables) not cancelled — pending or
-//!   settled, for their `amount` — that the approval gate lets through, and the posted
+//!   settled, for their `amount` — that are owed (a payable waiting for approval is, a
+//!   rejected one is not: `approval::OWED`), and the posted
 //!   transactions that no bill stands for (by `competence_date`, or by date when it has
 //!   none). A bill's settlement transaction, a transaction linked to a bill, or one a
 //!   reconciliation matched with bills is the bill's payment: the bill counts, the

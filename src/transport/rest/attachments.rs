@@ -21,7 +21,6 @@ use super::{body_json, created, door, error_response, Caller, Location, Query, Q
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::list::ListRequest;
 use crate::ops::{attachments, idempotency, validate};
 use crate::transport::body::{self, BodyError};
 use crate::transport::multipart;
@@ -39,13 +38,12 @@ pub fn routes() -> Router<AppState> {
 
 /// `GET /v1/attachments`
 async fn list(QueryPairs(query): Query, caller: Caller) -> Response {
-    door::read(&caller, async |ctx, conn, ws| attachments::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await)
-        .await
+    door::list(&caller, &query, async |ctx, conn, ws, request| attachments::list(ctx, conn, ws, request).await).await
 }
 
 /// `GET /v1/attachments/{id}`
-async fn get_one(RecordId(id): RecordId, caller: Caller) -> Response {
-    door::read(&caller, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
+async fn get_one(RecordId(id): RecordId, QueryPairs(query): Query, caller: Caller) -> Response {
+    door::get(&caller, &query, async |ctx, conn, ws| attachments::get(ctx, conn, ws, &id).await).await
 }
 
 fn close_connection(mut answer: Response) -> Response {

@@ -358,7 +358,8 @@ pub(crate) mod door {
     use super::{body_json, created, keyed, no_content, ok_json, Caller, Location};
     use crate::domain::roles::{Access, Resource};
     use crate::error::ApiError;
-    use crate::ops::{validate, OpContext};
+    use crate::ops::list::ListRequest;
+    use crate::ops::{pick, validate, OpContext, Page};
     use crate::storage::identity::Membership;
 
     /// A read (list, get, aggregates, ids): 200 with the result.
@@ -377,6 +378,42 @@ pub(crate) mod door {
             Ok(value) => ok_json(StatusCode::OK, &value),
             Err(e) => e.into_response(),
         }
+    }
+
+    /// A list: the query's filters, sort, page and `fields` (each name checked against
+    /// the row, [`pick::check`]), 200 with the page, each row with those fields only.
+    pub(crate) async fn list<T: Serialize + schemars::JsonSchema + 'static>(
+        caller: &Caller,
+        query: &[(String, String)],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership, &ListRequest) -> Result<Page<T>, ApiError>,
+    ) -> Response {
+        read(caller, async |ctx, conn, ws| {
+            let request = ListRequest::from_query(query)?;
+            pick::check::<T>(request.fields.as_deref())?;
+            let page = op(ctx, conn, ws, &request).await?;
+            picked(pick::page(&page, request.fields.as_deref()))
+        })
+        .await
+    }
+
+    /// A record by id, with the query's `fields` only (each name checked against the
+    /// record, [`pick::check`]).
+    pub(crate) async fn get<T: Serialize + schemars::JsonSchema + 'static>(
+        caller: &Caller,
+        query: &[(String, String)],
+        op: impl AsyncFnOnce(&OpContext<'_>, &mut Conn, &Membership) -> Result<T, ApiError>,
+    ) -> Response {
+        let fields = query.iter().rev().find(|(key, _)| key == "fields").map(|(_, value)| pick::from_query(value));
+        read(caller, async |ctx, conn, ws| {
+            pick::check::<T>(fields.as_deref())?;
+            let record = op(ctx, conn, ws).await?;
+            picked(pick::record(&record, fields.as_deref()))
+        })
+        .await
+    }
+
+    fn picked(written: Result<Vec<u8>, ApiError>) -> Result<serde_json::Value, ApiError> {
+        serde_json::from_slice(&written?).map_err(|_| ApiError::internal())
     }
 
     async fn in_transaction<T>(

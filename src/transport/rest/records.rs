@@ -17,7 +17,6 @@ use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::ops::bills::declared::Bills;
 use crate::ops::bills::{Payable, Receivable};
-use crate::ops::list::ListRequest;
 use crate::ops::resource::{
     Call, Check, Declaration, Deletable, EmptyRequest, Op, Patch, Records, Runner, Shape, Writable,
 };
@@ -188,11 +187,11 @@ fn checked_body(check: Option<Check>, body: &[u8]) -> Result<Value, ApiError> {
 }
 
 async fn list<R: Records>(QueryPairs(query): Query, caller: Caller) -> Response {
-    door::read(&caller, async |ctx, conn, ws| R::list(ctx, conn, ws, &ListRequest::from_query(&query)?).await).await
+    door::list(&caller, &query, async |ctx, conn, ws, request| R::list(ctx, conn, ws, request).await).await
 }
 
-async fn get<R: Records>(RecordId(id): RecordId, caller: Caller) -> Response {
-    door::read(&caller, async |ctx, conn, ws| R::get(ctx, conn, ws, &id).await).await
+async fn get<R: Records>(RecordId(id): RecordId, QueryPairs(query): Query, caller: Caller) -> Response {
+    door::get(&caller, &query, async |ctx, conn, ws| R::get(ctx, conn, ws, &id).await).await
 }
 
 async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBody) -> Response {

@@ -309,3 +309,41 @@ async fn openapi_lists_the_attachment_operations() {
     assert!(link.to_string().contains("X-Idempotency-Key"));
     assert!(paths["/v1/attachments/{id}"]["delete"]["responses"]["204"].is_object());
 }
+
+/// A record's documents, on both doors: the list tool takes the link filters `/v1`
+/// takes (`linked_to_payable_id`, `_receivable_id`, `_transaction_id`, a value or
+/// `{in}`), answering what the route answers; its description says so.
+#[tokio::test]
+async fn the_list_tool_filters_by_linked_record_as_the_route_does() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let pdf = uploaded(&h, &token, "nota.pdf", "application/pdf", PDF).await;
+    uploaded(&h, &token, "extrato.csv", "text/csv", b"a,b\n1,2\n").await;
+    let payable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "payable").await;
+    let transaction = insert_transaction(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY).await;
+    let path = links_path(pdf["id"].as_str().unwrap());
+    let linked =
+        h.send(rest(Method::POST, &path, &token, Some(json!({"type": "payable", "id": payable}))).build()).await;
+    assert_eq!(linked.status, 201);
+    let mcp = h.token(DEMO_OWNER);
+    let tool = |filters: Value| call("finance_attachments_list", json!({"filters": filters})).bearer(&mcp).build();
+    for (filters, query) in [
+        (json!({"linked_to_payable_id": payable}), format!("linked_to_payable_id={payable}")),
+        (json!({"linked_to_payable_id": {"in": [payable]}}), format!("linked_to_payable_id[in]={payable}")),
+        (json!({"linked_to_transaction_id": transaction}), format!("linked_to_transaction_id={transaction}")),
+        (json!({"linked_to_receivable_id": payable}), format!("linked_to_receivable_id={payable}")),
+    ] {
+        let answered = h.send(tool(filters.clone())).await.result();
+        assert!(answered.get("isError").is_none(), "{filters}: {answered}");
+        let route = h.send(rest(Method::GET, &format!("/v1/attachments?{query}"), &token, None).build()).await;
+        assert_eq!(answered["structuredContent"], route.json(), "{filters}");
+    }
+    let mine = h.send(tool(json!({"linked_to_payable_id": payable}))).await.result();
+    let ids: Vec<&Value> = mine["structuredContent"]["data"].as_array().unwrap().iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&pdf["id"]]);
+    let refused = h.send(tool(json!({"linked_to_payable_id": "nope"}))).await.result();
+    assert_eq!(refused["isError"], true, "{refused}");
+    let listed = h.send(Mcp::modern("tools/list", json!({})).bearer(&mcp).build()).await.result();
+    let list = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "finance_attachments_list").unwrap();
+    assert!(list["description"].as_str().unwrap().contains("linked_to_payable_id"), "{list}");
+}

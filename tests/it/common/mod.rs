@@ -612,11 +612,12 @@ pub fn meaning(schema: &Value) -> Value {
     strip(&kobana_finance_mcp::mcp::schema::resolve(schema), false)
 }
 
-/// The reports' running totals (migration 0014, kept by triggers) agree with the rows
-/// they sum, computed again here from the bills, the ledger and the reconciliations:
-/// whatever wrote, updated or deleted them, nothing drifted.
+/// The reports' running totals (migrations 0014 and 0022, kept by triggers) agree with
+/// the rows they sum, computed again here from the bills (those owed: a payable waiting
+/// for approval is, a rejected one is not), the ledger and the reconciliations: whatever
+/// wrote, updated or deleted them, nothing drifted.
 pub async fn assert_report_totals_agree(h: &Harness) {
-    const OFFICIAL: &str = "(b.payment_approval IS NULL OR b.payment_approval = 'creation_approved')";
+    let owed = kobana_finance_mcp::ops::bills::approval::owed("b");
     const SIDE: &str = "CASE WHEN t.transfer_id IS NOT NULL THEN CASE WHEN t.transaction_type = 'credit' \
         THEN 'transfer_in' ELSE 'transfer_out' END WHEN t.transaction_type = 'credit' THEN 'revenue' ELSE 'expense' END";
     let pairs = [
@@ -626,7 +627,7 @@ pub async fn assert_report_totals_agree(h: &Harness) {
                 .to_string(),
             format!(
                 "SELECT b.workspace_id, b.kind, b.due_date, b.company_id, COALESCE(b.person_id, ''), CAST(COUNT(*) AS BIGINT), CAST(SUM(b.amount_cents) AS BIGINT)
-                   FROM billings b WHERE b.status = 'pending' AND {OFFICIAL}
+                   FROM billings b WHERE b.status = 'pending' AND {owed}
                   GROUP BY b.workspace_id, b.kind, b.due_date, b.company_id, COALESCE(b.person_id, '')"
             ),
         ),
@@ -636,7 +637,7 @@ pub async fn assert_report_totals_agree(h: &Harness) {
                 .to_string(),
             format!(
                 "SELECT b.workspace_id, b.competence_date, b.kind, b.company_id, COALESCE(b.category_id, ''), CAST(SUM(b.amount_cents) AS BIGINT)
-                   FROM billings b WHERE b.status <> 'cancelled' AND {OFFICIAL}
+                   FROM billings b WHERE b.status <> 'cancelled' AND {owed}
                   GROUP BY b.workspace_id, b.competence_date, b.kind, b.company_id, COALESCE(b.category_id, '')"
             ),
         ),

@@ -34,7 +34,17 @@ use crate::common::gateway::{demo_banking_at, API_TOKEN, WEBHOOK_SECRET};
 use crate::common::*;
 
 /// The demo boleto's barcode (its check digits hold).
-const BARCODE: &str = "34191090080000000000000000000018316560000450000";
+/// A bank boleto's barcode (44 digits) whose free field carries `n`, its general check
+/// digit computed: each payable its own slip (a slip is on one open payable at a time).
+fn boleto(n: usize) -> String {
+    let digits = format!("3419{}{n:025}", "16560000450000");
+    let sum: u32 = digits.bytes().rev().zip((2..=9).cycle()).map(|(d, w)| u32::from(d - b'0') * w).sum();
+    let check = match 11 - sum % 11 {
+        0 | 10 | 11 => 1,
+        digit => digit,
+    };
+    format!("{}{check}{}", &digits[..4], &digits[4..])
+}
 
 /// What the clients were answered, by operation and status.
 type Tally = BTreeMap<(&'static str, u16), u64>;
@@ -72,7 +82,7 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
         let mut payable = json!({"company_id": ACME_COMPANY, "description": format!("Payable {i}"), "amount": amount,
             "due_date": "2026-12-20", "person_id": ACME_LANDLORD, "expected_account_id": ACME_CHECKING_ACCOUNT});
         let coordinates = match i % 3 {
-            0 => json!({"payment_method_kind": "bank_billet", "barcode": BARCODE}),
+            0 => json!({"payment_method_kind": "bank_billet", "barcode": boleto(i)}),
             1 => crate::dispatch::ted_coordinates(),
             _ => crate::dispatch::darf_coordinates(),
         };

@@ -215,10 +215,17 @@ async fn every_tool_runs(find: bool) {
         a.ok("finance_payables_update", json!({"id": id_of(&power), "notes": "Referente a novembro"})).await["notes"],
         "Referente a novembro"
     );
-    // The payment coordinates, checked as on /v1: the demo rent's boleto passes them.
+    // The payment coordinates, checked as on /v1: a boleto's line passes them; the demo
+    // rent's own is refused, a slip being on one open payable at a time.
     assert_eq!(rent["barcode"], "34191090080000000000000000000018316560000450000");
-    let boleto = a.ok("finance_payables_update", json!({"id": id_of(&power), "barcode": rent["barcode"]})).await;
-    assert_eq!(boleto["barcode"], rent["barcode"]);
+    let taken = a.err("finance_payables_update", json!({"id": id_of(&power), "barcode": rent["barcode"]})).await;
+    assert_eq!(
+        (taken["code"].as_str(), taken["details"]["payable_id"].as_str()),
+        (Some("conflict"), rent["id"].as_str())
+    );
+    let line = "00190.50095 40144.816069 06809.350314 3 37370000000100";
+    let boleto = a.ok("finance_payables_update", json!({"id": id_of(&power), "barcode": line})).await;
+    assert_eq!(boleto["barcode"], "00190500954014481606906809350314337370000000100");
     let slip = a
         .ok(
             "finance_payables_update",

@@ -221,11 +221,13 @@ pub(super) fn model_visible(tools: &[Value]) -> usize {
 
 /// The catalogue's cost in an agent's context, pinned: a test fails if it grows. The
 /// figures (bytes ≈ tokens × 4) are those of BENCHMARKS.md. (Names and descriptions
-/// carry the pattern that refuses control and override characters: +4.0 KB.)
+/// carry the pattern that refuses control and override characters: +4.0 KB. Where a
+/// waiting payable counts, the suggestions' counts, a rule's overlap and the attachments'
+/// link filters: +1.0 KB, less than one tool's weight.)
 #[tokio::test]
 async fn the_catalogue_stays_within_its_byte_budget() {
-    const MODEL_VISIBLE_OWNER: usize = 95_000;
-    const WIRE_OWNER: usize = 217_000;
+    const MODEL_VISIBLE_OWNER: usize = 95_500;
+    const WIRE_OWNER: usize = 217_500;
     const WIRE_PAYABLES_VIEW: usize = 57_000;
     let h = Harness::new().await;
     let owner = h.token(DEMO_OWNER);
@@ -244,6 +246,7 @@ async fn the_catalogue_stays_within_its_byte_budget() {
             reply.bytes.len()
         );
         let visible = model_visible(&tools);
+        println!("owner's tools/list {version}: {} bytes, {visible} model-visible", reply.bytes.len());
         assert!(
             visible <= MODEL_VISIBLE_OWNER,
             "{version}: a model is shown {visible} bytes (pinned at {MODEL_VISIBLE_OWNER})"

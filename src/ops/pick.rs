@@ -7,12 +7,69 @@
 //! [`write`] gives exactly what serialising the whole record and keeping the chosen
 //! members gives (a unit test compares both); a record that does not serialise as a
 //! struct or map is serialised whole and then projected.
+//!
+//! A name `fields` holds that the answer does not have is refused ([`check`]), as an
+//! unknown filter is: both doors (`/v1`'s `fields=` and a tool's `fields`) ask it before
+//! the operation reads anything.
 
 use std::cell::Cell;
 
+use schemars::JsonSchema;
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::ser::{CompactFormatter, Compound};
-use serde_json::Value;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::ops::Page;
+
+/// Refuses a name in `fields` that `T`'s answer does not have: 400 `bad_request` (the
+/// code of an unknown filter), `details.field` `fields`, the name (`value`) and the
+/// names it may hold (`known`).
+pub fn check<T: JsonSchema + 'static>(fields: Option<&[String]>) -> Result<(), ApiError> {
+    check_in(crate::ops::validate::cached_schema::<T>(), fields)
+}
+
+/// [`check`] against an answer's schema (an object's `properties`).
+pub fn check_in(schema: &Value, fields: Option<&[String]>) -> Result<(), ApiError> {
+    let Some(fields) = fields else { return Ok(()) };
+    let known = schema.get("properties").and_then(Value::as_object);
+    let Some(unknown) = fields.iter().find(|f| !known.is_some_and(|k| k.contains_key(f.as_str()))) else {
+        return Ok(());
+    };
+    let unknown = crate::domain::text::one_line(unknown, 60);
+    let names: Vec<&String> = known.map(|k| k.keys().collect()).unwrap_or_default();
+    Err(ApiError::bad_request(format!("Unknown field in fields: {unknown}"))
+        .with_details(json!({ "field": "fields", "reason": "unknown_field", "value": unknown, "known": names })))
+}
+
+/// `fields` as `/v1` takes them: `fields=a,b` (empty names left out).
+pub fn from_query(value: &str) -> Vec<String> {
+    value.split(',').map(str::trim).filter(|f| !f.is_empty()).map(str::to_string).collect()
+}
+
+/// A record serialised: with `fields`, only those members, else whole.
+pub fn record<T: Serialize>(record: &T, fields: Option<&[String]>) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(1024);
+    write(&mut out, record, fields).map_err(|_| ApiError::internal())?;
+    Ok(out)
+}
+
+/// A `{data, meta}` page serialised, with `fields` applied to each row.
+pub fn page<T: Serialize>(page: &Page<T>, fields: Option<&[String]>) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(256 + page.data.len() * 512);
+    out.extend_from_slice(b"{\"data\":[");
+    let mut memo = Memo::default();
+    for (i, row) in page.data.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_with(&mut out, row, fields, &mut memo).map_err(|_| ApiError::internal())?;
+    }
+    out.extend_from_slice(b"],\"meta\":");
+    serde_json::to_writer(&mut out, &page.meta).map_err(|_| ApiError::internal())?;
+    out.push(b'}');
+    Ok(out)
+}
 
 type Json<'w> = serde_json::Serializer<&'w mut Vec<u8>>;
 
@@ -288,7 +345,6 @@ impl<'a, 'w> ser::Serializer for Picker<'a, 'w> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[derive(serde::Serialize)]
     struct Inner {
