@@ -773,7 +773,7 @@ async fn the_tool_sends_a_ted_and_a_tax_guide_once_the_user_confirms_and_names_w
     let asked = crate::tools_catalogue::confirmable("finance_payables_send_to_bank", json!({"id": lacking}), json!({}));
     let refused = h.send(asked.bearer(&mcp).build()).await.result();
     assert_eq!(refused["isError"], true, "{refused}");
-    assert_eq!(refused["structuredContent"]["error"]["details"]["field"], "account_number", "{refused}");
+    assert_eq!(tool_error(&refused)["details"]["field"], "account_number", "{refused}");
     assert_eq!(standin.payments_made(), 2);
 }
 
