@@ -28,6 +28,7 @@ mod database_secret;
 mod demo_data;
 mod deploy;
 mod dispatch;
+mod error_messages;
 mod event_fixtures;
 mod faults;
 mod fuzz_corpus;

@@ -42,10 +42,12 @@ async fn error_results_carry_the_envelope_as_text_only_in_every_era_and_door() {
     for era in ERAS {
         for door in DOORS {
             let at = format!("{era} {door:?}");
-            // A bad argument.
+            // A bad argument: the message names the bounds.
             let request = call_at(era, door, "finance_payables_list", json!({"limit": 100000}), json!({}));
             let error = tool_error(&result_of(&h, &token, request).await);
             assert_eq!(error["details"]["field"], "limit", "{at}: {error}");
+            let message = error["message"].as_str().unwrap();
+            assert!(message.contains("between 1 and 100"), "{at}: {message}");
 
             // An id that names nothing.
             let missing = json!({"id": "b1110000-0001-4000-8000-0000000000ff"});
