@@ -112,6 +112,10 @@ fn rate_limited(id: &Value, error: &crate::error::ApiError, status: Option<rate_
 
 async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut RequestLog) -> Response {
     if parts.method != Method::POST {
+        // A browser at the endpoint gets a page saying what this is and how to connect.
+        if parts.method == Method::GET && super::home::wants_page(&parts.headers) {
+            return super::home::page(state, &parts.headers);
+        }
         return response::method_not_allowed();
     }
     // 1. A declared length over the cap is refused before anything is read.

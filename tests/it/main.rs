@@ -33,6 +33,7 @@ mod event_fixtures;
 mod faults;
 mod fuzz_corpus;
 mod headers;
+mod home;
 mod housekeeping;
 mod lambda_events;
 mod load;
