@@ -79,6 +79,8 @@ struct Row {
     query: Query,
     /// Why it is this product's own ([`Op::extension`]).
     extension: Option<&'static str>,
+    /// What it says beyond its summary ([`Op::described`]).
+    description: Option<&'static str>,
 }
 
 /// Where an operation's query parameters come from.
@@ -171,6 +173,7 @@ fn rows() -> impl Iterator<Item = Row> {
                 (None, None) => Query::None,
             },
             extension: op.extension,
+            description: op.description,
         })
     });
     let written = WRITTEN.iter().flat_map(|ops| ops.iter()).map(|op| Row {
@@ -184,6 +187,7 @@ fn rows() -> impl Iterator<Item = Row> {
         response: op.response,
         query: op.list.map_or(Query::None, |spec| Query::List(spec, op.id_filters)),
         extension: None,
+        description: None,
     });
     declared.chain(written)
 }
@@ -229,6 +233,9 @@ pub fn document(api_base_url: &str) -> Value {
         });
         if let Some(why) = op.extension {
             operation["x-kobana-extension"] = json!(why);
+        }
+        if let Some(description) = op.description {
+            operation["description"] = json!(description);
         }
         let mut success = json!({ "description": "Success" });
         // A 204 has no body on `/v1` (the schema is the tool's answer).

@@ -230,9 +230,17 @@ pub struct BillTools {
 /// customer's payment received), their rows do not.
 pub trait Declared: BillKind {
     const TOOLS: BillTools;
+    /// What the OpenAPI document says of a create beyond its summary.
+    const CREATED: Option<&'static str>;
 }
 
 impl Declared for Payable {
+    const CREATED: Option<&'static str> = Some(
+        "Where the workspace's approval gate is on (it is by default), a payable created through /v1 or a tool \
+waits for a person's approval: it is answered with payment_approval pending_approval and left out of the lists, \
+totals and cash flow until approved in the dashboard. List the waiting ones with \
+GET /v1/payables?payment_approval=pending_approval.",
+    );
     const TOOLS: BillTools = BillTools {
         list: Tool {
             name: "finance_payables_list",
@@ -251,8 +259,9 @@ For totals use finance_payables_aggregates.",
             title: "Create a payable",
             description: "Records a bill to pay, pending. person_name/category_name find or create; type installment splits it into \
 monthly parcels, recurring repeats it. To pay it through the bank: finance_payables_send_to_bank; to record a payment made \
-elsewhere: finance_payables_settle. Where the approval gate is on it waits for a person's approval (payment_approval \
-pending_approval: listed only with that filter).",
+elsewhere: finance_payables_settle. Where the approval gate is on (the default) it waits for a person's approval: \
+payment_approval pending_approval, left out of lists and totals until approved; list those with \
+filters {\"payment_approval\":\"pending_approval\"}.",
         },
         update: Tool {
             name: "finance_payables_update",
@@ -294,6 +303,7 @@ confirm.",
 }
 
 impl Declared for Receivable {
+    const CREATED: Option<&'static str> = None;
     const TOOLS: BillTools = BillTools {
         list: Tool {
             name: "finance_receivables_list",
@@ -363,6 +373,7 @@ const fn bill_operations<B: Declared>() -> [Op; 10] {
         Op::list::<Bills<B>>("List {collection}").with(B::TOOLS.list),
         Op::get::<Bills<B>>("Get one of the {collection}").with(B::TOOLS.get),
         Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
+            .described(B::CREATED)
             .with(B::TOOLS.create),
         Op::update::<Bills<B>>("Update one of the {collection}; a status moves it (settle, cancel, reopen)")
             .patched::<Bills<B>, For<B, BillingPatch<B::Status>>>(run_patch::<B>)
