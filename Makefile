@@ -1,12 +1,20 @@
 # The two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench bench-compare lambda replay build release fmt lint bench-lists bench-tools fuzz load
+.PHONY: run demo-reset test bench bench-compare lambda replay build release fmt lint bench-lists bench-tools fuzz load
 
 ARCH ?= arm64
 EVENT ?= events/v2/tools-list.json
 
-## Run the server locally on 127.0.0.1:8080 (SQLite in .data/, demo data, prints a dev token).
+## Run the server locally on 127.0.0.1:8080 (SQLite in .data/, demo data; prints the URLs, an MCP and an API token).
 run:
 	cargo run --quiet -- serve
+
+DATA_DIR ?= $(or $(KFIN_DATA_DIR),.data)
+
+## Remove the local demo database (stop the server first): the next `make run` seeds the demo afresh.
+## The development secret stays, so tokens minted before still sign in.
+demo-reset:
+	rm -f $(DATA_DIR)/kobana-finance.db $(DATA_DIR)/kobana-finance.db-wal $(DATA_DIR)/kobana-finance.db-shm
+	@echo "demo database removed from $(DATA_DIR)/; make run seeds it again"
 
 ## Run every test suite (SQLite; PostgreSQL when one answers; conformance; real clients).
 test:

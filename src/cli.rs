@@ -155,7 +155,13 @@ fn init_logging(mode: Mode, default_level: tracing::Level) {
     let builder = tracing_subscriber::fmt().with_max_level(level);
     let _ = match mode {
         Mode::Lambda => builder.json().with_current_span(false).without_time().try_init(),
-        Mode::Local => builder.with_writer(std::io::stderr).with_target(false).compact().try_init(),
+        // Colour only for a person at a terminal: a log written to a file or a pipe is plain.
+        Mode::Local => builder
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_target(false)
+            .compact()
+            .try_init(),
     };
 }
 
@@ -357,36 +363,60 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
     bootstrap(&state).await?;
     let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let keys = state.keys.current().await.map_err(|e| e.message)?;
-    let token = mint(&state.config, &keys, seed::DEMO_OWNER, None, TokenAudience::Mcp, 86_400)?;
-    println!("Kobana Finance MCP server listening on {}/ (MCP endpoint POST /, alias /mcp)", state.config.public_url);
-    println!("Database: {}", redact(&state.config.database_url));
-    println!("Attachment bytes: {}", state.blobs.describe());
-    match (&_standin, &state.config.gateway.url) {
-        (Some(standin), _) => println!(
+    let mcp_token = mint(&state.config, &keys, seed::DEMO_OWNER, None, TokenAudience::Mcp, 86_400)?;
+    let api_token = mint(&state.config, &keys, seed::DEMO_OWNER, None, TokenAudience::Api, 86_400)?;
+    let mut setup = vec![
+        format!("Database: {}", redact(&state.config.database_url)),
+        format!("Attachment bytes: {}", state.blobs.describe()),
+    ];
+    setup.push(match (&_standin, &state.config.gateway.url) {
+        (Some(standin), _) => format!(
             "Banking gateway: the embedded stand-in at {} (payments move every {} s)",
             standin.url,
             standin_step().as_secs()
         ),
-        (None, Some(url)) => println!("Banking gateway: {url}"),
-        (None, None) => println!("Banking gateway: not connected"),
-    }
+        (None, Some(url)) => format!("Banking gateway: {url}"),
+        (None, None) => "Banking gateway: not connected".to_string(),
+    });
     if state.config.development_login() {
-        println!(
+        setup.push(format!(
             "Sign-in: OAuth clients (Claude Code, Cursor, the Inspector) add {}/mcp and sign in through the \
              development login",
             state.config.public_url
-        );
+        ));
     } else if state.config.serves_authorization() {
-        println!(
+        setup.push(
             "Sign-in: no identity source here (the development login needs the development secret and a loopback URL)"
+                .to_string(),
         );
     }
-    println!("Dev token for the demo owner (ana.souza@demo.kobana.com.br, valid 24 h):\n{token}");
+    print!("{}", banner(&state.config, &mcp_token, &api_token));
+    for line in setup {
+        println!("{line}");
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
     crate::transport::local::serve(listener, crate::transport::router(state))
         .await
         .map_err(|e| format!("server error: {e}"))
+}
+
+/// What `serve` prints first (the README's `make run` block shows it): where to point a
+/// client, the demo owner's two tokens, each labelled with the door it opens, and how to
+/// start the demo afresh.
+pub fn banner(config: &Config, mcp_token: &str, api_token: &str) -> String {
+    let (public, api) = (&config.public_url, &config.api_base_url);
+    format!(
+        "Kobana Finance MCP server listening on {public}/\n\
+         MCP server URL, to paste into a client: {public}/mcp (find mode, five tools: {public}/mcp/find)\n\
+         REST API: {api}/v1 (OpenAPI: {api}/v1/openapi.json); health: {public}/health\n\
+         MCP token for the demo owner (ana.souza@demo.kobana.com.br, 24 h), for {public}/mcp as \
+         Authorization: Bearer <token>:\n\
+         {mcp_token}\n\
+         API token for the same person (24 h), for {api}/v1:\n\
+         {api_token}\n\
+         Start the demo afresh: stop the server (Ctrl-C), then make demo-reset and make run\n"
+    )
 }
 
 /// The time between two steps of a payment at the embedded stand-in:

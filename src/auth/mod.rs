@@ -128,10 +128,61 @@ pub struct Identity {
 pub enum AuthFailure {
     /// No `Authorization: Bearer` header.
     Missing,
-    /// A token was sent but is not acceptable (bad, expired, revoked, wrong audience).
-    Invalid,
+    /// A token was sent but is not acceptable.
+    Refused(Refusal),
     /// The secret store or database could not be asked.
     Unavailable(ApiError),
+}
+
+/// Why a token that was sent is refused, as far as its holder may be told. Only a token
+/// whose signature this server verified is told more than "not valid": the holder of a
+/// forged or malformed token learns nothing a valid token's holder would not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not signed by this server, malformed, or a claim that is wrong for every door.
+    Invalid,
+    /// Signed here, and past its expiry (and the leeway).
+    Expired,
+    /// Signed here for the other door: an API token at the MCP endpoint, an MCP token
+    /// at `/v1`.
+    OtherDoor,
+    /// Signed here, and revoked.
+    Revoked,
+}
+
+impl Refusal {
+    /// What the holder is told at `surface`, and what to do: the error's message and the
+    /// challenge's `error_description` (RFC 6750: printable ASCII, no `"` or `\`).
+    pub fn description(self, surface: Surface) -> &'static str {
+        match (self, surface) {
+            (Refusal::Invalid, Surface::Mcp) => {
+                "The bearer token is not valid for this server (not issued by it, or malformed); sign in again to \
+                 get a new token"
+            }
+            (Refusal::Invalid, Surface::Api) => {
+                "The bearer token is not valid for this server (not issued by it, or malformed); use an API token \
+                 (kobana-finance-mcp token --audience api)"
+            }
+            (Refusal::Expired, Surface::Mcp) => {
+                "The bearer token has expired; sign in again (or refresh it) to get a new token"
+            }
+            (Refusal::Expired, Surface::Api) => {
+                "The API token has expired; mint a new one (kobana-finance-mcp token --audience api)"
+            }
+            (Refusal::OtherDoor, Surface::Mcp) => {
+                "This is an API token, for the REST API /v1; the MCP endpoint takes an MCP token: sign in from the \
+                 client, or mint one (kobana-finance-mcp token --audience mcp)"
+            }
+            (Refusal::OtherDoor, Surface::Api) => {
+                "This is an MCP token, for the MCP endpoint; /v1 takes an API token \
+                 (kobana-finance-mcp token --audience api)"
+            }
+            (Refusal::Revoked, Surface::Mcp) => "The bearer token has been revoked; sign in again to get a new token",
+            (Refusal::Revoked, Surface::Api) => {
+                "The API token has been revoked; mint a new one (kobana-finance-mcp token --audience api)"
+            }
+        }
+    }
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -147,22 +198,22 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) -> Result<Identity, AuthFailure> {
     let token = match headers.get(http::header::AUTHORIZATION) {
         None => return Err(AuthFailure::Missing),
-        Some(_) => bearer(headers).ok_or(AuthFailure::Invalid)?,
+        Some(_) => bearer(headers).ok_or(AuthFailure::Refused(Refusal::Invalid))?,
     };
     let keys = state.keys.current().await.map_err(AuthFailure::Unavailable)?;
     if let Some(identity) = state.verified.get(surface, token, &keys, crate::clock::now_unix().max(0) as u64) {
         return Ok(identity);
     }
-    let rules = match surface {
-        Surface::Mcp => &state.rules.mcp,
-        Surface::Api => &state.rules.api,
+    let (rules, other_door) = match surface {
+        Surface::Mcp => (&state.rules.mcp, &state.rules.api),
+        Surface::Api => (&state.rules.api, &state.rules.mcp),
     };
     let claims = jwt::verify(token, &keys, rules).map_err(|rejection| {
         tracing::debug!(?rejection, "token refused");
-        AuthFailure::Invalid
+        AuthFailure::Refused(refusal(&rejection, || jwt::verify(token, &keys, other_door).is_ok()))
     })?;
     if claims.sub.trim().is_empty() {
-        return Err(AuthFailure::Invalid);
+        return Err(AuthFailure::Refused(Refusal::Invalid));
     }
     let identity = Identity {
         user_id: claims.sub,
@@ -174,6 +225,22 @@ pub async fn verify(state: Verifier<'_>, headers: &HeaderMap, surface: Surface) 
     Ok(identity)
 }
 
+/// What a rejection may tell. The checks of the claims come after the signature's
+/// (`jsonwebtoken::decode`), so an expiry or an audience is only ever reported for a
+/// token this server signed; the other door is named only when the token passes all of
+/// that door's rules (`at_other_door`, asked only for a wrong audience).
+fn refusal(rejection: &jwt::TokenRejection, at_other_door: impl FnOnce() -> bool) -> Refusal {
+    use jsonwebtoken::errors::ErrorKind;
+    match rejection {
+        jwt::TokenRejection::Invalid(e) => match e.kind() {
+            ErrorKind::ExpiredSignature => Refusal::Expired,
+            ErrorKind::InvalidAudience if at_other_door() => Refusal::OtherDoor,
+            _ => Refusal::Invalid,
+        },
+        jwt::TokenRejection::TooLarge => Refusal::Invalid,
+    }
+}
+
 /// Refuses a token whose `jti` is on the deny list.
 pub async fn check_revocation(state: Verifier<'_>, identity: &Identity) -> Result<(), AuthFailure> {
     if let Some(jti) = &identity.jti {
@@ -181,7 +248,7 @@ pub async fn check_revocation(state: Verifier<'_>, identity: &Identity) -> Resul
             .await
             .map_err(|e| AuthFailure::Unavailable(crate::storage::db_error(e)))?;
         if revoked {
-            return Err(AuthFailure::Invalid);
+            return Err(AuthFailure::Refused(Refusal::Revoked));
         }
     }
     Ok(())
@@ -194,15 +261,18 @@ pub fn metadata_url(public_url: &str, resource_path: &str) -> String {
 
 /// The `WWW-Authenticate` value of a 401: where the metadata is, and the scopes a client
 /// asks for (MCP: `scope` beside `resource_metadata`; every read, write and bank scope —
-/// the person's role still decides each request).
-pub fn challenge(public_url: &str, resource_path: &str, token_sent: bool) -> String {
+/// the person's role still decides each request); for a token that was sent and refused,
+/// RFC 6750's `error` and the `error_description` of why, at `surface`.
+pub fn challenge(public_url: &str, resource_path: &str, refused: Option<(Refusal, Surface)>) -> String {
     let mut value = format!(
         "Bearer resource_metadata=\"{}\", scope=\"{}\"",
         metadata_url(public_url, resource_path),
         all_scopes().join(" ")
     );
-    if token_sent {
-        value.push_str(", error=\"invalid_token\"");
+    if let Some((refusal, surface)) = refused {
+        value.push_str(", error=\"invalid_token\", error_description=\"");
+        value.push_str(refusal.description(surface));
+        value.push('"');
     }
     value
 }
@@ -229,6 +299,20 @@ pub fn protected_resource_metadata(config: &Config, resource_path: &str) -> Valu
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// RFC 6750 §3: `error_description` is printable ASCII without `"` or `\`.
+    #[test]
+    fn every_refusal_description_fits_an_error_description() {
+        for refusal in [Refusal::Invalid, Refusal::Expired, Refusal::OtherDoor, Refusal::Revoked] {
+            for surface in [Surface::Mcp, Surface::Api] {
+                let text = refusal.description(surface);
+                assert!(
+                    text.bytes().all(|b| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\'),
+                    "{refusal:?} {surface:?}: {text}"
+                );
+            }
+        }
+    }
 
     /// A kept token answers only at its door, with the keys it was verified with, until
     /// its expiry plus the leeway a fresh verification allows.

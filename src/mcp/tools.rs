@@ -358,13 +358,17 @@ pub async fn list(ctx: &McpContext<'_>, params: &Map<String, Value>) -> Result<B
 /// (callers fall into few: a role, a scope set, a view).
 static LISTS: Kept<(u128, bool), Bytes> = Kept::new(64);
 
-/// A tool result: the JSON as text, and as structured content.
+/// A tool result: the JSON as text, and as structured content — except for an error
+/// (`isError`), whose envelope is its text only: a tool's `outputSchema` describes its
+/// success, structured content must conform to it, and a client that validates it would
+/// show its own schema failure instead of the server's message (SPEC §5).
 pub fn tool_result(value: &Value, is_error: bool) -> Map<String, Value> {
     let mut result = Map::new();
     result.insert("content".into(), json!([{ "type": "text", "text": value.to_string() }]));
-    result.insert("structuredContent".into(), value.clone());
     if is_error {
         result.insert("isError".into(), json!(true));
+    } else {
+        result.insert("structuredContent".into(), value.clone());
     }
     result
 }

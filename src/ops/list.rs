@@ -35,6 +35,30 @@ pub enum Kind {
     Money,
 }
 
+impl Kind {
+    /// What a value of this kind is written as, for the message that refuses one.
+    pub fn expects(self) -> String {
+        match self {
+            Kind::Uuid => "a UUID".to_string(),
+            Kind::Text => "text".to_string(),
+            Kind::Bool => "true or false".to_string(),
+            Kind::Date => "a date YYYY-MM-DD (or an RFC 3339 date-time)".to_string(),
+            Kind::Timestamp => "an RFC 3339 date-time (e.g. 2026-12-01T09:30:00Z) or a date YYYY-MM-DD".to_string(),
+            Kind::Integer => "a whole number".to_string(),
+            Kind::Enum(allowed) => format!("one of {}", allowed.join(", ")),
+            Kind::Money => "an amount with 1-2 decimals, e.g. 1500.00".to_string(),
+        }
+    }
+}
+
+/// 400 `invalid_value` for a value of filter `name` that is not `kind`'s form, naming it.
+pub fn invalid_filter_value(name: &str, kind: Kind) -> ApiError {
+    bad(
+        format!("Invalid value for filter {name}: it takes {}", kind.expects()),
+        json!({"field": name, "reason": "invalid_value"}),
+    )
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Eq,
@@ -265,7 +289,7 @@ impl ListRequest {
                             let op = rest.strip_suffix(']').and_then(Op::parse).filter(|op| *op != Op::Eq).ok_or_else(
                                 || {
                                     bad(
-                                        format!("Unknown operator in {key}"),
+                                        format!("Unknown operator in {key}: use [in], [gte], [lte], [gt] or [lt]"),
                                         json!({"field": field, "reason": "unknown_operator"}),
                                     )
                                 },
@@ -304,7 +328,10 @@ impl ListRequest {
                 for (field, condition) in map {
                     let wrong = || {
                         bad(
-                            format!("Filter {field} has an invalid value"),
+                            format!(
+                                "Filter {field} has an invalid value: it takes a value, a list of values or \
+                                 {{\"gte\": value}} (operators eq, in, gte, lte, gt, lt)"
+                            ),
                             json!({"field": field, "reason": "invalid_value"}),
                         )
                     };
@@ -313,7 +340,9 @@ impl ListRequest {
                             for (op_name, value) in ops {
                                 let op = Op::parse(op_name).ok_or_else(|| {
                                     bad(
-                                        format!("Unknown operator {op_name} on {field}"),
+                                        format!(
+                                            "Unknown operator {op_name} on {field}: use eq, in, gte, lte, gt or lt"
+                                        ),
                                         json!({"field": field, "reason": "unknown_operator"}),
                                     )
                                 })?;
@@ -347,9 +376,7 @@ impl ListRequest {
 }
 
 fn check_value(field: &Field, value: &str) -> Result<Bind, ApiError> {
-    let invalid = || {
-        bad(format!("Invalid value for filter {}", field.name), json!({"field": field.name, "reason": "invalid_value"}))
-    };
+    let invalid = || invalid_filter_value(field.name, field.kind);
     match field.kind {
         Kind::Uuid => uuid::Uuid::parse_str(value).map(|u| Bind::Text(u.to_string())).map_err(|_| invalid()),
         Kind::Text => Ok(Bind::Text(value.to_string())),

@@ -83,6 +83,8 @@ struct Row {
     query: Query,
     /// Why it is this product's own ([`Op::extension`]).
     extension: Option<&'static str>,
+    /// What it says beyond its summary ([`Op::described`]).
+    description: Option<&'static str>,
 }
 
 /// Where an operation's query parameters come from.
@@ -193,6 +195,7 @@ fn rows() -> impl Iterator<Item = Row> {
                 (None, None) => Query::None,
             },
             extension: op.extension,
+            description: op.description,
         })
     });
     let written = WRITTEN.iter().flat_map(|(ops, why)| ops.iter().map(move |op| (op, *why))).map(|(op, why)| Row {
@@ -210,6 +213,7 @@ fn rows() -> impl Iterator<Item = Row> {
             None => Query::None,
         },
         extension: why,
+        description: None,
     });
     declared.chain(written)
 }
@@ -255,6 +259,9 @@ pub fn document(api_base_url: &str) -> Value {
         });
         if let Some(why) = op.extension {
             operation["x-kobana-extension"] = json!(why);
+        }
+        if let Some(description) = op.description {
+            operation["description"] = json!(description);
         }
         let mut success = json!({ "description": "Success" });
         // A 204 has no body on `/v1` (the schema is the tool's answer).

@@ -95,7 +95,7 @@ fn year_of(value: &str) -> Result<i32, ApiError> {
         .parse::<i32>()
         .ok()
         .filter(|y| (1900..=2999).contains(y))
-        .ok_or_else(|| invalid("year", "invalid_value", "year must have four digits"))
+        .ok_or_else(|| invalid("year", "invalid_value", "year must be between 1900 and 2999"))
 }
 
 /// A query parameter's UUID (400 `invalid_uuid` naming it).

@@ -294,6 +294,8 @@ pub struct Op {
     /// Why the operation is this product's and not the real API's (its OpenAPI
     /// `x-kobana-extension`).
     pub extension: Option<&'static str>,
+    /// What a caller should know beyond the summary (its OpenAPI `description`).
+    pub description: Option<&'static str>,
 }
 
 /// A `/v1` `PATCH` of its own: the request type's schema and check, what runs it, and
@@ -357,6 +359,7 @@ impl Op {
             confirm: None,
             patch: None,
             extension: None,
+            description: None,
         }
     }
 
@@ -454,6 +457,11 @@ impl Op {
     /// An operation of this product's own, not the real API's: `why` says what it is.
     pub const fn extension(self, why: &'static str) -> Op {
         Op { extension: Some(why), ..self }
+    }
+
+    /// What the OpenAPI document says of the operation beyond its summary, if anything.
+    pub const fn described(self, description: Option<&'static str>) -> Op {
+        Op { description, ..self }
     }
 
     /// An order to the bank through the gateway (a payable's dispatch, a receivable's

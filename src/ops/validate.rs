@@ -168,11 +168,15 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
     }
     if let Some(text) = value.as_str() {
         let chars = text.chars().count() as u64;
-        if schema.get("minLength").and_then(Value::as_u64).is_some_and(|min| chars < min) {
-            return Err(field_error(path, "too_short", format!("Field {path} is too short")));
+        if let Some(min) = schema.get("minLength").and_then(Value::as_u64).filter(|&min| chars < min) {
+            return Err(field_error(
+                path,
+                "too_short",
+                format!("Field {path} is too short: at least {min} characters"),
+            ));
         }
-        if schema.get("maxLength").and_then(Value::as_u64).is_some_and(|max| chars > max) {
-            return Err(field_error(path, "too_long", format!("Field {path} is too long")));
+        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64).filter(|&max| chars > max) {
+            return Err(field_error(path, "too_long", format!("Field {path} is too long: at most {max} characters")));
         }
     }
     if let (Some(format), Some(text)) = (schema.get("format").and_then(Value::as_str), value.as_str()) {
@@ -228,24 +232,40 @@ fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError
     if let Some((min, max)) = schema.get("format").and_then(Value::as_str).and_then(integer_bounds) {
         let integer = value.as_i64().map(i128::from).or(value.as_u64().map(i128::from));
         if integer.is_some_and(|n| n < min || n > max) {
-            return Err(field_error(path, "out_of_range", format!("Field {path} is out of range")));
+            return Err(field_error(path, "out_of_range", format!("Field {path} must be between {min} and {max}")));
         }
     }
     if let Some(number) = value.as_f64() {
-        let below = schema.get("minimum").and_then(Value::as_f64).is_some_and(|min| number < min);
-        let above = schema.get("maximum").and_then(Value::as_f64).is_some_and(|max| number > max);
+        let (min, max) = (schema.get("minimum"), schema.get("maximum"));
+        let below = min.and_then(Value::as_f64).is_some_and(|min| number < min);
+        let above = max.and_then(Value::as_f64).is_some_and(|max| number > max);
         if below || above {
-            return Err(field_error(path, "out_of_range", format!("Field {path} is out of range")));
+            let bounds = match (min, max) {
+                (Some(min), Some(max)) => format!("between {min} and {max}"),
+                (Some(min), None) => format!("at least {min}"),
+                (None, Some(max)) => format!("at most {max}"),
+                (None, None) => String::from("within its range"),
+            };
+            return Err(field_error(path, "out_of_range", format!("Field {path} must be {bounds}")));
         }
     }
     match value {
         Value::Object(inner) if schema.get("properties").is_some() => check_object(schema, inner, path)?,
         Value::Array(items) => {
-            if schema.get("maxItems").and_then(Value::as_u64).is_some_and(|max| items.len() as u64 > max) {
-                return Err(field_error(path, "too_many_items", format!("Field {path} has too many items")));
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64).filter(|&max| items.len() as u64 > max) {
+                return Err(field_error(
+                    path,
+                    "too_many_items",
+                    format!("Field {path} has too many items: at most {max}"),
+                ));
             }
-            if schema.get("minItems").and_then(Value::as_u64).is_some_and(|min| (items.len() as u64) < min) {
-                return Err(field_error(path, "too_few_items", format!("Field {path} has too few items")));
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64).filter(|&min| (items.len() as u64) < min)
+            {
+                return Err(field_error(
+                    path,
+                    "too_few_items",
+                    format!("Field {path} has too few items: at least {min}"),
+                ));
             }
             if let Some(item) = schema.get("items") {
                 for (i, value) in items.iter().enumerate() {

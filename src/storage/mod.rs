@@ -79,6 +79,18 @@ pub fn sqlite_file_path(url: &str) -> Option<&str> {
 }
 
 impl Db {
+    /// Whether the database answers a statement now (the health check). A failure is
+    /// logged as any other is.
+    pub async fn answers(&self) -> bool {
+        match query("SELECT 1").fetch_optional(self).await {
+            Ok(_) => true,
+            Err(e) => {
+                let _ = db_error(e);
+                false
+            }
+        }
+    }
+
     /// Connects to `url` (`sqlite:PATH` or `postgres://…`). A SQLite file and its
     /// directory are created when missing.
     pub async fn connect(url: &str, max_connections: u32) -> Result<Db, Error> {

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::{origin, response};
 use crate::app::AppState;
-use crate::auth::{self, AuthFailure, Surface, WorkspaceHint};
+use crate::auth::{self, AuthFailure, Refusal, Surface, WorkspaceHint};
 use crate::mcp;
 use crate::mcp::context::Admitted;
 use crate::mcp::view::View;
@@ -81,18 +81,15 @@ async fn after_draining(body: Body, mut early: Response) -> Response {
     }
 }
 
-fn unauthorized(state: &AppState, resource_path: &str, token_sent: bool) -> Response {
-    let error = RpcError::new(
-        StatusCode::UNAUTHORIZED,
-        rpc::INVALID_REQUEST,
-        if token_sent {
-            "Unauthorized: the bearer token is not valid for this server"
-        } else {
-            "Unauthorized: a bearer token is required"
-        },
-    );
+/// 401 for a missing token (`refused` none) or a refused one, saying why and what to do.
+fn unauthorized(state: &AppState, resource_path: &str, refused: Option<Refusal>) -> Response {
+    let message = match refused {
+        Some(refusal) => refusal.description(Surface::Mcp),
+        None => "Unauthorized: a bearer token is required",
+    };
+    let error = RpcError::new(StatusCode::UNAUTHORIZED, rpc::INVALID_REQUEST, message);
     let mut response = response::rpc_error(&Value::Null, &error, None);
-    let challenge = auth::challenge(&state.config.public_url, resource_path, token_sent);
+    let challenge = auth::challenge(&state.config.public_url, resource_path, refused.map(|r| (r, Surface::Mcp)));
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
     }
@@ -115,6 +112,10 @@ fn rate_limited(id: &Value, error: &crate::error::ApiError, status: Option<rate_
 
 async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut RequestLog) -> Response {
     if parts.method != Method::POST {
+        // A browser at the endpoint gets a page saying what this is and how to connect.
+        if parts.method == Method::GET && super::home::wants_page(&parts.headers) {
+            return super::home::page(state, &parts.headers);
+        }
         return response::method_not_allowed();
     }
     // 1. A declared length over the cap is refused before anything is read.
@@ -135,8 +136,10 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     let resource_path = if parts.uri.path() == "/" { "" } else { "/mcp" };
     let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Mcp).await {
         Ok(identity) => identity,
-        Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, false)).await,
-        Err(AuthFailure::Invalid) => return after_draining(body, unauthorized(state, resource_path, true)).await,
+        Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, None)).await,
+        Err(AuthFailure::Refused(why)) => {
+            return after_draining(body, unauthorized(state, resource_path, Some(why))).await
+        }
         Err(AuthFailure::Unavailable(e)) => {
             return after_draining(body, response::rpc_error(&Value::Null, &mcp::unavailable(&e), None)).await
         }
@@ -150,7 +153,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
                 Ok(()) => early,
                 Err(AuthFailure::Unavailable(e)) => response::rpc_error(&Value::Null, &mcp::unavailable(&e), None),
                 Err(_) => {
-                    let mut answer = unauthorized(state, resource_path, true);
+                    let mut answer = unauthorized(state, resource_path, Some(Refusal::Revoked));
                     if let Some(close) = early.headers().get(http::header::CONNECTION) {
                         answer.headers_mut().insert(http::header::CONNECTION, close.clone());
                     }
@@ -182,7 +185,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
         Ok(Admission::Counted(Counted::Allowed(_, memberships, conn))) => {
             (Admitted { memberships, held: Arc::new(Held::new(conn)) }, None)
         }
-        Ok(Admission::Counted(Counted::Revoked)) => return unauthorized(state, resource_path, true),
+        Ok(Admission::Counted(Counted::Revoked)) => return unauthorized(state, resource_path, Some(Refusal::Revoked)),
         Ok(Admission::Counted(Counted::Limited(error, status))) => {
             return rate_limited(&request.id, &error, Some(status))
         }
@@ -202,7 +205,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
             let admitted = Admitted { memberships: Some(memberships), held: Arc::default() };
             answer(state, parts, &identity, &request, &view, admitted, log).await
         }
-        Ok(Settled::Revoked) => unauthorized(state, resource_path, true),
+        Ok(Settled::Revoked) => unauthorized(state, resource_path, Some(Refusal::Revoked)),
         Ok(Settled::Limited(error, status)) => rate_limited(&request.id, &error, Some(status)),
         Err(error) => rate_limited(&request.id, &error, None),
     }

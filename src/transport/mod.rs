@@ -9,6 +9,7 @@ pub mod body;
 pub mod conditional;
 pub mod cors;
 pub mod deploy;
+pub mod home;
 pub mod lambda;
 pub mod local;
 pub mod mcp_endpoint;
@@ -51,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         .route("/mcp/x/{toolsets}", any(mcp_endpoint::handle))
         .route("/mcp/x/{toolsets}/readonly", any(mcp_endpoint::handle))
         .merge(oauth::routes(state.config.serves_authorization()).layer(axum::middleware::from_fn(log_rest)))
+        .merge(Router::new().route("/health", get(home::health)).layer(axum::middleware::from_fn(log_rest)))
         .merge(rest)
         .layer(axum::middleware::map_response(response::no_store))
         .layer(axum::middleware::from_fn(request_id))

@@ -73,7 +73,7 @@ async fn body(request: Request) -> Result<(HeaderMap, bytes::Bytes), Response> {
 }
 
 /// A page: HTML nobody may frame, which loads nothing from elsewhere.
-fn page(status: u16, html: String, set_cookies: Vec<String>) -> Response {
+pub(super) fn page(status: u16, html: String, set_cookies: Vec<String>) -> Response {
     let mut response = (StatusCode::from_u16(status).unwrap_or(StatusCode::OK), html).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));

@@ -451,6 +451,65 @@ class FindRefusal:
         return ok, f"isError={is_error}: {json.dumps(payload)[:300]}"
 
 
+@dataclass(frozen=True)
+class ErrorCase:
+    """An error a person meets early, which the client must show in the server's own words
+    (SPEC §5): an isError result whose text is the error envelope and which carries no
+    structuredContent — a client checks structured content against the tool's
+    outputSchema, which describes the success, and would show its own schema failure."""
+
+    check: str
+    name: str  # the catalogue tool (in find mode, called through its runner)
+    arguments: dict[str, Any]
+    code: str
+    words: tuple[str, ...]  # in the envelope's message
+
+    def judge(self, is_error: bool | None, structured: Any, payload: Any) -> tuple[bool, str]:
+        """(passed, why-not) for a result's isError, structuredContent and text's JSON."""
+        error = payload.get("error") if isinstance(payload, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        ok = (
+            is_error is True
+            and structured is None
+            and isinstance(message, str)
+            and error.get("code") == self.code
+            and all(w in message for w in self.words)
+        )
+        return ok, f"isError={is_error}, structuredContent={json.dumps(structured)[:100]}: {json.dumps(payload)[:300]}"
+
+
+def error_cases(view: View, legacy: bool) -> list[ErrorCase]:
+    """The errors shown in the server's words: a bad argument, an id that names nothing,
+    and on the legacy era (which cannot confirm) a destructive tool refused."""
+    cases = [
+        ErrorCase(
+            "a bad argument (finance_payables_list limit 100000) shows the server's message",
+            "finance_payables_list",
+            {"limit": 100000},
+            "bad_request",
+            ("between 1 and 100",),
+        ),
+        ErrorCase(
+            "an id that names nothing (finance_payables_get) shows the server's message",
+            "finance_payables_get",
+            {"id": "b1110000-0001-4000-8000-0000000000ff"},
+            "not_found",
+            (),
+        ),
+    ]
+    if legacy:
+        cases.append(
+            ErrorCase(
+                "a refused confirmation (finance_payables_delete on the legacy era) shows the server's message",
+                "finance_payables_delete",
+                {"id": DEMO_PENDING_PAYABLE_ID},
+                "forbidden",
+                ("2026-07-28",),
+            )
+        )
+    return [c for c in cases if view.shows(c.name)]
+
+
 def find_refusals(view: View) -> list[FindRefusal]:
     """What a client tries in find mode and must see refused: a catalogue tool called
     by its own name; on a read-only view the write runners; a tool the view hides (or

@@ -40,6 +40,11 @@ Checks, each printed as `PASS name` or `FAIL name: why` (and `INFO` lines, not c
   * find mode: finance_tools_search finds finance_payables_list first for "contas a
     pagar vencidas" (read runner), only tools of the view, and with detail full the
     schemas (catalogue.search_query_checks, search_full_checks);
+  * errors in the server's words (catalogue.error_cases): finance_payables_list
+    {limit: 100000}, finance_payables_get of an id that names nothing and, on the legacy
+    era, finance_payables_delete answer isError results (exit 5, `tool_is_error`) whose
+    text is the envelope with the server's message and which carry no structuredContent
+    (which the Inspector would check against the tool's outputSchema);
   * tools outside the view: the Inspector looks each name up in the view's tools/list
     before it calls, so it refuses them itself (exit 5, `tool_not_found`) and the
     server is never asked; the other clients send those calls and see -32602. In find
@@ -77,6 +82,7 @@ from catalogue import (
     SEARCH_TOOL,
     WORKSPACES_TOOL,
     View,
+    error_cases,
     find_refusals,
     listing_checks,
     refused_tools,
@@ -225,6 +231,17 @@ def call_checks(
     return payload
 
 
+def result_of(run: Run) -> tuple[dict[str, Any], Any]:
+    """A tools/call's result, and the JSON of its first text content (the text itself when
+    it is not JSON; None without one)."""
+    result = (run.json or {}).get("result") or {}
+    texts = [c.get("text") for c in result.get("content", []) if c.get("type") == "text"]
+    try:
+        return result, json.loads(texts[0]) if texts else None
+    except ValueError:
+        return result, texts[0]
+
+
 def exercise(
     inspector: Inspector, anonymous: Inspector, view: View, era: str, baseline: dict[str, int] | None, checks: Checks
 ) -> None:
@@ -278,6 +295,19 @@ def exercise(
         if account is not None:
             checks.record(*account_check(account))
 
+    # Errors in the server's words: the Inspector checks structuredContent against the
+    # tool's outputSchema, and would show its own failure for an envelope there.
+    for case in error_cases(view, era == "legacy"):
+        target, args = view.call(case.name, case.arguments)
+        run = inspector.call(target, args)
+        result, payload = result_of(run)
+        passed, why = case.judge(result.get("isError"), result.get("structuredContent"), payload)
+        checks.record(
+            f"{case.check} (exit 5, tool_is_error)",
+            passed and run.status == 5 and run.envelope.get("code") == "tool_is_error",
+            f"{why}; {run.why()}; envelope {run.envelope}",
+        )
+
     for case in find_refusals(view):
         run = inspector.call(case.name, case.arguments)
         if case.expect == "-32602":
@@ -288,12 +318,7 @@ def exercise(
                 f"{run.why()}; envelope {run.envelope}",
             )
             continue
-        result = (run.json or {}).get("result") or {}
-        texts = [c.get("text") for c in result.get("content", []) if c.get("type") == "text"]
-        try:
-            payload = json.loads(texts[0]) if texts else None
-        except ValueError:
-            payload = texts[0]
+        result, payload = result_of(run)
         passed, why = case.judge(None, result.get("isError"), payload)
         checks.record(
             f"{case.check} (exit 5, tool_is_error)",

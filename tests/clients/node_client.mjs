@@ -40,6 +40,11 @@
 //     finance_receivables_list projected rows, and finance_accounts_get the demo
 //     checking account with its balance (the SDK checks each structuredContent against
 //     the tool's outputSchema);
+//   * errors in the server's words (as catalogue.error_cases): finance_payables_list
+//     {limit: 100000} (bad_request naming the bounds), finance_payables_get of an id that
+//     names nothing (not_found) and finance_payables_delete (refused on this era, naming
+//     protocol 2026-07-28) answer isError results whose text is the envelope, with no
+//     structuredContent, and callTool (which validates output schemas) does not throw;
 //   * on a view, tools outside it are refused with JSON-RPC -32602, as an unknown tool;
 //   * find mode refusals (as catalogue.find_refusals): a catalogue tool called by its own
 //     name, and the write runners of a read-only view, are JSON-RPC -32602; a tool
@@ -435,6 +440,43 @@ async function callJson(client, name, args, view) {
   return parsed;
 }
 
+// Errors in the server's words (as catalogue.error_cases, on this client's legacy era):
+// an isError result whose text is the envelope and which carries no structuredContent.
+// callTool checks structuredContent against the tool's outputSchema and throws its own
+// error when it does not conform, so an envelope there would hide the server's message.
+const ERROR_CASES = [
+  { check: "a bad argument (finance_payables_list limit 100000) shows the server's message",
+    name: 'finance_payables_list', args: { limit: 100000 }, code: 'bad_request', words: ['between 1 and 100'] },
+  { check: "an id that names nothing (finance_payables_get) shows the server's message",
+    name: 'finance_payables_get', args: { id: 'b1110000-0001-4000-8000-0000000000ff' }, code: 'not_found', words: [] },
+  { check: "a refused confirmation (finance_payables_delete on the legacy era) shows the server's message",
+    name: 'finance_payables_delete', args: { id: DEMO_PENDING_PAYABLE_ID }, code: 'forbidden', words: ['2026-07-28'] },
+];
+
+async function errorResults(client, view) {
+  for (const c of ERROR_CASES.filter((e) => view.shows(e.name))) {
+    const [target, targetArgs] = view.call(c.name, c.args);
+    let result;
+    try {
+      result = await client.callTool({ name: target, arguments: targetArgs }, undefined, { timeout: 30000 });
+    } catch (e) {
+      record(c.check, false, `${e.name} ${e.code}: ${e.message}`);
+      continue;
+    }
+    const text = (result.content ?? []).find((x) => x.type === 'text')?.text;
+    let error;
+    try {
+      error = JSON.parse(text).error;
+    } catch {
+      error = undefined;
+    }
+    record(c.check,
+      result.isError === true && result.structuredContent === undefined && typeof error?.message === 'string'
+        && error.code === c.code && c.words.every((w) => error.message.includes(w)),
+      `isError=${result.isError}, structuredContent=${JSON.stringify(result.structuredContent)?.slice(0, 100)}: ${text?.slice(0, 300)}`);
+  }
+}
+
 async function readTools(client, view) {
   try {
     if (view.shows('finance_payables_list')) await payablesList(client, view);
@@ -538,6 +580,7 @@ async function main() {
 
     if (view.find) await searchChecks(client, view);
     await readTools(client, view);
+    await errorResults(client, view);
     await refusals(client, view);
   } catch (e) {
     record('request', false, `${e.name}: ${e.message}`);

@@ -64,7 +64,13 @@ Checks, each printed as `PASS name` or `FAIL name: why`:
     amount in R$ and accepts, and afterwards the payable is paid, the account's balance
     moved by its amount exactly once and the ledger holds exactly one transaction with
     its billing_id. A declined elicitation (finance_payables_cancel) is an error result
-    and changes nothing;
+    in the server's words (its text the envelope, no structuredContent) and changes
+    nothing;
+  * errors in the server's words (catalogue.error_cases), with the library validating
+    structured content against output schemas: finance_payables_list {limit: 100000}
+    (bad_request naming the bounds) and finance_payables_get of an id that names nothing
+    (not_found), and on the legacy era finance_payables_delete (refused, naming protocol
+    2026-07-28): isError, the envelope as text, no structuredContent;
   * on the full list on the legacy era, the same destructive tools are refused (an error
     result naming protocol 2026-07-28) and change nothing (in find mode: through
     finance_tools_run_destructive, refused the same way).
@@ -102,6 +108,7 @@ from catalogue import (
     View,
     account_check,
     describe,
+    error_cases,
     find_refusals,
     listing_checks,
     payables_december_check,
@@ -225,6 +232,19 @@ async def refusals(client: Client, view: View, checks: Checks) -> None:
             )
         except Exception as e:
             checks.record(f"{name} outside the view [{view.label}] is refused with -32602", False, describe(e))
+
+
+async def error_results(client: Routed, view: View, legacy: bool, checks: Checks) -> None:
+    """Errors shown in the server's words, the library validating output schemas
+    (catalogue.error_cases)."""
+    for case in error_cases(view, legacy):
+        try:
+            result = await client.call_tool(case.name, case.arguments)
+            texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+            payload = json.loads(texts[0]) if texts else None
+            checks.record(case.check, *case.judge(result.is_error, result.structured_content, payload))
+        except Exception as e:
+            checks.record(case.check, False, describe(e))
 
 
 class ToolFailed(Exception):
@@ -357,11 +377,15 @@ async def confirmation(client: Routed, elicitations: Elicitations, checks: Check
 
         declined = await new_payable(client, f"Conta recusada {uuid.uuid4().hex[:8]}")
         elicitations.answer = "decline"
-        is_error, refused = await tool_json(client, "finance_payables_cancel", {"id": declined["id"]})
+        result = await client.call_tool("finance_payables_cancel", {"id": declined["id"]})
+        texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+        refused = json.loads(texts[0]) if texts else None
         checks.record(
-            "a declined elicitation is an error result",
-            is_error and "nothing changed" in json.dumps(refused),
-            f"isError={is_error}: {json.dumps(refused)[:300]}",
+            "a declined elicitation is an error result in the server's words (text only, no structuredContent)",
+            bool(result.is_error)
+            and result.structured_content is None
+            and "nothing changed" in (refused or {}).get("error", {}).get("message", ""),
+            f"isError={result.is_error}, structuredContent={result.structured_content}: {json.dumps(refused)[:300]}",
         )
         record = await ok(client, "finance_payables_get", {"id": declined["id"], "fields": ["status"]})
         checks.record("the declined cancel changed nothing", record.get("status") == "pending", f"got {record}")
@@ -405,6 +429,7 @@ async def run(url: str, token: str, mode: str, extra: dict[str, str], expect_ver
             # The elicitation callback makes the client declare form elicitation.
             async with Client(transport, mode=mode, read_timeout_seconds=30, elicitation_callback=elicitations) as client:
                 await exercise(client, view, expect_version, checks)
+                await error_results(Routed(client, view), view, mode == "legacy", checks)
                 # The money-moving flows need the whole catalogue (accounts, transactions).
                 # In find mode they run through the runners (Routed).
                 if not view.narrowed and mode == "legacy":

@@ -35,7 +35,11 @@
 # catalogue in the contract's order (tests/clients/catalogue.py: on the default list the
 # first 40 tools hold every payables and receivables tool; a read-only view lists no
 # write or destructive tool), calls read tools, and on a view sees a tool outside it
-# refused (-32602 unknown tool; the Inspector refuses it itself, from the view's list).
+# refused (-32602 unknown tool; the Inspector refuses it itself, from the view's list),
+# and sees errors in the server's own words with its output-schema validation on
+# (catalogue.error_cases: a limit out of range, an id that names nothing and, on the
+# legacy era, a destructive tool refused — each an isError result whose text is the
+# envelope and which carries no structuredContent).
 # The 2026-07-28 Python runs on the full list (auto on /, 2026-07-28 on /mcp, auto on
 # FIND) also settle a payable of their own through the library's confirmation driver
 # (form elicitation answered by the client's callback) and check it changed exactly

@@ -352,3 +352,29 @@ async fn the_create_and_list_tools_say_where_a_waiting_payable_counts_and_how_to
         assert!(first.contains(said), "{said:?} not in {first:?}");
     }
 }
+
+/// A newcomer who creates a payable learns where it went before reading about the gate:
+/// the create tool's description and the create operation's OpenAPI description say it
+/// waits for approval and how to list it; a receivable's create says nothing of a gate.
+#[tokio::test]
+async fn creating_a_payable_says_it_waits_for_approval_and_how_to_list_it() {
+    let h = Harness::with_demo().await;
+    let listed = h.send(Mcp::modern("tools/list", json!({})).bearer(&h.token(DEMO_OWNER)).build()).await.result();
+    let described = |name: &str| {
+        let tools = listed["tools"].as_array().unwrap();
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
+        tool["description"].as_str().unwrap().to_string()
+    };
+    let payable = described("finance_payables_create");
+    for words in ["approval", "pending_approval", r#"{"payment_approval":"pending_approval"}"#] {
+        assert!(payable.contains(words), "{words:?} in {payable}");
+    }
+    assert!(!described("finance_receivables_create").contains("approval"));
+
+    let document = get_json(&h, &h.api_token(DEMO_OWNER), "/v1/openapi.json").await;
+    let create = document["paths"]["/v1/payables"]["post"]["description"].as_str().unwrap_or_default().to_string();
+    for words in ["approval gate", "pending_approval", "GET /v1/payables?payment_approval=pending_approval"] {
+        assert!(create.contains(words), "{words:?} in {create:?}");
+    }
+    assert!(document["paths"]["/v1/receivables"]["post"].get("description").is_none());
+}

@@ -226,7 +226,7 @@ async fn a_reorder_needs_the_complete_set_and_a_delete_leaves_a_gap() {
     assert_eq!((reply.status.as_u16(), reply.json()["scope"].as_str()), (200, Some("transactions")));
     let tool = call("finance_automatic_rules_update", json!({"id": id(&a), "scope": "billings"}));
     let refused = h.send(tool.bearer(&h.token(DEMO_OWNER)).build()).await;
-    let error = &refused.result()["structuredContent"]["error"];
+    let error = &tool_error(&refused.result());
     assert_eq!(
         (error["details"]["field"].as_str(), error["details"]["reason"].as_str()),
         (Some("scope"), Some("unknown_field"))

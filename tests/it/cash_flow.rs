@@ -391,5 +391,5 @@ async fn the_tool_answers_what_the_route_answers() {
         .await
         .result();
     assert_eq!(bad["isError"], true, "{bad}");
-    assert_eq!(bad["structuredContent"]["error"]["code"], "bad_request", "{bad}");
+    assert_eq!(tool_error(&bad)["code"], "bad_request", "{bad}");
 }

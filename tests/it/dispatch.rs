@@ -773,7 +773,7 @@ async fn the_tool_sends_a_ted_and_a_tax_guide_once_the_user_confirms_and_names_w
     let asked = crate::tools_catalogue::confirmable("finance_payables_send_to_bank", json!({"id": lacking}), json!({}));
     let refused = h.send(asked.bearer(&mcp).build()).await.result();
     assert_eq!(refused["isError"], true, "{refused}");
-    assert_eq!(refused["structuredContent"]["error"]["details"]["field"], "account_number", "{refused}");
+    assert_eq!(tool_error(&refused)["details"]["field"], "account_number", "{refused}");
     assert_eq!(standin.payments_made(), 2);
 }
 
@@ -804,4 +804,28 @@ async fn the_demos_service_charge_goes_by_ted_and_its_darf_by_its_data() {
             (Some(payee), Some(method))
         );
     }
+}
+
+/// The README's walkthrough: December's rent paid by its boleto from the checking
+/// account. Its receipt names the landlord the bill names as the slip's beneficiary, not
+/// what the bank made of the barcode; a bill that names no beneficiary, its person.
+#[tokio::test]
+async fn a_receipt_names_the_payee_the_bill_names() {
+    let (h, standin) = with_gateway().await;
+    let token = h.api_token(DEMO_OWNER);
+    let body = json!({"expected_account_id": ACME_CHECKING_ACCOUNT});
+    let reply = send(&h, Method::PATCH, &format!("/v1/payables/{ACME_RENT_DECEMBER}"), &token, Some(body)).await;
+    assert_eq!(reply.status, 200, "{}", text(&reply));
+    let sent = dispatch(&h, &token, ACME_RENT_DECEMBER, "rent-december").await;
+    assert_eq!(sent.status, 200, "{}", text(&sent));
+    let uid = sent.json()["kobana_payment_uid"].as_str().unwrap().to_string();
+    standin.advance(&uid, "confirmed").unwrap();
+    deliver_all(&h, &standin).await;
+    assert_eq!(payable(&h, &token, ACME_RENT_DECEMBER).await["status"], "paid");
+    let receipt = receipt_of(&h, &token, ACME_RENT_DECEMBER).await;
+    assert_eq!(
+        (receipt["payee_name"].as_str(), receipt["payee_document"].as_str()),
+        (Some("Imobiliária Central Ltda"), Some("45997418000153")),
+        "{receipt}"
+    );
 }

@@ -244,6 +244,17 @@ fn requests() -> Vec<(&'static str, Request)> {
         ("oauth-consent", oauth::consent()),
         ("oauth-approve", oauth::approve()),
         ("oauth-token", oauth::token("a-code-of-another-run").answers(400)),
+        (
+            "health",
+            Request { method: Method::GET, path: "/health", body: Body::None, ..Request::post(String::new()) }
+                .anonymous(),
+        ),
+        (
+            "browser-page",
+            Request { method: Method::GET, body: Body::None, ..Request::post(String::new()) }
+                .anonymous()
+                .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8"),
+        ),
     ]
 }
 

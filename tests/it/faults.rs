@@ -7,8 +7,8 @@
 //!   ledger transaction exists, the balance is unchanged, and the same server then
 //!   settles it exactly once;
 //! * the database becomes unreachable between requests (a loopback TCP proxy in front
-//!   of it is cut): both doors answer 503 + `Retry-After`, and once it is back the same
-//!   server serves again;
+//!   of it is cut): both doors answer 503 + `Retry-After` (and `/health` 503), and once
+//!   it is back the same server serves again;
 //! * the server ends every connection of the pool between requests (as a restart or a
 //!   failover does), right after they served: the next request of each kind, read or
 //!   write, through either door, is served (its first statement finds its connection
@@ -400,15 +400,20 @@ async fn an_unreachable_database_is_503_on_both_doors_and_the_server_recovers() 
     let retry = reply.header("retry-after").expect("Retry-After").to_string();
     assert_eq!(reply.json()["error"]["data"]["retryAfterSeconds"].to_string(), retry);
     assert_unavailable_rest(&h.send(rest_call()).await);
+    let health = || Mcp::raw("").method(Method::GET).path("/health").build();
+    let reply = h.send(health()).await;
+    assert_eq!(reply.status, 503, "/health says the database does not answer: {}", text(&reply));
+    assert_eq!(reply.json()["database"], "unavailable");
 
     proxy.restore().await;
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let (a, b) = (h.send(mcp()).await.status, h.send(rest_call()).await.status);
-        if (a.as_u16(), b.as_u16()) == (200, 200) {
+        let c = h.send(health()).await.status;
+        if (a.as_u16(), b.as_u16(), c.as_u16()) == (200, 200, 200) {
             break;
         }
-        assert!(Instant::now() < deadline, "the server serves again once the database is back ({a}, {b})");
+        assert!(Instant::now() < deadline, "the server serves again once the database is back ({a}, {b}, {c})");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

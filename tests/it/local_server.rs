@@ -117,3 +117,81 @@ async fn streamed_body_over_the_cap_is_cut_at_the_cap() {
     let (status, _, _) = read_response(&mut stream, &mut buf).await.expect("a 413 answer");
     assert_eq!(status, 413);
 }
+
+/// One `GET` with a bearer token over a fresh connection; the status.
+async fn status_of(addr: std::net::SocketAddr, path: &str, token: &str) -> u16 {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_response(&mut stream, &mut Vec::new()).await.expect("an answer").0
+}
+
+/// `make run` (`serve` on a fresh data directory, its output a pipe): its first lines
+/// are the README's, but for the port and the tokens; the MCP token opens the MCP
+/// endpoint and the API token `/v1`; the log on stderr is plain text (no colour codes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn make_run_prints_the_urls_both_tokens_and_the_reset_in_plain_lines() {
+    use std::io::{BufRead, Read};
+    let dir = TempDir::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"));
+    command
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .current_dir(&dir.0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("KFIN_") || n.starts_with("AWS_LAMBDA")) {
+        command.env_remove(name);
+    }
+    let mut child = command.spawn().unwrap();
+    let (stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let log = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    // Standard output is read to its end (a closed pipe would fail the server's next line).
+    let (lines, printed_lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let printed = tokio::task::spawn_blocking(move || {
+        let mut printed = Vec::new();
+        while let Ok(line) = printed_lines.recv_timeout(Duration::from_secs(120)) {
+            let last = line.starts_with("Start the demo afresh");
+            printed.push(line);
+            if last {
+                break;
+            }
+        }
+        printed
+    });
+    let printed = printed.await.unwrap();
+    assert!(printed.len() >= 8, "the banner in time: {printed:?}");
+    let (mcp_token, api_token) = (printed[4].clone(), printed[6].clone());
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mcp = status_of(addr, "/mcp", &mcp_token).await;
+    let api = status_of(addr, "/v1/workspaces", &api_token).await;
+    let crossed = status_of(addr, "/v1/workspaces", &mcp_token).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = log.join().unwrap();
+    assert_eq!((mcp, api, crossed), (405, 200, 401), "the MCP token opens /mcp (a GET: 405), the API token /v1");
+
+    let shown_token = |token: &str| {
+        assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+        format!("{}.eyJ…", token.split('.').next().unwrap())
+    };
+    let mut shown = printed.join("\n").replace(&format!("127.0.0.1:{port}"), "127.0.0.1:8080");
+    shown = shown.replace(&mcp_token, &shown_token(&mcp_token)).replace(&api_token, &shown_token(&api_token));
+    let readme = std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert!(
+        readme.contains(&format!("$ make run\n{shown}\n")),
+        "README's `make run` block is not what it prints:\n{shown}"
+    );
+    assert!(!log.contains('\u{1b}'), "no colour codes in a log that is not a terminal:\n{log}");
+    assert!(log.contains("demo data written"), "{log}");
+}

@@ -142,7 +142,7 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("3: on /mcp the challenge names the /mcp metadata", Mcp::modern("server/discover", json!({})).path("/mcp"), 401, None)
             .check(|r| assert_eq!(r.header("www-authenticate"), Some(challenge("/mcp")).as_deref())),
         row("3: a garbage token is 401 invalid_token", Mcp::modern("server/discover", json!({})).bearer("not-a-jwt"), 401, None)
-            .check(|r| assert!(r.header("www-authenticate").unwrap().ends_with(", error=\"invalid_token\""))),
+            .check(|r| assert!(r.header("www-authenticate").unwrap().contains(", error=\"invalid_token\", error_description=\"The bearer token is not valid"))),
         row("3: a non-Bearer scheme is 401 invalid_token", Mcp::modern("server/discover", json!({})).header("authorization", "Basic dXNlcjpwYXNz"), 401, None)
             .check(|r| assert!(r.header("www-authenticate").unwrap().contains("invalid_token"))),
         row("3: an expired token is 401", Mcp::modern("server/discover", json!({})).bearer(&expired), 401, None),
@@ -337,8 +337,8 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
             .check(|r| {
                 let result = r.result();
                 assert_eq!(result["isError"], json!(true));
-                assert_eq!(result["structuredContent"]["error"]["code"], json!("bad_request"));
-                assert_eq!(result["structuredContent"]["error"]["details"]["field"], json!("limit"));
+                assert_eq!(tool_error(&result)["code"], json!("bad_request"));
+                assert_eq!(tool_error(&result)["details"]["field"], json!("limit"));
             }),
         row("resources/list: the fixed documents with cache hints", auth(Mcp::modern("resources/list", json!({}))), 200, None)
             .check(|r| {
@@ -366,24 +366,24 @@ fn rows(h: &Harness, owner: &str) -> Vec<Row> {
         row("workspace: header and query agreeing pass",
             auth(Mcp::modern("tools/list", json!({}))).path(&format!("/?workspace_id={DEMO_WORKSPACE_ACME}")).header("x-workspace-id", DEMO_WORKSPACE_ACME), 200, None),
         row("workspace: an X-Workspace-Id of another tenant reads as not found, like the argument", call_payables().header("x-workspace-id", DEMO_WORKSPACE_BETA), 200, None)
-            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+            .check(|r| assert_eq!(tool_error(&r.result())["code"], json!("not_found"))),
         row("workspace: an X-Workspace-Id of no workspace reads as not found", call_payables().header("x-workspace-id", "5b0e2f0e-9a4c-4a57-8f1e-000000000000"), 200, None)
-            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+            .check(|r| assert_eq!(tool_error(&r.result())["code"], json!("not_found"))),
         row("workspace: a ?workspace_id= of another tenant reads as not found", call_payables().path(&format!("/?workspace_id={DEMO_WORKSPACE_BETA}")), 200, None)
-            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+            .check(|r| assert_eq!(tool_error(&r.result())["code"], json!("not_found"))),
         row("workspace: an empty ?workspace_id= is no hint, as on /v1", call_payables().path("/?workspace_id="), 200, None)
             .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
         row("workspace: an empty X-Workspace-Id is no hint, as on /v1", call_payables().header("x-workspace-id", " "), 200, None)
             .check(|r| assert!(r.result()["structuredContent"]["data"].is_array(), "{}", r.result())),
         row("workspace: an empty X-Workspace-Id does not disagree with ?workspace_id=: the query names the workspace",
             call_payables().path(&format!("/?workspace_id={DEMO_WORKSPACE_BETA}")).header("x-workspace-id", " "), 200, None)
-            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+            .check(|r| assert_eq!(tool_error(&r.result())["code"], json!("not_found"))),
         row("workspace: ?workspace_id= is form-decoded, as on /v1",
             call_payables().path(&format!("/?workspace_id={}", DEMO_WORKSPACE_BETA.replace('-', "%2D"))), 200, None)
-            .check(|r| assert_eq!(r.result()["structuredContent"]["error"]["code"], json!("not_found"))),
+            .check(|r| assert_eq!(tool_error(&r.result())["code"], json!("not_found"))),
         row("workspace: an X-Workspace-Id that is not a UUID is bad_request", call_payables().header("x-workspace-id", "acme"), 200, None)
             .check(|r| {
-                let error = &r.result()["structuredContent"]["error"];
+                let error = &tool_error(&r.result());
                 assert_eq!(error["code"], json!("bad_request"));
                 assert_eq!(error["details"]["field"], json!("workspace_id"));
             }),

@@ -145,7 +145,7 @@ async fn a_group_settles_every_bill_from_its_transactions_and_its_deletion_rever
         let asked = crate::tools_catalogue::confirmable(tool, json!({"id": id}), json!({}));
         let result = h.send(asked.bearer(&h.token(DEMO_OWNER)).build()).await.result();
         assert_eq!(result["isError"], true, "{tool}: {result}");
-        assert_eq!(result["structuredContent"]["error"]["details"]["reason"], "reconciled", "{tool}: {result}");
+        assert_eq!(tool_error(&result)["details"]["reason"], "reconciled", "{tool}: {result}");
     }
     let noted = send(
         &h,
@@ -404,7 +404,7 @@ async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     assert_eq!(tool["structuredContent"], suggest(&h, &range).await);
     let bad = json!({"account_id": ACME_CHECKING_ACCOUNT, "from": "2026-01-01", "to": "2027-06-01"});
     let tool = h.send(call("finance_reconciliations_suggest", bad).bearer(&token).build()).await.result();
-    assert_eq!(tool["structuredContent"]["error"]["details"]["field"], "to", "{tool}");
+    assert_eq!(tool_error(&tool)["details"]["field"], "to", "{tool}");
     let elsewhere = format!("/v1/reconciliations/suggestions?account_id={BETA_ACCOUNT}&from=2026-10-01&to=2026-10-31");
     assert_eq!(send(&h, Method::GET, &elsewhere, &h.api_token(DEMO_OWNER), None).await.status, 404);
 }

@@ -641,11 +641,8 @@ async fn the_tools_answer_what_the_routes_answer() {
         )
         .await
         .result();
-    assert_eq!(
-        (bad["isError"].as_bool(), bad["structuredContent"]["error"]["code"].as_str()),
-        (Some(true), Some("bad_request"))
-    );
+    assert_eq!((bad["isError"].as_bool(), tool_error(&bad)["code"].as_str()), (Some(true), Some("bad_request")));
     let unknown = h.send(call("finance_reports_aging", json!({"kind": "loan"})).bearer(&token).build()).await.result();
     assert_eq!(unknown["isError"], true, "{unknown}");
-    assert_eq!(unknown["structuredContent"]["error"]["details"]["field"], "kind", "{unknown}");
+    assert_eq!(tool_error(&unknown)["details"]["field"], "kind", "{unknown}");
 }

@@ -91,7 +91,7 @@ async fn a_membership_removed_between_two_reads_is_gone_for_the_second() {
     assert_eq!(reply.status, 200);
     let result = reply.result();
     assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["structuredContent"]["error"]["code"], "not_found", "as to any non-member: {result}");
+    assert_eq!(tool_error(&result)["code"], "not_found", "as to any non-member: {result}");
     assert!(!result.to_string().contains("description"), "no row in the answer: {result}");
     // And what the process remembers follows.
     if h.state.db.backend == Backend::Postgres {
@@ -440,7 +440,7 @@ async fn a_membership_added_between_two_reads_counts_for_the_second() {
             .build()
     };
     let reply = h.send(beta()).await;
-    assert_eq!(reply.result()["structuredContent"]["error"]["code"], "not_found", "not a member yet");
+    assert_eq!(tool_error(&reply.result())["code"], "not_found", "not a member yet");
     assert_eq!(rows(&h.send(list(&token)).await).len(), 3);
     rides_next(&h, DEMO_VIEWER);
     query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'viewer', '2026-12-06T00:00:00Z')")

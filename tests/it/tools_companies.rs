@@ -107,11 +107,11 @@ async fn list_and_get_through_the_tools_with_projection() {
     // Another tenant's company is simply not found.
     let other = h.send(call("finance_companies_get", json!({"id": BETA_COMPANY})).bearer(&token).build()).await;
     assert_eq!(other.result()["isError"], true);
-    assert_eq!(other.result()["structuredContent"]["error"]["code"], "not_found");
+    assert_eq!(tool_error(&other.result())["code"], "not_found");
     let bad = h.send(call("finance_companies_list", json!({"limit": 101})).bearer(&token).build()).await;
     assert_eq!(bad.status, 200);
     assert_eq!(bad.result()["isError"], true);
-    assert_eq!(bad.result()["structuredContent"]["error"]["code"], "bad_request");
+    assert_eq!(tool_error(&bad.result())["code"], "bad_request");
 }
 
 #[tokio::test]
@@ -130,12 +130,12 @@ async fn create_through_the_tool_records_channel_mcp_and_honours_the_key() {
     let other = json!({"name": "Outra Ltda", "cnpj": "11444777000242", "idempotency_key": "k-1"});
     let reused = h.send(call("finance_companies_create", other).bearer(&token).build()).await.result();
     assert_eq!(reused["isError"], true, "{reused}");
-    assert_eq!(reused["structuredContent"]["error"]["code"], "conflict", "{reused}");
-    assert_eq!(reused["structuredContent"]["error"]["details"]["reason"], "idempotency_key_reused");
+    assert_eq!(tool_error(&reused)["code"], "conflict", "{reused}");
+    assert_eq!(tool_error(&reused)["details"]["reason"], "idempotency_key_reused");
     let missing =
         h.send(call("finance_companies_create", json!({"name": "Sem CNPJ"})).bearer(&token).build()).await.result();
     assert_eq!(missing["isError"], true);
-    assert_eq!(missing["structuredContent"]["error"]["details"]["field"], "cnpj");
+    assert_eq!(tool_error(&missing)["details"]["field"], "cnpj");
 }
 
 #[tokio::test]
@@ -301,9 +301,9 @@ async fn confirmed_delete_of_a_company_in_use_is_an_error_and_replays_as_one() {
         .await
         .result();
     assert_eq!(first["isError"], true);
-    assert_eq!(first["structuredContent"]["error"]["details"]["reason"], "in_use");
+    assert_eq!(tool_error(&first)["details"]["reason"], "in_use");
     let replay = h.send(confirmable("finance_companies_delete", args, accept).bearer(&token).build()).await.result();
-    assert_eq!(replay["structuredContent"], first["structuredContent"]);
+    assert_eq!(tool_error(&replay), tool_error(&first), "the stored refusal, replayed");
     assert!(company_exists(&h, ACME_COMPANY).await);
 }
 

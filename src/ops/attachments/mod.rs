@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::common::path_id;
-use super::list::{list_spec, Bind, ListRequest, ListSpec, Op};
+use super::list::{invalid_filter_value, list_spec, Bind, Kind, ListRequest, ListSpec, Op};
 use super::openapi::{page_of, Operation, CUSTOM_CONTENT};
 use super::page;
 use super::validate::schema_of;
@@ -334,7 +334,7 @@ fn split_link_filters(request: &ListRequest) -> Result<(ListRequest, Vec<LinkFil
             .iter()
             .map(|v| uuid::Uuid::parse_str(v).map(|u| u.to_string()))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| bad_filter(format!("Invalid value for filter {name}"), name, "invalid_value"))?;
+            .map_err(|_| invalid_filter_value(name, Kind::Uuid))?;
         links.push((*link_type, ids));
     }
     Ok((rest, links))

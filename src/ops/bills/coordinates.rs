@@ -216,7 +216,11 @@ impl PaymentCoordinates {
         };
         let scheduled_to = match text(input.scheduled_to) {
             Some(Some(at)) => Some(Timestamp::parse_input(&at).ok_or_else(|| {
-                unprocessable("scheduled_to", "invalid_date", "scheduled_to must be an RFC 3339 date-time or a date")
+                unprocessable(
+                    "scheduled_to",
+                    "invalid_date",
+                    "scheduled_to must be an RFC 3339 date-time or a date YYYY-MM-DD",
+                )
             })?),
             Some(None) => None,
             None => kept.scheduled_to,

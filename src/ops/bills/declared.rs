@@ -230,9 +230,17 @@ pub struct BillTools {
 /// customer's payment received), their rows do not.
 pub trait Declared: BillKind {
     const TOOLS: BillTools;
+    /// What the OpenAPI document says of a create beyond its summary.
+    const CREATED: Option<&'static str>;
 }
 
 impl Declared for Payable {
+    const CREATED: Option<&'static str> = Some(
+        "Where the workspace's approval gate is on (it is by default), a payable created through /v1 or a tool \
+waits for a person's approval: it is answered with payment_approval pending_approval; the totals, the aging, the \
+cash flow and the income statement count it, and the default list leaves it out until approved in the dashboard. \
+List the waiting ones with GET /v1/payables?payment_approval=pending_approval (or one by ?id=).",
+    );
     const TOOLS: BillTools = BillTools {
         list: Tool {
             name: "finance_payables_list",
@@ -296,6 +304,7 @@ confirm.",
 }
 
 impl Declared for Receivable {
+    const CREATED: Option<&'static str> = None;
     const TOOLS: BillTools = BillTools {
         list: Tool {
             name: "finance_receivables_list",
@@ -365,6 +374,7 @@ const fn bill_operations<B: Declared>() -> [Op; 10] {
         Op::list::<Bills<B>>("List {collection}").with(B::TOOLS.list),
         Op::get::<Bills<B>>("Get one of the {collection}").with(B::TOOLS.get),
         Op::create::<Bills<B>>("Create {collection} (one, or a series of installments or recurrences)")
+            .described(B::CREATED)
             .with(B::TOOLS.create),
         Op::update::<Bills<B>>("Update one of the {collection}; a status moves it (settle, cancel, reopen)")
             .patched::<Bills<B>, For<B, BillingPatch<B::Status>>>(run_patch::<B>)

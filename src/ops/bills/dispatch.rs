@@ -637,10 +637,12 @@ async fn paid(
                 .await?;
         }
     }
-    // Whom it paid: as the gateway names them, else as the payable does.
+    // Whom it paid: as the payable names them — the beneficiary of its coordinates, the
+    // one the user confirmed, else its person — and as the gateway does only for a
+    // payable that names nobody (a slip's name as the bank read it is no better).
     let (payee, named) = (payment.payee(), coordinates_of(&bill));
-    let payee_name = payee.name.or(named.beneficiary_name).or_else(|| bill.row.person_name.clone());
-    let payee_document = payee.document_number.or(named.beneficiary_document);
+    let payee_name = named.beneficiary_name.or_else(|| bill.row.person_name.clone()).or(payee.name);
+    let payee_document = named.beneficiary_document.or(payee.document_number);
     let receipt = uuid::Uuid::new_v4().to_string();
     let now = Timestamp::now().to_string();
     let inserted = sql::query(

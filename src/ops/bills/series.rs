@@ -96,7 +96,8 @@ pub fn rows(
         BillType::Installment => spread(allocations, amount, &amounts, true),
         _ => vec![allocations.to_vec(); count as usize],
     };
-    let out_of_range = || unprocessable("due_date", "out_of_range", "The series runs past the supported dates");
+    let out_of_range =
+        || unprocessable("due_date", "out_of_range", "The series runs past the supported dates (up to 2999-12-31)");
     let mut rows = Vec::with_capacity(count as usize);
     for (index, (parcel, allocations)) in amounts.iter().zip(spread_allocations).enumerate() {
         let number = index as i64;

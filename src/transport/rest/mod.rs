@@ -18,7 +18,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 
 use super::response;
 use crate::app::AppState;
-use crate::auth::{self, AuthFailure, Identity, Surface, WorkspaceHint};
+use crate::auth::{self, AuthFailure, Identity, Refusal, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::rate_limit::{self, Budget, Counted, Needs};
 use crate::ops::{idempotency, Channel, OpContext};
@@ -116,14 +116,14 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RecordId {
     }
 }
 
-/// 401 for a missing (`sent` false) or refused API token.
-fn invalid_token(state: &AppState, sent: bool) -> Response {
-    let mut answer = ApiError::new(
-        ErrorCode::InvalidToken,
-        "A valid API bearer token is required (MCP tokens are not accepted here)",
-    )
-    .into_response();
-    let challenge = auth::challenge(&state.config.public_url, "", sent);
+/// 401 for a missing (`refused` none) or refused API token, saying why and what to do.
+fn invalid_token(state: &AppState, refused: Option<Refusal>) -> Response {
+    let message = match refused {
+        Some(refusal) => refusal.description(Surface::Api),
+        None => "An API bearer token is required (kobana-finance-mcp token --audience api)",
+    };
+    let mut answer = ApiError::new(ErrorCode::InvalidToken, message).into_response();
+    let challenge = auth::challenge(&state.config.public_url, "", refused.map(|r| (r, Surface::Api)));
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         answer.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
     }
@@ -159,7 +159,8 @@ impl axum::extract::FromRequestParts<AppState> for Caller {
         let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Api).await {
             Ok(identity) => identity,
             Err(AuthFailure::Unavailable(e)) => return Err(e.into_response()),
-            Err(failure) => return Err(invalid_token(state, matches!(failure, AuthFailure::Invalid))),
+            Err(AuthFailure::Missing) => return Err(invalid_token(state, None)),
+            Err(AuthFailure::Refused(why)) => return Err(invalid_token(state, Some(why))),
         };
         state.upkeep_if_due();
         // A read keeps the connection its count took, for its own statements.
@@ -167,7 +168,7 @@ impl axum::extract::FromRequestParts<AppState> for Caller {
         let (memberships, held) =
             match rate_limit::count_unless_revoked(state.services(), &identity, budget, needs).await {
                 Ok(Counted::Allowed(_, memberships, conn)) => (memberships.unwrap_or_default(), Held::new(conn)),
-                Ok(Counted::Revoked) => return Err(invalid_token(state, true)),
+                Ok(Counted::Revoked) => return Err(invalid_token(state, Some(Refusal::Revoked))),
                 Ok(Counted::Limited(error, status)) => {
                     let mut answer = error.into_response();
                     response::rate_limit_headers(&mut answer, &status);

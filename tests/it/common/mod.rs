@@ -413,6 +413,19 @@ pub fn pair(field: &str, reason: &str) -> (Option<String>, Option<String>) {
     (Some(field.to_string()), Some(reason.to_string()))
 }
 
+/// The REST envelope's `error` of an `isError` tool result, read from its text content —
+/// the only place an error result carries it (SPEC §5: no `structuredContent`, which a
+/// client validates against the tool's `outputSchema`, a success's shape).
+pub fn tool_error(result: &Value) -> Value {
+    assert_eq!(result["isError"], true, "expected isError: {result}");
+    assert!(result.get("structuredContent").is_none(), "an error result has no structuredContent: {result}");
+    assert_eq!(result["content"].as_array().map(Vec::len), Some(1), "one text content: {result}");
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text content: {result}"));
+    let envelope: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("text content is not JSON: {text}"));
+    envelope["error"].clone()
+}
+
 /// A `tools/call` of the 2026 protocol.
 pub fn call(tool: &str, arguments: Value) -> Mcp {
     Mcp::modern("tools/call", json!({"name": tool, "arguments": arguments}))

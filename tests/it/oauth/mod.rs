@@ -345,10 +345,7 @@ async fn a_viewer_who_consents_to_write_scopes_still_cannot_write() {
     let arguments = json!({"name": "Fornecedor", "company_id": ACME_COMPANY, "workspace_id": DEMO_WORKSPACE_ACME});
     let refused = h.send(call("finance_people_create", arguments).path("/mcp").bearer(&access).build()).await.result();
     assert_eq!(refused["isError"], true, "{refused}");
-    assert_eq!(
-        refused["structuredContent"]["error"]["code"], "forbidden",
-        "the role refuses, not the scope: {refused}"
-    );
+    assert_eq!(tool_error(&refused)["code"], "forbidden", "the role refuses, not the scope: {refused}");
     let listed = h.send(Mcp::modern("tools/list", json!({})).path("/mcp").bearer(&access).build()).await.result();
     assert!(!listed["tools"].as_array().unwrap().iter().any(|t| t["name"] == "finance_people_create"));
 }

@@ -530,12 +530,10 @@ async fn every_tool_with_the_other_workspaces_ids_is_not_found_and_leaks_nothing
             let reply = h.send(request.build()).await;
             let text = String::from_utf8_lossy(&reply.bytes).to_string();
             let result = reply.json()["result"].clone();
-            let code = result["structuredContent"]["error"]["code"].as_str().map(str::to_string).or_else(|| {
-                result["content"][0]["text"]
-                    .as_str()
-                    .and_then(|t| serde_json::from_str::<Value>(t).ok())
-                    .and_then(|v| v["error"]["code"].as_str().map(str::to_string))
-            });
+            let code = result["content"][0]["text"]
+                .as_str()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                .and_then(|v| v["error"]["code"].as_str().map(str::to_string));
             // A tool that needs more arguments than these may refuse them by its schema
             // (bad_request for a read, unprocessable_entity for a write) first; one that
             // has all it requires must answer not found.

@@ -258,7 +258,9 @@ async fn every_token_attack_is_refused_with_401_on_both_doors() {
                 }
                 _ => {}
             }
-            if body.contains("finance") || body.contains(DEMO_WORKSPACE_ACME) {
+            // No tool (`finance_…`), scope (`finance.…`) or workspace: a refusal may name
+            // the command that mints a token (`kobana-finance-mcp token`), nothing more.
+            if body.contains("finance_") || body.contains("finance.") || body.contains(DEMO_WORKSPACE_ACME) {
                 problems.push("the answer carries data".into());
             }
             if !problems.is_empty() {

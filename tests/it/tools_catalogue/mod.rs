@@ -139,12 +139,6 @@ fn payload(result: &Value) -> Value {
     text
 }
 
-/// The REST error envelope's `error` of an `isError` result.
-fn tool_error(result: &Value) -> Value {
-    assert_eq!(result["isError"], true, "expected isError: {result}");
-    payload(result)["error"].clone()
-}
-
 async fn tool_names(h: &Harness, token: &str) -> Vec<String> {
     let reply = h.send(Mcp::modern("tools/list", json!({})).bearer(token).build()).await;
     reply.result()["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
@@ -453,5 +447,6 @@ async fn write_tools_take_their_endpoints_request_schema() {
 
 mod boundaries;
 mod calls;
+mod errors;
 mod find;
 mod views;
