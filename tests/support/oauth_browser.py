@@ -150,9 +150,8 @@ class Browser:
         resumes, or the server's callback, where a refusal is shown). `fresh`: no
         session anywhere first (cookies cleared); otherwise the provider or the server
         may remember the person and skip its pages."""
-        from selenium.common.exceptions import TimeoutException
+        from selenium.common.exceptions import TimeoutException, WebDriverException
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions
         from selenium.webdriver.support.ui import WebDriverWait
 
         driver = self.driver
@@ -160,7 +159,16 @@ class Browser:
         if fresh:
             driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
         driver.get(url)
-        wait = WebDriverWait(driver, PAGE_SECONDS)
+        # While a page gives way to the next, what is found on it may already be gone
+        # (stale, or "does not belong to the document"): look again.
+        wait = WebDriverWait(driver, PAGE_SECONDS, ignored_exceptions=(WebDriverException,))
+
+        def gone(element: Any) -> bool:
+            try:
+                element.is_enabled()
+                return False
+            except WebDriverException:
+                return True
 
         def seen() -> str:
             return f"{driver.current_url[:200]} — {self._page_text()[:400]!r}"
@@ -199,7 +207,7 @@ class Browser:
             else:
                 self._approve(visit, wait, seen)
             try:
-                wait.until(expected_conditions.staleness_of(element))
+                wait.until(lambda _: gone(element))
             except TimeoutException:
                 raise BrowserError(f"the page did not change after the {step}: {seen()}") from None
         raise BrowserError(f"still not at {until} after six pages: {seen()}")
