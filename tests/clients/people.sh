@@ -16,7 +16,7 @@
 #    the owner, the person the owner invites, someone nobody invited;
 # 3. `BIN serve` on a free loopback port with KFIN_OIDC_ISSUER, KFIN_OIDC_CLIENT_ID and
 #    KFIN_OIDC_CLIENT_SECRET_FILE naming that provider and a fresh KFIN_JWT_SECRET (no
-#    development login), then `BIN workspace create --name "Gama Serviços" --owner-email
+#    development login; its start names the provider), then `BIN workspace create --name "Gama Serviços" --owner-email
 #    <the owner's>`: the workspace and its owner's invitation;
 # 4. people_flow.py: the owner signs in from a REST client and invites the person as
 #    finance; the person signs in from the Python mcp SDK and works as finance; the
@@ -96,6 +96,12 @@ one_pass() {
   if ! start_oidc_server "$BIN" "$dir" "$db_url"; then
     echo "FAIL people $label: the server did not start"
     return 1
+  fi
+
+  if grep -qF "sign in through the company's OpenID Connect provider $issuer" "$KFIN_SERVER_LOG"; then
+    echo "PASS people $label: serve's start says people sign in through $issuer"
+  else
+    echo "FAIL people $label: serve's start does not name the provider: $(grep '^Sign-in:' "$KFIN_SERVER_LOG")"
   fi
 
   local created workspace
