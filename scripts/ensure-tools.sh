@@ -11,6 +11,8 @@
 #   target/tools/conformance  the official MCP conformance suite CLI
 #   target/tools/clients      the official TypeScript MCP SDK, for tests/clients/node_client.mjs
 #   target/tools/inspector    the official MCP Inspector (its CLI), for tests/clients/inspector_client.py
+#   target/tools/oidc-provider  npm oidc-provider, the company's OpenID Connect provider of
+#                             the people sign-in test (tests/support/oidc_provider.mjs)
 #
 # Idempotent: a stamp file records what was installed, so a second run returns at once
 # and prints nothing. Every install step that fails stops the script with a message
@@ -35,10 +37,11 @@ CONFORMANCE_VERSION=0.2.0-alpha.12
 SDK_VERSION=1.32.2
 # The Inspector needs Node >= 22.19 (NODE22_VERSION above).
 INSPECTOR_VERSION=2.12.0
+OIDC_PROVIDER_VERSION=9.13.3
 
 # Bump STAMP_FORMAT when the layout changes so old installs are redone.
 STAMP_FORMAT=1
-WANT="format=$STAMP_FORMAT moto=$MOTO_VERSION mcp=$MCP_PY_VERSION node=$NODE22_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION fastmcp=$FASTMCP_VERSION inspector=$INSPECTOR_VERSION selenium=$SELENIUM_VERSION"
+WANT="format=$STAMP_FORMAT moto=$MOTO_VERSION mcp=$MCP_PY_VERSION node=$NODE22_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION fastmcp=$FASTMCP_VERSION inspector=$INSPECTOR_VERSION selenium=$SELENIUM_VERSION oidc-provider=$OIDC_PROVIDER_VERSION"
 STAMP="$TOOLS/.installed"
 
 VENV_PY="$TOOLS/venv/bin/python"
@@ -47,9 +50,10 @@ CONFORMANCE_CLI="$TOOLS/conformance/node_modules/@modelcontextprotocol/conforman
 SDK_PKG="$TOOLS/clients/node_modules/@modelcontextprotocol/sdk/package.json"
 INSPECTOR_CLI="$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 INSPECTOR_PKG="$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/package.json"
+OIDC_PROVIDER_PKG="$TOOLS/oidc-provider/node_modules/oidc-provider/package.json"
 
 all_present() {
-  [[ -x "$VENV_PY" && -x "$NODE22" && -f "$CONFORMANCE_CLI" && -f "$SDK_PKG" && -f "$INSPECTOR_CLI" ]]
+  [[ -x "$VENV_PY" && -x "$NODE22" && -f "$CONFORMANCE_CLI" && -f "$SDK_PKG" && -f "$INSPECTOR_CLI" && -f "$OIDC_PROVIDER_PKG" ]]
 }
 
 # Fast path: nothing to do, say nothing.
@@ -90,7 +94,7 @@ run() {
 }
 
 command -v python3 >/dev/null 2>&1 || die "python3 is not installed (needed for the test venv)"
-command -v npm >/dev/null 2>&1 || die "npm is not installed (needed for Node 22, the conformance CLI, the TypeScript SDK and the Inspector)"
+command -v npm >/dev/null 2>&1 || die "npm is not installed (needed for Node 22, the conformance CLI, the TypeScript SDK, the Inspector and oidc-provider)"
 
 # --- Python venv -------------------------------------------------------------------------
 pip_pkgs=("moto[server]==$MOTO_VERSION" "mcp==$MCP_PY_VERSION" "fastmcp==$FASTMCP_VERSION" "selenium==$SELENIUM_VERSION")
@@ -162,7 +166,7 @@ if [[ "$(installed_version "$SDK_PKG")" != "$SDK_VERSION" ]]; then
   npm_install "$TOOLS/clients" "@modelcontextprotocol/sdk@$SDK_VERSION" "$SDK_PKG"
 fi
 
-if [[ "$(installed_version "$INSPECTOR_PKG")" != "$INSPECTOR_VERSION" || ! -f "$INSPECTOR_CLI" ]]; then
+if [[ "$(installed_version "$INSPECTOR_PKG")" != "$INSPECTOR_VERSION" || ! -f "$INSPECTOR_CLI" && -f "$OIDC_PROVIDER_PKG" ]]; then
   step "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION into target/tools/inspector"
   npm_install "$TOOLS/inspector" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "$INSPECTOR_CLI"
 fi
@@ -172,6 +176,13 @@ inspector_home=$(mktemp -d)
 HOME=$inspector_home MCP_STORAGE_DIR=$inspector_home "$NODE22" "$INSPECTOR_CLI" --cli --version >>"$LOG" 2>&1 \
   || { rm -rf "$inspector_home"; die "the Inspector CLI does not start under Node 22"; }
 rm -rf "$inspector_home"
+
+if [[ "$(installed_version "$OIDC_PROVIDER_PKG")" != "$OIDC_PROVIDER_VERSION" ]]; then
+  step "installing oidc-provider@$OIDC_PROVIDER_VERSION into target/tools/oidc-provider"
+  npm_install "$TOOLS/oidc-provider" "oidc-provider@$OIDC_PROVIDER_VERSION" "$OIDC_PROVIDER_PKG"
+fi
+"$NODE22" --input-type=module -e "import(process.argv[1])" "$TOOLS/oidc-provider/node_modules/oidc-provider/lib/index.js" >>"$LOG" 2>&1 \
+  || die "oidc-provider does not load under Node 22"
 
 all_present || die "some tool is still missing after installing (see $LOG)"
 echo "$WANT" >"$STAMP"

@@ -10,8 +10,10 @@
 #      TypeScript clients against a real local server; then the sign-in through the
 #      server's authorization server, which also needs a headless browser (Debian's
 #      chromium and chromium-driver, which .ci/run installs): the conformance suite's
-#      authorization scenarios (in tests/conformance/run.sh) and the clients' OAuth
-#      flows (tests/clients/oauth.sh);
+#      authorization scenarios (in tests/conformance/run.sh), the clients' OAuth
+#      flows (tests/clients/oauth.sh), and people signing in through a company's
+#      OpenID Connect provider (npm oidc-provider), invited, working, lowered and
+#      revoking, on SQLite and on PostgreSQL (tests/clients/people.sh);
 #   4. the SAM template lint (scripts/sam-validate.sh).
 # Before them all, rustfmt's check of every crate (the server, fuzz/, benches/ceiling/):
 # a file not in rustfmt's style fails the run (`make fmt` writes the style).
@@ -84,6 +86,7 @@ if [[ $tools != ok ]]; then
   skip "conformance" "scripts/ensure-tools.sh could not install Node 22 / the conformance CLI"
   skip "clients" "scripts/ensure-tools.sh could not install the MCP clients"
   skip "oauth-clients" "scripts/ensure-tools.sh could not install the MCP clients"
+  skip "people" "scripts/ensure-tools.sh could not install the MCP clients and oidc-provider"
 else
   cargo build --quiet || failed+=("build")
   # The sign-in suites drive a headless browser: without one they are skipped (and
@@ -103,6 +106,12 @@ else
     tests/clients/oauth.sh "$BIN" || failed+=("oauth-clients")
   else
     skip "oauth-clients" "no headless browser: $no_browser"
+  fi
+  banner "people signing in through a company's OpenID provider (oidc-provider; SQLite and PostgreSQL; headless browser)"
+  if [[ $browser == ok ]]; then
+    tests/clients/people.sh "$BIN" || failed+=("people")
+  else
+    skip "people" "no headless browser: $no_browser"
   fi
 fi
 

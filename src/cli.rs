@@ -384,6 +384,12 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
              development login",
             state.config.public_url
         ));
+    } else if let Some(oidc) = state.config.oauth.oidc.as_ref().filter(|_| state.config.serves_authorization()) {
+        setup.push(format!(
+            "Sign-in: OAuth clients add {}/mcp and sign in through the company's OpenID Connect provider {} (a \
+             person invited by e-mail)",
+            state.config.public_url, oidc.issuer
+        ));
     } else if state.config.serves_authorization() {
         setup.push(
             "Sign-in: no identity source here (the development login needs the development secret and a loopback URL)"

@@ -31,12 +31,7 @@ BIN=$(cd "$(dirname "$BIN_ARG")" && pwd)/$(basename "$BIN_ARG")
 # shellcheck source=../support/local-server.sh
 source "$HERE/../support/local-server.sh"
 
-"$REPO_ROOT/scripts/ensure-tools.sh" || exit 1
-PYTHON="$TOOLS_DIR/venv/bin/python"
-if ! why=$("$PYTHON" "$REPO_ROOT/tests/support/oauth_browser.py" --check); then
-  echo "error: no headless browser to sign in with: $why" >&2
-  exit 1
-fi
+need_browser_tools || exit 1
 command -v openssl >/dev/null 2>&1 || { echo "error: openssl is not installed (it makes the test certificate)" >&2; exit 1; }
 
 make_temp_workdir kfin-oauth

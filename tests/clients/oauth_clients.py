@@ -231,17 +231,22 @@ async def workspaces_call(client: Client, checks: Checks, when: str) -> None:
     )
 
 
+def client_metadata(redirect_uri: str, name: str) -> OAuthClientMetadata:
+    """A public client's metadata (PKCE alone): code and refresh token, one redirect URI."""
+    return OAuthClientMetadata(
+        redirect_uris=[redirect_uri],
+        client_name=name,
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+
+
 async def python_flow(issuer: str, browser: Browser, docs: DocumentServer | None, checks: Checks) -> None:
     mcp_url = f"{issuer}/mcp"
     name = "Kobana test: Python mcp" + (" (CIMD)" if docs else " (DCR)")
     with CallbackServer() as callback:
-        metadata = OAuthClientMetadata(
-            redirect_uris=[callback.url],
-            client_name=name,
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            token_endpoint_auth_method="none",
-        )
+        metadata = client_metadata(callback.url, name)
         metadata_url = None
         if docs is not None:
             path = "/clients/python-mcp.json"

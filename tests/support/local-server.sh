@@ -8,6 +8,8 @@
 #
 # or, for the sign-in through the server's own authorization server (SPEC section 6):
 #   start_dev_login_server BIN "$KFIN_WORKDIR"
+# or through the company's OpenID Connect provider (KFIN_OIDC_* set, KFIN_PORT chosen):
+#   start_oidc_server BIN "$KFIN_WORKDIR" DATABASE_URL
 #
 # After start_local_server returns:
 #   KFIN_PORT        the server's port on 127.0.0.1
@@ -59,6 +61,11 @@ print(s.getsockname()[1])
 s.close()'
 }
 
+# fresh_secret: 48 random bytes, URL-safe base64 (a signing secret, a client secret).
+fresh_secret() {
+  python3 -c 'import secrets; print(secrets.token_urlsafe(48))'
+}
+
 # wait_http_ok URL SECONDS PID: poll URL until it answers 2xx, or fail when PID dies
 # or SECONDS pass.
 wait_http_ok() {
@@ -89,39 +96,52 @@ sys.exit(1)
 PY
 }
 
-# start_local_server BIN WORKDIR
-start_local_server() {
+# _prepare BIN WORKDIR: the binary is there, WORKDIR exists, and configuration that would
+# change what is under test (Lambda mode, Secrets Manager, another auth server or origin
+# list) does not leak in from the caller's environment.
+_prepare() {
   local bin=$1 workdir=$2
   if [[ ! -x "$bin" ]]; then
     echo "error: server binary not found or not executable: $bin" >&2
     return 1
   fi
   mkdir -p "$workdir"
-
-  # Configuration that would change what is under test (Lambda mode, Secrets Manager,
-  # another auth server or origin list) must not leak in from the caller's environment.
   unset AWS_LAMBDA_RUNTIME_API KFIN_SECRET_ID KFIN_AUTH_SERVER KFIN_API_BASE_URL \
     KFIN_ALLOWED_ORIGINS KFIN_STATE_KEY KFIN_BLOB_URL KFIN_DATABASE_URL
+}
 
-  KFIN_PORT=$(free_loopback_port)
+# _serve BIN WORKDIR READY_PATH [NAME=VALUE]...: `BIN serve` on 127.0.0.1:KFIN_PORT with
+# the database KFIN_DB_URL (both set by the caller) and the NAME=VALUE environment, its
+# output in WORKDIR/server.log, under `timeout 900` and stopped by the EXIT trap; waits
+# until READY_PATH answers 2xx. Sets KFIN_URL (exported as KFIN_PUBLIC_URL),
+# KFIN_SERVER_LOG and KFIN_SERVER_PID.
+_serve() {
+  local bin=$1 workdir=$2 ready=$3
+  shift 3
   KFIN_URL="http://127.0.0.1:$KFIN_PORT"
-  KFIN_DB_URL="sqlite:$workdir/kfin.db"
   KFIN_SERVER_LOG="$workdir/server.log"
   export KFIN_PUBLIC_URL="$KFIN_URL"
-  # A fresh signing secret per run: no token from another run is valid here.
-  KFIN_JWT_SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(48))')
-  export KFIN_JWT_SECRET
-
-  timeout 900 "$bin" serve --addr "127.0.0.1:$KFIN_PORT" --database-url "$KFIN_DB_URL" \
+  env "$@" timeout 900 "$bin" serve --addr "127.0.0.1:$KFIN_PORT" --database-url "$KFIN_DB_URL" \
     >"$KFIN_SERVER_LOG" 2>&1 </dev/null &
-  local pid=$!
-  register_cleanup_pid "$pid"
-
-  if ! wait_http_ok "$KFIN_URL/.well-known/oauth-protected-resource" 120 "$pid"; then
+  KFIN_SERVER_PID=$!
+  register_cleanup_pid "$KFIN_SERVER_PID"
+  if ! wait_http_ok "$KFIN_URL$ready" 120 "$KFIN_SERVER_PID"; then
     echo "error: the server did not come up; last lines of its log:" >&2
     tail -n 40 "$KFIN_SERVER_LOG" | sed 's/^/    /' >&2
     return 1
   fi
+}
+
+# start_local_server BIN WORKDIR
+start_local_server() {
+  local bin=$1 workdir=$2
+  _prepare "$bin" "$workdir" || return 1
+  KFIN_PORT=$(free_loopback_port)
+  KFIN_DB_URL="sqlite:$workdir/kfin.db"
+  # A fresh signing secret per run: no token from another run is valid here.
+  KFIN_JWT_SECRET=$(fresh_secret)
+  export KFIN_JWT_SECRET
+  _serve "$bin" "$workdir" /.well-known/oauth-protected-resource || return 1
 
   KFIN_TOKEN_FILE="$workdir/token"
   if ! "$bin" token --user "$DEMO_OWNER_ID" --database-url "$KFIN_DB_URL" >"$KFIN_TOKEN_FILE" 2>"$workdir/token.err"; then
@@ -135,7 +155,7 @@ start_local_server() {
     return 1
   fi
   printf '%s\n' "$KFIN_TOKEN" >"$KFIN_TOKEN_FILE"
-  echo "server: $KFIN_URL (pid $pid, log $KFIN_SERVER_LOG)"
+  echo "server: $KFIN_URL (pid $KFIN_SERVER_PID, log $KFIN_SERVER_LOG)"
 }
 
 # start_dev_login_server BIN WORKDIR: a server as `make run` starts one, on its generated
@@ -146,31 +166,44 @@ start_local_server() {
 # KFIN_OAUTH_DEV_CLIENT_METADATA and KFIN_OAUTH_DEV_CA pass through.
 start_dev_login_server() {
   local bin=$1 workdir=$2
-  if [[ ! -x "$bin" ]]; then
-    echo "error: server binary not found or not executable: $bin" >&2
-    return 1
-  fi
-  mkdir -p "$workdir"
-  unset AWS_LAMBDA_RUNTIME_API KFIN_SECRET_ID KFIN_AUTH_SERVER KFIN_API_BASE_URL \
-    KFIN_ALLOWED_ORIGINS KFIN_STATE_KEY KFIN_BLOB_URL KFIN_DATABASE_URL KFIN_JWT_SECRET
-
+  _prepare "$bin" "$workdir" || return 1
+  unset KFIN_JWT_SECRET
   KFIN_PORT=$(free_loopback_port)
-  KFIN_URL="http://127.0.0.1:$KFIN_PORT"
   KFIN_DB_URL="sqlite:$workdir/kfin.db"
-  KFIN_SERVER_LOG="$workdir/server.log"
-  export KFIN_PUBLIC_URL="$KFIN_URL"
+  _serve "$bin" "$workdir" /.well-known/oauth-authorization-server KFIN_DATA_DIR="$workdir" || return 1
+  echo "server: $KFIN_URL (pid $KFIN_SERVER_PID, development login, log $KFIN_SERVER_LOG)"
+}
 
-  KFIN_DATA_DIR="$workdir" timeout 900 "$bin" serve --addr "127.0.0.1:$KFIN_PORT" --database-url "$KFIN_DB_URL" \
-    >"$KFIN_SERVER_LOG" 2>&1 </dev/null &
-  local pid=$!
-  register_cleanup_pid "$pid"
+# start_oidc_server BIN WORKDIR DATABASE_URL: a server as a deployment runs one, its
+# people signing in through the company's OpenID Connect provider that the caller's
+# KFIN_OIDC_ISSUER, KFIN_OIDC_CLIENT_ID and KFIN_OIDC_CLIENT_SECRET_FILE name (so no
+# development login), on the database DATABASE_URL, with a fresh KFIN_JWT_SECRET
+# (exported, with KFIN_DATA_DIR=WORKDIR, so the CLI run next acts on the same
+# deployment). It listens on 127.0.0.1:KFIN_PORT, which the caller chose with
+# free_loopback_port before (the provider's client names the server's callback). Sets
+# KFIN_URL (= KFIN_PUBLIC_URL, the issuer), KFIN_DB_URL, KFIN_SERVER_LOG and
+# KFIN_SERVER_PID (stopped by the EXIT trap, or sooner by the caller); mints no token.
+start_oidc_server() {
+  local bin=$1 workdir=$2
+  _prepare "$bin" "$workdir" || return 1
+  unset KFIN_OIDC_SECRET_ID KFIN_OAUTH_DEV_LOGIN_PUBLIC KFIN_OAUTH_DEV_CLIENT_METADATA KFIN_OAUTH_DEV_CA
+  KFIN_DB_URL=$3
+  KFIN_JWT_SECRET=$(fresh_secret)
+  export KFIN_JWT_SECRET KFIN_DATA_DIR="$workdir"
+  _serve "$bin" "$workdir" /.well-known/oauth-authorization-server || return 1
+  echo "server: $KFIN_URL (pid $KFIN_SERVER_PID, sign-in at $KFIN_OIDC_ISSUER, log $KFIN_SERVER_LOG)"
+}
 
-  if ! wait_http_ok "$KFIN_URL/.well-known/oauth-authorization-server" 120 "$pid"; then
-    echo "error: the server did not come up; last lines of its log:" >&2
-    tail -n 40 "$KFIN_SERVER_LOG" | sed 's/^/    /' >&2
+# need_browser_tools: the test tools of scripts/ensure-tools.sh and a headless browser
+# to sign in with; sets PYTHON (the venv's). Says what is missing and fails otherwise.
+need_browser_tools() {
+  "$REPO_ROOT/scripts/ensure-tools.sh" || return 1
+  PYTHON="$TOOLS_DIR/venv/bin/python"
+  local why
+  if ! why=$("$PYTHON" "$REPO_ROOT/tests/support/oauth_browser.py" --check); then
+    echo "error: no headless browser to sign in with: $why" >&2
     return 1
   fi
-  echo "server: $KFIN_URL (pid $pid, development login, log $KFIN_SERVER_LOG)"
 }
 
 # make_temp_workdir PREFIX: set KFIN_WORKDIR to a fresh temporary directory that is

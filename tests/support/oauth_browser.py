@@ -1,7 +1,9 @@
 """What the OAuth end-to-end tests share: a real headless browser that signs in on the
-server's development login and answers its consent page, a loopback callback server
-that receives the authorization response, and a loopback HTTPS server that serves
-client ID metadata documents under a certificate made for 127.0.0.1.
+server's development login, or at a company's OpenID provider (npm oidc-provider's
+development pages: tests/support/oidc_provider.mjs), and answers the server's consent
+page, a loopback callback server that receives the authorization response, and a
+loopback HTTPS server that serves client ID metadata documents under a certificate made
+for 127.0.0.1.
 
 The browser is Debian's Chromium driven by its ChromeDriver through Selenium (no
 browser download: Selenium Manager never runs, as the binary and the driver are
@@ -42,6 +44,12 @@ DEMO_OWNER_ID = "0f5e8a52-3c1d-4b7e-9a26-5d8c4e2b1a01"
 # What the development login's button for the owner shows: the name and the e-mail.
 DEMO_OWNER_SHOWN = "Ana Souza <ana.souza@"
 
+# The server's consent page's approve button; the provider's login field and consent form
+# (oidc-provider's development interactions).
+CONSENT_APPROVE = "form[method=post][action='/authorize'] button[name=decision][value=approve]"
+PROVIDER_LOGIN = "form[method=post] input[name=login]"
+PROVIDER_CONSENT = "form[method=post] input[type=hidden][name=prompt][value=consent]"
+
 # How long one page may take to come (the server answers at once; Chromium's first
 # page takes a second or two).
 PAGE_SECONDS = 20
@@ -61,6 +69,17 @@ class Visit:
     consent_text: str = ""
     # Where the browser ended: the client's redirect URI with the response.
     landed: str = ""
+
+
+@dataclass
+class ProviderVisit(Visit):
+    """What the browser went through for one sign-in at the company's OpenID provider."""
+
+    # The provider's login page was shown (and answered); its consent page was.
+    provider_login: bool = False
+    provider_consent: bool = False
+    # The visible text of the page the browser ended on.
+    text: str = ""
 
 
 class Browser:
@@ -104,6 +123,95 @@ class Browser:
     def __exit__(self, *_: Any) -> None:
         self.close()
 
+    def _page_text(self) -> str:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.TAG_NAME, "body").text
+
+    def _approve(self, visit: Visit, wait: Any, seen: Any) -> None:
+        """Approves on the server's consent page (keeping its text in `visit`)."""
+        from selenium.common.exceptions import TimeoutException
+        from selenium.webdriver.common.by import By
+
+        try:
+            approve = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, CONSENT_APPROVE))[0]
+        except TimeoutException:
+            raise BrowserError(f"no consent page after signing in: {seen()}") from None
+        visit.consent_shown = True
+        visit.consent_text = self._page_text()
+        approve.click()
+
+    def sign_in_at_provider(self, url: str, login: str, until: str, fresh: bool = True) -> ProviderVisit:
+        """Opens `url` (an authorization request, or a page of the server that starts a
+        sign-in when there is no session) and answers what comes, in whatever order it
+        comes: the provider's login page (`login` typed, any password), the provider's
+        consent page, the server's consent page (approved); until the browser is at a
+        URL that starts with `until` (the client's redirect URI, the page the sign-in
+        resumes, or the server's callback, where a refusal is shown). `fresh`: no
+        session anywhere first (cookies cleared); otherwise the provider or the server
+        may remember the person and skip its pages."""
+        from selenium.common.exceptions import TimeoutException, WebDriverException
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        driver = self.driver
+        visit = ProviderVisit()
+        if fresh:
+            driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        driver.get(url)
+        # While a page gives way to the next, what is found on it may already be gone
+        # (stale, or "does not belong to the document"): look again.
+        wait = WebDriverWait(driver, PAGE_SECONDS, ignored_exceptions=(WebDriverException,))
+
+        def gone(element: Any) -> bool:
+            try:
+                element.is_enabled()
+                return False
+            except WebDriverException:
+                return True
+
+        def seen() -> str:
+            return f"{driver.current_url[:200]} — {self._page_text()[:400]!r}"
+
+        def where(d: Any) -> tuple[str, Any] | None:
+            if d.current_url.startswith(until):
+                return "landed", None
+            for name, selector in (
+                ("provider login", PROVIDER_LOGIN),
+                ("provider consent", PROVIDER_CONSENT),
+                ("consent", CONSENT_APPROVE),
+            ):
+                found = d.find_elements(By.CSS_SELECTOR, selector)
+                if found:
+                    return name, found[0]
+            return None
+
+        for _ in range(6):
+            try:
+                step, element = wait.until(where)
+            except TimeoutException:
+                raise BrowserError(f"neither a sign-in page nor {until}: {seen()}") from None
+            if step == "landed":
+                visit.landed = driver.current_url
+                visit.text = self._page_text()
+                return visit
+            if step == "provider login":
+                visit.provider_login = True
+                form = element.find_element(By.XPATH, "./ancestor::form")
+                element.send_keys(login)
+                form.find_element(By.CSS_SELECTOR, "input[name=password]").send_keys("any password")
+                form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            elif step == "provider consent":
+                visit.provider_consent = True
+                element.find_element(By.XPATH, "./ancestor::form//button[@type='submit']").click()
+            else:
+                self._approve(visit, wait, seen)
+            try:
+                wait.until(lambda _: gone(element))
+            except TimeoutException:
+                raise BrowserError(f"the page did not change after the {step}: {seen()}") from None
+        raise BrowserError(f"still not at {until} after six pages: {seen()}")
+
     def sign_in_and_approve(self, authorize_url: str, person_id: str = DEMO_OWNER_ID) -> Visit:
         """Opens `authorize_url` with no session (cookies cleared), signs in on the
         development login as `person_id` (the button of that person's form), approves
@@ -140,17 +248,7 @@ class Browser:
         if person_id == DEMO_OWNER_ID and DEMO_OWNER_SHOWN not in button.text:
             raise BrowserError(f"the demo owner's button does not show {DEMO_OWNER_SHOWN!r}: {button.text!r}")
         button.click()
-        try:
-            approve = wait.until(
-                lambda d: d.find_elements(
-                    By.CSS_SELECTOR, "form[method=post][action='/authorize'] button[name=decision][value=approve]"
-                )
-            )[0]
-        except TimeoutException:
-            raise BrowserError(f"no consent page after signing in: {seen()}") from None
-        visit.consent_shown = True
-        visit.consent_text = driver.find_element(By.TAG_NAME, "body").text
-        approve.click()
+        self._approve(visit, wait, seen)
         try:
             wait.until(lambda d: d.current_url.startswith(landing_prefix))
         except TimeoutException:
