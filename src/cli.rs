@@ -396,12 +396,17 @@ async fn serve(addr: String, database_url: Option<String>) -> CliResult {
                 .to_string(),
         );
     }
-    print!("{}", banner(&state.config, &mcp_token, &api_token));
+    // Written once and never again: a reader that went away (`make run | head`) loses
+    // the rest of the lines, not the server.
+    let mut printed = banner(&state.config, &mcp_token, &api_token);
     for line in setup {
-        println!("{line}");
+        printed.push_str(&line);
+        printed.push('\n');
     }
     use std::io::Write;
-    let _ = std::io::stdout().flush();
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(printed.as_bytes()).and_then(|()| stdout.flush());
+    drop(stdout);
     crate::transport::local::serve(listener, crate::transport::router(state))
         .await
         .map_err(|e| format!("server error: {e}"))

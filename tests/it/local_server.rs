@@ -126,6 +126,45 @@ async fn status_of(addr: std::net::SocketAddr, path: &str, token: &str) -> u16 {
     read_response(&mut stream, &mut Vec::new()).await.expect("an answer").0
 }
 
+/// `make run | head -3`: the reader of its output goes away before the server prints;
+/// the server loses those lines and keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_goes_away_costs_the_lines_not_the_server() {
+    let dir = TempDir::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"));
+    command
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .current_dir(&dir.0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("KFIN_") || n.starts_with("AWS_LAMBDA")) {
+        command.env_remove(name);
+    }
+    let mut child = command.spawn().unwrap();
+    drop(child.stdout.take());
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut answered = None;
+    while std::time::Instant::now() < deadline {
+        if let Some(exit) = child.try_wait().unwrap() {
+            panic!("the server exited when its output's reader went away: {exit}");
+        }
+        if TcpStream::connect(addr).await.is_ok() {
+            answered = Some(status_of(addr, "/health", "").await);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let alive = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(answered, Some(200), "the server answers /health");
+    assert!(alive, "and is still running after printing into a closed pipe");
+}
+
 /// `make run` (`serve` on a fresh data directory, its output a pipe): its first lines
 /// are the README's, but for the port and the tokens; the MCP token opens the MCP
 /// endpoint and the API token `/v1`; the log on stderr is plain text (no colour codes).
