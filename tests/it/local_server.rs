@@ -126,11 +126,9 @@ async fn status_of(addr: std::net::SocketAddr, path: &str, token: &str) -> u16 {
     read_response(&mut stream, &mut Vec::new()).await.expect("an answer").0
 }
 
-/// `make run | head -3`: the reader of its output goes away before the server prints;
-/// the server loses those lines and keeps serving.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reader_that_goes_away_costs_the_lines_not_the_server() {
-    let dir = TempDir::new();
+/// `serve` as `make run` starts it, in `dir` on a free port, without the caller's
+/// `KFIN_*` settings; its output a pipe, its log to `stderr`.
+fn make_run(dir: &TempDir, stderr: std::process::Stdio) -> (std::process::Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"));
     command
@@ -138,11 +136,19 @@ async fn a_reader_that_goes_away_costs_the_lines_not_the_server() {
         .current_dir(&dir.0)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
+        .stderr(stderr);
     for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("KFIN_") || n.starts_with("AWS_LAMBDA")) {
         command.env_remove(name);
     }
-    let mut child = command.spawn().unwrap();
+    (command.spawn().unwrap(), port)
+}
+
+/// `make run | head -3`: the reader of its output goes away before the server prints;
+/// the server loses those lines and keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_goes_away_costs_the_lines_not_the_server() {
+    let dir = TempDir::new();
+    let (mut child, port) = make_run(&dir, std::process::Stdio::null());
     drop(child.stdout.take());
     let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
@@ -172,18 +178,7 @@ async fn a_reader_that_goes_away_costs_the_lines_not_the_server() {
 async fn make_run_prints_the_urls_both_tokens_and_the_reset_in_plain_lines() {
     use std::io::{BufRead, Read};
     let dir = TempDir::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kobana-finance-mcp"));
-    command
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-        .current_dir(&dir.0)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("KFIN_") || n.starts_with("AWS_LAMBDA")) {
-        command.env_remove(name);
-    }
-    let mut child = command.spawn().unwrap();
+    let (mut child, port) = make_run(&dir, std::process::Stdio::piped());
     let (stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let log = std::thread::spawn(move || {
         let mut text = String::new();
