@@ -5,7 +5,7 @@ Usage: sign_in.py BIN
 
 A release server on a fresh SQLite database pinned to CPU 0, configured with a provider
 this process plays on CPU 1 (discovery, keys, and a token endpoint answering an RS256 ID
-token for the sign-in's nonce, signed with the test key tests/fixtures/oidc/rsa.pem);
+token for the sign-in's nonce, signed with an RSA key openssl makes for the run);
 one workspace whose owner's invitation the first sign-in claims. Then BENCH_SIGN_INS
 (100) whole sign-ins of that person from a registered client, one connection, no session
 kept between them:
@@ -40,8 +40,6 @@ _spec.loader.exec_module(token_bench)
 CALLBACK, Client, exchange_pairs = token_bench.CALLBACK, token_bench.Client, token_bench.exchange_pairs
 field, measure, pkce = token_bench.field, token_bench.measure, token_bench.pkce
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KEY = os.path.join(ROOT, "tests", "fixtures", "oidc", "rsa.pem")
 OWNER_EMAIL = "dona@bench.example"
 
 
@@ -149,7 +147,10 @@ def main():
     work = tempfile.mkdtemp(prefix="kfin-sign-in-bench-")
     procs = []
     try:
-        provider = Provider(Signer(KEY), "kfin-bench")
+        key = os.path.join(work, "provider-key.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        provider = Provider(Signer(key), "kfin-bench")
         secret_file = os.path.join(work, "client-secret")
         open(secret_file, "w").write("bench-client-secret")
         port = free_port()
