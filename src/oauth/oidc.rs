@@ -18,7 +18,7 @@
 //! a failed fetch is kept: the next sign-in tries again. None of it runs on the path of
 //! an MCP or `/v1` request.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -68,7 +68,8 @@ type Kept<T> = Mutex<Option<(Arc<T>, Instant)>>;
 pub struct Provider {
     config: OidcConfig,
     aws: crate::aws::Aws,
-    https: Https,
+    /// Made at the first sign-in: its TLS roots are read then, never at a cold start.
+    https: OnceLock<Https>,
     discovery: Kept<Discovery>,
     keys: Kept<JwkSet>,
     secret: Kept<String>,
@@ -133,7 +134,7 @@ impl Provider {
         Provider {
             config,
             aws,
-            https: Https::new(),
+            https: OnceLock::new(),
             discovery: Mutex::new(None),
             keys: Mutex::new(None),
             secret: Mutex::new(None),
@@ -155,7 +156,7 @@ impl Provider {
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::new()))
             .map_err(|e| e.to_string())?;
-        let answer = tokio::time::timeout(DEADLINE, self.https.send(request))
+        let answer = tokio::time::timeout(DEADLINE, self.https.get_or_init(Https::new).send(request))
             .await
             .map_err(|_| "no answer in time".to_string())?
             .map_err(|e| e.to_string())?;
@@ -287,7 +288,7 @@ impl Provider {
             form.finish()
         };
         let request = request.body(Full::new(Bytes::from(body))).map_err(|_| OauthError::unavailable())?;
-        let answer = tokio::time::timeout(DEADLINE, self.https.send(request))
+        let answer = tokio::time::timeout(DEADLINE, self.https.get_or_init(Https::new).send(request))
             .await
             .map_err(|_| unavailable("token"))?
             .map_err(|e| {
