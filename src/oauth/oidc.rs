@@ -141,10 +141,6 @@ impl Provider {
         }
     }
 
-    pub fn issuer(&self) -> &str {
-        &self.config.issuer
-    }
-
     /// An endpoint the provider names may be used: HTTPS, or the loopback `http` a local
     /// issuer was allowed to be.
     fn usable(&self, url: &str) -> bool {
