@@ -65,6 +65,17 @@ pub trait Records: 'static {
     /// The record in the user's terms, for a confirmation ("“Aluguel” to Imobiliária
     /// Centro, R$ 4.500,00 due 2026-11-10").
     fn label(record: &Self::Record) -> String;
+    /// The schema of a get's answer (its OpenAPI row, its tool's output): the record's,
+    /// unless a get answers more than the other answers do (a bill's files).
+    fn read_schema() -> Value {
+        schema_of::<Self::Record>()
+    }
+}
+
+/// Drops from a `PATCH` body what `R`'s get answered that `Request` does not take
+/// ([`validate::strip_answer`]): a client sends back what it read.
+pub fn strip_read<R: Records, Request: JsonSchema + 'static>(body: &mut Map<String, Value>) {
+    validate::strip_answer_of::<R, Request>(R::read_schema, body);
 }
 
 /// A resource's create and update operations.
@@ -371,7 +382,7 @@ impl Op {
 
     /// `GET {collection}/{id}`
     pub const fn get<R: Records>(summary: &'static str) -> Op {
-        Op::shaped(Shape::Get, "get", "/{id}", "get", summary, Access::Read).answers(200, schema_of::<R::Record>)
+        Op::shaped(Shape::Get, "get", "/{id}", "get", summary, Access::Read).answers(200, R::read_schema)
     }
 
     /// `POST {collection}`: 201 (idempotent with a key).
@@ -391,8 +402,7 @@ impl Op {
     /// On `/v1`, this update row takes `T` (the update's fields and more) and `run`
     /// runs it; its tool keeps the update's request.
     pub const fn patched<R: Records, T: DeserializeOwned + JsonSchema + 'static>(self, run: Runner) -> Op {
-        let patch =
-            Patch { request: schema_of::<T>, check: check::<T>, strip: validate::strip_answer::<R::Record, T>, run };
+        let patch = Patch { request: schema_of::<T>, check: check::<T>, strip: strip_read::<R, T>, run };
         Op { patch: Some(patch), ..self }
     }
 

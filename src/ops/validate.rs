@@ -48,6 +48,23 @@ pub fn strip_answer<Record: JsonSchema + 'static, Request: JsonSchema + 'static>
     strip_object(cached_schema::<Record>(), cached_schema::<Request>(), body);
 }
 
+/// [`strip_answer`] against an answer schema a function makes (a get's, with the record's
+/// files), made on the first request of the key `K` and kept.
+pub fn strip_answer_of<K: 'static, Request: JsonSchema + 'static>(
+    answer: fn() -> Value,
+    body: &mut Map<String, Value>,
+) {
+    static MADE: OnceLock<RwLock<HashMap<TypeId, &'static Value>>> = OnceLock::new();
+    let made = MADE.get_or_init(Default::default);
+    let id = TypeId::of::<K>();
+    let found = made.read().unwrap_or_else(|e| e.into_inner()).get(&id).copied();
+    let schema = found.unwrap_or_else(|| {
+        let mut made = made.write().unwrap_or_else(|e| e.into_inner());
+        made.entry(id).or_insert_with(|| Box::leak(Box::new(answer())))
+    });
+    strip_object(schema, cached_schema::<Request>(), body);
+}
+
 /// Whether a property's schema accepts `null`.
 fn takes_null(schema: &Value) -> bool {
     let null = |t: &Value| t == "null" || t.as_array().is_some_and(|types| types.iter().any(|t| t == "null"));
@@ -101,6 +118,53 @@ pub fn parse<T: JsonSchema + DeserializeOwned + 'static>(value: Value) -> Result
         ApiError::unprocessable("The request body does not match the schema")
             .with_details(json!({"reason": "invalid_body"}))
     })
+}
+
+/// A query string checked against `T`'s schema and read into it, as a body is: each
+/// pair is a property (an `integer` property's text read as a whole number), so the
+/// query's schema (a tool's arguments, OpenAPI's parameters) and its check are one type.
+/// A key given twice, an unknown key (`unknown_filter`) and a value outside its schema
+/// are 400 `bad_request` naming the parameter, with the reasons a body's field gets.
+pub fn parse_query<T: JsonSchema + DeserializeOwned + 'static>(pairs: &[(String, String)]) -> Result<T, ApiError> {
+    let schema = cached_schema::<T>();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let mut object = Map::new();
+    for (key, text) in pairs {
+        let whole = properties
+            .and_then(|p| p.get(key))
+            .and_then(|p| p.get("type"))
+            .is_some_and(|t| type_matches(t, &Value::from(0)) && !type_matches(t, &Value::from("")));
+        let value = match whole {
+            true => text
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| query_error(key, "wrong_type", format!("Parameter {key} must be a whole number")))?,
+            false => Value::String(text.clone()),
+        };
+        if object.insert(key.clone(), value).is_some() {
+            return Err(query_error(key, "invalid_value", format!("Parameter {key} appears twice")));
+        }
+    }
+    check_object(schema, &object, "").map_err(|mut e| {
+        e.code = crate::error::ErrorCode::BadRequest;
+        e.message = e.message.replacen("Field ", "Parameter ", 1);
+        if let Some(details) = e.details.as_mut().and_then(Value::as_object_mut) {
+            if details.get("reason").and_then(Value::as_str) == Some("unknown_field") {
+                let field = details.get("field").and_then(Value::as_str).unwrap_or_default().to_string();
+                e.message = format!("Unknown parameter: {field}");
+                details.insert("reason".into(), "unknown_filter".into());
+            }
+        }
+        e
+    })?;
+    serde_json::from_value(Value::Object(object)).map_err(|_| {
+        ApiError::bad_request("The query does not match its parameters")
+            .with_details(json!({"reason": "invalid_query"}))
+    })
+}
+
+fn query_error(key: &str, reason: &str, message: String) -> ApiError {
+    ApiError::bad_request(message).with_details(json!({ "field": key, "reason": reason }))
 }
 
 /// A field that fails its schema: 422 `unprocessable_entity` naming it, as the real

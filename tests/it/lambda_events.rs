@@ -114,7 +114,7 @@ async fn views_narrow_the_catalogue_behind_every_front_door() {
         let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
         let names: Vec<&str> =
             body["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names.len(), 23, "{kind}: {names:?}");
+        assert_eq!(names.len(), 24, "{kind}: {names:?}");
         assert!(
             names[1..].iter().all(|n| n.starts_with("finance_payables_") || n.starts_with("finance_receivables_")),
             "{kind}: {names:?}"

@@ -38,7 +38,7 @@ fn list_output<R: Records>() -> Value {
 }
 
 fn get_output<R: Records>() -> Value {
-    projected(schema_of::<R::Record>())
+    projected(R::read_schema())
 }
 
 fn record_output<R: Records>() -> Value {

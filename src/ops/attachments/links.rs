@@ -99,3 +99,42 @@ pub async fn unlink(
     let details = json!({ "parent_type": input.target_type.as_str(), "parent_id": target_id });
     audit_event(ctx, conn, ws, "attachments.unlink", &attachment.id, Some(details)).await
 }
+
+/// One of a record's files as the record's answer shows it (`attachments`); a list keeps
+/// only their count (`attachments_count`).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Attached {
+    pub id: String,
+    pub file_name: String,
+    pub mime_type: String,
+    /// Size in bytes.
+    pub file_size: i64,
+}
+
+/// The files linked to the record `target_id` of `target_type` (`payable`, `receivable`,
+/// `transaction`), in the order they were linked.
+pub async fn attached(
+    conn: &mut Conn,
+    ws: &Membership,
+    target_type: &str,
+    target_id: &str,
+) -> Result<Vec<Attached>, ApiError> {
+    let rows = sql::query(
+        "SELECT a.id, a.file_name, a.mime_type, a.file_size FROM attachment_links l
+           JOIN attachments a ON a.workspace_id = l.workspace_id AND a.id = l.attachment_id
+          WHERE l.workspace_id = $1 AND l.target_type = $2 AND l.target_id = $3 ORDER BY l.created_at, a.id",
+    )
+    .bind(&ws.workspace_id)
+    .bind(target_type)
+    .bind(target_id)
+    .map_all(&mut *conn, |row| {
+        Ok(Attached {
+            id: row.try_get(0)?,
+            file_name: row.try_get(1)?,
+            mime_type: row.try_get(2)?,
+            file_size: row.try_get(3)?,
+        })
+    })
+    .await?;
+    Ok(rows)
+}

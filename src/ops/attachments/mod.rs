@@ -24,6 +24,8 @@ mod files;
 mod links;
 mod upload;
 
+pub use links::{attached, Attached};
+
 use crate::storage::{sql, Conn, Row};
 use bytes::Bytes;
 use schemars::JsonSchema;
@@ -116,6 +118,22 @@ pub struct Attachment {
     pub linked_payables_count: i64,
     pub linked_receivables_count: i64,
     pub linked_transactions_count: i64,
+}
+
+/// The schema of a get's answer `T` with its record's files (`attachments`, this
+/// product's): a get answers them, the other answers and the lists only their count.
+pub fn with_files<T: JsonSchema>() -> Value {
+    let mut schema = schema_of::<T>();
+    let mut files = schema_of::<Vec<Attached>>();
+    if let Some(files) = files.as_object_mut() {
+        files.remove("$schema");
+        files.remove("title");
+        files.insert("x-kobana-extension".into(), "attachments".into());
+    }
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert("attachments".into(), files);
+    }
+    schema
 }
 
 /// A parsed upload: the `file` part (name, declared type, bytes) and the `title` part.

@@ -12,7 +12,9 @@
 //! For the same reason a slip is on one open payable of a workspace at a time: a
 //! barcode (in either form, [`rules::barcode_key`]) or a Pix copy-and-paste code that
 //! another pending payable not rejected at the gate already has is refused, 409
-//! `duplicate_bill` naming it ([`refuse_duplicate`]), whichever door writes it.
+//! `duplicate_bill` naming it ([`refuse_duplicate`]), whichever door writes it, and so
+//! is a reopen that would make a second open payable of the slip. The duplicates a rule
+//! cannot refuse (the same vendor and amount twice) are listed, `bills/duplicates.rs`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -378,6 +380,14 @@ pub async fn write(
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+/// Refuses making the payable `billing_id` pending again (a reopen) while its slip is
+/// another open payable's: the one created while this one was cancelled or paid keeps
+/// it ([`refuse_duplicate`]).
+pub async fn refuse_reopened_duplicate(conn: &mut Conn, ws: &Membership, billing_id: &str) -> Result<(), ApiError> {
+    let coordinates = read(conn, ws, billing_id).await?;
+    refuse_duplicate(conn, ws, billing_id, &coordinates).await
 }
 
 /// Refuses the coordinates of the payable `billing_id` when their barcode or Pix

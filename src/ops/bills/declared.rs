@@ -7,11 +7,13 @@
 use crate::storage::Conn;
 
 use super::charges::{ChargeRequest, Issue};
+use super::duplicates::{Duplicates, DuplicatesQuery};
 use super::{BillKind, Billing, BillingPatch, BillingRow, For, Of, Payable, Receivable, SettleRequest, Transition};
 use crate::domain::roles::Resource;
 use crate::domain::shown;
 use crate::domain::text::quoted;
 use crate::error::ApiError;
+use crate::ops::attachments::with_files;
 use crate::ops::common::bill_label;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
@@ -56,6 +58,9 @@ impl<B: BillKind> Records for Bills<B> {
     }
     fn label(of: &Of<B, Billing>) -> String {
         label::<B>(&of.0)
+    }
+    fn read_schema() -> serde_json::Value {
+        with_files::<Of<B, Billing>>()
     }
 }
 
@@ -253,7 +258,8 @@ For totals use finance_payables_aggregates.",
         get: Tool {
             name: "finance_payables_get",
             title: "Get a payable",
-            description: "One payable: vendor, amounts, dates, status, category, apportionment, taxes and its settlement transaction.",
+            description: "One payable: vendor, amounts, dates, status, category, apportionment, taxes, files (attachments) and its \
+settlement transaction.",
         },
         create: Tool {
             name: "finance_payables_create",
@@ -316,8 +322,8 @@ finance_receivables_aggregates.",
         get: Tool {
             name: "finance_receivables_get",
             title: "Get a receivable",
-            description: "One receivable: customer, amounts, dates, status, category, apportionment, taxes and its settlement \
-transaction.",
+            description: "One receivable: customer, amounts, dates, status, category, apportionment, taxes, files (attachments) and \
+its settlement transaction.",
         },
         create: Tool {
             name: "finance_receivables_create",
@@ -416,8 +422,20 @@ const fn bill_operations<B: Declared>() -> [Op; 10] {
     ]
 }
 
-/// A payable's orders to the bank: its dispatch and its cancellation.
-const PAYABLE_BANK: [Op; 2] = [
+/// A payable's own operations: the likely duplicates, and its orders to the bank (its
+/// dispatch and its cancellation).
+const PAYABLE_OWN: [Op; 3] = [
+    Op::read("/duplicates", "duplicates", "Likely duplicate payables, in groups, each with why it matched", run_duplicates)
+        .queries(schema_of::<DuplicatesQuery>)
+        .answers(200, schema_of::<Duplicates>)
+        .extension("duplicate bills: what could be paid twice")
+        .tool(
+            "finance_payables_duplicates",
+            "Find duplicate payables",
+            "Groups of open payables (waiting for approval included) that look like one bill recorded twice: same boleto, \
+same Pix copia-e-cola, same vendor and document number, or same vendor and amount due at most within_days apart \
+(default 7); each says why. Ask the user which to keep before cancelling one (finance_payables_cancel).",
+        ),
     Op::write("post", "/{id}/send-to-bank", "send_to_bank", "Send a payable to the bank (pays it through the banking gateway)", run_send_to_bank)
         .bank()
         .answers(200, schema_of::<Of<Payable, Billing>>)
@@ -443,7 +461,7 @@ the user to confirm.",
 
 /// The `/v1/payables` operations.
 pub static PAYABLES: Declaration =
-    Declaration::of::<Payables>(const { &joined::<10, 2, 12>(bill_operations::<Payable>(), PAYABLE_BANK) });
+    Declaration::of::<Payables>(const { &joined::<10, 3, 13>(bill_operations::<Payable>(), PAYABLE_OWN) });
 /// A receivable's orders to the bank: its charge and the charge's cancellation.
 const RECEIVABLE_BANK: [Op; 2] = [
     Op::write("post", "/{id}/charge", "charge", "Charge a receivable by Pix or boleto through the banking gateway", run_charge)
@@ -540,6 +558,13 @@ fn confirm_cancel_charge(mut c: Call<'_>) -> Asking<'_> {
             bill.row.nominal_amount.brl(),
             label::<Receivable>(&bill)
         )))
+    })
+}
+
+fn run_duplicates(c: Call<'_>) -> Running<'_> {
+    Box::pin(async move {
+        let query: DuplicatesQuery = crate::ops::validate::parse_query(c.query)?;
+        reply(super::duplicates::duplicates(c.conn, c.ws, &query).await?)
     })
 }
 

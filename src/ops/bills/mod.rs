@@ -43,6 +43,7 @@ pub mod charges;
 mod coordinates;
 pub mod declared;
 pub mod dispatch;
+pub mod duplicates;
 pub mod events;
 mod rows;
 mod series;
@@ -210,7 +211,13 @@ pub async fn get<B: BillKind>(
     id: &str,
 ) -> Result<Billing, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
-    find::<B>(conn, ws, id).await
+    let mut bill = find::<B>(conn, ws, id).await?;
+    // The row counts its files: only then are they read.
+    bill.attachments = Some(match bill.row.attachments_count {
+        0 => Vec::new(),
+        _ => super::attachments::attached(conn, ws, B::KIND, &bill.row.id).await?,
+    });
+    Ok(bill)
 }
 
 /// What refuses deleting `current` whatever the user says: a reconciliation holds it,

@@ -405,6 +405,7 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
         classification_center_allocations: allocations,
         tax_charges,
         reconciliation,
+        attachments: None,
         kind: Some(kind),
     })
 }

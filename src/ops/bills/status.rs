@@ -329,7 +329,10 @@ pub async fn check_move<B: BillKind>(
     if to == Transition::Reopen {
         reconciliations::refuse_if_reconciled(conn, ws, "billing", &current.row.id, "reopened").await?;
         match B::KIND {
-            "payable" => super::dispatch::refuse_if_paid_by_the_bank(conn, ws, &current.row.id).await?,
+            "payable" => {
+                super::dispatch::refuse_if_paid_by_the_bank(conn, ws, &current.row.id).await?;
+                super::coordinates::refuse_reopened_duplicate(conn, ws, &current.row.id).await?;
+            }
             _ => super::charges::refuse_if_paid_by_the_bank(conn, ws, &current.row.id).await?,
         }
     }

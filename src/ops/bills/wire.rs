@@ -450,6 +450,11 @@ pub struct Billing {
     /// tools' output schemas stay small (`finance_reconciliations_get` has them).
     #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub reconciliation: Option<ReconciliationRef>,
+    /// Its files, on a get's answer only ([`crate::ops::attachments::with_files`] says so in
+    /// its schema); other answers and the lists keep their count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub attachments: Option<Vec<crate::ops::attachments::Attached>>,
     #[serde(flatten)]
     #[schemars(skip)]
     pub kind: Option<KindRecord>,

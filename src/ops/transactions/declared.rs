@@ -10,6 +10,7 @@ use super::{Aggregates, Transaction, Transfer, TransferCreate};
 use crate::domain::roles::Resource;
 use crate::domain::text::quoted;
 use crate::error::ApiError;
+use crate::ops::attachments::with_files;
 use crate::ops::list::{ListRequest, ListSpec};
 use crate::ops::period::AggregatesQuery;
 use crate::ops::resource::{parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running};
@@ -40,6 +41,9 @@ impl Records for Transactions {
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
         transactions::get(ctx, conn, ws, id).await
     }
+    fn read_schema() -> serde_json::Value {
+        with_files::<Transaction>()
+    }
     fn label(t: &Transaction) -> String {
         format!("{} ({} of {} on {})", quoted(&t.description), t.transaction_type, t.amount.brl(), t.occurred_at)
     }
@@ -65,7 +69,7 @@ type. E.g. {\"occurred_at\":{\"gte\":\"2026-11-01\"}}; unclassified: {\"classifi
     Op::get::<Transactions>("Get a financial transaction").tool(
         "finance_transactions_get",
         "Get a transaction",
-        "One transaction, with its category, person and apportionment.",
+        "One transaction, with its category, person, apportionment and files (attachments).",
     ),
     Op::create::<Transactions>("Create a financial transaction").tool(
         "finance_transactions_create",

@@ -70,7 +70,9 @@ record_table!(financial_transactions => Transaction |row| {
     amount = Cents(row.try_get("amount_cents")?),
     // Filled from the apportionment afterwards (`with_allocations`).
     classification_center_id = None,
-    classification_center_allocations = Vec::new();
+    classification_center_allocations = Vec::new(),
+    // A get's answer reads its files ([`get`]); the others leave them out.
+    attachments = None;
     reads amount_cents
 });
 
@@ -124,7 +126,9 @@ async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction,
 
 pub async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Transaction, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
-    find(conn, ws, id).await
+    let mut found = find(conn, ws, id).await?;
+    found.attachments = Some(super::attachments::attached(conn, ws, "transaction", &found.id).await?);
+    Ok(found)
 }
 
 /// Refuses a single center together with `classification_centers` (400).

@@ -175,6 +175,11 @@ pub struct Transaction {
     /// The payable or receivable whose settlement created it.
     #[schemars(extend("x-kobana-extension" = "ledger"))]
     pub billing_id: Option<String>,
+    /// Its files, on a get's answer only ([`crate::ops::attachments::with_files`] says so in
+    /// its schema); other answers and the list leave them out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub attachments: Option<Vec<crate::ops::attachments::Attached>>,
     #[serde(flatten)]
     pub stamps: Stamps,
 }

@@ -203,7 +203,7 @@ async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBod
 }
 
 async fn update<R: Writable>(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
-    let body = stripped(body, validate::strip_answer::<R::Record, R::Update>);
+    let body = stripped(body, crate::ops::resource::strip_read::<R, R::Update>);
     let permission = (R::RESOURCE, Access::Write);
     let route = format!("{}/{id}", R::COLLECTION);
     door::update(&caller, permission, &headers, &route, &body, async |ctx, conn, ws, input: R::Update| {

@@ -168,6 +168,9 @@ async fn every_tool_runs(find: bool) {
     // the cash basis nets, with its transfers, to the transactions' aggregates.
     let aging = a.ok("finance_reports_aging", json!({"kind": "payable", "group_by": "person"})).await;
     let totals = a.ok("finance_payables_aggregates", json!({})).await;
+    // The demo's open payables: no likely duplicates among them.
+    let duplicates = a.ok("finance_payables_duplicates", json!({"within_days": 31})).await;
+    assert_eq!(duplicates["data"], json!([]), "{duplicates}");
     assert_eq!(aging["total"]["amount"], totals["pending"], "{aging}");
     assert_eq!(aging["buckets"].as_array().map(Vec::len), Some(5));
     let statement = a

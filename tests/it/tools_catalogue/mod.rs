@@ -32,6 +32,7 @@ const CONTRACT: &[(&str, &[&str])] = &[
             "settle",
             "cancel",
             "reopen",
+            "duplicates",
             "send_to_bank",
             "cancel_dispatch",
         ],
@@ -87,7 +88,7 @@ fn is_read(name: &str) -> bool {
     name == "finance_workspaces_list"
         || matches!(
             action_of(name),
-            "list" | "get" | "aggregates" | "download" | "suggest" | "aging" | "income_statement"
+            "list" | "get" | "aggregates" | "duplicates" | "download" | "suggest" | "aging" | "income_statement"
         )
 }
 
@@ -283,7 +284,7 @@ async fn the_owner_sees_exactly_the_contract_catalogue_in_order() {
     let h = Harness::new().await;
     let names = tool_names(&h, &h.token(DEMO_OWNER)).await;
     assert_eq!(names, contract_names());
-    assert_eq!(names.len(), 86);
+    assert_eq!(names.len(), 87);
     assert_eq!(names[0], "finance_workspaces_list");
 }
 
@@ -303,7 +304,13 @@ async fn tools_list_shows_what_the_role_and_the_token_scopes_allow() {
     // One read scope: the workspaces and that resource's read tools.
     assert_eq!(
         tool_names(&h, &h.token_with(DEMO_OWNER, Some("finance.payables"), |_| {})).await,
-        ["finance_workspaces_list", "finance_payables_list", "finance_payables_get", "finance_payables_aggregates"]
+        [
+            "finance_workspaces_list",
+            "finance_payables_list",
+            "finance_payables_get",
+            "finance_payables_aggregates",
+            "finance_payables_duplicates"
+        ]
     );
     // A write scope alone: the writes of that resource, not its reads.
     assert_eq!(

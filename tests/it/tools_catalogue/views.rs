@@ -32,7 +32,7 @@ async fn each_view_form_lists_what_it_names() {
     let owner = h.token(DEMO_OWNER);
     let list = || Mcp::modern("tools/list", json!({})).bearer(&owner);
     let pr = of_toolsets(&["payables", "receivables"], false);
-    assert_eq!(pr.len(), 23);
+    assert_eq!(pr.len(), 24);
     // Path, header, both.
     assert_eq!(listed_names(&h, list().path("/mcp/x/payables,receivables")).await, pr);
     assert_eq!(listed_names(&h, list().header("x-mcp-toolsets", "payables,receivables")).await, pr);
@@ -223,12 +223,13 @@ pub(super) fn model_visible(tools: &[Value]) -> usize {
 /// figures (bytes ≈ tokens × 4) are those of BENCHMARKS.md. (Names and descriptions
 /// carry the pattern that refuses control and override characters: +4.0 KB. Where a
 /// waiting payable counts, the suggestions' counts, a rule's overlap and the attachments'
-/// link filters: +1.0 KB, less than one tool's weight.)
+/// link filters: +1.0 KB, less than one tool's weight. The duplicates tool and the files
+/// a get answers: +2.5 KB, one tool's weight.)
 #[tokio::test]
 async fn the_catalogue_stays_within_its_byte_budget() {
-    const MODEL_VISIBLE_OWNER: usize = 95_500;
-    const WIRE_OWNER: usize = 217_500;
-    const WIRE_PAYABLES_VIEW: usize = 57_000;
+    const MODEL_VISIBLE_OWNER: usize = 96_200;
+    const WIRE_OWNER: usize = 220_000;
+    const WIRE_PAYABLES_VIEW: usize = 59_000;
     let h = Harness::new().await;
     let owner = h.token(DEMO_OWNER);
     for version in ["2026-07-28", "2025-06-18"] {
