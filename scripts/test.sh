@@ -4,7 +4,11 @@
 #   1. the Rust suite on SQLite (cargo nextest, or cargo test when nextest is missing);
 #   2. the same suite on PostgreSQL when one answers at KFIN_TEST_POSTGRES_URL
 #      (default postgres://postgres@127.0.0.1:5432/test) — required when CI=true;
-#   3. the end-to-end suites, which need the tools of scripts/ensure-tools.sh (Python
+#   3. the README's walkthrough (tests/readme/walkthrough.py): every ```sh block of
+#      README.md run in order against one fresh server on the demo data, then each
+#      alone against a server of its own, failing on an error or an unexpected empty
+#      list; and the documentation's tool counts and catalogue sizes against the server;
+#   4. the end-to-end suites, which need the tools of scripts/ensure-tools.sh (Python
 #      venv with moto, the mcp client and Selenium, Node 22, the conformance CLI, the
 #      TypeScript SDK): the official MCP conformance suite, and the official Python and
 #      TypeScript clients against a real local server; then the sign-in through the
@@ -14,7 +18,7 @@
 #      flows (tests/clients/oauth.sh), and people signing in through a company's
 #      OpenID Connect provider (npm oidc-provider), invited, working, lowered and
 #      revoking, on SQLite and on PostgreSQL (tests/clients/people.sh);
-#   4. the SAM template lint (scripts/sam-validate.sh).
+#   5. the SAM template lint (scripts/sam-validate.sh).
 # Before them all, rustfmt's check of every crate (the server, fuzz/, benches/ceiling/):
 # a file not in rustfmt's style fails the run (`make fmt` writes the style).
 # The Rust suite is one test binary (tests/it); it also checks that the event fixtures
@@ -79,6 +83,16 @@ if pg_up; then
   KFIN_TEST_DATABASE=postgres "${runner[@]}" || failed+=("rust-postgres")
 else
   skip "rust-postgres" "no PostgreSQL answers at $KFIN_TEST_POSTGRES_URL"
+fi
+
+banner "the README's walkthrough (tests/readme/walkthrough.py)"
+# Needs the binary the Rust suite built, bash, curl and python3 (standard library only).
+if [[ ! -x $BIN ]]; then
+  skip "readme" "no $BIN (the Rust suite builds it)"
+elif ! command -v curl >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+  skip "readme" "curl and python3 are needed"
+else
+  python3 tests/readme/walkthrough.py "$BIN" || failed+=("readme")
 fi
 
 banner "end-to-end suites"
