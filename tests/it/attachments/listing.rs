@@ -347,3 +347,61 @@ async fn the_list_tool_filters_by_linked_record_as_the_route_does() {
     let list = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "finance_attachments_list").unwrap();
     assert!(list["description"].as_str().unwrap().contains("linked_to_payable_id"), "{list}");
 }
+
+/// A record's files: a get of a payable, a receivable or a transaction answers them (id,
+/// name, type, size; the oldest link first) on both doors; its list row keeps only the
+/// count; an unlinked file leaves the record.
+#[tokio::test]
+async fn a_get_answers_the_records_files_and_a_list_their_count() {
+    let h = Harness::new().await;
+    let token = h.api_token(DEMO_OWNER);
+    let pdf = uploaded(&h, &token, "nota.pdf", "application/pdf", PDF).await;
+    let csv = uploaded(&h, &token, "extrato.csv", "text/csv", b"a,b\n1,2\n").await;
+    let payable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "payable").await;
+    let receivable = insert_billing(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY, "receivable").await;
+    let transaction = insert_transaction(&h, DEMO_WORKSPACE_ACME, ACME_COMPANY).await;
+    let link = |id: &Value, kind: &str, target: &str| {
+        rest(Method::POST, &links_path(id.as_str().unwrap()), &token, Some(json!({"type": kind, "id": target}))).build()
+    };
+    for (kind, target) in [("payable", &payable), ("receivable", &receivable), ("transaction", &transaction)] {
+        assert_eq!(h.send(link(&pdf["id"], kind, target)).await.status, 201);
+        assert_eq!(h.send(link(&csv["id"], kind, target)).await.status, 201);
+    }
+    let file = |a: &Value| {
+        json!({"id": a["id"], "file_name": a["file_name"], "mime_type": a["mime_type"], "file_size": a["file_size"]})
+    };
+    // Linked within the same second: compared by id.
+    let by_id = |files: &Value| {
+        let mut files = files.as_array().cloned().unwrap_or_default();
+        files.sort_by_key(|f| f["id"].as_str().map(String::from));
+        Value::Array(files)
+    };
+    let both = by_id(&json!([file(&pdf), file(&csv)]));
+    for (path, tool, id) in [
+        ("/v1/payables", "finance_payables_get", &payable),
+        ("/v1/receivables", "finance_receivables_get", &receivable),
+        ("/v1/financial-transactions", "finance_transactions_get", &transaction),
+    ] {
+        let read = h.send(rest(Method::GET, &format!("{path}/{id}"), &token, None).build()).await.json();
+        assert_eq!(by_id(&read["attachments"]), both, "{path}: {read}");
+        let called = h.send(call(tool, json!({"id": id})).bearer(&h.token(DEMO_OWNER)).build()).await.result();
+        assert_eq!(by_id(&called["structuredContent"]["attachments"]), both, "{tool}: {called}");
+        let listed = h.send(rest(Method::GET, &format!("{path}?id={id}"), &token, None).build()).await.json();
+        let row = &listed["data"][0];
+        assert!(row.get("attachments").is_none(), "{path}: a list row keeps the count only: {row}");
+        if path != "/v1/financial-transactions" {
+            assert_eq!(row["attachments_count"], 2, "{path}: {row}");
+        }
+    }
+    // Unlinked, the file leaves the record.
+    let unlink = rest(
+        Method::DELETE,
+        &links_path(pdf["id"].as_str().unwrap()),
+        &token,
+        Some(json!({"type": "payable", "id": payable})),
+    );
+    assert!(h.send(unlink.build()).await.status.is_success());
+    let read = h.send(rest(Method::GET, &format!("/v1/payables/{payable}"), &token, None).build()).await.json();
+    assert_eq!(read["attachments"], json!([file(&csv)]), "{read}");
+    assert_eq!(read["attachments_count"], 1, "{read}");
+}
