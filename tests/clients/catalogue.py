@@ -5,12 +5,11 @@ Shared by python_client.py, fastmcp_client.py and inspector_client.py (node_clie
 carries the same facts in JavaScript). Stdlib only, so each client imports it from its
 own folder.
 
-The facts, all from the contract:
-  * the catalogue: `finance_<resource>_<action>`, the resources in the money-flow order
-    of SPEC §5 (workspaces first, then reports, cash flow, payables, receivables, reconciliations, transactions, transfers,
-    accounts, receipts, attachments, companies, people, categories, cost centers, taxes, automatic rules);
-  * read tools: list, get, aggregates, download, the reports (`readOnlyHint: true`); every other
-    action writes;
+The facts:
+  * the catalogue, read from the server's listing (src/mcp/listing.tsv, which a Rust test
+    keeps what the server lists): `finance_<resource>_<action>` in the order of
+    tools/list, workspaces first; a tool with `readOnlyHint: true` reads, one with
+    `destructiveHint: true` is destructive, every other one writes;
   * a view (`/mcp/x/{toolsets}`, `/mcp/readonly`, `/mcp/x/{toolsets}/readonly`, or the
     `X-MCP-Toolsets` / `X-MCP-Readonly` headers; path and header narrow to what both
     allow) lists finance_workspaces_list plus the tools of its toolsets, only the read
@@ -23,10 +22,7 @@ The facts, all from the contract:
     offers, with the annotations of that class); every other tool of the view is
     found with finance_tools_search and run through the runner of its class with
     `{tool, arguments}`, which answers what a direct tools/call answers. The class
-    comes from the action: list, get, aggregates, download and suggest read; delete,
-    cancel, settle, reopen, send_to_bank, cancel_dispatch, charge, cancel_charge, and
-    finance_transfers_create, finance_accounts_adjust_balance and
-    finance_reconciliations_create are destructive; every other action writes.
+    comes from the tool's annotations in the listing.
 The demo owner's token grants every scope and the owner role, so for it the expected
 list is exactly the view's part of the catalogue (in find mode: every runner whose
 class the view offers).
@@ -37,6 +33,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import unquote, urlsplit
 
@@ -68,52 +65,57 @@ def describe(exc: BaseException) -> str:
 
 
 # Resource -> actions, in the order of tools/list.
-CATALOGUE: dict[str, tuple[str, ...]] = {
-    "workspaces": ("list",),
-    "reports": ("aging", "income_statement"),
-    "cash_flow": ("get",),
-    "payables": (
-        "list",
-        "get",
-        "create",
-        "update",
-        "delete",
-        "aggregates",
-        "settle",
-        "cancel",
-        "reopen",
-        "send_to_bank",
-        "cancel_dispatch",
-    ),
-    "receivables": (
-        "list",
-        "get",
-        "create",
-        "update",
-        "delete",
-        "aggregates",
-        "settle",
-        "cancel",
-        "reopen",
-        "charge",
-        "cancel_charge",
-    ),
-    "reconciliations": ("create", "get", "delete", "suggest"),
-    "transactions": ("list", "get", "create", "update", "delete", "aggregates"),
-    "transfers": ("get", "create"),
-    "accounts": ("list", "get", "create", "update", "delete", "adjust_balance", "import_statement"),
-    "receipts": ("list", "get"),
-    "attachments": ("list", "get", "upload", "download", "link", "unlink", "delete"),
-    "companies": ("list", "get", "create", "update", "delete"),
-    "people": ("list", "get", "create", "update", "delete"),
-    "categories": ("list", "get", "create", "update", "delete"),
-    "cost_centers": ("list", "get", "create", "update", "delete"),
-    "taxes": ("list", "get", "create", "update", "delete"),
-    "automatic_rules": ("list", "get", "create", "update", "delete", "reorder"),
-    "banks": ("list",),
-}
-TOOLSETS = tuple(r for r in CATALOGUE if r != "workspaces")
-READ_ACTIONS = frozenset({"list", "get", "aggregates", "download", "suggest", "aging", "income_statement"})
+# The catalogue, in the order of tools/list, read from the server's own listing
+# (src/mcp/listing.tsv: one line per tool, name then annotations; a Rust test keeps it
+# what the server lists): adding a tool edits no client test. The toolsets are the
+# views' names; a tool belongs to the longest one its name starts with.
+LISTING = Path(__file__).resolve().parents[2] / "src" / "mcp" / "listing.tsv"
+TOOLSETS = (
+    "reports",
+    "cash_flow",
+    "payables",
+    "receivables",
+    "reconciliations",
+    "transactions",
+    "transfers",
+    "accounts",
+    "receipts",
+    "attachments",
+    "companies",
+    "people",
+    "categories",
+    "cost_centers",
+    "taxes",
+    "automatic_rules",
+    "banks",
+)
+
+
+def _listing() -> list[tuple[str, dict[str, Any]]]:
+    rows = []
+    for line in LISTING.read_text(encoding="utf-8").splitlines():
+        name, annotations = line.split("\t")[:2]
+        rows.append((name, json.loads(annotations)))
+    return rows
+
+
+def _catalogue(rows: list[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, ...]]:
+    catalogue: dict[str, list[str]] = {}
+    for name, _ in rows:
+        resource = next(
+            (r for r in sorted(("workspaces", *TOOLSETS), key=len, reverse=True) if name.startswith(f"finance_{r}_")),
+            None,
+        )
+        if resource is None:
+            raise ValueError(f"{LISTING}: {name} belongs to no toolset")
+        catalogue.setdefault(resource, []).append(name[len(f"finance_{resource}_") :])
+    return {r: tuple(actions) for r, actions in catalogue.items()}
+
+
+_ROWS = _listing()
+CATALOGUE: dict[str, tuple[str, ...]] = _catalogue(_ROWS)
+READ_TOOLS = frozenset(name for name, annotations in _ROWS if annotations.get("readOnlyHint"))
+DESTRUCTIVE_TOOLS = frozenset(name for name, annotations in _ROWS if annotations.get("destructiveHint"))
 WORKSPACES_TOOL = "finance_workspaces_list"
 CURSOR_LIMIT = 40
 
@@ -123,12 +125,6 @@ READ_RUNNER = "finance_tools_run_read"
 WRITE_RUNNER = "finance_tools_run_write"
 DESTRUCTIVE_RUNNER = "finance_tools_run_destructive"
 RUNNERS = (READ_RUNNER, WRITE_RUNNER, DESTRUCTIVE_RUNNER)
-DESTRUCTIVE_ACTIONS = frozenset(
-    {"delete", "cancel", "settle", "reopen", "send_to_bank", "cancel_dispatch", "charge", "cancel_charge"}
-)
-DESTRUCTIVE_TOOLS = frozenset(
-    {"finance_transfers_create", "finance_accounts_adjust_balance", "finance_reconciliations_create"}
-)
 
 
 def tool_name(resource: str, action: str) -> str:
@@ -144,20 +140,17 @@ def resource_of(name: str) -> str | None:
 
 
 def is_read(name: str) -> bool:
-    resource = resource_of(name)
-    return resource is not None and name[len(f"finance_{resource}_") :] in READ_ACTIONS
+    return name in READ_TOOLS
 
 
 def runner_of(name: str) -> str | None:
     """The find-mode runner of a catalogue tool, from its action (None: not a tool this
     catalogue knows)."""
-    resource = resource_of(name)
-    if resource is None:
+    if resource_of(name) is None:
         return None
-    action = name[len(f"finance_{resource}_") :]
-    if action in READ_ACTIONS:
+    if name in READ_TOOLS:
         return READ_RUNNER
-    if action in DESTRUCTIVE_ACTIONS or name in DESTRUCTIVE_TOOLS:
+    if name in DESTRUCTIVE_TOOLS:
         return DESTRUCTIVE_RUNNER
     return WRITE_RUNNER
 

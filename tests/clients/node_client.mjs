@@ -53,6 +53,7 @@
 //     the view through the runner of another class is bad_request with details
 //     {field: tool, reason: wrong_runner, runner: <its runner>}.
 // Exit status 0 only if every check passed.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
@@ -70,32 +71,30 @@ const READ_RUNNER = 'finance_tools_run_read';
 const WRITE_RUNNER = 'finance_tools_run_write';
 const DESTRUCTIVE_RUNNER = 'finance_tools_run_destructive';
 const RUNNERS = [READ_RUNNER, WRITE_RUNNER, DESTRUCTIVE_RUNNER];
-const DESTRUCTIVE_ACTIONS = new Set(['delete', 'cancel', 'settle', 'reopen', 'send_to_bank', 'cancel_dispatch', 'charge', 'cancel_charge']);
-const DESTRUCTIVE_TOOLS = new Set(['finance_transfers_create', 'finance_accounts_adjust_balance', 'finance_reconciliations_create']);
-
-// The catalogue (SPEC section 5.1) in the order of tools/list (section 5).
-const CATALOGUE = {
-  workspaces: ['list'],
-  reports: ['aging', 'income_statement'],
-  cash_flow: ['get'],
-  payables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen', 'send_to_bank', 'cancel_dispatch'],
-  receivables: ['list', 'get', 'create', 'update', 'delete', 'aggregates', 'settle', 'cancel', 'reopen', 'charge', 'cancel_charge'],
-  reconciliations: ['create', 'get', 'delete', 'suggest'],
-  transactions: ['list', 'get', 'create', 'update', 'delete', 'aggregates'],
-  transfers: ['get', 'create'],
-  accounts: ['list', 'get', 'create', 'update', 'delete', 'adjust_balance', 'import_statement'],
-  receipts: ['list', 'get'],
-  attachments: ['list', 'get', 'upload', 'download', 'link', 'unlink', 'delete'],
-  companies: ['list', 'get', 'create', 'update', 'delete'],
-  people: ['list', 'get', 'create', 'update', 'delete'],
-  categories: ['list', 'get', 'create', 'update', 'delete'],
-  cost_centers: ['list', 'get', 'create', 'update', 'delete'],
-  taxes: ['list', 'get', 'create', 'update', 'delete'],
-  automatic_rules: ['list', 'get', 'create', 'update', 'delete', 'reorder'],
-  banks: ['list'],
-};
+// The catalogue in the order of tools/list, read from the server's own listing
+// (src/mcp/listing.tsv: one line per tool, name then annotations; a Rust test keeps it
+// what the server lists), so adding a tool edits no client test. The toolsets are the
+// views' names; a tool belongs to the longest one its name starts with.
+const TOOLSETS = ['reports', 'cash_flow', 'payables', 'receivables', 'reconciliations', 'transactions', 'transfers',
+  'accounts', 'receipts', 'attachments', 'companies', 'people', 'categories', 'cost_centers', 'taxes',
+  'automatic_rules', 'banks'];
+const LISTING = readFileSync(new URL('../../src/mcp/listing.tsv', import.meta.url), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => {
+    const [name, annotations] = line.split('\t');
+    return [name, JSON.parse(annotations)];
+  });
+const CATALOGUE = {};
+for (const [name] of LISTING) {
+  const resource = ['workspaces', ...TOOLSETS].sort((a, b) => b.length - a.length)
+    .find((r) => name.startsWith(`finance_${r}_`));
+  if (!resource) throw new Error(`listing.tsv: ${name} belongs to no toolset`);
+  (CATALOGUE[resource] ??= []).push(name.slice(`finance_${resource}_`.length));
+}
 const RESOURCES = Object.keys(CATALOGUE);
-const READ_ACTIONS = new Set(['list', 'get', 'aggregates', 'download', 'suggest', 'aging', 'income_statement']);
+const READ_TOOLS = new Set(LISTING.filter(([, a]) => a.readOnlyHint).map(([name]) => name));
+const DESTRUCTIVE_TOOLS = new Set(LISTING.filter(([, a]) => a.destructiveHint).map(([name]) => name));
 const CURSOR_LIMIT = 40;
 
 // [resource, action] of a catalogue tool name, or undefined.
@@ -109,14 +108,13 @@ function parseTool(name) {
   return undefined;
 }
 
-// The find-mode runner of a catalogue tool, from its action (undefined: not a tool of
-// this catalogue).
+// The find-mode runner of a catalogue tool, from its annotations (undefined: not a tool
+// of this catalogue).
 function runnerOf(name) {
   const parsed = parseTool(name);
   if (!parsed) return undefined;
-  const [, action] = parsed;
-  if (READ_ACTIONS.has(action)) return READ_RUNNER;
-  if (DESTRUCTIVE_ACTIONS.has(action) || DESTRUCTIVE_TOOLS.has(name)) return DESTRUCTIVE_RUNNER;
+  if (READ_TOOLS.has(name)) return READ_RUNNER;
+  if (DESTRUCTIVE_TOOLS.has(name)) return DESTRUCTIVE_RUNNER;
   return WRITE_RUNNER;
 }
 
@@ -154,9 +152,9 @@ function viewOf(urlString, headers = {}) {
   const shows = (name) => {
     const parsed = parseTool(name);
     if (!parsed) return false;
-    const [resource, action] = parsed;
+    const [resource] = parsed;
     if (resource !== 'workspaces' && toolsets && !toolsets.has(resource)) return false;
-    return !readonly || READ_ACTIONS.has(action);
+    return !readonly || READ_TOOLS.has(name);
   };
   const names = RESOURCES.flatMap((r) => CATALOGUE[r].map((a) => `finance_${r}_${a}`));
   const label = [...(find ? ['find'] : []), toolsets ? RESOURCES.filter((r) => toolsets.has(r)).join(',') : 'all',
