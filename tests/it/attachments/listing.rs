@@ -367,9 +367,7 @@ async fn a_get_answers_the_records_files_and_a_list_their_count() {
         assert_eq!(h.send(link(&pdf["id"], kind, target)).await.status, 201);
         assert_eq!(h.send(link(&csv["id"], kind, target)).await.status, 201);
     }
-    let file = |a: &Value| {
-        json!({"id": a["id"], "file_name": a["file_name"], "mime_type": a["mime_type"], "file_size": a["file_size"]})
-    };
+    let file = |a: &Value| json!({"id": a["id"], "file_name": a["file_name"], "mime_type": a["mime_type"], "file_size": a["file_size"]});
     // Linked within the same second: compared by id.
     let by_id = |files: &Value| {
         let mut files = files.as_array().cloned().unwrap_or_default();

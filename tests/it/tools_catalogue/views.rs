@@ -12,7 +12,7 @@ async fn listed_names(h: &Harness, request: Mcp) -> Vec<String> {
 }
 
 /// The contract's tools of these toolsets (and `finance_workspaces_list`), in order.
-fn of_toolsets(toolsets: &[&str], read_only: bool) -> Vec<String> {
+pub(crate) fn of_toolsets(toolsets: &[&str], read_only: bool) -> Vec<String> {
     CONTRACT
         .iter()
         .filter(|(resource, _)| *resource == "workspaces" || toolsets.contains(resource))
@@ -32,7 +32,6 @@ async fn each_view_form_lists_what_it_names() {
     let owner = h.token(DEMO_OWNER);
     let list = || Mcp::modern("tools/list", json!({})).bearer(&owner);
     let pr = of_toolsets(&["payables", "receivables"], false);
-    assert_eq!(pr.len(), 24);
     // Path, header, both.
     assert_eq!(listed_names(&h, list().path("/mcp/x/payables,receivables")).await, pr);
     assert_eq!(listed_names(&h, list().header("x-mcp-toolsets", "payables,receivables")).await, pr);
