@@ -146,7 +146,7 @@ async fn candidates(conn: &mut Conn, ws: &Membership, company: Option<&str>) -> 
     if let Some(company) = company {
         query = query.bind(company);
     }
-    Ok(query.map_all(&mut *conn, |row| open_of(&row)).await?)
+    Ok(query.map_all(&mut *conn, open_of).await?)
 }
 
 fn open_of(row: &Row<'_>) -> Result<Open, crate::storage::Error> {
@@ -169,9 +169,12 @@ fn open_of(row: &Row<'_>) -> Result<Open, crate::storage::Error> {
     })
 }
 
+/// Two payables of `open` (by their index) that match by a rule.
+type Match = (usize, usize, Rule);
+
 /// The groups among `open` (by due date), matches chained.
 fn grouped(open: Vec<Open>, within_days: i64) -> Vec<Group> {
-    let mut matches: Vec<(usize, usize, Rule)> = Vec::new();
+    let mut matches: Vec<Match> = Vec::new();
     fn by(key: Option<(Rule, String)>, i: usize, seen: &mut HashMap<(Rule, String), Vec<usize>>) {
         if let Some(key) = key {
             seen.entry(key).or_default().push(i);
@@ -213,7 +216,7 @@ fn grouped(open: Vec<Open>, within_days: i64) -> Vec<Group> {
         let (ra, rb) = (find(&mut root, a), find(&mut root, b));
         root[ra.max(rb)] = ra.min(rb);
     }
-    let mut groups: std::collections::BTreeMap<usize, (Vec<usize>, Vec<(usize, usize, Rule)>)> = Default::default();
+    let mut groups: std::collections::BTreeMap<usize, (Vec<usize>, Vec<Match>)> = Default::default();
     for &(a, b, rule) in &matches {
         let r = find(&mut root, a);
         groups.entry(r).or_default().1.push((a, b, rule));
@@ -236,7 +239,7 @@ fn grouped(open: Vec<Open>, within_days: i64) -> Vec<Group> {
 }
 
 /// Each rule a group matched by, once, in words: what the payables share.
-fn reasons(open: &[Open], mut found: Vec<(usize, usize, Rule)>) -> Vec<Reason> {
+fn reasons(open: &[Open], mut found: Vec<Match>) -> Vec<Reason> {
     found.sort_by_key(|&(a, b, rule)| (rule, a, b));
     found.dedup_by_key(|m| m.2);
     found
