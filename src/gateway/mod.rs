@@ -23,7 +23,11 @@
 //! configuration or from Secrets Manager (`KFIN_KOBANA_SECRET_ID`), read once. The
 //! embedded stand-in of the same API ([`standin`]) serves `make run` and the tests.
 
+pub mod number;
 pub mod standin;
+mod status;
+
+pub use status::{ChargeStatus, PaymentStatus, RegistrationStatus};
 
 use std::time::Duration;
 
@@ -35,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{GatewayConfig, GatewayCredentials};
 use crate::domain::coordinates::TaxData;
+use crate::domain::money::Cents;
 use crate::https::Https;
 
 /// How long one call to the gateway may take, answer included.
@@ -189,7 +194,8 @@ impl PaymentKind {
 /// on a day or at once. Each kind fills its own fields.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct NewPayment {
-    pub amount: f64,
+    #[serde(with = "number")]
+    pub amount: Cents,
     pub financial_account_uid: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -269,8 +275,9 @@ pub struct Payment {
     /// A Pix transfer has none of its own: the event's code tells ([`Event::subject`]).
     #[serde(default)]
     pub kind: PaymentKind,
-    pub amount: f64,
-    pub status: String,
+    #[serde(with = "number")]
+    pub amount: Cents,
+    pub status: PaymentStatus,
     #[serde(default)]
     pub scheduled_to: Option<String>,
     #[serde(default)]
@@ -353,9 +360,6 @@ pub struct TaxGuide {
     pub beneficiary: Option<Beneficiary>,
 }
 
-/// The statuses after which a payment never changes again.
-pub const TERMINAL: [&str; 3] = ["confirmed", "rejected", "canceled"];
-
 /// `{"status": 201, "data": …}`: how the banking API wraps what it answers.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Envelope<T> {
@@ -415,7 +419,8 @@ pub struct Payer {
 /// A Pix charge to issue (`v2_pix`, `POST /v2/charge/pix`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewPixCharge {
-    pub amount: f64,
+    #[serde(with = "number")]
+    pub amount: Cents,
     pub pix_account_uid: String,
     pub expire_at: String,
     pub payer: Payer,
@@ -436,16 +441,17 @@ pub struct PixCode {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PixCharge {
     pub uid: String,
-    pub amount: f64,
+    #[serde(with = "number")]
+    pub amount: Cents,
     #[serde(default)]
     pub pix_account_uid: Option<String>,
-    pub status: String,
+    pub status: ChargeStatus,
     #[serde(default)]
-    pub registration_status: Option<String>,
+    pub registration_status: Option<RegistrationStatus>,
     #[serde(default)]
     pub paid_at: Option<String>,
-    #[serde(default)]
-    pub paid_amount: Option<f64>,
+    #[serde(default, with = "number::optional")]
+    pub paid_amount: Option<Cents>,
     #[serde(default)]
     pub url: Option<String>,
     #[serde(default)]
@@ -459,7 +465,8 @@ pub struct PixCharge {
 /// A boleto to issue (`v1_bank_billet_object`, `POST /v1/bank_billets`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewBankBillet {
-    pub amount: f64,
+    #[serde(with = "number")]
+    pub amount: Cents,
     pub expire_at: String,
     pub bank_billet_account_id: i64,
     pub customer_person_name: String,
@@ -481,14 +488,15 @@ pub struct BankBillet {
     pub id: i64,
     #[serde(default)]
     pub uid: Option<String>,
-    pub amount: f64,
-    pub status: String,
+    #[serde(with = "number")]
+    pub amount: Cents,
+    pub status: ChargeStatus,
     #[serde(default)]
-    pub registration_status: Option<String>,
+    pub registration_status: Option<RegistrationStatus>,
     #[serde(default)]
     pub paid_at: Option<String>,
-    #[serde(default)]
-    pub paid_amount: Option<f64>,
+    #[serde(default, with = "number::optional")]
+    pub paid_amount: Option<Cents>,
     #[serde(default)]
     pub url: Option<String>,
     #[serde(default)]
@@ -681,16 +689,6 @@ pub fn parse_secret(text: &str) -> Result<Credentials, String> {
     Ok(Credentials { api_token: secret.api_token, webhook_secret: secret.webhook_secret })
 }
 
-/// Cents as the banking API's number (`4500.0`).
-pub fn amount_of(cents: i64) -> f64 {
-    cents as f64 / 100.0
-}
-
-/// The banking API's number as cents.
-pub fn cents_of(amount: f64) -> i64 {
-    (amount * 100.0).round() as i64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,13 +701,6 @@ mod tests {
         assert_eq!(unhex(&signed[7..]).map(|b| b.len()), Some(32));
         assert_ne!(sign("secret", b"{ }"), signed);
         assert_ne!(sign("other", b"{}"), signed);
-    }
-
-    #[test]
-    fn amounts_round_trip_in_cents() {
-        for cents in [1, 99, 450_000, 123_456_789] {
-            assert_eq!(cents_of(amount_of(cents)), cents);
-        }
     }
 
     #[test]

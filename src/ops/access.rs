@@ -15,6 +15,7 @@ use super::common::audit_write_with;
 use super::openapi::Operation;
 use super::validate::schema_of;
 use super::OpContext;
+use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource, Role};
 use crate::error::{ApiError, ErrorCode};
 use crate::storage::identity::Membership;
@@ -70,8 +71,8 @@ pub struct InvitationView {
     /// `pending`, `accepted`, `withdrawn` or `expired`.
     pub status: String,
     pub invited_by: Option<String>,
-    pub created_at: String,
-    pub expires_at: String,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
     pub accepted_by: Option<String>,
 }
 
@@ -83,8 +84,8 @@ impl InvitationView {
             role: invitation.role.to_string(),
             status: invitation.status(now).to_string(),
             invited_by: invitation.invited_by.clone(),
-            created_at: crate::clock::rfc3339(invitation.created_at),
-            expires_at: crate::clock::rfc3339(invitation.expires_at),
+            created_at: Timestamp::from_unix(invitation.created_at),
+            expires_at: Timestamp::from_unix(invitation.expires_at),
             accepted_by: invitation.accepted_by.clone(),
         }
     }

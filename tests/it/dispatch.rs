@@ -6,7 +6,8 @@
 use http::Method;
 use serde_json::{json, Value};
 
-use kobana_finance_mcp::gateway::{self, Event};
+use kobana_finance_mcp::domain::money::Cents;
+use kobana_finance_mcp::gateway::{self, Event, PaymentStatus};
 use kobana_finance_mcp::ops::bills::approval::{self, Decision};
 use kobana_finance_mcp::storage::seed::ACME_CHECKING_KOBANA_UID;
 
@@ -58,7 +59,7 @@ async fn a_boleto_sent_to_the_bank_is_paid_once_settled_and_its_receipt_filed() 
     let uid = sent["kobana_payment_uid"].as_str().unwrap().to_string();
     assert_eq!(standin.payments_made(), 1);
     let made = &standin.payments()[0];
-    assert_eq!(made.amount, 4500.0);
+    assert_eq!(made.amount, Cents(450_000));
     assert_eq!(made.financial_account_uid, ACME_CHECKING_KOBANA_UID);
     assert_eq!(made.external_id.as_deref(), Some(RENT));
 
@@ -239,7 +240,7 @@ async fn a_dispatch_is_cancelled_while_the_bank_holds_it_and_sent_again_as_a_new
     let cancelled = cancelled.json();
     assert_eq!(cancelled["kobana_status"], "canceled");
     assert_eq!(cancelled["status"], "pending");
-    assert_eq!(standin.payments()[0].status, "canceled");
+    assert_eq!(standin.payments()[0].status, PaymentStatus::Cancelled);
     let again = cancel(&h, &token, RENT, "c2").await;
     assert_eq!(details(&again), pair("id", "dispatch_terminal"));
 
@@ -419,10 +420,10 @@ async fn a_pix_key_is_paid_by_a_transfer_stopped_and_sent_again() {
     assert_eq!(first.status, 200, "{}", text(&first));
     let made = standin.payments()[0].clone();
     assert_eq!(made.kind, kobana_finance_mcp::gateway::PaymentKind::PixTransfer);
-    assert_eq!(made.amount, 150.0);
+    assert_eq!(made.amount, Cents(15_000));
     let stopped = cancel(&h, &token, supplies, "c1").await;
     assert_eq!(stopped.json()["kobana_status"], "canceled", "{}", text(&stopped));
-    assert_eq!(standin.payments()[0].status, "canceled");
+    assert_eq!(standin.payments()[0].status, PaymentStatus::Cancelled);
     let again = dispatch(&h, &token, supplies, "k2").await.json();
     let uid = again["kobana_payment_uid"].as_str().unwrap().to_string();
     assert_ne!(uid, made.uid);
@@ -490,7 +491,7 @@ async fn a_ted_is_sent_to_the_payees_account_confirmed_and_paid_with_its_receipt
     assert_eq!(standin.payments_made(), 1);
     let made = standin.payments()[0].clone();
     assert_eq!(made.kind, gateway::PaymentKind::Ted);
-    assert_eq!((made.amount, made.financial_account_uid.as_str()), (1250.0, ACME_CHECKING_KOBANA_UID));
+    assert_eq!((made.amount, made.financial_account_uid.as_str()), (Cents(125_000), ACME_CHECKING_KOBANA_UID));
     assert_eq!(made.external_id.as_deref(), Some(freight.as_str()));
     let target = made.target.clone().unwrap();
     let account = target.bank_account.unwrap();
@@ -540,7 +541,7 @@ async fn a_tax_guide_without_a_barcode_is_paid_by_its_data_and_one_with_a_barcod
     assert_eq!(sent.status, 200, "{}", text(&sent));
     let made = standin.payments()[0].clone();
     assert_eq!(made.kind, gateway::PaymentKind::Tax);
-    assert_eq!(made.amount, 830.45);
+    assert_eq!(made.amount, Cents(83_045));
     let guide = made.tax.clone().unwrap();
     assert_eq!((guide.format.as_deref(), guide.kind.as_deref()), (Some("data"), Some("darf")));
     let data = guide.data.unwrap();
@@ -633,8 +634,11 @@ async fn the_banking_stand_in_names_each_field_a_ted_or_a_tax_body_lacks() {
         },
         &kobana_finance_mcp::aws::Aws::default(),
     );
-    let base =
-        NewPayment { amount: 10.0, financial_account_uid: ACME_CHECKING_KOBANA_UID.into(), ..NewPayment::default() };
+    let base = NewPayment {
+        amount: Cents(1_000),
+        financial_account_uid: ACME_CHECKING_KOBANA_UID.into(),
+        ..NewPayment::default()
+    };
     let refused = |kind, new: NewPayment| {
         let client = &client;
         async move {
@@ -651,7 +655,7 @@ async fn the_banking_stand_in_names_each_field_a_ted_or_a_tax_body_lacks() {
     assert_eq!(refused(PaymentKind::Ted, base.clone()).await, ["bank_account"]);
     let no_account =
         BankAccount { compe_number: Some(341), agency_number: Some("0001".into()), ..BankAccount::default() };
-    let ted = NewPayment { bank_account: Some(no_account), amount: 0.0, ..base.clone() };
+    let ted = NewPayment { bank_account: Some(no_account), amount: Cents(0), ..base.clone() };
     assert_eq!(refused(PaymentKind::Ted, ted).await, ["bank_account.account_number", "amount"]);
     assert_eq!(refused(PaymentKind::Tax, base.clone()).await, ["kind", "code"]);
     let by_data = NewPayment { tax_kind: Some("darf".into()), format: Some("data".into()), ..base.clone() };
@@ -680,7 +684,7 @@ async fn a_ted_and_a_tax_guide_are_cancelled_at_their_paths_while_the_bank_holds
         );
         let uid = first["kobana_payment_uid"].as_str().unwrap();
         let at_bank = standin.payments().into_iter().find(|p| p.uid == uid).unwrap();
-        assert_eq!(at_bank.status, "canceled", "the stand-in cancelled it at {}", at_bank.kind.path());
+        assert_eq!(at_bank.status, PaymentStatus::Cancelled, "the stand-in cancelled it at {}", at_bank.kind.path());
         // Sent again, a new payment; once paid, it cannot be stopped.
         let second = dispatch(&h, &token, &bill, &format!("e{n}")).await.json();
         let uid = second["kobana_payment_uid"].as_str().unwrap().to_string();
@@ -792,7 +796,7 @@ async fn the_demos_service_charge_goes_by_ted_and_its_darf_by_its_data() {
     }
     deliver_all(&h, &standin).await;
     let kinds: Vec<_> = standin.payments().iter().map(|p| (p.kind, p.amount)).collect();
-    assert_eq!(kinds, [(gateway::PaymentKind::Ted, 850.0), (gateway::PaymentKind::Tax, 830.45)]);
+    assert_eq!(kinds, [(gateway::PaymentKind::Ted, Cents(85_000)), (gateway::PaymentKind::Tax, Cents(83_045))]);
     for (bill, payee, method) in [
         (ACME_SERVICE_CHARGE_DECEMBER, "Imobiliária Central Ltda", "ted"),
         (ACME_DARF_NOVEMBER, "Receita Federal do Brasil", "tribute"),

@@ -10,24 +10,26 @@ use axum::Json;
 use bytes::Bytes;
 
 use super::{is_document, key_of, refusal, refusal_of, unavailable, Shared};
-use crate::gateway::{BankBillet, Envelope, NewBankBillet, NewPixCharge, PixCharge, PixCode};
+use crate::gateway::{
+    BankBillet, ChargeStatus, Envelope, NewBankBillet, NewPixCharge, PixCharge, PixCode, RegistrationStatus,
+};
 
 pub(super) fn pix_moved(charge: &mut PixCharge, to: &str) {
     let now = crate::clock::now_rfc3339();
     match to {
         "registered" => {
-            charge.registration_status = Some("confirmed".into());
+            charge.registration_status = Some(RegistrationStatus::Confirmed);
             charge.qrcode = Some(PixCode {
                 emv: Some(format!("00020126580014br.gov.bcb.pix0136{}5204000053039865802BR", charge.uid)),
             });
         }
         "paid" => {
-            charge.status = "paid".into();
+            charge.status = ChargeStatus::Paid;
             charge.paid_at = Some(now.clone());
             charge.paid_amount = Some(charge.amount);
         }
-        "rejected" => charge.registration_status = Some("rejected".into()),
-        other => charge.status = other.into(),
+        "rejected" => charge.registration_status = Some(RegistrationStatus::Rejected),
+        other => charge.status = ChargeStatus::from(other),
     }
     charge.updated_at = now;
 }
@@ -36,18 +38,18 @@ pub(super) fn billet_moved(billet: &mut BankBillet, to: &str) {
     let now = crate::clock::now_rfc3339();
     match to {
         "registered" => {
-            billet.status = "opened".into();
-            billet.registration_status = Some("confirmed".into());
+            billet.status = ChargeStatus::Opened;
+            billet.registration_status = Some(RegistrationStatus::Confirmed);
             billet.barcode = Some("34191090080000000000000000000018316560000450000".into());
             billet.line = Some("34191.09008 00000.000000 00000.000018 3 16560000450000".into());
         }
         "paid" => {
-            billet.status = "paid".into();
+            billet.status = ChargeStatus::Paid;
             billet.paid_at = Some(now.clone());
             billet.paid_amount = Some(billet.amount);
         }
-        "rejected" => billet.registration_status = Some("rejected".into()),
-        other => billet.status = other.into(),
+        "rejected" => billet.registration_status = Some(RegistrationStatus::Rejected),
+        other => billet.status = ChargeStatus::from(other),
     }
     billet.updated_at = Some(now);
 }
@@ -87,8 +89,8 @@ pub(super) async fn create_pix(State(shared): State<Arc<Shared>>, headers: Heade
         uid: uuid::Uuid::new_v4().to_string(),
         amount: new.amount,
         pix_account_uid: Some(new.pix_account_uid.clone()),
-        status: "opened".into(),
-        registration_status: Some("pending".into()),
+        status: ChargeStatus::Opened,
+        registration_status: Some(RegistrationStatus::Pending),
         paid_at: None,
         paid_amount: None,
         url: None,
@@ -120,7 +122,7 @@ pub(super) async fn cancel_pix(
     let Some(charge) = book.pix.iter().find(|c| c.uid == uid).cloned() else {
         return refusal(StatusCode::NOT_FOUND, "not_found", None, "Pix não encontrado");
     };
-    if ["paid", "canceled", "generation_failed"].contains(&charge.status.as_str()) {
+    if charge.status.is_ended() {
         return refusal(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_status",
@@ -173,8 +175,8 @@ pub(super) async fn create_billet(State(shared): State<Arc<Shared>>, headers: He
         id,
         uid: Some(uuid::Uuid::new_v4().to_string()),
         amount: new.amount,
-        status: "generating".into(),
-        registration_status: Some("pending".into()),
+        status: ChargeStatus::Generating,
+        registration_status: Some(RegistrationStatus::Pending),
         paid_at: None,
         paid_amount: None,
         url: Some(format!("https://bole.to/{id}")),
@@ -203,7 +205,7 @@ pub(super) async fn cancel_billet(
     let Some(billet) = book.billets.iter_mut().find(|b| b.id.to_string() == id) else {
         return refusal(StatusCode::NOT_FOUND, "not_found", None, "Boleto não encontrado");
     };
-    if ["paid", "canceled"].contains(&billet.status.as_str()) {
+    if matches!(billet.status, ChargeStatus::Paid | ChargeStatus::Cancelled) {
         return refusal(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_status",

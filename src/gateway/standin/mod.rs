@@ -33,7 +33,9 @@ use http_body_util::Full;
 
 use self::charges::{billet_moved, cancel_billet, cancel_pix, create_billet, create_pix, pix_moved};
 use self::payments::{cancel, create, moved, show};
-use super::{sign, BankBillet, ErrorBody, Event, Payment, PixCharge, Reason};
+use super::{
+    sign, BankBillet, ChargeStatus, ErrorBody, Event, Payment, PaymentStatus, PixCharge, Reason, RegistrationStatus,
+};
 
 /// How the stand-in moves payments by itself and tells the product.
 #[derive(Debug, Clone)]
@@ -166,7 +168,7 @@ impl StandIn {
     pub fn advance(&self, uid: &str, status: &str) -> Option<Payment> {
         let mut book = self.book();
         let payment = book.payments.iter_mut().find(|p| p.uid == uid)?;
-        moved(payment, status);
+        moved(payment, PaymentStatus::from(status));
         let payment = payment.clone();
         book.event(&payment);
         Some(payment)
@@ -317,13 +319,13 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
         let due: Vec<Event> = {
             let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
             let now = std::time::Instant::now();
-            let moving: Vec<(String, &'static str)> = book
+            let moving: Vec<(String, PaymentStatus)> = book
                 .payments
                 .iter()
                 .filter(|p| book.moved.get(&p.uid).is_none_or(|at| now.duration_since(*at) >= auto.step))
-                .filter_map(|p| match p.status.as_str() {
-                    "pending" => Some((p.uid.clone(), "scheduled")),
-                    "scheduled" => Some((p.uid.clone(), "confirmed")),
+                .filter_map(|p| match p.status {
+                    PaymentStatus::Pending => Some((p.uid.clone(), PaymentStatus::Scheduled)),
+                    PaymentStatus::Scheduled => Some((p.uid.clone(), PaymentStatus::Confirmed)),
                     _ => None,
                 })
                 .collect();
@@ -341,10 +343,10 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
                 .pix
                 .iter()
                 .filter(|c| due(&c.uid))
-                .filter_map(|c| match (c.status.as_str(), c.registration_status.as_deref()) {
-                    ("opened", _) if book.cancelling.contains(&c.uid) => Some((c.uid.clone(), "canceled")),
-                    ("opened", Some("pending")) => Some((c.uid.clone(), "registered")),
-                    ("opened", Some("confirmed")) => Some((c.uid.clone(), "paid")),
+                .filter_map(|c| match (&c.status, &c.registration_status) {
+                    (ChargeStatus::Opened, _) if book.cancelling.contains(&c.uid) => Some((c.uid.clone(), "canceled")),
+                    (ChargeStatus::Opened, Some(RegistrationStatus::Pending)) => Some((c.uid.clone(), "registered")),
+                    (ChargeStatus::Opened, Some(RegistrationStatus::Confirmed)) => Some((c.uid.clone(), "paid")),
                     _ => None,
                 })
                 .collect();
@@ -352,9 +354,9 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
                 .billets
                 .iter()
                 .filter(|b| due(&b.id.to_string()))
-                .filter_map(|b| match b.status.as_str() {
-                    "generating" => Some((b.id.to_string(), "registered")),
-                    "opened" => Some((b.id.to_string(), "paid")),
+                .filter_map(|b| match b.status {
+                    ChargeStatus::Generating => Some((b.id.to_string(), "registered")),
+                    ChargeStatus::Opened => Some((b.id.to_string(), "paid")),
                     _ => None,
                 })
                 .collect();

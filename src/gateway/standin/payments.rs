@@ -14,25 +14,25 @@ use bytes::Bytes;
 use super::{is_document, key_of, refusal, refusal_of, unavailable, Book, Shared};
 use crate::domain::coordinates::TaxKind;
 use crate::gateway::{
-    Beneficiary, Envelope, ErrorBody, NewPayment, Payment, PaymentKind, Reason, Target, TaxGuide, TransferPurpose,
-    TERMINAL,
+    Beneficiary, Envelope, ErrorBody, NewPayment, Payment, PaymentKind, PaymentStatus, Reason, Target, TaxGuide,
+    TransferPurpose,
 };
 
-pub(super) fn moved(payment: &mut Payment, status: &str) {
+pub(super) fn moved(payment: &mut Payment, status: PaymentStatus) {
     let now = crate::clock::now_rfc3339();
-    payment.status = status.to_string();
     match status {
-        "confirmed" => {
+        PaymentStatus::Confirmed => {
             payment.confirmed_at = Some(now.clone());
             payment.transaction_date = Some(now.clone());
             payment.transaction_code = Some(format!("E{}", payment.uid.replace('-', "")[..20].to_uppercase()));
         }
-        "rejected" => {
+        PaymentStatus::Rejected => {
             payment.rejected_at = Some(now.clone());
             payment.rejected_error = Some("Saldo insuficiente".into());
         }
         _ => {}
     }
+    payment.status = status;
     payment.updated_at = now;
 }
 
@@ -71,7 +71,7 @@ pub(super) async fn create(State(shared): State<Arc<Shared>>, uri: Uri, headers:
         return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid", None, "Corpo inválido");
     };
     let mut invalid = lacking(kind, &new);
-    if new.amount.is_nan() || new.amount <= 0.0 {
+    if new.amount.0 <= 0 {
         invalid.push(("amount".into(), "Quantia deve ser maior que 0"));
     }
     if !invalid.is_empty() {
@@ -181,7 +181,7 @@ fn made(kind: PaymentKind, new: &NewPayment) -> Payment {
         uid: uuid::Uuid::new_v4().to_string(),
         kind,
         amount: new.amount,
-        status: "pending".into(),
+        status: PaymentStatus::Pending,
         scheduled_to: new.scheduled_to.clone(),
         confirmed_at: None,
         rejected_at: None,
@@ -264,7 +264,7 @@ pub(super) async fn cancel(
     }
     let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
     let Some(payment) = payment_at(&mut book, &uri, &uid) else { return no_payment() };
-    if payment.status != "canceled" && TERMINAL.contains(&payment.status.as_str()) {
+    if payment.status != PaymentStatus::Cancelled && payment.status.is_terminal() {
         let (what, detail) = match payment.kind.is_transfer() {
             true => ("Transferência", "Transferência já foi confirmada ou rejeitada."),
             false => ("Pagamento", "Pagamento já foi confirmado ou rejeitado."),
@@ -278,8 +278,8 @@ pub(super) async fn cancel(
         return (StatusCode::UNPROCESSABLE_ENTITY, Json(ErrorBody { status: 422, errors: vec![reason] }))
             .into_response();
     }
-    if payment.status != "canceled" {
-        moved(payment, "canceled");
+    if payment.status != PaymentStatus::Cancelled {
+        moved(payment, PaymentStatus::Cancelled);
         let payment = payment.clone();
         book.event(&payment);
     }

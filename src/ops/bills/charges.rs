@@ -34,7 +34,7 @@ use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::gateway::{self, BankBillet, NewBankBillet, NewPixCharge, Payer, PixCharge};
+use crate::gateway::{BankBillet, ChargeStatus, NewBankBillet, NewPixCharge, Payer, PixCharge, RegistrationStatus};
 use crate::ops::common::{audit_write_with, conflict_on_unique, unprocessable};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
@@ -55,6 +55,14 @@ impl ChargeKind {
             ChargeKind::BankBillet => "bank_billet",
         }
     }
+
+    /// The kind as kept (`bank_billet`; anything else is a Pix).
+    fn parse(text: &str) -> ChargeKind {
+        match text {
+            "bank_billet" => ChargeKind::BankBillet,
+            _ => ChargeKind::Pix,
+        }
+    }
 }
 
 /// `POST /v1/receivables/{id}/charge`
@@ -69,11 +77,11 @@ pub struct ChargeRequest {
 #[derive(Debug, Clone)]
 pub struct Charge {
     pub uid: String,
-    pub kind: String,
+    pub kind: ChargeKind,
     pub charge_id: Option<i64>,
     pub account_id: String,
-    pub status: String,
-    pub registration_status: Option<String>,
+    pub status: ChargeStatus,
+    pub registration_status: Option<RegistrationStatus>,
     pub status_updated_at: Timestamp,
     pub url: Option<String>,
     pub barcode: Option<String>,
@@ -82,42 +90,40 @@ pub struct Charge {
     pub attempt: i64,
 }
 
-/// The commercial statuses after which a charge never changes.
-const ENDED: [&str; 3] = ["paid", "canceled", "generation_failed"];
-
 impl Charge {
     /// Whether it may still be paid: not ended, its registration not refused.
     pub fn is_live(&self) -> bool {
-        !ENDED.contains(&self.status.as_str())
-            && !matches!(self.registration_status.as_deref(), Some("rejected" | "failed"))
+        !self.status.is_ended()
+            && !matches!(self.registration_status, Some(RegistrationStatus::Rejected | RegistrationStatus::Failed))
     }
 }
 
 /// The state of a charge as the receivable shows it: an ended or overdue commercial
 /// status wins; else the registration decides (registering until it is confirmed).
-pub fn charge_state(status: &str, registration: Option<&str>) -> &'static str {
+pub fn charge_state(status: &ChargeStatus, registration: Option<&RegistrationStatus>) -> &'static str {
+    use RegistrationStatus as R;
     match (status, registration) {
-        ("paid", _) => "paid",
-        ("canceled", _) => "canceled",
-        ("generation_failed", _) => "generation_failed",
-        ("overdue", _) => "overdue",
-        (_, Some("rejected")) => "registration_rejected",
-        (_, Some("failed")) => "registration_failed",
-        (_, Some("confirmed" | "skipped")) => "registered",
+        (ChargeStatus::Paid, _) => "paid",
+        (ChargeStatus::Cancelled, _) => "canceled",
+        (ChargeStatus::GenerationFailed, _) => "generation_failed",
+        (ChargeStatus::Overdue, _) => "overdue",
+        (_, Some(R::Rejected)) => "registration_rejected",
+        (_, Some(R::Failed)) => "registration_failed",
+        (_, Some(R::Confirmed | R::Skipped)) => "registered",
         _ => "registering",
     }
 }
 
 /// The order of a charge's changes: an event never moves it back.
-fn rank(status: &str, registration: Option<&str>) -> u8 {
+fn rank(status: &ChargeStatus, registration: Option<&RegistrationStatus>) -> u8 {
     let commercial = match status {
-        "generating" => 0,
-        "opened" => 1,
-        "overdue" => 2,
+        ChargeStatus::Generating => 0,
+        ChargeStatus::Opened => 1,
+        ChargeStatus::Overdue => 2,
         _ => 3,
     };
     let registered = match registration {
-        None | Some("pending" | "requested") => 0,
+        None | Some(RegistrationStatus::Pending | RegistrationStatus::Requested) => 0,
         _ => 1,
     };
     commercial * 2 + registered
@@ -131,13 +137,15 @@ const CHARGE: &str =
 async fn read(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Charge>, ApiError> {
     Ok(query
         .map_optional(&mut *conn, |row| {
+            let (kind, status): (String, String) = (row.try_get(1)?, row.try_get(4)?);
+            let registration: Option<String> = row.try_get(5)?;
             Ok(Charge {
                 uid: row.try_get(0)?,
-                kind: row.try_get(1)?,
+                kind: ChargeKind::parse(&kind),
                 charge_id: row.try_get(2)?,
                 account_id: row.try_get(3)?,
-                status: row.try_get(4)?,
-                registration_status: row.try_get(5)?,
+                status: ChargeStatus::from(status.as_str()),
+                registration_status: registration.as_deref().map(RegistrationStatus::from),
                 status_updated_at: row.try_get(6)?,
                 url: row.try_get(7)?,
                 barcode: row.try_get(8)?,
@@ -168,7 +176,7 @@ pub async fn live(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Charge, 
 /// the books disagree with the bank.
 pub async fn refuse_if_paid_by_the_bank(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     match current(conn, ws, id).await? {
-        Some(charge) if charge.status == "paid" => Err(ApiError::new(
+        Some(charge) if charge.status == ChargeStatus::Paid => Err(ApiError::new(
             ErrorCode::Conflict,
             format!(
                 "The customer paid this receivable at the bank (charge {}): reopening it would remove money the bank \
@@ -256,7 +264,10 @@ pub async fn refuse_if_charged(conn: &mut Conn, ws: &Membership, id: &str, what:
     match current(conn, ws, id).await? {
         Some(charge) if charge.is_live() => Err(ApiError::new(
             ErrorCode::Conflict,
-            format!("The receivable has a live charge ({}): cancel the charge before it is {what}", charge.kind),
+            format!(
+                "The receivable has a live charge ({}): cancel the charge before it is {what}",
+                charge.kind.as_str()
+            ),
         )
         .with_details(json!({ "reason": "charge_locked", "kobana_charge_uid": charge.uid }))),
         _ => Ok(()),
@@ -329,11 +340,13 @@ fn text(address: &serde_json::Value, field: &str) -> String {
 pub struct Snapshot {
     pub key: String,
     pub charge_id: Option<i64>,
-    pub status: String,
-    pub registration_status: Option<String>,
-    pub updated_at: String,
-    pub paid_at: Option<String>,
-    pub paid_amount: Option<f64>,
+    pub status: ChargeStatus,
+    pub registration_status: Option<RegistrationStatus>,
+    /// When it last changed, as the gateway says (none when it says nothing readable).
+    pub updated_at: Option<Timestamp>,
+    /// The day it was paid, in São Paulo: its `paid_at`, else the day of its last change.
+    pub paid_on: Option<Date>,
+    pub paid_amount: Option<Cents>,
     pub url: Option<String>,
     pub barcode: Option<String>,
     pub digitable_line: Option<String>,
@@ -347,8 +360,8 @@ impl Snapshot {
             charge_id: None,
             status: charge.status.clone(),
             registration_status: charge.registration_status.clone(),
-            updated_at: charge.updated_at.clone(),
-            paid_at: charge.paid_at.clone(),
+            updated_at: Timestamp::parse_input(&charge.updated_at),
+            paid_on: paid_on(charge.paid_at.as_deref(), &charge.updated_at),
             paid_amount: charge.paid_amount,
             url: charge.url.clone(),
             barcode: None,
@@ -358,13 +371,14 @@ impl Snapshot {
     }
 
     pub fn of_billet(billet: &BankBillet) -> Snapshot {
+        let updated_at = billet.updated_at.as_deref().or(billet.created_at.as_deref()).unwrap_or_default();
         Snapshot {
             key: billet.id.to_string(),
             charge_id: Some(billet.id),
             status: billet.status.clone(),
             registration_status: billet.registration_status.clone(),
-            updated_at: billet.updated_at.clone().or_else(|| billet.created_at.clone()).unwrap_or_default(),
-            paid_at: billet.paid_at.clone(),
+            updated_at: Timestamp::parse_input(updated_at),
+            paid_on: paid_on(billet.paid_at.as_deref(), updated_at),
             paid_amount: billet.paid_amount,
             url: billet.url.clone(),
             barcode: billet.barcode.clone(),
@@ -372,6 +386,11 @@ impl Snapshot {
             pix_qrcode: None,
         }
     }
+}
+
+/// The day a charge was paid, from the gateway's `paid_at`, else its last change.
+fn paid_on(paid_at: Option<&str>, updated_at: &str) -> Option<Date> {
+    Date::parse(paid_at.unwrap_or(updated_at))
 }
 
 /// What a charge of a receivable asks the bank to issue, decided from its record as
@@ -408,7 +427,7 @@ impl Issue {
 /// the user's yes.
 pub async fn invoice(conn: &mut Conn, ws: &Membership, bill: &Billing, kind: ChargeKind) -> Result<Invoice, ApiError> {
     let status = bill.row.status.as_str();
-    if status != "pending" {
+    if !bill.row.status.is_open() {
         return Err(ApiError::new(
             ErrorCode::Conflict,
             format!("The receivable is {status}: only a pending one is charged"),
@@ -418,7 +437,7 @@ pub async fn invoice(conn: &mut Conn, ws: &Membership, bill: &Billing, kind: Cha
     // A paid charge stands too: when its receipt could not be settled (a closed period),
     // charging again would bill the customer twice.
     let earlier = current(conn, ws, &bill.row.id).await?;
-    if let Some(live) = earlier.as_ref().filter(|c| c.is_live() || c.status == "paid") {
+    if let Some(live) = earlier.as_ref().filter(|c| c.is_live() || c.status == ChargeStatus::Paid) {
         let message = if live.is_live() {
             "The receivable is already charged"
         } else {
@@ -429,7 +448,7 @@ pub async fn invoice(conn: &mut Conn, ws: &Membership, bill: &Billing, kind: Cha
     }
     let payer = payer(conn, ws, bill).await?;
     let (account_id, pix_account, billet_account) = receiving_account(conn, ws, bill).await?;
-    let amount = gateway::amount_of(bill.row.nominal_amount.0);
+    let amount = bill.row.nominal_amount;
     // The attempt (and the gateway's idempotency key) follows the current charge, read
     // in the same statement as the check above: of two requests at once, either the
     // second sees the first's charge (live: 409), or both ask with the same key, the
@@ -509,7 +528,7 @@ pub async fn charge(
         }
     };
     let now = Timestamp::now();
-    let stamp = Timestamp::parse_input(&snapshot.updated_at).unwrap_or(now);
+    let stamp = snapshot.updated_at.unwrap_or(now);
     sql::query("UPDATE receivable_charges SET current = 0 WHERE workspace_id = $1 AND billing_id = $2")
         .bind(&ws.workspace_id)
         .bind(&bill.row.id)
@@ -528,8 +547,8 @@ pub async fn charge(
     .bind(request.kind.as_str())
     .bind(snapshot.charge_id)
     .bind(&account)
-    .bind(&snapshot.status)
-    .bind(snapshot.registration_status.as_deref())
+    .bind(snapshot.status.as_str())
+    .bind(snapshot.registration_status.as_ref().map(RegistrationStatus::as_str))
     .bind(stamp.to_string())
     .bind(snapshot.url.as_deref())
     .bind(snapshot.barcode.as_deref())
@@ -542,7 +561,7 @@ pub async fn charge(
     .map_err(|e| conflict_on_unique(e, "id", "The receivable was charged by another request at the same time"))?;
     // Retried after a lost answer, the charge may already be paid: received now, by the
     // server as for the gateway's event (which then finds nothing newer).
-    if snapshot.status == "paid" {
+    if snapshot.status == ChargeStatus::Paid {
         let identity = super::events::system_identity(Some(ctx.identity.user_id.clone()));
         let system = OpContext { identity: &identity, channel: Channel::System, ..*ctx };
         received(&system, conn, ws, &bill.row.id, &account, &snapshot).await?;
@@ -569,13 +588,13 @@ pub async fn cancel_charge(
     let bill = find::<Receivable>(conn, ws, id).await?;
     let charge = live(conn, ws, &bill.row.id).await?;
     let key = format!("kfin-charge-cancel-{}-{}", bill.row.id, charge.attempt);
-    match charge.kind.as_str() {
-        "bank_billet" => {
+    match charge.kind {
+        ChargeKind::BankBillet => {
             let billet_id = charge.charge_id.unwrap_or_default();
             let billet = ctx.state.gateway.cancel_bank_billet(billet_id, &key).await.map_err(gateway_error)?;
             mirror(ctx, conn, ws, &bill.row.id, &Snapshot::of_billet(&billet)).await?;
         }
-        _ => ctx.state.gateway.cancel_pix_charge(&charge.uid, &key).await.map_err(gateway_error)?,
+        ChargeKind::Pix => ctx.state.gateway.cancel_pix_charge(&charge.uid, &key).await.map_err(gateway_error)?,
     }
     audit_write_with(
         ctx,
@@ -601,11 +620,11 @@ pub async fn mirror(
     let Some(kept) = read(conn, query.bind(&ws.workspace_id).bind(id).bind(&snapshot.key)).await? else {
         return Ok(false);
     };
-    let at = Timestamp::parse_input(&snapshot.updated_at).unwrap_or_else(Timestamp::now);
-    let registration = snapshot.registration_status.as_deref();
-    let newer = !ENDED.contains(&kept.status.as_str())
+    let at = snapshot.updated_at.unwrap_or_else(Timestamp::now);
+    let registration = snapshot.registration_status.as_ref();
+    let newer = !kept.status.is_ended()
         && (at, rank(&snapshot.status, registration))
-            > (kept.status_updated_at, rank(&kept.status, kept.registration_status.as_deref()))
+            > (kept.status_updated_at, rank(&kept.status, kept.registration_status.as_ref()))
         && (snapshot.status != kept.status || snapshot.registration_status != kept.registration_status);
     if !newer {
         return Ok(false);
@@ -618,8 +637,8 @@ pub async fn mirror(
                 pix_qrcode = COALESCE($7, pix_qrcode), updated_at = $8
           WHERE workspace_id = $9 AND charge_uid = $10 AND status = $11 AND COALESCE(registration_status, '') = $12",
     )
-    .bind(&snapshot.status)
-    .bind(registration)
+    .bind(snapshot.status.as_str())
+    .bind(registration.map(RegistrationStatus::as_str))
     .bind(at.to_string())
     .bind(snapshot.url.as_deref())
     .bind(snapshot.barcode.as_deref())
@@ -628,14 +647,14 @@ pub async fn mirror(
     .bind(Timestamp::now().to_string())
     .bind(&ws.workspace_id)
     .bind(&snapshot.key)
-    .bind(&kept.status)
-    .bind(kept.registration_status.as_deref().unwrap_or_default())
+    .bind(kept.status.as_str())
+    .bind(kept.registration_status.as_ref().map_or("", RegistrationStatus::as_str))
     .execute(&mut *conn)
     .await?;
     if updated == 0 {
         return Err(changed_meanwhile());
     }
-    if snapshot.status == "paid" {
+    if snapshot.status == ChargeStatus::Paid {
         received(ctx, conn, ws, id, &kept.account_id, snapshot).await?;
     }
     Ok(true)
@@ -652,12 +671,11 @@ async fn received(
     snapshot: &Snapshot,
 ) -> Result<(), ApiError> {
     let bill = find::<Receivable>(conn, ws, id).await?;
-    if bill.row.status.as_str() != "pending" {
+    if !bill.row.status.is_open() {
         return Ok(());
     }
-    let when = snapshot.paid_at.clone().unwrap_or_else(|| snapshot.updated_at.clone());
-    let day = Date::parse(&when).unwrap_or_else(Date::today);
-    let paid = snapshot.paid_amount.map(|a| Cents(gateway::cents_of(a))).filter(|c| c.0 > 0);
+    let day = snapshot.paid_on.unwrap_or_else(Date::today);
+    let paid = snapshot.paid_amount.filter(|c| c.0 > 0);
     let request = SettleRequest {
         payment_date: day,
         financial_account_id: Some(account.to_string()),

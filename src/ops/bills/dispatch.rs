@@ -29,12 +29,12 @@ use super::rows::find;
 use super::{Billing, KindRecord, Payable, SettleRequest};
 use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
-use crate::domain::money::{Amount, Cents};
+use crate::domain::money::Amount;
 use crate::domain::roles::{Access, Resource};
 use crate::domain::shown;
 use crate::domain::text::quoted;
 use crate::error::{ApiError, ErrorCode};
-use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, TERMINAL};
+use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, PaymentStatus};
 use crate::ops::common::{audit_write, audit_write_with, conflict_on_unique, unprocessable};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
@@ -47,7 +47,7 @@ pub struct Dispatch {
     pub payment_uid: String,
     pub kind: PaymentKind,
     pub source_account_id: String,
-    pub status: String,
+    pub status: PaymentStatus,
     pub status_updated_at: Timestamp,
     pub dispatched_by: Option<String>,
 }
@@ -55,15 +55,15 @@ pub struct Dispatch {
 impl Dispatch {
     /// Whether the bank still holds it: it may yet pay.
     pub fn is_live(&self) -> bool {
-        !TERMINAL.contains(&self.status.as_str())
+        !self.status.is_terminal()
     }
 }
 
 /// The order of a payment's statuses: an event never moves one back.
-fn rank(status: &str) -> u8 {
+fn rank(status: &PaymentStatus) -> u8 {
     match status {
-        "pending" => 0,
-        "scheduled" => 1,
+        PaymentStatus::Pending => 0,
+        PaymentStatus::Scheduled => 1,
         _ => 2,
     }
 }
@@ -100,12 +100,13 @@ async fn read(conn: &mut Conn, query: sql::Query<'_>) -> Result<Option<Dispatch>
         .map_optional(&mut *conn, |row| {
             let kind: String = row.try_get(2)?;
             let at: String = row.try_get(5)?;
+            let status: String = row.try_get(4)?;
             Ok(Dispatch {
                 attempt: row.try_get(0)?,
                 payment_uid: row.try_get(1)?,
                 kind: PaymentKind::parse(&kind).unwrap_or(PaymentKind::BankBillet),
                 source_account_id: row.try_get(3)?,
-                status: row.try_get(4)?,
+                status: PaymentStatus::from(status.as_str()),
                 status_updated_at: Timestamp::parse(&at).unwrap_or_else(|| Timestamp::from_unix(0)),
                 dispatched_by: row.try_get(6)?,
             })
@@ -121,7 +122,7 @@ pub async fn refuse_if_dispatched(conn: &mut Conn, ws: &Membership, id: &str, wh
             ErrorCode::Conflict,
             format!("The payable is with the bank (status {}): cancel the dispatch before it is {what}", dispatch.status),
         )
-        .with_details(json!({ "reason": "dispatched", "kobana_payment_uid": dispatch.payment_uid, "kobana_status": dispatch.status }))),
+        .with_details(json!({ "reason": "dispatched", "kobana_payment_uid": dispatch.payment_uid, "kobana_status": dispatch.status.as_str() }))),
         _ => Ok(()),
     }
 }
@@ -446,7 +447,7 @@ pub struct Order {
 /// coordinates, an account connected to the gateway): what the confirmation asks about,
 /// so nothing it can check is refused after the user's yes.
 pub async fn order(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Result<Order, ApiError> {
-    if bill.row.status.as_str() != "pending" {
+    if !bill.row.status.is_open() {
         return Err(ApiError::new(
             ErrorCode::Conflict,
             format!("The payable is {}: only a pending payable is sent to the bank", bill.row.status.as_str()),
@@ -454,7 +455,9 @@ pub async fn order(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Result<O
         .with_details(json!({ "reason": "invalid_transition", "status": bill.row.status.as_str() })));
     }
     let earlier = of(conn, ws, &bill.row.id).await?;
-    if let Some(dispatch) = earlier.as_ref().filter(|d| d.status != "canceled" && d.status != "rejected") {
+    if let Some(dispatch) =
+        earlier.as_ref().filter(|d| !matches!(d.status, PaymentStatus::Cancelled | PaymentStatus::Rejected))
+    {
         return Err(ApiError::new(
             ErrorCode::Conflict,
             format!("The payable was already sent to the bank (status {})", dispatch.status),
@@ -466,7 +469,7 @@ pub async fn order(conn: &mut Conn, ws: &Membership, bill: &Billing) -> Result<O
     let (kind, paid) = payment_of(bill, &coordinates)?;
     let (account_id, account_uid) = source_account(conn, ws, bill).await?;
     let payment = NewPayment {
-        amount: gateway::amount_of(bill.row.nominal_amount.0),
+        amount: bill.row.nominal_amount,
         financial_account_uid: account_uid,
         scheduled_to: coordinates.scheduled_to.map(|t| t.date().to_string()),
         external_id: Some(bill.row.id.clone()),
@@ -517,7 +520,7 @@ pub async fn send_to_bank(
     .await?;
     // The gateway may already have moved it (a retry after a lost answer): applied by
     // the server as for the gateway's event.
-    if payment.status != "pending" {
+    if payment.status != PaymentStatus::Pending {
         let identity = super::events::system_identity(Some(ctx.identity.user_id.clone()));
         let system = OpContext { identity: &identity, channel: Channel::System, ..*ctx };
         mirror(&system, conn, ws, &bill.row.id, &payment).await?;
@@ -576,7 +579,7 @@ pub async fn mirror(
 ) -> Result<bool, ApiError> {
     let Some(kept) = of_payment(conn, ws, id, &payment.uid).await? else { return Ok(false) };
     let at = Timestamp::parse_input(&payment.updated_at).unwrap_or_else(Timestamp::now);
-    let newer = !TERMINAL.contains(&kept.status.as_str())
+    let newer = !kept.status.is_terminal()
         && (at, rank(&payment.status)) > (kept.status_updated_at, rank(&kept.status))
         && payment.status != kept.status;
     if !newer {
@@ -588,18 +591,18 @@ pub async fn mirror(
         "UPDATE payment_dispatches SET status = $1, status_updated_at = $2, updated_at = $3
           WHERE workspace_id = $4 AND payment_uid = $5 AND status = $6",
     )
-    .bind(&payment.status)
+    .bind(payment.status.as_str())
     .bind(at.to_string())
     .bind(Timestamp::now().to_string())
     .bind(&ws.workspace_id)
     .bind(&payment.uid)
-    .bind(&kept.status)
+    .bind(kept.status.as_str())
     .execute(&mut *conn)
     .await?;
     if updated == 0 {
         return Err(changed_meanwhile());
     }
-    if payment.status == "confirmed" {
+    if payment.status == PaymentStatus::Confirmed {
         paid(ctx, conn, ws, id, &kept, payment).await?;
     }
     Ok(true)
@@ -616,11 +619,11 @@ async fn paid(
     payment: &Payment,
 ) -> Result<(), ApiError> {
     let bill = find::<Payable>(conn, ws, id).await?;
-    let cents = Cents(gateway::cents_of(payment.amount));
+    let cents = payment.amount;
     let when = payment.transaction_date.as_deref().or(payment.confirmed_at.as_deref()).unwrap_or(&payment.updated_at);
     let paid_at = Timestamp::parse_input(when).unwrap_or_else(Timestamp::now);
     let day = Date::parse(when).unwrap_or_else(|| paid_at.date());
-    if bill.row.status.as_str() == "pending" {
+    if bill.row.status.is_open() {
         let request = SettleRequest {
             payment_date: day,
             financial_account_id: Some(kept.source_account_id.clone()),

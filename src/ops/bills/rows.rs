@@ -21,6 +21,7 @@ use crate::domain::dates::Timestamp;
 
 use crate::domain::money::Cents;
 use crate::error::ApiError;
+use crate::gateway::{ChargeStatus, RegistrationStatus};
 use crate::ops::apportionment::{self, Allocation};
 use crate::ops::common::{body_id, invalid, path_id};
 use crate::ops::list::{list_spec, Field, Kind, ListRequest, ListSpec, Shown};
@@ -346,7 +347,8 @@ pub fn from_row(row: &Row<'_>) -> Result<BillingRow, crate::storage::Error> {
     b.nominal_amount = Cents::nominal(b.amount, b.interest_amount, b.discount_amount);
     if let Some(KindRow::Receivable(fields)) = &mut b.kind {
         if let Some(status) = &fields.kobana_status {
-            let state = super::charges::charge_state(status, fields.kobana_registration_status.as_deref());
+            let registration = fields.kobana_registration_status.as_deref().map(RegistrationStatus::from);
+            let state = super::charges::charge_state(&ChargeStatus::from(status.as_str()), registration.as_ref());
             fields.charge_state = Some(state.to_string());
         }
     }
@@ -375,7 +377,7 @@ async fn attach<B: BillKind>(conn: &mut Conn, ws: &Membership, row: BillingRow) 
         }
         if let Some(dispatch) = super::dispatch::of(conn, ws, &row.id).await? {
             fields.kobana_payment_uid = Some(dispatch.payment_uid);
-            fields.kobana_status = Some(dispatch.status);
+            fields.kobana_status = Some(dispatch.status.as_str().to_string());
             fields.kobana_status_updated_at = Some(dispatch.status_updated_at);
         }
     }

@@ -157,7 +157,7 @@ async fn a_payment_sent_to_the_bank_runs_on_the_values_the_person_saw_never_on_c
         assert_eq!(done.get("isError"), None, "{door:?}: {done}");
         assert_eq!(standin.payments_made(), 1);
         let paid = &standin.payments()[0];
-        assert_eq!(paid.amount, 85000.0);
+        assert_eq!(paid.amount, Cents(8_500_000));
         assert_eq!(paid.payee().name.as_deref(), Some("Mallory"));
     }
 }

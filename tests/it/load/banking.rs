@@ -27,6 +27,7 @@ use http::Method;
 use serde_json::json;
 
 use kobana_finance_mcp::gateway::standin::{Auto, Options, StandIn};
+use kobana_finance_mcp::gateway::{ChargeStatus, PaymentStatus};
 use kobana_finance_mcp::ops::bills::approval::set_gate;
 use kobana_finance_mcp::storage::seed::{ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
 
@@ -194,7 +195,7 @@ async fn consistent(
     let payments = standin.payments();
     for payable in payables {
         let made: Vec<_> = payments.iter().filter(|p| p.external_id.as_deref() == Some(payable.as_str())).collect();
-        let confirmed = made.iter().filter(|p| p.status == "confirmed").count();
+        let confirmed = made.iter().filter(|p| p.status == PaymentStatus::Confirmed).count();
         if !check(confirmed <= 1, format!("{payable} paid {confirmed} times by the bank")) {
             return false;
         }
@@ -230,7 +231,7 @@ async fn consistent(
     let charges = standin.pix_charges();
     for receivable in receivables {
         let made: Vec<_> = charges.iter().filter(|c| c.external_id.as_deref() == Some(receivable.as_str())).collect();
-        let paid = made.iter().filter(|c| c.status == "paid").count();
+        let paid = made.iter().filter(|c| c.status == ChargeStatus::Paid).count();
         if paid > 1 && strict {
             // What the bank and the books hold of it, to tell how a second charge came.
             let rows = sql::query(
