@@ -3,8 +3,11 @@
 //! period by period.
 //!
 //! * The range `from..=to` is cut into periods of the `granularity` (day, ISO week,
-//!   month — the default — or year), the first and last clipped to the range; past the
-//!   granularity's cap the range is cut off and `truncated` is true.
+//!   month — the default — or year), the first and last clipped to the range. A range
+//!   holds at most the granularity's cap of periods — by day 366 days (`to` at most 365
+//!   days after `from`, as every ranged route), 261 weeks, 120 months or 20 years — and a
+//!   longer one is refused (400 `out_of_range` naming `to`, [`Period::within`]), so
+//!   `truncated` is false (kept for the clients that read it).
 //! * A period's `income` and `expenses` are the posted (not pending) transactions
 //!   dated in it, credits and debits. A transfer between two accounts both counted is
 //!   the money staying home: neither leg counts; a transfer to an account outside the
@@ -31,13 +34,12 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::common::invalid;
-use super::period::{date_of, query_id, range_of, zone_of};
+use super::period::{canonical, zone_of, Period};
+use super::refs;
 use super::resource::{reply, Call, Declaration, Op, Running};
-use super::validate::schema_of;
+use super::validate::{parse_query, schema_of};
 use super::OpContext;
 use crate::domain::buckets::{periods, Granularity};
 use crate::domain::dates::{Date, Zone};
@@ -58,61 +60,51 @@ pub struct CashFlowQuery {
     pub zone: Zone,
 }
 
-impl CashFlowQuery {
-    /// The query's parameters as a schema (the tool's arguments), the workspace beside
-    /// them.
-    pub fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "workspace_id": { "type": "string", "format": "uuid" },
-                "from": { "type": "string", "format": "date", "description": "First day (inclusive)" },
-                "to": { "type": "string", "format": "date", "description": "Last day (inclusive)" },
-                "granularity": { "type": "string", "enum": Granularity::NAMES, "description": "Default month" },
-                "company_id": { "type": "string", "format": "uuid" },
-                "account_id": { "type": "string", "format": "uuid" },
-                "tz": { "type": "string", "description": "Whose today: a Brazilian IANA zone or UTC (default America/Sao_Paulo)" },
-            },
-            "required": ["from", "to"],
-            "additionalProperties": false,
-        })
-    }
+/// `GET /v1/cash-flow`'s query string, as sent (the tool's arguments): the real
+/// document's names.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CashFlowParams {
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub workspace_id: Option<String>,
+    /// First day (inclusive)
+    pub from: Date,
+    /// Last day (inclusive); by day at most from+365 days
+    pub to: Date,
+    /// Default month
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["day", "week", "month", "year"]))]
+    pub granularity: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub company_id: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub account_id: Option<String>,
+    /// Whose today: a Brazilian IANA zone or UTC (default America/Sao_Paulo)
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub tz: Option<String>,
+}
 
-    /// Reads the query pairs (`workspace_id` is the door's). 400 for an unknown or
-    /// repeated parameter, a missing `from` or `to`, a date that is not a real day, `to`
-    /// before `from`, a granularity or zone it does not know, a malformed id.
+impl CashFlowQuery {
+    /// Reads the query pairs against [`CashFlowParams`] (400 naming the parameter: an
+    /// unknown or repeated one, a missing `from` or `to`, a date that is not a real
+    /// day, a granularity it does not know, a malformed id), then the range
+    /// ([`Period::within`]: `to` not before `from`, at most the granularity's cap) and
+    /// the zone.
     pub fn parse(query: &[(String, String)]) -> Result<CashFlowQuery, ApiError> {
-        let (mut from, mut to, mut granularity, mut company_id, mut account_id, mut zone) =
-            (None, None, None, None, None, None);
-        for (key, value) in query {
-            let key = key.as_str();
-            let repeated =
-                match key {
-                    "workspace_id" => false,
-                    "from" => from.replace(date_of(key, value)?).is_some(),
-                    "to" => to.replace(date_of(key, value)?).is_some(),
-                    "granularity" => granularity
-                        .replace(Granularity::parse(value).ok_or_else(|| {
-                            invalid(key, "invalid_value", "granularity must be day, week, month or year")
-                        })?)
-                        .is_some(),
-                    "company_id" => company_id.replace(query_id(key, value)?).is_some(),
-                    "account_id" => account_id.replace(query_id(key, value)?).is_some(),
-                    "tz" => zone.replace(zone_of(key, value)?).is_some(),
-                    _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
-                };
-            if repeated {
-                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
-            }
-        }
-        let (from, to) = range_of(from, to)?;
+        let params = parse_query::<CashFlowParams>(query)?;
+        let granularity = params.granularity.as_deref().and_then(Granularity::parse).unwrap_or(Granularity::Month);
+        let (from, to) = Period::within(params.from, params.to, granularity)?;
         Ok(CashFlowQuery {
             from,
             to,
-            granularity: granularity.unwrap_or(Granularity::Month),
-            company_id,
-            account_id,
-            zone: zone.unwrap_or(Zone::SaoPaulo),
+            granularity,
+            company_id: params.company_id.as_deref().map(canonical),
+            account_id: params.account_id.as_deref().map(canonical),
+            zone: zone_of("tz", params.tz.as_deref())?,
         })
     }
 }
@@ -217,34 +209,6 @@ impl Scope {
     }
 }
 
-/// The workspace's company or account a query names exists there (404 otherwise, as
-/// for an id of another workspace).
-async fn check_scope(conn: &mut Conn, ws: &Membership, query: &CashFlowQuery) -> Result<(), ApiError> {
-    if let Some(company) = &query.company_id {
-        let found = sql::query("SELECT 1 FROM companies WHERE workspace_id = $1 AND id = $2")
-            .bind(&ws.workspace_id)
-            .bind(company)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if found.is_none() {
-            return Err(ApiError::not_found("Company"));
-        }
-    }
-    if let Some(account) = &query.account_id {
-        let found = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
-            .bind(&ws.workspace_id)
-            .bind(account)
-            .fetch_optional(&mut *conn)
-            .await?;
-        let company: Option<String> = found.map(|row| row.try_get(0)).transpose()?;
-        match company {
-            Some(company) if query.company_id.as_ref().is_none_or(|c| *c == company) => {}
-            _ => return Err(ApiError::not_found("Financial account")),
-        }
-    }
-    Ok(())
-}
-
 /// Income and expenses of one day.
 #[derive(Debug, Default, Clone, Copy)]
 struct Flow {
@@ -272,7 +236,8 @@ pub async fn get(
 ) -> Result<CashFlow, ApiError> {
     ctx.authorize(ws, Resource::CashFlow, Access::Read)?;
     let query = CashFlowQuery::parse(query)?;
-    check_scope(conn, ws, &query).await?;
+    refs::named(conn, ws, query.company_id.as_deref(), query.account_id.as_deref().map(|id| ("account_id", id)))
+        .await?;
     let today = Date::today_in(query.zone);
     let (periods, truncated) = periods(query.granularity, query.from, query.to);
     let to = periods.last().map_or(query.to, |p| p.last);
@@ -425,7 +390,7 @@ pub static OPERATIONS: Declaration = Declaration {
     resource: Resource::CashFlow,
     collection: "/v1/cash-flow",
     operations: &[Op::read("", "get", "Cash flow by period: what moved, what is expected, the balances", run_get)
-        .queries(CashFlowQuery::schema)
+        .queries(schema_of::<CashFlowParams>)
         .answers(200, schema_of::<CashFlow>)
         .tool(
             "finance_cash_flow_get",
@@ -469,6 +434,8 @@ mod tests {
             ("from=2026-01-01&to=2026-02-01&account_id=x", "account_id", "invalid_uuid"),
             ("from=2026-01-01&to=2026-02-01&from=2026-01-02", "from", "invalid_value"),
             ("from=2026-01-01&to=2026-02-01&status=paid", "status", "unknown_filter"),
+            ("from=2026-01-01&to=2027-01-02&granularity=day", "to", "out_of_range"),
+            ("from=2026-01-01&to=2036-01-01", "to", "out_of_range"),
         ] {
             assert_eq!(refused(bad), (400, field.to_string(), reason.to_string()), "{bad}");
         }

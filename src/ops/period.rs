@@ -1,10 +1,96 @@
-//! The query of every `…/aggregates` route: `company_id`, and either `month` + `year`
-//! or `start_date` + `end_date` (inclusive); neither pair means all time. One parser,
-//! so every aggregates route refuses the same things with the same reasons.
+//! What the ranged and totalled queries share: the [`Period`] of days a query asks for,
+//! with the one cap every ranged route applies ([`MAX_DAYS`]), and the query of every
+//! `…/aggregates` route ([`AggregatesParams`]): `company_id`, and either `month` +
+//! `year` or `start_date` + `end_date` (inclusive, the real document's names); neither
+//! pair means all time.
+//!
+//! A query string is a type (serde + schemars, as a request body is): its schema is the
+//! operation's parameters (OpenAPI, the tool's arguments) and
+//! [`parse_query`](super::validate::parse_query) checks the pairs against it; what one
+//! parameter cannot say alone (a month with its year, a range's end after its start, the
+//! cap) is checked once, here.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::common::invalid;
+use super::validate::parse_query;
+use crate::domain::buckets::{periods, Granularity};
 use crate::domain::dates::{Date, Zone};
 use crate::error::ApiError;
+
+/// The longest range a ranged route (`from`..=`to`) answers, in days counted with both
+/// ends: `to` at most 365 days after `from`. A longer one is 400 `bad_request`, reason
+/// `out_of_range`, naming `to`.
+pub const MAX_DAYS: i64 = 366;
+
+/// A range of days, `from`..=`to`, both ends counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    pub from: Date,
+    pub to: Date,
+}
+
+impl Period {
+    /// The range of the parameters `names` (first, last): 400 `invalid_value` naming
+    /// the last when it is before the first.
+    pub fn ordered(from: Date, to: Date, names: (&str, &str)) -> Result<Period, ApiError> {
+        if to < from {
+            let message = format!("{} must not be before {}", names.1, names.0);
+            return Err(invalid(names.1, "invalid_value", &message));
+        }
+        Ok(Period { from, to })
+    }
+
+    /// A ranged route's `from`..=`to`: ordered, and at most [`MAX_DAYS`] days.
+    pub fn capped(from: Date, to: Date) -> Result<(Date, Date), ApiError> {
+        Period::within(from, to, Granularity::Day)
+    }
+
+    /// `from`..=`to` cut into periods of `granularity`: ordered, and at most the
+    /// granularity's cap of periods ([`Granularity::cap`]: by day, [`MAX_DAYS`] days),
+    /// else 400 `out_of_range` naming `to`. The one cap of every ranged route.
+    pub fn within(from: Date, to: Date, granularity: Granularity) -> Result<(Date, Date), ApiError> {
+        let period = Period::ordered(from, to, ("from", "to"))?;
+        if periods(granularity, period.from, period.to).1 {
+            let unit = match granularity {
+                Granularity::Day => "days",
+                Granularity::Week => "weeks",
+                Granularity::Month => "months",
+                Granularity::Year => "years",
+            };
+            let message = format!("The range holds at most {} {unit}, from and to included", granularity.cap());
+            return Err(invalid("to", "out_of_range", &message));
+        }
+        Ok((period.from, period.to))
+    }
+}
+
+/// The query string of every `…/aggregates` route, as sent.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AggregatesParams {
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub workspace_id: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub company_id: Option<String>,
+    /// With year
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 1, max = 12))]
+    pub month: Option<u8>,
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 1900, max = 2999))]
+    pub year: Option<i32>,
+    /// With end_date: an inclusive range
+    #[serde(default)]
+    #[schemars(with = "Date")]
+    pub start_date: Option<Date>,
+    #[serde(default)]
+    #[schemars(with = "Date")]
+    pub end_date: Option<Date>,
+}
 
 /// An aggregates query, checked.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -15,61 +101,30 @@ pub struct AggregatesQuery {
 }
 
 impl AggregatesQuery {
-    /// The query's parameters as a schema (an aggregates tool's arguments): the
-    /// workspace, which the parser leaves to the door, and the query's own.
-    pub fn schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {
-                "workspace_id": { "type": "string", "format": "uuid" },
-                "company_id": { "type": "string", "format": "uuid" },
-                "month": { "type": "integer", "minimum": 1, "maximum": 12, "description": "With year" },
-                "year": { "type": "integer", "minimum": 1900, "maximum": 2999 },
-                "start_date": { "type": "string", "format": "date", "description": "With end_date: an inclusive range" },
-                "end_date": { "type": "string", "format": "date" },
-            },
-            "additionalProperties": false,
-        })
-    }
-
-    /// Reads the query pairs: `workspace_id` is the door's (skipped here); any other
-    /// key is refused (`unknown_filter`), and so is a key given twice, one pair mixed
-    /// with the other (`mutually_exclusive`), half a pair (`required`, naming the half
-    /// missing), a month outside 1–12, a year outside 1900–2999, a date that is not a
-    /// real day (`invalid_date`) and an `end_date` before `start_date`.
+    /// Reads the query pairs against [`AggregatesParams`] (400 naming the parameter: an
+    /// unknown or repeated one, a month outside 1–12, a year outside 1900–2999, a date
+    /// that is not a real day, a malformed id), then what the pairs say together: one
+    /// pair mixed with the other (`mutually_exclusive`), half a pair (`required`, naming
+    /// the half missing) and an `end_date` before `start_date`. No cap: all time is an
+    /// answer here.
     pub fn parse(query: &[(String, String)]) -> Result<AggregatesQuery, ApiError> {
-        let mut company_id = None;
-        let (mut month, mut year, mut start, mut end) = (None, None, None, None);
-        for (key, value) in query {
-            let key = key.as_str();
-            let repeated = match key {
-                "workspace_id" => false,
-                "company_id" => company_id.replace(query_id(key, value)?).is_some(),
-                "month" => month.replace(month_of(value)?).is_some(),
-                "year" => year.replace(year_of(value)?).is_some(),
-                "start_date" => start.replace(date_of(key, value)?).is_some(),
-                "end_date" => end.replace(date_of(key, value)?).is_some(),
-                _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
-            };
-            if repeated {
-                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
-            }
-        }
-        if (month.is_some() || year.is_some()) && (start.is_some() || end.is_some()) {
+        let params = parse_query::<AggregatesParams>(query)?;
+        let AggregatesParams { company_id, month, year, start_date, end_date, .. } = params;
+        if (month.is_some() || year.is_some()) && (start_date.is_some() || end_date.is_some()) {
             return Err(invalid(
                 "month",
                 "mutually_exclusive",
                 "month/year and start_date/end_date are mutually exclusive",
             ));
         }
-        let period = match (month, year, start, end) {
+        let period = match (month, year, start_date, end_date) {
             (Some(m), Some(y), _, _) => Some(Date::month_bounds(y, m).ok_or_else(ApiError::internal)?),
             (Some(_), None, _, _) => return Err(invalid("year", "required", "year is required with month")),
             (None, Some(_), _, _) => return Err(invalid("month", "required", "month is required with year")),
-            (None, None, Some(s), Some(e)) if e < s => {
-                return Err(invalid("end_date", "invalid_value", "end_date must not be before start_date"))
+            (None, None, Some(s), Some(e)) => {
+                let period = Period::ordered(s, e, ("start_date", "end_date"))?;
+                Some((period.from, period.to))
             }
-            (None, None, Some(s), Some(e)) => Some((s, e)),
             (None, None, Some(_), None) => {
                 return Err(invalid("end_date", "required", "end_date is required with start_date"))
             }
@@ -78,56 +133,21 @@ impl AggregatesQuery {
             }
             (None, None, None, None) => None,
         };
-        Ok(AggregatesQuery { company_id, period })
+        Ok(AggregatesQuery { company_id: company_id.map(|id| canonical(&id)), period })
     }
 }
 
-fn month_of(value: &str) -> Result<u8, ApiError> {
-    value
-        .parse::<u8>()
-        .ok()
-        .filter(|m| (1..=12).contains(m))
-        .ok_or_else(|| invalid("month", "invalid_value", "month must be 1 to 12"))
-}
-
-fn year_of(value: &str) -> Result<i32, ApiError> {
-    value
-        .parse::<i32>()
-        .ok()
-        .filter(|y| (1900..=2999).contains(y))
-        .ok_or_else(|| invalid("year", "invalid_value", "year must be between 1900 and 2999"))
-}
-
-/// A query parameter's UUID (400 `invalid_uuid` naming it).
-pub(crate) fn query_id(field: &str, value: &str) -> Result<String, ApiError> {
-    uuid::Uuid::parse_str(value)
-        .map(|u| u.to_string())
-        .map_err(|_| invalid(field, "invalid_uuid", &format!("{field} must be a UUID")))
-}
-
-/// A query parameter's date (400 `invalid_date` naming it).
-pub(crate) fn date_of(field: &str, value: &str) -> Result<Date, ApiError> {
-    Date::parse(value).ok_or_else(|| {
-        invalid(field, "invalid_date", &format!("{field} must be a date YYYY-MM-DD or an RFC 3339 date-time"))
-    })
+/// A UUID its schema accepted, in its one spelling (lower case, hyphenated).
+pub(crate) fn canonical(id: &str) -> String {
+    uuid::Uuid::parse_str(id).map_or_else(|_| id.to_string(), |u| u.to_string())
 }
 
 /// A query parameter's time zone, whose "today" a report takes (400 naming it).
-pub(crate) fn zone_of(field: &str, value: &str) -> Result<Zone, ApiError> {
+pub(crate) fn zone_of(field: &str, value: Option<&str>) -> Result<Zone, ApiError> {
+    let Some(value) = value else { return Ok(Zone::SaoPaulo) };
     Zone::parse(value).ok_or_else(|| {
         invalid(field, "invalid_value", "tz must be a Brazilian IANA time zone (America/Sao_Paulo…) or UTC")
     })
-}
-
-/// A required `from`..=`to` of a query (400 naming what is missing, or `to` before
-/// `from`).
-pub(crate) fn range_of(from: Option<Date>, to: Option<Date>) -> Result<(Date, Date), ApiError> {
-    let from = from.ok_or_else(|| invalid("from", "required", "from is required"))?;
-    let to = to.ok_or_else(|| invalid("to", "required", "to is required"))?;
-    if to < from {
-        return Err(invalid("to", "invalid_value", "to must not be before from"));
-    }
-    Ok((from, to))
 }
 
 /// The pairs of a query string as a door hands them over (tests write queries as text).
@@ -165,7 +185,7 @@ mod tests {
     #[test]
     fn reads_either_pair_or_all_time() {
         assert_eq!(parse("").unwrap(), AggregatesQuery::default());
-        assert_eq!(parse("workspace_id=w").unwrap(), AggregatesQuery::default());
+        assert_eq!(parse("workspace_id=5d0c7b1e-2f7a-4c39-9a53-0b8e61f2d4a7").unwrap(), AggregatesQuery::default());
         assert_eq!(parse("month=02&year=2028").unwrap().period, Some((day("2028-02-01"), day("2028-02-29"))));
         assert_eq!(
             parse("start_date=2026-05-10&end_date=2026-05-10").unwrap().period,
@@ -187,13 +207,34 @@ mod tests {
             ("year=2026", "month", "required"),
             ("start_date=2026-05-01", "end_date", "required"),
             ("end_date=2026-05-01", "start_date", "required"),
-            ("month=13&year=2026", "month", "invalid_value"),
-            ("month=0&year=2026", "month", "invalid_value"),
-            ("month=5&year=1899", "year", "invalid_value"),
+            ("month=13&year=2026", "month", "out_of_range"),
+            ("month=0&year=2026", "month", "out_of_range"),
+            ("month=5&year=1899", "year", "out_of_range"),
             ("start_date=2026-02-30&end_date=2026-05-01", "start_date", "invalid_date"),
             ("start_date=2026-05-31&end_date=2026-05-01", "end_date", "invalid_value"),
+            ("month=may&year=2026", "month", "wrong_type"),
         ] {
             assert_eq!(refused(query), (field.to_string(), reason.to_string()), "{query}");
         }
+    }
+
+    /// The one cap: `to` at most 365 days after `from` (366 days counted with both
+    /// ends), by day; a granularity's cap of periods otherwise; one error past it.
+    #[test]
+    fn a_range_holds_at_most_366_days() {
+        assert_eq!(Period::capped(day("2026-01-01"), day("2027-01-01")).unwrap().1, day("2027-01-01"));
+        assert_eq!(Period::capped(day("2028-01-01"), day("2028-12-31")).unwrap().1, day("2028-12-31"));
+        for (from, to) in [("2026-01-01", "2027-01-02"), ("2028-01-01", "2029-01-01")] {
+            let err = Period::capped(day(from), day(to)).expect_err(to);
+            let details = err.details.clone().unwrap_or_default();
+            assert_eq!(
+                (err.status().as_u16(), &details["field"], &details["reason"]),
+                (400, &"to".into(), &"out_of_range".into())
+            );
+        }
+        assert!(Period::within(day("2026-01-01"), day("2035-12-31"), Granularity::Month).is_ok());
+        assert!(Period::within(day("2026-01-01"), day("2036-01-01"), Granularity::Month).is_err());
+        let err = Period::capped(day("2026-02-01"), day("2026-01-01")).unwrap_err();
+        assert_eq!(err.details.unwrap_or_default()["reason"], "invalid_value");
     }
 }

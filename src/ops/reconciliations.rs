@@ -29,7 +29,7 @@ use super::common::{audit_write, bill_label, body_id, conflict_on_unique, unproc
 use super::refs;
 use super::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Question, Running};
 use super::stamps::{Stamp, Stamps};
-use super::suggestions::{SuggestQuery, Suggestions};
+use super::suggestions::{SuggestParams, Suggestions};
 use super::validate::schema_of;
 use super::OpContext;
 use crate::domain::dates::{Date, Timestamp};
@@ -673,7 +673,7 @@ receivables: credits) and settles the bills from them; no ledger transaction is 
         )
         .confirmed(confirm_delete),
         Op::read("/suggestions", "suggest", "Suggest the pending bills each unreconciled transaction may have paid", run_suggest)
-            .queries(SuggestQuery::schema)
+            .queries(schema_of::<SuggestParams>)
             .answers(200, schema_of::<Suggestions>)
             .extension("suggestions: the step before a reconciliation")
             .tool(

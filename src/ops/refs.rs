@@ -239,6 +239,32 @@ pub async fn account_anywhere(
     Ok((id, company(conn, ws, field, &company_id).await?))
 }
 
+/// What a query string names: the company `company_id` and the account of `account`
+/// (its parameter and id), each the workspace's own and live — 422
+/// `invalid_reference` naming the parameter otherwise, as for a body's reference (an
+/// unknown, a deleted and another workspace's are one answer) — and the account of the
+/// company when both are named (422 `account_company_mismatch`). Answers the company:
+/// the one named, else the account's.
+pub async fn named(
+    conn: &mut Conn,
+    ws: &Membership,
+    company_id: Option<&str>,
+    account_id: Option<(&str, &str)>,
+) -> Result<Option<CompanyRef>, ApiError> {
+    let named = match company_id {
+        Some(id) => Some(company(conn, ws, "company_id", id).await?),
+        None => None,
+    };
+    match (account_id, named) {
+        (Some((field, id)), Some(named)) => {
+            account(conn, ws, &named, field, id).await?;
+            Ok(Some(named))
+        }
+        (Some((field, id)), None) => Ok(Some(account_anywhere(conn, ws, field, id).await?.1)),
+        (None, named) => Ok(named),
+    }
+}
+
 /// The tax `tax_id` of the workspace (taxes belong to no company).
 pub async fn tax(conn: &mut Conn, ws: &Membership, field: &str, tax_id: &str) -> Result<String, ApiError> {
     const TAX: &str = "SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2";

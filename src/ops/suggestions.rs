@@ -25,11 +25,11 @@
 use std::collections::BTreeSet;
 
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::common::invalid;
-use super::period::{date_of, query_id, range_of};
+use super::period::{canonical, Period};
+use super::refs;
+use super::validate::parse_query;
 use super::OpContext;
 use crate::domain::dates::Date;
 use crate::domain::money::Cents;
@@ -38,12 +38,31 @@ use crate::error::ApiError;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};
 
-/// The longest period asked for.
-pub const MAX_DAYS: i64 = 366;
+/// The longest period asked for, in days counted with both ends: every ranged route's.
+pub use super::period::MAX_DAYS;
 /// How far from a transaction's date a bill may be due.
 pub const WINDOW_DAYS: i64 = 10;
 /// The most matches of one transaction.
 const MAX_MATCHES: usize = 5;
+
+/// `GET /v1/reconciliations/suggestions`'s query string, as sent (the tool's arguments).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuggestParams {
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub workspace_id: Option<String>,
+    /// The bank account whose statement is matched
+    #[schemars(extend("format" = "uuid"))]
+    pub account_id: String,
+    pub from: Date,
+    /// At most 365 days after from
+    pub to: Date,
+    /// Transactions looked at, oldest first (default 100)
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 1, max = 200))]
+    pub limit: Option<i64>,
+}
 
 /// A suggestions query, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,51 +75,13 @@ pub struct SuggestQuery {
 }
 
 impl SuggestQuery {
-    pub fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "workspace_id": { "type": "string", "format": "uuid" },
-                "account_id": { "type": "string", "format": "uuid", "description": "The bank account whose statement is matched" },
-                "from": { "type": "string", "format": "date" },
-                "to": { "type": "string", "format": "date", "description": "At most 366 days after from" },
-                "limit": { "type": "integer", "minimum": 1, "maximum": 200, "description": "Transactions looked at, oldest first (default 100)" },
-            },
-            "required": ["account_id", "from", "to"],
-            "additionalProperties": false,
-        })
-    }
-
+    /// Reads the query pairs against [`SuggestParams`] (400 naming the parameter), then
+    /// the range: `to` not before `from`, at most [`MAX_DAYS`] days
+    /// ([`Period::capped`]).
     pub fn parse(query: &[(String, String)]) -> Result<SuggestQuery, ApiError> {
-        let (mut account_id, mut from, mut to, mut limit) = (None, None, None, None);
-        for (key, value) in query {
-            let key = key.as_str();
-            let repeated = match key {
-                "workspace_id" => false,
-                "account_id" => account_id.replace(query_id(key, value)?).is_some(),
-                "from" => from.replace(date_of(key, value)?).is_some(),
-                "to" => to.replace(date_of(key, value)?).is_some(),
-                "limit" => limit
-                    .replace(
-                        value
-                            .parse::<i64>()
-                            .ok()
-                            .filter(|n| (1..=200).contains(n))
-                            .ok_or_else(|| invalid(key, "invalid_value", "limit must be 1 to 200"))?,
-                    )
-                    .is_some(),
-                _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
-            };
-            if repeated {
-                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
-            }
-        }
-        let account_id = account_id.ok_or_else(|| invalid("account_id", "required", "account_id is required"))?;
-        let (from, to) = range_of(from, to)?;
-        if from.add_days(MAX_DAYS).is_some_and(|last| to > last) {
-            return Err(invalid("to", "invalid_value", "The period is at most 366 days"));
-        }
-        Ok(SuggestQuery { account_id, from, to, limit: limit.unwrap_or(100) })
+        let params = parse_query::<SuggestParams>(query)?;
+        let (from, to) = Period::capped(params.from, params.to)?;
+        Ok(SuggestQuery { account_id: canonical(&params.account_id), from, to, limit: params.limit.unwrap_or(100) })
     }
 }
 
@@ -187,13 +168,10 @@ pub async fn suggest(
 ) -> Result<Suggestions, ApiError> {
     ctx.authorize(ws, Resource::Reconciliations, Access::Read)?;
     let query = SuggestQuery::parse(query)?;
-    let company: String = sql::query("SELECT company_id FROM financial_accounts WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(&query.account_id)
-        .fetch_optional(&mut *conn)
+    let company = refs::named(conn, ws, None, Some(("account_id", &query.account_id)))
         .await?
-        .ok_or_else(|| ApiError::not_found("Financial account"))?
-        .try_get(0)?;
+        .map(|company| company.id)
+        .ok_or_else(ApiError::internal)?;
     let rows = sql::query(
         "SELECT t.id, t.description, t.amount_cents, t.occurred_at, t.transaction_type, t.person_id,
                 COALESCE(t.bank_description, ''), COALESCE(t.document, '')
@@ -320,12 +298,17 @@ mod tests {
         assert_eq!(query.limit, 100);
         assert_eq!(refused("from=2026-11-01&to=2026-11-30"), ("account_id".into(), "required".into()));
         assert_eq!(
-            refused(&format!("account_id={account}&from=2026-01-01&to=2027-01-03")),
-            ("to".into(), "invalid_value".into())
+            refused(&format!("account_id={account}&from=2026-01-01&to=2027-01-02")),
+            ("to".into(), "out_of_range".into())
         );
+        assert!(SuggestQuery::parse(&crate::ops::period::pairs(&format!(
+            "account_id={account}&from=2026-01-01&to=2027-01-01"
+        )))
+        .is_ok());
         assert_eq!(
             refused(&format!("account_id={account}&from=2026-01-01&to=2026-01-02&limit=0")),
-            ("limit".into(), "invalid_value".into())
+            ("limit".into(), "out_of_range".into())
         );
+        assert_eq!(refused("account_id=x&from=2026-01-01&to=2026-01-02"), ("account_id".into(), "invalid_uuid".into()));
     }
 }

@@ -309,12 +309,27 @@ async fn a_range_after_today_opens_with_what_is_expected_before_it() {
 }
 
 #[tokio::test]
-async fn a_range_past_the_cap_is_cut_off_and_today_is_the_zones() {
+async fn a_range_past_the_cap_is_refused_and_today_is_the_zones() {
     let h = Harness::new().await;
-    let answer = cash_flow(&h, "from=2026-01-01&to=2027-12-31&granularity=day").await;
-    assert_eq!(answer["truncated"], true);
+    // The one cap of every ranged route: by day, `to` at most 365 days after `from`.
+    let answer = cash_flow(&h, "from=2026-01-01&to=2027-01-01&granularity=day").await;
+    assert_eq!(answer["truncated"], false);
     let buckets = answer["buckets"].as_array().unwrap();
     assert_eq!((buckets.len(), buckets[365]["bucket"].as_str()), (366, Some("2027-01-01")));
+    let token = h.api_token(DEMO_OWNER);
+    for query in ["from=2026-01-01&to=2027-01-02&granularity=day", "from=2026-01-01&to=2036-01-01"] {
+        let reply = send(&h, Method::GET, &format!("/v1/cash-flow?{query}"), &token, None).await;
+        let body = reply.json();
+        assert_eq!(
+            (
+                reply.status.as_u16(),
+                body["error"]["details"]["field"].as_str(),
+                body["error"]["details"]["reason"].as_str()
+            ),
+            (400, Some("to"), Some("out_of_range")),
+            "{query}: {body}"
+        );
+    }
     let months = cash_flow(&h, "from=2026-01-01&to=2027-12-31").await;
     assert_eq!((months["truncated"].as_bool(), months["buckets"].as_array().unwrap().len()), (Some(false), 24));
     for (tz, zone) in
@@ -350,13 +365,22 @@ async fn bad_queries_are_refused_naming_the_parameter_and_the_scope_is_checked()
             "{query}: {body}"
         );
     }
-    // Another workspace's account or company is not found, as a missing one.
-    for query in
-        [format!("account_id={BETA_ACCOUNT}"), format!("company_id={BETA_COMPANY}"), format!("account_id={MISSING}")]
-    {
+    // Another workspace's account or company is an invalid reference, as a missing one
+    // (the one answer of every route, `refs::named`).
+    for (query, field) in [
+        (format!("account_id={BETA_ACCOUNT}"), "account_id"),
+        (format!("company_id={BETA_COMPANY}"), "company_id"),
+        (format!("account_id={MISSING}"), "account_id"),
+    ] {
         let reply =
             send(&h, Method::GET, &format!("/v1/cash-flow?from=2026-01-01&to=2026-01-31&{query}"), &token, None).await;
-        assert_eq!(reply.status, 404, "{query}");
+        let body = reply.json();
+        assert_eq!(
+            (reply.status.as_u16(), body["error"]["code"].as_str(), body["error"]["details"]["field"].as_str()),
+            (422, Some("unprocessable_entity"), Some(field)),
+            "{query}: {body}"
+        );
+        assert_eq!(body["error"]["details"]["reason"], "invalid_reference", "{query}");
     }
     // The scope of its own: a token without it is refused, the viewer may read.
     let other = h.token_with(DEMO_OWNER, Some("finance.payables finance.transactions"), |c| {

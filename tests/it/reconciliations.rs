@@ -406,7 +406,17 @@ async fn suggestions_find_the_planted_matches_and_no_false_ones() {
     let tool = h.send(call("finance_reconciliations_suggest", bad).bearer(&token).build()).await.result();
     assert_eq!(tool_error(&tool)["details"]["field"], "to", "{tool}");
     let elsewhere = format!("/v1/reconciliations/suggestions?account_id={BETA_ACCOUNT}&from=2026-10-01&to=2026-10-31");
-    assert_eq!(send(&h, Method::GET, &elsewhere, &h.api_token(DEMO_OWNER), None).await.status, 404);
+    let reply = send(&h, Method::GET, &elsewhere, &h.api_token(DEMO_OWNER), None).await;
+    let body = reply.json();
+    assert_eq!(
+        (
+            reply.status.as_u16(),
+            body["error"]["details"]["field"].as_str(),
+            body["error"]["details"]["reason"].as_str()
+        ),
+        (422, Some("account_id"), Some("invalid_reference")),
+        "{body}"
+    );
 }
 
 /// Every transaction looked at is answered, with its matches or `matches: []` ("checked,

@@ -567,13 +567,14 @@ async fn another_workspace_sees_only_its_own() {
     let aging =
         send(&h, Method::GET, &format!("/v1/reports/aging?kind=payable&as_of={AS_OF}"), &token, None).await.json();
     assert_eq!((aging["total"]["count"].as_i64(), aging["total"]["amount"].as_str()), (Some(1), Some("900.06")));
-    // Acme's company named from Beta is not found, as a missing one.
+    // Acme's company named from Beta is an invalid reference, as a missing one.
     for path in [
         format!("/v1/reports/aging?kind=payable&company_id={ACME_COMPANY}"),
         format!("/v1/reports/income-statement?from=2026-03-01&to=2026-03-31&company_id={ACME_COMPANY}"),
         format!("/v1/reports/aging?kind=payable&company_id={MISSING}"),
     ] {
-        assert_eq!(send(&h, Method::GET, &path, &token, None).await.status, 404, "{path}");
+        let reply = send(&h, Method::GET, &path, &token, None).await;
+        assert_eq!((reply.status.as_u16(), details(&reply)), (422, pair("company_id", "invalid_reference")), "{path}");
     }
 }
 
@@ -586,11 +587,11 @@ async fn bad_queries_are_refused_naming_the_parameter_and_the_scope_is_checked()
         ("/v1/reports/aging?kind=invoice", "kind", "invalid_value"),
         ("/v1/reports/aging?kind=payable&as_of=2026-02-30", "as_of", "invalid_date"),
         ("/v1/reports/aging?kind=payable&group_by=category", "group_by", "invalid_value"),
-        ("/v1/reports/aging?kind=payable&group_by=person&limit=51", "limit", "invalid_value"),
+        ("/v1/reports/aging?kind=payable&group_by=person&limit=51", "limit", "out_of_range"),
         ("/v1/reports/aging?kind=payable&status=pending", "status", "unknown_filter"),
         ("/v1/reports/income-statement?to=2026-01-31", "from", "required"),
         ("/v1/reports/income-statement?from=2026-01-31&to=2026-01-01", "to", "invalid_value"),
-        ("/v1/reports/income-statement?from=2026-01-01&to=2027-01-02", "to", "invalid_value"),
+        ("/v1/reports/income-statement?from=2026-01-01&to=2027-01-02", "to", "out_of_range"),
         ("/v1/reports/income-statement?from=2026-01-01&to=2026-01-31&basis=accrual", "basis", "invalid_value"),
         ("/v1/reports/income-statement?from=2026-01-01&to=2026-01-31&compare=last_year", "compare", "invalid_value"),
     ] {

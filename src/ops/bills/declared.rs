@@ -16,7 +16,7 @@ use crate::error::ApiError;
 use crate::ops::attachments::with_files;
 use crate::ops::common::bill_label;
 use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::period::AggregatesQuery;
+use crate::ops::period::AggregatesParams;
 use crate::ops::resource::{
     joined, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Tool,
 };
@@ -387,7 +387,7 @@ const fn bill_operations<B: Declared>() -> [Op; 10] {
             .with(B::TOOLS.update),
         Op::delete::<Bills<B>>("Delete one of the {collection}").with(B::TOOLS.delete),
         Op::read("/aggregates", "aggregates", "Totals of {collection}", run_aggregates::<B>)
-            .queries(AggregatesQuery::schema)
+            .queries(schema_of::<AggregatesParams>)
             .answers(200, aggregates::<B>)
             .with(B::TOOLS.aggregates),
         Op::read("/ids", "ids", "Sweep the ids of {collection}", run_ids::<B>).answers(200, schema_of::<IdPage>),

@@ -287,6 +287,7 @@ pub async fn aggregates<B: BillKind>(
 ) -> Result<Value, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let query = AggregatesQuery::parse(query)?;
+    refs::named(conn, ws, query.company_id.as_deref(), None).await?;
     let mut clauses = vec!["workspace_id = $1".to_string(), "kind = $2".to_string(), approval::OWED.to_string()];
     let mut binds: Vec<String> = vec![ws.workspace_id.clone(), B::KIND.to_string()];
     if let Some(company) = query.company_id {

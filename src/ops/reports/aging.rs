@@ -26,16 +26,17 @@
 //! `group_by=person` — a few rows per day, however many bills.
 
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::{check_company, statement};
+use super::statement;
 use crate::domain::dates::{Date, Zone};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::common::invalid;
-use crate::ops::period::{date_of, query_id, zone_of};
+use crate::ops::period::{canonical, zone_of};
+use crate::ops::refs;
+use crate::ops::validate::parse_query;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{Conn, OwnedRow};
@@ -59,74 +60,50 @@ pub struct AgingQuery {
     pub limit: i64,
 }
 
-impl AgingQuery {
-    /// The query's parameters as a schema (the tool's arguments), the workspace beside
-    /// them.
-    pub fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "workspace_id": { "type": "string", "format": "uuid" },
-                "kind": { "type": "string", "enum": ["payable", "receivable"], "description": "What we owe or what we are owed" },
-                "as_of": { "type": "string", "format": "date", "description": "The day lateness is measured from (default today)" },
-                "company_id": { "type": "string", "format": "uuid" },
-                "group_by": { "type": "string", "enum": ["person"], "description": "Also the top people, each with their buckets" },
-                "limit": { "type": "integer", "minimum": 1, "maximum": MAX_PEOPLE, "description": "People listed with group_by (default 10)" },
-                "tz": { "type": "string", "description": "Whose today: a Brazilian IANA zone or UTC (default America/Sao_Paulo)" },
-            },
-            "required": ["kind"],
-            "additionalProperties": false,
-        })
-    }
+/// `GET /v1/reports/aging`'s query string, as sent (the tool's arguments).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgingParams {
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub workspace_id: Option<String>,
+    /// What we owe or what we are owed
+    #[schemars(with = "String", extend("enum" = ["payable", "receivable"]))]
+    pub kind: String,
+    /// The day lateness is measured from (default today)
+    #[serde(default)]
+    #[schemars(with = "Date")]
+    pub as_of: Option<Date>,
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub company_id: Option<String>,
+    /// Also the top people, each with their buckets
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["person"]))]
+    pub group_by: Option<String>,
+    /// People listed with group_by (default 10)
+    #[serde(default)]
+    #[schemars(with = "i64", range(min = 1, max = MAX_PEOPLE))]
+    pub limit: Option<i64>,
+    /// Whose today: a Brazilian IANA zone or UTC (default America/Sao_Paulo)
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub tz: Option<String>,
+}
 
-    /// Reads the query pairs (`workspace_id` is the door's). 400 naming the parameter
-    /// for an unknown or repeated one, a missing or unknown `kind`, a date that is not a
-    /// real day, a `group_by`, `limit` or zone it does not take, a malformed id.
+impl AgingQuery {
+    /// Reads the query pairs against [`AgingParams`]: 400 naming the parameter for an
+    /// unknown or repeated one, a missing or unknown `kind`, a date that is not a real
+    /// day, a `group_by`, `limit` or zone it does not take, a malformed id.
     pub fn parse(query: &[(String, String)]) -> Result<AgingQuery, ApiError> {
-        let (mut kind, mut as_of, mut zone, mut company_id, mut by_person, mut limit) =
-            (None, None, None, None, None, None);
-        for (key, value) in query {
-            let key = key.as_str();
-            let repeated = match key {
-                "workspace_id" => false,
-                "kind" => kind
-                    .replace(match value.as_str() {
-                        "payable" => "payable",
-                        "receivable" => "receivable",
-                        _ => return Err(invalid(key, "invalid_value", "kind must be payable or receivable")),
-                    })
-                    .is_some(),
-                "as_of" => as_of.replace(date_of(key, value)?).is_some(),
-                "tz" => zone.replace(zone_of(key, value)?).is_some(),
-                "company_id" => company_id.replace(query_id(key, value)?).is_some(),
-                "group_by" => by_person
-                    .replace(match value.as_str() {
-                        "person" => true,
-                        _ => return Err(invalid(key, "invalid_value", "group_by must be person")),
-                    })
-                    .is_some(),
-                "limit" => limit
-                    .replace(
-                        value
-                            .parse::<i64>()
-                            .ok()
-                            .filter(|n| (1..=MAX_PEOPLE).contains(n))
-                            .ok_or_else(|| invalid(key, "invalid_value", "limit must be 1 to 50"))?,
-                    )
-                    .is_some(),
-                _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
-            };
-            if repeated {
-                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
-            }
-        }
+        let params = parse_query::<AgingParams>(query)?;
         Ok(AgingQuery {
-            kind: kind.ok_or_else(|| invalid("kind", "required", "kind is required: payable or receivable"))?,
-            as_of,
-            zone: zone.unwrap_or(Zone::SaoPaulo),
-            company_id,
-            by_person: by_person.unwrap_or(false),
-            limit: limit.unwrap_or(10),
+            kind: if params.kind == "receivable" { "receivable" } else { "payable" },
+            as_of: params.as_of,
+            zone: zone_of("tz", params.tz.as_deref())?,
+            company_id: params.company_id.as_deref().map(canonical),
+            by_person: params.group_by.is_some(),
+            limit: params.limit.unwrap_or(10),
         })
     }
 }
@@ -208,7 +185,7 @@ pub async fn report(
 ) -> Result<Aging, ApiError> {
     ctx.authorize(ws, Resource::Reports, Access::Read)?;
     let query = AgingQuery::parse(query)?;
-    check_company(conn, ws, query.company_id.as_deref()).await?;
+    refs::named(conn, ws, query.company_id.as_deref(), None).await?;
     let as_of = query.as_of.unwrap_or_else(|| Date::today_in(query.zone));
 
     // The bills counted, day by day (the running totals of `report_open_bills`), each day
@@ -340,8 +317,9 @@ mod tests {
             ("kind=bill", "kind", "invalid_value"),
             ("kind=payable&as_of=2026-02-30", "as_of", "invalid_date"),
             ("kind=payable&group_by=category", "group_by", "invalid_value"),
-            ("kind=payable&group_by=person&limit=51", "limit", "invalid_value"),
-            ("kind=payable&limit=0", "limit", "invalid_value"),
+            ("kind=payable&group_by=person&limit=51", "limit", "out_of_range"),
+            ("kind=payable&limit=0", "limit", "out_of_range"),
+            ("kind=payable&limit=ten", "limit", "wrong_type"),
             ("kind=payable&tz=Europe/Lisbon", "tz", "invalid_value"),
             ("kind=payable&company_id=x", "company_id", "invalid_uuid"),
             ("kind=payable&kind=receivable", "kind", "invalid_value"),

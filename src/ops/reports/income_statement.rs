@@ -37,22 +37,24 @@
 use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::{check_company, statement};
+use super::statement;
 use crate::domain::dates::Date;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::common::invalid;
-use crate::ops::period::{date_of, query_id, range_of};
+use crate::ops::period::canonical;
+use crate::ops::refs;
+use crate::ops::validate::parse_query;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::Conn;
 
-/// The longest period a statement covers, in days.
-pub const MAX_DAYS: i64 = 366;
+/// The longest period a statement covers, in days counted with both ends: every ranged
+/// route's.
+pub use crate::ops::period::MAX_DAYS;
 
 /// Which facts a statement counts, and by which date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,68 +85,46 @@ pub struct StatementQuery {
     pub previous: Option<(Date, Date)>,
 }
 
-impl StatementQuery {
-    /// The query's parameters as a schema (the tool's arguments), the workspace beside
-    /// them.
-    pub fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "workspace_id": { "type": "string", "format": "uuid" },
-                "from": { "type": "string", "format": "date", "description": "First day (inclusive)" },
-                "to": { "type": "string", "format": "date", "description": "Last day (inclusive), at most 366 days after from" },
-                "basis": { "type": "string", "enum": ["competence", "cash"], "description": "Default competence" },
-                "company_id": { "type": "string", "format": "uuid" },
-                "compare": { "type": "string", "enum": ["previous_period"], "description": "Also the period before and the change" },
-            },
-            "required": ["from", "to"],
-            "additionalProperties": false,
-        })
-    }
+/// `GET /v1/reports/income-statement`'s query string, as sent (the tool's arguments).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatementParams {
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub workspace_id: Option<String>,
+    /// First day (inclusive)
+    pub from: Date,
+    /// Last day (inclusive), at most 365 days after from
+    pub to: Date,
+    /// Default competence
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["competence", "cash"]))]
+    pub basis: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "uuid"))]
+    pub company_id: Option<String>,
+    /// Also the period before and the change
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["previous_period"]))]
+    pub compare: Option<String>,
+}
 
-    /// Reads the query pairs (`workspace_id` is the door's). 400 naming the parameter
-    /// for an unknown or repeated one, a missing `from` or `to`, a date that is not a
-    /// real day, `to` before `from` or more than a year after it, a basis or comparison
-    /// it does not know, a malformed id.
+impl StatementQuery {
+    /// Reads the query pairs against [`StatementParams`] (400 naming the parameter for
+    /// an unknown or repeated one, a missing `from` or `to`, a date that is not a real
+    /// day, a basis or comparison it does not know, a malformed id), then the range: `to`
+    /// not before `from` and at most [`MAX_DAYS`] days ([`crate::ops::period::Period`]).
     pub fn parse(query: &[(String, String)]) -> Result<StatementQuery, ApiError> {
-        let (mut from, mut to, mut basis, mut company_id, mut compare) = (None, None, None, None, None);
-        for (key, value) in query {
-            let key = key.as_str();
-            let repeated = match key {
-                "workspace_id" => false,
-                "from" => from.replace(date_of(key, value)?).is_some(),
-                "to" => to.replace(date_of(key, value)?).is_some(),
-                "basis" => basis
-                    .replace(match value.as_str() {
-                        "competence" => Basis::Competence,
-                        "cash" => Basis::Cash,
-                        _ => return Err(invalid(key, "invalid_value", "basis must be competence or cash")),
-                    })
-                    .is_some(),
-                "company_id" => company_id.replace(query_id(key, value)?).is_some(),
-                "compare" => compare
-                    .replace(match value.as_str() {
-                        "previous_period" => true,
-                        _ => return Err(invalid(key, "invalid_value", "compare must be previous_period")),
-                    })
-                    .is_some(),
-                _ => return Err(invalid(key, "unknown_filter", "Unknown parameter")),
-            };
-            if repeated {
-                return Err(invalid(key, "invalid_value", "A parameter appears twice"));
-            }
-        }
-        let (from, to) = range_of(from, to)?;
-        if from.days_until(to) >= MAX_DAYS {
-            return Err(invalid("to", "invalid_value", "The period is at most 366 days"));
-        }
-        let previous = match compare {
-            Some(true) => {
+        let params = parse_query::<StatementParams>(query)?;
+        let (from, to) = crate::ops::period::Period::capped(params.from, params.to)?;
+        let previous = match params.compare {
+            Some(_) => {
                 Some(previous_period(from, to).ok_or_else(|| invalid("from", "invalid_value", "from is too early"))?)
             }
-            _ => None,
+            None => None,
         };
-        Ok(StatementQuery { from, to, basis: basis.unwrap_or(Basis::Competence), company_id, previous })
+        let basis = if params.basis.as_deref() == Some("cash") { Basis::Cash } else { Basis::Competence };
+        Ok(StatementQuery { from, to, basis, company_id: params.company_id.as_deref().map(canonical), previous })
     }
 }
 
@@ -320,7 +300,7 @@ pub async fn report(
 ) -> Result<IncomeStatement, ApiError> {
     ctx.authorize(ws, Resource::Reports, Access::Read)?;
     let query = StatementQuery::parse(query)?;
-    check_company(conn, ws, query.company_id.as_deref()).await?;
+    refs::named(conn, ws, query.company_id.as_deref(), None).await?;
     let compare = query.previous.is_some();
     let first = query.previous.map_or(query.from, |(first, _)| first);
 
@@ -451,7 +431,7 @@ mod tests {
             ("from=2026-01-01", "to", "required"),
             ("from=2026-02-30&to=2026-03-01", "from", "invalid_date"),
             ("from=2026-03-01&to=2026-02-01", "to", "invalid_value"),
-            ("from=2026-01-01&to=2027-01-02", "to", "invalid_value"),
+            ("from=2026-01-01&to=2027-01-02", "to", "out_of_range"),
             ("from=2026-01-01&to=2026-02-01&basis=accrual", "basis", "invalid_value"),
             ("from=2026-01-01&to=2026-02-01&compare=last_year", "compare", "invalid_value"),
             ("from=2026-01-01&to=2026-02-01&company_id=x", "company_id", "invalid_uuid"),

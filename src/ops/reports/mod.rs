@@ -9,7 +9,9 @@
 //!
 //! A report is one bounded answer: it never pages. Its money is the 2-decimal strings of
 //! every answer; its sums are SQL aggregates (`GROUP BY`, `CASE`), never rows added up
-//! here. A `company_id` of another workspace is not found (404), as for the cash flow.
+//! here. A `company_id` the workspace does not have (unknown, deleted, another
+//! workspace's) is 422 `invalid_reference` naming it, as on every route
+//! ([`super::refs::named`]).
 
 pub mod aging;
 pub mod income_statement;
@@ -17,24 +19,7 @@ pub mod income_statement;
 use super::resource::{reply, Call, Declaration, Op, Running};
 use super::validate::schema_of;
 use crate::domain::roles::Resource;
-use crate::error::ApiError;
-use crate::storage::identity::Membership;
-use crate::storage::{sql, Conn};
-
-/// The workspace's company a report names exists there (404 otherwise, as for an id of
-/// another workspace).
-async fn check_company(conn: &mut Conn, ws: &Membership, company: Option<&str>) -> Result<(), ApiError> {
-    let Some(company) = company else { return Ok(()) };
-    let found = sql::query("SELECT 1 FROM companies WHERE workspace_id = $1 AND id = $2")
-        .bind(&ws.workspace_id)
-        .bind(company)
-        .fetch_optional(&mut *conn)
-        .await?;
-    match found {
-        Some(_) => Ok(()),
-        None => Err(ApiError::not_found("Company")),
-    }
-}
+use crate::storage::sql;
 
 /// A statement with its binds, in order (`$1`, `$2`, …).
 fn statement(text: String, binds: &[String]) -> sql::Query<'static> {
@@ -55,7 +40,7 @@ pub static OPERATIONS: Declaration = Declaration {
     collection: "/v1/reports",
     operations: &[
         Op::read("/aging", "aging", "Pending payables or receivables by how late they are", run_aging)
-            .queries(aging::AgingQuery::schema)
+            .queries(schema_of::<aging::AgingParams>)
             .answers(200, schema_of::<aging::Aging>)
             .extension("reports: the aging of what is owed")
             .tool(
@@ -71,7 +56,7 @@ late is it\".",
             "Revenue, expenses and the result of a period by category",
             run_income_statement,
         )
-        .queries(income_statement::StatementQuery::schema)
+        .queries(schema_of::<income_statement::StatementParams>)
         .answers(200, schema_of::<income_statement::IncomeStatement>)
         .extension("reports: the income statement (DRE)")
         .tool(

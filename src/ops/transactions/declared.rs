@@ -12,7 +12,7 @@ use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::ops::attachments::with_files;
 use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::period::AggregatesQuery;
+use crate::ops::period::AggregatesParams;
 use crate::ops::resource::{parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running};
 use crate::ops::validate::schema_of;
 use crate::ops::IdPage;
@@ -95,7 +95,7 @@ the user to confirm.",
         "Count and sum realised transactions (company_id, month+year or start_date+end_date)",
         run_aggregates,
     )
-    .queries(AggregatesQuery::schema)
+    .queries(schema_of::<AggregatesParams>)
     .answers(200, schema_of::<Aggregates>)
     .tool(
         "finance_transactions_aggregates",

@@ -260,6 +260,7 @@ pub async fn aggregates(
 ) -> Result<Aggregates, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let query = AggregatesQuery::parse(query)?;
+    super::refs::named(conn, ws, query.company_id.as_deref(), None).await?;
     let mut sql = String::from(
         "SELECT COUNT(*),
                 CAST(COALESCE(SUM(CASE WHEN transaction_type = 'credit' THEN amount_cents ELSE 0 END), 0) AS BIGINT),

@@ -396,7 +396,7 @@ pub const AGGREGATES_REFUSALS: [(&str, &str, &str); 12] = [
     ("colour=red", "colour", "unknown_filter"),
     ("start_date=2020-01-01", "end_date", "required"),
     ("end_date=2020-01-01", "start_date", "required"),
-    ("month=13&year=2020", "month", "invalid_value"),
+    ("month=13&year=2020", "month", "out_of_range"),
     ("start_date=2020-02-30&end_date=2020-05-01", "start_date", "invalid_date"),
     ("start_date=2020-05-31&end_date=2020-05-01", "end_date", "invalid_value"),
     ("month=1&month=2&year=2020", "month", "invalid_value"),
