@@ -256,3 +256,31 @@ async fn a_reopen_that_would_make_a_slip_twice_open_is_refused() {
     let read = send(&h, Method::GET, &rent, &api, None).await.json();
     assert_eq!(read["status"], "cancelled", "{read}");
 }
+
+/// The duplicates are the payables' to read: a token without the payables' scope is
+/// refused on `/v1` (403 `insufficient_scope`) and the tool is not its to call; a company
+/// the workspace does not have is the one answer a query's reference gets.
+#[tokio::test]
+async fn the_duplicates_need_the_payables_read_scope() {
+    use common::*;
+    use http::Method;
+    use serde_json::json;
+    let h = Harness::with_demo().await;
+    let receivables_only = v1_token(&h, DEMO_OWNER, "finance.receivables");
+    let reply = send(&h, Method::GET, "/v1/payables/duplicates", &receivables_only, None).await;
+    assert_eq!(reply.status, 403, "{}", text(&reply));
+    assert_eq!(reply.json()["error"]["code"], "insufficient_scope", "{}", text(&reply));
+    let payables = v1_token(&h, DEMO_OWNER, "finance.payables");
+    assert_eq!(send(&h, Method::GET, "/v1/payables/duplicates", &payables, None).await.status, 200);
+    let mcp = h.token_with(DEMO_OWNER, Some("finance.receivables"), |_| {});
+    let called = h.send(call("finance_payables_duplicates", json!({})).bearer(&mcp).build()).await.result();
+    assert_eq!(called["isError"], true, "{called}");
+    let other = format!("/v1/payables/duplicates?company_id={}", uuid::Uuid::new_v4());
+    let reply = send(&h, Method::GET, &other, &payables, None).await;
+    assert_eq!(
+        (reply.status.as_u16(), details(&reply).1.as_deref()),
+        (422, Some("invalid_reference")),
+        "{}",
+        text(&reply)
+    );
+}

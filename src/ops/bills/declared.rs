@@ -564,7 +564,7 @@ fn confirm_cancel_charge(mut c: Call<'_>) -> Asking<'_> {
 fn run_duplicates(c: Call<'_>) -> Running<'_> {
     Box::pin(async move {
         let query: DuplicatesQuery = crate::ops::validate::parse_query(c.query)?;
-        reply(super::duplicates::duplicates(c.conn, c.ws, &query).await?)
+        reply(super::duplicates::duplicates(c.ctx, c.conn, c.ws, &query).await?)
     })
 }
 

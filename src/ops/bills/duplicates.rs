@@ -26,9 +26,11 @@ use super::approval;
 use crate::domain::coordinates::barcode_key;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
+use crate::domain::roles::{Access, Resource};
 use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::ops::refs;
+use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};
 
@@ -110,11 +112,16 @@ struct Open {
     pix: Option<String>,
 }
 
-/// The groups of likely duplicates among the workspace's open payables.
-pub async fn duplicates(conn: &mut Conn, ws: &Membership, query: &DuplicatesQuery) -> Result<Duplicates, ApiError> {
-    if let Some(company) = &query.company_id {
-        refs::company(conn, ws, "company_id", company).await?;
-    }
+/// The groups of likely duplicates among the workspace's open payables (the payables'
+/// read permission; a company named is the workspace's own and live).
+pub async fn duplicates(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    query: &DuplicatesQuery,
+) -> Result<Duplicates, ApiError> {
+    ctx.authorize(ws, Resource::Payables, Access::Read)?;
+    refs::named(conn, ws, query.company_id.as_deref(), None).await?;
     let open = candidates(conn, ws, query.company_id.as_deref()).await?;
     Ok(Duplicates { data: grouped(open, query.within_days.unwrap_or(WITHIN_DAYS)) })
 }
