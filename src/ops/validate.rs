@@ -27,14 +27,19 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 /// the process (a handful of request types, a few kilobytes each): no request pays for
 /// schema generation but the first.
 pub(crate) fn cached_schema<T: JsonSchema + 'static>() -> &'static Value {
+    cached_by::<T>(schema_of::<T>)
+}
+
+/// The schema `make` makes, made on the first request of the key `K` and kept.
+fn cached_by<K: 'static>(make: fn() -> Value) -> &'static Value {
     static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, &'static Value>>> = OnceLock::new();
     let schemas = SCHEMAS.get_or_init(Default::default);
-    let id = TypeId::of::<T>();
+    let id = TypeId::of::<K>();
     if let Some(schema) = schemas.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return schema;
     }
     let mut schemas = schemas.write().unwrap_or_else(|e| e.into_inner());
-    schemas.entry(id).or_insert_with(|| Box::leak(Box::new(schema_of::<T>())))
+    schemas.entry(id).or_insert_with(|| Box::leak(Box::new(make())))
 }
 
 /// Drops from a `PATCH` body the fields of `Record`'s answer that `Request` does not
@@ -54,15 +59,9 @@ pub fn strip_answer_of<K: 'static, Request: JsonSchema + 'static>(
     answer: fn() -> Value,
     body: &mut Map<String, Value>,
 ) {
-    static MADE: OnceLock<RwLock<HashMap<TypeId, &'static Value>>> = OnceLock::new();
-    let made = MADE.get_or_init(Default::default);
-    let id = TypeId::of::<K>();
-    let found = made.read().unwrap_or_else(|e| e.into_inner()).get(&id).copied();
-    let schema = found.unwrap_or_else(|| {
-        let mut made = made.write().unwrap_or_else(|e| e.into_inner());
-        made.entry(id).or_insert_with(|| Box::leak(Box::new(answer())))
-    });
-    strip_object(schema, cached_schema::<Request>(), body);
+    /// The key of `K`'s answer schema, apart from any type's own schema.
+    struct Answer<K>(std::marker::PhantomData<K>);
+    strip_object(cached_by::<Answer<K>>(answer), cached_schema::<Request>(), body);
 }
 
 /// Whether a property's schema accepts `null`.
