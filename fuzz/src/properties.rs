@@ -6,7 +6,7 @@
 use base64::Engine;
 use kobana_finance_mcp::domain::money::{Cents, MoneyError};
 use kobana_finance_mcp::mcp::confirm::{self, State};
-use kobana_finance_mcp::ops::list::{self, Bind, ListRequest};
+use kobana_finance_mcp::ops::machinery::list::{self, Bind, ListRequest};
 use kobana_finance_mcp::protocol::headers;
 use serde_json::Value;
 

@@ -24,7 +24,7 @@ use super::catalogue::split;
 use super::tools::{outcome_result, tool_result, ToolCall, ToolSpec};
 use super::unavailable;
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::resource::Question;
+use crate::ops::machinery::resource::Question;
 use crate::ops::Channel;
 use crate::protocol::rpc::RpcError;
 use crate::storage::audit::{self, AuditEvent};

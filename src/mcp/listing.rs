@@ -145,8 +145,11 @@ mod tests {
         let mut refused = Vec::new();
         for listed in all() {
             let schema = listed.check_schema().expect(listed.name);
-            refused
-                .extend(crate::ops::validate::unenforced(schema).into_iter().map(|k| format!("{}: {k}", listed.name)));
+            refused.extend(
+                crate::ops::machinery::validate::unenforced(schema)
+                    .into_iter()
+                    .map(|k| format!("{}: {k}", listed.name)),
+            );
         }
         assert!(refused.is_empty(), "keywords the argument check does not enforce:\n{}", refused.join("\n"));
     }

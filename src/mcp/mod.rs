@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::app::AppState;
 use crate::auth::{Identity, WorkspaceHint};
 use crate::error::ApiError;
-use crate::ops::rate_limit::{Budget, Needs};
+use crate::ops::machinery::rate_limit::{Budget, Needs};
 use crate::protocol::era::Era;
 use crate::protocol::rpc::{Request, RpcError};
 use context::Admitted;

@@ -17,9 +17,9 @@ use crate::ops::bills::declared::{Payables, Receivables};
 use crate::ops::categories::Categories;
 use crate::ops::companies::Companies;
 use crate::ops::cost_centers::CostCenters;
-use crate::ops::list::ListSpec;
+use crate::ops::machinery::list::ListSpec;
+use crate::ops::machinery::resource::Records;
 use crate::ops::people::People;
-use crate::ops::resource::Records;
 use crate::ops::taxes::Taxes;
 use crate::ops::transactions::declared::Transactions;
 use crate::ops::OpContext;
@@ -266,5 +266,12 @@ pub async fn complete_id(
     workspace: Option<&str>,
 ) -> Result<(Vec<String>, bool), ApiError> {
     let workspaces = ctx.workspaces_allowing(template.scope, Access::Read, workspace).await?;
-    crate::ops::complete::ids_starting_with(&ctx.state.db, template.list, template.labels, prefix, &workspaces).await
+    crate::ops::machinery::complete::ids_starting_with(
+        &ctx.state.db,
+        template.list,
+        template.labels,
+        prefix,
+        &workspaces,
+    )
+    .await
 }

@@ -19,10 +19,10 @@ use super::view::View;
 use super::{confirm, no_cursor, unavailable, McpContext};
 use crate::domain::roles::{permission, Access, Refusal, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::resource::Op;
+use crate::ops::machinery::resource::{Declaration, Deletable, Op, Records, Registrar, Writable, Written};
 use crate::protocol::rpc::RpcError;
 
-pub use crate::ops::resource::BoxFuture;
+pub use crate::ops::machinery::resource::BoxFuture;
 
 /// A tool invocation as its handler sees it.
 pub struct ToolCall<'a> {
@@ -74,7 +74,7 @@ impl Answer {
 /// confirmation message).
 pub type Describe = for<'a> fn(&'a ToolCall<'a>, &'a mut Conn) -> Asking<'a>;
 
-pub use crate::ops::resource::Asking;
+pub use crate::ops::machinery::resource::Asking;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Annotations {
@@ -198,31 +198,36 @@ workspace_id to the other tools when you have more than one.",
 /// (Cursor: 40) still shows every payables and receivables tool.
 ///
 /// Every tool but the workspace list and the attachment ones is a declared operation's
-/// row (`ops::resource::Op::tool`), built here once per process from the rows alone.
+/// row (`ops::resource::Op::tool`), built here once per process from the rows alone, over
+/// the registry ([`crate::ops::registry::register`]), whose order is the catalogue's.
 fn build_catalogue() -> Vec<ToolSpec> {
-    use crate::ops::automatic_rules::{self, AutomaticRules};
-    use crate::ops::bills::declared::{Payables, Receivables, PAYABLES, RECEIVABLES};
-    use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
-    use crate::ops::{accounts, categories, companies, cost_centers, people, taxes};
-    let mut tools = WORKSPACES.to_vec();
-    tools.extend(records::own_tools(&crate::ops::reports::OPERATIONS));
-    tools.extend(records::own_tools(&crate::ops::cash_flow::OPERATIONS));
-    tools.extend(records::tools::<Payables>(&PAYABLES));
-    tools.extend(records::tools::<Receivables>(&RECEIVABLES));
-    tools.extend(records::own_tools(&crate::ops::reconciliations::OPERATIONS));
-    tools.extend(records::tools::<Transactions>(&TRANSACTIONS));
-    tools.extend(records::own_tools(&TRANSFERS));
-    tools.extend(records::tools::<accounts::Accounts>(&accounts::OPERATIONS));
-    tools.extend(records::read_tools::<crate::ops::receipts::Receipts>(&crate::ops::receipts::OPERATIONS));
-    tools.extend_from_slice(catalogue::attachments::TOOLS);
-    tools.extend(records::tools::<companies::Companies>(&companies::OPERATIONS));
-    tools.extend(records::tools::<people::People>(&people::OPERATIONS));
-    tools.extend(records::tools::<categories::Categories>(&categories::OPERATIONS));
-    tools.extend(records::tools::<cost_centers::CostCenters>(&cost_centers::OPERATIONS));
-    tools.extend(records::tools::<taxes::Taxes>(&taxes::OPERATIONS));
-    tools.extend(records::tools::<AutomaticRules>(&automatic_rules::OPERATIONS));
-    tools.extend(records::read_tools::<crate::ops::banks::Banks>(&crate::ops::banks::OPERATIONS));
-    tools
+    let mut tools = Catalogue(WORKSPACES.to_vec());
+    crate::ops::registry::register(&mut tools);
+    tools.0
+}
+
+/// The tools of every registered resource, in the registry's order.
+struct Catalogue(Vec<ToolSpec>);
+
+impl Registrar for Catalogue {
+    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration) {
+        self.0.extend(records::tools::<R>(declaration));
+    }
+
+    fn read_only<R: Records>(&mut self, declaration: &'static Declaration) {
+        self.0.extend(records::read_tools::<R>(declaration));
+    }
+
+    fn own(&mut self, declaration: &'static Declaration) {
+        self.0.extend(records::own_tools(declaration));
+    }
+
+    /// The attachments' tools are written out in full; no tool reaches who has access.
+    fn written(&mut self, written: &'static Written) {
+        if written.resource == Resource::Attachments {
+            self.0.extend_from_slice(catalogue::attachments::TOOLS);
+        }
+    }
 }
 
 pub fn catalogue() -> impl Iterator<Item = &'static ToolSpec> {
@@ -537,7 +542,7 @@ async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Va
 /// answers for the same input: a read's arguments are its route's query parameters
 /// (400 `bad_request`), a write's are its body (422 `unprocessable_entity`).
 fn check_arguments(tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), ApiError> {
-    crate::ops::validate::check_object(&input_schema(tool), arguments, "").map_err(|mut error| {
+    crate::ops::machinery::validate::check_object(&input_schema(tool), arguments, "").map_err(|mut error| {
         if tool.annotations.read_only && error.code == ErrorCode::UnprocessableEntity {
             error.code = ErrorCode::BadRequest;
         }
@@ -623,7 +628,7 @@ mod tests {
     /// plus the tool-only arguments.
     #[test]
     fn every_tool_is_an_operation_and_takes_its_request_schema() {
-        let mut document = crate::ops::openapi::document("https://api.example");
+        let mut document = crate::ops::registry::document("https://api.example");
         name_operations(&mut document);
         let tool_only = ["workspace_id", "id", "idempotency_key", "fields", "attachment_id"];
         for tool in catalogue().filter(|t| t.name != "finance_workspaces_list") {
@@ -731,10 +736,10 @@ mod tests {
     fn arguments_are_checked_against_the_schema() {
         let schema = json!({"type":"object","properties":{"limit":{"type":"integer"}},"required":["limit"],"additionalProperties":false});
         let ok: Map<String, Value> = serde_json::from_value(json!({"limit": 3})).unwrap();
-        assert!(crate::ops::validate::check_object(&schema, &ok, "").is_ok());
+        assert!(crate::ops::machinery::validate::check_object(&schema, &ok, "").is_ok());
         for bad in [json!({}), json!({"limit":"3"}), json!({"limit":3,"x":1})] {
             let args: Map<String, Value> = serde_json::from_value(bad).unwrap();
-            let err = crate::ops::validate::check_object(&schema, &args, "").unwrap_err();
+            let err = crate::ops::machinery::validate::check_object(&schema, &args, "").unwrap_err();
             assert_eq!(err.code, ErrorCode::UnprocessableEntity);
             assert!(err.details.unwrap().get("field").is_some());
         }

@@ -11,9 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::audit_write_with;
-use super::openapi::Operation;
-use super::validate::schema_of;
+use super::machinery::common::audit_write_with;
+use super::machinery::openapi::Operation;
+use super::machinery::validate::schema_of;
 use super::OpContext;
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource, Role};
@@ -172,7 +172,7 @@ pub async fn invite(
 /// `DELETE /v1/invitations/{id}`: a pending invitation withdrawn.
 pub async fn withdraw(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Access, Access::Write)?;
-    let id = super::common::path_id(id, "Invitation")?;
+    let id = super::machinery::common::path_id(id, "Invitation")?;
     if !people::withdraw(conn, &ws.workspace_id, &id, crate::clock::now_unix()).await? {
         return Err(ApiError::not_found("Pending invitation"));
     }
@@ -200,7 +200,7 @@ pub async fn change_role(
     input: RoleChange,
 ) -> Result<MemberView, ApiError> {
     ctx.authorize(ws, Resource::Access, Access::Write)?;
-    let user_id = super::common::path_id(user_id, "Member")?;
+    let user_id = super::machinery::common::path_id(user_id, "Member")?;
     let current =
         people::role_of(conn, &ws.workspace_id, &user_id).await?.ok_or_else(|| ApiError::not_found("Member"))?;
     owners_only(ws, current == Role::Owner || input.role == RoleName::Owner)?;
@@ -219,7 +219,7 @@ pub async fn change_role(
 /// and their other workspaces stay).
 pub async fn remove(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, user_id: &str) -> Result<(), ApiError> {
     ctx.authorize(ws, Resource::Access, Access::Delete)?;
-    let user_id = super::common::path_id(user_id, "Member")?;
+    let user_id = super::machinery::common::path_id(user_id, "Member")?;
     let current =
         people::role_of(conn, &ws.workspace_id, &user_id).await?.ok_or_else(|| ApiError::not_found("Member"))?;
     owners_only(ws, current == Role::Owner)?;

@@ -11,23 +11,23 @@
 //! the usage; deactivate it instead), and the `finance` role may not delete accounts.
 //! Adjusting the balance records one auto-created transaction for the difference.
 
-use crate::ops::stamps::Stamp;
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamps;
 use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{audit_write, body_id, optional, path_id, required, required_if_sent};
-use super::crud::{self, record_table};
 use super::ledger::{self, NewTransaction};
-use super::list::ListRequest;
-use super::list::{list_spec, ListSpec};
-use super::refs::{self, Polarity};
-use super::resource::{
+use super::machinery::common::{audit_write, body_id, optional, path_id, required, required_if_sent};
+use super::machinery::crud::{self, record_table};
+use super::machinery::list::ListRequest;
+use super::machinery::list::{list_spec, ListSpec};
+use super::machinery::refs::{self, Polarity};
+use super::machinery::resource::{
     parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Writable,
 };
-use super::validate::{nullable, schema_of};
+use super::machinery::validate::{nullable, schema_of};
 use super::OpContext;
 use super::Page;
 use crate::domain::dates::{Date, Timestamp};
@@ -584,8 +584,9 @@ pub async fn adjust_balance(
     let previous = ledger::balance(conn, ws, &account.id).await?;
     let difference = difference(previous, target)?;
     let polarity = if difference.0 > 0 { Polarity::Credit } else { Polarity::Debit };
-    let category =
-        refs::Owner { ctx, ws, company: &company, polarity }.category(conn, Some(&category_id), None).await?;
+    let category = crate::ops::registers::Owner { ctx, ws, company: &company, polarity }
+        .category(conn, Some(&category_id), None)
+        .await?;
     let transaction_id = ledger::insert(
         ctx,
         conn,

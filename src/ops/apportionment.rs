@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{invalid, unprocessable};
-use super::refs::{self, CompanyRef, Polarity};
+use super::machinery::common::{invalid, unprocessable};
+use super::machinery::refs::{self, CompanyRef, Polarity};
 use crate::domain::apportionment::adds_up;
 pub use crate::domain::apportionment::Allocation;
 use crate::domain::money::{Amount, Cents};
@@ -67,8 +67,10 @@ pub fn resolve(total: Cents, items: &[AllocationInput]) -> Result<Vec<Allocation
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let field = format!("classification_centers[{i}]");
-        let center_id =
-            super::common::body_id(&format!("{field}.classification_center_id"), &item.classification_center_id)?;
+        let center_id = super::machinery::common::body_id(
+            &format!("{field}.classification_center_id"),
+            &item.classification_center_id,
+        )?;
         if !seen.insert(center_id.clone()) {
             return Err(invalid(
                 &field,

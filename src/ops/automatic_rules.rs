@@ -28,14 +28,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{body_id, conflict_on_unique, unprocessable};
-use super::crud::{self, record_table};
-use super::list::{list_spec, ListRequest, ListSpec};
-use super::refs::{self, CompanyRef, Owner, Polarity};
-use super::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Writable};
-use super::stamps::{Stamp, Stamps};
+use super::machinery::common::{body_id, conflict_on_unique, unprocessable};
+use super::machinery::crud::{self, record_table};
+use super::machinery::list::{list_spec, ListRequest, ListSpec};
+use super::machinery::refs::{self, CompanyRef, Polarity};
+use super::machinery::resource::{parse, reply, Call, Declaration, Deletable, Op, Records, Running, Writable};
+use super::machinery::stamps::{Stamp, Stamps};
+use super::machinery::validate::{nullable, schema_of};
+use super::registers::Owner;
 use super::transactions::TransactionType;
-use super::validate::{nullable, schema_of};
 use super::{OpContext, Page};
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
@@ -436,7 +437,7 @@ async fn checked(
     let criterion = |text: Option<String>| text.map(|t| t.trim().to_string());
     fields.description_contains = criterion(fields.description_contains);
     fields.notes_contains = criterion(fields.notes_contains);
-    fields.set_description = super::common::optional(fields.set_description.as_deref());
+    fields.set_description = super::machinery::common::optional(fields.set_description.as_deref());
     match scope {
         RuleScope::Billings if fields.account_id.is_some() => {
             return Err(unprocessable(

@@ -8,9 +8,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::list::{list_spec, ListRequest, ListSpec};
-use super::page;
-use super::resource::{Declaration, Op, Records};
+use super::machinery::list::{list_spec, ListRequest, ListSpec};
+use super::machinery::page;
+use super::machinery::resource::{Declaration, Op, Records};
 use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
@@ -66,7 +66,7 @@ impl Records for Banks {
     /// A bank of the list by id (no route: the real API has none).
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Bank, ApiError> {
         ctx.authorize(ws, Resource::Banks, Access::Read)?;
-        let id = super::common::path_id(id, "Bank")?;
+        let id = super::machinery::common::path_id(id, "Bank")?;
         sql::query(format!("SELECT {COLUMNS} FROM banks WHERE banks.id = $1 AND {OFFERED}"))
             .bind(&id)
             .map_optional(&mut *conn, from_row)

@@ -36,10 +36,10 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::period::{canonical, zone_of, Period};
-use super::refs;
-use super::resource::{reply, Call, Declaration, Op, Running};
-use super::validate::{parse_query, schema_of};
+use super::machinery::period::{canonical, zone_of, Period};
+use super::machinery::refs;
+use super::machinery::resource::{reply, Call, Declaration, Op, Running};
+use super::machinery::validate::{parse_query, schema_of};
 use super::OpContext;
 use crate::domain::buckets::{periods, Granularity};
 use crate::domain::dates::{Date, Zone};
@@ -405,7 +405,7 @@ mod tests {
     use super::*;
 
     fn parse(query: &str) -> Result<CashFlowQuery, ApiError> {
-        CashFlowQuery::parse(&crate::ops::period::pairs(query))
+        CashFlowQuery::parse(&crate::ops::machinery::period::pairs(query))
     }
 
     fn refused(query: &str) -> (u16, String, String) {

@@ -10,19 +10,19 @@
 //! transaction, payable or receivable uses (422 `in_use` with the usage).
 
 use crate::domain::text::quoted;
-use crate::ops::stamps::Stamp;
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamps;
 use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{body_id, required, required_if_sent, unprocessable};
-use super::crud::{self, record_table};
-use super::list::ListRequest;
-use super::list::{list_spec, ListSpec};
-use super::refs::{self, not_in_workspace};
-use super::resource::{Declaration, Deletable, Op, Records, Writable};
+use super::machinery::common::{body_id, required, required_if_sent, unprocessable};
+use super::machinery::crud::{self, record_table};
+use super::machinery::list::ListRequest;
+use super::machinery::list::{list_spec, ListSpec};
+use super::machinery::refs::{self, not_in_workspace};
+use super::machinery::resource::{Declaration, Deletable, Op, Records, Writable};
 use super::OpContext;
 use super::Page;
 use crate::domain::dates::Timestamp;
@@ -382,4 +382,82 @@ async fn lock(conn: &mut Conn, ws: &Membership, id: &str) -> Result<(), ApiError
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod deletes {
+    use super::Categories;
+    use crate::auth::keys::{KeyStore, Keys};
+    use crate::auth::Identity;
+    use crate::domain::roles::{all_scopes, Role, ScopeSet};
+    use crate::error::ApiError;
+    use crate::ops::machinery::crud::{deleted, fetch};
+    use crate::ops::machinery::resource::Writable;
+    use crate::ops::taxes::Taxes;
+    use crate::ops::OpContext;
+    use crate::ops::{Channel, Services};
+    use crate::storage::identity::Membership;
+    use crate::storage::{blob::BlobStore, migrate, seed, Db};
+    use crate::storage::{sql, Conn};
+
+    async fn audited(conn: &mut Conn, action: &str, id: &str) -> i64 {
+        sql::query("SELECT COUNT(*) FROM audit_events WHERE action = $1 AND target_id = $2")
+            .bind(action)
+            .bind(id)
+            .scalar(&mut *conn)
+            .await
+            .unwrap()
+    }
+
+    /// Every plain hard delete ends in `crud::deleted`: the row goes and its audit line is written; a
+    /// delete the database refuses answers the resource's own error and writes none.
+    #[tokio::test]
+    async fn a_delete_removes_the_record_and_audits_it_or_answers_the_resources_refusal() {
+        let db = Db::connect("sqlite::memory:", 1).await.unwrap();
+        migrate::run(&db).await.unwrap();
+        seed::run(&db).await.unwrap();
+        let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
+        let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
+        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none(), &crate::aws::Aws::default());
+        let identity = Identity {
+            user_id: seed::DEMO_OWNER.into(),
+            scopes: ScopeSet::parse(&all_scopes().join(" ")),
+            jti: None,
+            client_id: None,
+        };
+        let ws = Membership {
+            workspace_id: seed::DEMO_WORKSPACE_ACME.into(),
+            workspace_name: "Acme".into(),
+            role: Role::Owner,
+        };
+        let ctx = OpContext {
+            state: Services { config: &config, db: &db, keys: &keys, blobs: &blobs, gateway: &gateway },
+            identity: &identity,
+            channel: Channel::Api,
+            memberships: std::slice::from_ref(&ws),
+        };
+        let mut conn = db.acquire().await.unwrap();
+
+        let input = serde_json::from_value(serde_json::json!({"name": "Deleted by the test"})).unwrap();
+        let tax = Taxes::create(&ctx, &mut conn, &ws, input).await.unwrap();
+        deleted::<Taxes>(&ctx, &mut conn, &ws, &tax.id, crate::storage::db_error).await.unwrap();
+        assert!(fetch::<Taxes>(&mut conn, &ws, &tax.id).await.unwrap().is_none());
+        assert_eq!(audited(&mut conn, "taxes.delete", &tax.id).await, 1);
+
+        let parent: String =
+            sql::query("SELECT parent_id FROM categories WHERE workspace_id = $1 AND parent_id IS NOT NULL LIMIT 1")
+                .bind(&ws.workspace_id)
+                .scalar(&mut conn)
+                .await
+                .unwrap();
+        let refused = deleted::<Categories>(&ctx, &mut conn, &ws, &parent, |e| {
+            assert!(e.is_foreign_key_violation(), "{e}");
+            ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "refused")
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(refused.message, "refused");
+        assert!(fetch::<Categories>(&mut conn, &ws, &parent).await.unwrap().is_some());
+        assert_eq!(audited(&mut conn, "categories.delete", &parent).await, 0);
+    }
 }

@@ -8,19 +8,19 @@
 //! `finance` role).
 
 use crate::domain::text::quoted;
-use crate::ops::stamps::Stamp;
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamps;
 use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{conflict_on_unique, required, required_if_sent, unprocessable};
-use super::crud::{self, record_table};
-use super::list::ListRequest;
-use super::list::{list_spec, ListSpec};
-use super::resource::{Declaration, Deletable, Op, Records, Writable};
-use super::validate::nullable;
+use super::machinery::common::{conflict_on_unique, required, required_if_sent, unprocessable};
+use super::machinery::crud::{self, record_table};
+use super::machinery::list::ListRequest;
+use super::machinery::list::{list_spec, ListSpec};
+use super::machinery::resource::{Declaration, Deletable, Op, Records, Writable};
+use super::machinery::validate::nullable;
 use super::OpContext;
 use super::Page;
 use crate::domain::dates::{Date, Timestamp};

@@ -9,20 +9,20 @@
 //! uses is 422 `in_use` with the usage; deactivating it is the way to retire it.
 
 use crate::domain::text::quoted;
-use crate::ops::stamps::Stamp;
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamps;
 use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::common::{body_id, required, required_if_sent};
-use super::crud::{self, record_table};
-use super::list::ListRequest;
-use super::list::{list_spec, ListSpec};
-use super::refs;
-use super::resource::{Declaration, Deletable, Op, Records, Writable};
-use super::validate::nullable;
+use super::machinery::common::{body_id, required, required_if_sent};
+use super::machinery::crud::{self, record_table};
+use super::machinery::list::ListRequest;
+use super::machinery::list::{list_spec, ListSpec};
+use super::machinery::refs;
+use super::machinery::resource::{Declaration, Deletable, Op, Records, Writable};
+use super::machinery::validate::nullable;
 use super::OpContext;
 use super::Page;
 use crate::domain::dates::Timestamp;

@@ -2,10 +2,10 @@
 //! by balance adjustment) and computing an account's balance, which is never stored:
 //! opening balance + Σ credits − Σ debits of its realised (non-pending) transactions.
 
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn};
 
-use super::refs::Polarity;
+use super::machinery::refs::Polarity;
 use super::OpContext;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
@@ -42,7 +42,9 @@ pub struct NewTransaction {
 
 /// A request amount that must be more than zero (400 `invalid_amount` naming `field`).
 pub fn positive(field: &str, amount: Amount) -> Result<Cents, ApiError> {
-    amount.positive().map_err(|e| super::common::unprocessable(field, "invalid_amount", &format!("{field} {e}")))
+    amount
+        .positive()
+        .map_err(|e| super::machinery::common::unprocessable(field, "invalid_amount", &format!("{field} {e}")))
 }
 
 /// Inserts `tx` (positive amount; direction from `polarity`) and returns its id.

@@ -8,21 +8,21 @@
 //! the id sweep, and its document may be used again. E-mails and phones are read-only.
 
 use crate::domain::text::quoted;
-use crate::ops::stamps::Stamp;
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamps;
 use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::{body_id, conflict_on_unique, optional, required, required_if_sent, unprocessable};
-use super::crud::{self, record_table};
-use super::list::ListRequest;
-use super::list::{list_spec, ListSpec};
-use super::openapi::page_of;
-use super::refs;
-use super::resource::{Declaration, Deletable, Op, Records, Writable};
-use super::validate::nullable;
+use super::machinery::common::{body_id, conflict_on_unique, optional, required, required_if_sent, unprocessable};
+use super::machinery::crud::{self, record_table};
+use super::machinery::list::ListRequest;
+use super::machinery::list::{list_spec, ListSpec};
+use super::machinery::openapi::page_of;
+use super::machinery::refs;
+use super::machinery::resource::{Declaration, Deletable, Op, Records, Writable};
+use super::machinery::validate::nullable;
 use super::OpContext;
 use super::Page;
 use crate::domain::dates::Timestamp;

@@ -7,9 +7,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::list::{list_spec, ListRequest, ListSpec};
-use super::page;
-use super::resource::{Declaration, Op, Records};
+use super::machinery::list::{list_spec, ListRequest, ListSpec};
+use super::machinery::page;
+use super::machinery::resource::{Declaration, Op, Records};
 use super::{OpContext, Page};
 use crate::domain::dates::Timestamp;
 use crate::domain::money::Cents;
@@ -110,7 +110,7 @@ impl Records for Receipts {
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Receipt, ApiError> {
         ctx.authorize(ws, Resource::Receipts, Access::Read)?;
-        let id = super::common::path_id(id, "receipt")?;
+        let id = super::machinery::common::path_id(id, "receipt")?;
         let base = ctx.state.config.api_base_url.as_str();
         sql::query(format!("SELECT {COLUMNS} FROM receipts WHERE receipts.workspace_id = $1 AND receipts.id = $2"))
             .bind(&ws.workspace_id)

@@ -25,12 +25,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{audit_write, bill_label, body_id, conflict_on_unique, unprocessable};
-use super::refs;
-use super::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Question, Running};
-use super::stamps::{Stamp, Stamps};
+use super::machinery::common::{audit_write, bill_label, body_id, conflict_on_unique, unprocessable};
+use super::machinery::refs;
+use super::machinery::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Question, Running};
+use super::machinery::stamps::{Stamp, Stamps};
+use super::machinery::validate::schema_of;
 use super::suggestions::{SuggestParams, Suggestions};
-use super::validate::schema_of;
 use super::OpContext;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
@@ -113,7 +113,7 @@ fn refused(field: &str, reason: &str, message: &str) -> ApiError {
 
 /// The group `id` of the workspace (404 otherwise, also for a malformed id).
 pub async fn find(conn: &mut Conn, ws: &Membership, id: &str) -> Result<Reconciliation, ApiError> {
-    let id = super::common::path_id(id, "Reconciliation")?;
+    let id = super::machinery::common::path_id(id, "Reconciliation")?;
     let row = sql::query(
         "SELECT id, source, kind, created_at, updated_at, created_via, updated_via, created_by, updated_by
            FROM reconciliations WHERE workspace_id = $1 AND id = $2",

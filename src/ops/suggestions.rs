@@ -27,9 +27,9 @@ use std::collections::BTreeSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::period::{canonical, Period};
-use super::refs;
-use super::validate::parse_query;
+use super::machinery::period::{canonical, Period};
+use super::machinery::refs;
+use super::machinery::validate::parse_query;
 use super::OpContext;
 use crate::domain::dates::Date;
 use crate::domain::money::Cents;
@@ -39,7 +39,7 @@ use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};
 
 /// The longest period asked for, in days counted with both ends: every ranged route's.
-pub use super::period::MAX_DAYS;
+pub use super::machinery::period::MAX_DAYS;
 /// How far from a transaction's date a bill may be due.
 pub const WINDOW_DAYS: i64 = 10;
 /// The most matches of one transaction.
@@ -283,7 +283,7 @@ mod tests {
     use super::*;
 
     fn refused(query: &str) -> (String, String) {
-        let err = SuggestQuery::parse(&crate::ops::period::pairs(query)).expect_err(query);
+        let err = SuggestQuery::parse(&crate::ops::machinery::period::pairs(query)).expect_err(query);
         let details = err.details.unwrap_or_default();
         (details["field"].as_str().unwrap_or("").into(), details["reason"].as_str().unwrap_or("").into())
     }
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn the_query_needs_an_account_and_a_bounded_period() {
         let account = "a1b2c3d4-0001-4000-8000-000000000001";
-        let query = SuggestQuery::parse(&crate::ops::period::pairs(&format!(
+        let query = SuggestQuery::parse(&crate::ops::machinery::period::pairs(&format!(
             "account_id={account}&from=2026-11-01&to=2026-11-30"
         )))
         .unwrap();
@@ -301,7 +301,7 @@ mod tests {
             refused(&format!("account_id={account}&from=2026-01-01&to=2027-01-02")),
             ("to".into(), "out_of_range".into())
         );
-        assert!(SuggestQuery::parse(&crate::ops::period::pairs(&format!(
+        assert!(SuggestQuery::parse(&crate::ops::machinery::period::pairs(&format!(
             "account_id={account}&from=2026-01-01&to=2027-01-01"
         )))
         .is_ok());

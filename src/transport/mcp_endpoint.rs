@@ -32,7 +32,7 @@ use crate::auth::{self, AuthFailure, Refusal, Surface, WorkspaceHint};
 use crate::mcp;
 use crate::mcp::context::Admitted;
 use crate::mcp::view::View;
-use crate::ops::rate_limit::{self, Admission, Budget, Counted, Settled};
+use crate::ops::machinery::rate_limit::{self, Admission, Budget, Counted, Settled};
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
 use crate::storage::Held;

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::ops::attachments::Upload;
-use crate::ops::common::invalid;
+use crate::ops::machinery::common::invalid;
 
 /// The most parts an upload may have (it needs two).
 const MAX_PARTS: usize = 16;

@@ -66,7 +66,7 @@ pub fn retry_after(response: &mut Response, seconds: Option<u64>) {
 }
 
 /// `RateLimit-Limit`, `-Remaining` and `-Reset` (SPEC §8).
-pub fn rate_limit_headers(response: &mut Response, status: &crate::ops::rate_limit::RateStatus) {
+pub fn rate_limit_headers(response: &mut Response, status: &crate::ops::machinery::rate_limit::RateStatus) {
     let headers = response.headers_mut();
     headers.insert("ratelimit-limit", HeaderValue::from(status.limit));
     headers.insert("ratelimit-remaining", HeaderValue::from(status.remaining));

@@ -74,8 +74,9 @@ async fn annotations_and_schemas_come_from_the_operations() {
     assert_eq!(tool("finance_companies_list")["annotations"]["readOnlyHint"], true);
     assert_eq!(tool("finance_companies_update")["annotations"]["idempotentHint"], true);
     let create = meaning(&tool("finance_companies_create")["inputSchema"]);
-    let request =
-        meaning(&kobana_finance_mcp::ops::validate::schema_of::<kobana_finance_mcp::ops::companies::CompanyCreate>());
+    let request = meaning(&kobana_finance_mcp::ops::machinery::validate::schema_of::<
+        kobana_finance_mcp::ops::companies::CompanyCreate,
+    >());
     assert_eq!(create["required"], request["required"]);
     for field in request["properties"].as_object().unwrap().keys() {
         assert_eq!(create["properties"][field], request["properties"][field], "{field}");

@@ -13,10 +13,10 @@ use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::mcp::tools::{answer, Answering, Schemas, ToolCall, ToolSpec};
 use crate::ops::attachments::{self, Attachment, Link, LinkRequest, MAX_FILE_BYTES, MEDIA_TYPES};
-use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::resource::Tool;
-use crate::ops::resource::{Deletable, Records};
-use crate::ops::validate::{parse, schema_of};
+use crate::ops::machinery::list::{ListRequest, ListSpec};
+use crate::ops::machinery::resource::Tool;
+use crate::ops::machinery::resource::{Deletable, Records};
+use crate::ops::machinery::validate::{parse, schema_of};
 use crate::ops::{OpContext, Page};
 use crate::storage::identity::Membership;
 

@@ -12,9 +12,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
 use crate::mcp::tools::{Annotations, Answer, ToolCall};
-use crate::ops::idempotency;
-use crate::ops::list::{Kind, ListRequest, ListSpec};
-use crate::ops::pick;
+use crate::ops::machinery::idempotency;
+use crate::ops::machinery::list::{Kind, ListRequest, ListSpec};
+use crate::ops::machinery::pick;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 
@@ -104,7 +104,7 @@ impl<'a> Scope<'a> {
     }
 }
 
-pub use crate::ops::common::brl;
+pub use crate::ops::machinery::common::brl;
 
 /// A record schema as a projection may return it: `fields` can leave any field out.
 pub fn projected(mut schema: Value) -> Value {

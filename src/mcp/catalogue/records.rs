@@ -20,10 +20,12 @@ use crate::error::ApiError;
 use crate::mcp::tools::{
     answer, Annotations, Answer, Answering, Asking, Describe, Handler, Schemas, ToolCall, ToolSpec,
 };
-use crate::ops::openapi::page_of;
-use crate::ops::pick;
-use crate::ops::resource::{label_of, Call, Declaration, Deletable, Op, Question, Records, Shape, Tool, Writable};
-use crate::ops::validate::{parse, schema_of};
+use crate::ops::machinery::openapi::page_of;
+use crate::ops::machinery::pick;
+use crate::ops::machinery::resource::{
+    label_of, Call, Declaration, Deletable, Op, Question, Records, Shape, Tool, Writable,
+};
+use crate::ops::machinery::validate::{parse, schema_of};
 
 pub fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|_| ApiError::internal())
@@ -173,7 +175,7 @@ pub const fn delete_tool<R: Deletable>(text: Tool) -> ToolSpec {
         text,
         (Access::Delete, DESTRUCTIVE),
         route,
-        (id_schema, crate::ops::resource::deleted_schema),
+        (id_schema, crate::ops::machinery::resource::deleted_schema),
         delete::<R>,
     );
     ToolSpec { describe: Some(describe_delete::<R>), ..tool }

@@ -31,7 +31,7 @@ use super::view::Toolset;
 use super::{unavailable, McpContext};
 use crate::error::ApiError;
 use crate::kept::Kept;
-use crate::ops::validate::schema_of;
+use crate::ops::machinery::validate::schema_of;
 use crate::protocol::rpc::RpcError;
 
 pub const SEARCH: &str = "finance_tools_search";
@@ -255,7 +255,7 @@ async fn run(
     arguments: &Map<String, Value>,
     params: &Map<String, Value>,
 ) -> Result<ToolAnswer, RpcError> {
-    let request = match crate::ops::validate::parse::<RunRequest>(Value::Object(arguments.clone())) {
+    let request = match crate::ops::machinery::validate::parse::<RunRequest>(Value::Object(arguments.clone())) {
         Ok(request) => request,
         Err(e) => return outcome_result(Err(e)).map(ToolAnswer::Members),
     };
@@ -284,7 +284,7 @@ fn truncated(name: &str) -> String {
 /// `finance_tools_search`: the tools of the view the caller may run, ranked for the
 /// query, in the detail asked for.
 async fn search(ctx: &McpContext<'_>, arguments: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
-    let request = match crate::ops::validate::parse::<SearchRequest>(Value::Object(arguments.clone())) {
+    let request = match crate::ops::machinery::validate::parse::<SearchRequest>(Value::Object(arguments.clone())) {
         Ok(request) => request,
         Err(e) => return outcome_result(Err(e)),
     };

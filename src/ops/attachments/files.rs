@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{MAX_FILE_BYTES, MAX_NAME_CHARS};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::common::invalid;
+use crate::ops::machinery::common::invalid;
 
 /// The file types an attachment may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +99,7 @@ pub fn too_large() -> ApiError {
 }
 
 pub(super) fn file_problem(reason: &str, message: &str) -> ApiError {
-    crate::ops::common::unprocessable("file", reason, message)
+    crate::ops::machinery::common::unprocessable("file", reason, message)
 }
 
 /// The file name as stored: the last path segment (some clients send a full path),

@@ -1,14 +1,14 @@
 //! Links between an attachment and a payable, a receivable or a transaction of the
 //! same workspace.
 
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn};
 use serde_json::json;
 
 use super::{audit_event, find, Link, LinkRequest, LinkType};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::common::body_id;
+use crate::ops::machinery::common::body_id;
 use crate::ops::OpContext;
 use crate::storage::db_error;
 use crate::storage::identity::Membership;

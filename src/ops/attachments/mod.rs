@@ -32,11 +32,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::common::path_id;
-use super::list::{invalid_filter_value, list_spec, Bind, Kind, ListRequest, ListSpec, Op};
-use super::openapi::{page_of, Operation, CUSTOM_CONTENT};
-use super::page;
-use super::validate::schema_of;
+use super::machinery::common::path_id;
+use super::machinery::list::{invalid_filter_value, list_spec, Bind, Kind, ListRequest, ListSpec, Op};
+use super::machinery::openapi::{page_of, Operation, CUSTOM_CONTENT};
+use super::machinery::page;
+use super::machinery::validate::schema_of;
 use super::{OpContext, Page};
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};
@@ -482,7 +482,7 @@ async fn audit_event(
     id: &str,
     details: Option<Value>,
 ) -> Result<(), ApiError> {
-    super::common::audit_write_with(ctx, conn, ws, (action, "attachment", id), details).await
+    super::machinery::common::audit_write_with(ctx, conn, ws, (action, "attachment", id), details).await
 }
 
 /// How many records of each kind an attachment is linked to.

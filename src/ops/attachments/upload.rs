@@ -1,7 +1,7 @@
 //! Uploading an attachment: every check first, then the bytes where new uploads go,
 //! then the row — in that order, so a failure never leaves a row without its bytes.
 
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn};
 use bytes::Bytes;
 
@@ -9,7 +9,7 @@ use super::files::{check_type, clean_file_name, file_problem, sha256_hex, too_la
 use super::{audit_event, find, Attachment, Upload, MAX_FILE_BYTES, MAX_NAME_CHARS};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::common::unprocessable;
+use crate::ops::machinery::common::unprocessable;
 use crate::ops::OpContext;
 use crate::storage::blob::Placement;
 use crate::storage::identity::Membership;

@@ -133,7 +133,7 @@ pub async fn send_back(
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    crate::ops::common::audit_write_with(
+    crate::ops::machinery::common::audit_write_with(
         ctx,
         conn,
         ws,

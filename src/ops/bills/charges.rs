@@ -35,7 +35,7 @@ use crate::domain::money::{Amount, Cents};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{BankBillet, ChargeStatus, NewBankBillet, NewPixCharge, Payer, PixCharge, RegistrationStatus};
-use crate::ops::common::{audit_write_with, conflict_on_unique, unprocessable};
+use crate::ops::machinery::common::{audit_write_with, conflict_on_unique, unprocessable};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};

@@ -23,8 +23,8 @@ use serde_json::{Map, Value};
 use crate::domain::coordinates::{self as rules, Refusal, TaxData, TaxKind};
 use crate::domain::dates::Timestamp;
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::common::unprocessable;
-use crate::ops::validate::nullable;
+use crate::ops::machinery::common::unprocessable;
+use crate::ops::machinery::validate::nullable;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};
 
@@ -330,7 +330,7 @@ pub async fn read(conn: &mut Conn, ws: &Membership, billing_id: &str) -> Result<
 
 /// Replaces the stored coordinates of the payable `billing_id` (empty: removes them); a
 /// payee's bank it did not have is checked against the bank list first
-/// ([`refs::payee_bank`](crate::ops::refs::payee_bank)).
+/// ([`refs::payee_bank`](crate::ops::machinery::refs::payee_bank)).
 pub async fn write(
     conn: &mut Conn,
     ws: &Membership,
@@ -347,7 +347,7 @@ pub async fn write(
     refuse_duplicate(conn, ws, billing_id, coordinates).await?;
     let (kept_code, kept_ispb) = kept.unwrap_or_default();
     let sent = (coordinates.bank_code.as_deref(), coordinates.bank_ispb.as_deref());
-    crate::ops::refs::payee_bank(conn, sent, (kept_code.as_deref(), kept_ispb.as_deref())).await?;
+    crate::ops::machinery::refs::payee_bank(conn, sent, (kept_code.as_deref(), kept_ispb.as_deref())).await?;
     if coordinates.is_empty() {
         return Ok(());
     }
@@ -452,7 +452,7 @@ fn duplicate(field: &str, id: &str, description: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::validate::schema_of;
+    use crate::ops::machinery::validate::schema_of;
 
     /// The payable-only request fields are the operation and every coordinate a
     /// request takes, and every coordinate is answered.

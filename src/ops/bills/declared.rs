@@ -14,13 +14,13 @@ use crate::domain::shown;
 use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::ops::attachments::with_files;
-use crate::ops::common::bill_label;
-use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::period::AggregatesParams;
-use crate::ops::resource::{
+use crate::ops::machinery::common::bill_label;
+use crate::ops::machinery::list::{ListRequest, ListSpec};
+use crate::ops::machinery::period::AggregatesParams;
+use crate::ops::machinery::resource::{
     joined, parse, peek, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running, Tool,
 };
-use crate::ops::validate::schema_of;
+use crate::ops::machinery::validate::schema_of;
 use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
 
@@ -563,7 +563,7 @@ fn confirm_cancel_charge(mut c: Call<'_>) -> Asking<'_> {
 
 fn run_duplicates(c: Call<'_>) -> Running<'_> {
     Box::pin(async move {
-        let query: DuplicatesQuery = crate::ops::validate::parse_query(c.query)?;
+        let query: DuplicatesQuery = crate::ops::machinery::validate::parse_query(c.query)?;
         reply(super::duplicates::duplicates(c.ctx, c.conn, c.ws, &query).await?)
     })
 }

@@ -35,7 +35,7 @@ use crate::domain::shown;
 use crate::domain::text::quoted;
 use crate::error::{ApiError, ErrorCode};
 use crate::gateway::{self, GatewayError, NewPayment, Payment, PaymentKind, PaymentStatus};
-use crate::ops::common::{audit_write, audit_write_with, conflict_on_unique, unprocessable};
+use crate::ops::machinery::common::{audit_write, audit_write_with, conflict_on_unique, unprocessable};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn};

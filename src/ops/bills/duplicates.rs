@@ -29,7 +29,7 @@ use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::domain::text::quoted;
 use crate::error::ApiError;
-use crate::ops::refs;
+use crate::ops::machinery::refs;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};

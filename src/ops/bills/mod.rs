@@ -51,8 +51,8 @@ mod status;
 pub mod wire;
 mod written;
 
-use crate::ops::resource::Writable;
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::resource::Writable;
+use crate::ops::machinery::stamps::Stamp;
 
 use crate::storage::{sql, Conn};
 use schemars::JsonSchema;
@@ -73,12 +73,12 @@ pub use self::wire::{
 };
 use super::apportionment::Allocation;
 use super::automatic_rules::{self, Fresh, RuleScope};
-use super::common::{audit_write, required, required_if_sent};
 use super::ledger;
-use super::list::{ListRequest, ListSpec};
-use super::page;
-use super::period::AggregatesQuery;
-use super::refs::{self, Polarity};
+use super::machinery::common::{audit_write, required, required_if_sent};
+use super::machinery::list::{ListRequest, ListSpec};
+use super::machinery::page;
+use super::machinery::period::AggregatesQuery;
+use super::machinery::refs::{self, Polarity};
 use super::{apportionment, IdPage, OpContext, Page};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
 use crate::domain::bills::{BillStatus, BillType};
@@ -182,7 +182,7 @@ pub fn aggregates_schema(settled: &str) -> Value {
 
 fn check_method<B: BillKind>(method: Option<PaymentMethod>) -> Result<(), ApiError> {
     match method {
-        Some(m) if !B::accepts(m) => Err(super::common::unprocessable(
+        Some(m) if !B::accepts(m) => Err(super::machinery::common::unprocessable(
             "payment_method_kind",
             "invalid_value",
             "utility and tribute are payment methods of payables only",
@@ -362,7 +362,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
         refs::check_period(&company, "due_date", input.due_date)?;
         refs::check_period(&company, "competence_date", input.competence_date.unwrap_or(input.due_date))?;
-        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let owner = crate::ops::registers::Owner { ctx, ws, company: &company, polarity };
         let person = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
         // The company's billing rules fill what the request left empty (every record of a
         // series is made from this one request, so each gets the same fields).
@@ -376,7 +376,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         };
         let fill = automatic_rules::fire(&owner, conn, fresh).await?;
         let Some(person) = person.or(fill.person_id) else {
-            return Err(super::common::unprocessable(
+            return Err(super::machinery::common::unprocessable(
                 "person_id",
                 "person_required",
                 "A person is required: person_id or person_name",
@@ -481,7 +481,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         let current = find::<B>(conn, ws, id).await?;
         let company = refs::company(conn, ws, "company_id", &current.row.company_id).await?;
         status::check_booked(&company, &current)?;
-        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let owner = crate::ops::registers::Owner { ctx, ws, company: &company, polarity };
         check_open(&current)?;
         let changes_what_is_billed = input.amount.is_some_and(|a| a.cents() != current.row.amount)
             || input.due_date.is_some_and(|d| d != current.row.due_date)

@@ -23,9 +23,9 @@ use crate::domain::money::Cents;
 use crate::error::ApiError;
 use crate::gateway::{ChargeStatus, RegistrationStatus};
 use crate::ops::apportionment::{self, Allocation};
-use crate::ops::common::{body_id, invalid, path_id};
-use crate::ops::list::{list_spec, Field, Kind, ListRequest, ListSpec, Shown};
-use crate::ops::refs;
+use crate::ops::machinery::common::{body_id, invalid, path_id};
+use crate::ops::machinery::list::{list_spec, Field, Kind, ListRequest, ListSpec, Shown};
+use crate::ops::machinery::refs;
 use crate::storage::identity::Membership;
 
 /// What tells the two kinds' lists apart: which rows are theirs, and their statuses.
@@ -310,7 +310,7 @@ fn select(wanted: impl Fn(&str) -> bool) -> String {
 /// the id and the sort column (the cursor's); without, every column.
 pub fn select_for(request: &ListRequest, sort_column: &str) -> Arc<str> {
     static SELECTS: Kept<u64, Arc<str>> = Kept::new(128);
-    let (sort_alias, _) = crate::ops::list::sorted_column(sort_column);
+    let (sort_alias, _) = crate::ops::machinery::list::sorted_column(sort_column);
     let bit = |alias: &str| COLUMNS.iter().position(|c| c.alias == alias).map_or(0, |at| 1u64 << at);
     let columns = match &request.fields {
         None => u64::MAX,

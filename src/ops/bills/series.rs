@@ -13,8 +13,7 @@ use crate::domain::names::Name;
 use crate::domain::percent::Percent;
 use crate::error::ApiError;
 use crate::ops::apportionment::{self, AllocationInput};
-use crate::ops::common::{invalid, unprocessable};
-use crate::ops::refs;
+use crate::ops::machinery::common::{invalid, unprocessable};
 
 /// One row of a series to insert.
 pub struct NewRow {
@@ -149,7 +148,7 @@ impl<'a> Centers<'a> {
 /// The apportionment of a request ([`Centers`]), checked against `amount` and the
 /// polarity (the shorthand takes 100 %). `None`: not sent.
 pub async fn requested_allocations(
-    owner: &refs::Owner<'_, '_>,
+    owner: &crate::ops::registers::Owner<'_, '_>,
     conn: &mut Conn,
     amount: Cents,
     sent: Centers<'_>,

@@ -2,7 +2,7 @@
 //! status machine ([`BillStatus::allows`]). Settling writes the bill's one auto-created
 //! ledger transaction in the same database transaction; reopening removes it.
 
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn};
 use serde_json::json;
 
@@ -16,10 +16,10 @@ use crate::domain::dates::Date;
 use crate::domain::money::Cents;
 use crate::domain::roles::Access;
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::common::{audit_write, unprocessable};
 use crate::ops::ledger::{self, NewTransaction};
-use crate::ops::resource::Writable;
-use crate::ops::{apportionment, reconciliations, refs, OpContext};
+use crate::ops::machinery::common::{audit_write, unprocessable};
+use crate::ops::machinery::resource::Writable;
+use crate::ops::{apportionment, machinery::refs, reconciliations, OpContext};
 use crate::storage::identity::Membership;
 
 fn invalid_transition(message: &str) -> ApiError {

@@ -2,7 +2,7 @@
 //! generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain types
 //! of their fields ([`Amount`], [`Date`], [`PaymentMethod`]), refuse bad input.
 
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamps;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
@@ -16,7 +16,7 @@ use crate::domain::money::{Amount, Cents};
 use crate::domain::names::Name;
 use crate::domain::payment::PaymentMethod;
 use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
-use crate::ops::validate::{nullable, schema_of};
+use crate::ops::machinery::validate::{nullable, schema_of};
 
 use super::coordinates::{CoordinatesInput, PaymentCoordinates};
 use super::BillKind;

@@ -33,10 +33,10 @@ use crate::domain::dates::{Date, Zone};
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::common::invalid;
-use crate::ops::period::{canonical, zone_of};
-use crate::ops::refs;
-use crate::ops::validate::parse_query;
+use crate::ops::machinery::common::invalid;
+use crate::ops::machinery::period::{canonical, zone_of};
+use crate::ops::machinery::refs;
+use crate::ops::machinery::validate::parse_query;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{Conn, OwnedRow};
@@ -303,7 +303,7 @@ mod tests {
     use super::*;
 
     fn parse(query: &str) -> Result<AgingQuery, ApiError> {
-        AgingQuery::parse(&crate::ops::period::pairs(query))
+        AgingQuery::parse(&crate::ops::machinery::period::pairs(query))
     }
 
     #[test]

@@ -44,17 +44,17 @@ use crate::domain::dates::Date;
 use crate::domain::money::Cents;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::common::invalid;
-use crate::ops::period::canonical;
-use crate::ops::refs;
-use crate::ops::validate::parse_query;
+use crate::ops::machinery::common::invalid;
+use crate::ops::machinery::period::canonical;
+use crate::ops::machinery::refs;
+use crate::ops::machinery::validate::parse_query;
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::Conn;
 
 /// The longest period a statement covers, in days counted with both ends: every ranged
 /// route's.
-pub use crate::ops::period::MAX_DAYS;
+pub use crate::ops::machinery::period::MAX_DAYS;
 
 /// Which facts a statement counts, and by which date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,10 +113,10 @@ impl StatementQuery {
     /// Reads the query pairs against [`StatementParams`] (400 naming the parameter for
     /// an unknown or repeated one, a missing `from` or `to`, a date that is not a real
     /// day, a basis or comparison it does not know, a malformed id), then the range: `to`
-    /// not before `from` and at most [`MAX_DAYS`] days ([`crate::ops::period::Period`]).
+    /// not before `from` and at most [`MAX_DAYS`] days ([`crate::ops::machinery::period::Period`]).
     pub fn parse(query: &[(String, String)]) -> Result<StatementQuery, ApiError> {
         let params = parse_query::<StatementParams>(query)?;
-        let (from, to) = crate::ops::period::Period::capped(params.from, params.to)?;
+        let (from, to) = crate::ops::machinery::period::Period::capped(params.from, params.to)?;
         let previous = match params.compare {
             Some(_) => {
                 Some(previous_period(from, to).ok_or_else(|| invalid("from", "invalid_value", "from is too early"))?)
@@ -399,7 +399,7 @@ mod tests {
     use super::*;
 
     fn parse(query: &str) -> Result<StatementQuery, ApiError> {
-        StatementQuery::parse(&crate::ops::period::pairs(query))
+        StatementQuery::parse(&crate::ops::machinery::period::pairs(query))
     }
 
     fn day(text: &str) -> Date {

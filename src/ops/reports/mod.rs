@@ -11,13 +11,13 @@
 //! every answer; its sums are SQL aggregates (`GROUP BY`, `CASE`), never rows added up
 //! here. A `company_id` the workspace does not have (unknown, deleted, another
 //! workspace's) is 422 `invalid_reference` naming it, as on every route
-//! ([`super::refs::named`]).
+//! ([`super::machinery::refs::named`]).
 
 pub mod aging;
 pub mod income_statement;
 
-use super::resource::{reply, Call, Declaration, Op, Running};
-use super::validate::schema_of;
+use super::machinery::resource::{reply, Call, Declaration, Op, Running};
+use super::machinery::validate::schema_of;
 use crate::domain::roles::Resource;
 use crate::storage::sql;
 

@@ -11,10 +11,12 @@ use crate::domain::roles::Resource;
 use crate::domain::text::quoted;
 use crate::error::ApiError;
 use crate::ops::attachments::with_files;
-use crate::ops::list::{ListRequest, ListSpec};
-use crate::ops::period::AggregatesParams;
-use crate::ops::resource::{parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running};
-use crate::ops::validate::schema_of;
+use crate::ops::machinery::list::{ListRequest, ListSpec};
+use crate::ops::machinery::period::AggregatesParams;
+use crate::ops::machinery::resource::{
+    parse, reply, Asking, Call, Declaration, Deletable, Op, Question, Records, Running,
+};
+use crate::ops::machinery::validate::schema_of;
 use crate::ops::IdPage;
 use crate::ops::{OpContext, Page};
 use crate::storage::identity::Membership;

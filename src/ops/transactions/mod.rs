@@ -20,8 +20,8 @@
 pub mod declared;
 mod wire;
 
-use crate::ops::resource::Writable;
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::resource::Writable;
+use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn};
 
 pub use self::wire::{
@@ -29,13 +29,15 @@ pub use self::wire::{
 };
 use super::apportionment::{self, Allocation, AllocationInput, AllocationView};
 use super::automatic_rules::{self, Fresh, RuleScope};
-use super::common::{audit_write, body_id, invalid, optional, path_id, required, required_if_sent, unprocessable};
-use super::crud::record_table;
 use super::ledger::{self, positive, NewTransaction};
-use super::list::{list_spec, ListRequest, ListSpec};
-use super::page;
-use super::period::AggregatesQuery;
-use super::refs::{self, CompanyRef, Polarity};
+use super::machinery::common::{
+    audit_write, body_id, invalid, optional, path_id, required, required_if_sent, unprocessable,
+};
+use super::machinery::crud::record_table;
+use super::machinery::list::{list_spec, ListRequest, ListSpec};
+use super::machinery::page;
+use super::machinery::period::AggregatesQuery;
+use super::machinery::refs::{self, CompanyRef, Polarity};
 use super::{IdPage, OpContext, Page};
 use crate::domain::dates::Date;
 use crate::domain::money::{Amount, Cents};
@@ -260,7 +262,7 @@ pub async fn aggregates(
 ) -> Result<Aggregates, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let query = AggregatesQuery::parse(query)?;
-    super::refs::named(conn, ws, query.company_id.as_deref(), None).await?;
+    super::machinery::refs::named(conn, ws, query.company_id.as_deref(), None).await?;
     let mut sql = String::from(
         "SELECT COUNT(*),
                 CAST(COALESCE(SUM(CASE WHEN transaction_type = 'credit' THEN amount_cents ELSE 0 END), 0) AS BIGINT),
@@ -444,7 +446,7 @@ impl Writable for declared::Transactions {
         let polarity = input.transaction_type.polarity();
         let company = refs::company(conn, ws, "company_id", &input.company_id).await?;
         check_booked(&company, occurred_at, input.competence_date)?;
-        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let owner = crate::ops::registers::Owner { ctx, ws, company: &company, polarity };
         let account_id = refs::account(conn, ws, &company, "financial_account_id", &account_id).await?;
         let category_id = owner.category(conn, input.category_id.as_deref(), input.category_name.as_deref()).await?;
         let person_id = owner.person(conn, input.person_id.as_deref(), input.person_name.as_deref()).await?;
@@ -575,7 +577,7 @@ impl Writable for declared::Transactions {
         check_booked(&company, occurred_at, input.competence_date.unwrap_or(current.competence_date))?;
         let polarity = polarity_of(&transaction_type);
         let type_changed = transaction_type != current.transaction_type;
-        let owner = refs::Owner { ctx, ws, company: &company, polarity };
+        let owner = crate::ops::registers::Owner { ctx, ws, company: &company, polarity };
         let category_id = match (&input.category_id, &input.category_name) {
             (Some(Some(id)), _) => owner.category(conn, Some(id), None).await?,
             (Some(None), _) => None,

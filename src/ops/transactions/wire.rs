@@ -2,7 +2,7 @@
 //! they generate the JSON Schemas (OpenAPI and the MCP tools) and, through the domain
 //! types of their fields ([`Amount`], [`Date`], [`LedgerMethod`]), refuse bad input.
 
-use crate::ops::stamps::Stamps;
+use crate::ops::machinery::stamps::Stamps;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,8 +11,8 @@ use crate::domain::money::{Amount, Cents};
 use crate::domain::names::Name;
 use crate::domain::payment::LedgerMethod;
 use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
-use crate::ops::refs::Polarity;
-use crate::ops::validate::nullable;
+use crate::ops::machinery::refs::Polarity;
+use crate::ops::machinery::validate::nullable;
 
 /// Direction of a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -21,7 +21,7 @@ use super::{body_json, created, door, error_response, Caller, Location, Query, Q
 use crate::app::AppState;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::{attachments, idempotency, validate};
+use crate::ops::{attachments, machinery::idempotency, machinery::validate};
 use crate::transport::body::{self, BodyError};
 use crate::transport::multipart;
 

@@ -20,8 +20,8 @@ use super::response;
 use crate::app::AppState;
 use crate::auth::{self, AuthFailure, Identity, Refusal, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::rate_limit::{self, Budget, Counted, Needs};
-use crate::ops::{idempotency, Channel, OpContext};
+use crate::ops::machinery::rate_limit::{self, Budget, Counted, Needs};
+use crate::ops::{machinery::idempotency, Channel, OpContext};
 use crate::storage::identity::Membership;
 use crate::storage::{Conn, Held, Lent};
 
@@ -338,7 +338,7 @@ pub(crate) fn no_content() -> Response {
 
 /// `GET /v1/openapi.json`: generated from the same types that validate requests.
 pub async fn openapi(State(state): State<AppState>) -> Response {
-    let mut document = crate::ops::openapi::document(&state.config.api_base_url);
+    let mut document = crate::ops::registry::document(&state.config.api_base_url);
     crate::mcp::tools::name_operations(&mut document);
     response::json(StatusCode::OK, &document, None)
 }
@@ -359,8 +359,8 @@ pub(crate) mod door {
     use super::{body_json, created, keyed, no_content, ok_json, Caller, Location};
     use crate::domain::roles::{Access, Resource};
     use crate::error::ApiError;
-    use crate::ops::list::ListRequest;
-    use crate::ops::{pick, validate, OpContext, Page};
+    use crate::ops::machinery::list::ListRequest;
+    use crate::ops::{machinery::pick, machinery::validate, OpContext, Page};
     use crate::storage::identity::Membership;
 
     /// A read (list, get, aggregates, ids): 200 with the result.

@@ -13,35 +13,50 @@ use serde_json::{json, Map, Value};
 
 use super::{body_json, created, door, keyed, Caller, Location, Query, QueryPairs, RecordId, WithBody};
 use crate::app::AppState;
-use crate::domain::roles::Access;
+use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
-use crate::ops::bills::declared::Bills;
-use crate::ops::bills::{Payable, Receivable};
-use crate::ops::resource::{
-    Call, Check, Declaration, Deletable, EmptyRequest, Op, Patch, Records, Runner, Shape, Writable,
+use crate::ops::machinery::resource::{
+    Call, Check, Declaration, Deletable, EmptyRequest, Op, Patch, Records, Registrar, Runner, Shape, Writable, Written,
 };
-use crate::ops::{accounts, bills, categories, companies, cost_centers, people, taxes, validate};
+use crate::ops::machinery::validate;
 
-/// The routes of every declared resource.
-pub fn declared() -> Router<AppState> {
-    use crate::ops::transactions::declared::{Transactions, TRANSACTIONS, TRANSFERS};
-    Router::new()
-        .merge(routes::<companies::Companies>(&companies::OPERATIONS))
-        .merge(routes::<categories::Categories>(&categories::OPERATIONS))
-        .merge(routes::<cost_centers::CostCenters>(&cost_centers::OPERATIONS))
-        .merge(routes::<people::People>(&people::OPERATIONS))
-        .merge(routes::<taxes::Taxes>(&taxes::OPERATIONS))
-        .merge(routes::<crate::ops::automatic_rules::AutomaticRules>(&crate::ops::automatic_rules::OPERATIONS))
-        .merge(routes::<accounts::Accounts>(&accounts::OPERATIONS))
-        .merge(read_routes::<crate::ops::receipts::Receipts>(&crate::ops::receipts::OPERATIONS))
-        .merge(read_routes::<crate::ops::banks::Banks>(&crate::ops::banks::OPERATIONS))
-        .merge(routes::<Transactions>(&TRANSACTIONS))
-        .merge(own(&TRANSFERS))
-        .merge(own(&crate::ops::reports::OPERATIONS))
-        .merge(own(&crate::ops::cash_flow::OPERATIONS))
-        .merge(own(&crate::ops::reconciliations::OPERATIONS))
-        .merge(routes::<Bills<Payable>>(&bills::declared::PAYABLES))
-        .merge(routes::<Bills<Receivable>>(&bills::declared::RECEIVABLES))
+/// The routes of every registered resource ([`crate::ops::registry::register`]).
+pub fn registered() -> Router<AppState> {
+    let mut routes = Routes(Router::new());
+    crate::ops::registry::register(&mut routes);
+    routes.0
+}
+
+/// The routes of the resources registered so far.
+struct Routes(Router<AppState>);
+
+impl Registrar for Routes {
+    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration) {
+        self.merge(routes::<R>(declaration));
+    }
+
+    fn read_only<R: Records>(&mut self, declaration: &'static Declaration) {
+        self.merge(read_routes::<R>(declaration));
+    }
+
+    fn own(&mut self, declaration: &'static Declaration) {
+        self.merge(own(declaration));
+    }
+
+    /// The routes written out in full: the attachments' uploads and downloads, who has access.
+    fn written(&mut self, written: &'static Written) {
+        match written.resource {
+            Resource::Attachments => self.merge(super::attachments::routes()),
+            Resource::Access => self.merge(super::access::routes()),
+            _ => {}
+        }
+    }
+}
+
+impl Routes {
+    fn merge(&mut self, routes: Router<AppState>) {
+        self.0 = std::mem::take(&mut self.0).merge(routes);
+    }
 }
 
 /// The routes of `declaration`, whose record shapes are the operations of `R`.
@@ -203,7 +218,7 @@ async fn create<R: Writable>(headers: HeaderMap, WithBody(caller, body): WithBod
 }
 
 async fn update<R: Writable>(headers: HeaderMap, RecordId(id): RecordId, WithBody(caller, body): WithBody) -> Response {
-    let body = stripped(body, crate::ops::resource::strip_read::<R, R::Update>);
+    let body = stripped(body, crate::ops::machinery::resource::strip_read::<R, R::Update>);
     let permission = (R::RESOURCE, Access::Write);
     let route = format!("{}/{id}", R::COLLECTION);
     door::update(&caller, permission, &headers, &route, &body, async |ctx, conn, ws, input: R::Update| {

@@ -11,7 +11,7 @@ use http::Method;
 use serde_json::{json, Value};
 
 use kobana_finance_mcp::domain::roles::Access;
-use kobana_finance_mcp::ops::resource::{Op, Shape};
+use kobana_finance_mcp::ops::machinery::resource::{Op, Shape};
 
 use crate::common::*;
 use table::{rows, Row, SWEPT_ELSEWHERE};

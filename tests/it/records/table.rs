@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use kobana_finance_mcp::ops::resource::Declaration;
-use kobana_finance_mcp::ops::{self, validate::schema_of};
+use kobana_finance_mcp::ops::machinery::resource::Declaration;
+use kobana_finance_mcp::ops::{self, machinery::validate::schema_of};
 
 use crate::common::*;
 

@@ -174,7 +174,7 @@ impl<'h> Agent<'h> {
         let object =
             value.as_object().unwrap_or_else(|| panic!("{tool} declares an outputSchema but answered {value}"));
         let schema = kobana_finance_mcp::mcp::schema::resolve(schema);
-        if let Err(e) = kobana_finance_mcp::ops::validate::check_object(&schema, object, "") {
+        if let Err(e) = kobana_finance_mcp::ops::machinery::validate::check_object(&schema, object, "") {
             panic!("{tool}: the result does not match its outputSchema: {} {:?}\n{value}", e.message, e.details);
         }
     }

@@ -6,16 +6,16 @@
 //! A page is cut, and its cursor written, by [`page`]: the sortable fields are named
 //! once, in the resource's [`ListSpec`](super::list::ListSpec).
 
-use crate::ops::stamps::Stamp;
+use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn, Row};
 
 use super::common::{audit_write, path_id};
 use super::list::ListRequest;
 use super::page;
 use super::resource::{reply, Call, Records, Running};
-use super::{IdPage, OpContext, Page};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
+use crate::ops::{IdPage, OpContext, Page};
 use crate::storage::identity::Membership;
 
 /// How a resource's records are stored: its list ([`Records::LIST`]: the table, the
@@ -36,7 +36,7 @@ pub trait Table: Records {
 /// field from the column of its name ([`Decode`](crate::storage::row::Decode)), computes
 /// each `field = expr` from `row` (reading the columns named after `reads`, and the
 /// values `selects` names, each `name = "SQL expression"`, read as `name`), and ends
-/// with the six [`Stamps`](crate::ops::stamps::Stamps). With `impl Table for T as
+/// with the six [`Stamps`](crate::ops::machinery::stamps::Stamps). With `impl Table for T as
 /// "What", audited as "what";` first, it also implements [`Table`] with them.
 ///
 /// ```text
@@ -51,7 +51,7 @@ pub trait Table: Records {
 /// part of the `'static` `SELECT` list at once, which no function can.
 macro_rules! record_table {
     // The six stamp columns of the table, qualified, as a `SELECT` list ends with them
-    // ([`Stamps`](crate::ops::stamps::Stamps)).
+    // ([`Stamps`](crate::ops::machinery::stamps::Stamps)).
     (@stamps $table:ident) => {
         concat!(
             stringify!($table), ".created_at, ", stringify!($table), ".updated_at, ",
@@ -60,9 +60,9 @@ macro_rules! record_table {
         )
     };
     (impl Table for $ty:ident as $what:literal, audited as $audited:literal; $($rest:tt)*) => {
-        $crate::ops::crud::record_table!($($rest)*);
+        $crate::ops::machinery::crud::record_table!($($rest)*);
 
-        impl $crate::ops::crud::Table for $ty {
+        impl $crate::ops::machinery::crud::Table for $ty {
             const WHAT: &'static str = $what;
             const AUDITED: &'static str = $audited;
             const COLUMNS: &'static str = COLUMNS;
@@ -82,7 +82,7 @@ macro_rules! record_table {
             $(stringify!($table), ".", stringify!($field), ", ",)*
             $($($(stringify!($table), ".", stringify!($read), ", ",)+)?)?
             $($($($select, " AS ", stringify!($alias), ", ",)+)?)?
-            $crate::ops::crud::record_table!(@stamps $table)
+            $crate::ops::machinery::crud::record_table!(@stamps $table)
         );
 
         /// A record from a row of [`COLUMNS`].
@@ -90,7 +90,7 @@ macro_rules! record_table {
             Ok($record {
                 $($field: $row.try_get(stringify!($field))?,)*
                 $($($computed: $value,)+)?
-                stamps: $crate::ops::stamps::Stamps::from_row($row)?,
+                stamps: $crate::ops::machinery::stamps::Stamps::from_row($row)?,
             })
         }
     };
@@ -210,78 +210,4 @@ pub async fn stamped_update<'q, T: Table>(
 ) -> Result<(), ApiError> {
     update.stamp_now(ctx).bind(&ws.workspace_id).bind(id).execute(&mut *conn).await.map_err(failed)?;
     audit::<T>(ctx, conn, ws, "update", id).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::auth::keys::{KeyStore, Keys};
-    use crate::auth::Identity;
-    use crate::domain::roles::{all_scopes, Role, ScopeSet};
-    use crate::ops::categories::Categories;
-    use crate::ops::resource::Writable;
-    use crate::ops::taxes::Taxes;
-    use crate::ops::{Channel, Services};
-    use crate::storage::{blob::BlobStore, migrate, seed, Db};
-
-    async fn audited(conn: &mut Conn, action: &str, id: &str) -> i64 {
-        sql::query("SELECT COUNT(*) FROM audit_events WHERE action = $1 AND target_id = $2")
-            .bind(action)
-            .bind(id)
-            .scalar(&mut *conn)
-            .await
-            .unwrap()
-    }
-
-    /// Every plain hard delete ends here: the row goes and its audit line is written; a
-    /// delete the database refuses answers the resource's own error and writes none.
-    #[tokio::test]
-    async fn a_delete_removes_the_record_and_audits_it_or_answers_the_resources_refusal() {
-        let db = Db::connect("sqlite::memory:", 1).await.unwrap();
-        migrate::run(&db).await.unwrap();
-        seed::run(&db).await.unwrap();
-        let config = crate::config::Config::from_env(Some("sqlite::memory:".into())).unwrap();
-        let (keys, blobs) = (KeyStore::fixed(Keys::from_secret("secret", None)), BlobStore::database());
-        let gateway = crate::gateway::Gateway::new(&crate::config::GatewayConfig::none(), &crate::aws::Aws::default());
-        let identity = Identity {
-            user_id: seed::DEMO_OWNER.into(),
-            scopes: ScopeSet::parse(&all_scopes().join(" ")),
-            jti: None,
-            client_id: None,
-        };
-        let ws = Membership {
-            workspace_id: seed::DEMO_WORKSPACE_ACME.into(),
-            workspace_name: "Acme".into(),
-            role: Role::Owner,
-        };
-        let ctx = OpContext {
-            state: Services { config: &config, db: &db, keys: &keys, blobs: &blobs, gateway: &gateway },
-            identity: &identity,
-            channel: Channel::Api,
-            memberships: std::slice::from_ref(&ws),
-        };
-        let mut conn = db.acquire().await.unwrap();
-
-        let input = serde_json::from_value(serde_json::json!({"name": "Deleted by the test"})).unwrap();
-        let tax = Taxes::create(&ctx, &mut conn, &ws, input).await.unwrap();
-        deleted::<Taxes>(&ctx, &mut conn, &ws, &tax.id, crate::storage::db_error).await.unwrap();
-        assert!(fetch::<Taxes>(&mut conn, &ws, &tax.id).await.unwrap().is_none());
-        assert_eq!(audited(&mut conn, "taxes.delete", &tax.id).await, 1);
-
-        let parent: String =
-            sql::query("SELECT parent_id FROM categories WHERE workspace_id = $1 AND parent_id IS NOT NULL LIMIT 1")
-                .bind(&ws.workspace_id)
-                .scalar(&mut conn)
-                .await
-                .unwrap();
-        let refused = deleted::<Categories>(&ctx, &mut conn, &ws, &parent, |e| {
-            assert!(e.is_foreign_key_violation(), "{e}");
-            ApiError::new(crate::error::ErrorCode::UnprocessableEntity, "refused")
-        })
-        .await
-        .unwrap_err();
-        assert_eq!(refused.message, "refused");
-        assert!(fetch::<Categories>(&mut conn, &ws, &parent).await.unwrap().is_some());
-        assert_eq!(audited(&mut conn, "categories.delete", &parent).await, 0);
-    }
 }

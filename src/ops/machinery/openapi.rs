@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::list::{Kind, ListSpec};
-use super::resource::{Declaration, Shape};
+use super::resource::{Declaration, Deletable, Records, Registrar, Shape, Writable, Written};
 use crate::domain::roles::ScopeSet;
 
 /// One documented operation written out in full, scope included: the form of the
@@ -41,33 +41,6 @@ fn content_of(value: Value) -> (Value, bool) {
         schema => (json!({ "application/json": { "schema": schema } }), false),
     }
 }
-
-/// The declared `/v1` operations, per collection, in the order the document lists them.
-static DECLARED: &[&Declaration] = &[
-    &super::reports::OPERATIONS,
-    &super::cash_flow::OPERATIONS,
-    &super::companies::OPERATIONS,
-    &super::categories::OPERATIONS,
-    &super::cost_centers::OPERATIONS,
-    &super::people::OPERATIONS,
-    &super::taxes::OPERATIONS,
-    &super::accounts::OPERATIONS,
-    &super::receipts::OPERATIONS,
-    &super::transactions::declared::TRANSACTIONS,
-    &super::transactions::declared::TRANSFERS,
-    &super::bills::declared::PAYABLES,
-    &super::bills::declared::RECEIVABLES,
-    &super::reconciliations::OPERATIONS,
-    &super::automatic_rules::OPERATIONS,
-    &super::banks::OPERATIONS,
-];
-
-/// The operations written out in full, after the declared ones, each group with why it
-/// is this product's own, if it is.
-const WRITTEN: &[(&[Operation], Option<&str>)] = &[
-    (super::attachments::DOCS, None),
-    (super::access::DOCS, Some("who has access: members, invitations, connected apps")),
-];
 
 /// An operation as the document shows it.
 struct Row {
@@ -175,10 +148,15 @@ fn filter_value(kind: Kind) -> Value {
 const LIST_QUERY: &str = " Filters: `field=value`, `field[in]=a,b`, and on dates, instants and amounts \
 `field[gte]=`, `[lte]`, `[gt]`, `[lt]`; `sort=field` or `sort=-field`; `limit` (1–100, default 25) and `cursor`.";
 
-/// Every operation of the document, declared or written out.
-fn rows() -> impl Iterator<Item = Row> {
-    let declared = DECLARED.iter().flat_map(|d| {
-        d.operations.iter().map(move |op| Row {
+/// The document's operations, as a [`Registrar`] walked over the registry collects them.
+#[derive(Default)]
+pub struct Document {
+    rows: Vec<Row>,
+}
+
+impl Document {
+    fn declared(&mut self, d: &'static Declaration) {
+        self.rows.extend(d.operations.iter().map(|op| Row {
             method: op.method,
             path: d.path(op),
             id: d.id(op),
@@ -196,26 +174,42 @@ fn rows() -> impl Iterator<Item = Row> {
             },
             extension: op.extension,
             description: op.description,
-        })
-    });
-    let written = WRITTEN.iter().flat_map(|(ops, why)| ops.iter().map(move |op| (op, *why))).map(|(op, why)| Row {
-        method: op.method,
-        path: op.path.to_string(),
-        id: op.id.to_string(),
-        summary: op.summary.to_string(),
-        scope: op.scope.to_string(),
-        request: op.request,
-        success: op.success,
-        response: op.response,
-        query: match op.list {
-            Some(spec) => Query::List(spec, op.id_filters),
-            None if op.method == "get" && op.path.ends_with("/{id}") => Query::Record,
-            None => Query::None,
-        },
-        extension: why,
-        description: None,
-    });
-    declared.chain(written)
+        }));
+    }
+}
+
+impl Registrar for Document {
+    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration) {
+        self.declared(declaration);
+    }
+
+    fn read_only<R: Records>(&mut self, declaration: &'static Declaration) {
+        self.declared(declaration);
+    }
+
+    fn own(&mut self, declaration: &'static Declaration) {
+        self.declared(declaration);
+    }
+
+    fn written(&mut self, written: &'static Written) {
+        self.rows.extend(written.operations.iter().map(|op| Row {
+            method: op.method,
+            path: op.path.to_string(),
+            id: op.id.to_string(),
+            summary: op.summary.to_string(),
+            scope: op.scope.to_string(),
+            request: op.request,
+            success: op.success,
+            response: op.response,
+            query: match op.list {
+                Some(spec) => Query::List(spec, op.id_filters),
+                None if op.method == "get" && op.path.ends_with("/{id}") => Query::Record,
+                None => Query::None,
+            },
+            extension: written.extension,
+            description: None,
+        }));
+    }
 }
 
 /// `{"data":[item…],"meta":{"next_cursor"}}`
@@ -242,81 +236,72 @@ fn error_schema() -> Value {
     })
 }
 
-pub fn document(api_base_url: &str) -> Value {
-    let mut paths = Map::new();
-    for op in rows() {
-        let summary = match op.query {
-            Query::List(..) => format!("{}.{LIST_QUERY}", op.summary),
-            _ => op.summary.clone(),
-        };
-        let mut operation = json!({
-            "operationId": op.id,
-            "summary": summary,
-            "security": [{ "bearer": [op.scope] }],
-            "responses": {
-                "4XX": { "description": "Error", "content": { "application/json": { "schema": error_schema() } } },
-            },
-        });
-        if let Some(why) = op.extension {
-            operation["x-kobana-extension"] = json!(why);
-        }
-        if let Some(description) = op.description {
-            operation["description"] = json!(description);
-        }
-        let mut success = json!({ "description": "Success" });
-        // A 204 has no body on `/v1` (the schema is the tool's answer).
-        if let Some(response) = op.response.filter(|_| op.success != 204) {
-            success["content"] = content_of(response()).0;
-        }
-        operation["responses"][op.success.to_string()] = success;
-        let mut idempotent = true;
-        if let Some(request) = op.request {
-            let (content, custom) = content_of(request());
-            idempotent = !custom;
-            operation["requestBody"] = json!({ "required": true, "content": content });
-        }
-        let mut parameters = op.query.parameters();
-        if op.path.contains("{id}") {
-            parameters.insert(0, json!({ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }));
-        }
-        if !parameters.is_empty() {
-            operation["parameters"] = Value::Array(parameters);
-        }
-        if matches!(op.method, "post" | "patch") && idempotent {
-            let header = json!({ "name": "X-Idempotency-Key", "in": "header", "required": false, "schema": { "type": "string", "maxLength": 255 } });
-            match operation.get_mut("parameters").and_then(Value::as_array_mut) {
-                Some(params) => params.push(header),
-                None => operation["parameters"] = json!([header]),
+impl Document {
+    /// The document, its servers at `api_base_url`.
+    pub fn into_json(self, api_base_url: &str) -> Value {
+        let mut paths = Map::new();
+        for op in self.rows {
+            let summary = match op.query {
+                Query::List(..) => format!("{}.{LIST_QUERY}", op.summary),
+                _ => op.summary.clone(),
+            };
+            let mut operation = json!({
+                "operationId": op.id,
+                "summary": summary,
+                "security": [{ "bearer": [op.scope] }],
+                "responses": {
+                    "4XX": { "description": "Error", "content": { "application/json": { "schema": error_schema() } } },
+                },
+            });
+            if let Some(why) = op.extension {
+                operation["x-kobana-extension"] = json!(why);
             }
+            if let Some(description) = op.description {
+                operation["description"] = json!(description);
+            }
+            let mut success = json!({ "description": "Success" });
+            // A 204 has no body on `/v1` (the schema is the tool's answer).
+            if let Some(response) = op.response.filter(|_| op.success != 204) {
+                success["content"] = content_of(response()).0;
+            }
+            operation["responses"][op.success.to_string()] = success;
+            let mut idempotent = true;
+            if let Some(request) = op.request {
+                let (content, custom) = content_of(request());
+                idempotent = !custom;
+                operation["requestBody"] = json!({ "required": true, "content": content });
+            }
+            let mut parameters = op.query.parameters();
+            if op.path.contains("{id}") {
+                parameters.insert(0, json!({ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }));
+            }
+            if !parameters.is_empty() {
+                operation["parameters"] = Value::Array(parameters);
+            }
+            if matches!(op.method, "post" | "patch") && idempotent {
+                let header = json!({ "name": "X-Idempotency-Key", "in": "header", "required": false, "schema": { "type": "string", "maxLength": 255 } });
+                match operation.get_mut("parameters").and_then(Value::as_array_mut) {
+                    Some(params) => params.push(header),
+                    None => operation["parameters"] = json!([header]),
+                }
+            }
+            let entry = paths.entry(op.path.clone()).or_insert_with(|| json!({}));
+            entry[op.method] = operation;
         }
-        let entry = paths.entry(op.path.clone()).or_insert_with(|| json!({}));
-        entry[op.method] = operation;
+        json!({
+            "openapi": "3.1.0",
+            "info": { "title": "Kobana Finance API", "version": env!("CARGO_PKG_VERSION") },
+            "servers": [{ "url": api_base_url }],
+            "components": { "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT" } } },
+            "paths": paths,
+        })
     }
-    json!({
-        "openapi": "3.1.0",
-        "info": { "title": "Kobana Finance API", "version": env!("CARGO_PKG_VERSION") },
-        "servers": [{ "url": api_base_url }],
-        "components": { "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT" } } },
-        "paths": paths,
-    })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every request body of `/v1` is checked against its schema (`validate::parse`):
-    /// the check enforces every keyword the schema states.
-    #[test]
-    fn every_request_schema_is_enforced_by_the_check() {
-        let mut refused = Vec::new();
-        for row in rows() {
-            if let Some(request) = row.request {
-                refused.extend(
-                    super::super::validate::unenforced(&request()).into_iter().map(|k| format!("{}: {k}", row.id)),
-                );
-            }
-        }
-        assert!(refused.is_empty(), "keywords the request check does not enforce:\n{}", refused.join("\n"));
+impl Document {
+    /// Each operation's id and request schema, for the check that every schema is enforced.
+    #[cfg(test)]
+    pub(crate) fn requests(&self) -> impl Iterator<Item = (&str, fn() -> Value)> {
+        self.rows.iter().filter_map(|row| Some((row.id.as_str(), row.request?)))
     }
 }

@@ -173,18 +173,18 @@ macro_rules! list_spec {
      filters: $($filter:ident $(= $column:tt)? : $kind:ident $(($($arg:tt)*))? $(@ $extension:literal)?),* $(,)?;
      sorts: $($sort:ident $(= $sort_column:tt)?),* $(,)?;
      default: $default:ident $($desc:ident)? $(;)?) => {
-        $crate::ops::list::ListSpec {
+        $crate::ops::machinery::list::ListSpec {
             table: stringify!($table),
-            filters: const { &[$($crate::ops::list::Field {
+            filters: const { &[$($crate::ops::machinery::list::Field {
                 name: stringify!($filter),
-                column: $crate::ops::list::list_spec!(@column $table, $filter $(, $column)?),
-                kind: $crate::ops::list::Kind::$kind $(($($arg)*))?,
-                extension: $crate::ops::list::list_spec!(@extension $($extension)?),
+                column: $crate::ops::machinery::list::list_spec!(@column $table, $filter $(, $column)?),
+                kind: $crate::ops::machinery::list::Kind::$kind $(($($arg)*))?,
+                extension: $crate::ops::machinery::list::list_spec!(@extension $($extension)?),
             }),*] },
             own: &[],
-            sorts: const { &[$((stringify!($sort), $crate::ops::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*] },
-            default_sort: (stringify!($default), $crate::ops::list::list_spec!(@descending $($desc)?)),
-            scope: $crate::ops::list::list_spec!(@scope $($scope)?),
+            sorts: const { &[$((stringify!($sort), $crate::ops::machinery::list::list_spec!(@column $table, $sort $(, $sort_column)?))),*] },
+            default_sort: (stringify!($default), $crate::ops::machinery::list::list_spec!(@descending $($desc)?)),
+            scope: $crate::ops::machinery::list::list_spec!(@scope $($scope)?),
             unless_filtered: None,
             per_workspace: true,
         }

@@ -26,7 +26,7 @@ use crate::ops::Page;
 /// code of an unknown filter), `details.field` `fields`, the name (`value`) and the
 /// names it may hold (`known`).
 pub fn check<T: JsonSchema + 'static>(fields: Option<&[String]>) -> Result<(), ApiError> {
-    check_in(crate::ops::validate::cached_schema::<T>(), fields)
+    check_in(crate::ops::machinery::validate::cached_schema::<T>(), fields)
 }
 
 /// [`check`] against an answer's schema (an object's `properties`).

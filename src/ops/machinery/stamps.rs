@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::OpContext;
 use crate::domain::dates::Timestamp;
+use crate::ops::OpContext;
 use crate::storage::{sql, Row};
 
 /// When and by whom a record was created and last changed. Beyond the real API's

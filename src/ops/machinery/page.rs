@@ -11,15 +11,15 @@
 use serde_json::{json, Value};
 
 use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
-use super::{IdPage, IdPageMeta, OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
+use crate::ops::{IdPage, IdPageMeta, OpContext, Page};
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};
 
 /// A stored value as a cursor keeps it: text, else an integer.
 fn stored(row: &Row<'_>, column: &str) -> Value {
-    let (name, nullable) = crate::ops::list::sorted_column(column);
+    let (name, nullable) = crate::ops::machinery::list::sorted_column(column);
     match row.try_get::<Option<String>, _>(name) {
         Ok(Some(text)) => json!(text),
         Ok(None) if nullable => json!(""),
@@ -127,7 +127,7 @@ pub async fn ids(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::list::list_spec;
+    use crate::ops::machinery::list::list_spec;
     use crate::storage::Db;
 
     static THINGS: ListSpec =

@@ -4,8 +4,8 @@
 use crate::storage::Conn;
 use serde_json::{json, Value};
 
-use super::OpContext;
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::OpContext;
 use crate::storage::audit::{self, AuditEvent};
 use crate::storage::db_error;
 use crate::storage::identity::Membership;

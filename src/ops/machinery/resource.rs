@@ -19,12 +19,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::list::{ListRequest, ListSpec};
-use super::openapi::page_of;
+use super::openapi::{page_of, Operation};
 pub use super::validate::parse;
 use super::validate::{self, schema_of};
-use super::{OpContext, Page};
 use crate::domain::roles::{Access, Resource};
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::{OpContext, Page};
 use crate::storage::identity::Membership;
 
 /// A resource's read operations.
@@ -557,4 +557,28 @@ impl Declaration {
     pub fn shaped(&self, shape: Shape) -> Option<&Op> {
         self.operations.iter().find(|op| op.shape == shape)
     }
+}
+
+/// Operations written out in full ([`Operation`]): the resources whose routes and
+/// tools are their own code rather than a [`Declaration`]'s rows.
+pub struct Written {
+    pub resource: Resource,
+    pub operations: &'static [Operation],
+    /// Why they are this product's own, if they are.
+    pub extension: Option<&'static str>,
+}
+
+/// What a door makes of each registered resource, in the order of
+/// [`crate::ops::registry::register`]: the router its routes, the catalogue its tools, the
+/// OpenAPI document its operations.
+pub trait Registrar {
+    /// A resource whose records `R` lists, reads, creates, updates and deletes, beside
+    /// its own rows.
+    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration);
+    /// A resource whose records `R` only lists and reads, beside its own rows.
+    fn read_only<R: Records>(&mut self, declaration: &'static Declaration);
+    /// A declaration whose every row is its own.
+    fn own(&mut self, declaration: &'static Declaration);
+    /// Operations written out in full.
+    fn written(&mut self, written: &'static Written);
 }

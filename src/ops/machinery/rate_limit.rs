@@ -1,9 +1,9 @@
 //! Per-user rate limits (SPEC §8): separate read and write budgets per fixed window,
 //! counted in the database so every replica shares them.
 
-use super::Services;
 use crate::auth::Identity;
 use crate::error::{ApiError, ErrorCode};
+use crate::ops::Services;
 use crate::storage::identity::{Known, Membership};
 use crate::storage::rate_limit::{
     hit_unless_revoked, hit_with_memberships, same_memberships, Counting, Outcome, Slot, Take,
