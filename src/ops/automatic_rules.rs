@@ -36,7 +36,7 @@ use super::machinery::resource::{parse, reply, Call, Declaration, Deletable, Op,
 use super::machinery::stamps::{Stamp, Stamps};
 use super::machinery::validate::{nullable, schema_of};
 use super::registers::Owner;
-use super::transactions::TransactionType;
+use super::transactions::wire::TransactionType;
 use super::{OpContext, Page};
 use crate::domain::dates::Timestamp;
 use crate::domain::roles::{Access, Resource};

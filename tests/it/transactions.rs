@@ -569,7 +569,7 @@ async fn aggregates_count_realised_rows_only() {
         agg("?month=2&year=2026".into()).await,
         json!({"count": 0, "credit": "0.00", "debit": "0.00", "net": "0.00"})
     );
-    // The one period parser of every aggregates route (`ops/period.rs`).
+    // The one period parser of every aggregates route (`ops/machinery/period.rs`).
     for (q, field, reason) in AGGREGATES_REFUSALS {
         let reply = send(&h, Method::GET, &format!("/v1/financial-transactions/aggregates?{q}"), &token, None).await;
         assert_eq!(reply.status, 400, "{q}");

@@ -99,18 +99,18 @@ impl PayeeChange {
     }
 }
 
-/// Whether changing `current` by `change` through `channel` sends the payable back to
+/// Whether changing a payable whose approval is `approval` by `change` through `channel` sends the payable back to
 /// the gate: it is official or approved, the change touches whom or how much it pays,
 /// and the workspace's gate holds what `channel` makes. Answers the fields that changed.
 pub async fn again(
     conn: &mut Conn,
     ws: &Membership,
     channel: Channel,
-    current: &super::Billing,
+    approval: Option<&str>,
     change: &PayeeChange,
 ) -> Result<Option<Vec<&'static str>>, ApiError> {
     let changed = change.of_the_payee();
-    if changed.is_empty() || !is_official(current.row.payment_approval()) {
+    if changed.is_empty() || !is_official(approval) {
         return Ok(None);
     }
     Ok(at_creation(conn, ws, channel).await?.map(|_| changed))

@@ -565,7 +565,7 @@ impl<B: BillKind> Writable for declared::Bills<B> {
             "payable" if payee.any() => {
                 dispatch::refuse_if_dispatched(conn, ws, &current.row.id, "changed in amount, dates, payee or payment")
                     .await?;
-                approval::again(conn, ws, ctx.channel, &current, &payee).await?
+                approval::again(conn, ws, ctx.channel, current.row.payment_approval(), &payee).await?
             }
             _ => None,
         };

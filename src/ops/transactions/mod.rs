@@ -18,7 +18,7 @@
 //! types.
 
 pub mod declared;
-mod wire;
+pub mod wire;
 
 use crate::ops::machinery::resource::Writable;
 use crate::ops::machinery::stamps::Stamp;

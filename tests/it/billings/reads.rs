@@ -35,7 +35,7 @@ pub async fn aggregates_count_overdue_pending(k: K) {
     assert_eq!(january["count"], 4);
     let range = get(&h, &format!("{}/aggregates?start_date=2999-01-01&end_date=2999-12-31", k.path)).await.json();
     assert_eq!((range["count"].as_i64(), range["pending"].as_str()), (Some(1), Some("200.00")));
-    // The one period parser of every aggregates route (`ops/period.rs`).
+    // The one period parser of every aggregates route (`ops/machinery/period.rs`).
     for (bad, field, reason) in AGGREGATES_REFUSALS {
         let reply = get(&h, &format!("{}/aggregates?{bad}", k.path)).await;
         assert_eq!(reply.status, 400, "{bad}");
