@@ -210,15 +210,15 @@ fn build_catalogue() -> Vec<ToolSpec> {
 struct Catalogue(Vec<ToolSpec>);
 
 impl Registrar for Catalogue {
-    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration) {
+    fn records<R: Writable + Deletable>(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.0.extend(records::tools::<R>(declaration));
     }
 
-    fn read_only<R: Records>(&mut self, declaration: &'static Declaration) {
+    fn read_only<R: Records>(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.0.extend(records::read_tools::<R>(declaration));
     }
 
-    fn own(&mut self, declaration: &'static Declaration) {
+    fn own(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.0.extend(records::own_tools(declaration));
     }
 

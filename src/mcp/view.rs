@@ -11,119 +11,109 @@
 
 use http::HeaderMap;
 
+use std::sync::OnceLock;
+
 use crate::domain::roles::{Access, Resource};
+use crate::ops::machinery::resource::{Declaration, Deletable, Records, Registrar, Writable, Written};
 use crate::protocol::rpc::RpcError;
 
-/// The toolsets of SPEC §5.4: the resources of the catalogue (§5.1), in its order. Their
-/// names are [`Toolset::as_str`]'s (a unit test holds the two together).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Toolset {
-    Reports,
-    CashFlow,
-    Payables,
-    Receivables,
-    Reconciliations,
-    Transactions,
-    Transfers,
-    Accounts,
-    Receipts,
-    Attachments,
-    Companies,
-    People,
-    Categories,
-    CostCenters,
-    Taxes,
-    AutomaticRules,
-    Banks,
+/// A toolset of SPEC §5.4: the tools of one line of the registry
+/// ([`crate::ops::registry::register`]), in its order, under the name that line gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Toolset(u8);
+
+/// Each toolset's name and the resource its tools work on, in the registry's order.
+struct Toolsets(Vec<(&'static str, Resource)>);
+
+impl Registrar for Toolsets {
+    fn records<R: Writable + Deletable>(&mut self, toolset: &'static str, declaration: &'static Declaration) {
+        self.0.push((toolset, declaration.resource));
+    }
+
+    fn read_only<R: Records>(&mut self, toolset: &'static str, declaration: &'static Declaration) {
+        self.0.push((toolset, declaration.resource));
+    }
+
+    fn own(&mut self, toolset: &'static str, declaration: &'static Declaration) {
+        self.0.push((toolset, declaration.resource));
+    }
+
+    fn written(&mut self, written: &'static Written) {
+        if let Some(toolset) = written.toolset {
+            self.0.push((toolset, written.resource));
+        }
+    }
+}
+
+fn toolsets() -> &'static [(&'static str, Resource)] {
+    static TOOLSETS: OnceLock<Vec<(&'static str, Resource)>> = OnceLock::new();
+    TOOLSETS.get_or_init(|| {
+        let mut toolsets = Toolsets(Vec::new());
+        crate::ops::registry::register(&mut toolsets);
+        assert!(toolsets.0.len() < u32::BITS as usize, "a view keeps its toolsets in a u32");
+        toolsets.0
+    })
 }
 
 impl Toolset {
     /// In catalogue order (SPEC §5: the money flow first).
-    pub const ALL: [Toolset; 17] = [
-        Toolset::Reports,
-        Toolset::CashFlow,
-        Toolset::Payables,
-        Toolset::Receivables,
-        Toolset::Reconciliations,
-        Toolset::Transactions,
-        Toolset::Transfers,
-        Toolset::Accounts,
-        Toolset::Receipts,
-        Toolset::Attachments,
-        Toolset::Companies,
-        Toolset::People,
-        Toolset::Categories,
-        Toolset::CostCenters,
-        Toolset::Taxes,
-        Toolset::AutomaticRules,
-        Toolset::Banks,
-    ];
+    pub fn all() -> impl Iterator<Item = Toolset> {
+        (0..toolsets().len()).map(|i| Toolset(i as u8))
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Toolset::Reports => "reports",
-            Toolset::CashFlow => "cash_flow",
-            Toolset::Payables => "payables",
-            Toolset::Receivables => "receivables",
-            Toolset::Reconciliations => "reconciliations",
-            Toolset::Transactions => "transactions",
-            Toolset::Transfers => "transfers",
-            Toolset::Accounts => "accounts",
-            Toolset::Receipts => "receipts",
-            Toolset::Attachments => "attachments",
-            Toolset::Companies => "companies",
-            Toolset::People => "people",
-            Toolset::Categories => "categories",
-            Toolset::CostCenters => "cost_centers",
-            Toolset::Taxes => "taxes",
-            Toolset::AutomaticRules => "automatic_rules",
-            Toolset::Banks => "banks",
-        }
+        toolsets()[usize::from(self.0)].0
     }
 
     pub fn parse(name: &str) -> Option<Toolset> {
-        Toolset::ALL.into_iter().find(|t| t.as_str() == name)
+        Toolset::all().find(|t| t.as_str() == name)
     }
 
-    /// The toolset of a catalogue tool, from its contract name `finance_<toolset>_<action>`;
-    /// `None` for `finance_workspaces_list`, which every view has.
+    /// The toolset of the tool `name` (`finance_<toolset>_<action>`); none for the
+    /// workspace list.
     pub fn of_tool(name: &str) -> Option<Toolset> {
         let rest = name.strip_prefix("finance_")?;
-        Toolset::ALL.into_iter().find(|t| rest.strip_prefix(t.as_str()).is_some_and(|action| action.starts_with('_')))
+        Toolset::all().find(|t| rest.strip_prefix(t.as_str()).is_some_and(|action| action.starts_with('_')))
     }
 
-    /// The toolset whose tools act on `resource` (transfers share the transactions
-    /// scope, but are a toolset of their own); none for who has access, which no tool
-    /// reaches.
+    /// The toolset whose tools work on `resource` (transactions, not transfers, for
+    /// [`Resource::Transactions`]); none for who has access.
     pub fn of_resource(resource: Resource) -> Option<Toolset> {
-        Some(match resource {
-            Resource::Companies => Toolset::Companies,
-            Resource::Accounts => Toolset::Accounts,
-            Resource::Transactions => Toolset::Transactions,
-            Resource::Payables => Toolset::Payables,
-            Resource::Receivables => Toolset::Receivables,
-            Resource::Categories => Toolset::Categories,
-            Resource::CostCenters => Toolset::CostCenters,
-            Resource::People => Toolset::People,
-            Resource::Taxes => Toolset::Taxes,
-            Resource::Attachments => Toolset::Attachments,
-            Resource::CashFlow => Toolset::CashFlow,
-            Resource::Reconciliations => Toolset::Reconciliations,
-            Resource::AutomaticRules => Toolset::AutomaticRules,
-            Resource::Receipts => Toolset::Receipts,
-            Resource::Reports => Toolset::Reports,
-            Resource::Banks => Toolset::Banks,
-            Resource::Access => return None,
-        })
+        Toolset::all().find(|t| toolsets()[usize::from(t.0)].1 == resource)
     }
 
     fn bit(self) -> u32 {
-        1 << (self as u32)
+        1 << self.0
     }
 
     fn names() -> String {
-        Toolset::ALL.map(Toolset::as_str).join(", ")
+        Toolset::all().map(Toolset::as_str).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// A toolset is taken by its name (find mode's `toolset` argument).
+impl<'de> serde::Deserialize<'de> for Toolset {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Toolset, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Toolset::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown toolset {:?}; valid toolsets are {}",
+                truncated(&name),
+                Toolset::names()
+            ))
+        })
+    }
+}
+
+/// Its names, as a string enum.
+impl schemars::JsonSchema for Toolset {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Toolset".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Toolset::all().map(Toolset::as_str).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
 
@@ -139,14 +129,17 @@ pub struct View {
 
 impl View {
     /// The whole server (`/`, `/mcp` without view headers).
-    pub const ALL: View = View { toolsets: (1 << Toolset::ALL.len()) - 1, read_only: false, find: false };
+    /// Every toolset, every tool.
+    pub fn all() -> View {
+        View { toolsets: Toolset::all().fold(0, |bits, t| bits | t.bit()), read_only: false, find: false }
+    }
 
     /// The view a request asks for by its path and headers. The path is one of the MCP
     /// endpoint's: `/`, `/mcp`, `/mcp/readonly`, `/mcp/x/{toolsets}`,
     /// `/mcp/x/{toolsets}/readonly`, `/mcp/find` or `/mcp/find/readonly`; an unknown
     /// toolset name or a malformed header is 400, -32602, naming the valid values.
     pub fn of_request(path: &str, headers: &HeaderMap) -> Result<View, RpcError> {
-        let mut view = View::ALL;
+        let mut view = View::all();
         let segments: Vec<&str> = path.strip_prefix("/mcp/").map(|rest| rest.split('/').collect()).unwrap_or_default();
         match segments.as_slice() {
             [] => {}
@@ -280,6 +273,10 @@ fn percent_decode(segment: &str) -> String {
 mod tests {
     use super::*;
 
+    fn toolset(name: &str) -> Toolset {
+        Toolset::parse(name).unwrap()
+    }
+
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
@@ -291,10 +288,10 @@ mod tests {
     #[test]
     fn paths_and_headers_narrow_together() {
         let none = HeaderMap::new();
-        assert_eq!(View::of_request("/", &none).unwrap(), View::ALL);
-        assert_eq!(View::of_request("/mcp", &none).unwrap(), View::ALL);
-        assert_eq!(View::of_request("/mcp/readonly", &none).unwrap(), View { read_only: true, ..View::ALL });
-        let pr = View::of(&[Toolset::Payables, Toolset::Receivables], false);
+        assert_eq!(View::of_request("/", &none).unwrap(), View::all());
+        assert_eq!(View::of_request("/mcp", &none).unwrap(), View::all());
+        assert_eq!(View::of_request("/mcp/readonly", &none).unwrap(), View { read_only: true, ..View::all() });
+        let pr = View::of(&[toolset("payables"), toolset("receivables")], false);
         assert_eq!(View::of_request("/mcp/x/payables,receivables", &none).unwrap(), pr);
         assert_eq!(View::of_request("/mcp/x/payables%2Creceivables", &none).unwrap(), pr);
         assert_eq!(
@@ -308,14 +305,14 @@ mod tests {
             &headers(&[("x-mcp-toolsets", "receivables,taxes"), ("x-mcp-readonly", "true")]),
         )
         .unwrap();
-        assert_eq!(both, View::of(&[Toolset::Receivables], true));
+        assert_eq!(both, View::of(&[toolset("receivables")], true));
         // Find mode: by path (alone or read-only) or by header on any view.
         let find = View::of_request("/mcp/find", &none).unwrap();
         assert!(find.is_find() && !find.is_read_only());
-        assert_eq!(View { find: false, ..find }, View::ALL);
+        assert_eq!(View { find: false, ..find }, View::all());
         assert!(View::of_request("/mcp/find/readonly", &none).unwrap().is_read_only());
         let narrowed = View::of_request("/mcp/x/payables", &headers(&[("x-mcp-find", "True")])).unwrap();
-        assert_eq!(narrowed, View { find: true, ..View::of(&[Toolset::Payables], false) });
+        assert_eq!(narrowed, View { find: true, ..View::of(&[toolset("payables")], false) });
         assert!(View::of_request("/mcp/find", &headers(&[("x-mcp-find", "false")])).unwrap().is_find());
         // A header cannot widen what the path narrowed.
         assert!(View::of_request("/mcp/readonly", &headers(&[("x-mcp-readonly", "false")])).unwrap().is_read_only());
@@ -352,7 +349,7 @@ mod tests {
 
     #[test]
     fn a_toolset_is_taken_by_its_name() {
-        for toolset in Toolset::ALL {
+        for toolset in Toolset::all() {
             let parsed: Toolset = serde_json::from_value(serde_json::json!(toolset.as_str())).unwrap();
             assert_eq!(parsed, toolset);
         }
@@ -361,10 +358,10 @@ mod tests {
     #[test]
     fn every_tool_name_has_its_toolset() {
         assert_eq!(Toolset::of_tool("finance_workspaces_list"), None);
-        assert_eq!(Toolset::of_tool("finance_transfers_create"), Some(Toolset::Transfers));
-        assert_eq!(Toolset::of_tool("finance_transactions_aggregates"), Some(Toolset::Transactions));
-        assert_eq!(Toolset::of_tool("finance_cost_centers_list"), Some(Toolset::CostCenters));
-        let read_only = View::of(&[Toolset::Payables], true);
+        assert_eq!(Toolset::of_tool("finance_transfers_create"), Toolset::parse("transfers"));
+        assert_eq!(Toolset::of_tool("finance_transactions_aggregates"), Toolset::parse("transactions"));
+        assert_eq!(Toolset::of_tool("finance_cost_centers_list"), Toolset::parse("cost_centers"));
+        let read_only = View::of(&[toolset("payables")], true);
         assert!(read_only.offers_tool("finance_payables_list", true));
         assert!(!read_only.offers_tool("finance_payables_settle", false));
         assert!(!read_only.offers_tool("finance_receivables_list", true));

@@ -16,33 +16,39 @@ use super::{access, accounts, attachments, automatic_rules, banks, cash_flow, ca
 use super::{cost_centers, people, receipts, reconciliations, reports, taxes};
 use crate::domain::roles::Resource;
 
-static ATTACHMENTS: Written =
-    Written { resource: Resource::Attachments, operations: attachments::DOCS, extension: None };
+static ATTACHMENTS: Written = Written {
+    resource: Resource::Attachments,
+    operations: attachments::DOCS,
+    extension: None,
+    toolset: Some("attachments"),
+};
 static ACCESS: Written = Written {
     resource: Resource::Access,
     operations: access::DOCS,
     extension: Some("who has access: members, invitations, connected apps"),
+    toolset: None,
 };
 
-/// Walks `to` over every resource, in order.
+/// Walks `to` over every resource, in order; each line names the toolset of its tools
+/// (SPEC §5.4: `/mcp/x/{toolsets}`).
 pub fn register(to: &mut impl Registrar) {
-    to.own(&reports::OPERATIONS);
-    to.own(&cash_flow::OPERATIONS);
-    to.records::<Payables>(&PAYABLES);
-    to.records::<Receivables>(&RECEIVABLES);
-    to.own(&reconciliations::OPERATIONS);
-    to.records::<Transactions>(&TRANSACTIONS);
-    to.own(&TRANSFERS);
-    to.records::<accounts::Accounts>(&accounts::OPERATIONS);
-    to.read_only::<receipts::Receipts>(&receipts::OPERATIONS);
+    to.own("reports", &reports::OPERATIONS);
+    to.own("cash_flow", &cash_flow::OPERATIONS);
+    to.records::<Payables>("payables", &PAYABLES);
+    to.records::<Receivables>("receivables", &RECEIVABLES);
+    to.own("reconciliations", &reconciliations::OPERATIONS);
+    to.records::<Transactions>("transactions", &TRANSACTIONS);
+    to.own("transfers", &TRANSFERS);
+    to.records::<accounts::Accounts>("accounts", &accounts::OPERATIONS);
+    to.read_only::<receipts::Receipts>("receipts", &receipts::OPERATIONS);
     to.written(&ATTACHMENTS);
-    to.records::<companies::Companies>(&companies::OPERATIONS);
-    to.records::<people::People>(&people::OPERATIONS);
-    to.records::<categories::Categories>(&categories::OPERATIONS);
-    to.records::<cost_centers::CostCenters>(&cost_centers::OPERATIONS);
-    to.records::<taxes::Taxes>(&taxes::OPERATIONS);
-    to.records::<automatic_rules::AutomaticRules>(&automatic_rules::OPERATIONS);
-    to.read_only::<banks::Banks>(&banks::OPERATIONS);
+    to.records::<companies::Companies>("companies", &companies::OPERATIONS);
+    to.records::<people::People>("people", &people::OPERATIONS);
+    to.records::<categories::Categories>("categories", &categories::OPERATIONS);
+    to.records::<cost_centers::CostCenters>("cost_centers", &cost_centers::OPERATIONS);
+    to.records::<taxes::Taxes>("taxes", &taxes::OPERATIONS);
+    to.records::<automatic_rules::AutomaticRules>("automatic_rules", &automatic_rules::OPERATIONS);
+    to.read_only::<banks::Banks>("banks", &banks::OPERATIONS);
     to.written(&ACCESS);
 }
 

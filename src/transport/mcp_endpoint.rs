@@ -171,7 +171,7 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     // 9. Rate limit (tools that change data spend the write budget; a tool the view
     //    hides is as unknown as a name that does not exist), with the token's
     //    revocation checked in the same statement.
-    let writes = tool.is_some_and(|name| mcp::tools::spends_write_budget(name, view.as_ref().unwrap_or(&View::ALL)));
+    let writes = tool.is_some_and(|name| mcp::tools::spends_write_budget(name, view.as_ref().unwrap_or(&View::all())));
     let budget = if writes { Budget::Write } else { Budget::Read };
     state.upkeep_if_due();
     let (admitted, riding) = match rate_limit::count_or_ride(

@@ -179,15 +179,15 @@ impl Document {
 }
 
 impl Registrar for Document {
-    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration) {
+    fn records<R: Writable + Deletable>(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.declared(declaration);
     }
 
-    fn read_only<R: Records>(&mut self, declaration: &'static Declaration) {
+    fn read_only<R: Records>(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.declared(declaration);
     }
 
-    fn own(&mut self, declaration: &'static Declaration) {
+    fn own(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.declared(declaration);
     }
 

@@ -566,19 +566,22 @@ pub struct Written {
     pub operations: &'static [Operation],
     /// Why they are this product's own, if they are.
     pub extension: Option<&'static str>,
+    /// The toolset of their tools, when agents get some.
+    pub toolset: Option<&'static str>,
 }
 
 /// What a door makes of each registered resource, in the order of
-/// [`crate::ops::registry::register`]: the router its routes, the catalogue its tools, the
-/// OpenAPI document its operations.
+/// [`crate::ops::registry::register`]: the router its routes, the catalogue its tools and
+/// toolsets (each registered declaration's tools are one toolset, named by its line),
+/// the OpenAPI document its operations.
 pub trait Registrar {
     /// A resource whose records `R` lists, reads, creates, updates and deletes, beside
     /// its own rows.
-    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration);
+    fn records<R: Writable + Deletable>(&mut self, toolset: &'static str, declaration: &'static Declaration);
     /// A resource whose records `R` only lists and reads, beside its own rows.
-    fn read_only<R: Records>(&mut self, declaration: &'static Declaration);
+    fn read_only<R: Records>(&mut self, toolset: &'static str, declaration: &'static Declaration);
     /// A declaration whose every row is its own.
-    fn own(&mut self, declaration: &'static Declaration);
+    fn own(&mut self, toolset: &'static str, declaration: &'static Declaration);
     /// Operations written out in full.
     fn written(&mut self, written: &'static Written);
 }

@@ -31,15 +31,15 @@ pub fn registered() -> Router<AppState> {
 struct Routes(Router<AppState>);
 
 impl Registrar for Routes {
-    fn records<R: Writable + Deletable>(&mut self, declaration: &'static Declaration) {
+    fn records<R: Writable + Deletable>(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.merge(routes::<R>(declaration));
     }
 
-    fn read_only<R: Records>(&mut self, declaration: &'static Declaration) {
+    fn read_only<R: Records>(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.merge(read_routes::<R>(declaration));
     }
 
-    fn own(&mut self, declaration: &'static Declaration) {
+    fn own(&mut self, _toolset: &'static str, declaration: &'static Declaration) {
         self.merge(own(declaration));
     }
 
