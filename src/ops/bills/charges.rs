@@ -28,7 +28,8 @@ use serde_json::json;
 
 use super::dispatch::{changed_meanwhile, gateway_error};
 use super::rows::find;
-use super::{Billing, Receivable, SettleRequest};
+use super::wire::{Billing, SettleRequest};
+use crate::domain::bills::Receivable;
 use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::{Amount, Cents};
@@ -681,7 +682,7 @@ async fn received(
         financial_account_id: Some(account.to_string()),
         amounts: super::wire::SettlementAmounts { ticket_amount: paid.map(Amount), ..Default::default() },
     };
-    if let Err(e) = super::settle::<Receivable>(ctx, conn, ws, id, request).await {
+    if let Err(e) = super::status::settle::<Receivable>(ctx, conn, ws, id, request).await {
         if matches!(e.code, ErrorCode::InternalError | ErrorCode::ServiceUnavailable) {
             return Err(e);
         }

@@ -26,7 +26,8 @@ use serde_json::json;
 
 use super::coordinates::PaymentCoordinates;
 use super::rows::find;
-use super::{Billing, KindRecord, Payable, SettleRequest};
+use super::wire::{Billing, KindRecord, SettleRequest};
+use crate::domain::bills::Payable;
 use crate::domain::channel::Channel;
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Amount;
@@ -629,7 +630,7 @@ async fn paid(
             financial_account_id: Some(kept.source_account_id.clone()),
             amounts: super::wire::SettlementAmounts { ticket_amount: Some(Amount(cents)), ..Default::default() },
         };
-        if let Err(e) = super::settle::<Payable>(ctx, conn, ws, id, request).await {
+        if let Err(e) = super::status::settle::<Payable>(ctx, conn, ws, id, request).await {
             // The bank paid whatever the books say (a closed period): the receipt is
             // filed, the payable waits for a person.
             if matches!(e.code, ErrorCode::InternalError | ErrorCode::ServiceUnavailable) {

@@ -45,6 +45,8 @@ pub mod declared;
 pub mod dispatch;
 pub mod duplicates;
 pub mod events;
+pub mod kind;
+mod listed;
 mod rows;
 mod series;
 mod status;
@@ -55,16 +57,15 @@ use crate::ops::machinery::resource::Writable;
 use crate::ops::machinery::stamps::Stamp;
 
 use crate::storage::{sql, Conn};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use self::approval::PayeeChange;
 use self::coordinates::PaymentCoordinates;
+pub use self::kind::BillKind;
+pub use self::listed::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::rows::{find, from_row, replace_taxes, requested_taxes, stored_allocations};
-pub use self::rows::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::series::{as_inputs, requested_allocations, Centers};
-pub use self::status::{cancel, check_transition, patch, reopen, settle, settlement_account};
+pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
 use self::status::{check_open, refused_change};
 pub use self::wire::{
     Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, For, KindRecord, KindRow, Of,
@@ -74,97 +75,20 @@ pub use self::wire::{
 use super::apportionment::Allocation;
 use super::automatic_rules::{self, Fresh, RuleScope};
 use super::ledger;
-use super::machinery::common::{audit_write, required, required_if_sent};
-use super::machinery::list::{ListRequest, ListSpec};
+use super::machinery::common::{audit_write, required, required_if_sent, unprocessable};
+use super::machinery::list::ListRequest;
 use super::machinery::page;
 use super::machinery::period::AggregatesQuery;
-use super::machinery::refs::{self, Polarity};
+use super::machinery::refs;
 use super::{apportionment, IdPage, OpContext, Page};
 pub use crate::domain::bills::{Bill, Payable, Receivable, Transition};
 use crate::domain::bills::{BillStatus, BillType};
 use crate::domain::dates::{Date, Timestamp};
 use crate::domain::money::Cents;
 use crate::domain::payment::PaymentMethod;
-use crate::domain::payment::{PAYABLE_METHODS, RECEIVABLE_METHODS};
 use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::storage::identity::Membership;
-
-/// A kind of bill as the operations and the doors need it: the domain's [`Bill`] plus
-/// its `/v1` collection, the words its errors and confirmations use, its ledger polarity
-/// and its list specs.
-pub trait BillKind: Bill {
-    /// `/v1/payables`.
-    const COLLECTION: &'static str;
-    /// `Payable`: errors (`Payable not found`).
-    const NOUN: &'static str;
-    /// What a settlement is called: `payment`, `receipt`.
-    const SETTLEMENT: &'static str;
-    /// Before the counterparty's name: `to` (the vendor), `from` (the customer).
-    const COUNTERPARTY: &'static str;
-    /// The settlement's account: money `out of` it or `into` it.
-    const ACCOUNT: &'static str;
-    /// The polarity of its person, category, centers and settlement transaction.
-    const POLARITY: Polarity;
-    /// Its list (filters, sorts, scope) and its id sweep.
-    const LIST: &'static ListSpec;
-    /// The statuses a `PATCH` moves it to.
-    type Status: DeserializeOwned + JsonSchema + Into<BillStatus> + Send + 'static;
-    /// Its statuses and payment methods, as its answers' schemas list them.
-    const STATUSES: &'static [&'static str];
-    const METHODS: &'static [&'static str];
-    /// Its own fields of a row and of a record, and their schemas.
-    type RowFields: JsonSchema;
-    type Fields: JsonSchema;
-    fn row_fields() -> KindRow;
-    fn fields() -> KindRecord;
-    /// The request fields of the other kind, which this one's schemas leave out.
-    const NOT_TAKEN: &'static [&'static str];
-}
-
-impl BillKind for Payable {
-    const COLLECTION: &'static str = "/v1/payables";
-    const NOUN: &'static str = "Payable";
-    const SETTLEMENT: &'static str = "payment";
-    const COUNTERPARTY: &'static str = "to";
-    const ACCOUNT: &'static str = "out of";
-    const POLARITY: Polarity = Polarity::Debit;
-    const LIST: &'static ListSpec = &PAYABLES_LIST;
-    type Status = PayableStatus;
-    const STATUSES: &'static [&'static str] = &["pending", "paid", "cancelled"];
-    const METHODS: &'static [&'static str] = PAYABLE_METHODS;
-    type RowFields = PayableRowFields;
-    type Fields = PayableFields;
-    fn row_fields() -> KindRow {
-        KindRow::Payable(PayableRowFields::default())
-    }
-    fn fields() -> KindRecord {
-        KindRecord::Payable(PayableFields::default())
-    }
-    const NOT_TAKEN: &'static [&'static str] = &[];
-}
-
-impl BillKind for Receivable {
-    const COLLECTION: &'static str = "/v1/receivables";
-    const NOUN: &'static str = "Receivable";
-    const SETTLEMENT: &'static str = "receipt";
-    const COUNTERPARTY: &'static str = "from";
-    const ACCOUNT: &'static str = "into";
-    const POLARITY: Polarity = Polarity::Credit;
-    const LIST: &'static ListSpec = &RECEIVABLES_LIST;
-    type Status = ReceivableStatus;
-    const STATUSES: &'static [&'static str] = &["pending", "received", "cancelled"];
-    const METHODS: &'static [&'static str] = RECEIVABLE_METHODS;
-    type RowFields = ReceivableRowFields;
-    type Fields = ReceivableFields;
-    fn row_fields() -> KindRow {
-        KindRow::Receivable(ReceivableRowFields::default())
-    }
-    fn fields() -> KindRecord {
-        KindRecord::Receivable(ReceivableFields::default())
-    }
-    const NOT_TAKEN: &'static [&'static str] = coordinates::PAYABLE_ONLY;
-}
 
 pub fn aggregates_schema(settled: &str) -> Value {
     json!({
@@ -615,4 +539,80 @@ impl<B: BillKind> Writable for declared::Bills<B> {
         audit_write(ctx, conn, ws, &format!("{}.update", B::PLURAL), B::KIND, &current.row.id).await?;
         find::<B>(conn, ws, &current.row.id).await.map(Of::new)
     }
+}
+
+/// The fields of a [`BillingPatch`] that a move reads rather than writes.
+const MOVE_FIELDS: [&str; 6] =
+    ["status", "payment_date", "interest_amount", "discount_amount", "ticket_amount", "financial_account_id"];
+
+/// `PATCH /v1/{payables|receivables}/{id}` with the real API's status moves. A
+/// `status` other than the record's moves it with the same rules, ledger transaction
+/// and audit as the action routes: the settled status settles it (`payment_date`
+/// required; `financial_account_id` and the amounts as `POST …/settle` takes them),
+/// `cancelled` cancels it, `pending` reopens it. Any other field sent is written as
+/// `update` writes it, while the record is pending: before a settle or a cancel, after a
+/// reopen. Without a move it is `update`; the settlement's fields are then what the
+/// record already says (a client sending back what it read) or refused.
+pub async fn patch<B: BillKind>(
+    ctx: &OpContext<'_>,
+    conn: &mut Conn,
+    ws: &Membership,
+    id: &str,
+    body: &serde_json::Value,
+    input: BillingPatch<B::Status>,
+) -> Result<Billing, ApiError> {
+    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
+    let BillingPatch { fields, status, payment_date, amounts } = input;
+    let current = find::<B>(conn, ws, id).await?;
+    let others = body.as_object().is_some_and(|o| o.keys().any(|k| !MOVE_FIELDS.contains(&k.as_str())));
+    let update = async |conn: &mut Conn, fields| {
+        Ok(<declared::Bills<B> as Writable>::update(ctx, conn, ws, id, For::new(fields)).await?.0)
+    };
+    let target: Option<BillStatus> = status.map(Into::into).filter(|s| *s != current.row.status);
+    if target != Some(B::SETTLED) {
+        let sent = [
+            ("interest_amount", amounts.interest_amount, current.row.interest_amount),
+            ("discount_amount", amounts.discount_amount, current.row.discount_amount),
+            ("ticket_amount", amounts.ticket_amount, current.row.ticket_amount),
+        ];
+        for (field, sent, stored) in sent {
+            if sent.is_some_and(|a| Some(a.cents()) != stored) {
+                return Err(settling_only::<B>(field));
+            }
+        }
+        if payment_date.is_some_and(|d| Some(d) != current.row.payment_date) {
+            return Err(settling_only::<B>("payment_date"));
+        }
+        let changes = others || fields.financial_account_id.is_some();
+        return match target {
+            None => update(conn, fields).await,
+            Some(BillStatus::Pending) => {
+                let reopened = reopen::<B>(ctx, conn, ws, id).await?;
+                if changes {
+                    return update(conn, fields).await;
+                }
+                Ok(reopened)
+            }
+            Some(_) => {
+                if changes {
+                    update(conn, fields).await?;
+                }
+                cancel::<B>(ctx, conn, ws, id).await
+            }
+        };
+    }
+    let Some(payment_date) = payment_date else {
+        return Err(unprocessable("payment_date", "required", "Settling needs payment_date (the day the money moved)"));
+    };
+    let financial_account_id = fields.financial_account_id.clone().flatten();
+    if others {
+        update(conn, BillingUpdate { financial_account_id: None, ..fields }).await?;
+    }
+    let settlement = SettleRequest { payment_date, financial_account_id, amounts };
+    settle::<B>(ctx, conn, ws, id, settlement).await
+}
+
+/// A settlement's field sent without the settled status.
+fn settling_only<B: BillKind>(field: &str) -> ApiError {
+    unprocessable(field, "not_allowed", &format!("{field} is set by settling: send status {}", B::SETTLED.as_str()))
 }

@@ -6,10 +6,9 @@ use crate::ops::machinery::stamps::Stamp;
 use crate::storage::{sql, Conn};
 use serde_json::json;
 
-use super::declared::Bills;
+use super::kind::BillKind;
 use super::rows::{find, stored_allocations};
-use super::wire::{Billing, BillingPatch, BillingUpdate, For, SettleRequest};
-use super::BillKind;
+use super::wire::{Billing, SettleRequest};
 use crate::domain::apportionment::spread;
 use crate::domain::bills::{BillStatus, Transition};
 use crate::domain::dates::Date;
@@ -18,7 +17,6 @@ use crate::domain::roles::Access;
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::ledger::{self, NewTransaction};
 use crate::ops::machinery::common::{audit_write, unprocessable};
-use crate::ops::machinery::resource::Writable;
 use crate::ops::{apportionment, machinery::refs, reconciliations, OpContext};
 use crate::storage::identity::Membership;
 
@@ -181,82 +179,6 @@ pub async fn settle<B: BillKind>(
     audit_write(ctx, conn, ws, &format!("{}.settle", B::PLURAL), B::KIND, &current.row.id).await?;
     audit_write(ctx, conn, ws, "transactions.create", "transaction", &transaction_id).await?;
     find::<B>(conn, ws, &current.row.id).await
-}
-
-/// The fields of a [`BillingPatch`] that a move reads rather than writes.
-const MOVE_FIELDS: [&str; 6] =
-    ["status", "payment_date", "interest_amount", "discount_amount", "ticket_amount", "financial_account_id"];
-
-/// `PATCH /v1/{payables|receivables}/{id}` with the real API's status moves. A
-/// `status` other than the record's moves it with the same rules, ledger transaction
-/// and audit as the action routes: the settled status settles it (`payment_date`
-/// required; `financial_account_id` and the amounts as `POST …/settle` takes them),
-/// `cancelled` cancels it, `pending` reopens it. Any other field sent is written as
-/// `update` writes it, while the record is pending: before a settle or a cancel, after a
-/// reopen. Without a move it is `update`; the settlement's fields are then what the
-/// record already says (a client sending back what it read) or refused.
-pub async fn patch<B: BillKind>(
-    ctx: &OpContext<'_>,
-    conn: &mut Conn,
-    ws: &Membership,
-    id: &str,
-    body: &serde_json::Value,
-    input: BillingPatch<B::Status>,
-) -> Result<Billing, ApiError> {
-    ctx.authorize(ws, B::RESOURCE, Access::Write)?;
-    let BillingPatch { fields, status, payment_date, amounts } = input;
-    let current = find::<B>(conn, ws, id).await?;
-    let others = body.as_object().is_some_and(|o| o.keys().any(|k| !MOVE_FIELDS.contains(&k.as_str())));
-    let update = async |conn: &mut Conn, fields| {
-        Ok(<Bills<B> as Writable>::update(ctx, conn, ws, id, For::new(fields)).await?.0)
-    };
-    let target: Option<BillStatus> = status.map(Into::into).filter(|s| *s != current.row.status);
-    if target != Some(B::SETTLED) {
-        let sent = [
-            ("interest_amount", amounts.interest_amount, current.row.interest_amount),
-            ("discount_amount", amounts.discount_amount, current.row.discount_amount),
-            ("ticket_amount", amounts.ticket_amount, current.row.ticket_amount),
-        ];
-        for (field, sent, stored) in sent {
-            if sent.is_some_and(|a| Some(a.cents()) != stored) {
-                return Err(settling_only::<B>(field));
-            }
-        }
-        if payment_date.is_some_and(|d| Some(d) != current.row.payment_date) {
-            return Err(settling_only::<B>("payment_date"));
-        }
-        let changes = others || fields.financial_account_id.is_some();
-        return match target {
-            None => update(conn, fields).await,
-            Some(BillStatus::Pending) => {
-                let reopened = reopen::<B>(ctx, conn, ws, id).await?;
-                if changes {
-                    return update(conn, fields).await;
-                }
-                Ok(reopened)
-            }
-            Some(_) => {
-                if changes {
-                    update(conn, fields).await?;
-                }
-                cancel::<B>(ctx, conn, ws, id).await
-            }
-        };
-    }
-    let Some(payment_date) = payment_date else {
-        return Err(unprocessable("payment_date", "required", "Settling needs payment_date (the day the money moved)"));
-    };
-    let financial_account_id = fields.financial_account_id.clone().flatten();
-    if others {
-        update(conn, BillingUpdate { financial_account_id: None, ..fields }).await?;
-    }
-    let settlement = SettleRequest { payment_date, financial_account_id, amounts };
-    settle::<B>(ctx, conn, ws, id, settlement).await
-}
-
-/// A settlement's field sent without the settled status.
-fn settling_only<B: BillKind>(field: &str) -> ApiError {
-    unprocessable(field, "not_allowed", &format!("{field} is set by settling: send status {}", B::SETTLED.as_str()))
 }
 
 pub async fn cancel<B: BillKind>(

@@ -19,7 +19,7 @@ use crate::ops::apportionment::{AllocationInput, AllocationView, CentersInput};
 use crate::ops::machinery::validate::{nullable, schema_of};
 
 use super::coordinates::{CoordinatesInput, PaymentCoordinates};
-use super::BillKind;
+use super::kind::BillKind;
 
 /// One withholding-tax charge of a bill in a request.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -12,9 +12,9 @@ use std::sync::LazyLock;
 
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 
+use super::kind::BillKind;
 use super::rows::{column_alias, select_for, wire_of, Wire};
 use super::wire::BillingRow;
-use super::BillKind;
 use crate::domain::money::Cents;
 use crate::domain::roles::Access;
 use crate::error::ApiError;
