@@ -7,10 +7,10 @@
 //! | – | GET/DELETE/… → 405 | here |
 //! | 1 | declared `Content-Length` over the cap → 413 | [`body`] |
 //! | 2 | `Origin` not allowed → 403 | [`origin`] |
-//! | 3 | bearer token → 401 (revocation: with step 9, or alone on an early answer) | [`crate::auth`] |
+//! | 3 | bearer token → 401 (revocation: with step 9, or alone on an early answer) | [`door_step`] |
 //! | 4 | body read under the cap → 413 | [`body`] |
 //! | 5–8 | JSON, batch, JSON-RPC shape, notification → 400/202 | [`crate::protocol::rpc`] |
-//! | 9 | rate limit → 429 | [`crate::ops::rate_limit`] |
+//! | 9 | rate limit → 429 | [`door_step`] |
 //! | 10 | era and version checks → 400 | [`crate::protocol::era`] |
 //! | 11 | method dispatch (first the connection's metadata: workspace hint, view) | [`crate::mcp`] |
 
@@ -26,16 +26,16 @@ use http::{HeaderValue, Method, StatusCode};
 use serde_json::Value;
 
 use super::body::{self, BodyError, MAX_BODY_BYTES};
+use super::door_step::{self, Turned};
 use super::{origin, response};
 use crate::app::AppState;
-use crate::auth::{self, AuthFailure, Refusal, Surface, WorkspaceHint};
+use crate::auth::{self, Surface};
 use crate::mcp;
 use crate::mcp::context::Admitted;
 use crate::mcp::view::View;
-use crate::ops::machinery::rate_limit::{self, Admission, Budget, Counted, Settled};
+use crate::ops::machinery::rate_limit::Budget;
 use crate::protocol::era;
 use crate::protocol::rpc::{self, Incoming, RpcError};
-use crate::storage::Held;
 
 /// What the one log line of a request says. Never tokens, secrets or bodies.
 #[derive(Default)]
@@ -81,33 +81,21 @@ async fn after_draining(body: Body, mut early: Response) -> Response {
     }
 }
 
-/// 401 for a missing token (`refused` none) or a refused one, saying why and what to do.
-fn unauthorized(state: &AppState, resource_path: &str, refused: Option<Refusal>) -> Response {
-    let message = match refused {
-        Some(refusal) => refusal.description(Surface::Mcp),
-        None => "Unauthorized: a bearer token is required",
-    };
-    let error = RpcError::new(StatusCode::UNAUTHORIZED, rpc::INVALID_REQUEST, message);
-    let mut response = response::rpc_error(&Value::Null, &error, None);
-    let challenge = auth::challenge(&state.config.public_url, resource_path, refused.map(|r| (r, Surface::Mcp)));
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
-/// 429 with `Retry-After` and `RateLimit-*`, or 503 when the counter could not be read.
-fn rate_limited(id: &Value, error: &crate::error::ApiError, status: Option<rate_limit::RateStatus>) -> Response {
-    let retry = error.retry_after_seconds.unwrap_or(1);
-    let rpc_error = match error.code {
-        crate::error::ErrorCode::RateLimited => RpcError::rate_limited(retry),
-        _ => mcp::unavailable(error),
-    };
-    let mut response = response::rpc_error(id, &rpc_error, None);
-    if let Some(status) = status {
-        response::rate_limit_headers(&mut response, &status);
-    }
-    response
+/// A request the door step turned away, in the JSON-RPC envelope: 401 (its `id` null
+/// wherever the refusal was found, as at step 3), 429 with `Retry-After`, or 503.
+/// [`door_step::Turned::answer`] adds the challenge and `RateLimit-*`.
+fn turned_away(state: &AppState, resource_path: &str, id: &Value, turned: Turned) -> Response {
+    turned.answer(state, Surface::Mcp, resource_path, |turned| {
+        let (id, error) = match turned {
+            Turned::Unauthorized(refused) => {
+                let message = Turned::unauthorized_message(*refused, Surface::Mcp);
+                (&Value::Null, RpcError::new(StatusCode::UNAUTHORIZED, rpc::INVALID_REQUEST, message))
+            }
+            Turned::Limited(error, _) => (id, RpcError::rate_limited(error.retry_after_seconds.unwrap_or(1))),
+            Turned::Failed(error) => (id, mcp::unavailable(error)),
+        };
+        response::rpc_error(id, &error, None)
+    })
 }
 
 async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut RequestLog) -> Response {
@@ -134,31 +122,25 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     // Views (`/mcp/x/…`, `/mcp/readonly`, `/mcp/find`) are the `/mcp` resource: their challenge
     // points at its metadata, whose `resource` their URL starts with.
     let resource_path = if parts.uri.path() == "/" { "" } else { "/mcp" };
-    let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Mcp).await {
+    let identity = match door_step::authenticate(state, &parts.headers, Surface::Mcp).await {
         Ok(identity) => identity,
-        Err(AuthFailure::Missing) => return after_draining(body, unauthorized(state, resource_path, None)).await,
-        Err(AuthFailure::Refused(why)) => {
-            return after_draining(body, unauthorized(state, resource_path, Some(why))).await
-        }
-        Err(AuthFailure::Unavailable(e)) => {
-            return after_draining(body, response::rpc_error(&Value::Null, &mcp::unavailable(&e), None)).await
-        }
+        Err(turned) => return after_draining(body, turned_away(state, resource_path, &Value::Null, turned)).await,
     };
     log.user_id = Some(identity.user_id.clone());
     // 4–8. Body, JSON, JSON-RPC shape; notifications and responses are accepted.
     let request = match read_request(body).await {
         Ok(request) => request,
         Err(early) => {
-            return match auth::check_revocation(state.verifier(), &identity).await {
+            return match door_step::check_revocation(state, &identity).await {
                 Ok(()) => early,
-                Err(AuthFailure::Unavailable(e)) => response::rpc_error(&Value::Null, &mcp::unavailable(&e), None),
-                Err(_) => {
-                    let mut answer = unauthorized(state, resource_path, Some(Refusal::Revoked));
+                Err(turned @ Turned::Unauthorized(_)) => {
+                    let mut answer = turned_away(state, resource_path, &Value::Null, turned);
                     if let Some(close) = early.headers().get(http::header::CONNECTION) {
                         answer.headers_mut().insert(http::header::CONNECTION, close.clone());
                     }
                     answer
                 }
+                Err(turned) => turned_away(state, resource_path, &Value::Null, turned),
             };
         }
     };
@@ -173,41 +155,25 @@ async fn pipeline(state: &AppState, parts: &Parts, body: Body, log: &mut Request
     //    revocation checked in the same statement.
     let writes = tool.is_some_and(|name| mcp::tools::spends_write_budget(name, view.as_ref().unwrap_or(&View::all())));
     let budget = if writes { Budget::Write } else { Budget::Read };
-    state.upkeep_if_due();
-    let (admitted, riding) = match rate_limit::count_or_ride(
-        state.services(),
-        &identity,
-        budget,
-        mcp::Method::needs(&request.method, budget),
-    )
-    .await
-    {
-        Ok(Admission::Counted(Counted::Allowed(_, memberships, conn))) => {
-            (Admitted { memberships, held: Arc::new(Held::new(conn)) }, None)
-        }
-        Ok(Admission::Counted(Counted::Revoked)) => return unauthorized(state, resource_path, Some(Refusal::Revoked)),
-        Ok(Admission::Counted(Counted::Limited(error, status))) => {
-            return rate_limited(&request.id, &error, Some(status))
-        }
-        Ok(Admission::Riding(memberships, conn, riding)) => {
-            let held = Arc::new(Held::new(Some(conn)));
-            (Admitted { memberships: Some(memberships), held: Arc::clone(&held) }, Some((riding, held)))
-        }
-        Err(error) => return rate_limited(&request.id, &error, None),
+    let needs = mcp::Method::needs(&request.method, budget);
+    let (entry, riding) = match door_step::admit_or_ride(state, &identity, budget, needs).await {
+        Ok(admitted) => admitted,
+        Err(turned) => return turned_away(state, resource_path, &request.id, turned),
     };
+    let held = Arc::new(entry.held);
+    let riding = riding.map(|riding| (riding, Arc::clone(&held)));
+    let admitted = Admitted { memberships: entry.memberships, held };
     let answered = answer(state, parts, &identity, &request, &view, admitted, log).await;
     let Some((riding, held)) = riding else { return answered };
     // The count rode on the request's first statement: the answer stands only as the
     // count says (the request only read, so an answer set aside changed nothing).
-    match riding.settle(state.services(), &identity, &held).await {
-        Ok(Settled::Stands) => answered,
-        Ok(Settled::Again(memberships)) => {
+    match door_step::settle(state, &identity, riding, &held).await {
+        Ok(None) => answered,
+        Ok(Some(memberships)) => {
             let admitted = Admitted { memberships: Some(memberships), held: Arc::default() };
             answer(state, parts, &identity, &request, &view, admitted, log).await
         }
-        Ok(Settled::Revoked) => unauthorized(state, resource_path, Some(Refusal::Revoked)),
-        Ok(Settled::Limited(error, status)) => rate_limited(&request.id, &error, Some(status)),
-        Err(error) => rate_limited(&request.id, &error, None),
+        Err(turned) => turned_away(state, resource_path, &request.id, turned),
     }
 }
 
@@ -229,10 +195,7 @@ async fn answer(
     };
     log.era = Some(era.version());
     // 11. Dispatch.
-    let hint = WorkspaceHint::of_request(
-        &parts.headers,
-        url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()),
-    );
+    let hint = door_step::workspace_hint(parts);
     log.workspace = hint.named().map(str::to_string);
     match mcp::dispatch(state, identity, &era, request, hint, view.clone(), admitted).await {
         Ok(done) => {

@@ -9,6 +9,7 @@ pub mod body;
 pub mod conditional;
 pub mod cors;
 pub mod deploy;
+pub mod door_step;
 pub mod home;
 pub mod lambda;
 pub mod local;

@@ -212,6 +212,68 @@ async fn rate_limit_on_the_rest_door() {
     assert!(reply.header("request-id").is_some());
 }
 
+/// Both doors take one door step: the same refusal is the same status with the same
+/// headers on the MCP endpoint and on `/v1` (each in its own envelope) — no token, a
+/// revoked one, the budget spent.
+#[tokio::test]
+async fn both_doors_refuse_alike_at_the_door_step() {
+    let h = Harness::with(|c| c.rate_limits.reads = 1).await;
+    let at_mcp = |token: Option<&str>| {
+        let request = Mcp::modern("server/discover", json!({}));
+        match token {
+            Some(t) => request.bearer(t),
+            None => request,
+        }
+        .build()
+    };
+    let at_v1 = |token: Option<&str>| {
+        let request = Mcp::raw("").method(Method::GET).path("/v1/workspaces");
+        match token {
+            Some(t) => request.bearer(t),
+            None => request,
+        }
+        .build()
+    };
+    let challenge = |reply: &Reply| reply.header("www-authenticate").expect("a challenge").to_string();
+    let (mcp, v1) = (h.send(at_mcp(None)).await, h.send(at_v1(None)).await);
+    for reply in [&mcp, &v1] {
+        assert_eq!(reply.status, 401);
+        assert!(reply.header("ratelimit-limit").is_none());
+    }
+    assert_eq!(challenge(&mcp), challenge(&v1), "one challenge for a missing token");
+    assert!(!challenge(&mcp).contains("error="));
+
+    let mcp_token = h.token_with(DEMO_OWNER, None, |c| c.jti = Some("door-step-mcp".into()));
+    let api_token = h.token_with(DEMO_OWNER, None, |c| {
+        c.jti = Some("door-step-api".into());
+        c.aud = kobana_finance_mcp::auth::jwt::Audience::One(format!("{PUBLIC_URL}/v1"));
+    });
+    for jti in ["door-step-mcp", "door-step-api"] {
+        kobana_finance_mcp::storage::identity::revoke(&h.state.db, jti).await.unwrap();
+    }
+    let (mcp, v1) = (h.send(at_mcp(Some(&mcp_token))).await, h.send(at_v1(Some(&api_token))).await);
+    let metadata = |reply: &Reply| challenge(reply).split_once(", error=").expect("an error").0.to_string();
+    for reply in [&mcp, &v1] {
+        assert_eq!(reply.status, 401);
+        assert!(challenge(reply).contains("error=\"invalid_token\""));
+        assert!(reply.header("ratelimit-limit").is_none());
+    }
+    assert_eq!(metadata(&mcp), metadata(&v1), "one resource and scopes for a revoked token");
+
+    // Two callers, so that each door spends a budget of its own.
+    let (mcp_token, api_token) = (h.token(DEMO_OWNER), h.api_token(DEMO_VIEWER));
+    assert_eq!(h.send(at_mcp(Some(&mcp_token))).await.status, 200);
+    assert_eq!(h.send(at_v1(Some(&api_token))).await.status, 200);
+    let (mcp, v1) = (h.send(at_mcp(Some(&mcp_token))).await, h.send(at_v1(Some(&api_token))).await);
+    for reply in [&mcp, &v1] {
+        assert_eq!(reply.status, 429);
+        assert_eq!(reply.header("ratelimit-limit"), Some("1"));
+        assert_eq!(reply.header("ratelimit-remaining"), Some("0"));
+        assert_eq!(reply.header("retry-after"), reply.header("ratelimit-reset"), "the wait is the window's rest");
+        assert!(reply.header("www-authenticate").is_none());
+    }
+}
+
 /// The `/v1` door's checks, in order: a JSON body over its limit before the token (and
 /// uncounted), the token, the budget of the method (reads: `GET` and `HEAD`; writes:
 /// the rest), then the workspace hint — which a route acting in no workspace

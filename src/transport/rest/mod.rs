@@ -16,11 +16,12 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 
+use super::door_step::{self, Turned};
 use super::response;
 use crate::app::AppState;
-use crate::auth::{self, AuthFailure, Identity, Refusal, Surface, WorkspaceHint};
+use crate::auth::{self, Identity, Surface, WorkspaceHint};
 use crate::error::{ApiError, ErrorCode};
-use crate::ops::machinery::rate_limit::{self, Budget, Counted, Needs};
+use crate::ops::machinery::rate_limit::{Budget, Needs};
 use crate::ops::{machinery::idempotency, Channel, OpContext};
 use crate::storage::identity::Membership;
 use crate::storage::{Conn, Held, Lent};
@@ -116,24 +117,22 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RecordId {
     }
 }
 
-/// 401 for a missing (`refused` none) or refused API token, saying why and what to do.
-fn invalid_token(state: &AppState, refused: Option<Refusal>) -> Response {
-    let message = match refused {
-        Some(refusal) => refusal.description(Surface::Api),
-        None => "An API bearer token is required (kobana-finance-mcp token --audience api)",
-    };
-    let mut answer = ApiError::new(ErrorCode::InvalidToken, message).into_response();
-    let challenge = auth::challenge(&state.config.public_url, "", refused.map(|r| (r, Surface::Api)));
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        answer.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
-    }
-    answer
+/// A request the door step turned away, in the REST envelope: 401 `invalid_token`,
+/// 429 `rate_limited`, or the error of the signing keys or the database (503 when
+/// unavailable). [`Turned::answer`] adds the challenge and `RateLimit-*`.
+fn turned_away(state: &AppState, turned: Turned) -> Response {
+    turned.answer(state, Surface::Api, "", |turned| match turned {
+        Turned::Unauthorized(refused) => {
+            ApiError::new(ErrorCode::InvalidToken, Turned::unauthorized_message(*refused, Surface::Api)).into_response()
+        }
+        Turned::Limited(error, _) | Turned::Failed(error) => error_response(error),
+    })
 }
 
-/// A `/v1` caller, extracted before the handler runs: the API token verified, then the
-/// request counted against the caller's budget (the read budget for `GET` and `HEAD`,
-/// the write budget otherwise) with the token's revocation and the caller's
-/// memberships read in the same round trip as the count. The rejection is the answer
+/// A `/v1` caller, extracted before the handler runs by the [`door_step`] both doors
+/// take: the API token verified, then the request counted against the caller's budget
+/// (the read budget for `GET` and `HEAD`, the write budget otherwise) with the token's
+/// revocation and the caller's memberships read in the same round trip as the count. The rejection is the answer
 /// of the first step that fails: 401 with `WWW-Authenticate` (no token, a refused one,
 /// a revoked one), 429 with the rate-limit headers and `Retry-After`, or the error of
 /// the signing keys or the database (503 when unavailable).
@@ -156,29 +155,15 @@ impl axum::extract::FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut http::request::Parts, state: &AppState) -> Result<Caller, Response> {
         let budget = if matches!(parts.method, Method::GET | Method::HEAD) { Budget::Read } else { Budget::Write };
-        let identity = match auth::verify(state.verifier(), &parts.headers, Surface::Api).await {
-            Ok(identity) => identity,
-            Err(AuthFailure::Unavailable(e)) => return Err(e.into_response()),
-            Err(AuthFailure::Missing) => return Err(invalid_token(state, None)),
-            Err(AuthFailure::Refused(why)) => return Err(invalid_token(state, Some(why))),
-        };
-        state.upkeep_if_due();
+        let identity = door_step::authenticate(state, &parts.headers, Surface::Api)
+            .await
+            .map_err(|turned| turned_away(state, turned))?;
         // A read keeps the connection its count took, for its own statements.
         let needs = if budget == Budget::Read { Needs::MembershipsAndConnection } else { Needs::Memberships };
-        let (memberships, held) =
-            match rate_limit::count_unless_revoked(state.services(), &identity, budget, needs).await {
-                Ok(Counted::Allowed(_, memberships, conn)) => (memberships.unwrap_or_default(), Held::new(conn)),
-                Ok(Counted::Revoked) => return Err(invalid_token(state, Some(Refusal::Revoked))),
-                Ok(Counted::Limited(error, status)) => {
-                    let mut answer = error.into_response();
-                    response::rate_limit_headers(&mut answer, &status);
-                    return Err(answer);
-                }
-                Err(error) => return Err(error.into_response()),
-            };
-        // The query string as form-decoded pairs, as the routes' `Query` reads it.
-        let query = url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes());
-        let hint = WorkspaceHint::of_request(&parts.headers, query);
+        let entry =
+            door_step::admit(state, &identity, budget, needs).await.map_err(|turned| turned_away(state, turned))?;
+        let (memberships, held) = (entry.memberships.unwrap_or_default(), entry.held);
+        let hint = door_step::workspace_hint(parts);
         Ok(Caller { state: state.clone(), identity, memberships, hint, held })
     }
 }
