@@ -526,15 +526,18 @@ async fn admit(ctx: &McpContext<'_>, tool: &ToolSpec, arguments: &Map<String, Va
     if !ctx.workspaces_allowing(resource, access, named).await?.is_empty() {
         return Ok(());
     }
-    // Say which half (scope or role) is missing; the operation checks both again.
+    // Say which half (scope or role) is missing, as the operation would: the role of the
+    // workspace the call acts in (the one named, else the caller's only one), else none
+    // of the caller's roles. The operation checks both again.
     let only = named.or(ctx.default_workspace.as_deref());
-    let role = ctx.memberships().await?.iter().find(|m| only.is_none_or(|id| id == m.workspace_id)).map(|m| m.role);
+    let role = match (only, ctx.memberships().await?) {
+        (Some(id), memberships) => memberships.iter().find(|m| m.workspace_id == id).map(|m| m.role),
+        (None, [one]) => Some(one.role),
+        (None, _) => None,
+    };
     Err(match permission(&ctx.identity.scopes, role, resource, access) {
         Err(Refusal::Scope) => crate::ops::insufficient_scope(ctx.identity, resource, access),
-        _ => ApiError::forbidden(match only {
-            Some(_) => "Your role does not allow this tool in this workspace",
-            None => "Your role does not allow this tool in any of your workspaces",
-        }),
+        _ => crate::ops::role_refusal(role, resource, access),
     })
 }
 

@@ -64,7 +64,7 @@ impl CategoryType {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CategoryCreate {
-    #[schemars(length(min = 36, max = 36))]
+    #[schemars(extend("format" = "uuid"))]
     pub company_id: String,
     #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,
@@ -74,7 +74,7 @@ pub struct CategoryCreate {
     /// The parent category (same company); the new one is one level below it, at most
     /// level 3. Absent for a root. Immutable.
     #[serde(default)]
-    #[schemars(length(min = 36, max = 36))]
+    #[schemars(extend("format" = "uuid"))]
     pub parent_id: Option<String>,
 }
 

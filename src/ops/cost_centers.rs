@@ -65,7 +65,7 @@ impl CenterType {
 #[serde(deny_unknown_fields)]
 pub struct CenterCreate {
     /// Immutable.
-    #[schemars(length(min = 36, max = 36))]
+    #[schemars(extend("format" = "uuid"))]
     pub company_id: String,
     #[schemars(pattern(crate::domain::text::PLAIN_PATTERN), length(min = 1, max = 255))]
     pub name: String,

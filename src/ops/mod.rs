@@ -32,7 +32,7 @@ pub mod workspaces;
 use crate::auth::keys::KeyStore;
 use crate::auth::Identity;
 use crate::config::Config;
-use crate::domain::roles::{permission, Access, Refusal, Resource, ScopeSet};
+use crate::domain::roles::{permission, Access, Refusal, Resource, Role, ScopeSet};
 use crate::error::ApiError;
 use crate::storage::blob::BlobStore;
 use crate::storage::identity::Membership;
@@ -113,19 +113,26 @@ impl<'a> OpContext<'a> {
         match permission(&self.identity.scopes, Some(membership.role), resource, access) {
             Ok(()) => Ok(()),
             Err(Refusal::Scope) => Err(insufficient_scope(self.identity, resource, access)),
-            Err(Refusal::Role) => Err(ApiError::forbidden(format!(
-                "The role {} may not {} {} in this workspace",
-                membership.role.as_str(),
-                match access {
-                    Access::Read => "read",
-                    Access::Write => "change",
-                    Access::Delete => "delete",
-                    Access::Bank => "send to the bank",
-                },
-                resource.as_str()
-            ))),
+            Err(Refusal::Role) => Err(role_refusal(Some(membership.role), resource, access)),
         }
     }
+}
+
+/// 403 `forbidden`: a role that does not allow `access` to `resource`, in the one text
+/// both doors answer — the role of the workspace the call acts in, or (`None`) no role
+/// in any of the caller's workspaces (a tool called without naming one).
+pub fn role_refusal(role: Option<Role>, resource: Resource, access: Access) -> ApiError {
+    let verb = match access {
+        Access::Read => "read",
+        Access::Write => "change",
+        Access::Delete => "delete",
+        Access::Bank => "send to the bank",
+    };
+    let resource = resource.as_str();
+    ApiError::forbidden(match role {
+        Some(role) => format!("The role {} may not {verb} {resource} in this workspace", role.as_str()),
+        None => format!("No role of yours may {verb} {resource} in any of your workspaces"),
+    })
 }
 
 /// 403 `insufficient_scope`: the scope `access` on `resource` needs, and what the token

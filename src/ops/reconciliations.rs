@@ -26,7 +26,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::machinery::common::{audit_write, bill_label, body_id, conflict_on_unique, unprocessable};
-use super::machinery::refs;
+use super::machinery::refs::{self, Polarity};
 use super::machinery::resource::{deleted_schema, parse, reply, Asking, Call, Declaration, Op, Question, Running};
 use super::machinery::stamps::{Stamp, Stamps};
 use super::machinery::validate::schema_of;
@@ -56,12 +56,17 @@ impl BillingKind {
         }
     }
 
+    /// Its money direction: a payable's is `Debit`.
+    fn polarity(self) -> Polarity {
+        match self {
+            BillingKind::Payable => Polarity::Debit,
+            BillingKind::Receivable => Polarity::Credit,
+        }
+    }
+
     /// The type of the transactions that pay it.
     fn transaction_type(self) -> &'static str {
-        match self {
-            BillingKind::Payable => "debit",
-            BillingKind::Receivable => "credit",
-        }
+        self.polarity().transaction_type()
     }
 
     /// Its settled status.
@@ -568,12 +573,6 @@ fn run_delete(c: Call<'_>) -> Running<'_> {
     })
 }
 
-/// A bill in the user's terms ([`bill_label`]).
-fn bill_label_of(kind: BillingKind, bill: &Bill) -> String {
-    let counterparty = if kind == BillingKind::Payable { "to" } else { "from" };
-    bill_label(counterparty, &bill.description, bill.person.as_deref(), bill.amount, bill.due_date)
-}
-
 /// "Reconcile and mark as paid …, paid by the transaction …?": every bill and
 /// transaction as checked, the totals.
 fn confirm_create(c: Call<'_>) -> Asking<'_> {
@@ -583,7 +582,11 @@ fn confirm_create(c: Call<'_>) -> Asking<'_> {
         let input: ReconciliationCreate = parse(body)?;
         let checked = check(conn, ws, &input).await?;
         let question = Question::binding().binds(&checked.bills).binds(&checked.paid);
-        let bills: Vec<String> = checked.bills.iter().map(|b| bill_label_of(checked.kind, b)).collect();
+        let bills: Vec<String> = checked
+            .bills
+            .iter()
+            .map(|b| bill_label(checked.kind.polarity(), &b.description, b.person.as_deref(), b.amount, b.due_date))
+            .collect();
         let paid: Vec<String> = checked
             .paid
             .iter()
@@ -615,11 +618,12 @@ fn confirm_delete(c: Call<'_>) -> Asking<'_> {
         let Call { ctx, conn, ws, id, .. } = c;
         ctx.authorize(ws, Resource::Reconciliations, Access::Delete)?;
         let group = dissolvable(conn, ws, id).await?;
-        let counterparty = if group.group.kind == "payable" { "to" } else { "from" };
+        let polarity =
+            if group.group.kind == BillingKind::Payable.as_str() { Polarity::Debit } else { Polarity::Credit };
         let labels: Vec<String> = group
             .bills
             .iter()
-            .map(|b| bill_label(counterparty, &b.description, b.person.as_deref(), b.amount, b.due_date))
+            .map(|b| bill_label(polarity, &b.description, b.person.as_deref(), b.amount, b.due_date))
             .collect();
         let transactions = group.group.transaction_ids.len();
         let question = Question::binding().binds(&group.bills).binds(&group.group.transaction_ids);

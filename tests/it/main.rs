@@ -49,6 +49,7 @@ mod real_api;
 mod receivables;
 mod reconciliations;
 mod records;
+mod references;
 mod reports;
 mod resources_prompts;
 mod riding_count;

@@ -347,13 +347,15 @@ fn samples(name: &str, schema: &Value) -> Vec<String> {
     if !enumerated.is_empty() {
         return enumerated.into_iter().collect();
     }
+    // The demo's: a report or a list filtered by a company, an account, a person, a
+    // category or a center names one the workspace has (another is an invalid reference).
+    if let Some(id) = crate::references::live_id(name).filter(|_| schema["format"] == "uuid") {
+        return vec![id.to_string()];
+    }
     if let Some(example) = schema["example"].as_str() {
         return vec![encoded(example)];
     }
     let sample = match (schema["format"].as_str(), types(schema).iter().next().map(String::as_str)) {
-        // The demo's: a report scoped to a company or an account needs one that exists.
-        (Some("uuid"), _) if name == "company_id" => ACME_COMPANY,
-        (Some("uuid"), _) if name == "account_id" => ACME_CHECKING_ACCOUNT,
         (Some("uuid"), _) => "b1110000-0001-4000-8000-000000000001",
         (_, Some("integer")) => "1",
         (_, Some("boolean")) => "true",

@@ -501,8 +501,14 @@ async fn list_filters_and_bad_queries() {
     assert_eq!(ids(get(&format!("classification_center_id={center_id}")).await), [id(&a)]);
     assert_eq!(ids(get("is_pending=true").await), [id(&c)]);
     assert_eq!(
-        ids(get(&format!("financial_account_id[in]={account},{MISSING}&company_id={ACME_COMPANY}")).await).len(),
+        ids(get(&format!("financial_account_id[in]={account},{account}&company_id={ACME_COMPANY}")).await).len(),
         3
+    );
+    // An account the workspace does not have, among others: an invalid reference.
+    let unknown = get(&format!("financial_account_id[in]={account},{MISSING}&company_id={ACME_COMPANY}")).await;
+    assert_eq!(
+        (unknown.status.as_u16(), details(&unknown)),
+        (422, json!({"field": "financial_account_id", "reason": "invalid_reference"}))
     );
     assert_eq!(ids(get("updated_at[gte]=2000-01-01").await).len(), 3);
     // The apportionment comes with every row of the page.

@@ -367,7 +367,7 @@ pub async fn list(
     ctx.authorize(ws, Resource::Attachments, Access::Read)?;
     let (request, links) = split_link_filters(request)?;
     let keys = ctx.state.keys.current().await?;
-    let mut compiled = LIST.compile(&request, &ws.workspace_id, &keys.state)?;
+    let mut compiled = page::compile(conn, ws, &LIST, &request, &keys.state).await?;
     // The link conditions go last in the WHERE clause, so their placeholders follow
     // the ones the shared compiler numbered.
     let mut extra = String::new();

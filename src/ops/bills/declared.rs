@@ -74,16 +74,10 @@ impl<B: BillKind> Deletable for Bills<B> {
     }
 }
 
-/// A bill in the user's terms, for a confirmation: “description” to (or from) “person”
-/// (R$ amount, due date); the texts quoted safely ([`quoted`]).
+/// A bill's label ([`bill_label`]), for a confirmation.
 fn label<B: BillKind>(bill: &Billing) -> String {
-    bill_label(
-        B::COUNTERPARTY,
-        &bill.row.description,
-        bill.row.person_name.as_deref(),
-        bill.row.amount,
-        bill.row.due_date,
-    )
+    let row = &bill.row;
+    bill_label(B::POLARITY, &row.description, row.person_name.as_deref(), row.amount, row.due_date)
 }
 
 fn aggregates<B: BillKind>() -> serde_json::Value {

@@ -25,8 +25,6 @@ pub trait BillKind: Bill {
     const NOUN: &'static str;
     /// What a settlement is called: `payment`, `receipt`.
     const SETTLEMENT: &'static str;
-    /// Before the counterparty's name: `to` (the vendor), `from` (the customer).
-    const COUNTERPARTY: &'static str;
     /// The settlement's account: money `out of` it or `into` it.
     const ACCOUNT: &'static str;
     /// The polarity of its person, category, centers and settlement transaction.
@@ -51,7 +49,6 @@ impl BillKind for Payable {
     const COLLECTION: &'static str = "/v1/payables";
     const NOUN: &'static str = "Payable";
     const SETTLEMENT: &'static str = "payment";
-    const COUNTERPARTY: &'static str = "to";
     const ACCOUNT: &'static str = "out of";
     const POLARITY: Polarity = Polarity::Debit;
     const LIST: &'static ListSpec = &PAYABLES_LIST;
@@ -73,7 +70,6 @@ impl BillKind for Receivable {
     const COLLECTION: &'static str = "/v1/receivables";
     const NOUN: &'static str = "Receivable";
     const SETTLEMENT: &'static str = "receipt";
-    const COUNTERPARTY: &'static str = "from";
     const ACCOUNT: &'static str = "into";
     const POLARITY: Polarity = Polarity::Credit;
     const LIST: &'static ListSpec = &RECEIVABLES_LIST;

@@ -123,7 +123,7 @@ pub async fn list<B: BillKind>(
 ) -> Result<Page<Of<B, BillingRow>>, ApiError> {
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let compiled = page::compile(conn, ws, B::LIST, request, &keys.state).await?;
     let sql = format!("{} {}", rows::select_for(request, compiled.sort_column), compiled.sql);
     page::fetch(conn, sql, &compiled, &keys.state, |row| Ok(Of::new(rows::of_kind::<B>(from_row(row)?)))).await
 }

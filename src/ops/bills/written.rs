@@ -19,7 +19,7 @@ use crate::domain::money::Cents;
 use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::ops::machinery::list::{bind_all, ListRequest};
-use crate::ops::machinery::page::Cut;
+use crate::ops::machinery::page::{self, Cut};
 use crate::ops::OpContext;
 use crate::storage::identity::Membership;
 use crate::storage::{sql, Conn, Row};
@@ -175,7 +175,7 @@ pub async fn list<B: BillKind>(
     let Some(plan) = request.fields.as_deref().and_then(plan) else { return Ok(None) };
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = B::LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let compiled = page::compile(conn, ws, B::LIST, request, &keys.state).await?;
     let sql = format!("{} {}", select_for(request, compiled.sort_column), compiled.sql);
     let mut cut = Cut::new(&compiled);
     let mut out = Vec::with_capacity(64 + cut.limit() * (16 + plan.len() * 48));

@@ -4,6 +4,7 @@
 use crate::storage::Conn;
 use serde_json::{json, Value};
 
+use super::refs::Polarity;
 use crate::error::{ApiError, ErrorCode};
 use crate::ops::OpContext;
 use crate::storage::audit::{self, AuditEvent};
@@ -108,17 +109,21 @@ pub fn brl(amount: &str) -> String {
     }
 }
 
-/// A bill in the user's terms, for a confirmation: “description” to (a vendor) or from (a
-/// customer, `counterparty`) “person” (R$ amount, due date), the texts quoted safely.
-/// Every question that names a bill names it so.
+/// A bill in the user's terms, for a confirmation: “description” to (a payable's vendor)
+/// or from (a receivable's customer) “person” (R$ amount, due date), the texts quoted
+/// safely. Every question that names a bill names it so.
 pub fn bill_label(
-    counterparty: &str,
+    polarity: Polarity,
     description: &str,
     person: Option<&str>,
     amount: crate::domain::money::Cents,
     due: crate::domain::dates::Date,
 ) -> String {
     use crate::domain::text::quoted;
+    let counterparty = match polarity {
+        Polarity::Debit => "to",
+        Polarity::Credit => "from",
+    };
     let person = person.map(|name| format!(" {counterparty} {}", quoted(name))).unwrap_or_default();
     format!("{}{person} ({}, due {due})", quoted(description), amount.brl())
 }

@@ -51,11 +51,14 @@ impl Kind {
     }
 }
 
-/// 400 `invalid_value` for a value of filter `name` that is not `kind`'s form, naming it.
+/// 400 for a value of filter `name` that is not `kind`'s form, naming it: reason
+/// `invalid_uuid` for a malformed id (as a query string's and a body's), else
+/// `invalid_value`.
 pub fn invalid_filter_value(name: &str, kind: Kind) -> ApiError {
+    let reason = if kind == Kind::Uuid { "invalid_uuid" } else { "invalid_value" };
     bad(
         format!("Invalid value for filter {name}: it takes {}", kind.expects()),
-        json!({"field": name, "reason": "invalid_value"}),
+        json!({"field": name, "reason": reason}),
     )
 }
 
@@ -644,7 +647,10 @@ mod tests {
         assert_eq!(rejected("due_date[between]=x")["reason"], "unknown_operator");
         assert_eq!(rejected("status[gte]=paid")["reason"], "unknown_operator");
         assert_eq!(rejected("status=lost")["reason"], "invalid_value");
-        assert_eq!(rejected("company_id=not-a-uuid")["reason"], "invalid_value");
+        // A malformed id is `invalid_uuid`, as in a query string and a body.
+        assert_eq!(rejected("company_id=not-a-uuid")["reason"], "invalid_uuid");
+        assert_eq!(rejected("company_id[in]=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11,x")["field"], "company_id");
+        assert_eq!(rejected("company_id[in]=c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11,x")["reason"], "invalid_uuid");
         assert_eq!(rejected("due_date[lt]=2026-02-30")["reason"], "invalid_value");
         assert_eq!(rejected("sort=-secret")["reason"], "unknown_sort");
         assert_eq!(rejected("limit=101")["reason"], "out_of_range");

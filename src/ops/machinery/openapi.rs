@@ -117,10 +117,15 @@ impl Query {
             Query::Schema(schema) => {
                 let schema = schema();
                 let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+                let required = schema["required"].as_array().cloned().unwrap_or_default();
                 properties
                     .into_iter()
                     .filter(|(name, _)| name != "workspace_id")
-                    .map(|(n, s)| parameter(&n, s))
+                    .map(|(n, s)| {
+                        let mut documented = parameter(&n, s);
+                        documented["required"] = json!(required.contains(&json!(n)));
+                        documented
+                    })
                     .collect()
             }
             Query::Sweep => vec![

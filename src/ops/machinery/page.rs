@@ -11,6 +11,7 @@
 use serde_json::{json, Value};
 
 use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
+use super::refs;
 use crate::domain::roles::{Access, Resource};
 use crate::error::ApiError;
 use crate::ops::{IdPage, IdPageMeta, OpContext, Page};
@@ -85,6 +86,21 @@ pub async fn fetch<T: Send>(
     Ok(Page::new(data, cut.next_cursor(state_key)))
 }
 
+/// The statement of a list: `request` checked against `spec` and compiled
+/// ([`ListSpec::compile`]), then the references its filters name checked as every
+/// reference is ([`refs::filtered`]).
+pub async fn compile(
+    conn: &mut Conn,
+    ws: &Membership,
+    spec: &'static ListSpec,
+    request: &ListRequest,
+    state_key: &[u8],
+) -> Result<Compiled, ApiError> {
+    let compiled = spec.compile(request, &ws.workspace_id, state_key)?;
+    refs::filtered(conn, ws, &request.filters).await?;
+    Ok(compiled)
+}
+
 /// A list read as every plain one is: the caller's read permission on `resource`, the
 /// request compiled against `spec`, then `SELECT {columns} FROM {table}` and its page,
 /// each row made a `T` by `map`.
@@ -101,7 +117,7 @@ pub async fn list<T: Send>(
 ) -> Result<Page<T>, ApiError> {
     ctx.authorize(ws, resource, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = spec.compile(request, &ws.workspace_id, &keys.state)?;
+    let compiled = compile(conn, ws, spec, request, &keys.state).await?;
     let sql = format!("SELECT {columns} FROM {} {}", spec.table, compiled.sql);
     fetch(conn, sql, &compiled, &keys.state, map).await
 }

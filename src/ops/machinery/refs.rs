@@ -260,6 +260,52 @@ pub async fn named(
     }
 }
 
+/// What a list filter of this name refers to: `Some(None)` the company, `Some(kind)`
+/// a record of a company, `None` nothing [`filtered`] checks.
+fn filter_refers_to(name: &str) -> Option<Option<&'static Referenced>> {
+    match name {
+        "company_id" => Some(None),
+        "financial_account_id" | "expected_account_id" => Some(Some(&ACCOUNT)),
+        "person_id" => Some(Some(&PERSON)),
+        "category_id" | "parent_id" => Some(Some(&CATEGORY)),
+        "classification_center_id" => Some(Some(&CENTER)),
+        _ => None,
+    }
+}
+
+/// What a list's filters name (`filters`, as [`super::list::ListRequest`] holds them,
+/// values already checked to be UUIDs): each company, account, person, category and
+/// center, every value of an `[in]`, the workspace's own and live — 422
+/// `invalid_reference` naming the filter otherwise, as [`named`] answers a query's and a
+/// body's reference — and, when the filters name one company, each record of that
+/// company (422 `account_company_mismatch`, `company_mismatch`).
+pub async fn filtered(
+    conn: &mut Conn,
+    ws: &Membership,
+    filters: &[(String, super::list::Op, Vec<String>)],
+) -> Result<(), ApiError> {
+    let mut companies = Vec::new();
+    for (name, _, values) in filters.iter().filter(|(name, _, _)| matches!(filter_refers_to(name), Some(None))) {
+        for value in values {
+            companies.push(company(conn, ws, name, value).await?);
+        }
+    }
+    let one_company = match companies.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    };
+    for (name, _, values) in filters {
+        let Some(Some(kind)) = filter_refers_to(name) else { continue };
+        for value in values {
+            match one_company {
+                Some(company) => owned(conn, ws, company, kind, name, value).await.map(drop)?,
+                None => found(conn, ws, (kind.sql, kind.what), name, value).await.map(drop)?,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The tax `tax_id` of the workspace (taxes belong to no company).
 pub async fn tax(conn: &mut Conn, ws: &Membership, field: &str, tax_id: &str) -> Result<String, ApiError> {
     const TAX: &str = "SELECT id FROM taxes WHERE workspace_id = $1 AND id = $2";

@@ -199,17 +199,26 @@ pub fn check_object(schema: &Value, object: &Map<String, Value>, prefix: &str) -
 }
 
 fn check_value(schema: &Value, value: &Value, path: &str) -> Result<(), ApiError> {
-    // `anyOf`/`oneOf` (nullable enums and objects): one branch must accept the value.
+    // `anyOf`/`oneOf` (nullable enums and objects): one branch must accept the value;
+    // when none does, the refusal is the one of the branch of the value's type (a
+    // malformed id given where an id or an object of operators is taken is
+    // `invalid_uuid`), else the last branch's.
     for key in ["anyOf", "oneOf"] {
         if let Some(branches) = schema.get(key).and_then(Value::as_array) {
-            let mut last = None;
+            let (mut of_its_type, mut last) = (None, None);
             for branch in branches {
                 match check_value(branch, value, path) {
                     Ok(()) => return Ok(()),
+                    Err(e) if of_its_type.is_none() && branch.get("type").is_some_and(|t| type_matches(t, value)) => {
+                        of_its_type = Some(e)
+                    }
                     Err(e) => last = Some(e),
                 }
             }
-            return Err(last.unwrap_or_else(|| field_error(path, "invalid_value", format!("Invalid value for {path}"))));
+            let refusal = of_its_type.or(last);
+            return Err(
+                refusal.unwrap_or_else(|| field_error(path, "invalid_value", format!("Invalid value for {path}")))
+            );
         }
     }
     if let Some(constant) = schema.get("const") {
@@ -491,6 +500,17 @@ mod tests {
         assert_eq!(reason(some.clone(), json!([])).as_deref(), Some("too_few_items"));
         assert_eq!(reason(some.clone(), json!([1])), None);
         assert_eq!(reason(some, json!([1, 2, 3])).as_deref(), Some("too_many_items"));
+    }
+
+    /// A value no branch of an `anyOf` takes is refused as the branch of its type
+    /// refuses it: a malformed id where an id or an object of operators is taken.
+    #[test]
+    fn a_value_no_branch_takes_is_refused_by_the_branch_of_its_type() {
+        let id_or_operators = json!({ "anyOf": [{ "type": "string", "format": "uuid" }, { "type": "object", "additionalProperties": false }] });
+        assert_eq!(reason(id_or_operators.clone(), json!("nope")).as_deref(), Some("invalid_uuid"));
+        assert_eq!(reason(id_or_operators, json!(1)).as_deref(), Some("wrong_type"));
+        let nullable = json!({ "anyOf": [{ "type": "null" }, { "type": "string", "enum": ["a"] }] });
+        assert_eq!(reason(nullable, json!("b")).as_deref(), Some("invalid_value"));
     }
 
     #[test]

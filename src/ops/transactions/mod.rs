@@ -103,7 +103,7 @@ pub async fn list(
 ) -> Result<Page<Transaction>, ApiError> {
     ctx.authorize(ws, Resource::Transactions, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = LIST.compile(request, &ws.workspace_id, &keys.state)?;
+    let compiled = page::compile(conn, ws, &LIST, request, &keys.state).await?;
     let sql = format!("SELECT {COLUMNS} FROM financial_transactions {}", compiled.sql);
     let page = page::fetch(conn, sql, &compiled, &keys.state, from_row).await?;
     let data = with_allocations(conn, ws, page.data).await?;

@@ -256,9 +256,12 @@ async fn another_workspace_is_indistinguishable_from_missing() {
             assert!(!after.to_string().contains(other), "{}: {other} is not listed", row.path());
         }
         if row.company {
-            let filtered = format!("{}?company_id={BETA_COMPANY}", row.path());
-            let reply = send(&h, Method::GET, &filtered, &owner, None).await;
-            assert_eq!((reply.status.as_u16(), reply.json()["data"].clone()), (200, json!([])), "{filtered}");
+            // Another workspace's company filters as a missing one: an invalid reference.
+            let filtered = |company: &str| format!("{}?company_id={company}", row.path());
+            let theirs = send(&h, Method::GET, &filtered(BETA_COMPANY), &owner, None).await;
+            let missing = send(&h, Method::GET, &filtered(MISSING), &owner, None).await;
+            assert_eq!((theirs.status.as_u16(), theirs.json()), (missing.status.as_u16(), missing.json()));
+            assert_eq!((theirs.status.as_u16(), details(&theirs)), (422, pair("company_id", "invalid_reference")));
         }
         let explicit = format!("{}?workspace_id={DEMO_WORKSPACE_BETA}", row.path());
         let reply = send(&h, Method::GET, &explicit, &owner, None).await;

@@ -121,8 +121,17 @@ async fn a_tool_outside_the_token_scopes_or_the_role_is_refused_with_a_reason() 
         let error = viewer.err(tool, args).await;
         assert_eq!(error["code"], "forbidden", "viewer → {tool}: {error}");
     }
+    // One refusal, one text on both doors: the tool says what the route says.
+    let tool = viewer.err("finance_transactions_delete", json!({"id": ACME_CAPITAL_CONTRIBUTION})).await;
+    let path = format!("/v1/financial-transactions/{ACME_CAPITAL_CONTRIBUTION}");
+    let route = send(&h, http::Method::DELETE, &path, &h.api_token(DEMO_VIEWER), None).await;
+    assert_eq!((route.status.as_u16(), &route.json()["error"]), (403, &tool), "{tool}");
+    assert_eq!(tool["message"], "The role viewer may not delete transactions in this workspace");
     let mut finance = Agent::new(&h, h.token(DEMO_FINANCE));
-    assert_eq!(finance.err("finance_accounts_delete", json!({"id": ACME_CASH_ACCOUNT})).await["code"], "forbidden");
+    let error = finance.err("finance_accounts_delete", json!({"id": ACME_CASH_ACCOUNT})).await;
+    assert_eq!(error["code"], "forbidden");
+    // Two workspaces, none named, and no role in either allows it.
+    assert_eq!(error["message"], "No role of yours may delete accounts in any of your workspaces");
     // Finance in ACME, viewer in Beta: two workspaces, so each call names one, and the
     // operation checks the role in the one named.
     assert_eq!(
