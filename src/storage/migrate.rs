@@ -106,9 +106,9 @@ const MIGRATIONS: &[Migration] = &[
     ),
     Migration::per_backend(
         24,
-        "cash_flow_days",
-        include_str!("../../migrations/0024_cash_flow_days.sqlite.sql"),
-        include_str!("../../migrations/0024_cash_flow_days.postgres.sql"),
+        "cash_flow_and_suggestions",
+        include_str!("../../migrations/0024_cash_flow_and_suggestions.sqlite.sql"),
+        include_str!("../../migrations/0024_cash_flow_and_suggestions.postgres.sql"),
     ),
 ];
 

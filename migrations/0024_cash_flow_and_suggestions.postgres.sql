@@ -140,3 +140,8 @@ SELECT x.workspace_id, x.day, x.company_id, x.account_key, x.reach,
           FROM billings b
          WHERE b.status = 'pending' AND COALESCE(b.payment_approval, '') <> 'creation_rejected') x
  GROUP BY x.workspace_id, x.day, x.company_id, x.account_key, x.reach;
+
+-- The reconciliation suggestions look up the pending bills of a company by the amounts
+-- of the movements they match, in a window of due days: one short range per amount
+-- instead of every pending bill of the window.
+CREATE INDEX billings_pending_amounts ON billings (workspace_id, company_id, amount_cents, due_date) WHERE status = 'pending';
