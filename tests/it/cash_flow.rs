@@ -469,7 +469,7 @@ async fn transfers_and_every_write_keep_the_days_totals_and_each_scope_counts_it
     let back = ok(&h, Method::POST, "/v1/transfers", &api, Some(transfer(&services, ACME_CASH_ACCOUNT, "7.00"))).await;
     assert_report_totals_agree(&h).await;
     // By scope: (income, expenses) added on the day.
-    let added = [(0, 0), (7_00, 30_00), (30_00, 7_00), (0, 130_00), (107_00, 0), (30_00, 7_00), (0, 130_00)];
+    let added = [(0, 0), (700, 3_000), (3_000, 700), (0, 13_000), (10_700, 0), (3_000, 700), (0, 13_000)];
     for ((scope, (income, expenses)), (more_income, more_expenses)) in scopes.iter().zip(&before).zip(added) {
         assert_eq!(fifth(&h, scope).await, (income + more_income, expenses + more_expenses), "scope {scope:?}");
     }
@@ -508,7 +508,7 @@ async fn transfers_and_every_write_keep_the_days_totals_and_each_scope_counts_it
     let leg = format!("/v1/financial-transactions/{}", back["to_transaction_id"].as_str().unwrap());
     ok(&h, Method::DELETE, &leg, &api, None).await;
     assert_report_totals_agree(&h).await;
-    let left = [(0, 0), (0, 30_00), (30_00, 0), (0, 30_00), (0, 0), (30_00, 0), (0, 30_00)];
+    let left = [(0, 0), (0, 3_000), (3_000, 0), (0, 3_000), (0, 0), (3_000, 0), (0, 3_000)];
     for ((scope, (income, expenses)), (more_income, more_expenses)) in scopes.iter().zip(&before).zip(left) {
         assert_eq!(fifth(&h, scope).await, (income + more_income, expenses + more_expenses), "scope {scope:?}");
     }
