@@ -26,10 +26,10 @@
 //! * `current_balance` is the accounts' balance today (posted transactions up to
 //!   today); "today" is the date in `tz` (default `America/Sao_Paulo`).
 //!
-//! Computed by three aggregate statements — the accounts' opening balances, the ledger
-//! day by day (posted and pending apart), the pending bills day by day — which read
-//! covering indexes (migration 0009) and are grouped by day, and folded into periods
-//! here: one pass over the ledger up to the range's end (or today).
+//! Read from the running totals the database keeps by day (migration 0024,
+//! `cash_flow_days`, as the reports read theirs): two statements — the accounts'
+//! opening balances, then the scope's totals day by day up to the range's end (or
+//! today) — folded into periods here in one pass.
 
 use std::collections::BTreeMap;
 
@@ -159,44 +159,45 @@ pub struct CashFlow {
     pub buckets: Vec<Bucket>,
 }
 
-/// The accounts a query counts, as SQL on the alias `a` with its binds after `$1` (the
-/// workspace): the workspace's, one company's, or one account.
+/// What a query counts, as SQL with its binds after `$1` (the workspace): the accounts
+/// (alias `a`) and the running totals (alias `d`, migration 0024) of the workspace, of
+/// one company, or of one account.
 struct Scope {
     accounts: String,
-    bills: String,
-    transactions: String,
+    days: String,
     binds: Vec<String>,
 }
 
 impl Scope {
     fn of(query: &CashFlowQuery) -> Scope {
         let mut accounts = vec!["a.workspace_id = $1".to_string()];
-        let mut bills = vec!["b.workspace_id = $1".to_string(), crate::ops::bills::approval::owed("b")];
         let mut binds = Vec::new();
-        // The transactions (alias `t`) of the counted accounts, but for a transfer leg
-        // whose other leg is counted too: every transfer of the workspace, a company's
-        // transfers between its own accounts, never one of a single account (a
-        // transfer's legs are in two).
-        let mut transactions = "t.workspace_id = $1 AND t.transfer_id IS NULL".to_string();
+        // The movements of the counted accounts but for a transfer leg whose pair is
+        // counted too, and the bills owed: every transfer of the workspace is money
+        // staying home, a company's transfers between its own accounts too (`internal`),
+        // never one of a single account (a transfer's legs are in two).
+        let mut days = "d.workspace_id = $1 AND d.reach IN ('own', 'bill')".to_string();
+        let mut company_at = None;
         if let Some(company) = &query.company_id {
             binds.push(company.clone());
             let at = binds.len() + 1;
             accounts.push(format!("a.company_id = ${at}"));
-            bills.push(format!("b.company_id = ${at}"));
-            transactions = format!(
-                "t.workspace_id = $1 AND t.company_id = ${at} AND NOT (t.transfer_id IS NOT NULL AND EXISTS \
-                 (SELECT 1 FROM financial_transactions o WHERE o.workspace_id = $1 AND o.transfer_id = t.transfer_id \
-                  AND o.id <> t.id AND o.company_id = ${at}))"
-            );
+            days = format!("d.workspace_id = $1 AND d.company_id = ${at} AND d.reach <> 'internal'");
+            company_at = Some(at);
         }
         if let Some(account) = &query.account_id {
             binds.push(account.clone());
             let at = binds.len() + 1;
             accounts.push(format!("a.id = ${at}"));
-            bills.push(format!("COALESCE(b.financial_account_id, b.expected_account_id) = ${at}"));
-            transactions = format!("t.workspace_id = $1 AND t.financial_account_id = ${at}");
+            // Its movements whatever their company; its bills of the company asked for.
+            days = match company_at {
+                Some(company) => format!(
+                    "d.workspace_id = $1 AND d.account_key = ${at} AND (d.reach <> 'bill' OR d.company_id = ${company})"
+                ),
+                None => format!("d.workspace_id = $1 AND d.account_key = ${at}"),
+            };
         }
-        Scope { accounts: accounts.join(" AND "), bills: bills.join(" AND "), transactions, binds }
+        Scope { accounts: accounts.join(" AND "), days, binds }
     }
 
     /// A statement with the workspace, the scope's binds, then `more`.
@@ -216,18 +217,6 @@ struct Flow {
     expenses: i64,
 }
 
-/// `(day, income, expenses)` rows into a map by day.
-fn by_day(rows: Vec<crate::storage::OwnedRow>) -> Result<BTreeMap<Date, Flow>, ApiError> {
-    let mut out: BTreeMap<Date, Flow> = BTreeMap::new();
-    for row in rows {
-        let day: Date = row.try_get(0)?;
-        let flow = out.entry(day).or_default();
-        flow.income += row.try_get::<i64, _>(1)?;
-        flow.expenses += row.try_get::<i64, _>(2)?;
-    }
-    Ok(out)
-}
-
 pub async fn get(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
@@ -244,9 +233,10 @@ pub async fn get(
     let scope = Scope::of(&query);
     let n = scope.binds.len() + 1;
 
-    // The accounts' opening balances, then the ledger day by day up to the later of
-    // `to` and today, posted and pending apart: one pass over the ledger gives the
-    // balance at `from`, the balance today, each period's flow and the forecasts.
+    // The accounts' opening balances, then the totals day by day up to the later of
+    // `to` and today, posted and expected apart: one pass gives the balance at `from`,
+    // the balance today, each period's flow and the forecasts (pending movements by
+    // date, pending bills by due date, up to the range's end).
     let seeds: i64 = scope
         .query(
             ws,
@@ -260,20 +250,17 @@ pub async fn get(
         .await?
         .try_get(0)?;
     let last_day = to.max(today);
-    let ledger = scope
+    let days = scope
         .query(
             ws,
             format!(
-                "SELECT t.occurred_at,
-                        CAST(SUM(CASE WHEN t.is_pending = 0 AND t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
-                        CAST(SUM(CASE WHEN t.is_pending = 0 AND t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
-                        CAST(SUM(CASE WHEN t.is_pending = 1 AND t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END) AS BIGINT),
-                        CAST(SUM(CASE WHEN t.is_pending = 1 AND t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END) AS BIGINT)
-                   FROM financial_transactions t
-                  WHERE t.occurred_at <= ${last} AND {transactions}
-                  GROUP BY t.occurred_at",
+                "SELECT d.day, CAST(SUM(d.posted_in) AS BIGINT), CAST(SUM(d.posted_out) AS BIGINT),
+                        CAST(SUM(d.pending_in) AS BIGINT), CAST(SUM(d.pending_out) AS BIGINT)
+                   FROM cash_flow_days d
+                  WHERE d.day <= ${last} AND {days}
+                  GROUP BY d.day",
                 last = n + 1,
-                transactions = scope.transactions,
+                days = scope.days,
             ),
             &[last_day.to_string()],
         )
@@ -281,7 +268,7 @@ pub async fn get(
         .await?;
     let mut posted: BTreeMap<Date, Flow> = BTreeMap::new();
     let mut expected: BTreeMap<Date, Flow> = BTreeMap::new();
-    for row in ledger {
+    for row in days {
         let day: Date = row.try_get(0)?;
         let flow = |income: usize, expenses: usize| -> Result<Flow, ApiError> {
             Ok(Flow { income: row.try_get(income)?, expenses: row.try_get(expenses)? })
@@ -296,30 +283,6 @@ pub async fn get(
         |days: std::ops::RangeTo<Date>| -> i64 { posted.range(days).map(|(_, f)| f.income - f.expenses).sum() };
     let mut opening = seeds + net_of(..query.from);
     let current_balance = Cents(seeds + net_of(..today.add_days(1).unwrap_or(today)));
-
-    // What else is expected, day by day up to the range's end: pending bills by due date.
-    let bills = scope
-        .query(
-            ws,
-            format!(
-                "SELECT b.due_date,
-                        CAST(SUM(CASE WHEN b.kind = 'receivable' THEN b.amount_cents ELSE 0 END) AS BIGINT),
-                        CAST(SUM(CASE WHEN b.kind = 'payable' THEN b.amount_cents ELSE 0 END) AS BIGINT)
-                   FROM billings b
-                  WHERE b.status = 'pending' AND b.due_date <= ${to} AND {bills}
-                  GROUP BY b.due_date",
-                to = n + 1,
-                bills = scope.bills,
-            ),
-            &[to.to_string()],
-        )
-        .fetch_all(&mut *conn)
-        .await?;
-    for (day, flow) in by_day(bills)? {
-        let at = expected.entry(day).or_default();
-        at.income += flow.income;
-        at.expenses += flow.expenses;
-    }
 
     // Late flow goes to today; before a range that starts after today, into the opening.
     let mut overdue = Flow::default();

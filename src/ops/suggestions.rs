@@ -19,10 +19,8 @@
 //!   when nothing matches it ("checked, nothing matches" is not "not checked"), and
 //!   the answer counts them: `examined`, `matched`, `unmatched`.
 //!
-//! Two statements: the period's candidate transactions (bounded by `limit`), then the
-//! pending bills of their amounts in the widened period.
-
-use std::collections::BTreeSet;
+//! One statement after the account's check: the period's candidate transactions
+//! (bounded by `limit`) and the pending bills of their amounts in the widened period.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -172,95 +170,100 @@ pub async fn suggest(
         .await?
         .map(|company| company.id)
         .ok_or_else(ApiError::internal)?;
-    let rows = sql::query(
-        "SELECT t.id, t.description, t.amount_cents, t.occurred_at, t.transaction_type, t.person_id,
-                COALESCE(t.bank_description, ''), COALESCE(t.document, '')
-           FROM financial_transactions t
-          WHERE t.workspace_id = $1 AND t.financial_account_id = $2 AND t.occurred_at >= $3 AND t.occurred_at <= $4
-            AND t.is_pending = 0 AND t.auto_created = 0 AND t.billing_id IS NULL AND t.transfer_id IS NULL
+    // One statement: the period's candidate transactions (`limit` + 1, to tell whether
+    // the period holds more), then the pending bills of the first `limit`'s amounts in
+    // the widened period, told apart by the first column.
+    let widened =
+        (query.from.add_days(-WINDOW_DAYS).unwrap_or(query.from), query.to.add_days(WINDOW_DAYS).unwrap_or(query.to));
+    let rows = sql::query(format!(
+        "WITH candidates AS (
+             SELECT t.id, t.description, t.amount_cents, t.occurred_at, t.transaction_type, t.person_id,
+                    COALESCE(t.bank_description, '') AS bank, COALESCE(t.document, '') AS document
+               FROM financial_transactions t
+              WHERE t.workspace_id = $1 AND t.financial_account_id = $2 AND t.occurred_at >= $3 AND t.occurred_at <= $4
+                AND t.is_pending = 0 AND t.auto_created = 0 AND t.billing_id IS NULL AND t.transfer_id IS NULL
+                AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
+                                 WHERE m.workspace_id = t.workspace_id AND m.member_type = 'transaction' AND m.member_id = t.id)
+              ORDER BY t.occurred_at, t.id
+              LIMIT $5
+         )
+         SELECT CAST(0 AS BIGINT), c.id, c.description, c.amount_cents, c.occurred_at, c.transaction_type, c.person_id, c.bank, c.document,
+                CAST(NULL AS TEXT)
+           FROM candidates c
+         UNION ALL
+         SELECT CAST(1 AS BIGINT), b.id, b.description, b.amount_cents, b.due_date, b.kind, b.person_id, COALESCE(b.document, ''),
+                COALESCE(b.document_number, ''), p.name
+           FROM billings b LEFT JOIN people p ON p.id = b.person_id
+          WHERE b.workspace_id = $1 AND b.company_id = $6 AND b.status = 'pending' AND {official}
+            AND b.due_date >= $7 AND b.due_date <= $8
+            AND b.amount_cents IN (SELECT f.amount_cents FROM (SELECT c.amount_cents FROM candidates c
+                                                                 ORDER BY c.occurred_at, c.id LIMIT $9) f)
             AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
-                             WHERE m.workspace_id = t.workspace_id AND m.member_type = 'transaction' AND m.member_id = t.id)
-          ORDER BY t.occurred_at, t.id
-          LIMIT $5",
-    )
+                             WHERE m.workspace_id = b.workspace_id AND m.member_type = 'billing' AND m.member_id = b.id)
+          ORDER BY 1, 5, 2",
+        official = crate::ops::bills::approval::official("b"),
+    ))
     .bind(&ws.workspace_id)
     .bind(&query.account_id)
     .bind(query.from)
     .bind(query.to)
     .bind(query.limit + 1)
+    .bind(&company)
+    .bind(widened.0)
+    .bind(widened.1)
+    .bind(query.limit)
     .fetch_all(&mut *conn)
     .await?;
-    let more = rows.len() as i64 > query.limit;
-    let mut candidates = Vec::with_capacity(rows.len());
-    for row in rows.iter().take(query.limit as usize) {
-        let description: String = row.try_get(1)?;
-        let bank: String = row.try_get(6)?;
-        let document: String = row.try_get(7)?;
+    let (mut transactions, mut bills) = (Vec::new(), Vec::new());
+    for row in &rows {
+        match row.try_get::<i64, _>(0)? {
+            0 => transactions.push(row),
+            _ => bills.push(row),
+        }
+    }
+    let more = transactions.len() as i64 > query.limit;
+    let mut candidates = Vec::with_capacity(transactions.len());
+    for row in transactions.iter().take(query.limit as usize) {
+        let description: String = row.try_get(2)?;
+        let bank: String = row.try_get(7)?;
+        let document: String = row.try_get(8)?;
         candidates.push(Candidate {
             text: format!("{description} {bank} {document}").to_lowercase(),
-            person_id: row.try_get(5)?,
+            person_id: row.try_get(6)?,
             suggestion: Suggestion {
-                transaction_id: row.try_get(0)?,
+                transaction_id: row.try_get(1)?,
                 description,
-                amount: row.try_get(2)?,
-                occurred_at: row.try_get(3)?,
-                transaction_type: row.try_get(4)?,
+                amount: row.try_get(3)?,
+                occurred_at: row.try_get(4)?,
+                transaction_type: row.try_get(5)?,
                 matches: Vec::new(),
             },
         });
     }
-    let amounts: BTreeSet<i64> = candidates.iter().map(|c| c.suggestion.amount.0).collect();
-    if !amounts.is_empty() {
-        let widened = (
-            query.from.add_days(-WINDOW_DAYS).unwrap_or(query.from),
-            query.to.add_days(WINDOW_DAYS).unwrap_or(query.to),
-        );
-        let placeholders: Vec<String> = (0..amounts.len()).map(|i| format!("${}", i + 5)).collect();
-        let mut statement = sql::query(format!(
-            "SELECT b.id, b.kind, b.description, b.amount_cents, b.due_date, b.person_id, p.name,
-                    COALESCE(b.document, ''), COALESCE(b.document_number, '')
-               FROM billings b LEFT JOIN people p ON p.id = b.person_id
-              WHERE b.workspace_id = $1 AND b.company_id = $2 AND b.status = 'pending' AND {official}
-                AND b.due_date >= $3 AND b.due_date <= $4 AND b.amount_cents IN ({})
-                AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
-                                 WHERE m.workspace_id = b.workspace_id AND m.member_type = 'billing' AND m.member_id = b.id)
-              ORDER BY b.due_date, b.id",
-            placeholders.join(", "),
-            official = crate::ops::bills::approval::official("b"),
-        ))
-        .bind(&ws.workspace_id)
-        .bind(&company)
-        .bind(widened.0)
-        .bind(widened.1);
-        for amount in &amounts {
-            statement = statement.bind(*amount);
-        }
-        let bills = statement.fetch_all(&mut *conn).await?;
-        for bill in &bills {
-            let kind: String = bill.try_get(1)?;
-            let amount: Cents = bill.try_get(3)?;
-            let due: Date = bill.try_get(4)?;
-            let person_id: Option<String> = bill.try_get(5)?;
-            let documents: Vec<String> = vec![bill.try_get(7)?, bill.try_get(8)?];
-            let polarity = if kind == "payable" { "debit" } else { "credit" };
-            for candidate in &mut candidates {
-                let s = &candidate.suggestion;
-                let days_apart = s.occurred_at.days_until(due);
-                if s.amount != amount || s.transaction_type != polarity || days_apart.abs() > WINDOW_DAYS {
-                    continue;
-                }
-                let (score, reasons) = score(candidate, days_apart, person_id.as_deref(), &documents);
-                candidate.suggestion.matches.push(Match {
-                    kind: kind.clone(),
-                    billing_id: bill.try_get(0)?,
-                    description: bill.try_get(2)?,
-                    amount,
-                    due_date: due,
-                    person_name: bill.try_get(6)?,
-                    score,
-                    reasons,
-                });
+    for bill in &bills {
+        let kind: String = bill.try_get(5)?;
+        let amount: Cents = bill.try_get(3)?;
+        let due: Date = bill.try_get(4)?;
+        let person_id: Option<String> = bill.try_get(6)?;
+        let documents: Vec<String> = vec![bill.try_get(7)?, bill.try_get(8)?];
+        let polarity = if kind == "payable" { "debit" } else { "credit" };
+        for candidate in &mut candidates {
+            let s = &candidate.suggestion;
+            let days_apart = s.occurred_at.days_until(due);
+            if s.amount != amount || s.transaction_type != polarity || days_apart.abs() > WINDOW_DAYS {
+                continue;
             }
+            let (score, reasons) = score(candidate, days_apart, person_id.as_deref(), &documents);
+            candidate.suggestion.matches.push(Match {
+                kind: kind.clone(),
+                billing_id: bill.try_get(1)?,
+                description: bill.try_get(2)?,
+                amount,
+                due_date: due,
+                person_name: bill.try_get(9)?,
+                score,
+                reasons,
+            });
         }
     }
     let data: Vec<Suggestion> = candidates

@@ -104,6 +104,12 @@ const MIGRATIONS: &[Migration] = &[
         include_str!("../../migrations/0023_waiting_bills_owed.sqlite.sql"),
         include_str!("../../migrations/0023_waiting_bills_owed.postgres.sql"),
     ),
+    Migration::per_backend(
+        24,
+        "cash_flow_and_suggestions",
+        include_str!("../../migrations/0024_cash_flow_and_suggestions.sqlite.sql"),
+        include_str!("../../migrations/0024_cash_flow_and_suggestions.postgres.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

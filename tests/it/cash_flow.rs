@@ -417,3 +417,99 @@ async fn the_tool_answers_what_the_route_answers() {
     assert_eq!(bad["isError"], true, "{bad}");
     assert_eq!(tool_error(&bad)["code"], "bad_request", "{bad}");
 }
+
+/// The posted income and expenses of 2026-12-05 in a scope (`""`: the workspace's).
+async fn fifth(h: &Harness, scope: &str) -> (i64, i64) {
+    let answer = cash_flow(h, &format!("from=2026-12-05&to=2026-12-05&granularity=day{scope}")).await;
+    let bucket = &answer["buckets"][0];
+    (cents(&bucket["income"]), cents(&bucket["expenses"]))
+}
+
+async fn ok(h: &Harness, method: Method, path: &str, token: &str, body: Option<Value>) -> Value {
+    let reply = send(h, method.clone(), path, token, body).await;
+    assert!(reply.status.is_success(), "{method} {path}: {}", text(&reply));
+    if reply.bytes.is_empty() {
+        Value::Null
+    } else {
+        reply.json()
+    }
+}
+
+/// Transfers within a company and between two, moved by every write a transaction and a
+/// bill take (create, update, settle, cancel, reopen, delete): the running totals stay
+/// the sums of their rows, and a transfer is money staying home for the workspace and
+/// for a company it stays in, money moving for a company it leaves or enters and for
+/// each account.
+#[tokio::test]
+async fn transfers_and_every_write_keep_the_days_totals_and_each_scope_counts_its_own() {
+    let h = Harness::with_demo().await;
+    let api = h.api_token(DEMO_OWNER);
+    let services = crate::transactions::account(&h, &api, ACME_SERVICES, "Serviços").await;
+    let scopes = [
+        String::new(),
+        format!("&company_id={ACME_COMPANY}"),
+        format!("&company_id={ACME_SERVICES}"),
+        format!("&account_id={ACME_CHECKING_ACCOUNT}"),
+        format!("&account_id={ACME_CASH_ACCOUNT}"),
+        format!("&account_id={services}"),
+        format!("&company_id={ACME_COMPANY}&account_id={ACME_CHECKING_ACCOUNT}"),
+    ];
+    let mut before = Vec::new();
+    for scope in &scopes {
+        before.push(fifth(&h, scope).await);
+    }
+    let transfer = |from: &str, to: &str, amount: &str| {
+        json!({"from_account_id": from, "to_account_id": to, "amount": amount, "occurred_at": "2026-12-05",
+               "description": "Transferência"})
+    };
+    let internal =
+        ok(&h, Method::POST, "/v1/transfers", &api, Some(transfer(ACME_CHECKING_ACCOUNT, ACME_CASH_ACCOUNT, "100.00")))
+            .await;
+    ok(&h, Method::POST, "/v1/transfers", &api, Some(transfer(ACME_CHECKING_ACCOUNT, &services, "30.00"))).await;
+    let back = ok(&h, Method::POST, "/v1/transfers", &api, Some(transfer(&services, ACME_CASH_ACCOUNT, "7.00"))).await;
+    assert_report_totals_agree(&h).await;
+    // By scope: (income, expenses) added on the day.
+    let added = [(0, 0), (700, 3_000), (3_000, 700), (0, 13_000), (10_700, 0), (3_000, 700), (0, 13_000)];
+    for ((scope, (income, expenses)), (more_income, more_expenses)) in scopes.iter().zip(&before).zip(added) {
+        assert_eq!(fifth(&h, scope).await, (income + more_income, expenses + more_expenses), "scope {scope:?}");
+    }
+
+    // Every write a movement takes.
+    let movement = json!({"company_id": ACME_COMPANY, "financial_account_id": ACME_CHECKING_ACCOUNT, "description": "Venda",
+        "amount": "50.00", "occurred_at": "2026-12-05", "type": "credit"});
+    let sale = ok(&h, Method::POST, "/v1/financial-transactions", &api, Some(movement.clone())).await;
+    let sale = format!("/v1/financial-transactions/{}", sale["id"].as_str().unwrap());
+    ok(&h, Method::PATCH, &sale, &api, Some(json!({"amount": "60.00", "occurred_at": "2026-12-06"}))).await;
+    ok(&h, Method::PATCH, &sale, &api, Some(json!({"is_pending": true, "type": "debit"}))).await;
+    let gone = ok(&h, Method::POST, "/v1/financial-transactions", &api, Some(movement)).await;
+    ok(&h, Method::DELETE, &format!("/v1/financial-transactions/{}", gone["id"].as_str().unwrap()), &api, None).await;
+    assert_report_totals_agree(&h).await;
+
+    // Every write a bill takes, through the approval gate.
+    let bill = json!({"company_id": ACME_COMPANY, "description": "Aluguel extra", "amount": "80.00", "due_date": "2026-12-20",
+        "person_id": ACME_LANDLORD, "expected_account_id": ACME_CASH_ACCOUNT});
+    let extra = ok(&h, Method::POST, "/v1/payables", &api, Some(bill.clone())).await;
+    let extra = format!("/v1/payables/{}", extra["id"].as_str().unwrap());
+    ok(&h, Method::PATCH, &extra, &api, Some(json!({"amount": "85.00", "due_date": "2026-12-21"}))).await;
+    let rent = format!("/v1/payables/{ACME_RENT_DECEMBER}");
+    let settle = json!({"payment_date": "2026-12-05", "financial_account_id": ACME_CHECKING_ACCOUNT});
+    ok(&h, Method::POST, &format!("{rent}/settle"), &api, Some(settle)).await;
+    assert_report_totals_agree(&h).await;
+    ok(&h, Method::POST, &format!("{rent}/reopen"), &api, None).await;
+    ok(&h, Method::POST, &format!("/v1/payables/{ACME_SUPPLIES_PENDING}/cancel"), &api, None).await;
+    assert_report_totals_agree(&h).await;
+    ok(&h, Method::POST, &format!("/v1/payables/{ACME_SUPPLIES_PENDING}/reopen"), &api, None).await;
+    ok(&h, Method::DELETE, &extra, &api, None).await;
+    assert_report_totals_agree(&h).await;
+
+    // A transfer deleted takes both legs, and its pair's part with it.
+    let leg = format!("/v1/financial-transactions/{}", internal["from_transaction_id"].as_str().unwrap());
+    ok(&h, Method::DELETE, &leg, &api, None).await;
+    let leg = format!("/v1/financial-transactions/{}", back["to_transaction_id"].as_str().unwrap());
+    ok(&h, Method::DELETE, &leg, &api, None).await;
+    assert_report_totals_agree(&h).await;
+    let left = [(0, 0), (0, 3_000), (3_000, 0), (0, 3_000), (0, 0), (3_000, 0), (0, 3_000)];
+    for ((scope, (income, expenses)), (more_income, more_expenses)) in scopes.iter().zip(&before).zip(left) {
+        assert_eq!(fifth(&h, scope).await, (income + more_income, expenses + more_expenses), "scope {scope:?}");
+    }
+}

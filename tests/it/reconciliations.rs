@@ -474,3 +474,26 @@ async fn two_groups_racing_for_a_transaction_make_one() {
     let paid = format!("SELECT COUNT(*) FROM billings WHERE status = 'paid' AND id IN ('{a}', '{b}')");
     assert_eq!(count(&h, &paid).await, 1);
 }
+
+/// The suggestions read the ledger and the bills in one statement, after the account's
+/// check: the candidates and their bills come together, whatever the backend.
+#[tokio::test(flavor = "current_thread")]
+async fn suggestions_read_the_movements_and_the_bills_in_one_statement() {
+    let h = Harness::with_demo().await;
+    let debit = movement(&h, "debit", 32_100, "2026-10-10", ACME_CHECKING_ACCOUNT, false).await;
+    let due = bill(&h, "payable", "pending", 32_100, "2026-10-12", None).await;
+    let range = format!("account_id={ACME_CHECKING_ACCOUNT}&from=2026-10-01&to=2026-12-31");
+    suggest(&h, &range).await;
+    let mut answer = Value::Null;
+    let ran = crate::riding_count::statements_of(async { answer = suggest(&h, &range).await }).await;
+    let reads: Vec<&String> =
+        ran.iter().filter(|s| s.contains("financial_transactions") || s.contains("billings")).collect();
+    assert_eq!(reads.len(), 1, "{ran:#?}");
+    assert!(reads[0].contains("FROM financial_transactions") && reads[0].contains("FROM billings"), "{ran:#?}");
+    let found = with_matches(&answer);
+    assert_eq!(found.len(), 1, "{answer}");
+    assert_eq!(
+        (found[0]["transaction_id"].as_str(), found[0]["matches"][0]["billing_id"].as_str()),
+        (Some(debit.as_str()), Some(due.as_str()))
+    );
+}

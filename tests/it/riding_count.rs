@@ -296,7 +296,7 @@ async fn a_riding_read_runs_before_its_count_takes_the_counter_row() {
 
 /// The statements the storage layer traces (`kobana_finance_mcp::sql`) while `f` runs on
 /// this thread.
-async fn statements_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<String> {
+pub async fn statements_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<String> {
     let captured = Captured::default();
     let guard = tracing::subscriber::set_default(captured.subscriber());
     f.await;

@@ -33,9 +33,9 @@ use crate::storage::{sql, Conn, Db};
 pub const OFFICIAL: &str = "(billings.payment_approval IS NULL OR billings.payment_approval = 'creation_approved')";
 
 /// The condition the bills owed meet: every one but those a person rejected (a bill
-/// waiting for approval is owed). Every figure asks it — the totals, the cash flow, the
-/// id sweep; the reports' running totals (migration 23) keep the same condition.
-/// [`owed`] writes it for another name of the table.
+/// waiting for approval is owed). Every figure asks it — the totals, the id sweep; the
+/// reports' running totals (migration 23) and the cash flow's (migration 24) keep the
+/// same condition. [`owed`] writes it for another name of the table.
 pub const OWED: &str = "COALESCE(billings.payment_approval, '') <> 'creation_rejected'";
 
 /// Whether a payable at `approval` is one the gate lets through ([`OFFICIAL`], read from

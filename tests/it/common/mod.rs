@@ -625,10 +625,11 @@ pub fn meaning(schema: &Value) -> Value {
     strip(&kobana_finance_mcp::mcp::schema::resolve(schema), false)
 }
 
-/// The reports' running totals (migrations 0014 and 0022, kept by triggers) agree with
-/// the rows they sum, computed again here from the bills (those owed: a payable waiting
-/// for approval is, a rejected one is not), the ledger and the reconciliations: whatever
-/// wrote, updated or deleted them, nothing drifted.
+/// The running totals of the reports and the cash flow (migrations 0014, 0023 and 0024,
+/// kept by triggers) agree with the rows they sum, computed again here from the bills
+/// (those owed: a payable waiting for approval is, a rejected one is not), the ledger
+/// (a transfer leg by whether another leg of its transfer is in its company) and the
+/// reconciliations: whatever wrote, updated or deleted them, nothing drifted.
 pub async fn assert_report_totals_agree(h: &Harness) {
     let owed = kobana_finance_mcp::ops::bills::approval::owed("b");
     const SIDE: &str = "CASE WHEN t.transfer_id IS NOT NULL THEN CASE WHEN t.transaction_type = 'credit' \
@@ -679,6 +680,31 @@ pub async fn assert_report_totals_agree(h: &Harness) {
                       AND NOT EXISTS (SELECT 1 FROM reconciliation_members m
                                        WHERE m.member_type = 'transaction' AND m.member_id = t.id)) x
                   GROUP BY x.workspace_id, x.day, x.side, x.company_id, x.category_key"
+            ),
+        ),
+        (
+            "SELECT workspace_id, day, company_id, account_key, reach, posted_in, posted_out, pending_in, pending_out
+               FROM cash_flow_days WHERE posted_in <> 0 OR posted_out <> 0 OR pending_in <> 0 OR pending_out <> 0"
+                .to_string(),
+            format!(
+                "SELECT x.workspace_id, x.day, x.company_id, x.account_key, x.reach, CAST(SUM(x.posted_in) AS BIGINT),
+                        CAST(SUM(x.posted_out) AS BIGINT), CAST(SUM(x.pending_in) AS BIGINT), CAST(SUM(x.pending_out) AS BIGINT) FROM (
+                   SELECT t.workspace_id, t.occurred_at AS day, t.company_id, t.financial_account_id AS account_key,
+                          CASE WHEN t.transfer_id IS NULL THEN 'own'
+                               WHEN EXISTS (SELECT 1 FROM financial_transactions o WHERE o.workspace_id = t.workspace_id
+                                             AND o.transfer_id = t.transfer_id AND o.id <> t.id AND o.company_id = t.company_id)
+                               THEN 'internal' ELSE 'transfer' END AS reach,
+                          CASE WHEN t.is_pending = 0 AND t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END AS posted_in,
+                          CASE WHEN t.is_pending = 0 AND t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END AS posted_out,
+                          CASE WHEN t.is_pending = 1 AND t.transaction_type = 'credit' THEN t.amount_cents ELSE 0 END AS pending_in,
+                          CASE WHEN t.is_pending = 1 AND t.transaction_type = 'debit' THEN t.amount_cents ELSE 0 END AS pending_out
+                     FROM financial_transactions t
+                   UNION ALL
+                   SELECT b.workspace_id, b.due_date, b.company_id, COALESCE(b.financial_account_id, b.expected_account_id, ''), 'bill', 0, 0,
+                          CASE WHEN b.kind = 'receivable' THEN b.amount_cents ELSE 0 END,
+                          CASE WHEN b.kind = 'payable' THEN b.amount_cents ELSE 0 END
+                     FROM billings b WHERE b.status = 'pending' AND {owed}) x
+                  GROUP BY x.workspace_id, x.day, x.company_id, x.account_key, x.reach"
             ),
         ),
     ];
