@@ -160,7 +160,7 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
     loop {
         let bank_done =
             standin.payments().iter().all(|p| ["confirmed", "rejected", "canceled"].contains(&p.status.as_str()))
-                && standin.pix_charges().iter().all(|c| ["paid", "canceled"].contains(&c.status.as_str()));
+                && standin.pix_charges().iter().all(|c| ["paid", "canceled"].contains(&c.state.status.as_str()));
         let strict = Instant::now() >= settle_by;
         assert!(bank_done || !strict, "the bank's payments and charges did not end within the wait");
         if bank_done && consistent(&h, &token, &standin, &payables, &receivables, strict).await {
@@ -231,7 +231,7 @@ async fn consistent(
     let charges = standin.pix_charges();
     for receivable in receivables {
         let made: Vec<_> = charges.iter().filter(|c| c.external_id.as_deref() == Some(receivable.as_str())).collect();
-        let paid = made.iter().filter(|c| c.status == ChargeStatus::Paid).count();
+        let paid = made.iter().filter(|c| c.state.status == ChargeStatus::Paid).count();
         if paid > 1 && strict {
             // What the bank and the books hold of it, to tell how a second charge came.
             let rows = sql::query(
@@ -252,7 +252,7 @@ async fn consistent(
             .unwrap_or_default();
             let bank: Vec<String> = made
                 .iter()
-                .map(|c| format!("{} {} created {} updated {}", c.uid, c.status, c.created_at, c.updated_at))
+                .map(|c| format!("{} {} created {} updated {}", c.uid, c.state.status, c.created_at, c.updated_at))
                 .collect();
             panic!("{receivable} paid {paid} times\nbank: {bank:#?}\nbooks: {rows:#?}\naudit: {audit:#?}");
         }
@@ -275,7 +275,7 @@ async fn consistent(
             return false;
         }
         if let Some(uid) = record["kobana_charge_uid"].as_str() {
-            let theirs = charges.iter().find(|c| c.uid == uid).map(|c| c.status.as_str());
+            let theirs = charges.iter().find(|c| c.uid == uid).map(|c| c.state.status.as_str());
             if !check(
                 record["kobana_status"].as_str() == theirs,
                 format!("{receivable}: {} here, {theirs:?} at the bank", record["kobana_status"]),
