@@ -29,9 +29,8 @@ use serde_json::json;
 use kobana_finance_mcp::gateway::standin::{Auto, Options, StandIn};
 use kobana_finance_mcp::gateway::{ChargeStatus, PaymentStatus};
 use kobana_finance_mcp::ops::bills::approval::set_gate;
-use kobana_finance_mcp::storage::seed::{ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
 
-use crate::common::gateway::{demo_banking_at, API_TOKEN, WEBHOOK_SECRET};
+use crate::common::gateway::{demo_banking_at, standin_options, API_TOKEN, WEBHOOK_SECRET};
 use crate::common::*;
 
 /// The demo boleto's barcode (its check digits hold).
@@ -55,10 +54,6 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let standin = StandIn::start(Options {
-        api_token: API_TOKEN.into(),
-        webhook_secret: WEBHOOK_SECRET.into(),
-        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
-        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
         auto: Some(Auto {
             webhook_url: format!("http://{addr}/v1/webhooks/kobana"),
             step: Duration::from_millis(400),
@@ -66,6 +61,7 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
         }),
         failure_rate: 0.10,
         lost_answer_rate: 0.05,
+        ..standin_options(API_TOKEN, WEBHOOK_SECRET)
     })
     .await
     .unwrap();
