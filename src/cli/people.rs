@@ -163,7 +163,8 @@ pub async fn members(command: MembersCommand) -> CliResult {
             let state = opened(database_url).await?;
             workspace_exists(&state.db, &workspace).await?;
             let mut tx = state.db.begin().await.map_err(failed)?;
-            let invitation = match people::invite(&mut tx, &workspace, &email, role, None, now).await.map_err(failed)? {
+            let new = people::NewInvitation { workspace_id: &workspace, email: &email, role, invited_by: None };
+            let invitation = match people::invite(&mut tx, new, now).await.map_err(failed)? {
                 Invited::Sent(invitation) => invitation,
                 Invited::AlreadyMember { user_id } => {
                     return Err(format!("{email} is already a member (user {user_id}): change their role instead"))

@@ -435,6 +435,21 @@ pub struct PixCode {
     pub emv: Option<String>,
 }
 
+/// Where a charge stands at the gateway, as a Pix charge and a boleto both answer it:
+/// its commercial status, its registration at the bank, its payment and its page.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChargeState {
+    pub status: ChargeStatus,
+    #[serde(default)]
+    pub registration_status: Option<RegistrationStatus>,
+    #[serde(default)]
+    pub paid_at: Option<String>,
+    #[serde(default, with = "number::optional")]
+    pub paid_amount: Option<Cents>,
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
 /// A Pix charge as the gateway has it (`v2_pix`, the fields the charge reads). `status`
 /// (commercial): `opened`, `paid`, `overdue`, `canceled`, `generation_failed`;
 /// `registration_status`: `pending`, `confirmed`, `rejected`, `failed`, …
@@ -445,15 +460,8 @@ pub struct PixCharge {
     pub amount: Cents,
     #[serde(default)]
     pub pix_account_uid: Option<String>,
-    pub status: ChargeStatus,
-    #[serde(default)]
-    pub registration_status: Option<RegistrationStatus>,
-    #[serde(default)]
-    pub paid_at: Option<String>,
-    #[serde(default, with = "number::optional")]
-    pub paid_amount: Option<Cents>,
-    #[serde(default)]
-    pub url: Option<String>,
+    #[serde(flatten)]
+    pub state: ChargeState,
     #[serde(default)]
     pub qrcode: Option<PixCode>,
     #[serde(default)]
@@ -490,15 +498,8 @@ pub struct BankBillet {
     pub uid: Option<String>,
     #[serde(with = "number")]
     pub amount: Cents,
-    pub status: ChargeStatus,
-    #[serde(default)]
-    pub registration_status: Option<RegistrationStatus>,
-    #[serde(default)]
-    pub paid_at: Option<String>,
-    #[serde(default, with = "number::optional")]
-    pub paid_amount: Option<Cents>,
-    #[serde(default)]
-    pub url: Option<String>,
+    #[serde(flatten)]
+    pub state: ChargeState,
     #[serde(default)]
     pub line: Option<String>,
     #[serde(default)]

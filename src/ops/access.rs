@@ -154,8 +154,13 @@ pub async fn invite(
             .with_details(json!({"field": "email", "reason": "invalid_email"}))
     })?;
     let now = crate::clock::now_unix();
-    let by = Some(ctx.identity.user_id.as_str());
-    match people::invite(conn, &ws.workspace_id, &email, input.role.role(), by, now).await? {
+    let new = people::NewInvitation {
+        workspace_id: &ws.workspace_id,
+        email: &email,
+        role: input.role.role(),
+        invited_by: Some(&ctx.identity.user_id),
+    };
+    match people::invite(conn, new, now).await? {
         Invited::Sent(invitation) => {
             let details = json!({"email": email, "role": invitation.role});
             audit_write_with(ctx, conn, ws, ("members.invited", "invitation", &invitation.id), Some(details)).await?;

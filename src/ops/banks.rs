@@ -49,19 +49,19 @@ fn from_row(row: &Row<'_>) -> Result<Bank, crate::storage::Error> {
 }
 
 impl Records for Banks {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::Banks;
     const COLLECTION: &'static str = "/v1/banks";
     const NOUN: &'static str = "bank";
     type Row = Bank;
     type Record = Bank;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
         ws: &Membership,
         request: &ListRequest,
     ) -> Result<Page<Bank>, ApiError> {
-        page::list(ctx, conn, ws, Resource::Banks, &LIST, request, COLUMNS, from_row).await
+        page::list::<Self, _>(ctx, conn, ws, request, COLUMNS, from_row).await
     }
     /// A bank of the list by id (no route: the real API has none).
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Bank, ApiError> {

@@ -93,12 +93,12 @@ fn from_row(row: &Row<'_>, api_base_url: &str) -> Result<Receipt, crate::storage
 }
 
 impl Records for Receipts {
+    const LIST: &'static ListSpec = &LIST;
     const RESOURCE: Resource = Resource::Receipts;
     const COLLECTION: &'static str = "/v1/receipts";
     const NOUN: &'static str = "receipt";
     type Row = Receipt;
     type Record = Receipt;
-    const LIST: &'static ListSpec = &LIST;
     async fn list(
         ctx: &OpContext<'_>,
         conn: &mut Conn,
@@ -106,7 +106,7 @@ impl Records for Receipts {
         request: &ListRequest,
     ) -> Result<Page<Receipt>, ApiError> {
         let base = ctx.state.config.api_base_url.as_str();
-        page::list(ctx, conn, ws, Resource::Receipts, &LIST, request, COLUMNS, |row| from_row(row, base)).await
+        page::list::<Self, _>(ctx, conn, ws, request, COLUMNS, |row| from_row(row, base)).await
     }
     async fn get(ctx: &OpContext<'_>, conn: &mut Conn, ws: &Membership, id: &str) -> Result<Receipt, ApiError> {
         ctx.authorize(ws, Resource::Receipts, Access::Read)?;

@@ -79,7 +79,8 @@ pub async fn create_workspace(conn: &mut Conn, name: &str, owner_email: &str, no
         .bind(crate::clock::now_rfc3339())
         .execute(&mut *conn)
         .await?;
-    let owner_invitation = insert_invitation(conn, &workspace_id, owner_email, Role::Owner, None, now).await?;
+    let owner = NewInvitation { workspace_id: &workspace_id, email: owner_email, role: Role::Owner, invited_by: None };
+    let owner_invitation = insert_invitation(conn, owner, now).await?;
     Ok(Created { workspace_id, name: name.to_string(), owner_invitation })
 }
 
@@ -91,14 +92,18 @@ pub async fn workspace_name(conn: &mut Conn, workspace_id: &str) -> Result<Optio
         .await
 }
 
-async fn insert_invitation(
-    conn: &mut Conn,
-    workspace_id: &str,
-    email: &str,
-    role: Role,
-    invited_by: Option<&str>,
-    now: i64,
-) -> Result<Invitation, Error> {
+/// An invitation to make: `email` (normalized) to the workspace with `role`, sent by
+/// `invited_by` (none: by the operator or at the workspace's creation).
+#[derive(Debug, Clone, Copy)]
+pub struct NewInvitation<'a> {
+    pub workspace_id: &'a str,
+    pub email: &'a str,
+    pub role: Role,
+    pub invited_by: Option<&'a str>,
+}
+
+async fn insert_invitation(conn: &mut Conn, new: NewInvitation<'_>, now: i64) -> Result<Invitation, Error> {
+    let NewInvitation { workspace_id, email, role, invited_by } = new;
     let invitation = Invitation {
         id: uuid::Uuid::new_v4().to_string(),
         workspace_id: workspace_id.to_string(),
@@ -138,14 +143,8 @@ pub enum Invited {
 
 /// Invites `email` (normalized) to the workspace with `role`: a pending invitation of
 /// the same address there is replaced (its role and expiry renewed).
-pub async fn invite(
-    conn: &mut Conn,
-    workspace_id: &str,
-    email: &str,
-    role: Role,
-    invited_by: Option<&str>,
-    now: i64,
-) -> Result<Invited, Error> {
+pub async fn invite(conn: &mut Conn, new: NewInvitation<'_>, now: i64) -> Result<Invited, Error> {
+    let NewInvitation { workspace_id, email, .. } = new;
     let member = sql::query(
         "SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id
           WHERE m.workspace_id = $1 AND lower(u.email) = $2",
@@ -166,7 +165,7 @@ pub async fn invite(
     .bind(email)
     .execute(&mut *conn)
     .await?;
-    Ok(Invited::Sent(insert_invitation(conn, workspace_id, email, role, invited_by, now).await?))
+    Ok(Invited::Sent(insert_invitation(conn, new, now).await?))
 }
 
 /// The workspace's invitations, newest first (the last 200).

@@ -30,7 +30,9 @@ class the view offers).
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,6 +241,40 @@ def view_of(url: str, headers: dict[str, str] | None = None) -> View:
     return View(toolsets, readonly, find)
 
 
+def client_command_line(doc: str | None, modes: Iterable[str]) -> tuple[argparse.Namespace, dict[str, str]]:
+    """A client's command line (`doc` its help): the URL, `--mode` (one of `modes`, auto by
+    default), `--header "Name: value"` (repeatable) and `--expect-version`; its arguments
+    and the extra headers by name."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("url")
+    ap.add_argument("--mode", default="auto", choices=sorted(modes))
+    ap.add_argument("--header", action="append", default=[], help="\"Name: value\", repeatable")
+    ap.add_argument("--expect-version")
+    args = ap.parse_args()
+    return args, extra_headers(ap, args.header)
+
+
+def client_token(client: str) -> str | None:
+    """The MCP bearer token the client sends, from $KFIN_TOKEN; None, its setup failure
+    printed, when it is not set."""
+    token = os.environ.get("KFIN_TOKEN", "").strip()
+    if not token:
+        print(f"FAIL {client}: setup: set KFIN_TOKEN to an MCP bearer token", flush=True)
+        return None
+    return token
+
+
+def extra_headers(ap: argparse.ArgumentParser, given: list[str]) -> dict[str, str]:
+    """The `--header "Name: value"` options by name; one without a colon is a usage error."""
+    extra: dict[str, str] = {}
+    for h in given:
+        key, sep, value = h.partition(":")
+        if not sep:
+            ap.error(f"--header wants 'Name: value', got {h!r}")
+        extra[key.strip()] = value.strip()
+    return extra
+
+
 def annotation(tool: Any, key: str) -> Any:
     """An annotation of a tool given as a dict (JSON) or as a library object."""
     annotations = tool.get("annotations") if isinstance(tool, dict) else getattr(tool, "annotations", None)
@@ -251,6 +287,16 @@ def annotation(tool: Any, key: str) -> Any:
     if hasattr(annotations, snake):
         return getattr(annotations, snake)
     return getattr(annotations, key, None)
+
+
+def no_write_check(view: View, tools: list[Any], names: list[str]) -> tuple[str, bool, str]:
+    """A read-only view's tools/list: every tool readOnlyHint, none destructiveHint."""
+    writing = [
+        n for t, n in zip(tools, names)
+        if annotation(t, "readOnlyHint") is not True or annotation(t, "destructiveHint") is True
+    ]
+    return (f"tools/list [{view.label}] has no write or destructive tool", not writing,
+            f"not readOnlyHint, or destructiveHint: {writing[:8]}")
 
 
 def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, str]]:
@@ -289,14 +335,7 @@ def listing_checks(view: View, tools: Iterable[Any]) -> list[tuple[str, bool, st
              f"beyond the first {CURSOR_LIMIT}: {lost}")
         )
     if view.readonly:
-        writing = [
-            n for t, n in zip(tools, names)
-            if annotation(t, "readOnlyHint") is not True or annotation(t, "destructiveHint") is True
-        ]
-        checks.append(
-            (f"tools/list [{view.label}] has no write or destructive tool", not writing,
-             f"not readOnlyHint, or destructiveHint: {writing[:8]}")
-        )
+        checks.append(no_write_check(view, tools, names))
     return checks
 
 
@@ -328,14 +367,7 @@ def find_listing_checks(view: View, tools: list[Any], names: list[str]) -> list[
              all(got[k] is v for k, v in wanted.items()), f"got {got}")
         )
     if view.readonly:
-        writing = [
-            n for t, n in zip(tools, names)
-            if annotation(t, "readOnlyHint") is not True or annotation(t, "destructiveHint") is True
-        ]
-        checks.append(
-            (f"tools/list [{view.label}] has no write or destructive tool", not writing,
-             f"not readOnlyHint, or destructiveHint: {writing[:8]}")
-        )
+        checks.append(no_write_check(view, tools, names))
     return checks
 
 

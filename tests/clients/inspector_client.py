@@ -71,6 +71,8 @@ import tempfile
 from typing import Any
 
 from catalogue import (
+    client_token,
+    extra_headers,
     DEMO_ACCOUNT_ID,
     DEMO_WORKSPACE_ID,
     PAYABLES_DECEMBER,
@@ -342,17 +344,11 @@ def main() -> int:
     ap.add_argument("--header", action="append", default=[], help="\"Name: value\", repeatable")
     ap.add_argument("--strict-baseline")
     args = ap.parse_args()
-    extra: dict[str, str] = {}
-    for h in args.header:
-        key, sep, value = h.partition(":")
-        if not sep:
-            ap.error(f"--header wants 'Name: value', got {h!r}")
-        extra[key.strip()] = value.strip()
+    extra = extra_headers(ap, args.header)
     shown = " ".join([args.url, *(f"[{k}: {v}]" for k, v in extra.items())])
     checks = Checks(f"inspector[{args.era}] {shown}")
-    token = os.environ.get("KFIN_TOKEN", "").strip()
-    if not token:
-        print("FAIL inspector: setup: set KFIN_TOKEN to an MCP bearer token", flush=True)
+    token = client_token("inspector")
+    if token is None:
         return 1
     for path, what in ((NODE22, "Node 22"), (INSPECTOR, "the Inspector CLI")):
         if not os.path.exists(path):

@@ -79,10 +79,8 @@ Exit status 0 only if every check passed.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import sys
 import uuid
 from decimal import Decimal
@@ -95,6 +93,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from catalogue import (
+    client_token,
+    client_command_line,
     DEMO_ACCOUNT_ID,  # "Conta corrente Itaú", the demo checking account
     DEMO_COMPANY_ID,
     DEMO_PENDING_PAYABLE_ID,  # "Aluguel de dezembro", pending, due 2026-12-10
@@ -441,21 +441,9 @@ async def run(url: str, token: str, mode: str, extra: dict[str, str], expect_ver
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("url")
-    ap.add_argument("--mode", default="auto", choices=sorted(DEFAULT_EXPECTED_VERSION))
-    ap.add_argument("--header", action="append", default=[], help="\"Name: value\", repeatable")
-    ap.add_argument("--expect-version")
-    args = ap.parse_args()
-    extra: dict[str, str] = {}
-    for h in args.header:
-        key, sep, value = h.partition(":")
-        if not sep:
-            ap.error(f"--header wants 'Name: value', got {h!r}")
-        extra[key.strip()] = value.strip()
-    token = os.environ.get("KFIN_TOKEN", "").strip()
-    if not token:
-        print("FAIL python: setup: set KFIN_TOKEN to an MCP bearer token", flush=True)
+    args, extra = client_command_line(__doc__, DEFAULT_EXPECTED_VERSION)
+    token = client_token("python")
+    if token is None:
         return 1
     expect = args.expect_version or DEFAULT_EXPECTED_VERSION[args.mode]
     shown = " ".join([args.url, *(f"[{k}: {v}]" for k, v in extra.items())])

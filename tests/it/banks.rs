@@ -241,18 +241,12 @@ async fn list_snapshot(h: &Harness) -> Vec<(String, Option<String>, String, i64)
 async fn banks_import_adds_renames_and_keeps_what_left_for_the_accounts_that_name_it() {
     let h = Harness::with_demo().await;
     let token = h.api_token(DEMO_OWNER);
-    let santander = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/financial-accounts",
-                &token,
-                Some(json!({"company_id": ACME_COMPANY,
-            "name": "Conta Santander", "type": "checking", "bank_code": "033"})),
-            )
-            .build(),
-        )
-        .await;
+    // An account of Acme's at Santander, by its COMPE code.
+    let santander_account = |name: &str| {
+        let body = json!({"company_id": ACME_COMPANY, "name": name, "type": "checking", "bank_code": "033"});
+        rest(Method::POST, "/v1/financial-accounts", &token, Some(body)).build()
+    };
+    let santander = h.send(santander_account("Conta Santander")).await;
     assert_eq!(santander.status, 201, "{}", text(&santander));
     let santander = santander.json();
 
@@ -324,18 +318,7 @@ async fn banks_import_adds_renames_and_keeps_what_left_for_the_accounts_that_nam
         )
         .await;
     assert_eq!(same.status, 200, "an account keeps a bank that left: {}", text(&same));
-    let reply = h
-        .send(
-            rest(
-                Method::POST,
-                "/v1/financial-accounts",
-                &token,
-                Some(json!({"company_id": ACME_COMPANY,
-            "name": "Nova Santander", "type": "checking", "bank_code": "033"})),
-            )
-            .build(),
-        )
-        .await;
+    let reply = h.send(santander_account("Nova Santander")).await;
     assert_eq!(details(&reply), pair("bank_code", "invalid_reference"), "a bank that left is not offered");
 
     // The same file again, as UTF-8 through the Lambda invocation: nothing more to do.

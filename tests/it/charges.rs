@@ -159,12 +159,7 @@ async fn what_a_charge_needs_is_named() {
     let token = h.api_token(DEMO_OWNER);
     // No account to receive in.
     let none = charge(&h, &token, SALE, "pix", "1").await;
-    assert_eq!(
-        (none.status.as_u16(), details(&none)),
-        (422, pair("financial_account_id", "missing")),
-        "{}",
-        text(&none)
-    );
+    assert_refused(&none, 422, "financial_account_id", "missing");
     // The cash account has no Pix account nor boleto agreement at the gateway.
     let body = json!({"expected_account_id": ACME_CASH_ACCOUNT});
     assert_eq!(send(&h, Method::PATCH, &format!("/v1/receivables/{SALE}"), &token, Some(body)).await.status, 200);

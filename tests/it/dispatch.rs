@@ -273,12 +273,7 @@ async fn what_a_dispatch_needs_is_named() {
     let token = h.api_token(DEMO_OWNER);
     // No account to pay from.
     let none = dispatch(&h, &token, RENT, "1").await;
-    assert_eq!(
-        (none.status.as_u16(), details(&none)),
-        (422, pair("financial_account_id", "missing")),
-        "{}",
-        text(&none)
-    );
+    assert_refused(&none, 422, "financial_account_id", "missing");
     // An account the gateway does not know.
     let body = json!({"expected_account_id": ACME_CASH_ACCOUNT});
     assert_eq!(send(&h, Method::PATCH, &format!("/v1/payables/{RENT}"), &token, Some(body)).await.status, 200);
@@ -362,8 +357,7 @@ async fn the_tool_asks_the_user_naming_payee_amount_method_and_account_then_pays
 #[tokio::test]
 async fn the_gateways_credentials_come_from_secrets_manager() {
     use kobana_finance_mcp::config::{GatewayConfig, GatewayCredentials};
-    use kobana_finance_mcp::gateway::standin::{Options, StandIn};
-    use kobana_finance_mcp::storage::seed::{ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
+    use kobana_finance_mcp::gateway::standin::StandIn;
 
     let _env = environment().await;
     let Some(moto) = crate::common::moto::start("the banking gateway's secret") else { return };
@@ -377,17 +371,7 @@ async fn the_gateways_credentials_come_from_secrets_manager() {
         .send()
         .await
         .expect("create secret in moto");
-    let standin = StandIn::start(Options {
-        api_token: "token-from-the-secret".into(),
-        webhook_secret: "events-secret".into(),
-        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
-        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
-        auto: None,
-        failure_rate: 0.0,
-        lost_answer_rate: 0.0,
-    })
-    .await
-    .unwrap();
+    let standin = StandIn::start(standin_options("token-from-the-secret", "events-secret")).await.unwrap();
     let url = standin.url.clone();
     let h = Harness::with_demo_and(move |c| {
         c.gateway = GatewayConfig {

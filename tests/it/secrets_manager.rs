@@ -10,26 +10,11 @@ use crate::common;
 use std::time::Duration;
 
 use common::*;
-use kobana_finance_mcp::auth::jwt::{self, Audience, Claims};
-use kobana_finance_mcp::auth::keys::Keys;
 use kobana_finance_mcp::config::KeySourceConfig;
 use serde_json::json;
 
 fn token(secret: &str) -> String {
-    let now = kobana_finance_mcp::clock::now_unix() as u64;
-    let claims = Claims {
-        iss: PUBLIC_URL.into(),
-        aud: Audience::One(PUBLIC_URL.into()),
-        sub: DEMO_OWNER.into(),
-        scope: String::new(),
-        exp: now + 600,
-        iat: Some(now),
-        nbf: None,
-        jti: Some(uuid::Uuid::new_v4().to_string()),
-        client_id: None,
-        gid: None,
-    };
-    jwt::mint(&claims, &Keys::from_secret(secret, None)).unwrap()
+    token_signed(secret, DEMO_OWNER, String::new(), |_| {})
 }
 
 #[tokio::test]

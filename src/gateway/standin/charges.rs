@@ -10,46 +10,45 @@ use axum::Json;
 use bytes::Bytes;
 
 use super::{is_document, key_of, refusal, refusal_of, unavailable, Shared};
+use crate::domain::money::Cents;
 use crate::gateway::{
-    BankBillet, ChargeStatus, Envelope, NewBankBillet, NewPixCharge, PixCharge, PixCode, RegistrationStatus,
+    BankBillet, ChargeState, ChargeStatus, Envelope, NewBankBillet, NewPixCharge, PixCharge, PixCode,
+    RegistrationStatus,
 };
+
+/// What a move to `to` does to either kind's state: "paid" pays the whole `amount` now,
+/// "rejected" rejects its registration, "registered" confirms it (each kind adds its own
+/// codes), any other word is the status it moves to.
+fn state_moved(state: &mut ChargeState, amount: Cents, to: &str, now: &str) {
+    match to {
+        "registered" => state.registration_status = Some(RegistrationStatus::Confirmed),
+        "paid" => {
+            state.status = ChargeStatus::Paid;
+            state.paid_at = Some(now.to_string());
+            state.paid_amount = Some(amount);
+        }
+        "rejected" => state.registration_status = Some(RegistrationStatus::Rejected),
+        other => state.status = ChargeStatus::from(other),
+    }
+}
 
 pub(super) fn pix_moved(charge: &mut PixCharge, to: &str) {
     let now = crate::clock::now_rfc3339();
-    match to {
-        "registered" => {
-            charge.registration_status = Some(RegistrationStatus::Confirmed);
-            charge.qrcode = Some(PixCode {
-                emv: Some(format!("00020126580014br.gov.bcb.pix0136{}5204000053039865802BR", charge.uid)),
-            });
-        }
-        "paid" => {
-            charge.status = ChargeStatus::Paid;
-            charge.paid_at = Some(now.clone());
-            charge.paid_amount = Some(charge.amount);
-        }
-        "rejected" => charge.registration_status = Some(RegistrationStatus::Rejected),
-        other => charge.status = ChargeStatus::from(other),
+    state_moved(&mut charge.state, charge.amount, to, &now);
+    if to == "registered" {
+        charge.qrcode =
+            Some(PixCode { emv: Some(format!("00020126580014br.gov.bcb.pix0136{}5204000053039865802BR", charge.uid)) });
     }
     charge.updated_at = now;
 }
 
 pub(super) fn billet_moved(billet: &mut BankBillet, to: &str) {
     let now = crate::clock::now_rfc3339();
-    match to {
-        "registered" => {
-            billet.status = ChargeStatus::Opened;
-            billet.registration_status = Some(RegistrationStatus::Confirmed);
-            billet.barcode = Some("34191090080000000000000000000018316560000450000".into());
-            billet.line = Some("34191.09008 00000.000000 00000.000018 3 16560000450000".into());
-        }
-        "paid" => {
-            billet.status = ChargeStatus::Paid;
-            billet.paid_at = Some(now.clone());
-            billet.paid_amount = Some(billet.amount);
-        }
-        "rejected" => billet.registration_status = Some(RegistrationStatus::Rejected),
-        other => billet.status = ChargeStatus::from(other),
+    state_moved(&mut billet.state, billet.amount, to, &now);
+    if to == "registered" {
+        billet.state.status = ChargeStatus::Opened;
+        billet.barcode = Some("34191090080000000000000000000018316560000450000".into());
+        billet.line = Some("34191.09008 00000.000000 00000.000018 3 16560000450000".into());
     }
     billet.updated_at = Some(now);
 }
@@ -89,11 +88,13 @@ pub(super) async fn create_pix(State(shared): State<Arc<Shared>>, headers: Heade
         uid: uuid::Uuid::new_v4().to_string(),
         amount: new.amount,
         pix_account_uid: Some(new.pix_account_uid.clone()),
-        status: ChargeStatus::Opened,
-        registration_status: Some(RegistrationStatus::Pending),
-        paid_at: None,
-        paid_amount: None,
-        url: None,
+        state: ChargeState {
+            status: ChargeStatus::Opened,
+            registration_status: Some(RegistrationStatus::Pending),
+            paid_at: None,
+            paid_amount: None,
+            url: None,
+        },
         qrcode: None,
         external_id: new.external_id.clone(),
         created_at: now.clone(),
@@ -122,7 +123,7 @@ pub(super) async fn cancel_pix(
     let Some(charge) = book.pix.iter().find(|c| c.uid == uid).cloned() else {
         return refusal(StatusCode::NOT_FOUND, "not_found", None, "Pix não encontrado");
     };
-    if charge.status.is_ended() {
+    if charge.state.status.is_ended() {
         return refusal(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_status",
@@ -175,11 +176,13 @@ pub(super) async fn create_billet(State(shared): State<Arc<Shared>>, headers: He
         id,
         uid: Some(uuid::Uuid::new_v4().to_string()),
         amount: new.amount,
-        status: ChargeStatus::Generating,
-        registration_status: Some(RegistrationStatus::Pending),
-        paid_at: None,
-        paid_amount: None,
-        url: Some(format!("https://bole.to/{id}")),
+        state: ChargeState {
+            status: ChargeStatus::Generating,
+            registration_status: Some(RegistrationStatus::Pending),
+            paid_at: None,
+            paid_amount: None,
+            url: Some(format!("https://bole.to/{id}")),
+        },
         line: None,
         barcode: None,
         created_at: Some(now.clone()),
@@ -205,7 +208,7 @@ pub(super) async fn cancel_billet(
     let Some(billet) = book.billets.iter_mut().find(|b| b.id.to_string() == id) else {
         return refusal(StatusCode::NOT_FOUND, "not_found", None, "Boleto não encontrado");
     };
-    if matches!(billet.status, ChargeStatus::Paid | ChargeStatus::Cancelled) {
+    if matches!(billet.state.status, ChargeStatus::Paid | ChargeStatus::Cancelled) {
         return refusal(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_status",

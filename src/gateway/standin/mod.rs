@@ -343,7 +343,7 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
                 .pix
                 .iter()
                 .filter(|c| due(&c.uid))
-                .filter_map(|c| match (&c.status, &c.registration_status) {
+                .filter_map(|c| match (&c.state.status, &c.state.registration_status) {
                     (ChargeStatus::Opened, _) if book.cancelling.contains(&c.uid) => Some((c.uid.clone(), "canceled")),
                     (ChargeStatus::Opened, Some(RegistrationStatus::Pending)) => Some((c.uid.clone(), "registered")),
                     (ChargeStatus::Opened, Some(RegistrationStatus::Confirmed)) => Some((c.uid.clone(), "paid")),
@@ -354,7 +354,7 @@ async fn run_auto(shared: Arc<Shared>, auto: Auto) {
                 .billets
                 .iter()
                 .filter(|b| due(&b.id.to_string()))
-                .filter_map(|b| match b.status {
+                .filter_map(|b| match b.state.status {
                     ChargeStatus::Generating => Some((b.id.to_string(), "registered")),
                     ChargeStatus::Opened => Some((b.id.to_string(), "paid")),
                     _ => None,

@@ -53,6 +53,15 @@ fn payment_at<'a>(book: &'a mut Book, uri: &Uri, uid: &str) -> Option<&'a mut Pa
     book.payments.iter_mut().find(|p| p.uid == uid && Some(p.kind) == kind)
 }
 
+/// What `act` answers with the book, for a caller the banking API does not refuse.
+fn with_book(shared: &Shared, headers: &HeaderMap, act: impl FnOnce(&mut Book) -> Response) -> Response {
+    if let Some(refused) = refusal_of(shared, headers) {
+        return refused;
+    }
+    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
+    act(&mut book)
+}
+
 fn no_payment() -> Response {
     refusal(StatusCode::NOT_FOUND, "not_found", None, "Pagamento não encontrado")
 }
@@ -239,14 +248,10 @@ pub(super) async fn show(
     Path((_collection, uid)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    match payment_at(&mut book, &uri, &uid) {
+    with_book(&shared, &headers, |book| match payment_at(book, &uri, &uid) {
         Some(payment) => Json(Envelope { status: 200, data: payment.clone() }).into_response(),
         None => no_payment(),
-    }
+    })
 }
 
 /// `PUT {path}/{uid}/cancel`: a payment not made yet is cancelled at once (the real API
@@ -259,39 +264,37 @@ pub(super) async fn cancel(
     Path((_collection, uid)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(refused) = refusal_of(&shared, &headers) {
-        return refused;
-    }
-    let mut book = shared.book.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(payment) = payment_at(&mut book, &uri, &uid) else { return no_payment() };
-    if payment.status != PaymentStatus::Cancelled && payment.status.is_terminal() {
-        let (what, detail) = match payment.kind.is_transfer() {
-            true => ("Transferência", "Transferência já foi confirmada ou rejeitada."),
-            false => ("Pagamento", "Pagamento já foi confirmado ou rejeitado."),
-        };
-        let reason = Reason {
-            title: Some(format!("Não foi possível gerar Comando de Cancelamento de {what}.")),
-            code: Some("unprocessable_content".into()),
-            param: None,
-            detail: Some(serde_json::Value::String(detail.into())),
-        };
-        return (StatusCode::UNPROCESSABLE_ENTITY, Json(ErrorBody { status: 422, errors: vec![reason] }))
-            .into_response();
-    }
-    if payment.status != PaymentStatus::Cancelled {
-        moved(payment, PaymentStatus::Cancelled);
-        let payment = payment.clone();
-        book.event(&payment);
-    }
-    let Some(payment) = book.payments.iter().find(|p| p.uid == uid).cloned() else { return not_found() };
-    let object = match payment.kind {
-        PaymentKind::Tax => {
-            return Json(serde_json::json!({"status": 200, "message": "Pagamento cancelado"})).into_response();
+    with_book(&shared, &headers, |book| {
+        let Some(payment) = payment_at(book, &uri, &uid) else { return no_payment() };
+        if payment.status != PaymentStatus::Cancelled && payment.status.is_terminal() {
+            let (what, detail) = match payment.kind.is_transfer() {
+                true => ("Transferência", "Transferência já foi confirmada ou rejeitada."),
+                false => ("Pagamento", "Pagamento já foi confirmado ou rejeitado."),
+            };
+            let reason = Reason {
+                title: Some(format!("Não foi possível gerar Comando de Cancelamento de {what}.")),
+                code: Some("unprocessable_content".into()),
+                param: None,
+                detail: Some(serde_json::Value::String(detail.into())),
+            };
+            return (StatusCode::UNPROCESSABLE_ENTITY, Json(ErrorBody { status: 422, errors: vec![reason] }))
+                .into_response();
         }
-        kind if kind.is_transfer() => "financial_transfer",
-        _ => "payment",
-    };
-    let mut data = serde_json::json!({"status": "success", "operation": "cancel"});
-    data[object] = serde_json::to_value(&payment).unwrap_or_default();
-    Json(Envelope { status: 200, data }).into_response()
+        if payment.status != PaymentStatus::Cancelled {
+            moved(payment, PaymentStatus::Cancelled);
+            let payment = payment.clone();
+            book.event(&payment);
+        }
+        let Some(payment) = book.payments.iter().find(|p| p.uid == uid).cloned() else { return not_found() };
+        let object = match payment.kind {
+            PaymentKind::Tax => {
+                return Json(serde_json::json!({"status": 200, "message": "Pagamento cancelado"})).into_response();
+            }
+            kind if kind.is_transfer() => "financial_transfer",
+            _ => "payment",
+        };
+        let mut data = serde_json::json!({"status": "success", "operation": "cancel"});
+        data[object] = serde_json::to_value(&payment).unwrap_or_default();
+        Json(Envelope { status: 200, data }).into_response()
+    })
 }

@@ -261,7 +261,7 @@ pub async fn ids<B: BillKind>(
 ) -> Result<IdPage, ApiError> {
     // The caller's access before what it asked.
     ctx.authorize(ws, B::RESOURCE, Access::Read)?;
-    page::ids(ctx, conn, ws, B::RESOURCE, B::LIST, &ListRequest::from_query(query)?).await
+    page::ids::<declared::Bills<B>>(ctx, conn, ws, &ListRequest::from_query(query)?).await
 }
 
 /// A kind's create and update: the rules of both kinds, one implementation.

@@ -104,7 +104,7 @@ pub async fn list<T: Table>(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<Page<T::Row>, ApiError> {
-    page::list(ctx, conn, ws, T::RESOURCE, T::LIST, request, T::COLUMNS, T::from_row).await
+    page::list::<T, _>(ctx, conn, ws, request, T::COLUMNS, T::from_row).await
 }
 
 /// `GET /v1/{collection}/ids`: every live id, ascending (see [`page::ids`]).
@@ -114,7 +114,7 @@ pub async fn ids<T: Table>(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<IdPage, ApiError> {
-    page::ids(ctx, conn, ws, T::RESOURCE, T::LIST, request).await
+    page::ids::<T>(ctx, conn, ws, request).await
 }
 
 /// The id sweep of `T` as an own row runs it (`GET {collection}/ids`).

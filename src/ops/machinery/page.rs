@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use super::list::{bind_all, encode_cursor, Compiled, ListRequest, ListSpec};
 use super::refs;
-use crate::domain::roles::{Access, Resource};
+use super::resource::Records;
+use crate::domain::roles::Access;
 use crate::error::ApiError;
 use crate::ops::{IdPage, IdPageMeta, OpContext, Page};
 use crate::storage::identity::Membership;
@@ -101,41 +102,37 @@ pub async fn compile(
     Ok(compiled)
 }
 
-/// A list read as every plain one is: the caller's read permission on `resource`, the
-/// request compiled against `spec`, then `SELECT {columns} FROM {table}` and its page,
-/// each row made a `T` by `map`.
-#[allow(clippy::too_many_arguments)]
-pub async fn list<T: Send>(
+/// A list of `R` read as every plain one is: the caller's read permission on its
+/// resource, the request compiled against its list, then `SELECT {columns} FROM {table}`
+/// and its page, each row made a `T` by `map`.
+pub async fn list<R: Records, T: Send>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
-    resource: Resource,
-    spec: &'static ListSpec,
     request: &ListRequest,
     columns: &str,
     map: impl Fn(&Row<'_>) -> Result<T, crate::storage::Error> + Send + Sync,
 ) -> Result<Page<T>, ApiError> {
-    ctx.authorize(ws, resource, Access::Read)?;
+    ctx.authorize(ws, R::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = compile(conn, ws, spec, request, &keys.state).await?;
-    let sql = format!("SELECT {columns} FROM {} {}", spec.table, compiled.sql);
+    let compiled = compile(conn, ws, R::LIST, request, &keys.state).await?;
+    let sql = format!("SELECT {columns} FROM {} {}", R::LIST.table, compiled.sql);
     fetch(conn, sql, &compiled, &keys.state, map).await
 }
 
-/// `GET …/ids` of every resource: every id of the live records of `spec` in the
-/// workspace, ascending, `limit` and `cursor` only (see [`ListSpec::compile_ids`]).
-pub async fn ids(
+/// `GET …/ids` of every resource: every id of the live records of `R`'s list in the
+/// workspace, ascending, `limit` and `cursor` only (see
+/// [`ListSpec::compile_ids`](super::list::ListSpec::compile_ids)).
+pub async fn ids<R: Records>(
     ctx: &OpContext<'_>,
     conn: &mut Conn,
     ws: &Membership,
-    resource: Resource,
-    spec: &'static ListSpec,
     request: &ListRequest,
 ) -> Result<IdPage, ApiError> {
-    ctx.authorize(ws, resource, Access::Read)?;
+    ctx.authorize(ws, R::RESOURCE, Access::Read)?;
     let keys = ctx.state.keys.current().await?;
-    let compiled = spec.compile_ids(request, &ws.workspace_id, &keys.state)?;
-    let sql = format!("SELECT {table}.id FROM {table} {}", compiled.sql, table = spec.table);
+    let compiled = R::LIST.compile_ids(request, &ws.workspace_id, &keys.state)?;
+    let sql = format!("SELECT {table}.id FROM {table} {}", compiled.sql, table = R::LIST.table);
     let page = fetch(conn, sql, &compiled, &keys.state, |row| row.try_get::<String, _>(0)).await?;
     Ok(IdPage { data: page.data, meta: IdPageMeta { next_cursor: page.meta.next_cursor } })
 }
@@ -143,7 +140,7 @@ pub async fn ids(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::machinery::list::list_spec;
+    use crate::ops::machinery::list::{list_spec, ListSpec};
     use crate::storage::Db;
 
     static THINGS: ListSpec =

@@ -248,7 +248,7 @@ pub async fn ids(
     ws: &Membership,
     request: &ListRequest,
 ) -> Result<IdPage, ApiError> {
-    page::ids(ctx, conn, ws, Resource::Transactions, &LIST, request).await
+    page::ids::<declared::Transactions>(ctx, conn, ws, request).await
 }
 
 /// `GET /v1/financial-transactions/aggregates`: `company_id` (optional), and either

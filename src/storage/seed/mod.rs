@@ -171,7 +171,8 @@ const ACME: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a11";
 const BETA: &str = "c1a4e9d2-5b7f-4c3e-8a1d-2f6b9e0c7a21";
 
 /// A demo bill: id, workspace, company, kind, description, cents, due date, status,
-/// person, category, settlement account, payment date, settlement transaction.
+/// person, category and, when settled, its settlement: the account, the payment date and
+/// the ledger transaction.
 type DemoBill = (
     &'static str,
     Option<&'static str>,
@@ -183,9 +184,7 @@ type DemoBill = (
     &'static str,
     Option<&'static str>,
     Option<&'static str>,
-    Option<&'static str>,
-    Option<&'static str>,
-    Option<&'static str>,
+    Option<(&'static str, &'static str, &'static str)>,
 );
 
 /// Runs one demo INSERT with its binds (all text; NULL where `None`).
@@ -332,7 +331,8 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
         )
         .await?;
     }
-    // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, account, payment date, settlement txn)
+    // Bills: (id, workspace, company, kind, description, cents, due, status, person, category, settlement:
+    // (account, payment date, ledger transaction))
     let bills: [DemoBill; 10] = [
         (
             "b1110000-0001-4000-8000-000000000001",
@@ -346,8 +346,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             Some("9e000000-0001-4000-8000-000000000001"),
             Some("ca7e0000-0001-4000-8000-000000000004"),
             None,
-            None,
-            None,
         ),
         (
             "b1110000-0001-4000-8000-000000000002",
@@ -360,9 +358,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             "paid",
             Some("9e000000-0001-4000-8000-000000000001"),
             Some("ca7e0000-0001-4000-8000-000000000004"),
-            Some("a1b2c3d4-0001-4000-8000-000000000001"),
-            Some("2026-11-10"),
-            Some("7e000000-0001-4000-8000-000000000001"),
+            Some(("a1b2c3d4-0001-4000-8000-000000000001", "2026-11-10", "7e000000-0001-4000-8000-000000000001")),
         ),
         (
             "b1110000-0001-4000-8000-000000000003",
@@ -375,8 +371,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             "cancelled",
             Some("9e000000-0001-4000-8000-000000000002"),
             Some("ca7e0000-0001-4000-8000-000000000005"),
-            None,
-            None,
             None,
         ),
         (
@@ -391,8 +385,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             Some("9e000000-0001-4000-8000-000000000002"),
             Some("ca7e0000-0001-4000-8000-000000000005"),
             None,
-            None,
-            None,
         ),
         (
             "b1110000-0001-4000-8000-000000000005",
@@ -406,8 +398,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             Some("9e000000-0001-4000-8000-000000000003"),
             Some("ca7e0000-0001-4000-8000-000000000007"),
             None,
-            None,
-            None,
         ),
         (
             "b1110000-0001-4000-8000-000000000006",
@@ -420,9 +410,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             "received",
             Some("9e000000-0001-4000-8000-000000000004"),
             Some("ca7e0000-0001-4000-8000-000000000007"),
-            Some("a1b2c3d4-0001-4000-8000-000000000001"),
-            Some("2026-11-25"),
-            Some("7e000000-0001-4000-8000-000000000002"),
+            Some(("a1b2c3d4-0001-4000-8000-000000000001", "2026-11-25", "7e000000-0001-4000-8000-000000000002")),
         ),
         (
             "b1110000-0001-4000-8000-000000000007",
@@ -435,8 +423,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             "cancelled",
             Some("9e000000-0001-4000-8000-000000000003"),
             Some("ca7e0000-0001-4000-8000-000000000007"),
-            None,
-            None,
             None,
         ),
         (
@@ -451,8 +437,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             Some(ACME_LANDLORD),
             Some(ACME_RENT_CATEGORY),
             None,
-            None,
-            None,
         ),
         (
             ACME_DARF_NOVEMBER,
@@ -463,8 +447,6 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             "83045",
             "2026-12-20",
             "pending",
-            None,
-            None,
             None,
             None,
             None,
@@ -481,13 +463,10 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             None,
             None,
             None,
-            None,
-            None,
         ),
     ];
-    for (id, ws, company, kind, description, cents, due, status, person, category, account, paid_on, transaction) in
-        bills
-    {
+    for (id, ws, company, kind, description, cents, due, status, person, category, settled) in bills {
+        let (account, paid_on) = (settled.map(|s| s.0), settled.map(|s| s.1));
         insert(
             conn,
             "INSERT INTO billings (id, workspace_id, company_id, kind, description, amount_cents, due_date, competence_date, billing_type, status,
@@ -496,7 +475,7 @@ async fn seed_finance(conn: &mut Conn, now: &str) -> Result<(), crate::storage::
             &[Some(id), ws, Some(company), Some(kind), Some(description), Some(cents), Some(due), Some(status), person, category, account, paid_on, now],
         )
         .await?;
-        if let (Some(transaction), Some(account), Some(paid_on)) = (transaction, account, paid_on) {
+        if let Some((account, paid_on, transaction)) = settled {
             // The settlement's ledger movement, linked both ways.
             let direction = if kind == "payable" { "debit" } else { "credit" };
             insert(

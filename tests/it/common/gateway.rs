@@ -13,6 +13,21 @@ use super::{text, Harness, Mcp, Reply};
 pub const WEBHOOK_SECRET: &str = "test-webhook-secret";
 pub const API_TOKEN: &str = "test-api-token";
 
+/// The stand-in of the tests: the demo's checking account is its Pix account and its
+/// boleto agreement, it takes `api_token` and signs its events with `webhook_secret`, it is
+/// moved by hand and never fails.
+pub fn standin_options(api_token: &str, webhook_secret: &str) -> Options {
+    Options {
+        api_token: api_token.into(),
+        webhook_secret: webhook_secret.into(),
+        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
+        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
+        auto: None,
+        failure_rate: 0.0,
+        lost_answer_rate: 0.0,
+    }
+}
+
 /// The demo, its gateway the stand-in (moved by hand).
 pub async fn with_gateway() -> (Harness, StandIn) {
     with_gateway_on(None).await
@@ -26,17 +41,7 @@ pub async fn with_gateway_on_one_connection() -> (Harness, StandIn) {
 }
 
 async fn with_gateway_on(connections: Option<u32>) -> (Harness, StandIn) {
-    let standin = StandIn::start(Options {
-        api_token: API_TOKEN.into(),
-        webhook_secret: WEBHOOK_SECRET.into(),
-        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
-        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
-        auto: None,
-        failure_rate: 0.0,
-        lost_answer_rate: 0.0,
-    })
-    .await
-    .expect("stand-in");
+    let standin = StandIn::start(standin_options(API_TOKEN, WEBHOOK_SECRET)).await.expect("stand-in");
     let h = demo_banking(standin.url.clone(), connections).await;
     (h, standin)
 }

@@ -265,23 +265,9 @@ impl Harness {
 
     /// A token with the given scope (default: all 20) and claims adjusted by `edit`.
     pub fn token_with(&self, user: &str, scope: Option<&str>, edit: impl FnOnce(&mut Claims)) -> String {
-        let now = kobana_finance_mcp::clock::now_unix() as u64;
-        let mut claims = Claims {
-            iss: PUBLIC_URL.into(),
-            aud: Audience::One(PUBLIC_URL.into()),
-            sub: user.into(),
-            scope: scope
-                .map(str::to_string)
-                .unwrap_or_else(|| kobana_finance_mcp::domain::roles::all_scopes().join(" ")),
-            exp: now + 600,
-            iat: Some(now),
-            nbf: None,
-            jti: Some(uuid::Uuid::new_v4().to_string()),
-            client_id: None,
-            gid: None,
-        };
-        edit(&mut claims);
-        jwt::mint(&claims, &Keys::from_secret(SECRET, None)).expect("mint")
+        let scope =
+            scope.map(str::to_string).unwrap_or_else(|| kobana_finance_mcp::domain::roles::all_scopes().join(" "));
+        token_signed(SECRET, user, scope, edit)
     }
 
     pub fn api_token(&self, user: &str) -> String {
@@ -381,6 +367,26 @@ pub fn v1_token(h: &Harness, user: &str, scope: &str) -> String {
     h.token_with(user, Some(scope), |c| c.aud = Audience::One(format!("{PUBLIC_URL}/v1")))
 }
 
+/// A token of `user` with `scope` for ten minutes, its claims adjusted by `edit`, signed
+/// with `secret` (the harness's, or a key a test serves from elsewhere).
+pub fn token_signed(secret: &str, user: &str, scope: String, edit: impl FnOnce(&mut Claims)) -> String {
+    let now = kobana_finance_mcp::clock::now_unix() as u64;
+    let mut claims = Claims {
+        iss: PUBLIC_URL.into(),
+        aud: Audience::One(PUBLIC_URL.into()),
+        sub: user.into(),
+        scope,
+        exp: now + 600,
+        iat: Some(now),
+        nbf: None,
+        jti: Some(uuid::Uuid::new_v4().to_string()),
+        client_id: None,
+        gid: None,
+    };
+    edit(&mut claims);
+    jwt::mint(&claims, &Keys::from_secret(secret, None)).expect("mint")
+}
+
 /// The `details.field` and `details.reason` of an error body.
 pub fn details(reply: &Reply) -> (Option<String>, Option<String>) {
     let d = &reply.json()["error"]["details"];
@@ -411,6 +417,13 @@ pub const AGGREGATES_REFUSALS: [(&str, &str, &str); 12] = [
 /// What `details` returns for `field` refused with `reason`.
 pub fn pair(field: &str, reason: &str) -> (Option<String>, Option<String>) {
     (Some(field.to_string()), Some(reason.to_string()))
+}
+
+/// Asserts that `reply` is `status` with `field` refused for `reason` (its body in the
+/// message).
+#[track_caller]
+pub fn assert_refused(reply: &Reply, status: u16, field: &str, reason: &str) {
+    assert_eq!((reply.status.as_u16(), details(reply)), (status, pair(field, reason)), "{}", text(reply));
 }
 
 /// The REST envelope's `error` of an `isError` tool result, read from its text content —

@@ -29,9 +29,8 @@ use serde_json::json;
 use kobana_finance_mcp::gateway::standin::{Auto, Options, StandIn};
 use kobana_finance_mcp::gateway::{ChargeStatus, PaymentStatus};
 use kobana_finance_mcp::ops::bills::approval::set_gate;
-use kobana_finance_mcp::storage::seed::{ACME_CHECKING_BILLET_ACCOUNT, ACME_CHECKING_KOBANA_UID};
 
-use crate::common::gateway::{demo_banking_at, API_TOKEN, WEBHOOK_SECRET};
+use crate::common::gateway::{demo_banking_at, standin_options, API_TOKEN, WEBHOOK_SECRET};
 use crate::common::*;
 
 /// The demo boleto's barcode (its check digits hold).
@@ -55,10 +54,6 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let standin = StandIn::start(Options {
-        api_token: API_TOKEN.into(),
-        webhook_secret: WEBHOOK_SECRET.into(),
-        accounts: vec![ACME_CHECKING_KOBANA_UID.into()],
-        billet_accounts: vec![ACME_CHECKING_BILLET_ACCOUNT.parse().unwrap()],
         auto: Some(Auto {
             webhook_url: format!("http://{addr}/v1/webhooks/kobana"),
             step: Duration::from_millis(400),
@@ -66,6 +61,7 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
         }),
         failure_rate: 0.10,
         lost_answer_rate: 0.05,
+        ..standin_options(API_TOKEN, WEBHOOK_SECRET)
     })
     .await
     .unwrap();
@@ -160,7 +156,7 @@ async fn run(clients: usize, seconds: u64, records: usize) -> String {
     loop {
         let bank_done =
             standin.payments().iter().all(|p| ["confirmed", "rejected", "canceled"].contains(&p.status.as_str()))
-                && standin.pix_charges().iter().all(|c| ["paid", "canceled"].contains(&c.status.as_str()));
+                && standin.pix_charges().iter().all(|c| ["paid", "canceled"].contains(&c.state.status.as_str()));
         let strict = Instant::now() >= settle_by;
         assert!(bank_done || !strict, "the bank's payments and charges did not end within the wait");
         if bank_done && consistent(&h, &token, &standin, &payables, &receivables, strict).await {
@@ -231,7 +227,7 @@ async fn consistent(
     let charges = standin.pix_charges();
     for receivable in receivables {
         let made: Vec<_> = charges.iter().filter(|c| c.external_id.as_deref() == Some(receivable.as_str())).collect();
-        let paid = made.iter().filter(|c| c.status == ChargeStatus::Paid).count();
+        let paid = made.iter().filter(|c| c.state.status == ChargeStatus::Paid).count();
         if paid > 1 && strict {
             // What the bank and the books hold of it, to tell how a second charge came.
             let rows = sql::query(
@@ -252,7 +248,7 @@ async fn consistent(
             .unwrap_or_default();
             let bank: Vec<String> = made
                 .iter()
-                .map(|c| format!("{} {} created {} updated {}", c.uid, c.status, c.created_at, c.updated_at))
+                .map(|c| format!("{} {} created {} updated {}", c.uid, c.state.status, c.created_at, c.updated_at))
                 .collect();
             panic!("{receivable} paid {paid} times\nbank: {bank:#?}\nbooks: {rows:#?}\naudit: {audit:#?}");
         }
@@ -275,7 +271,7 @@ async fn consistent(
             return false;
         }
         if let Some(uid) = record["kobana_charge_uid"].as_str() {
-            let theirs = charges.iter().find(|c| c.uid == uid).map(|c| c.status.as_str());
+            let theirs = charges.iter().find(|c| c.uid == uid).map(|c| c.state.status.as_str());
             if !check(
                 record["kobana_status"].as_str() == theirs,
                 format!("{receivable}: {} here, {theirs:?} at the bank", record["kobana_status"]),
