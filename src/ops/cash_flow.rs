@@ -372,13 +372,7 @@ mod tests {
     }
 
     fn refused(query: &str) -> (u16, String, String) {
-        let err = parse(query).expect_err(query);
-        let details = err.details.clone().unwrap_or_default();
-        (
-            err.status().as_u16(),
-            details["field"].as_str().unwrap_or("").to_string(),
-            details["reason"].as_str().unwrap_or("").to_string(),
-        )
+        crate::ops::machinery::period::refusal(parse(query))
     }
 
     #[test]

@@ -163,6 +163,16 @@ pub(crate) fn pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A query's refusal as tests compare it: its status, `details.field` and
+/// `details.reason`.
+#[cfg(test)]
+pub(crate) fn refusal<T: std::fmt::Debug>(parsed: Result<T, ApiError>) -> (u16, String, String) {
+    let err = parsed.expect_err("a refusal");
+    let details = err.details.clone().unwrap_or_default();
+    let text = |key: &str| details[key].as_str().unwrap_or("").to_string();
+    (err.status().as_u16(), text("field"), text("reason"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

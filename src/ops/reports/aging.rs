@@ -301,6 +301,7 @@ pub async fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::machinery::period::refusal;
 
     fn parse(query: &str) -> Result<AgingQuery, ApiError> {
         AgingQuery::parse(&crate::ops::machinery::period::pairs(query))
@@ -325,13 +326,7 @@ mod tests {
             ("kind=payable&kind=receivable", "kind", "invalid_value"),
             ("kind=payable&status=pending", "status", "unknown_filter"),
         ] {
-            let err = parse(bad).expect_err(bad);
-            let details = err.details.clone().unwrap_or_default();
-            assert_eq!(
-                (err.status().as_u16(), details["field"].as_str(), details["reason"].as_str()),
-                (400, Some(field), Some(reason)),
-                "{bad}"
-            );
+            assert_eq!(refusal(parse(bad)), (400, field.to_string(), reason.to_string()), "{bad}");
         }
     }
 }

@@ -397,6 +397,7 @@ pub async fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::machinery::period::refusal;
 
     fn parse(query: &str) -> Result<StatementQuery, ApiError> {
         StatementQuery::parse(&crate::ops::machinery::period::pairs(query))
@@ -438,13 +439,7 @@ mod tests {
             ("from=2026-01-01&to=2026-02-01&to=2026-02-02", "to", "invalid_value"),
             ("from=2026-01-01&to=2026-02-01&status=paid", "status", "unknown_filter"),
         ] {
-            let err = parse(bad).expect_err(bad);
-            let details = err.details.clone().unwrap_or_default();
-            assert_eq!(
-                (err.status().as_u16(), details["field"].as_str(), details["reason"].as_str()),
-                (400, Some(field), Some(reason)),
-                "{bad}"
-            );
+            assert_eq!(refusal(parse(bad)), (400, field.to_string(), reason.to_string()), "{bad}");
         }
     }
 }
