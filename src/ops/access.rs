@@ -98,7 +98,7 @@ pub struct MemberView {
     pub name: String,
     pub email: String,
     pub role: String,
-    pub since: String,
+    pub since: Timestamp,
 }
 
 impl From<Member> for MemberView {

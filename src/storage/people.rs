@@ -5,6 +5,7 @@
 //! it are the operations' (`ops::members`), those that hold whoever asks — a workspace
 //! keeps an owner, a subject is one person — are here.
 
+use crate::domain::dates::Timestamp;
 use crate::domain::roles::Role;
 use crate::storage::{sql, Conn, Db, Error};
 
@@ -197,7 +198,7 @@ pub struct Member {
     pub name: String,
     pub email: String,
     pub role: &'static str,
-    pub since: String,
+    pub since: Timestamp,
 }
 
 /// The workspace's members, by name.
