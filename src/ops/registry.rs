@@ -2,9 +2,10 @@
 //! workspace list): the money flow — reports, cash flow, payables, receivables,
 //! reconciliations, transactions and transfers, accounts, receipts, attachments — then
 //! the registers — companies, people, categories, cost centers, taxes, automatic rules,
-//! banks — and who has access. The router, the tool catalogue and the OpenAPI document
-//! are each a [`Registrar`] walked over this list; a new resource is its module, its line
-//! here, its migration and its tests.
+//! banks — and who has access. The router, the tool catalogue, the OpenAPI document and
+//! the views' toolsets are each a [`Registrar`] walked over this list; a new resource is
+//! its module, its line here, its `Resource` (the scope's name, a domain rule), its
+//! migration and its tests.
 
 use serde_json::Value;
 
