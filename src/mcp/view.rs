@@ -131,7 +131,7 @@ impl View {
     /// The whole server (`/`, `/mcp` without view headers).
     /// Every toolset, every tool.
     pub fn all() -> View {
-        View { toolsets: Toolset::all().fold(0, |bits, t| bits | t.bit()), read_only: false, find: false }
+        View { toolsets: (1 << toolsets().len()) - 1, read_only: false, find: false }
     }
 
     /// The view a request asks for by its path and headers. The path is one of the MCP

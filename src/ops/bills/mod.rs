@@ -62,10 +62,9 @@ use serde_json::{json, Value};
 use self::approval::PayeeChange;
 use self::coordinates::PaymentCoordinates;
 pub use self::kind::BillKind;
-pub use self::listed::{PAYABLES_LIST, RECEIVABLES_LIST};
 use self::rows::{find, from_row, replace_taxes, requested_taxes, stored_allocations};
 use self::series::{as_inputs, requested_allocations, Centers};
-pub use self::status::{cancel, check_transition, reopen, settle, settlement_account};
+pub use self::status::{cancel, reopen, settle};
 use self::status::{check_open, refused_change};
 pub use self::wire::{
     Billing, BillingCreate, BillingCreated, BillingPatch, BillingRow, BillingUpdate, For, KindRecord, KindRow, Of,
