@@ -353,6 +353,9 @@ mod tests {
             let parsed: Toolset = serde_json::from_value(serde_json::json!(toolset.as_str())).unwrap();
             assert_eq!(parsed, toolset);
         }
+        let unknown = serde_json::from_value::<Toolset>(serde_json::json!("ledger")).unwrap_err().to_string();
+        assert!(unknown.contains("unknown toolset \"ledger\"") && unknown.contains("reports, cash_flow"), "{unknown}");
+        assert_eq!(View::all(), View::of(&Toolset::all().collect::<Vec<_>>(), false));
     }
 
     #[test]
